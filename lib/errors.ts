@@ -1,0 +1,62 @@
+/**
+ * Every error squeeze raises on purpose. Codes are stable (SQUEEZE_ERR_<AREA>_<WHAT>) so logs and
+ * metrics can be grouped by them; `retriable` defaults to false because retrying a bad config or a
+ * poison record forever is how pipelines end up in crash loops.
+ */
+export interface SqueezeErrorOptions {
+  retriable?: boolean
+  cause?: unknown
+}
+
+export class SqueezeError extends Error {
+  readonly code: string
+  readonly retriable: boolean
+
+  constructor(code: string, message: string, options: SqueezeErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'SqueezeError'
+    this.code = code
+    this.retriable = options.retriable ?? false
+  }
+}
+
+export const ErrorCodes = {
+  CONFIG_INVALID: 'SQUEEZE_ERR_CONFIG_INVALID',
+  CODEC_UNKNOWN: 'SQUEEZE_ERR_CODEC_UNKNOWN',
+  CODEC_LEVEL: 'SQUEEZE_ERR_CODEC_LEVEL',
+  CODEC_CORRUPT: 'SQUEEZE_ERR_CODEC_CORRUPT',
+  RECORD_TOO_LARGE: 'SQUEEZE_ERR_RECORD_TOO_LARGE',
+  RECORD_CORRUPT: 'SQUEEZE_ERR_RECORD_CORRUPT',
+  BATCH_CORRUPT: 'SQUEEZE_ERR_BATCH_CORRUPT',
+  PARSE_LINE: 'SQUEEZE_ERR_PARSE_LINE',
+  DECODE_RECORD: 'SQUEEZE_ERR_DECODE_RECORD',
+  BROKER_UNREACHABLE: 'SQUEEZE_ERR_BROKER_UNREACHABLE',
+  BROKER_START: 'SQUEEZE_ERR_BROKER_START',
+  PRODUCE_FAILED: 'SQUEEZE_ERR_PRODUCE_FAILED',
+  PRODUCER_CLOSED: 'SQUEEZE_ERR_PRODUCER_CLOSED',
+  TIMEOUT: 'SQUEEZE_ERR_TIMEOUT',
+  SOURCE: 'SQUEEZE_ERR_SOURCE'
+} as const
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]
+
+/** Classifies any thrown value; never throws, whatever it is handed (foreign errors, strings, null). */
+export function isRetriable(err: unknown): boolean {
+  if (err instanceof SqueezeError) return err.retriable
+  if (typeof err === 'object' && err !== null && 'retriable' in err) {
+    return (err as { retriable: unknown }).retriable === true
+  }
+  return false
+}
+
+export function errorCode(err: unknown): string {
+  if (err instanceof SqueezeError) return err.code
+  if (typeof err === 'object' && err !== null && 'type' in err && typeof (err as { type: unknown }).type === 'string') {
+    return (err as { type: string }).type
+  }
+  return 'SQUEEZE_ERR_UNKNOWN'
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
