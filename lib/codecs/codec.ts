@@ -1,0 +1,30 @@
+/** The five codecs a Kafka record batch can carry, with the id stored in the batch attributes' low 3 bits. */
+export const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
+export type CodecName = (typeof CODEC_NAMES)[number]
+
+export const CODEC_IDS: Readonly<Record<CodecName, number>> = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 }
+
+export function codecNameForId(id: number): CodecName | undefined {
+  return CODEC_NAMES[id]
+}
+
+/** A codec bound to one level. Instances are independent, so two producers can run zstd 1 and zstd 19 side by side. */
+export interface Codec {
+  readonly name: CodecName
+  readonly id: number
+  /** The level this instance compresses at; null for codecs without levels (none, snappy). */
+  readonly level: number | null
+  compress(input: Uint8Array): Buffer
+  decompress(input: Uint8Array): Buffer
+}
+
+/** What levels a codec accepts, and which one Kafka uses by default. */
+export interface LevelRange {
+  readonly min: number
+  readonly max: number
+  readonly default: number
+  /** Levels inside [min, max] that are accepted; undefined means every integer in range. */
+  readonly allowed?: readonly number[]
+  /** Kafka's config name for the level, e.g. compression.zstd.level. */
+  readonly configName: string
+}

@@ -1,0 +1,109 @@
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import { CODEC_NAMES, type Codec, type CodecName, type LevelRange } from './codec.js'
+import { createGzipCodec } from './gzip.js'
+import { createLz4Codec } from './lz4.js'
+import { createSnappyCodec } from './snappy.js'
+import { createZstdCodec } from './zstd.js'
+
+export { CODEC_IDS, CODEC_NAMES, codecNameForId, type Codec, type CodecName, type LevelRange } from './codec.js'
+
+/** Level ranges use Kafka's names and defaults (KIP-390); lz4 is limited to what the lz4 package can do. */
+export const LEVEL_RANGES: Readonly<Partial<Record<CodecName, LevelRange>>> = {
+  gzip: { min: 1, max: 9, default: 6, configName: 'compression.gzip.level' },
+  lz4: { min: 1, max: 9, default: 9, allowed: [1, 9], configName: 'compression.lz4.level' },
+  zstd: { min: -131072, max: 22, default: 3, configName: 'compression.zstd.level' }
+}
+
+/** A codec and level as the user names it: `zstd:3`, `gzip`, `none`. */
+export interface CodecSpec {
+  readonly codec: CodecName
+  readonly level: number | null
+}
+
+export function isCodecName(name: string): name is CodecName {
+  return (CODEC_NAMES as readonly string[]).includes(name)
+}
+
+export function describeLevels(codec: CodecName): string {
+  const range = LEVEL_RANGES[codec]
+  if (range === undefined) return `${codec} takes no level`
+  const values = range.allowed !== undefined ? range.allowed.join(', ') : `${range.min}..${range.max}`
+  return `${range.configName} accepts ${values} (default ${range.default})`
+}
+
+/** Validates a codec name and level; `level` undefined or null means the codec's default. */
+export function resolveCodecSpec(codec: string, level?: number | null): CodecSpec {
+  if (!isCodecName(codec)) {
+    throw new SqueezeError(
+      ErrorCodes.CODEC_UNKNOWN,
+      `unknown codec "${codec}": use one of ${CODEC_NAMES.join(', ')}`
+    )
+  }
+  const range = LEVEL_RANGES[codec]
+  if (range === undefined) {
+    if (level !== undefined && level !== null) {
+      throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `codec ${codec} takes no level, got ${level}`)
+    }
+    return { codec, level: null }
+  }
+  const chosen = level ?? range.default
+  const valid = Number.isInteger(chosen) && chosen >= range.min && chosen <= range.max &&
+    (range.allowed === undefined || range.allowed.includes(chosen))
+  if (!valid) {
+    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `invalid ${codec} level ${chosen}: ${describeLevels(codec)}`)
+  }
+  return { codec, level: chosen }
+}
+
+/** Parses `codec[:level]`, e.g. `zstd:19`, `zstd:-5`, `lz4`, `none`. */
+export function parseCodecSpec(text: string): CodecSpec {
+  const trimmed = text.trim()
+  const colon = trimmed.indexOf(':')
+  if (colon === -1) return resolveCodecSpec(trimmed.toLowerCase())
+  const name = trimmed.slice(0, colon).toLowerCase()
+  const levelText = trimmed.slice(colon + 1)
+  const level = /^-?\d+$/.test(levelText) ? Number(levelText) : Number.NaN
+  if (Number.isNaN(level)) {
+    if (!isCodecName(name)) resolveCodecSpec(name)
+    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `invalid level "${levelText}" in "${text}": ${describeLevels(name as CodecName)}`)
+  }
+  return resolveCodecSpec(name, level)
+}
+
+export function formatCodecSpec(spec: CodecSpec): string {
+  return spec.level === null ? spec.codec : `${spec.codec}:${spec.level}`
+}
+
+export function createCodec(spec: CodecSpec): Codec {
+  const { codec, level } = resolveCodecSpec(spec.codec, spec.level)
+  switch (codec) {
+    case 'none':
+      return { name: 'none', id: 0, level: null, compress: copyOf, decompress: copyOf }
+    case 'gzip':
+      return createGzipCodec(level as number)
+    case 'snappy':
+      return createSnappyCodec()
+    case 'lz4':
+      return createLz4Codec(level as number)
+    case 'zstd':
+      return createZstdCodec(level as number)
+  }
+}
+
+function copyOf(input: Uint8Array): Buffer {
+  return Buffer.from(input)
+}
+
+const DECODERS = new Map<number, Codec>()
+
+/** The codec that decompresses batches with this attributes id; decompression does not depend on the level. */
+export function decoderForId(id: number): Codec | undefined {
+  let codec = DECODERS.get(id)
+  if (codec === undefined) {
+    const name = CODEC_NAMES[id]
+    if (name === undefined) return undefined
+    codec = createCodec({ codec: name, level: null })
+    DECODERS.set(id, codec)
+  }
+  return codec
+}

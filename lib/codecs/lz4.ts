@@ -1,0 +1,104 @@
+import { createRequire } from 'node:module'
+import type { Codec } from './codec.js'
+
+interface Lz4Bindings {
+  compressBound(size: number): number
+  compress(input: Uint8Array, output: Uint8Array): number
+  compressHC(input: Uint8Array, output: Uint8Array): number
+  uncompress(input: Uint8Array, output: Uint8Array): number
+}
+
+const require = createRequire(import.meta.url)
+// The lz4 package's block functions, called directly: its frame encoder/decoder are Node streams whose errors
+// surface asynchronously (an uncaught exception on one corrupt batch), and its HC binding ignores the level.
+const bindings = require('lz4/build/Release/lz4') as Lz4Bindings
+const xxhash = require('lz4/build/Release/xxhash') as { xxHash(data: Uint8Array, seed: number): number }
+
+const MAGIC = 0x184d2204
+const BLOCK_BYTES = 64 * 1024
+const FLG_VERSION_01 = 0x40
+const FLG_BLOCK_INDEPENDENT = 0x20
+const FLG_BLOCK_CHECKSUM = 0x10
+const FLG_CONTENT_SIZE = 0x08
+const FLG_CONTENT_CHECKSUM = 0x04
+const FLG_DICT_ID = 0x01
+const BD_64KB = 4 << 4
+const UNCOMPRESSED_BLOCK = 0x80000000
+const BLOCK_MAX_SIZES: Readonly<Record<number, number>> = { 4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20 }
+
+/**
+ * LZ4 frames the way Kafka's KafkaLZ4BlockOutputStream writes them: independent 64 KiB blocks, no content
+ * checksum, so stored ratios compare with the Java producer's. The bound lz4 library exposes the fast
+ * compressor and LZ4HC at level 9 only, hence squeeze's two lz4 levels: 1 (fast, as lz4-java's level 1)
+ * and 9 (HC, Kafka's default).
+ */
+export function compressLz4Frame(input: Uint8Array, highCompression: boolean): Buffer {
+  const bound = bindings.compressBound(BLOCK_BYTES)
+  const blocks = Math.ceil(input.length / BLOCK_BYTES)
+  const out = Buffer.allocUnsafe(7 + blocks * (4 + Math.max(bound, BLOCK_BYTES)) + 4)
+  out.writeUInt32LE(MAGIC, 0)
+  out[4] = FLG_VERSION_01 | FLG_BLOCK_INDEPENDENT
+  out[5] = BD_64KB
+  out[6] = (xxhash.xxHash(out.subarray(4, 6), 0) >>> 8) & 0xff
+  let at = 7
+  const compress = highCompression ? bindings.compressHC : bindings.compress
+  for (let start = 0; start < input.length; start += BLOCK_BYTES) {
+    const chunk = input.subarray(start, Math.min(start + BLOCK_BYTES, input.length))
+    const written = compress(chunk, out.subarray(at + 4, at + 4 + bound))
+    if (written > 0 && written < chunk.length) {
+      out.writeUInt32LE(written, at)
+      at += 4 + written
+    } else {
+      out.writeUInt32LE((chunk.length | UNCOMPRESSED_BLOCK) >>> 0, at)
+      out.set(chunk, at + 4)
+      at += 4 + chunk.length
+    }
+  }
+  out.writeUInt32LE(0, at)
+  return out.subarray(0, at + 4)
+}
+
+export function decompressLz4Frame(input: Uint8Array): Buffer {
+  const view = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+  if (view.length < 7 || view.readUInt32LE(0) !== MAGIC) throw new RangeError('not an LZ4 frame (bad magic)')
+  const flg = view[4] as number
+  if ((flg & 0xc0) !== FLG_VERSION_01) throw new RangeError(`unsupported LZ4 frame version in FLG 0x${flg.toString(16)}`)
+  if ((flg & FLG_BLOCK_INDEPENDENT) === 0) throw new RangeError('LZ4 frames with linked blocks are not supported (Kafka clients write independent blocks)')
+  if ((flg & FLG_DICT_ID) !== 0) throw new RangeError('LZ4 frames with a dictionary are not supported')
+  const maxBlock = BLOCK_MAX_SIZES[((view[5] as number) >> 4) & 0x7]
+  if (maxBlock === undefined) throw new RangeError('LZ4 frame declares an invalid block size')
+  let at = 6 + ((flg & FLG_CONTENT_SIZE) !== 0 ? 8 : 0) + 1
+  const blockChecksum = (flg & FLG_BLOCK_CHECKSUM) !== 0 ? 4 : 0
+  const parts: Buffer[] = []
+  for (;;) {
+    if (at + 4 > view.length) throw new RangeError('LZ4 frame truncated before its end mark')
+    const word = view.readUInt32LE(at)
+    at += 4
+    if (word === 0) break
+    const size = word & ~UNCOMPRESSED_BLOCK & 0x7fffffff
+    if (size > maxBlock || at + size + blockChecksum > view.length) throw new RangeError('LZ4 block runs past the frame')
+    const block = view.subarray(at, at + size)
+    if ((word & UNCOMPRESSED_BLOCK) !== 0) {
+      parts.push(Buffer.from(block))
+    } else {
+      const out = Buffer.allocUnsafe(maxBlock)
+      const written = bindings.uncompress(block, out)
+      if (written < 0) throw new RangeError(`corrupt LZ4 block at byte ${at}`)
+      parts.push(out.subarray(0, written))
+    }
+    at += size + blockChecksum
+  }
+  if ((flg & FLG_CONTENT_CHECKSUM) !== 0 && at + 4 > view.length) throw new RangeError('LZ4 frame truncated before its checksum')
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
+}
+
+export function createLz4Codec(level: number): Codec {
+  const highCompression = level > 1
+  return {
+    name: 'lz4',
+    id: 3,
+    level,
+    compress: (input) => compressLz4Frame(input, highCompression),
+    decompress: decompressLz4Frame
+  }
+}

@@ -1,0 +1,61 @@
+import { createRequire } from 'node:module'
+import type { Codec } from './codec.js'
+
+interface SnappyModule {
+  compressSync(input: Uint8Array): Buffer
+  uncompressSync(input: Uint8Array, options?: { asBuffer: true }): Buffer
+}
+
+const snappy = createRequire(import.meta.url)('snappy') as SnappyModule
+
+// xerial snappy-java framing, which the Java client writes and expects: a magic header, then
+// [int32 compressed length][raw snappy block] chunks of at most 32 KiB of input each.
+const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00])
+const XERIAL_HEADER_BYTES = 16
+const XERIAL_BLOCK_BYTES = 32 * 1024
+
+function isXerialFramed(input: Uint8Array): boolean {
+  if (input.length < XERIAL_HEADER_BYTES) return false
+  for (let i = 0; i < XERIAL_MAGIC.length; i++) if (input[i] !== XERIAL_MAGIC[i]) return false
+  return true
+}
+
+export function compressXerial(input: Uint8Array): Buffer {
+  const chunks: Buffer[] = [xerialHeader()]
+  for (let start = 0; start < input.length; start += XERIAL_BLOCK_BYTES) {
+    const block = snappy.compressSync(input.subarray(start, Math.min(start + XERIAL_BLOCK_BYTES, input.length)))
+    const length = Buffer.allocUnsafe(4)
+    length.writeUInt32BE(block.length, 0)
+    chunks.push(length, block)
+  }
+  return Buffer.concat(chunks)
+}
+
+function xerialHeader(): Buffer {
+  const header = Buffer.alloc(XERIAL_HEADER_BYTES)
+  XERIAL_MAGIC.copy(header, 0)
+  header.writeInt32BE(1, 8) // version
+  header.writeInt32BE(1, 12) // minimum compatible version
+  return header
+}
+
+/** Reads both xerial-framed input (Java, librdkafka) and a bare snappy block (kafkajs-snappy, older clients). */
+export function decompressSnappy(input: Uint8Array): Buffer {
+  if (!isXerialFramed(input)) return snappy.uncompressSync(input, { asBuffer: true })
+  const view = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+  const blocks: Buffer[] = []
+  let offset = XERIAL_HEADER_BYTES
+  while (offset < view.length) {
+    if (offset + 4 > view.length) throw new RangeError('truncated xerial snappy chunk header')
+    const length = view.readUInt32BE(offset)
+    offset += 4
+    if (offset + length > view.length) throw new RangeError('truncated xerial snappy chunk')
+    blocks.push(snappy.uncompressSync(view.subarray(offset, offset + length), { asBuffer: true }))
+    offset += length
+  }
+  return blocks.length === 1 ? (blocks[0] as Buffer) : Buffer.concat(blocks)
+}
+
+export function createSnappyCodec(): Codec {
+  return { name: 'snappy', id: 2, level: null, compress: compressXerial, decompress: decompressSnappy }
+}

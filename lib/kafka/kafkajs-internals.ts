@@ -1,0 +1,97 @@
+// kafkajs does not export its cluster, broker and protocol layers, but they are plain CommonJS files in the
+// package. squeeze reaches them here, and only here, so a kafkajs upgrade has one file to check. They carry
+// metadata, connection pooling, SASL/TLS and request framing; squeeze brings its own record batches.
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+
+export interface KafkajsEncoder {
+  writeInt8(value: number): KafkajsEncoder
+  writeInt16(value: number): KafkajsEncoder
+  writeInt32(value: number): KafkajsEncoder
+  writeInt64(value: bigint | number | string): KafkajsEncoder
+  writeString(value: string | null): KafkajsEncoder
+  writeBuffer(value: Buffer): KafkajsEncoder
+  writeArray(values: KafkajsEncoder[]): KafkajsEncoder
+  size(): number
+}
+
+export interface KafkajsDecoder {
+  readInt8(): number
+  readInt16(): number
+  readInt32(): number
+  readInt64(): { toString(): string }
+  readString(): string
+  readBytes(): Buffer
+  readArray<T>(reader: (decoder: KafkajsDecoder) => T): T[]
+  canReadInt32(): boolean
+  offset: number
+  buffer: Buffer
+}
+
+export interface ProtocolRequest {
+  apiKey: number
+  apiVersion: number
+  apiName: string
+  expectResponse: () => boolean
+  encode: () => Promise<KafkajsEncoder>
+}
+
+export interface ProtocolResponse<T> {
+  decode(raw: Buffer): Promise<T>
+  parse(decoded: T): Promise<T>
+}
+
+export interface KafkajsBroker {
+  nodeId: number
+  connectionPool: { send<T>(args: { request: ProtocolRequest; response: ProtocolResponse<T>; requestTimeout?: number }): Promise<T> }
+  initProducerId(args: { transactionalId?: string; transactionTimeout?: number }): Promise<{ producerId: string; producerEpoch: number }>
+  isConnected(): boolean
+}
+
+export interface PartitionMetadata {
+  partitionId: number
+  leader: number
+  replicas: number[]
+  isr: number[]
+}
+
+export interface KafkajsCluster {
+  connect(): Promise<void>
+  disconnect(): Promise<void>
+  isConnected(): boolean
+  addTargetTopic(topic: string): Promise<void>
+  addMultipleTargetTopics(topics: string[]): Promise<void>
+  refreshMetadata(): Promise<void>
+  findTopicPartitionMetadata(topic: string): PartitionMetadata[]
+  findBroker(args: { nodeId: number }): Promise<KafkajsBroker>
+  findControllerBroker(): Promise<KafkajsBroker>
+}
+
+interface ProtocolErrorDefinition {
+  type: string
+  code: number
+  retriable: boolean
+  message: string
+}
+
+export const Encoder = require('kafkajs/src/protocol/encoder') as new (initialSize?: number) => KafkajsEncoder
+export const Decoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => KafkajsDecoder
+export const Cluster = require('kafkajs/src/cluster') as new (options: Record<string, unknown>) => KafkajsCluster
+export const defaultSocketFactory = require('kafkajs/src/network/socketFactory') as () => unknown
+const protocolErrors = require('kafkajs/src/protocol/error') as { errorCodes: ProtocolErrorDefinition[] }
+const loggers = require('kafkajs/src/loggers') as {
+  createLogger(args: { level: number; logCreator: KafkajsLogCreator }): unknown
+  LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number }
+}
+
+export type KafkajsLogCreator = (level: number) => (entry: { namespace: string; level: number; label: string; log: Record<string, unknown> }) => void
+
+export const KAFKAJS_LOG_LEVELS = loggers.LEVELS
+export const createKafkajsLogger = loggers.createLogger
+
+const ERRORS_BY_CODE = new Map(protocolErrors.errorCodes.map((definition) => [definition.code, definition]))
+
+export function protocolError(code: number): ProtocolErrorDefinition {
+  return ERRORS_BY_CODE.get(code) ?? { type: 'UNKNOWN', code, retriable: false, message: `unknown Kafka error code ${code}` }
+}

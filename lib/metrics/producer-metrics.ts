@@ -1,0 +1,54 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+
+export interface BatchLabels {
+  topic: string
+  codec: string
+  level: string
+}
+
+/** What the producer reports per batch; prom-client objects stay behind this interface. */
+export interface ProducerMetrics {
+  batchSent(labels: BatchLabels, batch: { records: number; uncompressedBytes: number; compressedBytes: number; compressCpuSeconds: number; latencySeconds: number }): void
+  recordsFailed(labels: BatchLabels, records: number, code: string): void
+  retried(labels: BatchLabels, code: string): void
+  bufferedBytes(bytes: number): void
+}
+
+const SIZE_BUCKETS = [1024, 4096, 16384, 65536, 262144, 524288, 1048576, 4194304]
+const RECORD_BUCKETS = [1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000]
+
+export function createProducerMetrics(registry: Registry): ProducerMetrics {
+  const labelNames = ['topic', 'codec', 'level'] as const
+  const records = new Counter({ name: 'squeeze_records_produced_total', help: 'Records acknowledged by the broker', labelNames, registers: [registry] })
+  const uncompressed = new Counter({ name: 'squeeze_produced_uncompressed_bytes_total', help: 'Batch bytes before compression (header plus records)', labelNames, registers: [registry] })
+  const compressed = new Counter({ name: 'squeeze_produced_compressed_bytes_total', help: 'Batch bytes sent to the broker, after compression', labelNames, registers: [registry] })
+  const batches = new Counter({ name: 'squeeze_batches_produced_total', help: 'Record batches acknowledged', labelNames, registers: [registry] })
+  const cpu = new Counter({ name: 'squeeze_compress_cpu_seconds_total', help: 'Process CPU time spent compressing batches', labelNames, registers: [registry] })
+  const recordsPerBatch = new Histogram({ name: 'squeeze_batch_records', help: 'Records per batch sent', labelNames, buckets: RECORD_BUCKETS, registers: [registry] })
+  const batchBytes = new Histogram({ name: 'squeeze_batch_compressed_bytes', help: 'Compressed size of each batch sent', labelNames, buckets: SIZE_BUCKETS, registers: [registry] })
+  const latency = new Histogram({ name: 'squeeze_produce_latency_seconds', help: 'Time from a batch closing to its acknowledgement', labelNames, registers: [registry] })
+  const failed = new Counter({ name: 'squeeze_records_failed_total', help: 'Records that could not be delivered', labelNames: [...labelNames, 'code'], registers: [registry] })
+  const retries = new Counter({ name: 'squeeze_produce_retries_total', help: 'Batches sent again after a retriable error', labelNames: [...labelNames, 'code'], registers: [registry] })
+  const buffered = new Gauge({ name: 'squeeze_producer_buffered_bytes', help: 'Bytes reserved by batches not yet acknowledged (bounded by buffer.memory)', registers: [registry] })
+  return {
+    batchSent(labels, batch) {
+      records.inc(labels, batch.records)
+      uncompressed.inc(labels, batch.uncompressedBytes)
+      compressed.inc(labels, batch.compressedBytes)
+      batches.inc(labels)
+      cpu.inc(labels, batch.compressCpuSeconds)
+      recordsPerBatch.observe(labels, batch.records)
+      batchBytes.observe(labels, batch.compressedBytes)
+      latency.observe(labels, batch.latencySeconds)
+    },
+    recordsFailed(labels, count, code) {
+      failed.inc({ ...labels, code }, count)
+    },
+    retried(labels, code) {
+      retries.inc({ ...labels, code })
+    },
+    bufferedBytes(bytes) {
+      buffered.set(bytes)
+    }
+  }
+}

@@ -1,0 +1,522 @@
+import { createCodec, formatCodecSpec, type Codec, type CodecSpec } from '../codecs/index.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
+import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
+import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import type { Logger } from '../log/logger.js'
+import type { BatchLabels, ProducerMetrics } from '../metrics/producer-metrics.js'
+import { RecordBatchBuilder, stampProducerState, type BatchProducerState, type SealedBatch } from '../protocol/record-batch-builder.js'
+import type { OutgoingRecord } from '../protocol/record.js'
+import { partitionForKey, StickyPartitioner } from './partitioner.js'
+
+/** Producer settings, under Kafka's own names and meanings (see README for where squeeze differs). */
+export interface ProducerConfig {
+  /** linger.ms: how long a batch waits for more records before it is sent. */
+  readonly lingerMs: number
+  /** batch.size: the most uncompressed bytes in one batch (squeeze applies it before compression). */
+  readonly batchSizeBytes: number
+  /** buffer.memory: bytes held by open and unacknowledged batches; send() waits above it. */
+  readonly bufferMemoryBytes: number
+  /** max.request.size: the largest record (and produce request) accepted. */
+  readonly maxRequestSizeBytes: number
+  readonly acks: -1 | 0 | 1
+  /** enable.idempotence: producer id and sequence numbers, so retries never duplicate. */
+  readonly idempotent: boolean
+  readonly deliveryTimeoutMs: number
+  readonly requestTimeoutMs: number
+  readonly retryBackoffMs: number
+  readonly retryBackoffMaxMs: number
+  readonly codec: CodecSpec
+}
+
+export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
+  lingerMs: 100,
+  batchSizeBytes: 1024 * 1024,
+  bufferMemoryBytes: 32 * 1024 * 1024,
+  maxRequestSizeBytes: 1024 * 1024,
+  acks: -1,
+  idempotent: true,
+  deliveryTimeoutMs: 120_000,
+  requestTimeoutMs: 30_000,
+  retryBackoffMs: 100,
+  retryBackoffMaxMs: 1000,
+  codec: { codec: 'zstd', level: 3 }
+}
+
+export interface ProducerRecord extends OutgoingRecord {
+  readonly topic: string
+  readonly partition?: number
+}
+
+export interface ProducerStats {
+  recordsAccepted: number
+  recordsAcked: number
+  recordsFailed: number
+  batchesAcked: number
+  uncompressedBytes: number
+  compressedBytes: number
+  compressCpuSeconds: number
+  retries: number
+}
+
+export interface DeliveryFailure {
+  readonly topic: string
+  readonly partition: number
+  readonly records: number
+  readonly error: SqueezeError
+}
+
+export interface ProducerDeps {
+  readonly cluster: KafkajsCluster
+  readonly log: Logger
+  readonly metrics?: ProducerMetrics
+  readonly random?: () => number
+  readonly transactionalId?: string
+}
+
+interface PendingBatch {
+  readonly sealed: SealedBatch
+  readonly closedAt: number
+  reserved: number
+  attempts: number
+  retryAt: number
+  stampedGeneration: number
+}
+
+interface PartitionQueue {
+  readonly topic: string
+  readonly partition: number
+  open: RecordBatchBuilder | null
+  openedAt: number
+  lingerTimer: NodeJS.Timeout | null
+  readonly queue: PendingBatch[]
+  inFlight: boolean
+  nextSequence: number
+}
+
+interface ProducerIdentity {
+  producerId: bigint
+  producerEpoch: number
+}
+
+/**
+ * Batches records per partition, compresses each batch with its own codec instance and level, and sends
+ * finished batches through kafkajs's connections. One batch per partition is in flight at a time, so
+ * per-partition order holds across retries.
+ */
+export class Producer {
+  private readonly config: ProducerConfig
+  private readonly codec: Codec
+  private readonly labelsByTopic = new Map<string, BatchLabels>()
+  private readonly partitionCounts = new Map<string, number>()
+  private readonly queues = new Map<string, PartitionQueue>()
+  private readonly sticky: StickyPartitioner
+  private readonly stats: ProducerStats = {
+    recordsAccepted: 0, recordsAcked: 0, recordsFailed: 0, batchesAcked: 0,
+    uncompressedBytes: 0, compressedBytes: 0, compressCpuSeconds: 0, retries: 0
+  }
+
+  private reservedBytes = 0
+  private memoryWaiters: Array<() => void> = []
+  private idleWaiters: Array<() => void> = []
+  private failureHandlers: Array<(failure: DeliveryFailure) => void> = []
+  private identity: ProducerIdentity = { producerId: -1n, producerEpoch: -1 }
+  private generation = 0
+  private identityStale = false
+  private drainScheduled = false
+  private retryTimer: NodeJS.Timeout | null = null
+  private inFlightRequests = 0
+  private closing: Promise<void> | null = null
+  private started = false
+
+  constructor(config: ProducerConfig, private readonly deps: ProducerDeps) {
+    this.config = config
+    this.codec = createCodec(config.codec)
+    this.sticky = new StickyPartitioner(deps.random)
+  }
+
+  get codecLabel(): string {
+    return formatCodecSpec(this.config.codec)
+  }
+
+  /** Connects and, with idempotence, obtains a producer id. Fails with a clear error if no broker answers. */
+  async start(): Promise<void> {
+    try {
+      await this.deps.cluster.connect()
+    } catch (err) {
+      throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker: ${errorMessage(err)}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
+    }
+    if (this.config.idempotent) await this.initProducerId()
+    this.started = true
+  }
+
+  onDeliveryFailure(handler: (failure: DeliveryFailure) => void): void {
+    this.failureHandlers.push(handler)
+  }
+
+  snapshot(): Readonly<ProducerStats> {
+    return { ...this.stats }
+  }
+
+  /** Bytes reserved right now by open and unacknowledged batches. */
+  get bufferedBytes(): number {
+    return this.reservedBytes
+  }
+
+  /**
+   * Accepts one record. Resolves once it sits in a batch; waits while buffer.memory is full (backpressure).
+   * Delivery outcome is reported through stats, metrics and onDeliveryFailure, and awaited by flush().
+   */
+  async send(record: ProducerRecord): Promise<void> {
+    if (this.closing !== null || !this.started) {
+      throw new SqueezeError(ErrorCodes.PRODUCER_CLOSED, this.started ? 'producer is closing; no new records are accepted' : 'producer not started: call start() first')
+    }
+    const size = (record.key?.length ?? 0) + (record.value?.length ?? 0) + 64 +
+      (record.headers ?? []).reduce((sum, h) => sum + h.key.length + (h.value?.length ?? 0) + 10, 0)
+    if (size > this.config.maxRequestSizeBytes) {
+      throw new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, `record of about ${size} bytes exceeds max.request.size ${this.config.maxRequestSizeBytes}; raise max.request.size (and the topic's max.message.bytes) or split the record`)
+    }
+    const partitions = await this.partitionCount(record.topic)
+    let partition: number
+    if (record.partition !== undefined) {
+      if (!Number.isInteger(record.partition) || record.partition < 0 || record.partition >= partitions) {
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `partition ${record.partition} does not exist in ${record.topic} (${partitions} partitions)`)
+      }
+      partition = record.partition
+    } else if (record.key !== null) {
+      partition = partitionForKey(record.key, partitions)
+    } else {
+      partition = this.sticky.partition(record.topic, partitions)
+    }
+    const queue = this.queueFor(record.topic, partition)
+    const timestamp = record.timestamp ?? Date.now()
+    let builder = await this.openBuilder(queue)
+    if (!builder.tryAppend(record, timestamp)) {
+      this.closeBatch(queue)
+      builder = await this.openBuilder(queue)
+      builder.tryAppend(record, timestamp)
+    }
+    this.stats.recordsAccepted++
+    if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
+  }
+
+  /** Sends every accepted record now and resolves when each is acknowledged or has failed. */
+  async flush(): Promise<void> {
+    for (const queue of this.queues.values()) if (queue.open !== null) this.closeBatch(queue)
+    if (this.isIdle()) return
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  /** Stops intake, flushes what was accepted, disconnects. Safe to call more than once. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        if (this.started) await this.flush()
+      } finally {
+        if (this.retryTimer !== null) clearTimeout(this.retryTimer)
+        for (const queue of this.queues.values()) if (queue.lingerTimer !== null) clearTimeout(queue.lingerTimer)
+        await this.deps.cluster.disconnect().catch(() => undefined)
+      }
+    })()
+    return this.closing
+  }
+
+  private labels(topic: string): BatchLabels {
+    let labels = this.labelsByTopic.get(topic)
+    if (labels === undefined) {
+      labels = { topic, codec: this.codec.name, level: this.codec.level === null ? '' : String(this.codec.level) }
+      this.labelsByTopic.set(topic, labels)
+    }
+    return labels
+  }
+
+  private async partitionCount(topic: string): Promise<number> {
+    const known = this.partitionCounts.get(topic)
+    if (known !== undefined) return known
+    try {
+      await this.deps.cluster.addTargetTopic(topic)
+    } catch (err) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot load metadata for topic ${topic}: ${errorMessage(err)}`, { cause: err, retriable: true })
+    }
+    const count = this.deps.cluster.findTopicPartitionMetadata(topic).length
+    if (count === 0) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `topic ${topic} does not exist; create it first (squeeze does not rely on auto-creation)`)
+    }
+    this.partitionCounts.set(topic, count)
+    return count
+  }
+
+  private queueFor(topic: string, partition: number): PartitionQueue {
+    const id = `${topic}\u0000${partition}`
+    let queue = this.queues.get(id)
+    if (queue === undefined) {
+      queue = { topic, partition, open: null, openedAt: 0, lingerTimer: null, queue: [], inFlight: false, nextSequence: 0 }
+      this.queues.set(id, queue)
+    }
+    return queue
+  }
+
+  private async openBuilder(queue: PartitionQueue): Promise<RecordBatchBuilder> {
+    while (queue.open === null) {
+      if (this.reservedBytes + this.config.batchSizeBytes <= this.config.bufferMemoryBytes || this.reservedBytes === 0) {
+        this.reserve(this.config.batchSizeBytes)
+        queue.open = new RecordBatchBuilder(this.config.batchSizeBytes)
+        queue.openedAt = Date.now()
+        queue.lingerTimer = setTimeout(() => this.closeBatch(queue), this.config.lingerMs)
+        break
+      }
+      await new Promise<void>((resolve) => this.memoryWaiters.push(resolve))
+    }
+    return queue.open
+  }
+
+  private reserve(bytes: number): void {
+    this.reservedBytes += bytes
+    this.deps.metrics?.bufferedBytes(this.reservedBytes)
+  }
+
+  private release(bytes: number): void {
+    this.reservedBytes -= bytes
+    this.deps.metrics?.bufferedBytes(this.reservedBytes)
+    const waiters = this.memoryWaiters
+    this.memoryWaiters = []
+    for (const wake of waiters) wake()
+  }
+
+  /** Seals the partition's open batch (compressing it) and queues it for sending. */
+  private closeBatch(queue: PartitionQueue): void {
+    const builder = queue.open
+    if (builder === null) return
+    queue.open = null
+    if (queue.lingerTimer !== null) clearTimeout(queue.lingerTimer)
+    queue.lingerTimer = null
+    const partitions = this.partitionCounts.get(queue.topic) ?? 1
+    this.sticky.batchClosed(queue.topic, queue.partition, partitions)
+    if (builder.recordCount === 0) {
+      this.release(this.config.batchSizeBytes)
+      return
+    }
+    const sealed = builder.seal(this.codec)
+    queue.queue.push({ sealed, closedAt: Date.now(), reserved: sealed.bytes.length, attempts: 0, retryAt: 0, stampedGeneration: -1 })
+    // The builder's buffer is garbage now; only the sealed batch stays reserved.
+    this.release(this.config.batchSizeBytes - sealed.bytes.length)
+    this.scheduleDrain()
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled) return
+    this.drainScheduled = true
+    setImmediate(() => {
+      this.drainScheduled = false
+      this.drain().catch((err: unknown) => this.deps.log.error({ err }, 'producer drain failed'))
+    })
+  }
+
+  private async drain(): Promise<void> {
+    if (this.identityStale) {
+      await this.refreshIdentity()
+      if (this.identityStale) return
+    }
+    const now = Date.now()
+    const byLeader = new Map<number, Array<{ queue: PartitionQueue; batch: PendingBatch }>>()
+    let earliestRetry = Number.POSITIVE_INFINITY
+    for (const queue of this.queues.values()) {
+      if (queue.inFlight) continue
+      const head = queue.queue[0]
+      if (head === undefined) continue
+      if (now - head.closedAt > this.config.deliveryTimeoutMs) {
+        this.failHead(queue, new SqueezeError(ErrorCodes.TIMEOUT, `batch of ${head.sealed.recordCount} records for ${queue.topic}-${queue.partition} not acknowledged within delivery.timeout.ms ${this.config.deliveryTimeoutMs}`))
+        continue
+      }
+      if (head.retryAt > now) {
+        earliestRetry = Math.min(earliestRetry, head.retryAt)
+        continue
+      }
+      const leader = this.leaderOf(queue)
+      if (leader === undefined) {
+        head.retryAt = now + this.backoff(head.attempts++)
+        earliestRetry = Math.min(earliestRetry, head.retryAt)
+        this.refreshMetadata()
+        continue
+      }
+      this.stamp(queue, head)
+      const group = byLeader.get(leader)
+      if (group === undefined) byLeader.set(leader, [{ queue, batch: head }])
+      else group.push({ queue, batch: head })
+    }
+    if (earliestRetry !== Number.POSITIVE_INFINITY) this.scheduleRetry(earliestRetry - now)
+    for (const [leader, entries] of byLeader) {
+      for (const request of this.splitByRequestSize(entries)) {
+        for (const { queue } of request) queue.inFlight = true
+        this.inFlightRequests++
+        void this.sendRequest(leader, request).finally(() => {
+          this.inFlightRequests--
+          for (const { queue } of request) queue.inFlight = false
+          this.scheduleDrain()
+          this.checkIdle()
+        })
+      }
+    }
+  }
+
+  private splitByRequestSize(entries: Array<{ queue: PartitionQueue; batch: PendingBatch }>): Array<Array<{ queue: PartitionQueue; batch: PendingBatch }>> {
+    const requests: Array<Array<{ queue: PartitionQueue; batch: PendingBatch }>> = []
+    let current: Array<{ queue: PartitionQueue; batch: PendingBatch }> = []
+    let bytes = 0
+    for (const entry of entries) {
+      const size = entry.batch.sealed.bytes.length
+      if (current.length > 0 && bytes + size > this.config.maxRequestSizeBytes) {
+        requests.push(current)
+        current = []
+        bytes = 0
+      }
+      current.push(entry)
+      bytes += size
+    }
+    if (current.length > 0) requests.push(current)
+    return requests
+  }
+
+  private leaderOf(queue: PartitionQueue): number | undefined {
+    try {
+      const metadata = this.deps.cluster.findTopicPartitionMetadata(queue.topic).find((p) => p.partitionId === queue.partition)
+      return metadata === undefined || metadata.leader < 0 ? undefined : metadata.leader
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Assigns the sequence range at first send, and again only if the producer epoch changed since. */
+  private stamp(queue: PartitionQueue, batch: PendingBatch): void {
+    if (batch.stampedGeneration === this.generation) return
+    const state: BatchProducerState = this.config.idempotent
+      ? { producerId: this.identity.producerId, producerEpoch: this.identity.producerEpoch, baseSequence: queue.nextSequence, transactional: false }
+      : { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false }
+    if (this.config.idempotent) queue.nextSequence = (queue.nextSequence + batch.sealed.recordCount) % 2 ** 31
+    stampProducerState(batch.sealed.bytes, state)
+    batch.stampedGeneration = this.generation
+  }
+
+  private async sendRequest(leader: number, entries: Array<{ queue: PartitionQueue; batch: PendingBatch }>): Promise<void> {
+    const batches: PartitionBatch[] = entries.map(({ queue, batch }) => ({ topic: queue.topic, partition: queue.partition, batch: batch.sealed.bytes }))
+    let results
+    try {
+      const broker = await this.deps.cluster.findBroker({ nodeId: leader })
+      const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.deps.transactionalId ?? null, batches })
+      results = await broker.connectionPool.send({ request, response, requestTimeout: this.config.requestTimeoutMs + 5000 })
+    } catch (err) {
+      // Connection refused, reset or timed out: the batches may or may not have landed. Retrying is safe
+      // with idempotence (the broker drops duplicate sequences); without it, at-least-once is what Kafka offers too.
+      this.deps.log.warn({ err: errorMessage(err), leader, batches: entries.length }, 'produce request failed; will retry')
+      for (const entry of entries) this.retryLater(entry.queue, entry.batch, errorCode(err))
+      this.refreshMetadata()
+      return
+    }
+    if (this.config.acks === 0 || results === undefined) {
+      for (const { queue, batch } of entries) this.acknowledge(queue, batch)
+      return
+    }
+    for (const { queue, batch } of entries) {
+      const result = results.find((r) => r.topic === queue.topic && r.partition === queue.partition)
+      const code = result?.errorCode ?? -1
+      if (code === 0 || code === 46 /* DUPLICATE_SEQUENCE_NUMBER: already written */) {
+        this.acknowledge(queue, batch)
+      } else if (code === 45 || code === 59 /* OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID */) {
+        this.identityStale = true
+        this.retryLater(queue, batch, String(code))
+      } else if (isRetriableProduceError(code)) {
+        this.retryLater(queue, batch, String(code))
+        this.refreshMetadata()
+      } else {
+        this.failHead(queue, new SqueezeError(code === 10 ? ErrorCodes.RECORD_TOO_LARGE : ErrorCodes.PRODUCE_FAILED, `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeProduceError(code)}`))
+      }
+    }
+  }
+
+  private acknowledge(queue: PartitionQueue, batch: PendingBatch): void {
+    queue.queue.shift()
+    this.release(batch.reserved)
+    const { sealed } = batch
+    this.stats.recordsAcked += sealed.recordCount
+    this.stats.batchesAcked++
+    this.stats.uncompressedBytes += sealed.uncompressedBytes
+    this.stats.compressedBytes += sealed.bytes.length
+    this.stats.compressCpuSeconds += sealed.compressCpuSeconds
+    this.deps.metrics?.batchSent(this.labels(queue.topic), {
+      records: sealed.recordCount,
+      uncompressedBytes: sealed.uncompressedBytes,
+      compressedBytes: sealed.bytes.length,
+      compressCpuSeconds: sealed.compressCpuSeconds,
+      latencySeconds: (Date.now() - batch.closedAt) / 1000
+    })
+  }
+
+  private failHead(queue: PartitionQueue, error: SqueezeError): void {
+    const batch = queue.queue.shift()
+    if (batch === undefined) return
+    this.release(batch.reserved)
+    const records = batch.sealed.recordCount
+    this.stats.recordsFailed += records
+    this.deps.metrics?.recordsFailed(this.labels(queue.topic), records, error.code)
+    this.deps.log.error({ topic: queue.topic, partition: queue.partition, records, code: error.code }, error.message)
+    // A failed batch leaves a hole in this partition's sequence numbers; a new epoch starts them afresh.
+    if (this.config.idempotent) this.identityStale = true
+    for (const handler of this.failureHandlers) handler({ topic: queue.topic, partition: queue.partition, records, error })
+    this.checkIdle()
+  }
+
+  private retryLater(queue: PartitionQueue, batch: PendingBatch, code: string): void {
+    batch.retryAt = Date.now() + this.backoff(batch.attempts++)
+    this.stats.retries++
+    this.deps.metrics?.retried(this.labels(queue.topic), code)
+  }
+
+  private backoff(attempt: number): number {
+    const exponential = Math.min(this.config.retryBackoffMaxMs, this.config.retryBackoffMs * 2 ** attempt)
+    return exponential * (0.8 + 0.4 * Math.random())
+  }
+
+  private scheduleRetry(delayMs: number): void {
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer)
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null
+      this.scheduleDrain()
+    }, Math.max(1, delayMs))
+  }
+
+  private refreshMetadata(): void {
+    this.deps.cluster.refreshMetadata().catch((err: unknown) => this.deps.log.debug({ err: errorMessage(err) }, 'metadata refresh failed'))
+  }
+
+  private async initProducerId(): Promise<void> {
+    const broker = await this.deps.cluster.findControllerBroker()
+    const result = await broker.initProducerId({ transactionTimeout: 60000 })
+    this.identity = { producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch }
+    this.generation++
+    for (const queue of this.queues.values()) queue.nextSequence = 0
+  }
+
+  private async refreshIdentity(): Promise<void> {
+    if (this.inFlightRequests > 0) return
+    try {
+      await this.initProducerId()
+      this.identityStale = false
+      this.deps.log.info({ producerId: String(this.identity.producerId) }, 'new producer id; sequence numbers restart')
+    } catch (err) {
+      this.deps.log.warn({ err: errorMessage(err) }, 'cannot obtain a producer id yet; will retry')
+      this.scheduleRetry(this.config.retryBackoffMs)
+    }
+  }
+
+  private isIdle(): boolean {
+    if (this.inFlightRequests > 0) return false
+    for (const queue of this.queues.values()) if (queue.open !== null || queue.queue.length > 0) return false
+    return true
+  }
+
+  private checkIdle(): void {
+    if (this.idleWaiters.length === 0 || !this.isIdle()) return
+    const waiters = this.idleWaiters
+    this.idleWaiters = []
+    for (const wake of waiters) wake()
+  }
+}

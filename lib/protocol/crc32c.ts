@@ -1,0 +1,39 @@
+// CRC-32C (Castagnoli), the checksum of Kafka record batches (magic 2). Slicing-by-8 tables: eight table
+// look-ups per 8 input bytes, several times faster in V8 than the byte-at-a-time loop.
+const POLY = 0x82f63b78
+const TABLES: Uint32Array[] = buildTables()
+
+function buildTables(): Uint32Array[] {
+  const tables = Array.from({ length: 8 }, () => new Uint32Array(256))
+  const first = tables[0] as Uint32Array
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ POLY : c >>> 1
+    first[n] = c >>> 0
+  }
+  for (let n = 0; n < 256; n++) {
+    let c = first[n] as number
+    for (let t = 1; t < 8; t++) {
+      c = (first[c & 0xff] as number) ^ (c >>> 8)
+      ;(tables[t] as Uint32Array)[n] = c >>> 0
+    }
+  }
+  return tables
+}
+
+const [T0, T1, T2, T3, T4, T5, T6, T7] = TABLES as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array]
+
+export function crc32c(data: Uint8Array, start = 0, end = data.length): number {
+  let crc = 0xffffffff
+  let i = start
+  const fastEnd = end - 8
+  while (i <= fastEnd) {
+    const a = crc ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24))
+    crc =
+      T7[a & 0xff]! ^ T6[(a >>> 8) & 0xff]! ^ T5[(a >>> 16) & 0xff]! ^ T4[a >>> 24]! ^
+      T3[data[i + 4]!]! ^ T2[data[i + 5]!]! ^ T1[data[i + 6]!]! ^ T0[data[i + 7]!]!
+    i += 8
+  }
+  while (i < end) crc = T0[(crc ^ data[i++]!) & 0xff]! ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}

@@ -1,0 +1,180 @@
+import type { Codec } from '../codecs/index.js'
+import { ATTRIBUTE, BATCH } from './batch-layout.js'
+import { crc32c } from './crc32c.js'
+import type { OutgoingRecord, RecordHeader } from './record.js'
+import { writeZigzag, zigzagSize } from './varint.js'
+
+/** Identity of the producer writing a batch; -1 / -1 when idempotence is off. */
+export interface BatchProducerState {
+  readonly producerId: bigint
+  readonly producerEpoch: number
+  readonly baseSequence: number
+  readonly transactional: boolean
+}
+
+export const NON_IDEMPOTENT: BatchProducerState = { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false }
+
+/** A closed batch, ready for the wire, with what it cost to make. */
+export interface SealedBatch {
+  readonly bytes: Buffer
+  readonly recordCount: number
+  /** Size of the batch had it not been compressed (header plus records). */
+  readonly uncompressedBytes: number
+  readonly compressCpuSeconds: number
+  readonly firstTimestamp: number
+}
+
+function headersSize(headers: readonly RecordHeader[] | undefined): number {
+  if (headers === undefined) return zigzagSize(0)
+  let size = zigzagSize(headers.length)
+  for (const header of headers) {
+    const keyBytes = Buffer.byteLength(header.key)
+    const valueBytes = header.value === null ? -1 : header.value.length
+    size += zigzagSize(keyBytes) + keyBytes + zigzagSize(valueBytes) + Math.max(valueBytes, 0)
+  }
+  return size
+}
+
+/**
+ * Writes records straight into one buffer in Kafka's v2 record format, leaving room for the batch header.
+ * Inner offsets are 0..n-1 (offsetDelta = index): a broker that sees anything else rebuilds and recompresses
+ * the whole batch, the bug the field report found in a Go client.
+ */
+export class RecordBatchBuilder {
+  private buf: Buffer
+  private end: number = BATCH.HEADER_BYTES
+  private count = 0
+  private firstTimestamp = 0
+  private maxTimestamp = 0
+  private readonly capacity: number
+
+  /**
+   * `capacity` is batch.size: the most uncompressed bytes (header included) a batch may hold. The buffer is
+   * allocated at that size up front (it is what the producer's buffer.memory accounts for), or at
+   * `initialBytes` for an unbounded builder.
+   */
+  constructor(capacity: number, initialBytes: number = capacity) {
+    this.capacity = Math.max(capacity, BATCH.HEADER_BYTES + 1)
+    this.buf = Buffer.allocUnsafe(Math.max(Math.min(initialBytes, this.capacity), BATCH.HEADER_BYTES + 1))
+  }
+
+  get recordCount(): number {
+    return this.count
+  }
+
+  /** Uncompressed size so far, header included. */
+  get sizeBytes(): number {
+    return this.end
+  }
+
+  /** Appends a record unless it would overflow a non-empty batch; a lone record larger than the capacity still fits. */
+  tryAppend(record: OutgoingRecord, timestamp: number): boolean {
+    if (this.count === 0) this.firstTimestamp = timestamp
+    const timestampDelta = timestamp - this.firstTimestamp
+    const keyLength = record.key === null ? -1 : record.key.length
+    const valueLength = record.value === null ? -1 : record.value.length
+    const bodySize =
+      1 + zigzagSize(timestampDelta) + zigzagSize(this.count) +
+      zigzagSize(keyLength) + Math.max(keyLength, 0) +
+      zigzagSize(valueLength) + Math.max(valueLength, 0) +
+      headersSize(record.headers)
+    const recordSize = zigzagSize(bodySize) + bodySize
+    if (this.end + recordSize > this.capacity && this.count > 0) return false
+    if (this.end + recordSize > this.buf.length) this.grow(Math.max(this.end + recordSize, Math.min(this.buf.length * 2, this.capacity)))
+    const buf = this.buf
+    let at = writeZigzag(buf, this.end, bodySize)
+    buf[at++] = 0 // record attributes: unused
+    at = writeZigzag(buf, at, timestampDelta)
+    at = writeZigzag(buf, at, this.count)
+    at = writeZigzag(buf, at, keyLength)
+    if (record.key !== null) at += record.key.copy(buf, at)
+    at = writeZigzag(buf, at, valueLength)
+    if (record.value !== null) at += record.value.copy(buf, at)
+    const headers = record.headers ?? []
+    at = writeZigzag(buf, at, headers.length)
+    for (const header of headers) {
+      at = writeZigzag(buf, at, Buffer.byteLength(header.key))
+      at += buf.write(header.key, at)
+      at = writeZigzag(buf, at, header.value === null ? -1 : header.value.length)
+      if (header.value !== null) at += header.value.copy(buf, at)
+    }
+    this.end = at
+    this.count++
+    if (timestamp > this.maxTimestamp || this.count === 1) this.maxTimestamp = timestamp
+    return true
+  }
+
+  private grow(size: number): void {
+    const bigger = Buffer.allocUnsafe(size)
+    this.buf.copy(bigger, 0, 0, this.end)
+    this.buf = bigger
+  }
+
+  /**
+   * Compresses the records section with `codec` and writes the batch header. Producer id, epoch, sequence and
+   * CRC are left to `stampProducerState`, because sequences are assigned when the batch is first sent.
+   */
+  seal(codec: Codec): SealedBatch {
+    const uncompressedBytes = this.end
+    let out: Buffer
+    let compressCpuSeconds = 0
+    if (codec.id === 0) {
+      out = this.buf.subarray(0, this.end)
+    } else {
+      const before = process.cpuUsage()
+      const compressed = codec.compress(this.buf.subarray(BATCH.HEADER_BYTES, this.end))
+      const spent = process.cpuUsage(before)
+      compressCpuSeconds = (spent.user + spent.system) / 1e6
+      out = Buffer.allocUnsafe(BATCH.HEADER_BYTES + compressed.length)
+      compressed.copy(out, BATCH.HEADER_BYTES)
+    }
+    writeHeader(out, {
+      count: this.count,
+      attributes: codec.id,
+      firstTimestamp: this.firstTimestamp,
+      maxTimestamp: this.maxTimestamp
+    })
+    return { bytes: out, recordCount: this.count, uncompressedBytes, compressCpuSeconds, firstTimestamp: this.firstTimestamp }
+  }
+}
+
+interface HeaderFields {
+  count: number
+  attributes: number
+  firstTimestamp: number
+  maxTimestamp: number
+}
+
+function writeHeader(out: Buffer, fields: HeaderFields): void {
+  out.writeBigInt64BE(0n, BATCH.BASE_OFFSET)
+  out.writeInt32BE(out.length - BATCH.LOG_OVERHEAD, BATCH.LENGTH)
+  out.writeInt32BE(-1, BATCH.PARTITION_LEADER_EPOCH)
+  out.writeInt8(2, BATCH.MAGIC)
+  out.writeInt16BE(fields.attributes, BATCH.ATTRIBUTES)
+  out.writeInt32BE(fields.count - 1, BATCH.LAST_OFFSET_DELTA)
+  out.writeBigInt64BE(BigInt(fields.firstTimestamp), BATCH.BASE_TIMESTAMP)
+  out.writeBigInt64BE(BigInt(fields.maxTimestamp), BATCH.MAX_TIMESTAMP)
+  out.writeInt32BE(fields.count, BATCH.RECORD_COUNT)
+}
+
+/** Writes the producer fields of a sealed batch and its CRC; called again if the producer epoch changes. */
+export function stampProducerState(batch: Buffer, producer: BatchProducerState): void {
+  batch.writeBigInt64BE(producer.producerId, BATCH.PRODUCER_ID)
+  batch.writeInt16BE(producer.producerEpoch, BATCH.PRODUCER_EPOCH)
+  batch.writeInt32BE(producer.baseSequence, BATCH.BASE_SEQUENCE)
+  const attributes = batch.readInt16BE(BATCH.ATTRIBUTES)
+  const transactional = producer.transactional ? ATTRIBUTE.TRANSACTIONAL : 0
+  batch.writeInt16BE((attributes & ~ATTRIBUTE.TRANSACTIONAL) | transactional, BATCH.ATTRIBUTES)
+  batch.writeUInt32BE(crc32c(batch, BATCH.ATTRIBUTES), BATCH.CRC)
+}
+
+/** Builds one complete batch from `records` (tests, benchmarks and tools; the producer streams instead). */
+export function buildBatch(records: readonly OutgoingRecord[], codec: Codec, producer: BatchProducerState = NON_IDEMPOTENT, now: number = Date.now()): SealedBatch {
+  const builder = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 64 * 1024)
+  for (const record of records) {
+    if (!builder.tryAppend(record, record.timestamp ?? now)) throw new RangeError('unreachable: a builder that only grows always accepts')
+  }
+  const sealed = builder.seal(codec)
+  stampProducerState(sealed.bytes, producer)
+  return sealed
+}

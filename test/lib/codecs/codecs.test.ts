@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { describe, it } from 'node:test'
+import { CODEC_NAMES, createCodec, decoderForId, parseCodecSpec, resolveCodecSpec } from '../../../lib/codecs/index.js'
+import { compressXerial, decompressSnappy } from '../../../lib/codecs/snappy.js'
+import { SqueezeError } from '../../../lib/errors.js'
+
+// Log-like text with some entropy (a fixed LCG), so stronger levels have something to find.
+let state = 12345
+const next = (n: number): number => (state = (state * 1103515245 + 12345) % 2147483648) % n
+const sample = Buffer.from(
+  Array.from({ length: 3000 }, () => `10.0.${next(8)}.${next(250)} GET /api/v1/items/${next(400)}?page=${next(30)} HTTP/1.1 ${[200, 200, 200, 304, 404][next(5)]} ${next(90000)} "Mozilla/5.0 (X11; Linux x86_64) rv:${next(120)}.0"\n`).join('')
+)
+
+describe('codecs', () => {
+  for (const spec of ['none', 'gzip:1', 'gzip:9', 'snappy', 'lz4:1', 'lz4:9', 'zstd:-5', 'zstd:1', 'zstd:19']) {
+    it(`${spec} round-trips bytes exactly`, () => {
+      const codec = createCodec(parseCodecSpec(spec))
+      const compressed = codec.compress(sample)
+      assert.deepEqual(codec.decompress(compressed), sample)
+      assert.deepEqual(decoderForId(codec.id)?.decompress(compressed), sample)
+      if (codec.name !== 'none') assert.ok(compressed.length < sample.length / 2, `${spec} should shrink log lines`)
+    })
+  }
+
+  it('levels are per instance: zstd 1 and zstd 19 give different sizes side by side', () => {
+    const fast = createCodec({ codec: 'zstd', level: 1 })
+    const strong = createCodec({ codec: 'zstd', level: 19 })
+    const a = fast.compress(sample)
+    const b = strong.compress(sample)
+    const again = fast.compress(sample)
+    assert.notEqual(a.length, b.length)
+    assert.ok(b.length < a.length)
+    assert.equal(again.length, a.length)
+  })
+
+  it('gzip levels change the output', () => {
+    assert.notEqual(createCodec({ codec: 'gzip', level: 1 }).compress(sample).length, createCodec({ codec: 'gzip', level: 9 }).compress(sample).length)
+  })
+
+  it('snappy writes xerial framing and reads both framed and bare blocks', () => {
+    const framed = compressXerial(sample)
+    assert.equal(framed.subarray(1, 7).toString('latin1'), 'SNAPPY')
+    assert.deepEqual(decompressSnappy(framed), sample)
+    const small = Buffer.from('plain block from kafkajs-snappy')
+    const bare = (createRequire(import.meta.url)('snappy') as { compressSync(b: Buffer): Buffer }).compressSync(small)
+    assert.deepEqual(decompressSnappy(bare), small)
+  })
+
+  it('parses codec specs with defaults and negative zstd levels', () => {
+    assert.deepEqual(parseCodecSpec('zstd'), { codec: 'zstd', level: 3 })
+    assert.deepEqual(parseCodecSpec('ZSTD:-7'), { codec: 'zstd', level: -7 })
+    assert.deepEqual(parseCodecSpec('gzip'), { codec: 'gzip', level: 6 })
+    assert.deepEqual(parseCodecSpec('lz4'), { codec: 'lz4', level: 9 })
+    assert.deepEqual(parseCodecSpec('none'), { codec: 'none', level: null })
+    assert.deepEqual([...CODEC_NAMES], ['none', 'gzip', 'snappy', 'lz4', 'zstd'])
+  })
+
+  it('rejects unknown codecs and bad levels with a message that lists valid values', () => {
+    assert.throws(() => parseCodecSpec('brotli'), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_UNKNOWN' && /none, gzip, snappy, lz4, zstd/.test(err.message))
+    assert.throws(() => parseCodecSpec('zstd:23'), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_LEVEL' && /-131072\.\.22/.test(err.message))
+    assert.throws(() => parseCodecSpec('gzip:0'), /compression\.gzip\.level accepts 1\.\.9/)
+    assert.throws(() => parseCodecSpec('lz4:5'), /compression\.lz4\.level accepts 1, 9/)
+    assert.throws(() => parseCodecSpec('snappy:3'), /takes no level/)
+    assert.throws(() => parseCodecSpec('zstd:fast'), /invalid level "fast"/)
+    assert.throws(() => resolveCodecSpec('zstd', 2.5), /invalid zstd level 2.5/)
+  })
+
+  it('lz4 frames are Kafka-style (independent 64 KiB blocks) and readable by the lz4 package', () => {
+    const frame = createCodec({ codec: 'lz4', level: 9 }).compress(sample)
+    assert.equal(frame.readUInt32LE(0), 0x184d2204)
+    assert.equal(frame[4], 0x60)
+    assert.equal(frame[5], 0x40)
+    const lz4 = createRequire(import.meta.url)('lz4') as { decode(b: Buffer): Buffer }
+    assert.deepEqual(lz4.decode(frame), sample)
+  })
+
+  it('corrupt compressed input throws instead of returning garbage', () => {
+    for (const spec of ['gzip', 'snappy', 'lz4', 'zstd']) {
+      const codec = createCodec(parseCodecSpec(spec))
+      const compressed = codec.compress(sample)
+      const broken = Buffer.from(compressed.subarray(0, Math.floor(compressed.length / 2)))
+      assert.throws(() => {
+        const out = codec.decompress(broken)
+        if (!out.equals(sample)) throw new Error('decoded garbage')
+      }, `${spec} must not silently accept a truncated frame`)
+    }
+  })
+})

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { createCodec, parseCodecSpec } from '../../../lib/codecs/index.js'
+import { SqueezeError } from '../../../lib/errors.js'
+import { BATCH } from '../../../lib/protocol/batch-layout.js'
+import { crc32c } from '../../../lib/protocol/crc32c.js'
+import { buildBatch, RecordBatchBuilder, stampProducerState } from '../../../lib/protocol/record-batch-builder.js'
+import { innerOffsetsAreSequential, readBatch, readBatches } from '../../../lib/protocol/record-batch-reader.js'
+import type { OutgoingRecord } from '../../../lib/protocol/record.js'
+import { readZigzag, writeZigzag, zigzagSize } from '../../../lib/protocol/varint.js'
+
+const records: OutgoingRecord[] = Array.from({ length: 300 }, (_, i) => ({
+  key: i % 5 === 0 ? null : Buffer.from(`key-${i % 17}`),
+  value: i % 50 === 7 ? null : Buffer.from(`value ${i} `.repeat(1 + (i % 9))),
+  headers: i % 3 === 0 ? [{ key: 'trace', value: Buffer.from(`t${i}`) }, { key: 'empty', value: null }] : [],
+  timestamp: 1_700_000_000_000 + i * 3 - (i % 4 === 0 ? 5 : 0)
+}))
+
+describe('varints', () => {
+  it('round-trip zigzag values including 64-bit timestamp deltas', () => {
+    const buf = Buffer.alloc(16)
+    for (const value of [0, 1, -1, 63, -64, 64, 300, -300, 2 ** 30, -(2 ** 30), 2 ** 31 - 1, -(2 ** 31), 2 ** 40 + 5, -(2 ** 45) - 3, Number.MAX_SAFE_INTEGER >> 2]) {
+      const end = writeZigzag(buf, 0, value)
+      assert.equal(end, zigzagSize(value), `size of ${value}`)
+      const cursor = { offset: 0 }
+      assert.equal(readZigzag(buf, cursor), value)
+      assert.equal(cursor.offset, end)
+    }
+  })
+})
+
+describe('crc32c', () => {
+  it('matches the standard check value', () => {
+    assert.equal(crc32c(Buffer.from('123456789')), 0xe3069283)
+    assert.equal(crc32c(Buffer.alloc(32)), 0x8a9136aa)
+  })
+})
+
+describe('record batches', () => {
+  for (const spec of ['none', 'gzip:6', 'snappy', 'lz4:1', 'zstd:3']) {
+    it(`${spec}: every field survives a build and read`, () => {
+      const sealed = buildBatch(records, createCodec(parseCodecSpec(spec)), { producerId: 42n, producerEpoch: 3, baseSequence: 100, transactional: false })
+      const batch = readBatch(sealed.bytes)
+      assert.equal(batch.records.length, records.length)
+      assert.equal(batch.producerId, 42n)
+      assert.equal(batch.baseSequence, 100)
+      assert.ok(innerOffsetsAreSequential(batch))
+      records.forEach((expected, i) => {
+        const actual = batch.records[i]
+        assert.ok(actual)
+        assert.deepEqual(actual.key, expected.key)
+        assert.deepEqual(actual.value, expected.value)
+        assert.equal(actual.timestamp, expected.timestamp)
+        assert.equal(actual.offset, i)
+        assert.deepEqual(actual.headers, expected.headers)
+      })
+      assert.equal(sealed.bytes.readInt16BE(BATCH.ATTRIBUTES) & 7, createCodec(parseCodecSpec(spec)).id)
+    })
+  }
+
+  it('a builder refuses the record that would overflow batch.size, but takes an oversized first record', () => {
+    const builder = new RecordBatchBuilder(1000)
+    const value = Buffer.alloc(300, 1)
+    let accepted = 0
+    while (builder.tryAppend({ key: null, value }, 1)) accepted++
+    assert.equal(accepted, 3)
+    assert.ok(builder.sizeBytes <= 1000)
+    const lone = new RecordBatchBuilder(100)
+    assert.ok(lone.tryAppend({ key: null, value: Buffer.alloc(5000) }, 1))
+    assert.equal(lone.recordCount, 1)
+  })
+
+  it('detects a flipped bit through the CRC and names the problem', () => {
+    const sealed = buildBatch(records.slice(0, 20), createCodec({ codec: 'none', level: null }))
+    const bytes = Buffer.from(sealed.bytes)
+    bytes[bytes.length - 3] = (bytes[bytes.length - 3] ?? 0) ^ 0x10
+    assert.throws(() => readBatch(bytes), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_BATCH_CORRUPT' && /CRC mismatch/.test(err.message))
+  })
+
+  it('stops at a partial trailing batch, as fetch responses may end mid-batch', () => {
+    const one = buildBatch(records.slice(0, 10), createCodec({ codec: 'zstd', level: 1 })).bytes
+    const two = buildBatch(records.slice(10, 30), createCodec({ codec: 'zstd', level: 1 })).bytes
+    const set = Buffer.concat([one, two.subarray(0, two.length - 5)])
+    assert.equal(readBatches(set).length, 1)
+    assert.equal(readBatches(Buffer.concat([one, two])).length, 2)
+  })
+
+  it('a batch with wrong inner offsets is recognisable (what makes a broker recompress)', () => {
+    const sealed = buildBatch(records.slice(0, 5), createCodec({ codec: 'none', level: null }))
+    const bytes = Buffer.from(sealed.bytes)
+    // Rewrite the second record's offsetDelta from 1 to 0: the sarama bug from the field report.
+    const first = readBatch(bytes)
+    assert.ok(innerOffsetsAreSequential(first))
+    const recordStart = BATCH.HEADER_BYTES
+    const cursor = { offset: recordStart }
+    const len = readZigzag(bytes, cursor)
+    const second = cursor.offset + len
+    const c2 = { offset: second }
+    readZigzag(bytes, c2) // length
+    c2.offset += 1 // attributes
+    readZigzag(bytes, c2) // timestamp delta
+    bytes[c2.offset] = 0 // offsetDelta zigzag(1)=2 -> 0
+    stampProducerState(bytes, { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false })
+    assert.equal(innerOffsetsAreSequential(readBatch(bytes)), false)
+  })
+
+  it('rejects absurd record counts without allocating', () => {
+    const sealed = buildBatch(records.slice(0, 3), createCodec({ codec: 'none', level: null }))
+    const bytes = Buffer.from(sealed.bytes)
+    bytes.writeInt32BE(2_000_000_000, BATCH.RECORD_COUNT)
+    stampProducerState(bytes, { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false })
+    assert.throws(() => readBatch(bytes), /claims 2000000000 records/)
+  })
+})
