@@ -1,0 +1,458 @@
+/**
+ * A real single-node Apache Kafka (KRaft, combined broker + controller) run as a plain JVM process, for
+ * machines without Docker. Jars come from kafka/pom.xml (see kafka-jars.ts).
+ *
+ * Layout of `dataDir`:
+ *   server.properties   the generated broker config
+ *   server.log          the broker's INFO log (log4j2, kafka/log4j2.properties)
+ *   jvm.out             the JVM's stdout/stderr (console WARN+, JVM crashes)
+ *   kafka-logs/         log.dirs: one folder per partition (`<topic>-<partition>/00000000000000000000.log`)
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import kafkajs from 'kafkajs'
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import { ensureKafkaJars, javaBinary, kafkaLog4jConfig, kafkaVersion } from './kafka-jars.js'
+import { KafkaMainClasses, runKafkaJavaTool } from './java-tools.js'
+
+const { Kafka, logLevel } = kafkajs
+
+/** Fixed KRaft cluster id: base64url of the 16 bytes "squeeze-kafka-11" (a random one may start with '-'). */
+export const SQUEEZE_CLUSTER_ID = 'c3F1ZWV6ZS1rYWZrYS0xMQ'
+const NODE_ID = 1
+
+export interface KraftListenerOptions {
+  /** Interface to bind and advertise (default 127.0.0.1). */
+  host?: string
+  /** Client (PLAINTEXT) port; default a free port. */
+  brokerPort?: number
+  /** KRaft controller port; default a free port. */
+  controllerPort?: number
+}
+
+export interface KraftBrokerOptions {
+  /** Data directory (config, logs, partitions). Default: a fresh temp dir, removed by stop(). A given dir is never removed. */
+  logDir?: string
+  /** Max heap in MiB (default 512; -Xms is min(256, heapMb)). */
+  heapMb?: number
+  /** Extra or replacing server.properties entries. */
+  serverOverrides?: Record<string, string>
+  listeners?: KraftListenerOptions
+  /** How long to wait for a metadata request to succeed (default 90 s). */
+  startTimeoutMs?: number
+  /** Grace period between SIGTERM and SIGKILL (default 20 s). */
+  stopTimeoutMs?: number
+}
+
+export interface EmbeddedBroker {
+  /** "127.0.0.1:port" */
+  bootstrap: string
+  dataDir: string
+  /** server.log (INFO) inside dataDir. */
+  logFile: string
+  /** Kafka's log.dirs inside dataDir: partition folders live here. */
+  kafkaLogDir: string
+  clusterId: string
+  version: string
+  brokerPort: number
+  controllerPort: number
+  /** The effective server.properties. */
+  config: Readonly<Record<string, string>>
+  /** PID of the running JVM (undefined once stopped). */
+  pid(): number | undefined
+  /** Idempotent: SIGTERM, SIGKILL after the grace period, then removes a temp dataDir unless SQUEEZE_KEEP_BROKER_DATA=1. */
+  stop(): Promise<void>
+  /** Stops the JVM (data dir kept) and starts it again on the same ports; resolves once it serves metadata again. */
+  restart?(): Promise<void>
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Process-exit safety net: a crashed or interrupted test run must not leave a JVM behind.
+
+interface LiveBroker {
+  child: ChildProcess
+  watchdog?: ChildProcess
+  tempDir?: string
+}
+const live = new Set<LiveBroker>()
+let exitHandlersInstalled = false
+
+function killAllNow(): void {
+  for (const b of live) {
+    try {
+      b.child.kill('SIGKILL')
+    } catch {
+      /* already gone */
+    }
+    if (b.tempDir !== undefined && process.env['SQUEEZE_KEEP_BROKER_DATA'] !== '1') {
+      try {
+        rmSync(b.tempDir, { recursive: true, force: true })
+      } catch {
+        /* best effort */
+      }
+    }
+  }
+  live.clear()
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  killAllNow()
+  // If nobody else handles the signal, behave as if we had not installed a handler.
+  if (process.listenerCount(signal) <= 1) {
+    process.removeListener(signal, onSignal)
+    process.kill(process.pid, signal)
+  }
+}
+
+function installExitHandlers(): void {
+  if (exitHandlersInstalled) return
+  exitHandlersInstalled = true
+  process.on('exit', killAllNow)
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal)
+}
+
+/**
+ * A tiny detached shell that SIGKILLs the JVM if this Node process disappears without running its exit
+ * handlers (e.g. SIGKILLed by a test runner's timeout). It ends by itself once the JVM is gone.
+ */
+function startWatchdog(jvmPid: number): ChildProcess | undefined {
+  try {
+    const w = spawn(
+      'bash',
+      [
+        '-c',
+        'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 2; done; kill -9 "$2" 2>/dev/null; exit 0',
+        'squeeze-kafka-watchdog',
+        String(process.pid),
+        String(jvmPid)
+      ],
+      { detached: true, stdio: 'ignore' }
+    )
+    w.on('error', () => {})
+    w.unref()
+    return w
+  } catch {
+    return undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A free TCP port on `host`, found by binding port 0. */
+async function reservePorts(host: string, count: number): Promise<number[]> {
+  const servers: Server[] = []
+  try {
+    const ports: number[] = []
+    for (let i = 0; i < count; i++) {
+      const srv = createServer()
+      servers.push(srv)
+      await new Promise<void>((res, rej) => {
+        srv.once('error', rej)
+        srv.listen(0, host, () => res())
+      })
+      ports.push((srv.address() as AddressInfo).port)
+    }
+    return ports
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((res) => s.close(() => res()))))
+  }
+}
+
+export function defaultServerProperties(args: {
+  host: string
+  brokerPort: number
+  controllerPort: number
+  kafkaLogDir: string
+}): Record<string, string> {
+  const { host, brokerPort, controllerPort, kafkaLogDir } = args
+  return {
+    'process.roles': 'broker,controller',
+    'node.id': String(NODE_ID),
+    'controller.quorum.voters': `${NODE_ID}@${host}:${controllerPort}`,
+    listeners: `PLAINTEXT://${host}:${brokerPort},CONTROLLER://${host}:${controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://${host}:${brokerPort}`,
+    'inter.broker.listener.name': 'PLAINTEXT',
+    'controller.listener.names': 'CONTROLLER',
+    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'log.dirs': kafkaLogDir,
+    // Codec comparison depends on the broker keeping the producer's batches as they are.
+    'compression.type': 'producer',
+    // Tests create their topics explicitly (with the configs they measure).
+    'auto.create.topics.enable': 'false',
+    'delete.topic.enable': 'true',
+    'num.partitions': '1',
+    'default.replication.factor': '1',
+    'min.insync.replicas': '1',
+    'log.segment.bytes': String(1024 * 1024 * 1024),
+    // message.max.bytes: Kafka's default (1048588).
+    'group.initial.rebalance.delay.ms': '0',
+    'offsets.topic.replication.factor': '1',
+    'offsets.topic.num.partitions': '1',
+    // Single-node transaction coordinator (exactly-once producers).
+    'transaction.state.log.replication.factor': '1',
+    'transaction.state.log.min.isr': '1',
+    'transaction.state.log.num.partitions': '1',
+    // Kafka 4.x share groups' coordinator (KIP-932): defaults assume 3 brokers.
+    'share.coordinator.state.topic.replication.factor': '1',
+    'share.coordinator.state.topic.min.isr': '1',
+    'share.coordinator.state.topic.num.partitions': '1'
+  }
+}
+
+function propertiesText(props: Record<string, string>): string {
+  const esc = (s: string): string => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')
+  return (
+    '# Generated by squeeze lib/embedded-broker/kraft-broker.ts\n' +
+    Object.entries(props)
+      .map(([k, v]) => `${esc(k)}=${esc(v)}`)
+      .join('\n') +
+    '\n'
+  )
+}
+
+function fileTail(path: string, lines: number): string {
+  try {
+    const text = readFileSync(path, 'utf8')
+    return text.trimEnd().split('\n').slice(-lines).join('\n')
+  } catch {
+    return `(no ${path})`
+  }
+}
+
+/** The first ERROR/FATAL lines of a log4j file: after a failed start the tail is mostly shutdown noise. */
+function firstErrors(path: string, max: number): string {
+  try {
+    const lines = readFileSync(path, 'utf8').split('\n')
+    const errors = lines.filter((l) => /^\[[^\]]+\] (ERROR|FATAL) /.test(l)).slice(0, max)
+    return errors.length > 0 ? errors.join('\n') : '(none)'
+  } catch {
+    return `(no ${path})`
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms))
+}
+
+function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
+  return new Promise<boolean>((res) => {
+    const t = setTimeout(() => {
+      child.removeListener('exit', onExit)
+      res(false)
+    }, ms)
+    const onExit = (): void => {
+      clearTimeout(t)
+      res(true)
+    }
+    child.once('exit', onExit)
+  })
+}
+
+/** One metadata round trip with kafkajs; resolves true when the broker answered as our cluster. */
+async function metadataAnswers(bootstrap: string, clusterId: string): Promise<boolean> {
+  const kafka = new Kafka({
+    clientId: 'squeeze-embedded-probe',
+    brokers: [bootstrap],
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 3000,
+    retry: { retries: 0 }
+  })
+  const admin = kafka.admin({ retry: { retries: 0 } })
+  try {
+    await admin.connect()
+    const cluster = await admin.describeCluster()
+    return cluster.clusterId === clusterId && cluster.brokers.some((b) => b.nodeId === NODE_ID)
+  } catch {
+    return false
+  } finally {
+    await admin.disconnect().catch(() => {})
+  }
+}
+
+export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<EmbeddedBroker> {
+  const classpath = await ensureKafkaJars()
+  const version = kafkaVersion()
+  const host = opts.listeners?.host ?? '127.0.0.1'
+  const heapMb = opts.heapMb ?? 512
+  const startTimeoutMs = opts.startTimeoutMs ?? 90_000
+  const stopTimeoutMs = opts.stopTimeoutMs ?? 20_000
+
+  const ownsDir = opts.logDir === undefined
+  const dataDir = ownsDir ? mkdtempSync(join(tmpdir(), 'squeeze-kafka-')) : resolve(opts.logDir as string)
+  mkdirSync(dataDir, { recursive: true })
+  const kafkaLogDir = join(dataDir, 'kafka-logs')
+  mkdirSync(kafkaLogDir, { recursive: true })
+  const logFile = join(dataDir, 'server.log')
+  const jvmOut = join(dataDir, 'jvm.out')
+  const propsFile = join(dataDir, 'server.properties')
+
+  const removeDataDir = (): void => {
+    if (ownsDir && process.env['SQUEEZE_KEEP_BROKER_DATA'] !== '1') rmSync(dataDir, { recursive: true, force: true })
+  }
+
+  let brokerPort: number
+  let controllerPort: number
+  let config: Record<string, string>
+  try {
+    const free = await reservePorts(host, 2)
+    brokerPort = opts.listeners?.brokerPort ?? (free[0] as number)
+    controllerPort = opts.listeners?.controllerPort ?? (free[1] as number)
+    config = {
+      ...defaultServerProperties({ host, brokerPort, controllerPort, kafkaLogDir }),
+      ...(opts.serverOverrides ?? {})
+    }
+    writeFileSync(propsFile, propertiesText(config))
+
+    if (!existsSync(join(kafkaLogDir, 'meta.properties'))) {
+      const fmt = await runKafkaJavaTool(
+        KafkaMainClasses.STORAGE_TOOL,
+        ['format', '-t', SQUEEZE_CLUSTER_ID, '-c', propsFile, '--ignore-formatted'],
+        { timeoutMs: 60_000 }
+      )
+      if (fmt.code !== 0) {
+        throw new SqueezeError(
+          ErrorCodes.BROKER_START,
+          `kafka.tools.StorageTool format failed (exit ${fmt.code}):\n${(fmt.stdout + fmt.stderr).trim()}`
+        )
+      }
+    }
+  } catch (e) {
+    removeDataDir()
+    throw e
+  }
+
+  const bootstrap = `${host}:${brokerPort}`
+  const jvmArgs = [
+    `-Xms${Math.min(256, heapMb)}m`,
+    `-Xmx${heapMb}m`,
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-XX:+ExitOnOutOfMemoryError',
+    '-Djava.awt.headless=true',
+    `-Dlog4j2.configurationFile=${kafkaLog4jConfig()}`,
+    `-Dsqueeze.kafka.logFile=${logFile}`,
+    '-cp',
+    classpath,
+    KafkaMainClasses.BROKER,
+    propsFile
+  ]
+
+  installExitHandlers()
+  let current: LiveBroker | undefined
+
+  const launch = (): LiveBroker => {
+    const fd = openSync(jvmOut, 'a')
+    let child: ChildProcess
+    try {
+      child = spawn(javaBinary(), jvmArgs, { cwd: dataDir, stdio: ['ignore', fd, fd] })
+    } finally {
+      closeSync(fd)
+    }
+    child.on('error', () => {}) // surfaced through waitReady (exitCode / spawn failure below)
+    child.unref()
+    const entry: LiveBroker = { child, ...(ownsDir ? { tempDir: dataDir } : {}) }
+    if (child.pid !== undefined) {
+      const w = startWatchdog(child.pid)
+      if (w !== undefined) entry.watchdog = w
+    }
+    live.add(entry)
+    return entry
+  }
+
+  const failure = (why: string, cause?: unknown): SqueezeError =>
+    new SqueezeError(
+      ErrorCodes.BROKER_START,
+      `embedded Kafka ${version} at ${bootstrap} ${why} (data dir ${dataDir}).\n` +
+        `--- server.log (first errors) ---\n${firstErrors(logFile, 8)}\n` +
+        `--- server.log (tail) ---\n${fileTail(logFile, 25)}\n--- jvm.out (tail) ---\n${fileTail(jvmOut, 20)}`,
+      { retriable: true, cause }
+    )
+
+  const waitReady = async (entry: LiveBroker): Promise<void> => {
+    const deadline = Date.now() + startTimeoutMs
+    let spawnError: Error | undefined
+    entry.child.once('error', (e) => {
+      spawnError = e
+    })
+    for (;;) {
+      if (spawnError !== undefined) throw failure(`could not start ${javaBinary()}: ${spawnError.message}`, spawnError)
+      const { exitCode, signalCode } = entry.child
+      if (exitCode !== null || signalCode !== null) throw failure(`exited during startup (${exitCode ?? signalCode})`)
+      if (await metadataAnswers(bootstrap, SQUEEZE_CLUSTER_ID)) return
+      if (Date.now() > deadline) throw failure(`did not answer a metadata request within ${startTimeoutMs} ms`)
+      await sleep(250)
+    }
+  }
+
+  const terminate = async (entry: LiveBroker): Promise<void> => {
+    const { child } = entry
+    // pid undefined: spawn itself failed, there is nothing to signal or wait for.
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM')
+      if (!(await waitForExit(child, stopTimeoutMs))) {
+        child.kill('SIGKILL')
+        await waitForExit(child, 10_000)
+      }
+    }
+    entry.watchdog?.kill('SIGKILL')
+    live.delete(entry)
+  }
+
+  current = launch()
+  try {
+    await waitReady(current)
+  } catch (e) {
+    await terminate(current)
+    removeDataDir()
+    throw e
+  }
+
+  let stopping: Promise<void> | undefined
+  let restarting: Promise<void> | undefined
+
+  const broker: EmbeddedBroker = {
+    bootstrap,
+    dataDir,
+    logFile,
+    kafkaLogDir,
+    clusterId: SQUEEZE_CLUSTER_ID,
+    version,
+    brokerPort,
+    controllerPort,
+    config,
+    pid: () => (current !== undefined && current.child.exitCode === null ? current.child.pid : undefined),
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        await restarting?.catch(() => {})
+        if (current !== undefined) await terminate(current)
+        current = undefined
+        removeDataDir()
+      })()
+      return stopping
+    },
+    restart(): Promise<void> {
+      if (stopping !== undefined) {
+        return Promise.reject(new SqueezeError(ErrorCodes.BROKER_START, `embedded Kafka at ${bootstrap} was stopped; cannot restart`))
+      }
+      restarting ??= (async () => {
+        if (current !== undefined) await terminate(current)
+        current = launch()
+        try {
+          await waitReady(current)
+        } catch (e) {
+          await terminate(current)
+          throw e
+        }
+      })().finally(() => {
+        restarting = undefined
+      })
+      return restarting
+    }
+  }
+  return broker
+}
