@@ -3,6 +3,7 @@ import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
 import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
+import { retry } from '../retry.js'
 import type { BatchLabels, ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordBatchBuilder, stampProducerState, type BatchProducerState, type SealedBatch } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
@@ -142,6 +143,7 @@ export class Producer {
   async start(): Promise<void> {
     try {
       await this.deps.cluster.connect()
+      await this.deps.cluster.refreshMetadata()
     } catch (err) {
       throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker: ${errorMessage(err)}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
     }
@@ -488,8 +490,11 @@ export class Producer {
   }
 
   private async initProducerId(): Promise<void> {
-    const broker = await this.deps.cluster.findControllerBroker()
-    const result = await broker.initProducerId({ transactionTimeout: 60000 })
+    // A fresh cluster answers COORDINATOR_LOAD_IN_PROGRESS for a few seconds; kafkajs marks it retriable.
+    const result = await retry(async () => {
+      const broker = await this.deps.cluster.findControllerBroker()
+      return broker.initProducerId({ transactionTimeout: 60000 })
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, onRetry: (err) => this.deps.log.debug({ err: errorMessage(err) }, 'InitProducerId failed; retrying') })
     this.identity = { producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch }
     this.generation++
     for (const queue of this.queues.values()) queue.nextSequence = 0

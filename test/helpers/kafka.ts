@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto'
+import type { TestContext } from 'node:test'
+import type { Admin } from 'kafkajs'
+import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import { createLogger, type Logger } from '../../lib/log/logger.js'
+import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { Producer, DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../../lib/producer/producer.js'
+import { PartitionReader, DEFAULT_READER_CONFIG, type ReaderConfig } from '../../lib/consumer/partition-reader.js'
+import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'
+
+/** One broker per test file, with an admin client and helpers that clean up after each test. */
+export interface TestKafka {
+  readonly broker: AcquiredBroker
+  readonly connection: KafkaConnectionConfig
+  readonly admin: Admin
+  readonly log: Logger
+  createTopic(t: TestContext | undefined, options?: { partitions?: number; configs?: Record<string, string>; name?: string }): Promise<string>
+  startProducer(config?: Partial<ProducerConfig>): Promise<Producer>
+  readAll(topics: string[], config?: Partial<ReaderConfig>): Promise<Array<{ topic: string; partition: number; batch: ReadBatch }>>
+  stop(): Promise<void>
+}
+
+export async function startTestKafka(): Promise<TestKafka> {
+  const log = createLogger({ level: process.env.SQUEEZE_TEST_LOG_LEVEL === undefined ? 'warn' : (process.env.SQUEEZE_TEST_LOG_LEVEL as 'debug'), name: 'squeeze-test' })
+  const broker = await acquireBroker((msg: string) => log.info(msg))
+  const connection: KafkaConnectionConfig = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-test' }
+  const admin = createKafkaClient(connection, log).admin()
+  await admin.connect()
+  const producers: Producer[] = []
+  return {
+    broker,
+    connection,
+    admin,
+    log,
+    async createTopic(t, options = {}) {
+      const topic = options.name ?? `test-${randomUUID().slice(0, 8)}`
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: options.partitions ?? 1, replicationFactor: 1, configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })) }]
+      })
+      t?.after(async () => {
+        await admin.deleteTopics({ topics: [topic] }).catch(() => undefined)
+      })
+      return topic
+    },
+    async startProducer(config = {}) {
+      const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, ...config }, { cluster: createCluster(connection, log), log })
+      await producer.start()
+      producers.push(producer)
+      return producer
+    },
+    async readAll(topics, config = {}) {
+      const out: Array<{ topic: string; partition: number; batch: ReadBatch }> = []
+      const cluster = createCluster(connection, log)
+      await cluster.connect()
+      try {
+        const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics, ...config }, { cluster, admin, log })
+        await reader.run({
+          onBatch: ({ topic, partition, batch }) => out.push({ topic, partition, batch }),
+          onCorruptBatch: ({ error }) => {
+            throw error
+          }
+        })
+      } finally {
+        await cluster.disconnect()
+      }
+      return out
+    },
+    async stop() {
+      await Promise.all(producers.map((p) => p.close().catch(() => undefined)))
+      await admin.disconnect().catch(() => undefined)
+      await broker.stop()
+    }
+  }
+}
