@@ -1,0 +1,199 @@
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import {
+  CACHE_STATUSES,
+  HTTP_METHODS,
+  HttpRequestOffsets as O,
+  HttpRequestPointers as P,
+  SCHEMES,
+  TLS_VERSIONS,
+  enumName,
+  readHttpRequestViaCapnpTs
+} from './http-request.js'
+import type { HttpRequestFields } from './http-request.js'
+
+/**
+ * Zero-copy reader for HttpRequest messages. capnp-ts allocates a Message, arena, segment copies
+ * and a pointer object per field, which caps it near 20k records/s; measuring decode cost with it
+ * would measure capnp-ts, not the format. This reader walks the wire format directly and only
+ * supports what our writer emits (one segment, near pointers); anything else goes through capnp-ts.
+ */
+
+// A 1 MB record is already far beyond any log line; refusing bigger segments up front keeps a
+// corrupt header from turning into a huge slice or a long walk.
+const MAX_SEGMENTS = 64
+
+class NeedsReferenceReader extends Error {}
+
+function corrupt(reason: string, cause?: unknown): SqueezeError {
+  return new SqueezeError(ErrorCodes.DECODE_RECORD, `corrupt HttpRequest message: ${reason}`, cause === undefined ? {} : { cause })
+}
+
+function asBuffer(value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+}
+
+interface StructView {
+  buf: Buffer
+  /** Absolute byte offset of the segment start in buf. */
+  seg: number
+  /** Segment length in bytes. */
+  segLen: number
+  /** Absolute byte offset of the data section. */
+  data: number
+  dataBytes: number
+  /** Absolute byte offset of the pointer section. */
+  ptrs: number
+  ptrCount: number
+}
+
+/** Validates the stream framing and returns the absolute offset and length of every segment. */
+function readFraming(buf: Buffer): Array<{ start: number; length: number }> {
+  if (buf.length < 8) throw corrupt(`message is ${buf.length} bytes, shorter than the smallest frame (8)`)
+  const count = buf.readUInt32LE(0) + 1
+  if (count > MAX_SEGMENTS) throw corrupt(`segment table claims ${count} segments`)
+  // Header: 4 bytes count + 4 per segment, padded to a word.
+  const headerBytes = (4 + 4 * count + 7) & ~7
+  if (headerBytes > buf.length) throw corrupt('segment table truncated')
+  const segments: Array<{ start: number; length: number }> = []
+  let at = headerBytes
+  for (let i = 0; i < count; i++) {
+    const length = buf.readUInt32LE(4 + 4 * i) * 8
+    if (length > buf.length - at) throw corrupt(`segment ${i} (${length} bytes) runs past the end of the message`)
+    segments.push({ start: at, length })
+    at += length
+  }
+  return segments
+}
+
+function rootStruct(buf: Buffer, seg: number, segLen: number): StructView | null {
+  if (segLen < 8) throw corrupt('segment too small for a root pointer')
+  const lo = buf.readUInt32LE(seg)
+  const hi = buf.readUInt32LE(seg + 4)
+  if (lo === 0 && hi === 0) return null
+  const kind = lo & 3
+  if (kind === 2) throw new NeedsReferenceReader()
+  if (kind !== 0) throw corrupt(`root pointer is not a struct pointer (kind ${kind})`)
+  const offsetWords = lo >> 2 // arithmetic shift keeps the sign
+  const dataWords = hi & 0xffff
+  const ptrCount = hi >>> 16
+  const startWord = 1 + offsetWords
+  const endWord = startWord + dataWords + ptrCount
+  if (startWord < 0 || endWord * 8 > segLen) throw corrupt('root struct lies outside the segment')
+  const data = seg + startWord * 8
+  return { buf, seg, segLen, data, dataBytes: dataWords * 8, ptrs: data + dataWords * 8, ptrCount }
+}
+
+// Buffer#latin1Slice/utf8Slice skip toString()'s encoding lookup and argument checks, which
+// dominate for the short strings log fields are; fall back if a runtime ever drops them.
+interface SliceFastPaths {
+  latin1Slice?(start: number, end: number): string
+  utf8Slice?(start: number, end: number): string
+}
+const proto = Buffer.prototype as Buffer & SliceFastPaths
+const latin1 = typeof proto.latin1Slice === 'function'
+  ? (b: Buffer, s: number, e: number): string => (b as Buffer & Required<SliceFastPaths>).latin1Slice(s, e)
+  : (b: Buffer, s: number, e: number): string => b.toString('latin1', s, e)
+const utf8 = typeof proto.utf8Slice === 'function'
+  ? (b: Buffer, s: number, e: number): string => (b as Buffer & Required<SliceFastPaths>).utf8Slice(s, e)
+  : (b: Buffer, s: number, e: number): string => b.toString('utf8', s, e)
+
+function isAscii(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if ((buf[i] as number) > 0x7f) return false
+  return true
+}
+
+function text(s: StructView, index: number): string {
+  if (index >= s.ptrCount) return ''
+  const at = s.ptrs + index * 8
+  const lo = s.buf.readUInt32LE(at)
+  const hi = s.buf.readUInt32LE(at + 4)
+  if (lo === 0 && hi === 0) return ''
+  const kind = lo & 3
+  if (kind === 2) throw new NeedsReferenceReader()
+  if (kind !== 1) throw corrupt(`pointer ${index} is not a list pointer (kind ${kind})`)
+  if ((hi & 7) !== 2) throw corrupt(`pointer ${index} is not a byte list (element size ${hi & 7})`)
+  const count = hi >>> 3
+  if (count === 0) return ''
+  const start = at + 8 + (lo >> 2) * 8
+  const end = start + count - 1 // Text counts its NUL terminator
+  if (start < s.seg || start + count > s.seg + s.segLen) throw corrupt(`text ${index} lies outside the segment`)
+  // Log fields are almost always ASCII; latin1 is a straight byte copy, far cheaper than UTF-8.
+  return isAscii(s.buf, start, end) ? latin1(s.buf, start, end) : utf8(s.buf, start, end)
+}
+
+// Fields past the struct's data section read as their default, which is how Cap'n Proto lets an
+// older writer (smaller struct) talk to a newer reader.
+function u16(s: StructView, off: number): number {
+  return off + 2 <= s.dataBytes ? s.buf.readUInt16LE(s.data + off) : 0
+}
+function u32(s: StructView, off: number): number {
+  return off + 4 <= s.dataBytes ? s.buf.readUInt32LE(s.data + off) : 0
+}
+function u64(s: StructView, off: number): bigint {
+  return off + 8 <= s.dataBytes ? s.buf.readBigUInt64LE(s.data + off) : 0n
+}
+function f32(s: StructView, off: number): number {
+  return off + 4 <= s.dataBytes ? s.buf.readFloatLE(s.data + off) : 0
+}
+
+const EMPTY_VIEW: StructView = { buf: Buffer.alloc(0), seg: 0, segLen: 0, data: 0, dataBytes: 0, ptrs: 0, ptrCount: 0 }
+
+function readFast(buf: Buffer, seg: number, segLen: number): HttpRequestFields {
+  const s = rootStruct(buf, seg, segLen) ?? EMPTY_VIEW
+  return {
+    timestampNs: u64(s, O.timestampNs),
+    clientIp: text(s, P.clientIp),
+    clientPort: u16(s, O.clientPort),
+    method: enumName(HTTP_METHODS, u16(s, O.method)),
+    scheme: enumName(SCHEMES, u16(s, O.scheme)),
+    host: text(s, P.host),
+    path: text(s, P.path),
+    query: text(s, P.query),
+    protocol: text(s, P.protocol),
+    status: u16(s, O.status),
+    requestBytes: u64(s, O.requestBytes),
+    responseBytes: u64(s, O.responseBytes),
+    userAgent: text(s, P.userAgent),
+    referer: text(s, P.referer),
+    contentType: text(s, P.contentType),
+    cacheStatus: enumName(CACHE_STATUSES, u16(s, O.cacheStatus)),
+    tlsVersion: enumName(TLS_VERSIONS, u16(s, O.tlsVersion)),
+    originResponseTimeMs: f32(s, O.originResponseTimeMs),
+    edgeTimeToFirstByteMs: f32(s, O.edgeTimeToFirstByteMs),
+    edgeLocation: text(s, P.edgeLocation),
+    requestId: text(s, P.requestId),
+    rayId: text(s, P.rayId),
+    country: text(s, P.country),
+    asn: u32(s, O.asn),
+    remoteUser: text(s, P.remoteUser),
+    ident: text(s, P.ident)
+  }
+}
+
+function readViaReference(value: Uint8Array): HttpRequestFields {
+  try {
+    return readHttpRequestViaCapnpTs(value)
+  } catch (err) {
+    throw corrupt(err instanceof Error ? err.message : String(err), err)
+  }
+}
+
+/**
+ * Decodes one HttpRequest record value. Throws SqueezeError(DECODE_RECORD) for anything that is
+ * not a well-formed message; never returns partially read garbage from out-of-bounds pointers.
+ */
+export function readHttpRequest(value: Uint8Array): HttpRequestFields {
+  const buf = asBuffer(value)
+  const segments = readFraming(buf)
+  const first = segments[0]
+  if (first === undefined) throw corrupt('no segments')
+  if (segments.length > 1) return readViaReference(value)
+  try {
+    return readFast(buf, first.start, first.length)
+  } catch (err) {
+    if (err instanceof NeedsReferenceReader) return readViaReference(value)
+    if (err instanceof SqueezeError) throw err
+    // Buffer reads throw RangeError on any bounds slip the checks above missed; still a corrupt record.
+    throw corrupt(err instanceof Error ? err.message : String(err), err)
+  }
+}

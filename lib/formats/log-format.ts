@@ -1,0 +1,10 @@
+/** The six log kinds squeeze knows how to turn into Kafka records and read back. */
+export type LogKind = 'http' | 'journald' | 'nginx-error' | 'dns-dnsmasq' | 'dns-zeek' | 'syslog'
+
+export interface LogFormat {
+  readonly kind: LogKind
+  /** Turns one text line into a record value. Throws SqueezeError(PARSE_LINE) with a short reason when the line does not parse. */
+  encodeLine(line: string): Buffer
+  /** Decodes a record value reading EVERY field (so decode CPU is honest); returns the number of fields read. Throws SqueezeError(DECODE_RECORD) on corrupt input; must never crash the process or hang on arbitrary bytes. */
+  decode(value: Uint8Array): number
+}

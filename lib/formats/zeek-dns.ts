@@ -1,0 +1,46 @@
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import type { LogFormat } from './log-format.js'
+
+/**
+ * Zeek dns.log in its default TSV form. `#` lines (separator, fields, types, open/close) describe
+ * the file, they are not records, so encodeLine rejects them with reason "header" and callers
+ * count them as skipped rather than as parse failures.
+ */
+export const ZEEK_DNS_FIELDS = [
+  'ts', 'uid', 'id.orig_h', 'id.orig_p', 'id.resp_h', 'id.resp_p', 'proto', 'trans_id', 'rtt', 'query',
+  'qclass', 'qclass_name', 'qtype', 'qtype_name', 'rcode', 'rcode_name', 'AA', 'TC', 'RD', 'RA', 'Z',
+  'answers', 'TTLs', 'rejected'
+] as const
+
+const COLUMNS = ZEEK_DNS_FIELDS.length
+const ANSWERS = ZEEK_DNS_FIELDS.indexOf('answers')
+const TTLS = ZEEK_DNS_FIELDS.indexOf('TTLs')
+// Columns Zeek types as count/port/time/interval: decode converts them to numbers, as a consumer would.
+const NUMERIC = new Set(['ts', 'id.orig_p', 'id.resp_p', 'trans_id', 'rtt', 'qclass', 'qtype', 'rcode', 'Z'].map((f) => ZEEK_DNS_FIELDS.indexOf(f as (typeof ZEEK_DNS_FIELDS)[number])))
+
+function numericOk(v: string): boolean {
+  return v === '-' || !Number.isNaN(Number(v))
+}
+
+export const zeekDnsFormat: LogFormat = {
+  kind: 'dns-zeek',
+  encodeLine(line: string): Buffer {
+    if (line.startsWith('#')) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'header')
+    const cols = line.split('\t')
+    if (cols.length !== COLUMNS) throw new SqueezeError(ErrorCodes.PARSE_LINE, `expected ${COLUMNS} tab-separated columns, got ${cols.length}`)
+    return Buffer.from(line, 'utf8')
+  },
+  decode(value: Uint8Array): number {
+    const cols = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8').split('\t')
+    if (cols.length !== COLUMNS) throw new SqueezeError(ErrorCodes.DECODE_RECORD, `zeek dns record has ${cols.length} columns, expected ${COLUMNS}`)
+    for (const i of NUMERIC) {
+      if (!numericOk(cols[i] as string)) throw new SqueezeError(ErrorCodes.DECODE_RECORD, `zeek dns column ${ZEEK_DNS_FIELDS[i]} is not numeric`)
+    }
+    // Vector columns are comma-separated sets; split them so their elements are really read.
+    const answers = cols[ANSWERS] as string
+    const ttls = cols[TTLS] as string
+    if (answers !== '-') answers.split(',')
+    if (ttls !== '-') ttls.split(',')
+    return COLUMNS
+  }
+}

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
+import { LOG_KINDS, formatFor } from '../../../lib/formats/index.js'
+import type { LogKind } from '../../../lib/formats/index.js'
+import { CORPUS_FILES, corpusLines } from '../../helpers/corpus.js'
+
+interface Tally {
+  accepted: number
+  rejected: Array<{ line: number; reason: string }>
+}
+
+function tally(kind: LogKind): Tally {
+  const format = formatFor(kind)
+  const out: Tally = { accepted: 0, rejected: [] }
+  corpusLines(CORPUS_FILES[kind]).forEach((line, i) => {
+    try {
+      const value = format.encodeLine(line)
+      assert.ok(format.decode(value) > 0, `line ${i + 1} decoded to zero fields`)
+      out.accepted++
+    } catch (err) {
+      assert.ok(err instanceof SqueezeError, `line ${i + 1}: ${String(err)}`)
+      assert.equal(err.code, ErrorCodes.PARSE_LINE)
+      out.rejected.push({ line: i + 1, reason: err.message })
+    }
+  })
+  return out
+}
+
+describe('every corpus line through formatFor(kind)', () => {
+  it('covers all six kinds', () => {
+    assert.deepEqual([...LOG_KINDS].sort(), ['dns-dnsmasq', 'dns-zeek', 'http', 'journald', 'nginx-error', 'syslog'])
+  })
+
+  it('http: 9999/10000, line 8899 (truncated user agent) rejected with a reason', () => {
+    const t = tally('http')
+    assert.equal(t.accepted, 9999)
+    assert.deepEqual(t.rejected.map((r) => r.line), [8899])
+    assert.match(t.rejected[0]?.reason ?? '', /unbalanced quotes/)
+  })
+
+  it('journald: 1836/1836', () => {
+    const t = tally('journald')
+    assert.equal(t.accepted, 1836)
+    assert.equal(t.rejected.length, 0)
+  })
+
+  it('nginx-error: 6929/6929', () => {
+    const t = tally('nginx-error')
+    assert.equal(t.accepted, 6929)
+    assert.equal(t.rejected.length, 0)
+  })
+
+  it('dns-dnsmasq: 3088/3088', () => {
+    const t = tally('dns-dnsmasq')
+    assert.equal(t.accepted, 3088)
+    assert.equal(t.rejected.length, 0)
+  })
+
+  it('dns-zeek: 8000 records, the 8 # header lines skipped as "header"', () => {
+    const t = tally('dns-zeek')
+    assert.equal(t.accepted, 8000)
+    assert.equal(t.rejected.length, 8)
+    assert.ok(t.rejected.every((r) => r.reason === 'header' && r.line <= 8))
+  })
+
+  it('syslog: 2330/2331 (loose RFC 3164)', () => {
+    const t = tally('syslog')
+    assert.equal(t.accepted, 2330)
+    assert.equal(t.rejected.length, 1)
+  })
+})
+
+describe('text kinds reject corrupt values with DECODE_RECORD', () => {
+  const cases: Array<[LogKind, string]> = [
+    ['journald', '[1,2,3]'],
+    ['journald', '{"MESSAGE": "trunc'],
+    ['nginx-error', 'not an nginx line'],
+    ['dns-dnsmasq', 'Jun 19 21:30:43 bind[830]: query'],
+    ['dns-zeek', 'a\tb\tc'],
+    ['syslog', '']
+  ]
+  for (const [kind, text] of cases) {
+    it(`${kind}: ${JSON.stringify(text)}`, () => {
+      assert.throws(() => formatFor(kind).decode(Buffer.from(text)), (err: unknown) => err instanceof SqueezeError && err.code === ErrorCodes.DECODE_RECORD)
+    })
+  }
+
+  it('invalid UTF-8 and random bytes never escape as another error type', () => {
+    let seed = 7
+    const rand = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) & 0xff
+    for (const kind of LOG_KINDS) {
+      for (let i = 0; i < 200; i++) {
+        const bytes = Buffer.from(Array.from({ length: rand() }, rand))
+        try {
+          formatFor(kind).decode(bytes)
+        } catch (err) {
+          assert.ok(err instanceof SqueezeError && err.code === ErrorCodes.DECODE_RECORD, `${kind}: ${String(err)}`)
+        }
+      }
+    }
+  })
+
+  it('formatFor rejects an unknown kind', () => {
+    assert.throws(() => formatFor('csv' as LogKind), SqueezeError)
+  })
+})
