@@ -5,6 +5,7 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
 import { retry } from '../retry.js'
 import type { BatchLabels, ProducerMetrics } from '../metrics/producer-metrics.js'
+import { BATCH } from '../protocol/batch-layout.js'
 import { RecordBatchBuilder, stampProducerState, type BatchProducerState, type SealedBatch } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { partitionForKey, StickyPartitioner } from './partitioner.js'
@@ -66,6 +67,17 @@ export interface DeliveryFailure {
   readonly error: SqueezeError
 }
 
+/** A batch the broker acknowledged, as sent: enough to check later that the broker stored it unchanged. */
+export interface AckedBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly baseOffset: number
+  readonly records: number
+  readonly crc: number
+  readonly sizeBytes: number
+  readonly uncompressedBytes: number
+}
+
 export interface ProducerDeps {
   readonly cluster: KafkajsCluster
   readonly log: Logger
@@ -120,6 +132,7 @@ export class Producer {
   private memoryWaiters: Array<() => void> = []
   private idleWaiters: Array<() => void> = []
   private failureHandlers: Array<(failure: DeliveryFailure) => void> = []
+  private ackHandlers: Array<(batch: AckedBatch) => void> = []
   private identity: ProducerIdentity = { producerId: -1n, producerEpoch: -1 }
   private generation = 0
   private identityStale = false
@@ -153,6 +166,10 @@ export class Producer {
 
   onDeliveryFailure(handler: (failure: DeliveryFailure) => void): void {
     this.failureHandlers.push(handler)
+  }
+
+  onBatchAcked(handler: (batch: AckedBatch) => void): void {
+    this.ackHandlers.push(handler)
   }
 
   snapshot(): Readonly<ProducerStats> {
@@ -414,14 +431,14 @@ export class Producer {
       return
     }
     if (this.config.acks === 0 || results === undefined) {
-      for (const { queue, batch } of entries) this.acknowledge(queue, batch)
+      for (const { queue, batch } of entries) this.acknowledge(queue, batch, -1)
       return
     }
     for (const { queue, batch } of entries) {
       const result = results.find((r) => r.topic === queue.topic && r.partition === queue.partition)
       const code = result?.errorCode ?? -1
       if (code === 0 || code === 46 /* DUPLICATE_SEQUENCE_NUMBER: already written */) {
-        this.acknowledge(queue, batch)
+        this.acknowledge(queue, batch, result?.baseOffset ?? -1)
       } else if (code === 45 || code === 59 /* OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID */) {
         this.identityStale = true
         this.retryLater(queue, batch, String(code))
@@ -434,7 +451,7 @@ export class Producer {
     }
   }
 
-  private acknowledge(queue: PartitionQueue, batch: PendingBatch): void {
+  private acknowledge(queue: PartitionQueue, batch: PendingBatch, baseOffset: number): void {
     queue.queue.shift()
     this.release(batch.reserved)
     const { sealed } = batch
@@ -450,6 +467,13 @@ export class Producer {
       compressCpuSeconds: sealed.compressCpuSeconds,
       latencySeconds: (Date.now() - batch.closedAt) / 1000
     })
+    if (this.ackHandlers.length > 0) {
+      const acked: AckedBatch = {
+        topic: queue.topic, partition: queue.partition, baseOffset, records: sealed.recordCount,
+        crc: sealed.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sealed.bytes.length, uncompressedBytes: sealed.uncompressedBytes
+      }
+      for (const handler of this.ackHandlers) handler(acked)
+    }
   }
 
   private failHead(queue: PartitionQueue, error: SqueezeError): void {

@@ -18,6 +18,8 @@ export interface ReadBatch {
   readonly isTransactional: boolean
   readonly producerId: bigint
   readonly baseSequence: number
+  /** The stored CRC-32C: equal to the producer's only if the broker kept the batch byte for byte. */
+  readonly crc: number
   readonly records: readonly IncomingRecord[]
   readonly decompressCpuSeconds: number
 }
@@ -103,6 +105,7 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     isTransactional: (attributes & ATTRIBUTE.TRANSACTIONAL) !== 0,
     producerId: batch.readBigInt64BE(BATCH.PRODUCER_ID),
     baseSequence: batch.readInt32BE(BATCH.BASE_SEQUENCE),
+    crc: batch.readUInt32BE(BATCH.CRC),
     records,
     decompressCpuSeconds
   }

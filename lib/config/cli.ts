@@ -1,0 +1,76 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../kafka/connection.js'
+
+export type CliOptions = NonNullable<ParseArgsConfig['options']>
+
+/** Flags every service shares: where the cluster is, logging, and the metrics/health listener. */
+export const COMMON_OPTIONS = {
+  brokers: { type: 'string' },
+  'client-id': { type: 'string' },
+  'log-level': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+  help: { type: 'boolean', short: 'h' }
+} as const satisfies CliOptions
+
+export const COMMON_HELP = `Connection and service options:
+  --brokers HOST:PORT[,...]   bootstrap brokers (env KAFKA_BROKERS)
+  --client-id ID              client id sent to the brokers (default squeeze)
+  --metrics-port PORT         serve /metrics, /healthz, /readyz on this port (off by default)
+  --metrics-host HOST         address the metrics listener binds (default 127.0.0.1)
+  --log-level LEVEL           trace|debug|info|warn|error|silent (default info); logs are JSON on stderr
+  -h, --help                  this help`
+
+/** node:util parseArgs, with its errors turned into one clear config error. */
+export function parseCli<T extends CliOptions>(argv: readonly string[], options: T): ReturnType<typeof parseArgs<{ options: T; allowPositionals: true; strict: true; args: string[] }>> {
+  try {
+    return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true })
+  } catch (err) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${errorMessage(err).replace(/\. To specify.*$/, '')}; see --help`)
+  }
+}
+
+export function requireString(value: string | undefined, flag: string, hint: string): string {
+  if (value === undefined || value.trim() === '') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `missing --${flag}: ${hint}`)
+  return value
+}
+
+export function parseInteger(value: string | undefined, flag: string, min: number, max: number = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be a whole number from ${min} to ${max}, got "${value}"`)
+  }
+  return n
+}
+
+export function oneOf<T extends string>(value: string | undefined, flag: string, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be one of ${allowed.join(', ')}, got "${value}"`)
+  }
+  return value as T
+}
+
+export function connectionFrom(values: { brokers?: string | undefined; 'client-id'?: string | undefined }, env: NodeJS.ProcessEnv): KafkaConnectionConfig {
+  const list = requireString(values.brokers ?? env.KAFKA_BROKERS, 'brokers', 'give --brokers host:port or set KAFKA_BROKERS')
+  const brokers = list.split(',').map((b) => b.trim()).filter((b) => b !== '')
+  const bad = brokers.filter((b) => !/^[^\s:]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b))
+  if (bad.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid broker address ${bad.join(', ')}: use host:port`)
+  return Object.freeze({ ...DEFAULT_CONNECTION, brokers, clientId: values['client-id'] ?? DEFAULT_CONNECTION.clientId })
+}
+
+export interface ServiceOptions {
+  readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  readonly metricsPort: number | undefined
+  readonly metricsHost: string
+}
+
+export function serviceOptionsFrom(values: { 'log-level'?: string | undefined; 'metrics-port'?: string | undefined; 'metrics-host'?: string | undefined }): ServiceOptions {
+  return Object.freeze({
+    logLevel: oneOf(values['log-level'], 'log-level', ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    metricsPort: parseInteger(values['metrics-port'], 'metrics-port', 0, 65535),
+    metricsHost: values['metrics-host'] ?? '127.0.0.1'
+  })
+}

@@ -1,0 +1,99 @@
+import { codecNameForId } from '../codecs/index.js'
+import { errorCode, errorMessage } from '../errors.js'
+import type { LogFormat } from '../formats/index.js'
+import type { Logger } from '../log/logger.js'
+import type { BatchEvent, CorruptBatchEvent, ReaderHandlers } from './partition-reader.js'
+
+/** Everything squeeze measured while reading one topic. Bytes are as stored (compressed) and as decompressed. */
+export interface TopicMeasurement {
+  readonly topic: string
+  codecs: string[]
+  records: number
+  batches: number
+  storedBytes: number
+  uncompressedBytes: number
+  decompressCpuSeconds: number
+  decodeCpuSeconds: number
+  corruptRecords: number
+  corruptBatches: number
+  firstReadAt: number
+  lastReadAt: number
+  /** Bytes the topic's replicas hold on broker disks (DescribeLogDirs), when asked for. */
+  diskBytes?: number
+}
+
+export interface ConsumerMetricsSink {
+  batchRead(topic: string, codec: string, batch: { records: number; storedBytes: number; uncompressedBytes: number; decompressCpuSeconds: number; decodeCpuSeconds: number }): void
+  corrupt(topic: string, kind: 'record' | 'batch', code: string): void
+}
+
+/**
+ * Decodes every record of every batch with the topic's log format and adds up bytes and CPU per topic.
+ * A record that does not decode is counted and logged with its coordinates, and reading goes on.
+ */
+export class TopicMeasurements implements ReaderHandlers {
+  private readonly byTopic = new Map<string, TopicMeasurement>()
+
+  constructor(
+    private readonly formatFor: (topic: string) => LogFormat | null,
+    private readonly log: Logger,
+    private readonly metrics?: ConsumerMetricsSink
+  ) {}
+
+  results(): TopicMeasurement[] {
+    return [...this.byTopic.values()]
+  }
+
+  get(topic: string): TopicMeasurement {
+    let measurement = this.byTopic.get(topic)
+    if (measurement === undefined) {
+      measurement = {
+        topic, codecs: [], records: 0, batches: 0, storedBytes: 0, uncompressedBytes: 0,
+        decompressCpuSeconds: 0, decodeCpuSeconds: 0, corruptRecords: 0, corruptBatches: 0, firstReadAt: Date.now(), lastReadAt: Date.now()
+      }
+      this.byTopic.set(topic, measurement)
+    }
+    return measurement
+  }
+
+  onBatch(event: BatchEvent): void {
+    const { topic, partition, batch } = event
+    if (batch.isControl) return
+    const m = this.get(topic)
+    const format = this.formatFor(topic)
+    const before = process.cpuUsage()
+    let corrupt = 0
+    if (format !== null) {
+      for (const record of batch.records) {
+        if (record.value === null) continue
+        try {
+          format.decode(record.value)
+        } catch (err) {
+          corrupt++
+          this.metrics?.corrupt(topic, 'record', errorCode(err))
+          if (m.corruptRecords + corrupt <= 20) this.log.warn({ topic, partition, offset: record.offset, code: errorCode(err), reason: errorMessage(err) }, 'record does not decode; counted and skipped')
+        }
+      }
+    }
+    const spent = process.cpuUsage(before)
+    const decodeCpuSeconds = (spent.user + spent.system) / 1e6 + event.framingCpuSeconds
+    const codec = codecNameForId(batch.codecId) ?? `id${batch.codecId}`
+    if (!m.codecs.includes(codec)) m.codecs.push(codec)
+    m.records += batch.records.length
+    m.batches++
+    m.storedBytes += batch.storedBytes
+    m.uncompressedBytes += batch.uncompressedBytes
+    m.decompressCpuSeconds += batch.decompressCpuSeconds
+    m.decodeCpuSeconds += decodeCpuSeconds
+    m.corruptRecords += corrupt
+    m.lastReadAt = Date.now()
+    this.metrics?.batchRead(topic, codec, { records: batch.records.length, storedBytes: batch.storedBytes, uncompressedBytes: batch.uncompressedBytes, decompressCpuSeconds: batch.decompressCpuSeconds, decodeCpuSeconds })
+  }
+
+  onCorruptBatch(event: CorruptBatchEvent): void {
+    const m = this.get(event.topic)
+    m.corruptBatches++
+    this.metrics?.corrupt(event.topic, 'batch', event.error.code)
+    this.log.error({ topic: event.topic, partition: event.partition, baseOffset: event.baseOffset, lastOffset: event.lastOffset, code: event.error.code }, `skipping corrupt batch: ${event.error.message}`)
+  }
+}

@@ -1,0 +1,86 @@
+import { Decoder, Encoder, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
+
+export interface PartitionDiskSize {
+  readonly topic: string
+  readonly partition: number
+  readonly brokerId: number
+  readonly logDir: string
+  readonly sizeBytes: number
+}
+
+const DESCRIBE_LOG_DIRS_API_KEY = 35
+// v1: the oldest version Kafka 4.x serves (KIP-896) and the last one before flexible encoding.
+const DESCRIBE_LOG_DIRS_VERSION = 1
+
+function describeLogDirsRequest(topics: ReadonlyMap<string, readonly number[]>): { request: ProtocolRequest; response: ProtocolResponse<Array<Omit<PartitionDiskSize, 'brokerId'>>> } {
+  return {
+    request: {
+      apiKey: DESCRIBE_LOG_DIRS_API_KEY,
+      apiVersion: DESCRIBE_LOG_DIRS_VERSION,
+      apiName: 'DescribeLogDirs',
+      expectResponse: () => true,
+      encode: async () => {
+        const encoder = new Encoder()
+        encoder.writeInt32(topics.size)
+        for (const [topic, partitions] of topics) {
+          encoder.writeString(topic).writeInt32(partitions.length)
+          for (const partition of partitions) encoder.writeInt32(partition)
+        }
+        return encoder
+      }
+    },
+    response: {
+      decode: async (raw) => {
+        const decoder = new Decoder(raw)
+        decoder.readInt32() // throttle_time_ms
+        const sizes: Array<Omit<PartitionDiskSize, 'brokerId'>> = []
+        const dirs = decoder.readInt32()
+        for (let d = 0; d < dirs; d++) {
+          decoder.readInt16() // error_code of the log dir: an offline dir simply reports no partitions
+          const logDir = decoder.readString()
+          const topicCount = decoder.readInt32()
+          for (let t = 0; t < topicCount; t++) {
+            const topic = decoder.readString()
+            const partitionCount = decoder.readInt32()
+            for (let p = 0; p < partitionCount; p++) {
+              const partition = decoder.readInt32()
+              const sizeBytes = Number(decoder.readInt64().toString())
+              decoder.readInt64() // offset_lag
+              decoder.readInt8() // is_future_key
+              sizes.push({ topic, partition, logDir, sizeBytes })
+            }
+          }
+        }
+        return sizes
+      },
+      parse: async (decoded) => decoded
+    }
+  }
+}
+
+/**
+ * Bytes each replica of the topics' partitions holds on its broker's disk (DescribeLogDirs, API 35), asked
+ * of every broker that hosts a replica. kafkajs has no DescribeLogDirs, so the request is squeeze's own.
+ */
+export async function describeLogDirs(cluster: KafkajsCluster, topics: readonly string[]): Promise<PartitionDiskSize[]> {
+  await cluster.refreshMetadata()
+  const byBroker = new Map<number, Map<string, number[]>>()
+  for (const topic of topics) {
+    for (const partition of cluster.findTopicPartitionMetadata(topic)) {
+      for (const brokerId of partition.replicas) {
+        const perTopic = byBroker.get(brokerId) ?? new Map<string, number[]>()
+        perTopic.set(topic, [...(perTopic.get(topic) ?? []), partition.partitionId])
+        byBroker.set(brokerId, perTopic)
+      }
+    }
+  }
+  const results = await Promise.all(
+    [...byBroker].map(async ([brokerId, perTopic]) => {
+      const broker = await cluster.findBroker({ nodeId: brokerId })
+      const { request, response } = describeLogDirsRequest(perTopic)
+      const sizes = await broker.connectionPool.send({ request, response })
+      return sizes.map((size) => ({ ...size, brokerId }))
+    })
+  )
+  return results.flat()
+}

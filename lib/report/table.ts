@@ -1,0 +1,19 @@
+/** A plain-text table for terminals: right-aligned numbers, left-aligned text, a rule under the header. */
+export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^[-+]?[\d.,]+[a-zA-Z%x/]*$|^-$/.test(r[i] ?? '')))
+  const line = (cells: readonly string[]) =>
+    cells.map((cell, i) => (numeric[i] === true ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(2)}GiB`
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(2)}MiB`
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)}KiB`
+  return `${bytes}B`
+}
+
+export function formatNumber(value: number, digits = 2): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '-'
+}

@@ -1,0 +1,40 @@
+import { errorMessage, SqueezeError } from '../errors.js'
+import type { Logger } from '../log/logger.js'
+
+/**
+ * First SIGINT/SIGTERM: abort intake so the service can flush and close, then exit 0. A second signal or
+ * the shutdown deadline: exit 1 at once. Returns the signal every loop should watch.
+ */
+export function installShutdown(log: Logger, options: { timeoutMs: number }): AbortSignal {
+  const controller = new AbortController()
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) {
+      log.error({ signal }, 'second signal; exiting without waiting for the flush')
+      process.exit(1)
+    }
+    log.info({ signal, timeoutMs: options.timeoutMs }, 'shutting down: no new input, flushing what was accepted')
+    controller.abort()
+    setTimeout(() => {
+      log.error({ timeoutMs: options.timeoutMs }, 'shutdown took too long; exiting')
+      process.exit(1)
+    }, options.timeoutMs).unref()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  return controller.signal
+}
+
+/** Runs a command's main function: one clear line on stderr for an expected error, exit code 2 for bad config. */
+export async function runCommand(main: () => Promise<number>): Promise<void> {
+  try {
+    process.exitCode = await main()
+  } catch (err) {
+    if (err instanceof SqueezeError) {
+      process.stderr.write(`squeeze: ${err.message} [${err.code}]\n`)
+      process.exitCode = err.code === 'SQUEEZE_ERR_CONFIG_INVALID' || err.code.startsWith('SQUEEZE_ERR_CODEC_') ? 2 : 1
+    } else {
+      process.stderr.write(`squeeze: unexpected error: ${errorMessage(err)}\n${err instanceof Error ? err.stack ?? '' : ''}\n`)
+      process.exitCode = 1
+    }
+  }
+}

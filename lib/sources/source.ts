@@ -1,0 +1,4 @@
+/** What a source yields: a text line still to be parsed, or a record a generator already encoded. */
+export type SourceItem =
+  | { readonly kind: 'line'; readonly line: string }
+  | { readonly kind: 'record'; readonly key: Buffer | null; readonly value: Buffer; readonly timestampMs: number }

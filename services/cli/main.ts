@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+import { consumeMain } from '../consumer/main.js'
+import { demoMain } from '../demo/main.js'
+import { produceMain } from '../producer/main.js'
+import { runCommand } from '../../lib/service/lifecycle.js'
+
+const USAGE = `squeeze: measure what each Kafka compression codec and level costs and saves on your own logs.
+
+Usage: squeeze <command> [options]   (squeeze <command> --help for details)
+
+Commands:
+  produce   read or generate log records, batch per partition, compress with a codec and level, send to Kafka
+  consume   read topics, decompress and decode every record, report bytes and CPU per topic
+  demo      start a broker, produce generated logs with each codec, read them back, print the comparison`
+
+const COMMANDS: Readonly<Record<string, (argv: readonly string[]) => Promise<number>>> = {
+  produce: produceMain,
+  consume: consumeMain,
+  demo: demoMain
+}
+
+await runCommand(async () => {
+  const [command, ...rest] = process.argv.slice(2)
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`)
+    return command === undefined ? 2 : 0
+  }
+  const main = COMMANDS[command]
+  if (main === undefined) {
+    process.stderr.write(`squeeze: unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(', ')}\n`)
+    return 2
+  }
+  return main(rest)
+})

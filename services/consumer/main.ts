@@ -1,0 +1,100 @@
+import { writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
+import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
+import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
+import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
+import { startMetricsServer } from '../../lib/metrics/http-server.js'
+import { createRegistry } from '../../lib/metrics/registry.js'
+import { renderConsumeReport } from '../../lib/report/consume-report.js'
+import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
+
+export const CONSUME_HELP = `squeeze consume: read topics, decompress and decode every record, report bytes and CPU per topic.
+
+Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
+
+  --topic LIST                 topics to read (comma-separated or repeated)
+  --format KIND|none           decode values as ${LOG_KINDS.join(', ')}, or none to skip decoding (default http)
+  --from earliest|latest       where to start (default earliest)
+  --follow                     keep reading new records; otherwise stop at the end offsets seen at start
+  --isolation read_committed|read_uncommitted   (default read_committed)
+  --json FILE                  also write the measurements as JSON
+${COMMON_HELP}
+
+The summary table is printed at the end, or on Ctrl-C. Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
+
+const OPTIONS = {
+  ...COMMON_OPTIONS,
+  topic: { type: 'string', multiple: true },
+  format: { type: 'string' },
+  from: { type: 'string' },
+  follow: { type: 'boolean' },
+  isolation: { type: 'string' },
+  json: { type: 'string' }
+} as const
+
+export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseCli(argv, OPTIONS)
+  if (values.help === true) {
+    process.stdout.write(`${CONSUME_HELP}\n`)
+    return 0
+  }
+  const topics = (values.topic ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '')
+  if (topics.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
+  const connection = connectionFrom(values, env)
+  const service = serviceOptionsFrom(values)
+  const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, 'http' as LogKind)
+  const format = formatName === 'none' ? null : formatFor(formatName)
+  const readerConfig = {
+    ...DEFAULT_READER_CONFIG,
+    topics,
+    from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
+    untilEnd: values.follow !== true,
+    isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed')
+  }
+
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-consumer' })
+  const signal = installShutdown(log, { timeoutMs: 10_000 })
+  const registry = createRegistry()
+  const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), createConsumerMetrics(registry))
+  const cluster = createCluster(connection, log)
+  const admin = createKafkaClient(connection, log).admin()
+  let ready = false
+  const metricsServer = service.metricsPort === undefined ? undefined : await startMetricsServer(registry, {
+    port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => ready }
+  })
+  try {
+    try {
+      await Promise.all([cluster.connect(), admin.connect()])
+    } catch (err) {
+      throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker at ${connection.brokers.join(',')}: ${errorMessage(err)}`, { cause: err })
+    }
+    const existing = await admin.listTopics()
+    const missing = topics.filter((t) => !existing.includes(t))
+    if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
+    ready = true
+    const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })
+    await reader.run(measurements, signal)
+    for (const topic of topics) measurements.get(topic)
+    const results = measurements.results()
+    try {
+      const sizes = await describeLogDirs(cluster, topics)
+      for (const m of results) m.diskBytes = sizes.filter((s) => s.topic === m.topic).reduce((sum, s) => sum + s.sizeBytes, 0)
+    } catch (err) {
+      log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
+    }
+    process.stdout.write(`${renderConsumeReport(results)}\n`)
+    if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
+    return 0
+  } finally {
+    await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
+    await metricsServer?.close()
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => consumeMain(process.argv.slice(2)))

@@ -1,0 +1,140 @@
+import { pathToFileURL } from 'node:url'
+import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
+import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
+import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { ensureTopic } from '../../lib/kafka/topics.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { startMetricsServer } from '../../lib/metrics/http-server.js'
+import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
+import { createRegistry } from '../../lib/metrics/registry.js'
+import { produceLogs } from '../../lib/pipeline/produce-logs.js'
+import { Producer } from '../../lib/producer/producer.js'
+import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
+import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
+import { generateRecords } from '../../lib/sources/generator-source.js'
+import type { SourceItem } from '../../lib/sources/source.js'
+
+export const PRODUCE_HELP = `squeeze produce: read or generate log records, batch them per partition, compress, send to Kafka.
+
+Usage: squeeze produce --topic TOPIC [options]
+
+Input:
+  --source generate|file|stdin   where records come from (default generate)
+  --kind KIND                    log kind: ${LOG_KINDS.join(', ')} (default http)
+  --file PATH                    with --source file; access logs (combined format) become Cap'n Proto HTTP records
+  --follow                       keep reading the file as it grows, across rotation (tail -F)
+  --records N                    stop after N records (generate default 100000)
+  --rate N                       generated records per second (default: as fast as possible)
+  --seed N                       generator seed (default 1): equal seeds give identical records
+  --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
+Kafka:
+  --topic TOPIC                  destination topic
+  --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1|9], zstd[:-131072..22] (default zstd:3)
+  --create-partitions N          create the topic with N partitions (compression.type=producer) if missing
+  -X NAME=VALUE                  producer setting by Kafka name, repeatable: linger.ms (100), batch.size (1048576),
+                                 buffer.memory (33554432), max.request.size, acks (all), enable.idempotence (true),
+                                 delivery.timeout.ms, request.timeout.ms, retry.backoff.ms, compression.type,
+                                 compression.gzip.level, compression.lz4.level, compression.zstd.level
+${COMMON_HELP}
+
+Exit codes: 0 all records delivered; 1 runtime failure or undelivered records; 2 invalid arguments.`
+
+const OPTIONS = {
+  ...COMMON_OPTIONS,
+  topic: { type: 'string' },
+  source: { type: 'string' },
+  kind: { type: 'string' },
+  file: { type: 'string' },
+  follow: { type: 'boolean' },
+  records: { type: 'string' },
+  rate: { type: 'string' },
+  seed: { type: 'string' },
+  'on-parse-error': { type: 'string' },
+  codec: { type: 'string' },
+  'create-partitions': { type: 'string' },
+  X: { type: 'string', short: 'X', multiple: true }
+} as const
+
+export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseCli(argv, OPTIONS)
+  if (values.help === true) {
+    process.stdout.write(`${PRODUCE_HELP}\n`)
+    return 0
+  }
+  // Every setting is validated before anything connects.
+  const topic = requireString(values.topic, 'topic', 'name the destination topic')
+  const connection = connectionFrom(values, env)
+  const service = serviceOptionsFrom(values)
+  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), values.codec === undefined ? undefined : parseCodecSpec(values.codec))
+  const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
+  const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
+  const records = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined)
+  const rate = parseInteger(values.rate, 'rate', 1)
+  const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1
+  const onParseError = oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip')
+  const createPartitions = parseInteger(values['create-partitions'], 'create-partitions', 1, 10000)
+  if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
+  const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 5000 })
+  const registry = createRegistry()
+  const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
+  let started = false
+  const metricsServer = service.metricsPort === undefined ? undefined : await startMetricsServer(registry, {
+    port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => started }
+  })
+  try {
+    if (createPartitions !== undefined) {
+      const admin = createKafkaClient(connection, log).admin()
+      await admin.connect().catch((err: unknown) => {
+        throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker at ${connection.brokers.join(',')}: ${String((err as Error).message)}`)
+      })
+      try {
+        await ensureTopic(admin, topic, createPartitions)
+      } finally {
+        await admin.disconnect()
+      }
+    }
+    await producer.start()
+    started = true
+    const source: AsyncIterable<SourceItem> =
+      sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
+      : sourceKind === 'file' ? limit(readFileLines(values.file as string, { follow: values.follow === true, signal }), records)
+      : limit(readStdinLines(signal), records)
+    log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
+    const summary = await produceLogs({
+      source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal,
+      onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
+    })
+    await producer.close()
+    const stats = producer.snapshot()
+    const ratio = stats.compressedBytes === 0 ? 0 : stats.uncompressedBytes / stats.compressedBytes
+    process.stdout.write(
+      `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
+      `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x), ` +
+      `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
+      `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}\n`
+    )
+    return stats.recordsFailed > 0 ? 1 : 0
+  } finally {
+    await producer.close().catch(() => undefined)
+    await metricsServer?.close()
+  }
+}
+
+async function* limit<T>(items: AsyncIterable<T>, max: number | undefined): AsyncGenerator<T> {
+  if (max === undefined) {
+    yield* items
+    return
+  }
+  let n = 0
+  for await (const item of items) {
+    yield item
+    if (++n >= max) return
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => produceMain(process.argv.slice(2)))
