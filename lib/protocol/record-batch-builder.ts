@@ -37,8 +37,9 @@ function headersSize(headers: readonly RecordHeader[] | undefined): number {
 
 /**
  * Writes records straight into one buffer in Kafka's v2 record format, leaving room for the batch header.
- * Inner offsets are 0..n-1 (offsetDelta = index): a broker that sees anything else rebuilds and recompresses
- * the whole batch, the bug the field report found in a Go client.
+ * Inner offsets are 0..n-1 (offsetDelta = index). The field report's Go client wrote other values and its
+ * broker silently rebuilt and recompressed every batch; Kafka 4.1.1 still rebuilds such a batch when the topic's
+ * codec differs, rejects it (UNKNOWN_SERVER_ERROR) when the codec matches, and stores an uncompressed one as is.
  */
 export class RecordBatchBuilder {
   private buf: Buffer

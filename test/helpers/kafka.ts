@@ -21,7 +21,7 @@ export interface TestKafka {
 }
 
 export async function startTestKafka(): Promise<TestKafka> {
-  const log = createLogger({ level: process.env.SQUEEZE_TEST_LOG_LEVEL === undefined ? 'warn' : (process.env.SQUEEZE_TEST_LOG_LEVEL as 'debug'), name: 'squeeze-test' })
+  const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent', name: 'squeeze-test' })
   const broker = await acquireBroker((msg: string) => log.info(msg))
   const connection: KafkaConnectionConfig = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-test' }
   const admin = createKafkaClient(connection, log).admin()
