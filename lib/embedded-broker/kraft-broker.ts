@@ -67,6 +67,10 @@ export interface EmbeddedBroker {
   stop(): Promise<void>
   /** Stops the JVM (data dir kept) and starts it again on the same ports; resolves once it serves metadata again. */
   restart?(): Promise<void>
+  /** Stops the JVM but keeps the data dir and ports, so `resume()` brings the same broker back (outage tests). */
+  halt(): Promise<void>
+  /** Starts a halted broker again; resolves once it serves metadata. */
+  resume(): Promise<void>
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -452,6 +456,22 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
         restarting = undefined
       })
       return restarting
+    },
+    async halt(): Promise<void> {
+      if (current !== undefined) await terminate(current)
+      current = undefined
+    },
+    async resume(): Promise<void> {
+      if (stopping !== undefined) throw new SqueezeError(ErrorCodes.BROKER_START, `embedded Kafka at ${bootstrap} was stopped; cannot resume`)
+      if (current !== undefined) return
+      current = launch()
+      try {
+        await waitReady(current)
+      } catch (e) {
+        await terminate(current)
+        current = undefined
+        throw e
+      }
     }
   }
   return broker

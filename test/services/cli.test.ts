@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { createGenerator } from '../../lib/generators/index.js'
+import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+
+function squeeze(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '', ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+function oneLine(text: string): string {
+  const lines = text.trim().split('\n')
+  assert.equal(lines.length, 1, `expected one line on stderr, got:\n${text}`)
+  return lines[0] as string
+}
+
+describe('squeeze CLI without a broker', () => {
+  it('--help lists the commands and exits 0', async () => {
+    const result = await squeeze(['--help'])
+    assert.equal(result.code, 0)
+    assert.match(result.stdout, /produce/)
+    assert.match(result.stdout, /consume/)
+    const produceHelp = await squeeze(['produce', '--help'])
+    assert.equal(produceHelp.code, 0)
+    assert.match(produceHelp.stdout, /linger\.ms/)
+  })
+
+  it('an unknown codec is a one-line error listing the valid codecs, exit 2', async () => {
+    const result = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '--codec', 'brotli'])
+    assert.equal(result.code, 2)
+    assert.match(oneLine(result.stderr), /unknown codec "brotli": use one of none, gzip, snappy, lz4, zstd/)
+  })
+
+  it('a level out of range names the valid range, exit 2', async () => {
+    const result = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '--codec', 'zstd:30'])
+    assert.equal(result.code, 2)
+    assert.match(oneLine(result.stderr), /invalid zstd level 30: compression\.zstd\.level accepts -131072\.\.22/)
+    const gzip = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '-X', 'compression.type=gzip', '-X', 'compression.gzip.level=12'])
+    assert.equal(gzip.code, 2)
+    assert.match(oneLine(gzip.stderr), /compression\.gzip\.level/)
+  })
+
+  it('reports every bad setting at once and rejects unknown ones', async () => {
+    const result = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '-X', 'linger.ms=abc', '-X', 'bogus.setting=1'])
+    assert.equal(result.code, 2)
+    const line = oneLine(result.stderr)
+    assert.match(line, /linger\.ms/)
+    assert.match(line, /unknown setting bogus\.setting/)
+  })
+
+  it('an unreachable broker fails fast with a clear message, exit 1', async () => {
+    const started = Date.now()
+    const result = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '--records', '10'])
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /squeeze: cannot reach any Kafka broker/)
+    assert.ok(Date.now() - started < 60_000)
+  })
+})
+
+describe('squeeze CLI against a broker', () => {
+  let kafka: TestKafka
+  before(async () => {
+    kafka = await startTestKafka()
+  })
+  after(async () => {
+    await kafka?.stop()
+  })
+
+  it('unparsable access-log lines are counted and skipped, or sent raw, never fatal', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-cli-'))
+    const good = '83.149.9.216 - - [17/May/2015:10:05:03 +0000] "GET /images/kibana-search.png HTTP/1.1" 200 203023 "http://semicomplete.com/" "Mozilla/5.0"'
+    const file = join(dir, 'access.log')
+    writeFileSync(file, [good, 'garbage line', good, '\u0000\u0001 binary junk', good].join('\n') + '\n')
+    const brokers = kafka.broker.brokers.join(',')
+    const skipTopic = await kafka.createTopic(t)
+    const skip = await squeeze(['produce', '--brokers', brokers, '--topic', skipTopic, '--source', 'file', '--file', file, '--kind', 'http', '--log-level', 'silent'])
+    assert.equal(skip.code, 0, skip.stderr)
+    assert.match(skip.stdout, /produced 3 records/)
+    assert.match(skip.stdout, /lines not parsed: 2 \(skip\)/)
+    const rawTopic = await kafka.createTopic(t)
+    const raw = await squeeze(['produce', '--brokers', brokers, '--topic', rawTopic, '--source', 'file', '--file', file, '--on-parse-error', 'raw', '--log-level', 'silent'])
+    assert.equal(raw.code, 0, raw.stderr)
+    assert.match(raw.stdout, /produced 5 records/)
+
+    // The consumer decodes the 3 Cap'n Proto records and counts the 2 raw lines as corrupt, and goes on.
+    const consumed = await squeeze(['consume', '--brokers', brokers, '--topic', rawTopic, '--format', 'http', '--log-level', 'silent', '--json', join(dir, 'out.json')])
+    assert.equal(consumed.code, 0, consumed.stderr)
+    const { readFileSync } = await import('node:fs')
+    const [measurement] = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as Array<{ records: number; corruptRecords: number; diskBytes: number }>
+    assert.equal(measurement?.records, 5)
+    assert.equal(measurement?.corruptRecords, 2)
+    assert.ok((measurement?.diskBytes ?? 0) > 0)
+  })
+
+  it('corrupt Cap\'n Proto records in a topic are counted with their offsets, never a crash', async (t) => {
+    const topic = await kafka.createTopic(t)
+    const producer = await kafka.startProducer({ codec: { codec: 'zstd', level: 3 } })
+    const generator = createGenerator('http', { seed: 3 })
+    for (let i = 0; i < 200; i++) {
+      const value = generator.next().value
+      // Every 10th record: a truncated or bit-flipped message.
+      const bad = i % 10 === 0 ? (i % 20 === 0 ? value.subarray(0, 9) : Buffer.from(value.map((b, j) => (j === 12 ? b ^ 0xff : b)))) : value
+      await producer.send({ topic, key: null, value: bad })
+    }
+    await producer.flush()
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-cli-'))
+    const result = await squeeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--json', join(dir, 'm.json')])
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /zstd/)
+    const { readFileSync } = await import('node:fs')
+    const [m] = JSON.parse(readFileSync(join(dir, 'm.json'), 'utf8')) as Array<{ records: number; corruptRecords: number }>
+    assert.equal(m?.records, 200)
+    assert.ok((m?.corruptRecords ?? 0) >= 10, `the 10 truncated messages at least are counted (got ${m?.corruptRecords})`)
+    assert.match(result.stderr, /"offset":0,.*record does not decode/)
+  })
+
+  it('consuming a topic that does not exist is one clear error, exit 1', async () => {
+    const result = await squeeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', 'no-such-topic', '--log-level', 'silent'])
+    assert.equal(result.code, 1)
+    assert.match(oneLine(result.stderr), /topic no-such-topic not found/)
+  })
+})
