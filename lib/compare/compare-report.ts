@@ -1,0 +1,75 @@
+import type { CodecName } from '../codecs/index.js'
+
+/** Did the broker keep the copier's batches byte for byte (CRC and size compared per batch)? */
+export interface RecompressionVerdict {
+  readonly verdict: 'kept' | 'recompressed' | 'unknown'
+  readonly batchesChecked: number
+  readonly batchesRewritten: number
+}
+
+/** Everything measured for one destination topic (one codec and level) in a comparison run. */
+export interface CompareTargetResult {
+  /** As the user named it: `zstd:3`, `none`. */
+  readonly target: string
+  readonly codec: CodecName
+  readonly level: number | null
+  readonly topic: string
+  readonly records: number
+  readonly batches: number
+  readonly meanRecordsPerBatch: number
+  /** Batch bytes before compression (header plus records), as the copier built them. */
+  readonly uncompressedBytes: number
+  /** Batch bytes the copier sent after compression. */
+  readonly sentBytes: number
+  /** Bytes one replica of the topic holds on the broker's disk (DescribeLogDirs). */
+  readonly storedBytes: number
+  /** uncompressedBytes / storedBytes. */
+  readonly ratio: number
+  /** storedBytes of the `none` target / this target's storedBytes; null without a `none` target. */
+  readonly ratioVsNone: number | null
+  readonly compressCpuSeconds: number
+  readonly compressCpuSecondsPerGiB: number
+  /** Uncompressed MB (10^6 bytes) compressed per CPU second. */
+  readonly compressMBPerSecondPerCore: number
+  readonly decompressCpuSeconds: number
+  readonly decompressCpuSecondsPerGiB: number
+  readonly decodeCpuSecondsPerGiB: number
+  /** Records per second the squeeze consumer read and decoded this topic at. */
+  readonly consumerRecordsPerSecond: number
+  readonly recompression: RecompressionVerdict
+  /** Order-insensitive digest of every record (partition, key, value, headers, timestamp): equal across targets. */
+  readonly digest: string
+}
+
+export interface CompareSource {
+  readonly kind: 'topic' | 'file' | 'generate'
+  readonly topic: string
+  readonly description: string
+  readonly records: number
+  readonly partitions: number
+  readonly uncompressedBytes: number
+  /** Wall time the source traffic spans (record timestamps), used to turn savings into bytes per day. */
+  readonly spanSeconds: number
+}
+
+export interface Recommendation {
+  readonly target: string
+  readonly criterion: 'cpu-budget' | 'target-ratio' | 'best-ratio-per-cpu'
+  readonly reason: string
+  /** Bytes per day saved against `none`: ingress rate x (1 - 1/ratioVsNone) x (replication factor + consumers). */
+  readonly bytesPerDaySaved: number | null
+}
+
+export interface CompareReport {
+  readonly generatedAt: string
+  readonly squeezeVersion: string
+  readonly source: CompareSource
+  readonly settings: {
+    readonly lingerMs: number
+    readonly batchSizeBytes: number
+    readonly replicationFactor: number
+    readonly consumers: number
+  }
+  readonly targets: readonly CompareTargetResult[]
+  readonly recommendation: Recommendation | null
+}
