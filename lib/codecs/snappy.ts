@@ -39,9 +39,25 @@ function xerialHeader(): Buffer {
   return header
 }
 
+/**
+ * Snappy blocks start with their uncompressed length as a varint, and the library allocates that much before
+ * it finds out the block is corrupt: 5 bytes can ask for 4 GiB. Snappy expands at most about 21x, so a larger
+ * claim is corruption and is refused before any allocation.
+ */
+function uncompressBlock(block: Uint8Array): Buffer {
+  let declared = 0
+  for (let i = 0, shift = 1; i < Math.min(5, block.length); i++, shift *= 128) {
+    const byte = block[i] as number
+    declared += (byte & 0x7f) * shift
+    if ((byte & 0x80) === 0) break
+  }
+  if (declared > 22 * block.length + 32) throw new RangeError(`snappy block declares ${declared} bytes from ${block.length}: corrupt`)
+  return snappy.uncompressSync(block, { asBuffer: true })
+}
+
 /** Reads both xerial-framed input (Java, librdkafka) and a bare snappy block (kafkajs-snappy, older clients). */
 export function decompressSnappy(input: Uint8Array): Buffer {
-  if (!isXerialFramed(input)) return snappy.uncompressSync(input, { asBuffer: true })
+  if (!isXerialFramed(input)) return uncompressBlock(input)
   const view = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
   const blocks: Buffer[] = []
   let offset = XERIAL_HEADER_BYTES
@@ -50,7 +66,7 @@ export function decompressSnappy(input: Uint8Array): Buffer {
     const length = view.readUInt32BE(offset)
     offset += 4
     if (offset + length > view.length) throw new RangeError('truncated xerial snappy chunk')
-    blocks.push(snappy.uncompressSync(view.subarray(offset, offset + length), { asBuffer: true }))
+    blocks.push(uncompressBlock(view.subarray(offset, offset + length)))
     offset += length
   }
   return blocks.length === 1 ? (blocks[0] as Buffer) : Buffer.concat(blocks)

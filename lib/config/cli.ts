@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../kafka/connection.js'
+import { securityFrom, type SecurityFlags } from './security.js'
 
 export type CliOptions = NonNullable<ParseArgsConfig['options']>
 
@@ -11,6 +12,15 @@ export const COMMON_OPTIONS = {
   'log-level': { type: 'string' },
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string' },
+  'security-protocol': { type: 'string' },
+  'sasl-mechanism': { type: 'string' },
+  'sasl-username': { type: 'string' },
+  'sasl-password-file': { type: 'string' },
+  'ssl-ca-file': { type: 'string' },
+  'ssl-cert-file': { type: 'string' },
+  'ssl-key-file': { type: 'string' },
+  'ssl-reject-unauthorized': { type: 'string' },
+  'client-config': { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const satisfies CliOptions
 
@@ -20,6 +30,16 @@ export const COMMON_HELP = `Connection and service options:
   --metrics-port PORT         serve /metrics, /healthz, /readyz on this port (off by default)
   --metrics-host HOST         address the metrics listener binds (default 127.0.0.1)
   --log-level LEVEL           trace|debug|info|warn|error|silent (default info); logs are JSON on stderr
+Security (flag, else environment, else --client-config):
+  --security-protocol P       PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL (env KAFKA_SECURITY_PROTOCOL; default PLAINTEXT)
+  --sasl-mechanism M          PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 (env KAFKA_SASL_MECHANISM)
+  --sasl-username NAME        (env KAFKA_SASL_USERNAME)
+  --sasl-password-file FILE   file holding the SASL password; otherwise env KAFKA_SASL_PASSWORD (never a flag value)
+  --ssl-ca-file FILE          PEM CA bundle that signs the brokers' certificates (default: Node's trusted CAs)
+  --ssl-cert-file FILE        PEM client certificate (mutual TLS), with --ssl-key-file FILE
+  --ssl-reject-unauthorized B true|false: verify the brokers' certificates and names (default true)
+  --client-config FILE        Java-style properties: security.protocol, sasl.mechanism, sasl.jaas.config,
+                              ssl.ca.location, ssl.certificate.location, ssl.key.location, bootstrap.servers, client.id
   -h, --help                  this help`
 
 /** node:util parseArgs, with its errors turned into one clear config error. */
@@ -53,12 +73,21 @@ export function oneOf<T extends string>(value: string | undefined, flag: string,
   return value as T
 }
 
-export function connectionFrom(values: { brokers?: string | undefined; 'client-id'?: string | undefined }, env: NodeJS.ProcessEnv): KafkaConnectionConfig {
-  const list = requireString(values.brokers ?? env.KAFKA_BROKERS, 'brokers', 'give --brokers host:port or set KAFKA_BROKERS')
+/** Brokers, client id, TLS and SASL from the parsed flags and the environment (validated, frozen). */
+export function connectionFrom(values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags, env: NodeJS.ProcessEnv): KafkaConnectionConfig {
+  const { ssl, sasl, fileDefaults } = securityFrom(values, env)
+  const fromEnv = env.KAFKA_BROKERS === undefined || env.KAFKA_BROKERS.trim() === '' ? undefined : env.KAFKA_BROKERS
+  const list = requireString(values.brokers ?? fromEnv ?? fileDefaults.brokers, 'brokers', 'give --brokers host:port or set KAFKA_BROKERS')
   const brokers = list.split(',').map((b) => b.trim()).filter((b) => b !== '')
   const bad = brokers.filter((b) => !/^[^\s:]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b))
   if (bad.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid broker address ${bad.join(', ')}: use host:port`)
-  return Object.freeze({ ...DEFAULT_CONNECTION, brokers, clientId: values['client-id'] ?? DEFAULT_CONNECTION.clientId })
+  return Object.freeze({
+    ...DEFAULT_CONNECTION,
+    brokers,
+    clientId: values['client-id'] ?? fileDefaults.clientId ?? DEFAULT_CONNECTION.clientId,
+    ...(ssl === undefined ? {} : { ssl }),
+    ...(sasl === undefined ? {} : { sasl })
+  })
 }
 
 export interface ServiceOptions {

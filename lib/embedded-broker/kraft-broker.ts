@@ -33,6 +33,29 @@ export interface KraftListenerOptions {
   controllerPort?: number
 }
 
+export type ScramMechanism = 'SCRAM-SHA-256' | 'SCRAM-SHA-512'
+
+/**
+ * Extra client listeners with TLS (security tests). The PLAINTEXT client listener, inter-broker traffic and
+ * the controller stay PLAINTEXT on loopback, so readiness checks and admin helpers work unchanged.
+ */
+export interface KraftSecurityOptions {
+  /** The server key and certificate chain (PKCS12 by default); the key password is the store password. */
+  keystore: { path: string; password: string; type?: 'PKCS12' | 'JKS' }
+  /**
+   * Adds SASL_SSL://host:<port> with sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512. PLAIN users
+   * live in the listener's JAAS config; SCRAM users are written into the metadata log at format time
+   * (StorageTool format --add-scram). Names and passwords: letters, digits, `.`, `_`, `-`.
+   */
+  saslSsl?: {
+    port?: number
+    plainUsers?: Readonly<Record<string, string>>
+    scramUsers?: ReadonlyArray<{ mechanism: ScramMechanism; name: string; password: string }>
+  }
+  /** Adds SSL://host:<port>: TLS without SASL. */
+  ssl?: { port?: number }
+}
+
 export interface KraftBrokerOptions {
   /** Data directory (config, logs, partitions). Default: a fresh temp dir, removed by stop(). A given dir is never removed. */
   logDir?: string
@@ -45,6 +68,8 @@ export interface KraftBrokerOptions {
   startTimeoutMs?: number
   /** Grace period between SIGTERM and SIGKILL (default 20 s). */
   stopTimeoutMs?: number
+  /** Extra SASL_SSL and/or SSL listeners. */
+  security?: KraftSecurityOptions
 }
 
 export interface EmbeddedBroker {
@@ -59,6 +84,10 @@ export interface EmbeddedBroker {
   version: string
   brokerPort: number
   controllerPort: number
+  /** "127.0.0.1:port" of the SASL_SSL listener, when `security.saslSsl` was given. */
+  saslSslBootstrap?: string
+  /** "127.0.0.1:port" of the SSL listener, when `security.ssl` was given. */
+  sslBootstrap?: string
   /** The effective server.properties. */
   config: Readonly<Record<string, string>>
   /** PID of the running JVM (undefined once stopped). */
@@ -206,6 +235,53 @@ export function defaultServerProperties(args: {
   }
 }
 
+const SAFE_CREDENTIAL = /^[A-Za-z0-9._-]+$/
+
+/** server.properties entries for the extra TLS listeners (added to the PLAINTEXT and CONTROLLER ones). */
+export function securityServerProperties(base: Record<string, string>, host: string, security: KraftSecurityOptions, ports: { saslSsl?: number; ssl?: number }): Record<string, string> {
+  const listeners: string[] = []
+  const props: Record<string, string> = {
+    'ssl.keystore.location': security.keystore.path,
+    'ssl.keystore.password': security.keystore.password,
+    'ssl.key.password': security.keystore.password,
+    'ssl.keystore.type': security.keystore.type ?? 'PKCS12',
+    'ssl.client.auth': 'none'
+  }
+  if (security.saslSsl !== undefined && ports.saslSsl !== undefined) {
+    listeners.push(`SASL_SSL://${host}:${ports.saslSsl}`)
+    const users = Object.entries(security.saslSsl.plainUsers ?? {})
+    for (const [name, password] of users) checkCredential(name, password)
+    props['sasl.enabled.mechanisms'] = 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512'
+    props['listener.name.sasl_ssl.sasl.enabled.mechanisms'] = 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512'
+    props['listener.name.sasl_ssl.plain.sasl.jaas.config'] =
+      `org.apache.kafka.common.security.plain.PlainLoginModule required${users.map(([n, p]) => ` user_${n}="${p}"`).join('')};`
+    props['listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
+    props['listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
+  }
+  if (security.ssl !== undefined && ports.ssl !== undefined) listeners.push(`SSL://${host}:${ports.ssl}`)
+  const protocolMap = [base['listener.security.protocol.map'] ?? '', ...listeners.map((l) => `${l.split(':')[0]}:${l.split(':')[0]}`)].filter((x) => x !== '')
+  return {
+    ...props,
+    listeners: [base['listeners'], ...listeners].join(','),
+    'advertised.listeners': [base['advertised.listeners'], ...listeners].join(','),
+    'listener.security.protocol.map': protocolMap.join(',')
+  }
+}
+
+/** StorageTool arguments creating the SCRAM users in the metadata log. */
+export function scramFormatArgs(security: KraftSecurityOptions | undefined): string[] {
+  return (security?.saslSsl?.scramUsers ?? []).flatMap((u) => {
+    checkCredential(u.name, u.password)
+    return ['--add-scram', `${u.mechanism}=[name=${u.name},password=${u.password}]`]
+  })
+}
+
+function checkCredential(name: string, password: string): void {
+  if (!SAFE_CREDENTIAL.test(name) || !SAFE_CREDENTIAL.test(password)) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `embedded broker user "${name}": names and passwords may hold only letters, digits, ".", "_" and "-"`)
+  }
+}
+
 function propertiesText(props: Record<string, string>): string {
   const esc = (s: string): string => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')
   return (
@@ -302,12 +378,20 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
   let brokerPort: number
   let controllerPort: number
   let config: Record<string, string>
+  let saslSslPort: number | undefined
+  let sslPort: number | undefined
   try {
-    const free = await reservePorts(host, 2)
+    const free = await reservePorts(host, 4)
     brokerPort = opts.listeners?.brokerPort ?? (free[0] as number)
     controllerPort = opts.listeners?.controllerPort ?? (free[1] as number)
+    const base = defaultServerProperties({ host, brokerPort, controllerPort, kafkaLogDir })
+    if (opts.security?.saslSsl !== undefined) saslSslPort = opts.security.saslSsl.port ?? (free[2] as number)
+    if (opts.security?.ssl !== undefined) sslPort = opts.security.ssl.port ?? (free[3] as number)
     config = {
-      ...defaultServerProperties({ host, brokerPort, controllerPort, kafkaLogDir }),
+      ...base,
+      ...(opts.security === undefined ? {} : securityServerProperties(base, host, opts.security, {
+        ...(saslSslPort === undefined ? {} : { saslSsl: saslSslPort }), ...(sslPort === undefined ? {} : { ssl: sslPort })
+      })),
       ...(opts.serverOverrides ?? {})
     }
     writeFileSync(propsFile, propertiesText(config))
@@ -315,7 +399,7 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     if (!existsSync(join(kafkaLogDir, 'meta.properties'))) {
       const fmt = await runKafkaJavaTool(
         KafkaMainClasses.STORAGE_TOOL,
-        ['format', '-t', SQUEEZE_CLUSTER_ID, '-c', propsFile, '--ignore-formatted'],
+        ['format', '-t', SQUEEZE_CLUSTER_ID, '-c', propsFile, '--ignore-formatted', ...scramFormatArgs(opts.security)],
         { timeoutMs: 60_000 }
       )
       if (fmt.code !== 0) {
@@ -428,6 +512,8 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     version,
     brokerPort,
     controllerPort,
+    ...(saslSslPort === undefined ? {} : { saslSslBootstrap: `${host}:${saslSslPort}` }),
+    ...(sslPort === undefined ? {} : { sslBootstrap: `${host}:${sslPort}` }),
     config,
     pid: () => (current !== undefined && current.child.exitCode === null ? current.child.pid : undefined),
     stop(): Promise<void> {

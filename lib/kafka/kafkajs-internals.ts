@@ -46,6 +46,10 @@ export interface KafkajsBroker {
   nodeId: number
   connectionPool: { send<T>(args: { request: ProtocolRequest; response: ProtocolResponse<T>; requestTimeout?: number }): Promise<T> }
   initProducerId(args: { transactionalId?: string; transactionTimeout?: number }): Promise<{ producerId: string; producerEpoch: number }>
+  addPartitionsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; topics: Array<{ topic: string; partitions: number[] }> }): Promise<unknown>
+  addOffsetsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; groupId: string }): Promise<unknown>
+  txnOffsetCommit(args: { transactionalId: string; groupId: string; producerId: string; producerEpoch: number; topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<unknown>
+  endTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; transactionResult: boolean }): Promise<unknown>
   isConnected(): boolean
 }
 
@@ -66,7 +70,11 @@ export interface KafkajsCluster {
   findTopicPartitionMetadata(topic: string): PartitionMetadata[]
   findBroker(args: { nodeId: number }): Promise<KafkajsBroker>
   findControllerBroker(): Promise<KafkajsBroker>
+  findGroupCoordinator(args: { groupId: string; coordinatorType: number }): Promise<KafkajsBroker>
 }
+
+/** FindCoordinator key types. */
+export const COORDINATOR_TYPES = { GROUP: 0, TRANSACTION: 1 } as const
 
 interface ProtocolErrorDefinition {
   type: string

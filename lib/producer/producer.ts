@@ -1,7 +1,7 @@
 import { createCodec, formatCodecSpec, type Codec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
 import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
-import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { COORDINATOR_TYPES, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
 import { retry } from '../retry.js'
 import type { BatchLabels, ProducerMetrics } from '../metrics/producer-metrics.js'
@@ -28,6 +28,8 @@ export interface ProducerConfig {
   readonly retryBackoffMs: number
   readonly retryBackoffMaxMs: number
   readonly codec: CodecSpec
+  /** Codec per destination topic, overriding `codec`: the copier writes every target through one producer. */
+  readonly topicCodecs?: Readonly<Record<string, CodecSpec>>
 }
 
 export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
@@ -119,6 +121,7 @@ interface ProducerIdentity {
 export class Producer {
   private readonly config: ProducerConfig
   private readonly codec: Codec
+  private readonly codecsByTopic = new Map<string, Codec>()
   private readonly labelsByTopic = new Map<string, BatchLabels>()
   private readonly partitionCounts = new Map<string, number>()
   private readonly queues = new Map<string, PartitionQueue>()
@@ -141,10 +144,15 @@ export class Producer {
   private inFlightRequests = 0
   private closing: Promise<void> | null = null
   private started = false
+  private inTransaction = false
+  private transactionError: SqueezeError | null = null
+  private offsetsGroupAdded = false
+  private readonly partitionsInTransaction = new Set<string>()
 
   constructor(config: ProducerConfig, private readonly deps: ProducerDeps) {
     this.config = config
     this.codec = createCodec(config.codec)
+    for (const [topic, spec] of Object.entries(config.topicCodecs ?? {})) this.codecsByTopic.set(topic, createCodec(spec))
     this.sticky = new StickyPartitioner(deps.random)
   }
 
@@ -160,8 +168,104 @@ export class Producer {
     } catch (err) {
       throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker: ${errorMessage(err)}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
     }
-    if (this.config.idempotent) await this.initProducerId()
+    if (this.config.idempotent || this.transactionalId !== undefined) await this.initProducerId()
     this.started = true
+  }
+
+  private get transactionalId(): string | undefined {
+    return this.deps.transactionalId
+  }
+
+  /** Starts a transaction: records sent from now until commit or abort become visible together, or never. */
+  beginTransaction(): void {
+    if (this.transactionalId === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'beginTransaction needs a transactionalId')
+    if (this.inTransaction) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'a transaction is already open')
+    this.inTransaction = true
+    this.transactionError = null
+    this.partitionsInTransaction.clear()
+    this.offsetsGroupAdded = false
+  }
+
+  /** Adds consumer offsets to the open transaction, so they commit exactly when its records do. */
+  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+    const transactionalId = this.requireTransaction()
+    const ids = this.transactionIds()
+    if (!this.offsetsGroupAdded) {
+      const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
+      await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
+      this.offsetsGroupAdded = true
+    }
+    const byTopic = new Map<string, Array<{ partition: number; offset: string }>>()
+    for (const { topic, partition, offset } of offsets) {
+      const list = byTopic.get(topic) ?? []
+      list.push({ partition, offset: String(offset) })
+      byTopic.set(topic, list)
+    }
+    await retry(async () => {
+      const groupCoordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
+      await groupCoordinator.txnOffsetCommit({ transactionalId, groupId, ...ids, topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000 })
+  }
+
+  /** Sends everything, then commits. If any batch of the transaction failed, aborts it instead and throws. */
+  async commitTransaction(): Promise<void> {
+    const transactionalId = this.requireTransaction()
+    await this.flush()
+    if (this.transactionError !== null) {
+      await this.endTransaction(transactionalId, false)
+      throw this.transactionError
+    }
+    await this.endTransaction(transactionalId, true)
+  }
+
+  async abortTransaction(): Promise<void> {
+    const transactionalId = this.requireTransaction()
+    await this.flush()
+    await this.endTransaction(transactionalId, false)
+  }
+
+  private async endTransaction(transactionalId: string, commit: boolean): Promise<void> {
+    const ids = this.transactionIds()
+    // A transaction that wrote nothing was never opened on the coordinator; EndTxn would be INVALID_TXN_STATE.
+    if (this.partitionsInTransaction.size === 0 && !this.offsetsGroupAdded) {
+      this.inTransaction = false
+      return
+    }
+    try {
+      await retry(async () => {
+        const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
+        await coordinator.endTxn({ transactionalId, ...ids, transactionResult: commit })
+      }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000 })
+    } finally {
+      this.inTransaction = false
+      this.partitionsInTransaction.clear()
+    }
+  }
+
+  private requireTransaction(): string {
+    if (this.transactionalId === undefined || !this.inTransaction) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'no open transaction: call beginTransaction() first')
+    }
+    return this.transactionalId
+  }
+
+  private transactionIds(): { producerId: string; producerEpoch: number } {
+    return { producerId: String(this.identity.producerId), producerEpoch: this.identity.producerEpoch }
+  }
+
+  /** AddPartitionsToTxn for partitions this transaction has not written to yet; must precede their first batch. */
+  private async addPartitionsToTransaction(entries: ReadonlyArray<{ queue: PartitionQueue }>): Promise<void> {
+    const transactionalId = this.transactionalId
+    if (transactionalId === undefined) return
+    const fresh = entries.filter(({ queue }) => !this.partitionsInTransaction.has(`${queue.topic}\u0000${queue.partition}`))
+    if (fresh.length === 0) return
+    const byTopic = new Map<string, number[]>()
+    for (const { queue } of fresh) byTopic.set(queue.topic, [...(byTopic.get(queue.topic) ?? []), queue.partition])
+    await retry(async () => {
+      const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
+      await coordinator.addPartitionsToTxn({ transactionalId, ...this.transactionIds(), topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
+    }, { retries: 10, initialDelayMs: 50, maxDelayMs: 1000 })
+    for (const { queue } of fresh) this.partitionsInTransaction.add(`${queue.topic}\u0000${queue.partition}`)
   }
 
   onDeliveryFailure(handler: (failure: DeliveryFailure) => void): void {
@@ -193,6 +297,9 @@ export class Producer {
       (record.headers ?? []).reduce((sum, h) => sum + h.key.length + (h.value?.length ?? 0) + 10, 0)
     if (size > this.config.maxRequestSizeBytes) {
       throw new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, `record of about ${size} bytes exceeds max.request.size ${this.config.maxRequestSizeBytes}; raise max.request.size (and the topic's max.message.bytes) or split the record`)
+    }
+    if (this.transactionalId !== undefined && !this.inTransaction) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'transactional producer: call beginTransaction() before send()')
     }
     const partitions = await this.partitionCount(record.topic)
     let partition: number
@@ -239,10 +346,15 @@ export class Producer {
     return this.closing
   }
 
+  private codecFor(topic: string): Codec {
+    return this.codecsByTopic.get(topic) ?? this.codec
+  }
+
   private labels(topic: string): BatchLabels {
     let labels = this.labelsByTopic.get(topic)
     if (labels === undefined) {
-      labels = { topic, codec: this.codec.name, level: this.codec.level === null ? '' : String(this.codec.level) }
+      const codec = this.codecFor(topic)
+      labels = { topic, codec: codec.name, level: codec.level === null ? '' : String(codec.level) }
       this.labelsByTopic.set(topic, labels)
     }
     return labels
@@ -252,7 +364,8 @@ export class Producer {
     const known = this.partitionCounts.get(topic)
     if (known !== undefined) return known
     try {
-      await this.deps.cluster.addTargetTopic(topic)
+      // Metadata of a topic created a moment ago may not have reached every broker yet (retriable).
+      await retry(() => this.deps.cluster.addTargetTopic(topic), { retries: 5, initialDelayMs: 100, maxDelayMs: 1000 })
     } catch (err) {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot load metadata for topic ${topic}: ${errorMessage(err)}`, { cause: err, retriable: true })
     }
@@ -314,7 +427,7 @@ export class Producer {
       this.release(this.config.batchSizeBytes)
       return
     }
-    const sealed = builder.seal(this.codec)
+    const sealed = builder.seal(this.codecFor(queue.topic))
     queue.queue.push({ sealed, closedAt: Date.now(), reserved: sealed.bytes.length, attempts: 0, retryAt: 0, stampedGeneration: -1 })
     // The builder's buffer is garbage now; only the sealed batch stays reserved.
     this.release(this.config.batchSizeBytes - sealed.bytes.length)
@@ -407,10 +520,11 @@ export class Producer {
   /** Assigns the sequence range at first send, and again only if the producer epoch changed since. */
   private stamp(queue: PartitionQueue, batch: PendingBatch): void {
     if (batch.stampedGeneration === this.generation) return
-    const state: BatchProducerState = this.config.idempotent
-      ? { producerId: this.identity.producerId, producerEpoch: this.identity.producerEpoch, baseSequence: queue.nextSequence, transactional: false }
+    const sequenced = this.config.idempotent || this.transactionalId !== undefined
+    const state: BatchProducerState = sequenced
+      ? { producerId: this.identity.producerId, producerEpoch: this.identity.producerEpoch, baseSequence: queue.nextSequence, transactional: this.transactionalId !== undefined }
       : { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false }
-    if (this.config.idempotent) queue.nextSequence = (queue.nextSequence + batch.sealed.recordCount) % 2 ** 31
+    if (sequenced) queue.nextSequence = (queue.nextSequence + batch.sealed.recordCount) % 2 ** 31
     stampProducerState(batch.sealed.bytes, state)
     batch.stampedGeneration = this.generation
   }
@@ -419,6 +533,7 @@ export class Producer {
     const batches: PartitionBatch[] = entries.map(({ queue, batch }) => ({ topic: queue.topic, partition: queue.partition, batch: batch.sealed.bytes }))
     let results
     try {
+      await this.addPartitionsToTransaction(entries)
       const broker = await this.deps.cluster.findBroker({ nodeId: leader })
       const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.deps.transactionalId ?? null, batches })
       results = await broker.connectionPool.send({ request, response, requestTimeout: this.config.requestTimeoutMs + 5000 })
@@ -439,7 +554,7 @@ export class Producer {
       const code = result?.errorCode ?? -1
       if (code === 0 || code === 46 /* DUPLICATE_SEQUENCE_NUMBER: already written */) {
         this.acknowledge(queue, batch, result?.baseOffset ?? -1)
-      } else if (code === 45 || code === 59 /* OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID */) {
+      } else if ((code === 45 || code === 59) && this.transactionalId === undefined /* OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID */) {
         this.identityStale = true
         this.retryLater(queue, batch, String(code))
       } else if (isRetriableProduceError(code)) {
@@ -485,7 +600,9 @@ export class Producer {
     this.deps.metrics?.recordsFailed(this.labels(queue.topic), records, error.code)
     this.deps.log.error({ topic: queue.topic, partition: queue.partition, records, code: error.code }, error.message)
     // A failed batch leaves a hole in this partition's sequence numbers; a new epoch starts them afresh.
-    if (this.config.idempotent) this.identityStale = true
+    // Inside a transaction the whole transaction fails instead: commitTransaction() aborts it and throws.
+    if (this.transactionalId !== undefined) this.transactionError ??= error
+    else if (this.config.idempotent) this.identityStale = true
     for (const handler of this.failureHandlers) handler({ topic: queue.topic, partition: queue.partition, records, error })
     this.checkIdle()
   }
@@ -515,9 +632,13 @@ export class Producer {
 
   private async initProducerId(): Promise<void> {
     // A fresh cluster answers COORDINATOR_LOAD_IN_PROGRESS for a few seconds; kafkajs marks it retriable.
+    const transactionalId = this.transactionalId
     const result = await retry(async () => {
-      const broker = await this.deps.cluster.findControllerBroker()
-      return broker.initProducerId({ transactionTimeout: 60000 })
+      // A transactional id is owned by its transaction coordinator; a plain producer id comes from any broker.
+      const broker = transactionalId === undefined
+        ? await this.deps.cluster.findControllerBroker()
+        : await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
+      return broker.initProducerId({ ...(transactionalId === undefined ? {} : { transactionalId }), transactionTimeout: 60000 })
     }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, onRetry: (err) => this.deps.log.debug({ err: errorMessage(err) }, 'InitProducerId failed; retrying') })
     this.identity = { producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch }
     this.generation++

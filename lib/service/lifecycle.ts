@@ -26,6 +26,10 @@ export function installShutdown(log: Logger, options: { timeoutMs: number }): Ab
 
 /** Runs a command's main function: one clear line on stderr for an expected error, exit code 2 for bad config. */
 export async function runCommand(main: () => Promise<number>): Promise<void> {
+  // Once the command is done, a client library's lingering timers or sockets must not keep the process alive.
+  const exitSoon = (): void => {
+    setTimeout(() => process.exit(), 2000).unref()
+  }
   try {
     process.exitCode = await main()
   } catch (err) {
@@ -36,5 +40,7 @@ export async function runCommand(main: () => Promise<number>): Promise<void> {
       process.stderr.write(`squeeze: unexpected error: ${errorMessage(err)}\n${err instanceof Error ? err.stack ?? '' : ''}\n`)
       process.exitCode = 1
     }
+  } finally {
+    exitSoon()
   }
 }

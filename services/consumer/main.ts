@@ -12,6 +12,7 @@ import { createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
 import { startMetricsServer } from '../../lib/metrics/http-server.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
+import { connectionFailure } from '../../lib/config/security.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 
 export const CONSUME_HELP = `squeeze consume: read topics, decompress and decode every record, report bytes and CPU per topic.
@@ -72,7 +73,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     try {
       await Promise.all([cluster.connect(), admin.connect()])
     } catch (err) {
-      throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker at ${connection.brokers.join(',')}: ${errorMessage(err)}`, { cause: err })
+      throw connectionFailure(err, connection.brokers)
     }
     const existing = await admin.listTopics()
     const missing = topics.filter((t) => !existing.includes(t))

@@ -12,6 +12,7 @@ import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
+import { connectionFailure } from '../../lib/config/security.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
@@ -90,7 +91,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
     if (createPartitions !== undefined) {
       const admin = createKafkaClient(connection, log).admin()
       await admin.connect().catch((err: unknown) => {
-        throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker at ${connection.brokers.join(',')}: ${String((err as Error).message)}`)
+        throw connectionFailure(err, connection.brokers)
       })
       try {
         await ensureTopic(admin, topic, createPartitions)

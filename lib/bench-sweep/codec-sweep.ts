@@ -1,0 +1,194 @@
+import { createCodec, formatCodecSpec, LEVEL_RANGES, type Codec, type CodecName, type CodecSpec } from '../codecs/index.js'
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import { BATCH } from '../protocol/batch-layout.js'
+import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
+import type { OutgoingRecord } from '../protocol/record.js'
+
+/**
+ * lzbench for Kafka batches: every codec and level runs over the same record sections the producer would
+ * compress (real v2 batches, cut at batch.size), with CPU time measured per level and every round trip
+ * checked byte for byte. Nothing touches Kafka.
+ */
+
+/** Uncompressed batches, as the producer would seal them: what the codecs are fed. */
+export interface BatchSet {
+  /** Records sections (the part Kafka compresses), one per batch. */
+  readonly sections: readonly Buffer[]
+  /** Records in each section, in the same order. */
+  readonly recordCounts: readonly number[]
+  readonly records: number
+  readonly batchBytes: number
+}
+
+export interface LevelResult {
+  /** `zstd:3`, `snappy`, `none`. */
+  readonly target: string
+  readonly codec: CodecName
+  readonly level: number | null
+  /** Whole batches before compression, headers included: what a `none` topic stores. */
+  readonly uncompressedBytes: number
+  /** Whole batches after compression, headers included: what the broker stores. */
+  readonly compressedBytes: number
+  /** uncompressedBytes / compressedBytes, so `none` is exactly 1. */
+  readonly ratio: number
+  /** Median over runs of records-section MB (10^6 bytes) compressed per process CPU second. */
+  readonly compressMBPerSecond: number
+  /** Median over runs of records-section MB (uncompressed output) restored per process CPU second. */
+  readonly decompressMBPerSecond: number
+  readonly runs: number
+}
+
+export interface BatchSizeResult {
+  readonly batchBytes: number
+  readonly batches: number
+  readonly meanRecordsPerBatch: number
+  /** Ratio per target (`zstd:3`, `lz4:1`) at this batch size. */
+  readonly ratios: Readonly<Record<string, number>>
+}
+
+export interface SweepOptions {
+  /** Timed repetitions per level; the median is reported. */
+  readonly runs: number
+  /**
+   * Each run repeats passes over all batches until at least this much CPU time is spent, so fast codecs on
+   * small inputs are not measured at the resolution of the CPU clock. 0 means one pass per run.
+   */
+  readonly minRunCpuSeconds?: number
+  /** Injected for tests; createCodec by default. */
+  readonly codecFor?: (spec: CodecSpec) => Codec
+}
+
+export const DEFAULT_BATCH_SIZES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024] as const
+export const BATCH_SWEEP_TARGETS: readonly CodecSpec[] = [{ codec: 'zstd', level: 3 }, { codec: 'lz4', level: 1 }]
+
+/**
+ * The levels swept when the user names a codec without a level: every gzip level, both lz4 levels, zstd's
+ * two fast negative levels and 1..19, plus 20..22 with `ultra` (they need far more memory and CPU).
+ */
+export function defaultLevels(codec: CodecName, ultra: boolean): CodecSpec[] {
+  const range = LEVEL_RANGES[codec]
+  if (range === undefined) return [{ codec, level: null }]
+  let levels: number[]
+  if (range.allowed !== undefined) levels = [...range.allowed]
+  else if (codec === 'zstd') levels = [-5, -1, ...integers(1, ultra ? 22 : 19)]
+  else levels = integers(range.min, range.max)
+  return levels.map((level) => ({ codec, level }))
+}
+
+/** Cuts records into batches of at most `batchBytes` (header included) with the producer's own builder. */
+export function buildBatches(records: Iterable<OutgoingRecord>, batchBytes: number): BatchSet {
+  const none = createCodec({ codec: 'none', level: null })
+  const sections: Buffer[] = []
+  const recordCounts: number[] = []
+  let count = 0
+  let builder = new RecordBatchBuilder(batchBytes)
+  const seal = (): void => {
+    if (builder.recordCount === 0) return
+    // seal() with none returns a view of the builder's buffer; copy it so the next builder cannot reuse it.
+    recordCounts.push(builder.recordCount)
+    sections.push(Buffer.from(builder.seal(none).bytes.subarray(BATCH.HEADER_BYTES)))
+    builder = new RecordBatchBuilder(batchBytes)
+  }
+  for (const record of records) {
+    const timestamp = record.timestamp ?? 0
+    if (!builder.tryAppend(record, timestamp)) {
+      seal()
+      builder.tryAppend(record, timestamp)
+    }
+    count++
+  }
+  seal()
+  return { sections, recordCounts, records: count, batchBytes }
+}
+
+/** Compresses and decompresses every batch with each spec, verifying each round trip; throws on the first mismatch. */
+export function sweepCodecs(batches: BatchSet, specs: readonly CodecSpec[], options: SweepOptions): LevelResult[] {
+  if (!Number.isInteger(options.runs) || options.runs < 1) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `runs must be a whole number >= 1, got ${options.runs}`)
+  return specs.map((spec) => sweepOne(batches, spec, options))
+}
+
+function sweepOne(batches: BatchSet, spec: CodecSpec, options: SweepOptions): LevelResult {
+  const codec = (options.codecFor ?? createCodec)(spec)
+  const target = formatCodecSpec(spec)
+  const sectionBytes = batches.sections.reduce((sum, s) => sum + s.length, 0)
+  const minCpu = options.minRunCpuSeconds ?? 0
+  const compressRates: number[] = []
+  const decompressRates: number[] = []
+  let compressed: Buffer[] = []
+  for (let run = 0; run < options.runs; run++) {
+    const c = timed(minCpu, () => batches.sections.map((s) => codec.compress(s)))
+    compressed = c.result
+    compressRates.push(rate(sectionBytes * c.passes, c.cpuSeconds))
+    const d = timed(minCpu, () => compressed.map((s) => codec.decompress(s)))
+    verifyRoundTrip(target, batches.sections, d.result)
+    decompressRates.push(rate(sectionBytes * d.passes, d.cpuSeconds))
+  }
+  const headers = BATCH.HEADER_BYTES * batches.sections.length
+  const compressedBytes = headers + compressed.reduce((sum, s) => sum + s.length, 0)
+  const uncompressedBytes = headers + sectionBytes
+  return {
+    target,
+    codec: spec.codec,
+    level: spec.level,
+    uncompressedBytes,
+    compressedBytes,
+    ratio: compressedBytes === 0 ? Number.NaN : uncompressedBytes / compressedBytes,
+    compressMBPerSecond: median(compressRates),
+    decompressMBPerSecond: median(decompressRates),
+    runs: options.runs
+  }
+}
+
+/** Ratio of each target at each batch size: bigger batches give the codec more history to match against. */
+export function sweepBatchSizes(records: readonly OutgoingRecord[], sizes: readonly number[], specs: readonly CodecSpec[] = BATCH_SWEEP_TARGETS): BatchSizeResult[] {
+  return sizes.map((batchBytes) => {
+    const batches = buildBatches(records, batchBytes)
+    const ratios: Record<string, number> = {}
+    for (const spec of specs) ratios[formatCodecSpec(spec)] = sweepOne(batches, spec, { runs: 1 }).ratio
+    return {
+      batchBytes,
+      batches: batches.sections.length,
+      meanRecordsPerBatch: batches.sections.length === 0 ? 0 : batches.records / batches.sections.length,
+      ratios
+    }
+  })
+}
+
+function verifyRoundTrip(target: string, originals: readonly Buffer[], restored: readonly Buffer[]): void {
+  originals.forEach((original, i) => {
+    const back = restored[i]
+    if (back === undefined || !original.equals(back)) {
+      throw new SqueezeError(ErrorCodes.CODEC_CORRUPT,
+        `${target} round trip is not byte-exact in batch ${i}: ${original.length} bytes in, ${back?.length ?? 0} bytes out`)
+    }
+  })
+}
+
+/** Repeats `work` until it has used `minCpuSeconds` of process CPU (at least once); returns the last result. */
+function timed<T>(minCpuSeconds: number, work: () => T): { result: T; passes: number; cpuSeconds: number } {
+  const before = process.cpuUsage()
+  let passes = 0
+  let result: T
+  let cpuSeconds: number
+  do {
+    result = work()
+    passes++
+    const spent = process.cpuUsage(before)
+    cpuSeconds = (spent.user + spent.system) / 1e6
+  } while (cpuSeconds < minCpuSeconds)
+  return { result, passes, cpuSeconds }
+}
+
+function rate(bytes: number, cpuSeconds: number): number {
+  return cpuSeconds > 0 ? bytes / 1e6 / cpuSeconds : Number.POSITIVE_INFINITY
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+function integers(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i)
+}

@@ -1,0 +1,116 @@
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import { formatLargeBytes } from '../report/compare-table.js'
+import { formatBytes, formatNumber } from '../report/table.js'
+import type { CompareTargetResult, Recommendation } from './compare-report.js'
+import { paretoFront } from './pareto.js'
+
+export interface RecommendOptions {
+  /** Most compress CPU seconds per GiB of uncompressed input the operator will pay (--cpu-budget). */
+  readonly cpuBudgetSecondsPerGiB?: number
+  /** Least ratio the operator needs (--target-ratio). */
+  readonly targetRatio?: number
+  /** Bytes per second the topic receives uncompressed (what a `none` topic would take in). */
+  readonly ingressBytesPerSecond: number
+  readonly replicationFactor: number
+  readonly consumers: number
+}
+
+const SECONDS_PER_DAY = 86_400
+
+/**
+ * Picks the target to run. A CPU budget picks the smallest stored size within it; a target ratio picks the
+ * cheapest target that reaches it; both together must both hold and the smallest stored size wins. Without
+ * either, the knee of the ratio-vs-CPU Pareto front. Null when no target qualifies.
+ */
+export function recommend(targets: readonly CompareTargetResult[], options: RecommendOptions): Recommendation | null {
+  validate(options)
+  const candidates = targets.filter(isTrustworthy)
+  const { cpuBudgetSecondsPerGiB: budget, targetRatio } = options
+  if (budget === undefined && targetRatio === undefined) return byKnee(targets, candidates, options)
+
+  const eligible = candidates.filter((t) =>
+    (budget === undefined || t.compressCpuSecondsPerGiB <= budget) && (targetRatio === undefined || t.ratio >= targetRatio))
+  if (budget !== undefined) {
+    const chosen = first(eligible, (a, b) => a.storedBytes - b.storedBytes || a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB)
+    if (chosen === undefined) return null
+    const also = targetRatio === undefined ? '' : ` and at least ${formatNumber(targetRatio)}x`
+    return finish(targets, chosen, 'cpu-budget', options,
+      `${chosen.target} stores the fewest bytes (${formatBytes(chosen.storedBytes)}, ${formatNumber(chosen.ratio)}x) within ` +
+      `${formatNumber(budget)} compress CPU s/GiB${also}: it costs ${formatNumber(chosen.compressCpuSecondsPerGiB)} s/GiB`)
+  }
+  const ratio = targetRatio as number
+  const chosen = first(eligible, (a, b) => a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB || a.storedBytes - b.storedBytes)
+  if (chosen === undefined) return null
+  return finish(targets, chosen, 'target-ratio', options,
+    `${chosen.target} is the cheapest target reaching ${formatNumber(ratio)}x: ${formatNumber(chosen.ratio)}x ` +
+    `at ${formatNumber(chosen.compressCpuSecondsPerGiB)} compress CPU s/GiB`)
+}
+
+/**
+ * The knee: on the Pareto front, with CPU and ratio each scaled to 0..1 between the front's cheapest and
+ * dearest point, the point furthest above the straight line joining those two (largest ratio share minus
+ * CPU share). Past it, each further step up in ratio costs more CPU share than it gains. CPU stays on a
+ * linear scale because CPU is paid linearly. `none` is the baseline rather than a choice, so it only wins
+ * when nothing else was measured; ties go to the cheaper point.
+ */
+function byKnee(targets: readonly CompareTargetResult[], candidates: readonly CompareTargetResult[], options: RecommendOptions): Recommendation | null {
+  const compressed = candidates.filter((t) => t.codec !== 'none')
+  const front = paretoFront(compressed.length > 0 ? compressed : candidates)
+  const cheapest = front[0]
+  const dearest = front[front.length - 1]
+  if (cheapest === undefined || dearest === undefined) return null
+  const cpuSpan = dearest.compressCpuSecondsPerGiB - cheapest.compressCpuSecondsPerGiB
+  const ratioSpan = dearest.ratio - cheapest.ratio
+  let chosen = cheapest
+  let bestScore = Number.NEGATIVE_INFINITY
+  for (const point of front) {
+    const cpuShare = cpuSpan > 0 ? (point.compressCpuSecondsPerGiB - cheapest.compressCpuSecondsPerGiB) / cpuSpan : 0
+    const ratioShare = ratioSpan > 0 ? (point.ratio - cheapest.ratio) / ratioSpan : 0
+    const score = ratioShare - cpuShare
+    if (score > bestScore) {
+      bestScore = score
+      chosen = point
+    }
+  }
+  const next = front[front.indexOf(chosen) + 1]
+  const beyond = next === undefined ? '' : `; the next step up, ${next.target}, reaches ${formatNumber(next.ratio)}x for ${formatNumber(next.compressCpuSecondsPerGiB)} s/GiB`
+  return finish(targets, chosen, 'best-ratio-per-cpu', options,
+    `${chosen.target} is the knee of the ratio-vs-CPU trade-off across ${front.length} undominated target${front.length === 1 ? '' : 's'}: ` +
+    `${formatNumber(chosen.ratio)}x at ${formatNumber(chosen.compressCpuSecondsPerGiB)} compress CPU s/GiB`, beyond)
+}
+
+/** Bytes per day `target` saves against `none`, counted once per replica and once per consuming group. */
+export function bytesPerDaySaved(targets: readonly CompareTargetResult[], target: CompareTargetResult, options: RecommendOptions): number | null {
+  const none = targets.find((t) => t.codec === 'none')
+  if (none === undefined || none.storedBytes <= 0) return null
+  return options.ingressBytesPerSecond * SECONDS_PER_DAY * (1 - target.storedBytes / none.storedBytes) * (options.replicationFactor + options.consumers)
+}
+
+function finish(targets: readonly CompareTargetResult[], chosen: CompareTargetResult, criterion: Recommendation['criterion'], options: RecommendOptions, reason: string, tail = ''): Recommendation {
+  const saved = bytesPerDaySaved(targets, chosen, options)
+  const savedText = saved === null ? '' : `, saving ${formatLargeBytes(saved)} per day against none across ${options.replicationFactor} replica${options.replicationFactor === 1 ? '' : 's'} and ${options.consumers} consumer${options.consumers === 1 ? '' : 's'}`
+  return { target: chosen.target, criterion, reason: `${reason}${savedText}${tail}.`, bytesPerDaySaved: saved }
+}
+
+/**
+ * A recompressed target's stored bytes are the broker's codec, not this one, and a non-finite figure
+ * cannot be ranked: neither may be recommended.
+ */
+function isTrustworthy(t: CompareTargetResult): boolean {
+  return t.recompression.verdict !== 'recompressed' && Number.isFinite(t.ratio) && Number.isFinite(t.compressCpuSecondsPerGiB) && Number.isFinite(t.storedBytes)
+}
+
+function first<T>(items: readonly T[], compare: (a: T, b: T) => number): T | undefined {
+  return [...items].sort(compare)[0]
+}
+
+function validate(options: RecommendOptions): void {
+  const problems: string[] = []
+  const { cpuBudgetSecondsPerGiB: budget, targetRatio } = options
+  if (budget !== undefined && !(Number.isFinite(budget) && budget >= 0)) problems.push(`--cpu-budget must be a number of CPU seconds per GiB >= 0, got ${budget}`)
+  if (targetRatio !== undefined && !(Number.isFinite(targetRatio) && targetRatio > 0)) problems.push(`--target-ratio must be a number > 0, got ${targetRatio}`)
+  if (!(Number.isFinite(options.ingressBytesPerSecond) && options.ingressBytesPerSecond >= 0)) problems.push(`ingress rate must be bytes per second >= 0, got ${options.ingressBytesPerSecond}`)
+  if (!(Number.isInteger(options.replicationFactor) && options.replicationFactor >= 1)) problems.push(`replication factor must be a whole number >= 1, got ${options.replicationFactor}`)
+  if (!(Number.isInteger(options.consumers) && options.consumers >= 0)) problems.push(`consumers must be a whole number >= 0, got ${options.consumers}`)
+  if (problems.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, problems.join('; '))
+}

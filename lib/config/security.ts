@@ -1,0 +1,281 @@
+/**
+ * TLS and SASL settings for every service, from flags, the environment and a Java-style client properties
+ * file (precedence in that order, per setting). The SASL password is read from KAFKA_SASL_PASSWORD, a
+ * password file, or the properties file's sasl.jaas.config, never from a flag value (it would show in `ps`).
+ * It ends up only as a non-enumerable property of the kafkajs `sasl` object: JSON.stringify, pino, spread
+ * and util.inspect do not see it, and no error message built here quotes it.
+ */
+import { readFileSync } from 'node:fs'
+import type { ConnectionOptions } from 'node:tls'
+import type { SASLOptions } from 'kafkajs'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+
+export const SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const
+export type SecurityProtocol = (typeof SECURITY_PROTOCOLS)[number]
+export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number]
+
+/** The flags parsed by node:util parseArgs (see SECURITY_OPTIONS in cli.ts). */
+export interface SecurityFlags {
+  'security-protocol'?: string | undefined
+  'sasl-mechanism'?: string | undefined
+  'sasl-username'?: string | undefined
+  'sasl-password-file'?: string | undefined
+  'ssl-ca-file'?: string | undefined
+  'ssl-cert-file'?: string | undefined
+  'ssl-key-file'?: string | undefined
+  'ssl-reject-unauthorized'?: string | undefined
+  'client-config'?: string | undefined
+}
+
+/** What a connection needs: ssl and sasl both undefined for PLAINTEXT. */
+export interface SecuritySettings {
+  readonly protocol: SecurityProtocol
+  readonly ssl?: ConnectionOptions | boolean
+  readonly sasl?: SASLOptions
+  /** bootstrap.servers and client.id from --client-config: used when neither flag nor env names them. */
+  readonly fileDefaults: { readonly brokers?: string; readonly clientId?: string }
+}
+
+/** A client properties file, as far as squeeze reads it (librdkafka names for the PEM files). */
+export interface ClientProperties {
+  readonly bootstrapServers?: string
+  readonly clientId?: string
+  readonly securityProtocol?: string
+  readonly saslMechanism?: string
+  readonly jaas?: { readonly module: string; readonly username?: string; readonly password?: string }
+  readonly sslCaLocation?: string
+  readonly sslCertificateLocation?: string
+  readonly sslKeyLocation?: string
+  readonly sslEndpointIdentification?: string
+}
+
+const CLIENT_PROPERTY_NAMES = [
+  'bootstrap.servers', 'client.id', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config',
+  'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'ssl.endpoint.identification.algorithm'
+] as const
+
+const LOGIN_MODULES: Readonly<Record<SaslMechanism, string>> = {
+  PLAIN: 'org.apache.kafka.common.security.plain.PlainLoginModule',
+  'SCRAM-SHA-256': 'org.apache.kafka.common.security.scram.ScramLoginModule',
+  'SCRAM-SHA-512': 'org.apache.kafka.common.security.scram.ScramLoginModule'
+}
+
+/**
+ * Reads flags, env and the optional --client-config file into TLS and SASL options for kafkajs.
+ * Throws one CONFIG_INVALID error listing every problem found.
+ */
+export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv, fileProps?: ClientProperties): SecuritySettings {
+  const problems: string[] = []
+  const props = fileProps ?? (flags['client-config'] === undefined ? {} : loadClientProperties(flags['client-config'], problems))
+
+  const protocolText = flags['security-protocol'] ?? nonEmpty(env.KAFKA_SECURITY_PROTOCOL) ?? props.securityProtocol ?? 'PLAINTEXT'
+  const protocol = pick(protocolText, SECURITY_PROTOCOLS, 'security protocol', '--security-protocol, KAFKA_SECURITY_PROTOCOL, security.protocol', problems) ?? 'PLAINTEXT'
+  const usesSasl = protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL'
+  const usesTls = protocol === 'SSL' || protocol === 'SASL_SSL'
+
+  const mechanismText = flags['sasl-mechanism'] ?? nonEmpty(env.KAFKA_SASL_MECHANISM) ?? props.saslMechanism
+  const mechanism = mechanismText === undefined ? undefined : pick(mechanismText, SASL_MECHANISMS, 'SASL mechanism', '--sasl-mechanism, KAFKA_SASL_MECHANISM, sasl.mechanism', problems)
+  const username = flags['sasl-username'] ?? nonEmpty(env.KAFKA_SASL_USERNAME) ?? props.jaas?.username
+  const passwordFile = flags['sasl-password-file']
+  const password = passwordFile !== undefined ? readPasswordFile(passwordFile, problems) : nonEmpty(env.KAFKA_SASL_PASSWORD) ?? props.jaas?.password
+
+  if (usesSasl) {
+    if (mechanismText === undefined) problems.push(`${protocol} needs a SASL mechanism: --sasl-mechanism ${SASL_MECHANISMS.join('|')} (or KAFKA_SASL_MECHANISM, sasl.mechanism)`)
+    if (username === undefined || username === '') problems.push(`SASL ${mechanism ?? ''} needs a username: --sasl-username or KAFKA_SASL_USERNAME (or sasl.jaas.config)`.replace('  ', ' '))
+    if ((password === undefined || password === '') && passwordFile === undefined) problems.push('SASL needs a password: set KAFKA_SASL_PASSWORD or give --sasl-password-file FILE (or sasl.jaas.config); it is never taken from a flag value')
+    if (mechanism !== undefined && props.jaas !== undefined && props.jaas.module !== LOGIN_MODULES[mechanism]) {
+      problems.push(`sasl.jaas.config uses ${props.jaas.module}, but ${mechanism} needs ${LOGIN_MODULES[mechanism]}`)
+    }
+  } else {
+    const given = [
+      mechanismText !== undefined ? 'a SASL mechanism' : undefined,
+      username !== undefined ? 'a SASL username' : undefined,
+      password !== undefined ? 'a SASL password' : undefined
+    ].filter((g): g is string => g !== undefined)
+    if (given.length > 0) problems.push(`${given.join(', ')} given but the security protocol is ${protocol}: use SASL_SSL or SASL_PLAINTEXT (--security-protocol)`)
+  }
+
+  const caFile = flags['ssl-ca-file'] ?? props.sslCaLocation
+  const certFile = flags['ssl-cert-file'] ?? props.sslCertificateLocation
+  const keyFile = flags['ssl-key-file'] ?? props.sslKeyLocation
+  const rejectText = flags['ssl-reject-unauthorized'] ?? (props.sslEndpointIdentification === 'none' ? 'false' : undefined)
+  let rejectUnauthorized = true
+  if (rejectText !== undefined) {
+    if (rejectText === 'true' || rejectText === 'false') rejectUnauthorized = rejectText === 'true'
+    else problems.push(`--ssl-reject-unauthorized must be true or false, got "${rejectText}"`)
+  }
+  if (usesTls) {
+    if ((certFile === undefined) !== (keyFile === undefined)) problems.push('a client certificate needs both --ssl-cert-file and --ssl-key-file')
+  } else {
+    const given = [caFile !== undefined ? '--ssl-ca-file' : undefined, certFile !== undefined ? '--ssl-cert-file' : undefined, keyFile !== undefined ? '--ssl-key-file' : undefined, rejectText !== undefined ? '--ssl-reject-unauthorized' : undefined]
+      .filter((g): g is string => g !== undefined)
+    if (given.length > 0) problems.push(`${given.join(', ')} given but the security protocol is ${protocol}: use SSL or SASL_SSL (--security-protocol)`)
+  }
+  const ca = usesTls && caFile !== undefined ? readPem(caFile, 'CA', problems) : undefined
+  const cert = usesTls && certFile !== undefined ? readPem(certFile, 'certificate', problems) : undefined
+  const key = usesTls && keyFile !== undefined ? readPem(keyFile, 'key', problems) : undefined
+
+  if (problems.length > 0) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid security settings: ${problems.join('; ')}`)
+  }
+  const tls: ConnectionOptions = { rejectUnauthorized, ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) }
+  const ssl = usesTls ? (Object.keys(tls).length === 1 && rejectUnauthorized ? true : tls) : undefined
+  const sasl = usesSasl ? saslOptions(mechanism as SaslMechanism, username as string, password as string) : undefined
+  const fileDefaults = Object.freeze({
+    ...(props.bootstrapServers === undefined ? {} : { brokers: props.bootstrapServers }),
+    ...(props.clientId === undefined ? {} : { clientId: props.clientId })
+  })
+  return Object.freeze({ protocol, ...(ssl === undefined ? {} : { ssl }), ...(sasl === undefined ? {} : { sasl }), fileDefaults })
+}
+
+/**
+ * The kafkajs SASL object. kafkajs reads `password` by property access and caches its authenticator on
+ * the object, so it stays extensible; the password is non-enumerable, so logging or copying the object
+ * never carries it.
+ */
+export function saslOptions(mechanism: SaslMechanism, username: string, password: string): SASLOptions {
+  const sasl: Record<string, unknown> = { mechanism: mechanism.toLowerCase(), username }
+  Object.defineProperty(sasl, 'password', { value: password, enumerable: false, writable: false, configurable: false })
+  return sasl as unknown as SASLOptions
+}
+
+/** Parses a Java properties file (comments, `=`/`:`/space separators, continuation lines, escapes). */
+export function parseJavaProperties(text: string): Map<string, string> {
+  const props = new Map<string, string>()
+  const lines = text.split(/\r\n|\r|\n/)
+  for (let i = 0; i < lines.length; i++) {
+    let line = (lines[i] as string).replace(/^\s+/, '')
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
+    while (endsWithOddBackslashes(line) && i + 1 < lines.length) line = line.slice(0, -1) + (lines[++i] as string).replace(/^\s+/, '')
+    const match = /^((?:\\.|[^\\=:\s])*)\s*[=:\s]?\s*(.*)$/s.exec(line)
+    if (match === null) continue
+    props.set(unescapeProperty(match[1] as string), unescapeProperty(match[2] as string))
+  }
+  return props
+}
+
+function endsWithOddBackslashes(line: string): boolean {
+  const trailing = /\\*$/.exec(line)?.[0].length ?? 0
+  return trailing % 2 === 1
+}
+
+function unescapeProperty(text: string): string {
+  return text.replace(/\\(u[0-9a-fA-F]{4}|.)/g, (_, c: string) => {
+    if (c.length === 5) return String.fromCharCode(parseInt(c.slice(1), 16))
+    return c === 't' ? '\t' : c === 'n' ? '\n' : c === 'r' ? '\r' : c === 'f' ? '\f' : c
+  })
+}
+
+/**
+ * `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="secret";`
+ * Problems are described without quoting the text, which holds the password.
+ */
+export function parseJaasConfig(text: string): { module: string; username?: string; password?: string } {
+  const head = /^\s*([A-Za-z_$][\w$.]*)\s+(required|requisite|sufficient|optional)\b/.exec(text)
+  if (head === null) throw new Error('sasl.jaas.config must start with "<LoginModule class> required"')
+  const options = new Map<string, string>()
+  const option = /\s*([A-Za-z_][\w.-]*)\s*=\s*(?:"((?:\\.|[^"\\])*)"|([^\s;"]+))/y
+  let at = head[0].length
+  for (;;) {
+    option.lastIndex = at
+    const m = option.exec(text)
+    if (m === null) break
+    options.set(m[1] as string, m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] as string))
+    at = option.lastIndex
+  }
+  if (!/^\s*;\s*$/.test(text.slice(at))) throw new Error('sasl.jaas.config options must be key="value" pairs ending with ";"')
+  const username = options.get('username')
+  const password = options.get('password')
+  return { module: head[1] as string, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) }
+}
+
+/** Reads and validates a --client-config file; problems go to `problems`. */
+export function loadClientProperties(path: string, problems: string[]): ClientProperties {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    problems.push(`cannot read --client-config ${path}: ${errorMessage(err)}`)
+    return {}
+  }
+  const props = parseJavaProperties(text)
+  const unknown = [...props.keys()].filter((k) => !(CLIENT_PROPERTY_NAMES as readonly string[]).includes(k))
+  if (unknown.length > 0) {
+    problems.push(`--client-config ${path}: unsupported setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (supported: ${CLIENT_PROPERTY_NAMES.join(', ')}; ` +
+      'Java keystores/truststores are not read: give PEM files as ssl.ca.location, ssl.certificate.location, ssl.key.location)')
+  }
+  let jaas: ClientProperties['jaas']
+  const jaasText = props.get('sasl.jaas.config')
+  if (jaasText !== undefined) {
+    try {
+      jaas = parseJaasConfig(jaasText)
+    } catch (err) {
+      problems.push(`--client-config ${path}: ${errorMessage(err)}`)
+    }
+  }
+  const get = (name: (typeof CLIENT_PROPERTY_NAMES)[number]): string | undefined => nonEmpty(props.get(name))
+  const entries: Array<[keyof ClientProperties, string | undefined]> = [
+    ['bootstrapServers', get('bootstrap.servers')], ['clientId', get('client.id')],
+    ['securityProtocol', get('security.protocol')], ['saslMechanism', get('sasl.mechanism')],
+    ['sslCaLocation', get('ssl.ca.location')], ['sslCertificateLocation', get('ssl.certificate.location')],
+    ['sslKeyLocation', get('ssl.key.location')], ['sslEndpointIdentification', props.get('ssl.endpoint.identification.algorithm')]
+  ]
+  return Object.freeze({
+    ...Object.fromEntries(entries.filter(([, v]) => v !== undefined)),
+    ...(jaas === undefined ? {} : { jaas })
+  }) as ClientProperties
+}
+
+function pick<T extends string>(text: string, allowed: readonly T[], what: string, sources: string, problems: string[]): T | undefined {
+  const upper = text.trim().toUpperCase()
+  if ((allowed as readonly string[]).includes(upper)) return upper as T
+  problems.push(`unknown ${what} "${text}" (${sources}): use one of ${allowed.join(', ')}`)
+  return undefined
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value
+}
+
+function readPasswordFile(path: string, problems: string[]): string | undefined {
+  try {
+    const password = readFileSync(path, 'utf8').replace(/\r?\n$/, '')
+    if (password === '') problems.push(`--sasl-password-file ${path} is empty`)
+    return password
+  } catch (err) {
+    problems.push(`cannot read --sasl-password-file ${path}: ${errorMessage(err)}`)
+    return undefined
+  }
+}
+
+function readPem(path: string, what: string, problems: string[]): Buffer | undefined {
+  try {
+    const pem = readFileSync(path)
+    if (!pem.includes('-----BEGIN ')) problems.push(`TLS ${what} file ${path} is not PEM (no "-----BEGIN" line)`)
+    return pem
+  } catch (err) {
+    problems.push(`cannot read TLS ${what} file ${path}: ${errorMessage(err)}`)
+    return undefined
+  }
+}
+
+const TLS_ERROR_CODES = /^(ERR_TLS_|ERR_SSL_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH|ERR_OSSL)/
+
+/**
+ * A connect failure told apart: wrong credentials, a TLS problem, or no broker answering, each with the hint
+ * that fits (services wrap cluster/admin connect errors with it). kafkajs messages never carry the password.
+ */
+export function connectionFailure(err: unknown, brokers: readonly string[]): SqueezeError {
+  const chain: unknown[] = []
+  for (let e: unknown = err; e !== undefined && e !== null && chain.length < 5; e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause) chain.push(e)
+  const message = errorMessage(err)
+  const at = brokers.join(',')
+  if (chain.some((e) => (e as { name?: unknown }).name === 'KafkaJSSASLAuthenticationError')) {
+    return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `authentication failed at ${at}: ${message}; check the SASL username, password and --sasl-mechanism`, { cause: err })
+  }
+  if (chain.some((e) => TLS_ERROR_CODES.test(String((e as { code?: unknown }).code ?? ''))) || /certificate|TLS|SSL routines/i.test(message)) {
+    return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `TLS connection to ${at} failed: ${message}; check --ssl-ca-file (the CA that signed the brokers' certificates) and --security-protocol`, { cause: err })
+  }
+  return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker at ${at}: ${message}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
+}

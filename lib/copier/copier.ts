@@ -1,0 +1,248 @@
+import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs'
+import kafkajs from 'kafkajs'
+import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
+import { registerKafkajsDecoders, type KafkajsCodec } from '../codecs/kafkajs-plugin.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import type { Logger } from '../log/logger.js'
+import type { AckedBatch, Producer } from '../producer/producer.js'
+import type { RecordHeader } from '../protocol/record.js'
+import { retry } from '../retry.js'
+
+/** One destination: a codec and level, and the topic it writes. */
+export interface CopyTarget {
+  readonly spec: CodecSpec
+  readonly topic: string
+}
+
+export interface CopierConfig {
+  readonly sourceTopic: string
+  readonly groupId: string
+  readonly targets: readonly CopyTarget[]
+  /** Transactions: each destination holds each source record exactly once for read_committed readers. */
+  readonly exactlyOnce: boolean
+  /** How often source offsets are committed (after every target acknowledged what came before). */
+  readonly commitIntervalMs: number
+  /** Stop once every source partition reaches the end offset it had at start (a comparison run). */
+  readonly stopAtEnd: boolean
+  /** Stop after this many source records (a comparison budget). */
+  readonly maxRecords?: number
+  /** Stop after this many uncompressed source bytes (key + value + headers). */
+  readonly maxBytes?: number
+}
+
+export interface CopierStats {
+  sourceRecords: number
+  sourceBytes: number
+  commits: number
+  aborts: number
+  firstTimestamp: number
+  lastTimestamp: number
+}
+
+export interface CopierDeps {
+  readonly kafka: Kafka
+  readonly admin: Admin
+  /** One producer for every target (per-topic codecs), transactional when exactly-once. */
+  readonly producer: Producer
+  readonly log: Logger
+  readonly onProgress?: (stats: Readonly<CopierStats>) => void
+}
+
+export function defaultDestination(source: string, spec: CodecSpec): string {
+  return `${source}.${formatCodecSpec(spec).replace(':', '-')}`
+}
+
+// kafkajs decodes the source's batches; squeeze's decoders read every codec, including Java's xerial snappy.
+registerKafkajsDecoders(kafkajs.CompressionCodecs as unknown as Record<number, () => KafkajsCodec>)
+
+/**
+ * Mirrors a source topic into one topic per codec/level: same partition, key, value, headers and timestamp.
+ * Source offsets are committed only after every target acknowledged the records before them (at-least-once),
+ * or inside the same Kafka transaction as the copies (exactly-once). A slow target slows the source:
+ * the producer's send() waits while its buffer.memory is full, and the consumer's batch loop waits on it.
+ */
+export class Copier {
+  private consumer: Consumer | null = null
+  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
+  /** Next offset to copy per source partition (what a commit would record). */
+  private readonly processed = new Map<number, number>()
+  private readonly committed = new Map<number, number>()
+  private endOffsets = new Map<number, number>()
+  private lastCommitAt = Date.now()
+  private rebalanced = false
+  private done = false
+  private finished: (() => void) | null = null
+  private failure: unknown = null
+  private readonly acked: AckedBatch[] = []
+  private committing: Promise<void> = Promise.resolve()
+
+  constructor(private readonly config: CopierConfig, private readonly deps: CopierDeps) {
+    deps.producer.onBatchAcked((batch) => this.acked.push(batch))
+  }
+
+  snapshot(): Readonly<CopierStats> {
+    return { ...this.stats }
+  }
+
+  /** Every batch a destination acknowledged, for the recompression and stored-bytes checks. */
+  ackedBatches(): readonly AckedBatch[] {
+    return this.acked
+  }
+
+  /** Copies until the budget or the end is reached, or `signal` aborts; commits what was copied, then resolves. */
+  async run(signal?: AbortSignal): Promise<void> {
+    const { sourceTopic, groupId } = this.config
+    const offsets = await this.deps.admin.fetchTopicOffsets(sourceTopic).catch((err: unknown) => {
+      throw new SqueezeError(ErrorCodes.SOURCE, `cannot read source topic ${sourceTopic}: ${errorMessage(err)}`, { cause: err })
+    })
+    this.endOffsets = new Map(offsets.map((o) => [o.partition, Number(o.high)]))
+    // Where a previous run (or a crashed one) left off: the group's committed offsets, else each partition's start.
+    // A fresh cluster's group coordinator answers "loading" for a few seconds; kafkajs marks that retriable.
+    const [groupOffsets] = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [sourceTopic] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000 })
+    for (const { partition, offset } of groupOffsets?.partitions ?? []) {
+      const low = Number(offsets.find((o) => o.partition === partition)?.low ?? 0)
+      this.committed.set(partition, Number(offset) >= 0 ? Number(offset) : low)
+    }
+    if (this.config.exactlyOnce) this.deps.producer.beginTransaction()
+
+    // A 10 s session (the broker's minimum is 6 s) lets a restarted copier take over a dead one's partitions quickly.
+    const consumer = this.deps.kafka.consumer({ groupId, readUncommitted: false, allowAutoTopicCreation: false, maxBytesPerPartition: 4 * 1024 * 1024, sessionTimeout: 10_000, heartbeatInterval: 1000 })
+    this.consumer = consumer
+    consumer.on(consumer.events.REBALANCING, () => {
+      this.rebalanced = true
+    })
+    const stopped = new Promise<void>((resolve) => {
+      this.finished = resolve
+    })
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      this.failure ??= payload.error
+      this.finished?.()
+    })
+    signal?.addEventListener('abort', () => this.finished?.(), { once: true })
+
+    await consumer.connect()
+    await consumer.subscribe({ topics: [sourceTopic], fromBeginning: true })
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => this.copyBatch(payload, signal)
+    })
+    const ticker = setInterval(() => {
+      if (this.isCaughtUp()) this.finish()
+    }, 200)
+    try {
+      await stopped
+    } finally {
+      clearInterval(ticker)
+    }
+    // Commit before stopping: an at-least-once commit goes through the running consumer.
+    if (this.failure === null) await this.commit()
+    else if (this.config.exactlyOnce) await this.deps.producer.abortTransaction().catch(() => undefined)
+    await consumer.stop()
+    await consumer.disconnect()
+    if (this.failure !== null) {
+      throw this.failure instanceof SqueezeError ? this.failure : new SqueezeError(ErrorCodes.PRODUCE_FAILED, `copy failed: ${errorMessage(this.failure)}`, { cause: this.failure })
+    }
+  }
+
+  private finish(): void {
+    this.done = true
+    this.finished?.()
+  }
+
+  private isCaughtUp(): boolean {
+    if (this.config.maxRecords !== undefined && this.stats.sourceRecords >= this.config.maxRecords) return true
+    if (this.config.maxBytes !== undefined && this.stats.sourceBytes >= this.config.maxBytes) return true
+    if (!this.config.stopAtEnd) return false
+    for (const [partition, end] of this.endOffsets) {
+      if ((this.processed.get(partition) ?? this.committed.get(partition) ?? 0) < end) return false
+    }
+    return true
+  }
+
+  private async copyBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload, signal?: AbortSignal): Promise<void> {
+    const { partition } = batch
+    if (this.rebalanced) await this.recoverFromRebalance()
+    for (const message of batch.messages) {
+      if (this.done || signal?.aborted === true || !isRunning() || isStale()) return
+      const offset = Number(message.offset)
+      if (offset < (this.processed.get(partition) ?? -1)) continue
+      const headers = toHeaders(message.headers)
+      const timestamp = Number(message.timestamp)
+      for (const target of this.config.targets) {
+        await this.deps.producer.send({ topic: target.topic, partition, key: message.key, value: message.value, headers, timestamp })
+      }
+      this.processed.set(partition, offset + 1)
+      resolveOffset(message.offset)
+      this.stats.sourceRecords++
+      this.stats.sourceBytes += (message.key?.length ?? 0) + (message.value?.length ?? 0) + headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
+      this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, timestamp)
+      this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, timestamp)
+      if (this.isCaughtUp()) {
+        this.finish()
+        return
+      }
+    }
+    await heartbeat()
+    if (Date.now() - this.lastCommitAt >= this.config.commitIntervalMs) await this.commit()
+    this.deps.onProgress?.(this.stats)
+  }
+
+  /**
+   * Exactly-once across a rebalance: the open transaction may hold copies of partitions that now belong to
+   * another member, so it is aborted and every partition goes back to its last committed offset.
+   */
+  private async recoverFromRebalance(): Promise<void> {
+    this.rebalanced = false
+    if (!this.config.exactlyOnce) return
+    this.deps.log.warn({ processed: Object.fromEntries(this.processed) }, 'group rebalanced: aborting the open transaction and rewinding to committed offsets')
+    await this.deps.producer.abortTransaction()
+    this.stats.aborts++
+    for (const [partition] of this.processed) {
+      const offset = this.committed.get(partition)
+      if (offset === undefined) this.processed.delete(partition)
+      else this.processed.set(partition, offset)
+      this.consumer?.seek({ topic: this.config.sourceTopic, partition, offset: String(offset ?? 0) })
+    }
+    this.deps.producer.beginTransaction()
+  }
+
+  /** Commits the source offsets of everything every target has acknowledged (or, exactly-once, the transaction). */
+  private commit(): Promise<void> {
+    // The batch loop and the final stop may both want to commit; commits run one after the other.
+    const next = this.committing.then(() => this.commitNow())
+    this.committing = next.catch(() => undefined)
+    return next
+  }
+
+  private async commitNow(): Promise<void> {
+    this.deps.log.debug({ processed: Object.fromEntries(this.processed), done: this.done }, 'committing')
+    const offsets = [...this.processed].filter(([partition, offset]) => this.committed.get(partition) !== offset)
+    const topicOffsets = offsets.map(([partition, offset]) => ({ topic: this.config.sourceTopic, partition, offset }))
+    if (this.config.exactlyOnce) {
+      if (topicOffsets.length > 0) await this.deps.producer.sendOffsets(this.config.groupId, topicOffsets)
+      await this.deps.producer.commitTransaction()
+      if (!this.done) this.deps.producer.beginTransaction()
+    } else {
+      await this.deps.producer.flush()
+      if (this.deps.producer.snapshot().recordsFailed > 0) {
+        throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'a destination failed to take some records; source offsets are not committed past them')
+      }
+      if (topicOffsets.length > 0) await this.consumer?.commitOffsets(topicOffsets.map((o) => ({ ...o, offset: String(o.offset) })))
+    }
+    for (const [partition, offset] of offsets) this.committed.set(partition, offset)
+    this.lastCommitAt = Date.now()
+    this.stats.commits++
+  }
+}
+
+/** kafkajs hands headers as an object (repeated keys as arrays); squeeze sends them as an ordered list. */
+function toHeaders(headers: IHeaders | undefined): RecordHeader[] {
+  if (headers === undefined) return []
+  const list: RecordHeader[] = []
+  for (const [key, value] of Object.entries(headers)) {
+    const values = Array.isArray(value) ? value : [value]
+    for (const v of values) list.push({ key, value: v === undefined || v === null ? null : Buffer.isBuffer(v) ? v : Buffer.from(v) })
+  }
+  return list
+}

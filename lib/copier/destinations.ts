@@ -1,0 +1,44 @@
+import kafkajs, { type Admin } from 'kafkajs'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import type { CopyTarget } from './copier.js'
+
+/**
+ * Makes sure every destination exists with the source's partition count and compression.type=producer, so the
+ * broker stores each target's batches as its producer compressed them. Checks everything before creating
+ * anything, so a wrong destination leaves nothing half-created behind. Returns the topics it created.
+ */
+export async function prepareDestinations(admin: Admin, sourceTopic: string, targets: readonly CopyTarget[]): Promise<string[]> {
+  const existing = new Set(await admin.listTopics())
+  if (!existing.has(sourceTopic)) throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} does not exist`)
+  const [source] = (await admin.fetchTopicMetadata({ topics: [sourceTopic] })).topics
+  const partitions = source?.partitions.length ?? 0
+  const replicationFactor = source?.partitions[0]?.replicas.length ?? 1
+  const present = targets.filter((t) => existing.has(t.topic)).map((t) => t.topic)
+  if (present.length > 0) {
+    const problems: string[] = []
+    const { topics } = await admin.fetchTopicMetadata({ topics: present })
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: present.map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['compression.type'] }))
+    })
+    for (const topic of present) {
+      const count = topics.find((t) => t.name === topic)?.partitions.length
+      if (count !== partitions) problems.push(`${topic} has ${count} partitions, the source ${partitions} (delete it or pick another destination)`)
+      const compression = configs.resources.find((r) => r.resourceName === topic)?.configEntries.find((e) => e.configName === 'compression.type')?.configValue
+      if (compression !== 'producer') problems.push(`${topic} has compression.type=${compression}; set it to producer (kafka-configs --alter --add-config compression.type=producer) or the broker recompresses every batch`)
+    }
+    if (problems.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `destination topics do not fit: ${problems.join('; ')}`)
+  }
+  const missing = targets.filter((t) => !existing.has(t.topic)).map((t) => t.topic)
+  if (missing.length === 0) return []
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] }))
+    })
+  } catch (err) {
+    await admin.deleteTopics({ topics: missing }).catch(() => undefined)
+    throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create destination topics: ${errorMessage(err)}`, { cause: err })
+  }
+  return missing
+}

@@ -1,0 +1,64 @@
+import type { CompareReport } from '../compare/compare-report.js'
+import { COMPARE_HEADERS, compareRow, formatLargeBytes } from './compare-table.js'
+import { formatBytes, formatNumber } from './table.js'
+
+/** The comparison as a Markdown document, for a ticket or a pull request: results, recommendation, source, settings. */
+export function renderCompareMarkdown(report: CompareReport): string {
+  const rows = report.targets.map(compareRow)
+  const numeric = COMPARE_HEADERS.map((_, i) => i > 0 && i < COMPARE_HEADERS.length - 1)
+  const { source, settings } = report
+  const rec = report.recommendation
+  return [
+    `# squeeze compare: ${escapeInline(source.topic)}`,
+    '',
+    `Generated ${escapeInline(report.generatedAt)} by squeeze ${escapeInline(report.squeezeVersion)}.`,
+    '',
+    '## Results',
+    '',
+    markdownRow(COMPARE_HEADERS),
+    markdownRow(numeric.map((right) => (right ? '---:' : ':---'))),
+    ...rows.map(markdownRow),
+    '',
+    '## Recommendation',
+    '',
+    rec === null
+      ? 'No measured target meets the criteria (or every target was recompressed by the broker).'
+      : `**${escapeInline(rec.target)}** (${rec.criterion}): ${escapeInline(rec.reason)}`,
+    '',
+    rec === null || rec.bytesPerDaySaved === null
+      ? '- Bytes per day saved: unknown (no `none` target to compare with)'
+      : `- Bytes per day saved against \`none\`: ${formatLargeBytes(rec.bytesPerDaySaved)} ` +
+        `(replication factor ${settings.replicationFactor} + ${settings.consumers} consumers)`,
+    '',
+    '## Source',
+    '',
+    `- Kind: ${source.kind}`,
+    `- Topic: \`${source.topic.replaceAll('`', "'")}\``,
+    `- Description: ${escapeInline(source.description)}`,
+    `- Records: ${source.records} in ${source.partitions} partition${source.partitions === 1 ? '' : 's'}`,
+    `- Uncompressed: ${formatBytes(source.uncompressedBytes)}`,
+    `- Span: ${formatNumber(source.spanSeconds, 0)} s of record timestamps`,
+    '',
+    '## Settings',
+    '',
+    `- linger.ms: ${settings.lingerMs}`,
+    `- batch.size: ${settings.batchSizeBytes} bytes (${formatBytes(settings.batchSizeBytes)})`,
+    `- Replication factor: ${settings.replicationFactor}`,
+    `- Consumers: ${settings.consumers}`,
+    ''
+  ].join('\n')
+}
+
+function markdownRow(cells: readonly string[]): string {
+  return `| ${cells.map(escapeCell).join(' | ')} |`
+}
+
+// A pipe would split the cell, a newline would end the table.
+function escapeCell(text: string): string {
+  return escapeInline(text).replaceAll('|', '\\|')
+}
+
+// Topic names and descriptions come from the operator's cluster: keep them from turning into markup.
+function escapeInline(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').replace(/[\\`*_[\]<>]/g, (c) => `\\${c}`)
+}

@@ -1,0 +1,126 @@
+import { hostname } from 'node:os'
+import { pathToFileURL } from 'node:url'
+import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
+import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
+import { prepareDestinations } from '../../lib/copier/destinations.js'
+import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { startMetricsServer } from '../../lib/metrics/http-server.js'
+import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
+import { createRegistry } from '../../lib/metrics/registry.js'
+import { Producer } from '../../lib/producer/producer.js'
+import { connectionFailure } from '../../lib/config/security.js'
+import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
+
+export const DEFAULT_TARGETS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6', 'zstd:9'] as const
+
+export const COPY_HELP = `squeeze copy: mirror a source topic into one topic per codec/level (same partitions, keys, values,
+headers, timestamps), so every codec is compared on identical traffic.
+
+Usage: squeeze copy --topic SOURCE [options]
+
+  --topic SOURCE            source topic (must exist)
+  --targets LIST            codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
+  --destination TEMPLATE    destination name; {source} and {target} are replaced (default {source}.{target}, e.g. logs.zstd-3)
+  --group ID                consumer group of the source (default squeeze-copier.<source>); run more copies to scale out
+  --exactly-once            Kafka transactions: each destination holds each source record once for read_committed readers
+  --transactional-id ID     with --exactly-once: this instance's id, stable across restarts (default squeeze-copier.<group>.<host>)
+  --commit-interval-ms MS   how often source offsets are committed (default 1000)
+  --until-end               stop once the source's end offsets at start are copied (default: keep following)
+  --records N, --bytes N    stop after N source records / uncompressed bytes
+  -X NAME=VALUE             producer settings by Kafka name, for every target (linger.ms, batch.size, buffer.memory, ...)
+${COMMON_HELP}
+
+Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
+
+const OPTIONS = {
+  ...COMMON_OPTIONS,
+  topic: { type: 'string' },
+  targets: { type: 'string' },
+  destination: { type: 'string' },
+  group: { type: 'string' },
+  'exactly-once': { type: 'boolean' },
+  'transactional-id': { type: 'string' },
+  'commit-interval-ms': { type: 'string' },
+  'until-end': { type: 'boolean' },
+  records: { type: 'string' },
+  bytes: { type: 'string' },
+  X: { type: 'string', short: 'X', multiple: true }
+} as const
+
+export function parseTargets(list: string, source: string, template?: string): CopyTarget[] {
+  const specs = list.split(',').map((t) => t.trim()).filter((t) => t !== '').map(parseCodecSpec)
+  if (specs.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--targets is empty: name at least one codec[:level]')
+  const targets = specs.map((spec) => ({
+    spec,
+    topic: template === undefined ? defaultDestination(source, spec) : template.replaceAll('{source}', source).replaceAll('{target}', formatCodecSpec(spec).replace(':', '-'))
+  }))
+  const topics = new Set(targets.map((t) => t.topic))
+  if (topics.size !== targets.length) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--targets names the same destination twice (${targets.map((t) => t.topic).join(', ')})`)
+  if (topics.has(source)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'a destination cannot be the source topic')
+  return targets
+}
+
+export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseCli(argv, OPTIONS)
+  if (values.help === true) {
+    process.stdout.write(`${COPY_HELP}\n`)
+    return 0
+  }
+  const source = requireString(values.topic, 'topic', 'name the source topic')
+  const connection = connectionFrom(values, env)
+  const service = serviceOptionsFrom(values)
+  const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
+  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []))
+  const groupId = values.group ?? `squeeze-copier.${source}`
+  const exactlyOnce = values['exactly-once'] === true
+  const transactionalId = values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`
+  const commitIntervalMs = parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000
+  const maxRecords = parseInteger(values.records, 'records', 1)
+  const maxBytes = parseInteger(values.bytes, 'bytes', 1)
+
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-copier' })
+  const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 10_000 })
+  const registry = createRegistry()
+  const kafka = createKafkaClient(connection, log)
+  const admin = kafka.admin()
+  const producer = new Producer(
+    { ...producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry), ...(exactlyOnce ? { transactionalId } : {}) }
+  )
+  let ready = false
+  const metricsServer = service.metricsPort === undefined ? undefined : await startMetricsServer(registry, {
+    port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => ready }
+  })
+  try {
+    try {
+      await admin.connect()
+    } catch (err) {
+      throw connectionFailure(err, connection.brokers)
+    }
+    const created = await prepareDestinations(admin, source, targets)
+    if (created.length > 0) log.info({ topics: created }, 'created destination topics')
+    await producer.start()
+    const copier = new Copier(
+      { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
+      { kafka, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
+    )
+    ready = true
+    await copier.run(signal)
+    await producer.close()
+    const stats = copier.snapshot()
+    const produced = producer.snapshot()
+    process.stdout.write(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets (${targets.map((t) => t.topic).join(', ')}); ` +
+      `${stats.commits} commits, ${produced.recordsFailed} records undelivered\n`)
+    return produced.recordsFailed > 0 ? 1 : 0
+  } finally {
+    await producer.close().catch(() => undefined)
+    await admin.disconnect().catch(() => undefined)
+    await metricsServer?.close()
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => copyMain(process.argv.slice(2)))

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { appendFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { parseCodecSpec } from '../../lib/codecs/index.js'
+import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
+import { prepareDestinations } from '../../lib/copier/destinations.js'
+import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { checkRecompression } from '../../lib/verify/recompression.js'
+import { SqueezeError } from '../../lib/errors.js'
+import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+
+let kafka: TestKafka
+before(async () => {
+  kafka = await startTestKafka()
+})
+after(async () => {
+  await kafka?.stop()
+})
+
+async function fillSource(topic: string, count: number): Promise<void> {
+  const producer = await kafka.startProducer({ codec: parseCodecSpec('lz4:1'), lingerMs: 10, batchSizeBytes: 32 * 1024 })
+  for (let i = 0; i < count; i++) {
+    await producer.send({
+      topic,
+      key: i % 6 === 0 ? null : Buffer.from(`user-${i % 41}`),
+      value: Buffer.from(`${i} ${'GET /api/orders?id='.repeat(1 + (i % 3))}${i * 31} 200`),
+      headers: i % 4 === 0 ? [{ key: 'trace', value: Buffer.from(`t${i}`) }, { key: 'null-header', value: null }] : [],
+      timestamp: 1_717_000_000_000 + i
+    })
+  }
+  await producer.close()
+}
+
+/** Per partition, the ordered list of record digests: what "the same records in the same partitions" means. */
+async function partitionDigests(topic: string, isolation: 'read_committed' | 'read_uncommitted' = 'read_committed'): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>()
+  for (const { partition, batch } of await kafka.readAll([topic], { isolation })) {
+    const list = out.get(partition) ?? []
+    for (const r of batch.records) {
+      list.push(createHash('sha1').update(JSON.stringify([r.key?.toString('base64') ?? null, r.value?.toString('base64') ?? null, r.timestamp, r.headers.map((h) => [h.key, h.value?.toString('base64') ?? null])])).digest('hex'))
+    }
+    out.set(partition, list)
+  }
+  return out
+}
+
+function targetsFor(source: string, specs: string[]): CopyTarget[] {
+  return specs.map((s) => ({ spec: parseCodecSpec(s), topic: defaultDestination(source, parseCodecSpec(s)) }))
+}
+
+async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean): Promise<Copier> {
+  await prepareDestinations(kafka.admin, source, targets)
+  const client = createKafkaClient(kafka.connection, kafka.log)
+  const producer = new Producer(
+    { ...DEFAULT_PRODUCER_CONFIG, lingerMs: 20, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, ...(exactlyOnce ? { transactionalId: `tx-${source}` } : {}) }
+  )
+  await producer.start()
+  const copier = new Copier({ sourceTopic: source, groupId: `g-${source}`, targets, exactlyOnce, commitIntervalMs: 300, stopAtEnd: true }, { kafka: client, admin: kafka.admin, producer, log: kafka.log })
+  await copier.run()
+  await producer.close()
+  return copier
+}
+
+describe('copier', () => {
+  for (const exactlyOnce of [false, true]) {
+    it(`${exactlyOnce ? 'exactly-once' : 'at-least-once'}: every destination holds the source's records, partitions, keys, headers and timestamps`, async (t) => {
+      const source = await kafka.createTopic(t, { partitions: 3 })
+      await fillSource(source, 3000)
+      const targets = targetsFor(source, ['none', 'zstd:3', 'lz4:1', 'gzip:1'])
+      t.after(() => kafka.admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))
+      const copier = await runCopier(source, targets, exactlyOnce)
+      assert.equal(copier.snapshot().sourceRecords, 3000)
+      const expected = await partitionDigests(source)
+      for (const target of targets) {
+        const actual = await partitionDigests(target.topic)
+        assert.deepEqual(actual, expected, `${target.topic} differs from the source`)
+      }
+      // The broker kept every batch the copier sent, byte for byte.
+      const stored = (await kafka.readAll(targets.map((x) => x.topic), { isolation: 'read_uncommitted' })).map(({ topic, partition, batch }) => ({ topic, partition, batch }))
+      const check = checkRecompression(copier.ackedBatches(), stored)
+      assert.equal(check.verdict, 'kept')
+      assert.ok(check.batchesChecked > 0)
+    })
+  }
+
+  it('a destination with another compression.type is an error that says what to change, and nothing is created', async (t) => {
+    const source = await kafka.createTopic(t, { partitions: 2 })
+    const [good, bad] = targetsFor(source, ['lz4:1', 'zstd:3']) as [CopyTarget, CopyTarget]
+    await kafka.createTopic(t, { name: bad.topic, partitions: 2, configs: { 'compression.type': 'gzip' } })
+    await assert.rejects(prepareDestinations(kafka.admin, source, [good, bad]), (err: unknown) =>
+      err instanceof SqueezeError && /compression\.type=gzip; set it to producer/.test(err.message))
+    assert.equal((await kafka.admin.listTopics()).includes(good.topic), false, 'no destination was created')
+    await assert.rejects(prepareDestinations(kafka.admin, 'no-such-source', [good]), /source topic no-such-source does not exist/)
+  })
+
+  it('exactly-once survives SIGKILL: killed mid-copy and restarted, each destination holds each record once', { timeout: 180_000 }, async (t) => {
+    const source = await kafka.createTopic(t, { partitions: 2 })
+    const total = 20_000
+    await fillSource(source, total)
+    const targets = ['none', 'zstd:1']
+    const args = ['copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', targets.join(','), '--exactly-once',
+      '--transactional-id', `kill-${source}`, '--until-end', '--commit-interval-ms', '100', '-X', 'linger.ms=5', '-X', 'batch.size=16384', '--log-level', 'info']
+    t.after(() => kafka.admin.deleteTopics({ topics: targetsFor(source, targets).map((x) => x.topic) }).catch(() => undefined))
+    const run = (killAfterMs?: number) => new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '' } })
+      t.after(() => child.kill('SIGKILL'))
+      let stderr = ''
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString()
+        if (process.env.SQUEEZE_TEST_CHILD_LOG !== undefined) appendFileSync(process.env.SQUEEZE_TEST_CHILD_LOG, d)
+      })
+      if (killAfterMs !== undefined) {
+        // Kill once it has started copying: wait for the first destination records, then SIGKILL.
+        const poll = setInterval(async () => {
+          const offsets = await kafka.admin.fetchTopicOffsets(defaultDestination(source, parseCodecSpec('none'))).catch(() => [])
+          if (offsets.some((o) => Number(o.high) > 0)) {
+            clearInterval(poll)
+            setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+          }
+        }, 50)
+        child.on('exit', () => clearInterval(poll))
+      }
+      child.on('exit', (code, signal) => resolve({ code, signal, stderr }))
+    })
+    const first = await run(300)
+    assert.equal(first.signal, 'SIGKILL', `the first run should be killed mid-copy (exit ${first.code}: ${first.stderr})`)
+    const second = await run()
+    assert.equal(second.code, 0, second.stderr.slice(-3000))
+    const expected = await partitionDigests(source)
+    for (const target of targetsFor(source, targets)) {
+      const actual = await partitionDigests(target.topic, 'read_committed')
+      assert.deepEqual(actual, expected, `${target.topic}: each source record exactly once, in order`)
+    }
+  })
+})

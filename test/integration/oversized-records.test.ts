@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { parseCodecSpec } from '../../lib/codecs/index.js'
+import { SqueezeError } from '../../lib/errors.js'
+import type { DeliveryFailure } from '../../lib/producer/producer.js'
+import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+
+let kafka: TestKafka
+before(async () => {
+  kafka = await startTestKafka()
+})
+after(async () => {
+  await kafka?.stop()
+})
+
+function small(label: string, i: number): { key: null; value: Buffer } {
+  return { key: null, value: Buffer.from(`${label}-${i} GET /index.html 200 512 "Mozilla/5.0"`) }
+}
+
+async function values(topic: string): Promise<string[]> {
+  const batches = await kafka.readAll([topic])
+  return batches.flatMap(({ batch }) => batch.records.map((r) => r.value?.toString() ?? '<null>'))
+}
+
+describe('records larger than the broker or the producer accepts', () => {
+  it('a 50 KB record on a topic with max.message.bytes=10000: its batch fails once with RECORD_TOO_LARGE; records around it arrive', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1, configs: { 'max.message.bytes': '10000' } })
+    // batch.size 8000: the big record closes the open batch and travels alone, as it would in production.
+    const producer = await kafka.startProducer({ codec: parseCodecSpec('none'), lingerMs: 5, batchSizeBytes: 8000 })
+    const failures: DeliveryFailure[] = []
+    producer.onDeliveryFailure((f) => failures.push(f))
+
+    for (let i = 0; i < 20; i++) await producer.send({ topic, ...small('before', i) })
+    await producer.send({ topic, key: null, value: Buffer.alloc(50 * 1024, 0x61) })
+    for (let i = 0; i < 20; i++) await producer.send({ topic, ...small('after', i) })
+    await producer.flush() // resolves: the rejected batch is not retried forever
+
+    const stats = producer.snapshot()
+    assert.equal(stats.recordsFailed, 1)
+    assert.equal(stats.recordsAcked, 40)
+    assert.equal(stats.retries, 0, 'MESSAGE_TOO_LARGE is not retried')
+    assert.equal(failures.length, 1)
+    const [failure] = failures
+    assert.ok(failure !== undefined && failure.error instanceof SqueezeError)
+    assert.equal(failure.error.code, 'SQUEEZE_ERR_RECORD_TOO_LARGE')
+    assert.equal(failure.records, 1)
+    assert.equal(failure.topic, topic)
+    assert.match(failure.error.message, /broker rejected a batch of 1 records .*(MESSAGE_TOO_LARGE|too large)/i)
+
+    const expected = [...Array.from({ length: 20 }, (_, i) => small('before', i).value.toString()), ...Array.from({ length: 20 }, (_, i) => small('after', i).value.toString())]
+    assert.deepEqual(await values(topic), expected, 'every other record arrived, in order, once')
+
+    // The producer keeps working after the rejection (idempotent producers bump their epoch).
+    await producer.send({ topic, ...small('later', 0) })
+    await producer.flush()
+    assert.equal(producer.snapshot().recordsAcked, 41)
+    assert.equal(producer.snapshot().recordsFailed, 1)
+  })
+
+  it('a record larger than max.request.size is refused by send() with RECORD_TOO_LARGE and never buffered', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1 })
+    const producer = await kafka.startProducer({ codec: parseCodecSpec('zstd:3'), lingerMs: 5 })
+    await producer.send({ topic, ...small('before', 0) })
+    await assert.rejects(
+      producer.send({ topic, key: null, value: Buffer.alloc(1536 * 1024, 0x62) }),
+      (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_RECORD_TOO_LARGE' && /exceeds max\.request\.size 1048576/.test(err.message)
+    )
+    await producer.send({ topic, ...small('after', 0) })
+    await producer.flush()
+    const stats = producer.snapshot()
+    assert.equal(stats.recordsAccepted, 2)
+    assert.equal(stats.recordsAcked, 2)
+    assert.equal(stats.recordsFailed, 0)
+    assert.deepEqual(await values(topic), [small('before', 0).value.toString(), small('after', 0).value.toString()])
+  })
+})

@@ -1,0 +1,305 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { get } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { inspect } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { connectionFrom } from '../../lib/config/cli.js'
+import { connectionFailure, parseJaasConfig, parseJavaProperties, securityFrom } from '../../lib/config/security.js'
+import { SqueezeError } from '../../lib/errors.js'
+import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { startMetricsServer } from '../../lib/metrics/http-server.js'
+import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
+import { createRegistry } from '../../lib/metrics/registry.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { createTestTls, type TestTls } from '../helpers/tls.js'
+
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+
+const USERS = {
+  scram256: { name: 'alice', password: 'alice-Scram256-9f3c1e' },
+  scram512: { name: 'bob', password: 'bob-Scram512-77ad02' },
+  plain: { name: 'paula', password: 'paula-Plain-5be8d4' }
+} as const
+const SECRETS = [USERS.scram256.password, USERS.scram512.password, USERS.plain.password, 'wrong-Password-1d2c']
+
+interface Run { code: number; stdout: string; stderr: string }
+/** Every byte any squeeze process printed during this file: scanned for passwords at the end. */
+const captured: string[] = []
+
+function squeeze(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: '', KAFKA_SASL_PASSWORD: '', KAFKA_SASL_USERNAME: '', KAFKA_SASL_MECHANISM: '', KAFKA_SECURITY_PROTOCOL: '', ...env }
+    execFile(process.execPath, [CLI, ...args], { env: childEnv, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      captured.push(stdout, stderr)
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+    })
+  })
+}
+
+/** stderr lines that are not pino JSON: what a person reads. */
+function humanLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'))
+}
+
+function configError(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (err) {
+    assert.ok(err instanceof SqueezeError)
+    assert.equal(err.code, 'SQUEEZE_ERR_CONFIG_INVALID')
+    return err.message
+  }
+  assert.fail('expected a CONFIG_INVALID error')
+}
+
+describe('security settings (no broker)', () => {
+  let dir: string
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'squeeze-sec-'))
+  })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('PLAINTEXT by default: no ssl, no sasl', () => {
+    const c = connectionFrom({ brokers: 'b:9092' }, {})
+    assert.equal(c.ssl, undefined)
+    assert.equal(c.sasl, undefined)
+  })
+
+  it('reads SASL_SSL + SCRAM from the environment; the password is usable but never serialised', () => {
+    const c = connectionFrom({ brokers: 'b:9093' }, { KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 's3cret-pw' })
+    assert.equal(c.ssl, true)
+    assert.ok(c.sasl !== undefined && c.sasl.mechanism === 'scram-sha-512')
+    assert.equal((c.sasl as { password: string }).password, 's3cret-pw')
+    assert.equal((c.sasl as { username: string }).username, 'u')
+    for (const text of [JSON.stringify(c), inspect(c, { depth: 10 }), JSON.stringify({ ...c.sasl })]) assert.ok(!text.includes('s3cret-pw'), text)
+  })
+
+  it('a password file, CA file and reject-unauthorized flag build the TLS options', () => {
+    const pw = join(dir, 'pw')
+    writeFileSync(pw, 'file-pw\n')
+    const ca = join(dir, 'ca.pem')
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
+    const s = securityFrom({ 'security-protocol': 'SASL_SSL', 'sasl-mechanism': 'PLAIN', 'sasl-username': 'p', 'sasl-password-file': pw, 'ssl-ca-file': ca, 'ssl-reject-unauthorized': 'false' }, { KAFKA_SASL_PASSWORD: 'env-pw' })
+    assert.equal((s.sasl as { password: string }).password, 'file-pw', 'the flag wins over the environment, trailing newline dropped')
+    assert.deepEqual(s.ssl, { rejectUnauthorized: false, ca: readFileSync(ca) })
+  })
+
+  it('reports every problem at once', () => {
+    const message = configError(() => securityFrom({ 'security-protocol': 'SASL_SSL', 'sasl-mechanism': 'SCRAM-SHA-1', 'ssl-cert-file': join(dir, 'missing.pem'), 'ssl-reject-unauthorized': 'maybe' }, {}))
+    assert.match(message, /unknown SASL mechanism "SCRAM-SHA-1" \(--sasl-mechanism, KAFKA_SASL_MECHANISM, sasl\.mechanism\): use one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512/)
+    assert.match(message, /needs a username/)
+    assert.match(message, /needs a password: set KAFKA_SASL_PASSWORD or give --sasl-password-file/)
+    assert.match(message, /--ssl-reject-unauthorized must be true or false/)
+    assert.match(message, /both --ssl-cert-file and --ssl-key-file/)
+    assert.match(message, /cannot read TLS certificate file/)
+    const plain = configError(() => securityFrom({ 'sasl-mechanism': 'PLAIN', 'sasl-username': 'x' }, {}))
+    assert.match(plain, /a SASL mechanism, a SASL username given but the security protocol is PLAINTEXT/)
+    assert.match(configError(() => securityFrom({ 'security-protocol': 'TLS' }, {})), /unknown security protocol "TLS"/)
+  })
+
+  it('reads a Java client properties file with a JAAS line, and never quotes the password in errors', () => {
+    const file = join(dir, 'client.properties')
+    writeFileSync(file, [
+      '# squeeze client', 'bootstrap.servers=k1:9093,k2:9093', 'security.protocol = SASL_SSL', 'sasl.mechanism: SCRAM-SHA-256',
+      'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\', '    username="svc" password="p\\\\\\"w;x";', ''
+    ].join('\n'))
+    const c = connectionFrom({ 'client-config': file }, {})
+    assert.deepEqual(c.brokers, ['k1:9093', 'k2:9093'])
+    assert.equal(c.ssl, true)
+    assert.equal(c.sasl?.mechanism, 'scram-sha-256')
+    assert.equal((c.sasl as { username: string }).username, 'svc')
+    assert.equal((c.sasl as { password: string }).password, 'p"w;x')
+
+    writeFileSync(file, 'security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nssl.truststore.location=/x.jks\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="leak-me-not";\n')
+    const message = configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}))
+    assert.match(message, /unsupported setting ssl\.truststore\.location/)
+    assert.match(message, /uses org\.apache\.kafka\.common\.security\.scram\.ScramLoginModule, but PLAIN needs org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule/)
+    assert.ok(!message.includes('leak-me-not'))
+    writeFileSync(file, 'sasl.jaas.config=PlainLoginModule username="a" password="leak-me-not"\n')
+    assert.ok(!configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})).includes('leak-me-not'))
+  })
+
+  it('parses JAAS lines and Java properties escapes', () => {
+    assert.deepEqual(parseJaasConfig('org.apache.kafka.common.security.plain.PlainLoginModule required username=u password="a b";'),
+      { module: 'org.apache.kafka.common.security.plain.PlainLoginModule', username: 'u', password: 'a b' })
+    assert.throws(() => parseJaasConfig('required username="u";'))
+    const props = parseJavaProperties('a=1\n! comment\nb : two words\nc\\:d=\\u0041\ne   3\n')
+    assert.deepEqual([...props], [['a', '1'], ['b', 'two words'], ['c:d', 'A'], ['e', '3']])
+  })
+
+  it('connect failures are told apart: credentials, TLS, unreachable', () => {
+    const sasl = Object.assign(new Error('SASL SCRAM SHA256 authentication failed: invalid credentials'), { name: 'KafkaJSSASLAuthenticationError' })
+    assert.match(connectionFailure(Object.assign(new Error('retries exceeded'), { originalError: sasl }), ['h:1']).message, /^authentication failed at h:1: .*check the SASL username, password/)
+    const tlsError = Object.assign(new Error('Connection error: self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' })
+    assert.match(connectionFailure(tlsError, ['h:1']).message, /^TLS connection to h:1 failed: .*--ssl-ca-file/)
+    const refused = connectionFailure(Object.assign(new Error('Connection error: connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), ['h:1'])
+    assert.match(refused.message, /^cannot reach any Kafka broker at h:1: .*check --brokers/)
+    assert.equal(refused.retriable, true)
+  })
+
+  it('the metrics listener binds the address it is given', async () => {
+    const server = await startMetricsServer(createRegistry(), { port: 0, host: '127.0.0.2' })
+    try {
+      assert.equal(await httpStatus('127.0.0.2', server.port), 200)
+      await assert.rejects(httpStatus('127.0.0.1', server.port), /ECONNREFUSED/)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+function httpStatus(host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get({ host, port, path: '/healthz' }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    }).on('error', reject)
+  })
+}
+
+describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
+  let tls: TestTls
+  let broker: EmbeddedBroker
+  let dir: string
+  before(async () => {
+    tls = createTestTls()
+    dir = mkdtempSync(join(tmpdir(), 'squeeze-sec-run-'))
+    broker = await startKraftBroker({
+      security: {
+        keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
+        saslSsl: {
+          plainUsers: { [USERS.plain.name]: USERS.plain.password },
+          scramUsers: [
+            { mechanism: 'SCRAM-SHA-256', name: USERS.scram256.name, password: USERS.scram256.password },
+            { mechanism: 'SCRAM-SHA-512', name: USERS.scram512.name, password: USERS.scram512.password }
+          ]
+        },
+        ssl: {}
+      }
+    })
+  })
+  after(async () => {
+    await broker?.stop()
+    tls?.remove()
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function roundTrip(label: string, auth: { args: string[]; env: NodeJS.ProcessEnv }, bootstrap: string): Promise<void> {
+    const topic = `sec-${label}-${Date.now().toString(36)}`
+    const common = ['--brokers', bootstrap, '--ssl-ca-file', tls.caFile, '--log-level', 'debug', ...auth.args]
+    const produced = await squeeze(['produce', ...common, '--topic', topic, '--create-partitions', '2', '--records', '200', '--kind', 'http', '--codec', 'zstd:3', '-X', 'linger.ms=5'], auth.env)
+    assert.equal(produced.code, 0, `${label} produce:\n${produced.stderr}`)
+    assert.match(produced.stdout, /^produced 200 records to /)
+    assert.match(produced.stdout, /undelivered: 0/)
+    const json = join(dir, `${topic}.json`)
+    const consumed = await squeeze(['consume', ...common, '--topic', topic, '--format', 'http', '--json', json], auth.env)
+    assert.equal(consumed.code, 0, `${label} consume:\n${consumed.stderr}`)
+    const [m] = JSON.parse(readFileSync(json, 'utf8')) as Array<{ topic: string; records: number; corruptRecords: number; corruptBatches: number }>
+    assert.equal(m?.topic, topic)
+    assert.equal(m?.records, 200)
+    assert.equal(m?.corruptRecords, 0)
+    assert.equal(m?.corruptBatches, 0)
+  }
+
+  it('SASL_SSL + SCRAM-SHA-256 (credentials in the environment): 200 records produced and consumed', async () => {
+    await roundTrip('scram256', {
+      args: ['--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256'],
+      env: { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password }
+    }, broker.saslSslBootstrap as string)
+  })
+
+  it('SASL_SSL + SCRAM-SHA-512 (environment names the mechanism, password from a file)', async () => {
+    const pw = join(dir, 'scram512.pw')
+    writeFileSync(pw, `${USERS.scram512.password}\n`, { mode: 0o600 })
+    await roundTrip('scram512', {
+      args: ['--sasl-username', USERS.scram512.name, '--sasl-password-file', pw],
+      env: { KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512' }
+    }, broker.saslSslBootstrap as string)
+  })
+
+  it('SASL_SSL + PLAIN (a Java client properties file with sasl.jaas.config)', async () => {
+    const file = join(dir, 'plain.properties')
+    writeFileSync(file, `security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="${USERS.plain.name}" password="${USERS.plain.password}";\n`, { mode: 0o600 })
+    await roundTrip('plain', { args: ['--client-config', file], env: {} }, broker.saslSslBootstrap as string)
+  })
+
+  it('SSL without SASL: 200 records produced and consumed', async () => {
+    await roundTrip('ssl', { args: ['--security-protocol', 'SSL'], env: {} }, broker.sslBootstrap as string)
+  })
+
+  for (const [command, mechanism, user] of [['produce', 'SCRAM-SHA-256', USERS.scram256.name], ['consume', 'SCRAM-SHA-512', USERS.scram512.name], ['produce', 'PLAIN', USERS.plain.name]] as const) {
+    it(`${command} with a wrong ${mechanism} password: exit 1 and one clear line about authentication`, async () => {
+      const result = await squeeze([command, '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--ssl-ca-file', tls.caFile,
+        '--security-protocol', 'SASL_SSL', '--sasl-mechanism', mechanism, '--log-level', 'debug'],
+      { KAFKA_SASL_USERNAME: user, KAFKA_SASL_PASSWORD: 'wrong-Password-1d2c' })
+      assert.equal(result.code, 1, result.stderr)
+      const lines = humanLines(result.stderr)
+      assert.equal(lines.length, 1, `one line for a person to read:\n${result.stderr}`)
+      assert.match(lines[0] as string, /^squeeze: .*authentication failed/i)
+      assert.match(lines[0] as string, new RegExp(mechanism.replace(/-/g, '.?'), 'i'))
+      console.log(`# ${command} ${mechanism}: ${lines[0]}`)
+    })
+  }
+
+  it('SSL with the wrong CA: exit 1 and one clear line about the certificate', async () => {
+    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.otherCaFile, '--log-level', 'debug'])
+    assert.equal(result.code, 1, result.stderr)
+    const lines = humanLines(result.stderr)
+    assert.equal(lines.length, 1, result.stderr)
+    assert.match(lines[0] as string, /^squeeze: .*(self[- ]signed certificate|unable to (get|verify)).*certificate/i)
+    console.log(`# wrong CA: ${lines[0]}`)
+  })
+
+  it('SASL_SSL with the wrong CA fails in TLS, before any credential is sent', async () => {
+    const result = await squeeze(['produce', '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--records', '10', '--ssl-ca-file', tls.otherCaFile,
+      '--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256', '--log-level', 'debug'],
+    { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password })
+    assert.equal(result.code, 1, result.stderr)
+    const lines = humanLines(result.stderr)
+    assert.equal(lines.length, 1, result.stderr)
+    assert.match(lines[0] as string, /certificate/i)
+    assert.doesNotMatch(lines[0] as string, /authentication/i)
+  })
+
+  it('in process: debug logs (even of the whole connection config) and /metrics never carry the password', async () => {
+    const logFile = join(dir, 'in-process.log')
+    const fd = openSync(logFile, 'w')
+    const log = createLogger({ level: 'debug', fd })
+    const registry = createRegistry()
+    const connection = connectionFrom({ brokers: broker.saslSslBootstrap as string, 'ssl-ca-file': tls.caFile }, {
+      KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512', KAFKA_SASL_USERNAME: USERS.scram512.name, KAFKA_SASL_PASSWORD: USERS.scram512.password
+    })
+    log.debug({ connection }, 'a careless caller logs the whole connection config')
+    log.debug({ sasl: connection.sasl, password: USERS.scram512.password }, 'and one logs a password field by name')
+    const admin = createKafkaClient(connection, log).admin()
+    await admin.connect()
+    const topic = `sec-inproc-${Date.now().toString(36)}`
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] })
+    await admin.disconnect()
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: 5 }, { cluster: createCluster(connection, log), log, metrics: createProducerMetrics(registry) })
+    await producer.start()
+    for (let i = 0; i < 50; i++) await producer.send({ topic, key: null, value: Buffer.from(`line ${i}`) })
+    await producer.close()
+    assert.equal(producer.snapshot().recordsAcked, 50)
+    const metricsText = await registry.metrics()
+    closeSync(fd)
+    const logText = readFileSync(logFile, 'utf8')
+    assert.match(logText, /a careless caller logs the whole connection config/)
+    assert.match(logText, /"username":"bob"/, 'the log line is there, with the non-secret fields')
+    assert.match(metricsText, /squeeze_records_produced_total\{[^}]*\} 50/)
+    captured.push(logText, metricsText)
+  })
+
+  it('no password appears in any output captured above (stdout, stderr at --log-level debug, logs, metrics)', () => {
+    assert.ok(captured.length >= 20, `captured ${captured.length} outputs`)
+    const all = captured.join('\n')
+    assert.ok(all.length > 10_000, 'debug logs were captured')
+    for (const secret of SECRETS) assert.ok(!all.includes(secret), `a password leaked into the output: ${secret.slice(0, 4)}…`)
+  })
+})

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { Ajv } from 'ajv'
+import { recommend } from '../../../lib/compare/recommend.js'
+import { sampleReport, SAMPLE_TARGETS } from './sample-report.js'
+
+// The schema ships beside the sources, not in dist: find it from the repo root whether run from ts or dist.
+function schemaPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error('cannot find the repository root')
+    dir = parent
+  }
+  return join(dir, 'schema', 'compare-report.schema.json')
+}
+
+const validate = new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(), 'utf8')) as object)
+
+/** What a reader of `--json` output sees: the report after a JSON round trip. */
+function asJson(value: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>
+}
+
+function errorsOf(document: unknown): string {
+  validate(document)
+  return (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`).join('\n')
+}
+
+describe('compare report JSON schema', () => {
+  it('accepts a full report, with and without a recommendation and a none target', () => {
+    assert.equal(validate(asJson(sampleReport())), true, errorsOf(asJson(sampleReport())))
+    const noNone = SAMPLE_TARGETS.filter((t) => t.codec !== 'none').map((t) => ({ ...t, ratioVsNone: null }))
+    const report = { ...sampleReport(noNone), recommendation: recommend(noNone, { ingressBytesPerSecond: 1e6, replicationFactor: 3, consumers: 1 }) }
+    assert.equal(validate(asJson(report)), true, errorsOf(asJson(report)))
+    assert.equal(validate(asJson({ ...sampleReport(), recommendation: null })), true)
+  })
+
+  it('requires exactly the fields the TypeScript model has (the sample is type-checked as CompareReport)', () => {
+    const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { required: string[]; definitions: Record<string, { required: string[] }> }
+    const report = sampleReport()
+    const keys = (o: object): string[] => Object.keys(o).sort()
+    assert.deepEqual([...schema.required].sort(), keys(report))
+    assert.deepEqual([...schema.definitions.source!.required].sort(), keys(report.source))
+    assert.deepEqual([...schema.definitions.settings!.required].sort(), keys(report.settings))
+    assert.deepEqual([...schema.definitions.target!.required].sort(), keys(report.targets[0]!))
+    assert.deepEqual([...schema.definitions.recompression!.required].sort(), keys(report.targets[0]!.recompression))
+    assert.deepEqual([...schema.definitions.recommendation!.required].sort(), keys(report.recommendation!))
+  })
+
+  it('rejects a report missing a required field, at the top and inside a target', () => {
+    const top = asJson(sampleReport())
+    delete top.settings
+    assert.equal(validate(top), false)
+    assert.match(errorsOf(top), /must have required property 'settings'/)
+
+    const inner = asJson(sampleReport())
+    delete (inner.targets as Array<Record<string, unknown>>)[2]?.storedBytes
+    assert.equal(validate(inner), false)
+    assert.match(errorsOf(inner), /\/targets\/2 must have required property 'storedBytes'/)
+  })
+
+  it('rejects wrong types and values outside the model', () => {
+    const wrongType = asJson(sampleReport())
+    ;(wrongType.targets as Array<Record<string, unknown>>)[1]!.ratio = '5.0'
+    assert.match(errorsOf(wrongType), /\/targets\/1\/ratio must be number/)
+
+    const badCodec = asJson(sampleReport())
+    ;(badCodec.targets as Array<Record<string, unknown>>)[1]!.codec = 'brotli'
+    assert.match(errorsOf(badCodec), /\/targets\/1\/codec must be equal to one of the allowed values/)
+
+    const badCriterion = asJson(sampleReport())
+    ;(badCriterion.recommendation as Record<string, unknown>).criterion = 'cheapest'
+    assert.equal(validate(badCriterion), false)
+
+    const badLevel = asJson(sampleReport())
+    ;(badLevel.targets as Array<Record<string, unknown>>)[3]!.level = 3.5
+    assert.match(errorsOf(badLevel), /\/targets\/3\/level must be integer,null/)
+  })
+
+  it('rejects properties the model does not have, at every level', () => {
+    for (const mutate of [
+      (doc: Record<string, unknown>) => { doc.extra = 1 },
+      (doc: Record<string, unknown>) => { (doc.source as Record<string, unknown>).extra = 1 },
+      (doc: Record<string, unknown>) => { (doc.settings as Record<string, unknown>).compressionType = 'zstd' },
+      (doc: Record<string, unknown>) => { (doc.targets as Array<Record<string, unknown>>)[0]!.extra = 1 },
+      (doc: Record<string, unknown>) => { ((doc.targets as Array<Record<string, unknown>>)[0]!.recompression as Record<string, unknown>).extra = 1 },
+      (doc: Record<string, unknown>) => { (doc.recommendation as Record<string, unknown>).extra = 1 }
+    ]) {
+      const doc = asJson(sampleReport())
+      mutate(doc)
+      assert.equal(validate(doc), false)
+      assert.match(errorsOf(doc), /must NOT have additional properties|must match exactly one schema/)
+    }
+  })
+})

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { COMPARE_HEADERS } from '../../../lib/report/compare-table.js'
+import { renderCompareMarkdown } from '../../../lib/report/compare-markdown.js'
+import { sampleReport, SAMPLE_TARGETS, target } from '../compare/sample-report.js'
+
+/** The cells of a Markdown table row, honouring escaped pipes. */
+function cells(row: string): string[] {
+  return row.slice(2, -2).split(/(?<!\\) \| /)
+}
+
+describe('renderCompareMarkdown', () => {
+  const md = renderCompareMarkdown(sampleReport())
+  const tableRows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| :'))
+
+  it('has a table with the header, an alignment row and one row per target with every column', () => {
+    assert.equal(tableRows.length, 1 + SAMPLE_TARGETS.length)
+    assert.deepEqual(cells(tableRows[0]!), [...COMPARE_HEADERS])
+    assert.ok(md.includes(`|${' :--- |'}${' ---: |'.repeat(COMPARE_HEADERS.length - 2)} :--- |`))
+    for (const [i, t] of SAMPLE_TARGETS.entries()) {
+      const row = cells(tableRows[i + 1]!)
+      assert.equal(row[0], t.target)
+      assert.equal(row.length, COMPARE_HEADERS.length)
+    }
+  })
+
+  it('has the recommendation, source and settings sections with their figures', () => {
+    assert.match(md, /^# squeeze compare: prod.access-logs$/m)
+    assert.match(md, /## Recommendation\n\n\*\*zstd:3\*\* \(best-ratio-per-cpu\): zstd:3 is the knee/)
+    assert.match(md, /Bytes per day saved against `none`: 114\.98GiB \(replication factor 3 \+ 2 consumers\)/)
+    assert.match(md, /## Source\n[\s\S]*- Topic: `prod.access-logs`[\s\S]*- Records: 400000 in 6 partitions/)
+    assert.match(md, /## Settings\n[\s\S]*- linger\.ms: 100\n- batch\.size: 1048576 bytes/)
+  })
+
+  it('keeps untrusted names from breaking the table or turning into markup', () => {
+    const odd = target('zstd:3', 1024 * 1024, 2, { target: 'a|b*c*', topic: 'x' })
+    const doc = renderCompareMarkdown({ ...sampleReport([odd]), recommendation: null })
+    const rows = doc.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| :'))
+    assert.equal(rows.length, 2)
+    assert.equal(cells(rows[1]!).length, COMPARE_HEADERS.length)
+    assert.ok(rows[1]!.startsWith('| a\\|b\\*c\\* |'))
+    assert.match(doc, /No measured target meets the criteria/)
+  })
+})
