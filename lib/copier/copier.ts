@@ -4,6 +4,7 @@ import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { registerKafkajsDecoders, type KafkajsCodec } from '../codecs/kafkajs-plugin.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { Logger } from '../log/logger.js'
+import type { CopierMetrics } from '../metrics/copier-metrics.js'
 import type { AckedBatch, Producer } from '../producer/producer.js'
 import type { RecordHeader } from '../protocol/record.js'
 import { retry } from '../retry.js'
@@ -45,6 +46,7 @@ export interface CopierDeps {
   /** One producer for every target (per-topic codecs), transactional when exactly-once. */
   readonly producer: Producer
   readonly log: Logger
+  readonly metrics?: CopierMetrics
   readonly onProgress?: (stats: Readonly<CopierStats>) => void
 }
 
@@ -175,6 +177,7 @@ export class Copier {
       this.processed.set(partition, offset + 1)
       resolveOffset(message.offset)
       this.stats.sourceRecords++
+      this.deps.metrics?.sourceRecords(this.config.sourceTopic, 1)
       this.stats.sourceBytes += (message.key?.length ?? 0) + (message.value?.length ?? 0) + headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
       this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, timestamp)
       this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, timestamp)
@@ -183,6 +186,7 @@ export class Copier {
         return
       }
     }
+    this.deps.metrics?.lag(this.config.sourceTopic, partition, Math.max(0, Number(batch.highWatermark) - (this.processed.get(partition) ?? 0)))
     await heartbeat()
     if (Date.now() - this.lastCommitAt >= this.config.commitIntervalMs) await this.commit()
     this.deps.onProgress?.(this.stats)

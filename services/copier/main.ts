@@ -9,6 +9,7 @@ import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { startMetricsServer } from '../../lib/metrics/http-server.js'
+import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { Producer } from '../../lib/producer/producer.js'
@@ -106,7 +107,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     await producer.start()
     const copier = new Copier(
       { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
-      { kafka, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
+      { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
     )
     ready = true
     await copier.run(signal)
