@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The demo command: set up (as the test command does), build, and run `squeeze demo` on the embedded default
-# broker (or KAFKA_BROKERS). Extra arguments go to `squeeze demo`, e.g. npm run demo -- --records 100000.
+# The demo command: set up (as the test command does), build, and run `squeeze compare` end to end on the
+# embedded default broker (or KAFKA_BROKERS) with generated Cap'n Proto HTTP logs. Extra arguments go to
+# `squeeze compare`, e.g. npm run demo -- --records 200000 --kind journald.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 npx tsc -p tsconfig.json
-node dist/services/cli/main.js demo "$@"
+node dist/services/cli/main.js compare --source generate --kind http --records 50000 \
+  --chart squeeze-compare.svg --markdown squeeze-compare.md --json squeeze-compare.json "$@"

@@ -26,11 +26,16 @@ const PINO_LEVEL: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [KAFKAJS_LOG_LEVELS.DEBUG]: 'debug'
 }
 
+const RETRIED_RESPONSES = /coordinator is loading|coordinator is not available|not the correct coordinator|rebalanc/i
+
 /** Routes kafkajs's own log lines into pino; kafkajs's info chatter is demoted to debug. */
 export function kafkajsLogCreator(log: Logger): KafkajsLogCreator {
   return () => ({ namespace, level, log: entry }) => {
-    const pinoLevel = level === KAFKAJS_LOG_LEVELS.INFO ? 'debug' : PINO_LEVEL[level] ?? 'debug'
     const { message, ...rest } = entry
+    // kafkajs logs every error response at ERROR, even those it (or squeeze) retries, such as a fresh
+    // cluster's "coordinator is loading": those are not the operator's problem, so they go to debug.
+    const retried = typeof rest.error === 'string' && RETRIED_RESPONSES.test(rest.error)
+    const pinoLevel = level === KAFKAJS_LOG_LEVELS.INFO || retried ? 'debug' : PINO_LEVEL[level] ?? 'debug'
     log[pinoLevel]({ kafkajs: { namespace, ...rest } }, String(message))
   }
 }

@@ -78,6 +78,7 @@ export interface AckedBatch {
   readonly crc: number
   readonly sizeBytes: number
   readonly uncompressedBytes: number
+  readonly compressCpuSeconds: number
 }
 
 export interface ProducerDeps {
@@ -585,7 +586,7 @@ export class Producer {
     if (this.ackHandlers.length > 0) {
       const acked: AckedBatch = {
         topic: queue.topic, partition: queue.partition, baseOffset, records: sealed.recordCount,
-        crc: sealed.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sealed.bytes.length, uncompressedBytes: sealed.uncompressedBytes
+        crc: sealed.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sealed.bytes.length, uncompressedBytes: sealed.uncompressedBytes, compressCpuSeconds: sealed.compressCpuSeconds
       }
       for (const handler of this.ackHandlers) handler(acked)
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { benchMain } from '../bench/main.js'
+import { compareMain } from '../compare/main.js'
 import { consumeMain } from '../consumer/main.js'
 import { copyMain } from '../copier/main.js'
-import { demoMain } from '../demo/main.js'
 import { produceMain } from '../producer/main.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 
@@ -14,14 +14,14 @@ Commands:
   produce   read or generate log records, batch per partition, compress with a codec and level, send to Kafka
   consume   read topics, decompress and decode every record, report bytes and CPU per topic
   copy      mirror a topic into one topic per codec/level (same records, partitions, keys, timestamps, headers)
-  bench     sweep every codec and level over real record batches in memory (no Kafka): ratio, compress and decompress MB/s
-  demo      start a broker, produce generated logs with each codec, read them back, print the comparison`
+  compare   copy a topic into one topic per codec/level, read them back, report cost and savings, recommend one
+  bench     sweep every codec and level over real record batches in memory (no Kafka): ratio, compress and decompress MB/s`
 
 const COMMANDS: Readonly<Record<string, (argv: readonly string[]) => Promise<number>>> = {
   produce: produceMain,
   consume: consumeMain,
   copy: copyMain,
-  demo: demoMain,
+  compare: compareMain,
   bench: benchMain
 }
 

@@ -106,7 +106,7 @@ async function sendRaw(topic: string, batch: Buffer): Promise<PartitionProduceRe
 }
 
 function ackedFor(topic: string, batch: Buffer, baseOffset: number, records: number): AckedBatch {
-  return { topic, partition: 0, baseOffset, records, crc: batch.readUInt32BE(BATCH.CRC), sizeBytes: batch.length, uncompressedBytes: 0 }
+  return { topic, partition: 0, baseOffset, records, crc: batch.readUInt32BE(BATCH.CRC), sizeBytes: batch.length, uncompressedBytes: 0, compressCpuSeconds: 0 }
 }
 
 describe('the broker keeps squeeze batches as sent (compression.type=producer)', () => {

@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto'
+import type { Admin } from 'kafkajs'
+import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
+import { Copier, type CopyTarget } from '../copier/copier.js'
+import { prepareDestinations } from '../copier/destinations.js'
+import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent } from '../consumer/partition-reader.js'
+import { TopicMeasurements, type TopicMeasurement } from '../consumer/measure-topics.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import type { LogFormat } from '../formats/index.js'
+import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
+import { describeLogDirs } from '../kafka/describe-log-dirs.js'
+import type { Logger } from '../log/logger.js'
+import { Producer, type AckedBatch, type ProducerConfig } from '../producer/producer.js'
+import type { StoredBatch } from '../verify/recompression.js'
+import { checkRecompression } from '../verify/recompression.js'
+import type { CompareReport, CompareSource, CompareTargetResult } from './compare-report.js'
+import { recommend } from './recommend.js'
+
+export interface CompareRunOptions {
+  readonly connection: KafkaConnectionConfig
+  readonly sourceTopic: string
+  readonly sourceDescription: { kind: CompareSource['kind']; description: string }
+  readonly targets: readonly CopyTarget[]
+  /** Decodes each destination's values while measuring; null reads bytes only. */
+  readonly format: LogFormat | null
+  readonly producer: ProducerConfig
+  readonly maxRecords?: number
+  readonly maxBytes?: number
+  readonly durationMs?: number
+  readonly keepTopics: boolean
+  readonly consumers: number
+  readonly cpuBudgetSecondsPerGiB?: number
+  readonly targetRatio?: number
+  readonly version: string
+  readonly log: Logger
+  readonly signal?: AbortSignal
+  readonly onProgress?: (line: string) => void
+}
+
+export interface CompareOutcome {
+  readonly report: CompareReport
+  /** True when Ctrl-C or the duration budget ended the copy before the source's end. */
+  readonly partial: boolean
+  readonly sentBytesByTopic: ReadonlyMap<string, number>
+}
+
+const GIB = 1024 ** 3
+
+/**
+ * The comparison, start to end: copy the source into one fresh topic per target, read every destination back
+ * with the measuring consumer, take stored sizes from the broker, check the broker kept every batch, and
+ * build the report. Destination topics are removed afterwards unless asked to keep them, and also when
+ * anything fails, so a failed run leaves nothing half-made behind.
+ */
+export async function runCompare(options: CompareRunOptions): Promise<CompareOutcome> {
+  const { connection, log } = options
+  const kafka = createKafkaClient(connection, log)
+  const admin = kafka.admin()
+  await admin.connect()
+  const created: string[] = []
+  try {
+    await assertFreshDestinations(admin, options.targets)
+    created.push(...(await prepareDestinations(admin, options.sourceTopic, options.targets)))
+    const producer = new Producer(
+      { ...options.producer, topicCodecs: Object.fromEntries(options.targets.map((t) => [t.topic, t.spec])) },
+      { cluster: createCluster(connection, log), log: log.child({ component: 'copier-producer' }) }
+    )
+    await producer.start()
+    const copyAbort = new AbortController()
+    const stop = (): void => copyAbort.abort()
+    options.signal?.addEventListener('abort', stop, { once: true })
+    const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs)
+    const copier = new Copier(
+      {
+        sourceTopic: options.sourceTopic, groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`, targets: options.targets,
+        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true,
+        ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
+        ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+      },
+      { kafka, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.(`copied ${s.sourceRecords} records to ${options.targets.length} targets`) }
+    )
+    try {
+      await copier.run(copyAbort.signal)
+    } finally {
+      if (timer !== undefined) clearTimeout(timer)
+      options.signal?.removeEventListener('abort', stop)
+      await producer.close()
+    }
+    const copied = copier.snapshot()
+    const acked = copier.ackedBatches()
+    const [sourceMetadata] = (await admin.fetchTopicMetadata({ topics: [options.sourceTopic] })).topics
+    const results: CompareTargetResult[] = []
+    const sentBytesByTopic = new Map<string, number>()
+    for (const target of options.targets) {
+      options.onProgress?.(`reading ${target.topic} back`)
+      const result = await measureTarget(options, admin, target, acked.filter((b) => b.topic === target.topic))
+      results.push(result)
+      sentBytesByTopic.set(target.topic, result.sentBytes)
+    }
+    const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
+    const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
+    const uncompressedBytes = withBaseline.find((r) => r.codec === 'none')?.uncompressedBytes ?? withBaseline[0]?.uncompressedBytes ?? 0
+    const spanSeconds = copied.sourceRecords === 0 ? 0 : Math.max(0, (copied.lastTimestamp - copied.firstTimestamp) / 1000)
+    const replicationFactor = sourceMetadata?.partitions[0]?.replicas.length ?? 1
+    const recommendation = recommend(withBaseline, {
+      ingressBytesPerSecond: spanSeconds > 0 ? uncompressedBytes / spanSeconds : 0,
+      replicationFactor,
+      consumers: options.consumers,
+      ...(options.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: options.cpuBudgetSecondsPerGiB }),
+      ...(options.targetRatio === undefined ? {} : { targetRatio: options.targetRatio })
+    })
+    const report: CompareReport = {
+      generatedAt: new Date().toISOString(),
+      squeezeVersion: options.version,
+      source: {
+        kind: options.sourceDescription.kind,
+        topic: options.sourceTopic,
+        description: options.sourceDescription.description,
+        records: copied.sourceRecords,
+        partitions: sourceMetadata?.partitions.length ?? 0,
+        uncompressedBytes,
+        spanSeconds
+      },
+      settings: { lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes, replicationFactor, consumers: options.consumers },
+      targets: withBaseline,
+      recommendation
+    }
+    return { report, partial: copyAbort.signal.aborted, sentBytesByTopic }
+  } finally {
+    if (!options.keepTopics) {
+      const topics = options.targets.map((t) => t.topic).filter((t) => created.includes(t))
+      if (topics.length > 0) await admin.deleteTopics({ topics }).catch((err: unknown) => log.warn({ err: errorMessage(err), topics }, 'could not delete destination topics'))
+    }
+    await admin.disconnect().catch(() => undefined)
+  }
+}
+
+/** A comparison into a topic that already holds records would count them too: destinations must be new. */
+async function assertFreshDestinations(admin: Admin, targets: readonly CopyTarget[]): Promise<void> {
+  const existing = new Set(await admin.listTopics())
+  const taken = targets.filter((t) => existing.has(t.topic)).map((t) => t.topic)
+  if (taken.length > 0) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `destination topic${taken.length > 1 ? 's' : ''} ${taken.join(', ')} already exist; delete them or choose other names with --destination`)
+  }
+}
+
+async function measureTarget(options: CompareRunOptions, admin: Admin, target: CopyTarget, acked: readonly AckedBatch[]): Promise<CompareTargetResult> {
+  const cluster = createCluster(options.connection, options.log)
+  await cluster.connect()
+  try {
+    const measurements = new TopicMeasurements(() => options.format, options.log.child({ component: 'measure' }))
+    const digests: string[] = []
+    const stored: StoredBatch[] = []
+    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic] }, { cluster, admin, log: options.log }).run({
+      onBatch: (event: BatchEvent) => {
+        measurements.onBatch(event)
+        stored.push({ topic: event.topic, partition: event.partition, batch: { ...event.batch, records: [] } })
+        for (const r of event.batch.records) digests.push(recordDigest(event.partition, r.key, r.value, r.timestamp, r.headers))
+      },
+      onCorruptBatch: (event) => measurements.onCorruptBatch(event)
+    })
+    const measured = measurements.get(target.topic)
+    const sizes = await describeLogDirs(cluster, [target.topic])
+    const leaderBytes = sumLeaderReplicaBytes(sizes)
+    return buildResult(target.spec, target.topic, measured, acked, leaderBytes, stored, digests)
+  } finally {
+    await cluster.disconnect()
+  }
+}
+
+/** DescribeLogDirs reports every replica; one copy per partition is what a codec saves per replica. */
+function sumLeaderReplicaBytes(sizes: ReadonlyArray<{ partition: number; sizeBytes: number }>): number {
+  const perPartition = new Map<number, number>()
+  for (const { partition, sizeBytes } of sizes) perPartition.set(partition, Math.max(perPartition.get(partition) ?? 0, sizeBytes))
+  return [...perPartition.values()].reduce((a, b) => a + b, 0)
+}
+
+function recordDigest(partition: number, key: Buffer | null, value: Buffer | null, timestamp: number, headers: ReadonlyArray<{ key: string; value: Buffer | null }>): string {
+  const hash = createHash('sha1')
+  hash.update(`${partition}|${timestamp}|${key === null ? '-' : key.toString('base64')}|${value === null ? '-' : value.toString('base64')}`)
+  for (const h of headers) hash.update(`|${h.key}=${h.value === null ? '-' : h.value.toString('base64')}`)
+  return hash.digest('hex')
+}
+
+function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement, acked: readonly AckedBatch[], storedBytes: number, stored: readonly StoredBatch[], digests: string[]): CompareTargetResult {
+  const uncompressedBytes = acked.reduce((n, b) => n + b.uncompressedBytes, 0)
+  const sentBytes = acked.reduce((n, b) => n + b.sizeBytes, 0)
+  const compressCpuSeconds = acked.reduce((n, b) => n + b.compressCpuSeconds, 0)
+  const batches = acked.length
+  const records = acked.reduce((n, b) => n + b.records, 0)
+  const check = checkRecompression(acked, stored)
+  const readSeconds = Math.max((measured.lastReadAt - measured.firstReadAt) / 1000, 1e-3)
+  digests.sort()
+  return {
+    target: formatCodecSpec(spec),
+    codec: spec.codec,
+    level: spec.level,
+    topic,
+    records: measured.records,
+    batches,
+    meanRecordsPerBatch: batches === 0 ? 0 : records / batches,
+    uncompressedBytes,
+    sentBytes,
+    storedBytes,
+    ratio: storedBytes === 0 ? 0 : uncompressedBytes / storedBytes,
+    ratioVsNone: null,
+    compressCpuSeconds,
+    compressCpuSecondsPerGiB: uncompressedBytes === 0 ? 0 : compressCpuSeconds / (uncompressedBytes / GIB),
+    compressMBPerSecondPerCore: compressCpuSeconds === 0 ? 0 : uncompressedBytes / 1e6 / compressCpuSeconds,
+    decompressCpuSeconds: measured.decompressCpuSeconds,
+    decompressCpuSecondsPerGiB: measured.uncompressedBytes === 0 ? 0 : measured.decompressCpuSeconds / (measured.uncompressedBytes / GIB),
+    decodeCpuSecondsPerGiB: measured.uncompressedBytes === 0 ? 0 : measured.decodeCpuSeconds / (measured.uncompressedBytes / GIB),
+    consumerRecordsPerSecond: measured.records / readSeconds,
+    recompression: {
+      verdict: check.batchesChecked === 0 ? 'unknown' : check.verdict,
+      batchesChecked: check.batchesChecked,
+      batchesRewritten: check.batchesRewritten
+    },
+    digest: createHash('sha256').update(digests.join('\n')).digest('hex')
+  }
+}

@@ -1,0 +1,181 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
+import { connectionFailure } from '../../lib/config/security.js'
+import { runCompare } from '../../lib/compare/run-compare.js'
+import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
+import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import { ensureTopic } from '../../lib/kafka/topics.js'
+import { createLogger, type Logger } from '../../lib/log/logger.js'
+import { produceLogs } from '../../lib/pipeline/produce-logs.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { renderCompareMarkdown } from '../../lib/report/compare-markdown.js'
+import { renderCompareSvg } from '../../lib/report/compare-svg.js'
+import { renderCompareTable } from '../../lib/report/compare-table.js'
+import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
+import { readFileLines } from '../../lib/sources/file-source.js'
+import { generateRecords } from '../../lib/sources/generator-source.js'
+import { DEFAULT_TARGETS, parseTargets } from '../copier/main.js'
+
+export const COMPARE_HELP = `squeeze compare: copy one topic into a topic per codec/level, read every copy back, and report what each
+codec costs (CPU) and saves (bytes on the broker), with a recommendation.
+
+Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an existing topic on your cluster)
+       squeeze compare --source generate|file [--kind KIND] [--file PATH] (fills a source topic first;
+                                                                        without --brokers an embedded broker is started)
+Input and budget:
+  --topic SOURCE             existing source topic
+  --source generate|file     or fill a new source topic from generated logs or a file
+  --kind KIND                ${LOG_KINDS.join(', ')} (default http)
+  --file PATH                with --source file
+  --partitions N             partitions of a filled source topic (default 3)
+  --records N, --bytes N     copy at most N source records / uncompressed bytes (generate default 50000)
+  --duration-s S             stop copying after S seconds (a partial report)
+  --format KIND|none         decode destination records as KIND while measuring (default: --kind for filled sources, none for --topic)
+Targets and output:
+  --targets LIST             codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
+  --destination TEMPLATE     destination names, {source} and {target} replaced (default {source}.{target})
+  --cpu-budget S             recommend the smallest stored size costing at most S compress CPU seconds per GiB
+  --target-ratio X           recommend the cheapest target reaching ratio X
+  --consumers N              consumer groups reading the topic, for bytes/day saved (default 1)
+  --json FILE  --markdown FILE  --chart FILE.svg
+  --keep-topics              keep the destination (and filled source) topics
+  -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
+${COMMON_HELP}
+
+Ctrl-C ends the copy and prints a partial report. Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
+
+const OPTIONS = {
+  ...COMMON_OPTIONS,
+  topic: { type: 'string' }, source: { type: 'string' }, kind: { type: 'string' }, file: { type: 'string' }, partitions: { type: 'string' },
+  records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
+  targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
+  consumers: { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
+  'keep-topics': { type: 'boolean' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
+} as const
+
+function positiveNumber(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isFinite(n) || n <= 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be a positive number, got "${value}"`)
+  return n
+}
+
+function squeezeVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return pkg.version
+}
+
+export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseCli(argv, OPTIONS)
+  if (values.help === true) {
+    process.stdout.write(`${COMPARE_HELP}\n`)
+    return 0
+  }
+  const sourceKind = values.topic !== undefined ? 'topic' : oneOf(values.source, 'source', ['generate', 'file'] as const, 'generate')
+  if (values.topic !== undefined && values.source !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --topic (an existing topic) or --source, not both')
+  if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+  const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
+  const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind)
+  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []))
+  const service = serviceOptionsFrom({ ...values, 'log-level': values['log-level'] ?? 'warn' })
+  const partitions = parseInteger(values.partitions, 'partitions', 1, 1000) ?? 3
+  const maxRecords = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 50_000 : undefined)
+  const maxBytes = parseInteger(values.bytes, 'bytes', 1)
+  const durationS = positiveNumber(values['duration-s'], 'duration-s')
+  const cpuBudget = positiveNumber(values['cpu-budget'], 'cpu-budget')
+  const targetRatio = positiveNumber(values['target-ratio'], 'target-ratio')
+  const consumers = parseInteger(values.consumers, 'consumers', 0, 10000) ?? 1
+  const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
+  const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
+  if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
+  const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
+  const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination)
+
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-compare' })
+  const signal = installShutdown(log, { timeoutMs: 120_000 })
+  const progress = (line: string): void => {
+    if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${line}`)
+  }
+  let broker: AcquiredBroker | undefined
+  try {
+    let connection: KafkaConnectionConfig
+    if (explicitBrokers === undefined) {
+      process.stderr.write('no --brokers: starting Kafka (testcontainers if Docker answers, else the embedded JVM broker)...\n')
+      broker = await acquireBroker((msg: string) => log.info(msg))
+      connection = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-compare' }
+    } else {
+      connection = connectionFrom({ ...values, brokers: explicitBrokers }, env)
+    }
+    const admin = createKafkaClient(connection, log).admin()
+    try {
+      await admin.connect()
+    } catch (err) {
+      throw connectionFailure(err, connection.brokers)
+    }
+    const filled = sourceKind !== 'topic'
+    try {
+      if (sourceKind === 'topic') {
+        if (!(await admin.listTopics()).includes(sourceTopic)) throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} not found on ${connection.brokers.join(',')}`)
+      } else {
+        await ensureTopic(admin, sourceTopic, partitions)
+        await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, maxRecords, seed, signal, progress)
+      }
+      const description = sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`
+      const outcome = await runCompare({
+        connection, sourceTopic, sourceDescription: { kind: sourceKind, description }, targets,
+        format: formatName === 'none' ? null : formatFor(formatName), producer: producerConfig,
+        ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
+        ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
+        keepTopics: values['keep-topics'] === true, consumers,
+        ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }), ...(targetRatio === undefined ? {} : { targetRatio }),
+        version: squeezeVersion(), log, signal, onProgress: progress
+      })
+      if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
+      if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
+      process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
+      if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(outcome.report, null, 2)}\n`)
+      if (values.markdown !== undefined) writeFileSync(values.markdown, renderCompareMarkdown(outcome.report))
+      if (values.chart !== undefined) {
+        writeFileSync(values.chart, renderCompareSvg(outcome.report))
+        process.stdout.write(`chart: ${values.chart}\n`)
+      }
+      const counts = new Set(outcome.report.targets.map((t) => t.records))
+      const digests = new Set(outcome.report.targets.map((t) => t.digest))
+      if (counts.size > 1 || digests.size > 1) {
+        process.stderr.write('squeeze: destinations differ in records; the comparison is not on identical traffic\n')
+        return 1
+      }
+      return 0
+    } finally {
+      if (filled && values['keep-topics'] !== true) await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
+      await admin.disconnect().catch(() => undefined)
+    }
+  } finally {
+    await broker?.stop()
+  }
+}
+
+async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic: string, source: 'generate' | 'file', kind: LogKind, file: string | undefined,
+  records: number | undefined, seed: number, signal: AbortSignal, progress: (line: string) => void): Promise<void> {
+  // The source's own codec does not matter to the comparison (the copier re-batches every record); lz4:1 is cheap.
+  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } }, { cluster: createCluster(connection, log), log })
+  await producer.start()
+  try {
+    const items = source === 'generate'
+      ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }) })
+      : readFileLines(file as string, { follow: false, signal })
+    const summary = await produceLogs({
+      source: items, format: source === 'generate' ? null : formatFor(kind), topic, producer, onParseError: 'skip', log, signal,
+      progressEvery: 5000, onProgress: (s) => progress(`filling source topic: ${s.recordsSent} records`)
+    })
+    if (summary.parseErrors > 0) log.warn({ parseErrors: summary.parseErrors }, 'lines that did not parse were skipped')
+  } finally {
+    await producer.close()
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => compareMain(process.argv.slice(2)))
