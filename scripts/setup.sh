@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  # The lz4 package ships a prebuilt-looking build/ folder that node-gyp deletes while npm may still be
+  # extracting it; when that race hits, a second clean install goes through.
+  npm ci --no-audit --no-fund || { echo "npm ci failed; retrying once" >&2; npm ci --no-audit --no-fund; }
 fi
 bash scripts/fetch-kafka.sh >/dev/null

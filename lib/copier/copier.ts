@@ -29,6 +29,8 @@ export interface CopierConfig {
   readonly maxRecords?: number
   /** Stop after this many uncompressed source bytes (key + value + headers). */
   readonly maxBytes?: number
+  /** Consumer group session: how long a dead copier's partitions wait before moving (default 10 s). */
+  readonly sessionTimeoutMs?: number
 }
 
 export interface CopierStats {
@@ -107,8 +109,12 @@ export class Copier {
     }
     if (this.config.exactlyOnce) this.deps.producer.beginTransaction()
 
-    // A 10 s session (the broker's minimum is 6 s) lets a restarted copier take over a dead one's partitions quickly.
-    const consumer = this.deps.kafka.consumer({ groupId, readUncommitted: false, allowAutoTopicCreation: false, maxBytesPerPartition: 4 * 1024 * 1024, sessionTimeout: 10_000, heartbeatInterval: 1000 })
+    // A 10 s session (Kafka's default minimum is 6 s) lets a restarted copier take over a dead one's partitions quickly.
+    const sessionTimeout = this.config.sessionTimeoutMs ?? 10_000
+    const consumer = this.deps.kafka.consumer({
+      groupId, readUncommitted: false, allowAutoTopicCreation: false, maxBytesPerPartition: 4 * 1024 * 1024,
+      sessionTimeout, heartbeatInterval: Math.max(100, Math.floor(sessionTimeout / 10))
+    })
     this.consumer = consumer
     consumer.on(consumer.events.REBALANCING, () => {
       this.rebalanced = true

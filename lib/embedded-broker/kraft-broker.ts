@@ -222,6 +222,8 @@ export function defaultServerProperties(args: {
     'log.segment.bytes': String(1024 * 1024 * 1024),
     // message.max.bytes: Kafka's default (1048588).
     'group.initial.rebalance.delay.ms': '0',
+    // Lets crash tests use short consumer sessions, so a killed member's partitions move in seconds.
+    'group.min.session.timeout.ms': '1000',
     'offsets.topic.replication.factor': '1',
     'offsets.topic.num.partitions': '1',
     // Single-node transaction coordinator (exactly-once producers).

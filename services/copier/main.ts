@@ -30,6 +30,7 @@ Usage: squeeze copy --topic SOURCE [options]
   --exactly-once            Kafka transactions: each destination holds each source record once for read_committed readers
   --transactional-id ID     with --exactly-once: this instance's id, stable across restarts (default squeeze-copier.<group>.<host>)
   --commit-interval-ms MS   how often source offsets are committed (default 1000)
+  --session-timeout-ms MS   consumer group session; a dead copier's partitions move after it (default 10000)
   --until-end               stop once the source's end offsets at start are copied (default: keep following)
   --records N, --bytes N    stop after N source records / uncompressed bytes
   -X NAME=VALUE             producer settings by Kafka name, for every target (linger.ms, batch.size, buffer.memory, ...)
@@ -46,6 +47,7 @@ const OPTIONS = {
   'exactly-once': { type: 'boolean' },
   'transactional-id': { type: 'string' },
   'commit-interval-ms': { type: 'string' },
+  'session-timeout-ms': { type: 'string' },
   'until-end': { type: 'boolean' },
   records: { type: 'string' },
   bytes: { type: 'string' },
@@ -81,6 +83,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
   const transactionalId = values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`
   const commitIntervalMs = parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000
   const maxRecords = parseInteger(values.records, 'records', 1)
+  const sessionTimeoutMs = parseInteger(values['session-timeout-ms'], 'session-timeout-ms', 1000, 3_600_000)
   const maxBytes = parseInteger(values.bytes, 'bytes', 1)
 
   const log = createLogger({ level: service.logLevel, name: 'squeeze-copier' })
@@ -106,7 +109,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     if (created.length > 0) log.info({ topics: created }, 'created destination topics')
     await producer.start()
     const copier = new Copier(
-      { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
+      { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
       { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
     )
     ready = true

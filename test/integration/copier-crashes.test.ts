@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { parseCodecSpec } from '../../lib/codecs/index.js'
+import { defaultDestination } from '../../lib/copier/copier.js'
+import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+const KILLS = 10
+
+let kafka: TestKafka
+before(async () => {
+  kafka = await startTestKafka()
+})
+after(async () => {
+  await kafka?.stop()
+})
+
+/** mulberry32: the kill points are random but the same on every run of the test. */
+function seeded(seed: number): () => number {
+  let a = seed
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+async function fill(topic: string, count: number): Promise<void> {
+  const producer = await kafka.startProducer({ codec: parseCodecSpec('lz4:1'), lingerMs: 5, batchSizeBytes: 64 * 1024 })
+  for (let i = 0; i < count; i++) await producer.send({ topic, key: Buffer.from(`k${i % 13}`), value: Buffer.from(`record-${i}`), timestamp: 1_718_000_000_000 + i })
+  await producer.close()
+}
+
+/** Per partition, the values in offset order (read_committed unless asked otherwise). */
+async function valuesByPartition(topic: string, isolation: 'read_committed' | 'read_uncommitted'): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>()
+  for (const { partition, batch } of await kafka.readAll([topic], { isolation })) {
+    const list = out.get(partition) ?? []
+    for (const r of batch.records) list.push(r.value?.toString() ?? '')
+    out.set(partition, list)
+  }
+  return out
+}
+
+function runCopier(args: string[], killAfterMs: number | null): Promise<'killed' | 'finished'> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    const timer = killAfterMs === null ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+    child.on('exit', (code, signal) => {
+      if (timer !== undefined) clearTimeout(timer)
+      if (signal === 'SIGKILL') resolve('killed')
+      else if (code === 0) resolve('finished')
+      else reject(new Error(`copier exited ${code}: ${stderr.slice(-2000)}`))
+    })
+  })
+}
+
+describe(`copier killed with SIGKILL ${KILLS} times at seeded random points`, () => {
+  for (const mode of ['at-least-once', 'exactly-once'] as const) {
+    it(`${mode}: ${mode === 'exactly-once' ? 'no record lost and none duplicated (read_committed)' : 'no record lost'}`, { timeout: 280_000 }, async (t) => {
+      const source = await kafka.createTopic(t, { partitions: 3 })
+      const total = 60_000
+      await fill(source, total)
+      const targets = ['none', 'zstd:1']
+      t.after(() => kafka.admin.deleteTopics({ topics: targets.map((s) => defaultDestination(source, parseCodecSpec(s))) }).catch(() => undefined))
+      const args = ['copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', targets.join(','), '--until-end',
+        '--commit-interval-ms', '200', '--session-timeout-ms', '1000', '-X', 'linger.ms=5', '-X', 'batch.size=32768', '--log-level', 'error',
+        ...(mode === 'exactly-once' ? ['--exactly-once', '--transactional-id', `crash-${source}`] : [])]
+      const random = seeded(mode === 'exactly-once' ? 7 : 11)
+      let kills = 0
+      let finishedEarly = false
+      while (kills < KILLS) {
+        // Anywhere from before the group join to deep into copying.
+        const outcome = await runCopier(args, 600 + Math.floor(random() * 1800))
+        if (outcome === 'finished') {
+          finishedEarly = true
+          break
+        }
+        kills++
+      }
+      if (!finishedEarly) assert.equal(await runCopier(args, null), 'finished')
+      console.log(`${mode}: ${kills} SIGKILLs, then a run to the end`)
+      assert.ok(kills >= KILLS || finishedEarly, 'killed ten times (or the copy ended first)')
+      const expected = await valuesByPartition(source, 'read_committed')
+      for (const spec of targets) {
+        const topic = defaultDestination(source, parseCodecSpec(spec))
+        const copied = await valuesByPartition(topic, mode === 'exactly-once' ? 'read_committed' : 'read_uncommitted')
+        let lost = 0
+        let duplicated = 0
+        for (const [partition, values] of expected) {
+          const seen = new Map<string, number>()
+          for (const v of copied.get(partition) ?? []) seen.set(v, (seen.get(v) ?? 0) + 1)
+          for (const v of values) if (!seen.has(v)) lost++
+          for (const n of seen.values()) if (n > 1) duplicated += n - 1
+        }
+        console.log(`${mode} ${topic}: lost ${lost}, duplicated ${duplicated}`)
+        assert.equal(lost, 0, `${topic}: records lost`)
+        if (mode === 'exactly-once') {
+          assert.equal(duplicated, 0, `${topic}: duplicates visible to read_committed readers`)
+          assert.deepEqual(copied, expected, `${topic}: same records, same partitions, same order`)
+        }
+      }
+    })
+  }
+})
