@@ -38,6 +38,7 @@ async function fill(topic: string, count: number): Promise<void> {
 async function valuesByPartition(topic: string, isolation: 'read_committed' | 'read_uncommitted'): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>()
   for (const { partition, batch } of await kafka.readAll([topic], { isolation })) {
+    if (batch.records.length === 0) continue // transaction markers
     const list = out.get(partition) ?? []
     for (const r of batch.records) list.push(r.value?.toString() ?? '')
     out.set(partition, list)
