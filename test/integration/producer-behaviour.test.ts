@@ -117,11 +117,18 @@ describe('backpressure', () => {
     const cluster = createCluster(connection, kafka.log)
     await cluster.connect()
     const seen = new Map<string, number>()
+    const lastIndexByKey = new Map<string, number>()
+    let outOfOrder = 0
     await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic] }, { cluster, admin: readAdmin, log: kafka.log }).run({
       onBatch: ({ batch }) => {
         for (const r of batch.records) {
           const v = r.value?.toString() ?? ''
           seen.set(v, (seen.get(v) ?? 0) + 1)
+          // Each key lives on one partition, so its records must come back in send order.
+          const index = Number(v.split(' ')[1])
+          const key = r.key?.toString() ?? ''
+          if (index <= (lastIndexByKey.get(key) ?? -1)) outOfOrder++
+          lastIndexByKey.set(key, index)
         }
       },
       onCorruptBatch: ({ error }) => {
@@ -132,5 +139,6 @@ describe('backpressure', () => {
     await readAdmin.disconnect()
     assert.equal(seen.size, total, 'every record arrived')
     assert.ok([...seen.values()].every((n) => n === 1), 'no record arrived twice (idempotent retries)')
+    assert.equal(outOfOrder, 0, 'per-partition order held across the outage')
   })
 })

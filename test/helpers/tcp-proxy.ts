@@ -1,0 +1,67 @@
+import { createServer, connect, type Server, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+
+/**
+ * A loopback TCP proxy a test can degrade: `stall()` keeps connections open but forwards nothing (a hung
+ * network), `cut()` drops every connection and refuses new ones, `heal()` restores normal forwarding.
+ */
+export interface TcpProxy {
+  readonly port: number
+  setTarget(port: number): void
+  stall(): void
+  cut(): void
+  heal(): void
+  close(): Promise<void>
+}
+
+export async function startTcpProxy(port = 0): Promise<TcpProxy> {
+  let targetPort = 0
+  let mode: 'pass' | 'stall' | 'cut' = 'pass'
+  const pairs = new Set<[Socket, Socket]>()
+  const server: Server = createServer((client) => {
+    if (mode === 'cut' || targetPort === 0) {
+      client.destroy()
+      return
+    }
+    const upstream = connect(targetPort, '127.0.0.1')
+    const pair: [Socket, Socket] = [client, upstream]
+    pairs.add(pair)
+    const forward = (from: Socket, to: Socket) =>
+      from.on('data', (chunk: Buffer) => {
+        if (mode === 'pass') to.write(chunk)
+        // stalled: bytes are swallowed, as on a link that stopped delivering
+      })
+    forward(client, upstream)
+    forward(upstream, client)
+    const close = () => {
+      pairs.delete(pair)
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('close', close).on('error', close)
+    upstream.on('close', close).on('error', close)
+  })
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    setTarget: (p) => (targetPort = p),
+    stall: () => (mode = 'stall'),
+    cut: () => {
+      mode = 'cut'
+      for (const [a, b] of pairs) {
+        a.destroy()
+        b.destroy()
+      }
+      pairs.clear()
+    },
+    heal: () => (mode = 'pass'),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const [a, b] of pairs) {
+          a.destroy()
+          b.destroy()
+        }
+        server.close(() => resolve())
+      })
+  }
+}

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict'
+import { createServer, type AddressInfo } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure } from '../../lib/producer/producer.js'
+import { PartitionReader, DEFAULT_READER_CONFIG } from '../../lib/consumer/partition-reader.js'
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
+
+const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent' })
+let proxy: TcpProxy
+let broker: EmbeddedBroker
+let connection: KafkaConnectionConfig
+
+// Every client connection goes through the proxy: the broker advertises the proxy's port, not its own.
+before(async () => {
+  proxy = await startTcpProxy()
+  const brokerPort = await freePort()
+  proxy.setTarget(brokerPort)
+  broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` } })
+  connection = { ...DEFAULT_CONNECTION, brokers: [`127.0.0.1:${proxy.port}`], clientId: 'squeeze-faults', requestTimeoutMs: 3000 }
+  const admin = createKafkaClient(connection, log).admin()
+  await admin.connect()
+  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: 'stall', numPartitions: 2 }, { topic: 'cut', numPartitions: 1 }] })
+  await admin.disconnect()
+})
+after(async () => {
+  await broker?.stop()
+  await proxy?.close()
+})
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+async function countValues(topic: string): Promise<Map<string, number>> {
+  const cluster = createCluster(connection, log)
+  const admin = createKafkaClient(connection, log).admin()
+  await Promise.all([cluster.connect(), admin.connect()])
+  const seen = new Map<string, number>()
+  await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic] }, { cluster, admin, log }).run({
+    onBatch: ({ batch }) => {
+      for (const r of batch.records) seen.set(r.value?.toString() ?? '', (seen.get(r.value?.toString() ?? '') ?? 0) + 1)
+    },
+    onCorruptBatch: ({ error }) => {
+      throw error
+    }
+  })
+  await Promise.all([cluster.disconnect(), admin.disconnect()])
+  return seen
+}
+
+describe('a stalled or cut connection', () => {
+  it('stalled for longer than request.timeout.ms: requests time out, are retried, and every record arrives once it heals', async () => {
+    const producer = new Producer(
+      { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 1 }, lingerMs: 10, batchSizeBytes: 16 * 1024, requestTimeoutMs: 3000, deliveryTimeoutMs: 60_000 },
+      { cluster: createCluster(connection, log), log }
+    )
+    await producer.start()
+    const total = 4000
+    for (let i = 0; i < total / 2; i++) await producer.send({ topic: 'stall', key: null, value: Buffer.from(`v${i}`) })
+    proxy.stall()
+    for (let i = total / 2; i < total; i++) await producer.send({ topic: 'stall', key: null, value: Buffer.from(`v${i}`) })
+    await new Promise((resolve) => setTimeout(resolve, 5000))
+    proxy.heal()
+    await producer.close()
+    const stats = producer.snapshot()
+    console.log(`stall: ${stats.retries} retries, ${stats.recordsAcked} acknowledged, ${stats.recordsFailed} failed`)
+    assert.equal(stats.recordsFailed, 0)
+    assert.equal(stats.recordsAcked, total)
+    assert.ok(stats.retries > 0, 'the stalled requests timed out and were retried')
+    const seen = await countValues('stall')
+    assert.equal(seen.size, total, 'nothing lost')
+    assert.ok([...seen.values()].every((n) => n === 1), 'nothing duplicated (idempotent retries)')
+  })
+
+  it('cut for longer than delivery.timeout.ms: the batch fails with a clear error instead of hanging, and the producer recovers', async () => {
+    const producer = new Producer(
+      { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 10, requestTimeoutMs: 2000, deliveryTimeoutMs: 4000, retryBackoffMaxMs: 500 },
+      { cluster: createCluster(connection, log), log }
+    )
+    const failures: DeliveryFailure[] = []
+    producer.onDeliveryFailure((f) => failures.push(f))
+    await producer.start()
+    await producer.send({ topic: 'cut', key: null, value: Buffer.from('before') })
+    await producer.flush()
+    proxy.cut()
+    await producer.send({ topic: 'cut', key: null, value: Buffer.from('during') })
+    await producer.flush() // resolves once the batch is given up on: no hang
+    assert.equal(failures.length, 1)
+    assert.equal(failures[0]?.error.code, 'SQUEEZE_ERR_TIMEOUT')
+    assert.match(failures[0]?.error.message ?? '', /not acknowledged within delivery\.timeout\.ms 4000/)
+    proxy.heal()
+    await producer.send({ topic: 'cut', key: null, value: Buffer.from('after') })
+    await producer.close()
+    const stats = producer.snapshot()
+    assert.equal(stats.recordsFailed, 1)
+    assert.equal(stats.recordsAcked, 2)
+    const seen = await countValues('cut')
+    assert.ok(seen.has('before') && seen.has('after'), 'records before the cut and after it healed arrived')
+  })
+})
