@@ -2,6 +2,7 @@ import { codecNameForId } from '../codecs/index.js'
 import { errorCode, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
+import type { IncomingRecord } from '../protocol/record.js'
 import type { BatchEvent, CorruptBatchEvent, ReaderHandlers } from './partition-reader.js'
 
 /** Everything squeeze measured while reading one topic. Bytes are as stored (compressed) and as decompressed. */
@@ -22,6 +23,15 @@ export interface TopicMeasurement {
   diskBytes?: number
 }
 
+/** A record whose value did not decode: where it came from and why, e.g. for a dead-letter topic. */
+export interface PoisonRecord {
+  readonly topic: string
+  readonly partition: number
+  readonly record: IncomingRecord
+  readonly code: string
+  readonly reason: string
+}
+
 export interface ConsumerMetricsSink {
   batchRead(topic: string, codec: string, batch: { records: number; storedBytes: number; uncompressedBytes: number; decompressCpuSeconds: number; decodeCpuSeconds: number }): void
   corrupt(topic: string, kind: 'record' | 'batch', code: string): void
@@ -37,7 +47,8 @@ export class TopicMeasurements implements ReaderHandlers {
   constructor(
     private readonly formatFor: (topic: string) => LogFormat | null,
     private readonly log: Logger,
-    private readonly metrics?: ConsumerMetricsSink
+    private readonly metrics?: ConsumerMetricsSink,
+    private readonly onPoison?: (poison: PoisonRecord) => void
   ) {}
 
   results(): TopicMeasurement[] {
@@ -71,6 +82,7 @@ export class TopicMeasurements implements ReaderHandlers {
         } catch (err) {
           corrupt++
           this.metrics?.corrupt(topic, 'record', errorCode(err))
+          this.onPoison?.({ topic, partition, record, code: errorCode(err), reason: errorMessage(err) })
           if (m.corruptRecords + corrupt <= 20) this.log.warn({ topic, partition, offset: record.offset, code: errorCode(err), reason: errorMessage(err) }, 'record does not decode; counted and skipped')
         }
       }

@@ -2,7 +2,9 @@ import { writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
-import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
+import { TopicMeasurements, type PoisonRecord } from '../../lib/consumer/measure-topics.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import type { RecordHeader } from '../../lib/protocol/record.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -25,6 +27,8 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
   --follow                     keep reading new records; otherwise stop at the end offsets seen at start
   --isolation read_committed|read_uncommitted   (default read_committed)
   --json FILE                  also write the measurements as JSON
+  --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
+                               squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}
 ${COMMON_HELP}
 
 The summary table is printed at the end, or on Ctrl-C. Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
@@ -36,7 +40,8 @@ const OPTIONS = {
   from: { type: 'string' },
   follow: { type: 'boolean' },
   isolation: { type: 'string' },
-  json: { type: 'string' }
+  json: { type: 'string' },
+  'dead-letter-topic': { type: 'string' }
 } as const
 
 export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -62,7 +67,14 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   const log = createLogger({ level: service.logLevel, name: 'squeeze-consumer' })
   const signal = installShutdown(log, { timeoutMs: 10_000 })
   const registry = createRegistry()
-  const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), createConsumerMetrics(registry))
+  const deadLetterTopic = values['dead-letter-topic']
+  const deadLetters = deadLetterTopic === undefined ? undefined
+    : new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50 }, { cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' }) })
+  const pending: Array<Promise<void>> = []
+  const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), createConsumerMetrics(registry),
+    deadLetters === undefined || deadLetterTopic === undefined ? undefined : (poison) => {
+      pending.push(deadLetters.send({ topic: deadLetterTopic, ...toDeadLetter(poison) }))
+    })
   const cluster = createCluster(connection, log)
   const admin = createKafkaClient(connection, log).admin()
   let ready = false
@@ -78,9 +90,13 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     const existing = await admin.listTopics()
     const missing = topics.filter((t) => !existing.includes(t))
     if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
+    await deadLetters?.start()
     ready = true
     const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })
     await reader.run(measurements, signal)
+    await Promise.all(pending)
+    await deadLetters?.close()
+    if ((deadLetters?.snapshot().recordsFailed ?? 0) > 0) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `some poison records could not be written to ${deadLetterTopic}`)
     for (const topic of topics) measurements.get(topic)
     const results = measurements.results()
     try {
@@ -93,8 +109,26 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
     return 0
   } finally {
+    await deadLetters?.close().catch(() => undefined)
     await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
     await metricsServer?.close()
+  }
+}
+
+function toDeadLetter(poison: PoisonRecord): { key: Buffer | null; value: Buffer | null; headers: RecordHeader[]; timestamp: number } {
+  const { record } = poison
+  return {
+    key: record.key,
+    value: record.value,
+    timestamp: record.timestamp,
+    headers: [
+      ...record.headers,
+      { key: 'squeeze.error', value: Buffer.from(poison.reason) },
+      { key: 'squeeze.error.code', value: Buffer.from(poison.code) },
+      { key: 'squeeze.source.topic', value: Buffer.from(poison.topic) },
+      { key: 'squeeze.source.partition', value: Buffer.from(String(poison.partition)) },
+      { key: 'squeeze.source.offset', value: Buffer.from(String(record.offset)) }
+    ]
   }
 }
 

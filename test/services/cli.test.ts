@@ -115,7 +115,8 @@ describe('squeeze CLI against a broker', () => {
     }
     await producer.flush()
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-cli-'))
-    const result = await squeeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--json', join(dir, 'm.json')])
+    const deadLetters = await kafka.createTopic(t)
+    const result = await squeeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--json', join(dir, 'm.json'), '--dead-letter-topic', deadLetters])
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stdout, /zstd/)
     const { readFileSync } = await import('node:fs')
@@ -123,6 +124,14 @@ describe('squeeze CLI against a broker', () => {
     assert.equal(m?.records, 200)
     assert.ok((m?.corruptRecords ?? 0) >= 10, `the 10 truncated messages at least are counted (got ${m?.corruptRecords})`)
     assert.match(result.stderr, /"offset":0,.*record does not decode/)
+    // Every poison record went to the dead-letter topic, unchanged, with the error and its origin in headers.
+    const dead = (await kafka.readAll([deadLetters])).flatMap(({ batch }) => batch.records)
+    assert.equal(dead.length, m?.corruptRecords)
+    const header = (name: string) => dead[0]?.headers.find((h) => h.key === name)?.value?.toString()
+    assert.equal(header('squeeze.error.code'), 'SQUEEZE_ERR_DECODE_RECORD')
+    assert.equal(header('squeeze.source.topic'), topic)
+    assert.equal(header('squeeze.source.offset'), '0')
+    assert.ok((header('squeeze.error') ?? '').length > 0)
   })
 
   it('consuming a topic that does not exist is one clear error, exit 1', async () => {
