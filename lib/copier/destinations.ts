@@ -1,5 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { createTopicsAndWait } from '../kafka/topics.js'
 import type { CopyTarget } from './copier.js'
 
 /**
@@ -32,10 +33,7 @@ export async function prepareDestinations(admin: Admin, sourceTopic: string, tar
   const missing = targets.filter((t) => !existing.has(t.topic)).map((t) => t.topic)
   if (missing.length === 0) return []
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] }))
-    })
+    await createTopicsAndWait(admin, missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] })))
   } catch (err) {
     await admin.deleteTopics({ topics: missing }).catch(() => undefined)
     throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create destination topics: ${errorMessage(err)}`, { cause: err })

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { TestContext } from 'node:test'
 import type { Admin } from 'kafkajs'
+import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
 import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
@@ -34,10 +35,7 @@ export async function startTestKafka(): Promise<TestKafka> {
     log,
     async createTopic(t, options = {}) {
       const topic = options.name ?? `test-${randomUUID().slice(0, 8)}`
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [{ topic, numPartitions: options.partitions ?? 1, replicationFactor: 1, configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })) }]
-      })
+      await createTopicsAndWait(admin, [{ topic, numPartitions: options.partitions ?? 1, replicationFactor: 1, configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })) }])
       t?.after(async () => {
         await admin.deleteTopics({ topics: [topic] }).catch(() => undefined)
       })

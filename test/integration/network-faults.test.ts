@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createServer, type AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
@@ -22,7 +23,7 @@ before(async () => {
   connection = { ...DEFAULT_CONNECTION, brokers: [`127.0.0.1:${proxy.port}`], clientId: 'squeeze-faults', requestTimeoutMs: 3000 }
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: 'stall', numPartitions: 2 }, { topic: 'cut', numPartitions: 1 }] })
+  await createTopicsAndWait(admin, [{ topic: 'stall', numPartitions: 2 }, { topic: 'cut', numPartitions: 1 }])
   await admin.disconnect()
 })
 after(async () => {

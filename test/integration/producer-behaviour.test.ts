@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { after, before, describe, it } from 'node:test'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { startKraftBroker } from '../../lib/embedded-broker/kraft-broker.js'
@@ -74,7 +75,7 @@ describe('backpressure', () => {
     const admin = (await import('../../lib/kafka/connection.js')).createKafkaClient(connection, kafka.log).admin()
     await admin.connect()
     const topic = 'backpressure'
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }] })
+    await createTopicsAndWait(admin, [{ topic, numPartitions: 2 }])
     await admin.disconnect()
 
     const bufferMemory = 1024 * 1024

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { execFile } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { get } from 'node:http'
@@ -280,7 +281,7 @@ describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
     const admin = createKafkaClient(connection, log).admin()
     await admin.connect()
     const topic = `sec-inproc-${Date.now().toString(36)}`
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] })
+    await createTopicsAndWait(admin, [{ topic, numPartitions: 1 }])
     await admin.disconnect()
     const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: 5 }, { cluster: createCluster(connection, log), log, metrics: createProducerMetrics(registry) })
     await producer.start()
