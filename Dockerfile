@@ -1,0 +1,48 @@
+# syntax=docker/dockerfile:1
+# One image for every service: `docker run squeeze produce|copy|consume|compare ...`.
+# zstd-napi and lz4 are native addons compiled from source here, for this image's Node and libc;
+# snappy comes as a prebuilt napi binary through its optional dependency.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS toolchain
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# node-gyp uses the headers that ship in the Node image instead of downloading them;
+# prebuild-install (zstd-napi) is told to build from source rather than fetch a binary.
+ENV npm_config_nodedir=/usr/local \
+    npm_config_build_from_source=true \
+    npm_config_update_notifier=false \
+    npm_config_fund=false \
+    npm_config_audit=false
+
+FROM toolchain AS build
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json ./
+COPY lib lib
+COPY services services
+COPY bench bench
+COPY test test
+COPY schema schema
+RUN npx tsc -p tsconfig.json && rm -rf dist/test
+
+FROM toolchain AS prod-deps
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY schema ./schema
+# uid 1000 is the image's `node` user; numeric so Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+# /metrics, /healthz, /readyz when a service runs with --metrics-port 9464 --metrics-host 0.0.0.0
+EXPOSE 9464
+ENTRYPOINT ["node", "dist/services/cli/main.js"]
+CMD ["--help"]

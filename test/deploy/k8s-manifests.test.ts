@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join, relative } from 'node:path'
+import { describe, it } from 'node:test'
+import { parseTargets } from '../../services/copier/main.js'
+import { containersOf, isObject, loadYamlDocuments, podSpecOf, renderKustomization, ROOT, schemaProblems, yamlFilesUnder, type JsonObject, type Resource } from './manifests.js'
+
+const K8S = join(ROOT, 'k8s')
+const OVERLAYS = ['dev', 'prod', 'existing-cluster'] as const
+const WITH_STRIMZI = new Set(['dev', 'prod'])
+
+/** What squeeze needs of its own resources beyond the API schemas (which, e.g., leave `image` optional). */
+function policyProblems(resources: Resource[]): string[] {
+  const problems: string[] = []
+  const find = (kind: string, name: string): Resource | undefined => resources.find((r) => r.kind === kind && r.metadata.name === name)
+  const config = find('ConfigMap', 'squeeze-config')
+  const data = isObject(config?.data) ? config.data : {}
+  if (config === undefined) problems.push('ConfigMap squeeze-config is missing')
+  const deliveryTimeoutS = Number(data.DELIVERY_TIMEOUT_MS ?? 120_000) / 1000
+  const deployments = resources.filter((r) => r.kind === 'Deployment')
+  for (const component of ['producer', 'copier', 'consumer']) if (find('Deployment', `squeeze-${component}`) === undefined) problems.push(`Deployment squeeze-${component} is missing`)
+  for (const d of deployments) {
+    const id = `Deployment/${d.metadata.name}`
+    const pod = podSpecOf(d) ?? {}
+    const grace = Number(pod.terminationGracePeriodSeconds ?? 30)
+    // The copier's shutdown deadline is delivery.timeout.ms + 10 s (services/copier/main.ts).
+    if (!(grace > deliveryTimeoutS + 10)) problems.push(`${id}: terminationGracePeriodSeconds ${grace} does not exceed the flush (${deliveryTimeoutS} s + 10 s)`)
+    const podSecurity = isObject(pod.securityContext) ? pod.securityContext : {}
+    const containers = containersOf(d)
+    if (containers.length === 0) problems.push(`${id}: no containers`)
+    for (const c of containers) {
+      const cid = `${id} container ${String(c.name)}`
+      if (typeof c.image !== 'string' || c.image.trim() === '') problems.push(`${cid}: no image`)
+      const probe = (name: string): string | undefined => {
+        const p = c[name]
+        return isObject(p) && isObject(p.httpGet) && typeof p.httpGet.path === 'string' ? p.httpGet.path : undefined
+      }
+      if (probe('livenessProbe') !== '/healthz') problems.push(`${cid}: livenessProbe must GET /healthz`)
+      if (probe('readinessProbe') !== '/readyz') problems.push(`${cid}: readinessProbe must GET /readyz`)
+      const resourcesOf = isObject(c.resources) ? c.resources : {}
+      for (const part of ['requests', 'limits']) {
+        const values = resourcesOf[part]
+        if (!isObject(values) || values.cpu === undefined || values.memory === undefined) problems.push(`${cid}: resources.${part} needs cpu and memory`)
+      }
+      const sc = isObject(c.securityContext) ? c.securityContext : {}
+      if (sc.runAsNonRoot !== true && podSecurity.runAsNonRoot !== true) problems.push(`${cid}: runAsNonRoot is not set`)
+      if (sc.readOnlyRootFilesystem !== true) problems.push(`${cid}: readOnlyRootFilesystem is not true`)
+      if (sc.allowPrivilegeEscalation !== false) problems.push(`${cid}: allowPrivilegeEscalation is not false`)
+      const drop = isObject(sc.capabilities) && Array.isArray(sc.capabilities.drop) ? sc.capabilities.drop : []
+      if (!drop.includes('ALL')) problems.push(`${cid}: capabilities do not drop ALL`)
+      const args = Array.isArray(c.args) ? c.args.map(String) : []
+      if (args[args.indexOf('--metrics-host') + 1] !== '0.0.0.0') problems.push(`${cid}: --metrics-host 0.0.0.0 is missing (the probes could not reach 127.0.0.1)`)
+      const ports = Array.isArray(c.ports) ? c.ports.filter(isObject) : []
+      const metricsPort = ports.find((p) => p.name === 'metrics')?.containerPort
+      if (String(metricsPort) !== args[args.indexOf('--metrics-port') + 1]) problems.push(`${cid}: port "metrics" does not match --metrics-port`)
+      for (const ref of String(args.join(' ')).matchAll(/\$\(([A-Z_]+)\)/g)) {
+        if (ref[1] !== undefined && !(ref[1] in data)) problems.push(`${cid}: args use $(${ref[1]}), which squeeze-config does not define`)
+      }
+    }
+  }
+  const podLabels = deployments.map((d) => {
+    const spec = d.spec as JsonObject
+    const template = spec.template as JsonObject
+    return isObject(template.metadata) && isObject(template.metadata.labels) ? template.metadata.labels : {}
+  })
+  const selects = (selector: Json | undefined): boolean => {
+    const wanted = isObject(selector) ? selector : {}
+    return podLabels.some((labels) => Object.entries(wanted).every(([k, v]) => labels[k] === v))
+  }
+  for (const r of resources) {
+    const spec = isObject(r.spec) ? r.spec : {}
+    const id = `${r.kind}/${r.metadata.name}`
+    if (r.kind === 'Service' && !selects(spec.selector)) problems.push(`${id}: selector matches no pod template`)
+    if ((r.kind === 'PodDisruptionBudget' || r.kind === 'PodMonitor') && !selects(isObject(spec.selector) ? spec.selector.matchLabels : undefined)) problems.push(`${id}: selector matches no pod template`)
+    if (r.kind === 'HorizontalPodAutoscaler') {
+      const ref = isObject(spec.scaleTargetRef) ? spec.scaleTargetRef : {}
+      if (find(String(ref.kind), String(ref.name)) === undefined) problems.push(`${id}: scaleTargetRef ${String(ref.kind)}/${String(ref.name)} does not exist`)
+    }
+  }
+  if (!resources.some((r) => r.kind === 'HorizontalPodAutoscaler' && isObject(r.spec) && isObject(r.spec.scaleTargetRef) && r.spec.scaleTargetRef.name === 'squeeze-consumer')) problems.push('no HorizontalPodAutoscaler for the consumers')
+  // The consumers read exactly the copier's destinations, as the copier names them.
+  if (typeof data.COPY_TARGETS === 'string' && typeof data.SOURCE_TOPIC === 'string') {
+    const expected = parseTargets(data.COPY_TARGETS, data.SOURCE_TOPIC).map((t) => t.topic)
+    if (data.DESTINATION_TOPICS !== expected.join(',')) problems.push(`squeeze-config: DESTINATION_TOPICS ${String(data.DESTINATION_TOPICS)} is not the copier's destinations ${expected.join(',')}`)
+    const kafka = resources.find((r) => r.kind === 'Kafka')
+    if (kafka !== undefined) {
+      for (const topic of [data.SOURCE_TOPIC, ...expected]) {
+        const kt = resources.find((r) => r.kind === 'KafkaTopic' && (r.metadata.name === topic || (isObject(r.spec) && r.spec.topicName === topic)))
+        const ktConfig = kt !== undefined && isObject(kt.spec) && isObject(kt.spec.config) ? kt.spec.config : {}
+        if (kt === undefined) problems.push(`no KafkaTopic for ${topic}`)
+        else if (ktConfig['compression.type'] !== 'producer') problems.push(`KafkaTopic ${topic}: compression.type must be producer`)
+      }
+    }
+  }
+  const kafka = resources.find((r) => r.kind === 'Kafka')
+  if (kafka !== undefined) {
+    for (const r of resources.filter((x) => x.kind.startsWith('Kafka') && x.kind !== 'Kafka')) {
+      const cluster = isObject(r.metadata.labels) ? r.metadata.labels['strimzi.io/cluster'] : undefined
+      if (cluster !== kafka.metadata.name) problems.push(`${r.kind}/${r.metadata.name}: strimzi.io/cluster ${String(cluster)} is not ${kafka.metadata.name}`)
+    }
+    const user = resources.find((r) => r.kind === 'KafkaUser')
+    const auth = user !== undefined && isObject(user.spec) && isObject(user.spec.authentication) ? user.spec.authentication.type : undefined
+    if (auth !== 'scram-sha-512') problems.push('no KafkaUser with scram-sha-512')
+    for (const d of deployments) {
+      for (const c of containersOf(d)) {
+        const env = Array.isArray(c.env) ? c.env.filter(isObject) : []
+        const password = env.find((e) => e.name === 'KAFKA_SASL_PASSWORD')
+        const ref = isObject(password?.valueFrom) && isObject(password.valueFrom.secretKeyRef) ? password.valueFrom.secretKeyRef : {}
+        if (ref.name !== user?.metadata.name || ref.key !== 'password') problems.push(`Deployment/${d.metadata.name}: KAFKA_SASL_PASSWORD must come from the KafkaUser's Secret ${String(user?.metadata.name)} key password`)
+      }
+    }
+    if (data.KAFKA_SASL_USERNAME !== user?.metadata.name) problems.push('squeeze-config KAFKA_SASL_USERNAME is not the KafkaUser')
+    const bootstrapHost = String(data.KAFKA_BROKERS ?? '').split(':')[0]
+    if (bootstrapHost !== `${kafka.metadata.name}-kafka-bootstrap`) problems.push(`squeeze-config KAFKA_BROKERS ${String(data.KAFKA_BROKERS)} is not the Strimzi bootstrap service`)
+  }
+  return problems
+}
+
+type Json = JsonObject[string]
+
+function validateTree(k8sDir: string): string[] {
+  const problems: string[] = []
+  for (const file of yamlFilesUnder(k8sDir)) {
+    try {
+      const docs = loadYamlDocuments(file)
+      if (basename(file) === 'kustomization.yaml') continue
+      for (const doc of docs) problems.push(...schemaProblems(doc as Resource).map((p) => `${relative(k8sDir, file)}: ${p}`))
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err))
+    }
+  }
+  for (const overlay of OVERLAYS) {
+    try {
+      const resources = renderKustomization(join(k8sDir, 'overlays', overlay))
+      problems.push(...resources.flatMap(schemaProblems).map((p) => `overlay ${overlay}: ${p}`))
+      problems.push(...policyProblems(resources).map((p) => `overlay ${overlay}: ${p}`))
+    } catch (err) {
+      problems.push(`overlay ${overlay}: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
+  return problems
+}
+
+function brokenCopy(edit: (k8sDir: string) => void): string {
+  const dir = mkdtempSync(join(tmpdir(), 'squeeze-k8s-'))
+  cpSync(K8S, join(dir, 'k8s'), { recursive: true })
+  cpSync(join(ROOT, 'schema'), join(dir, 'schema'), { recursive: true })
+  edit(join(dir, 'k8s'))
+  return join(dir, 'k8s')
+}
+
+function replaceIn(file: string, from: string | RegExp, to: string): void {
+  const text = readFileSync(file, 'utf8')
+  const next = text.replace(from, to)
+  assert.notEqual(next, text, `${file}: nothing replaced`)
+  writeFileSync(file, next)
+}
+
+describe('Kubernetes manifests', () => {
+  it('every file and every rendered overlay validates against the Kubernetes and Strimzi schemas and squeeze\'s policy', () => {
+    assert.deepEqual(validateTree(K8S), [])
+  })
+
+  it('overlays render the resources each deployment needs', () => {
+    for (const overlay of OVERLAYS) {
+      const resources = renderKustomization(join(K8S, 'overlays', overlay))
+      const kinds = new Set(resources.map((r) => r.kind))
+      for (const kind of ['ConfigMap', 'Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'PodMonitor']) assert.ok(kinds.has(kind), `${overlay}: ${kind}`)
+      for (const kind of ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser']) assert.equal(kinds.has(kind), WITH_STRIMZI.has(overlay), `${overlay}: ${kind}`)
+      assert.ok(resources.every((r) => typeof r.metadata.namespace === 'string'), `${overlay}: every resource gets the overlay's namespace`)
+    }
+    const prod = renderKustomization(join(K8S, 'overlays', 'prod'))
+    const pools = prod.filter((r) => r.kind === 'KafkaNodePool').map((r) => ({ roles: (r.spec as JsonObject).roles, replicas: (r.spec as JsonObject).replicas }))
+    assert.deepEqual(pools, [{ roles: ['controller'], replicas: 3 }, { roles: ['broker'], replicas: 3 }])
+    const copier = prod.find((r) => r.metadata.name === 'squeeze-copier' && r.kind === 'Deployment') as Resource
+    assert.equal(containersOf(copier)[0]?.image, 'registry.example.com/squeeze:0.1.0')
+    assert.ok((containersOf(copier)[0]?.args as string[]).includes('--ssl-ca-file'))
+  })
+
+  it('a Deployment with a wrong field type fails validation', () => {
+    const dir = brokenCopy((k8s) => replaceIn(join(k8s, 'base/producer.yaml'), 'containerPort: 9464', 'containerPort: metrics-port'))
+    try {
+      const problems = validateTree(dir)
+      assert.ok(problems.some((p) => /producer\.yaml: Deployment\/squeeze-producer: .*containerPort must be integer/.test(p)), problems.join('\n'))
+      assert.ok(problems.some((p) => p.startsWith('overlay prod: Deployment/squeeze-producer')), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+
+  it('a container without an image fails validation', () => {
+    const dir = brokenCopy((k8s) => replaceIn(join(k8s, 'base/consumer.yaml'), /^ {10}image: .*\n/m, ''))
+    try {
+      const problems = validateTree(dir)
+      assert.ok(problems.includes('overlay dev: Deployment/squeeze-consumer container consumer: no image'), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+
+  it('a Strimzi resource with an invalid value or an unknown field fails validation', () => {
+    const dir = brokenCopy((k8s) => {
+      replaceIn(join(k8s, 'strimzi/kafka.yaml'), 'type: internal', 'type: internel')
+      replaceIn(join(k8s, 'strimzi/user.yaml'), 'type: scram-sha-512', 'type: scram-sha-512\n    mechanism: SCRAM')
+      replaceIn(join(k8s, 'strimzi/node-pools.yaml'), 'replicas: 3', 'replicas: "3"')
+    })
+    try {
+      const problems = validateTree(dir)
+      assert.ok(problems.some((p) => /kafka\.yaml: Kafka\/squeeze: \/spec\/kafka\/listeners\/0\/type must be equal to one of the allowed values/.test(p)), problems.join('\n'))
+      assert.ok(problems.some((p) => /user\.yaml: KafkaUser\/squeeze: \/spec\/authentication must NOT have additional properties/.test(p)), problems.join('\n'))
+      assert.ok(problems.some((p) => /node-pools\.yaml: KafkaNodePool\/controller: \/spec\/replicas must be integer/.test(p)), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+
+  it('a grace period shorter than the shutdown flush, or a consumer reading other topics than the copier writes, fails', () => {
+    const dir = brokenCopy((k8s) => {
+      replaceIn(join(k8s, 'base/copier.yaml'), 'terminationGracePeriodSeconds: 60', 'terminationGracePeriodSeconds: 30')
+      replaceIn(join(k8s, 'base/configmap.yaml'), 'COPY_TARGETS: none,', 'COPY_TARGETS: zstd:19,none,')
+    })
+    try {
+      const problems = validateTree(dir)
+      assert.ok(problems.some((p) => p.includes('Deployment/squeeze-copier: terminationGracePeriodSeconds 30 does not exceed')), problems.join('\n'))
+      assert.ok(problems.some((p) => p.includes('DESTINATION_TOPICS')), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+})
