@@ -12,6 +12,7 @@ export const COMMON_OPTIONS = {
   'log-level': { type: 'string' },
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string' },
+  'wait-for-brokers-s': { type: 'string' },
   'security-protocol': { type: 'string' },
   'sasl-mechanism': { type: 'string' },
   'sasl-username': { type: 'string' },
@@ -29,6 +30,8 @@ export const COMMON_HELP = `Connection and service options:
   --client-id ID              client id sent to the brokers (default squeeze)
   --metrics-port PORT         serve /metrics, /healthz, /readyz on this port (off by default)
   --metrics-host HOST         address the metrics listener binds (default 127.0.0.1)
+  --wait-for-brokers-s S      keep retrying (readyz 503) for up to S seconds while Kafka or the topics are not
+                              there yet, instead of failing at once (default 0; services in containers: set it)
   --log-level LEVEL           trace|debug|info|warn|error|silent (default info); logs are JSON on stderr
 Security (flag, else environment, else --client-config):
   --security-protocol P       PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL (env KAFKA_SECURITY_PROTOCOL; default PLAINTEXT)
@@ -94,12 +97,15 @@ export interface ServiceOptions {
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent'
   readonly metricsPort: number | undefined
   readonly metricsHost: string
+  /** How long start-up keeps retrying an unreachable cluster or missing topics; 0 fails at once. */
+  readonly waitForBrokersMs: number
 }
 
-export function serviceOptionsFrom(values: { 'log-level'?: string | undefined; 'metrics-port'?: string | undefined; 'metrics-host'?: string | undefined }): ServiceOptions {
+export function serviceOptionsFrom(values: { 'log-level'?: string | undefined; 'metrics-port'?: string | undefined; 'metrics-host'?: string | undefined; 'wait-for-brokers-s'?: string | undefined }): ServiceOptions {
   return Object.freeze({
     logLevel: oneOf(values['log-level'], 'log-level', ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     metricsPort: parseInteger(values['metrics-port'], 'metrics-port', 0, 65535),
-    metricsHost: values['metrics-host'] ?? '127.0.0.1'
+    metricsHost: values['metrics-host'] ?? '127.0.0.1',
+    waitForBrokersMs: (parseInteger(values['wait-for-brokers-s'], 'wait-for-brokers-s', 0, 31 * 24 * 3600) ?? 0) * 1000
   })
 }

@@ -15,6 +15,7 @@ import { startMetricsServer } from '../../lib/metrics/http-server.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
 import { connectionFailure } from '../../lib/config/security.js'
+import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 
 export const CONSUME_HELP = `squeeze consume: read topics, decompress and decode every record, report bytes and CPU per topic.
@@ -82,14 +83,16 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => ready }
   })
   try {
-    try {
-      await Promise.all([cluster.connect(), admin.connect()])
-    } catch (err) {
-      throw connectionFailure(err, connection.brokers)
-    }
-    const existing = await admin.listTopics()
-    const missing = topics.filter((t) => !existing.includes(t))
-    if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
+    await untilClusterReady(async () => {
+      try {
+        await Promise.all([cluster.connect(), admin.connect()])
+      } catch (err) {
+        throw connectionFailure(err, connection.brokers)
+      }
+      const existing = await admin.listTopics()
+      const missing = topics.filter((t) => !existing.includes(t))
+      if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
+    }, { waitMs: service.waitForBrokersMs, log, signal })
     await deadLetters?.start()
     ready = true
     const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })

@@ -14,6 +14,7 @@ import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { connectionFailure } from '../../lib/config/security.js'
+import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 
 export const DEFAULT_TARGETS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6', 'zstd:9'] as const
@@ -100,14 +101,16 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => ready }
   })
   try {
-    try {
-      await admin.connect()
-    } catch (err) {
-      throw connectionFailure(err, connection.brokers)
-    }
-    const created = await prepareDestinations(admin, source, targets)
-    if (created.length > 0) log.info({ topics: created }, 'created destination topics')
-    await producer.start()
+    await untilClusterReady(async () => {
+      try {
+        await admin.connect()
+      } catch (err) {
+        throw connectionFailure(err, connection.brokers)
+      }
+      const created = await prepareDestinations(admin, source, targets)
+      if (created.length > 0) log.info({ topics: created }, 'created destination topics')
+      await producer.start()
+    }, { waitMs: service.waitForBrokersMs, log, signal })
     const copier = new Copier(
       { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
       { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }

@@ -13,6 +13,7 @@ import { createRegistry } from '../../lib/metrics/registry.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { connectionFailure } from '../../lib/config/security.js'
+import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
@@ -35,6 +36,7 @@ Kafka:
   --topic TOPIC                  destination topic
   --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1|9], zstd[:-131072..22] (default zstd:3)
   --create-partitions N          create the topic with N partitions (compression.type=producer) if missing
+  --replication-factor N         replication factor of a topic it creates (default 1)
   -X NAME=VALUE                  producer setting by Kafka name, repeatable: linger.ms (100), batch.size (1048576),
                                  buffer.memory (33554432), max.request.size, acks (all), enable.idempotence (true),
                                  delivery.timeout.ms, request.timeout.ms, retry.backoff.ms, compression.type,
@@ -56,6 +58,7 @@ const OPTIONS = {
   'on-parse-error': { type: 'string' },
   codec: { type: 'string' },
   'create-partitions': { type: 'string' },
+  'replication-factor': { type: 'string' },
   X: { type: 'string', short: 'X', multiple: true }
 } as const
 
@@ -77,6 +80,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1
   const onParseError = oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip')
   const createPartitions = parseInteger(values['create-partitions'], 'create-partitions', 1, 10000)
+  const replicationFactor = parseInteger(values['replication-factor'], 'replication-factor', 1, 100) ?? 1
   if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
 
   const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
@@ -88,18 +92,20 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
     port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => started }
   })
   try {
-    if (createPartitions !== undefined) {
-      const admin = createKafkaClient(connection, log).admin()
-      await admin.connect().catch((err: unknown) => {
-        throw connectionFailure(err, connection.brokers)
-      })
-      try {
-        await ensureTopic(admin, topic, createPartitions)
-      } finally {
-        await admin.disconnect()
+    await untilClusterReady(async () => {
+      if (createPartitions !== undefined) {
+        const admin = createKafkaClient(connection, log).admin()
+        await admin.connect().catch((err: unknown) => {
+          throw connectionFailure(err, connection.brokers)
+        })
+        try {
+          await ensureTopic(admin, topic, createPartitions, replicationFactor)
+        } finally {
+          await admin.disconnect()
+        }
       }
-    }
-    await producer.start()
+      await producer.start()
+    }, { waitMs: service.waitForBrokersMs, log, signal })
     started = true
     const source: AsyncIterable<SourceItem> =
       sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createServer, type AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { it } from 'node:test'
+import { startKraftBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../../lib/kafka/connection.js'
+import { createTopicsAndWait } from '../../lib/kafka/topics.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+async function readyz(port: number): Promise<number> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/readyz`)).status
+  } catch {
+    return 0
+  }
+}
+
+it('a service started before its cluster waits with readyz 503 (--wait-for-brokers-s), then does its job once Kafka is up', { timeout: 180_000 }, async (t) => {
+  const brokerPort = await freePort()
+  const metricsPort = await freePort()
+  const child = spawn(process.execPath, [CLI, 'consume', '--brokers', `127.0.0.1:${brokerPort}`, '--topic', 'late', '--format', 'none',
+    '--metrics-port', String(metricsPort), '--wait-for-brokers-s', '120', '--log-level', 'warn'], { env: { ...process.env, KAFKA_BROKERS: '' } })
+  t.after(() => child.kill('SIGKILL'))
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+
+  // No broker yet: alive, not ready, still running.
+  let status = 0
+  for (let i = 0; i < 50 && status === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    status = await readyz(metricsPort)
+  }
+  assert.equal(status, 503)
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  assert.equal(child.exitCode, null, `the consumer must keep waiting, not exit: ${stderr}`)
+  assert.match(stderr, /Kafka not ready yet; waiting/)
+
+  // Kafka comes up on the expected port, with the topic and some records.
+  const broker = await startKraftBroker({ listeners: { brokerPort } })
+  t.after(() => broker.stop())
+  const log = createLogger({ level: 'silent' })
+  const connection = { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap] }
+  const admin = createKafkaClient(connection, log).admin()
+  await admin.connect()
+  await createTopicsAndWait(admin, [{ topic: 'late', numPartitions: 1 }])
+  await admin.disconnect()
+  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 } }, { cluster: createCluster(connection, log), log })
+  await producer.start()
+  for (let i = 0; i < 100; i++) await producer.send({ topic: 'late', key: null, value: Buffer.from(`r${i}`) })
+  await producer.close()
+
+  assert.equal(await exited, 0, stderr)
+  // It reads up to the end offsets it finds when it connects: before or after the 100 records landed.
+  assert.match(stdout, /^late\s+(-\s+0|zstd\s+100)\s/m)
+})
