@@ -79,6 +79,7 @@ export class Copier {
   private failure: unknown = null
   private readonly acked: AckedBatch[] = []
   private committing: Promise<void> = Promise.resolve()
+  private copying: Promise<void> = Promise.resolve()
 
   constructor(private readonly config: CopierConfig, private readonly deps: CopierDeps) {
     deps.producer.onBatchAcked((batch) => this.acked.push(batch))
@@ -133,7 +134,11 @@ export class Copier {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: (payload) => this.copyBatch(payload, signal)
+      eachBatch: (payload) => {
+        const copying = this.copyBatch(payload, signal)
+        this.copying = copying.catch(() => undefined)
+        return copying
+      }
     })
     const ticker = setInterval(() => {
       if (this.isCaughtUp()) this.finish()
@@ -143,6 +148,8 @@ export class Copier {
     } finally {
       clearInterval(ticker)
     }
+    // The batch being copied ends at its next record boundary: every target gets each record, or none does.
+    await this.copying
     // Commit before stopping: an at-least-once commit goes through the running consumer.
     if (this.failure === null) await this.commit()
     else if (this.config.exactlyOnce) await this.deps.producer.abortTransaction().catch(() => undefined)
