@@ -198,17 +198,23 @@ describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
     assert.equal(produced.code, 0, `${label} produce:\n${produced.stderr}`)
     assert.match(produced.stdout, /^produced 200 records to /)
     assert.match(produced.stdout, /undelivered: 0/)
+    // The copier over the same secured connection, with transactions (exactly-once) for good measure.
+    const copied = await squeeze(['copy', ...common, '--topic', topic, '--targets', 'zstd:1', '--until-end', '--exactly-once', '--transactional-id', `sec-${label}`], auth.env)
+    assert.equal(copied.code, 0, `${label} copy:\n${copied.stderr}`)
+    assert.match(copied.stdout, /^copied 200 records from /)
     const json = join(dir, `${topic}.json`)
-    const consumed = await squeeze(['consume', ...common, '--topic', topic, '--format', 'http', '--json', json], auth.env)
+    const consumed = await squeeze(['consume', ...common, '--topic', `${topic},${topic}.zstd-1`, '--format', 'http', '--json', json], auth.env)
     assert.equal(consumed.code, 0, `${label} consume:\n${consumed.stderr}`)
-    const [m] = JSON.parse(readFileSync(json, 'utf8')) as Array<{ topic: string; records: number; corruptRecords: number; corruptBatches: number }>
-    assert.equal(m?.topic, topic)
-    assert.equal(m?.records, 200)
-    assert.equal(m?.corruptRecords, 0)
-    assert.equal(m?.corruptBatches, 0)
+    const measured = JSON.parse(readFileSync(json, 'utf8')) as Array<{ topic: string; records: number; corruptRecords: number; corruptBatches: number }>
+    for (const name of [topic, `${topic}.zstd-1`]) {
+      const m = measured.find((x) => x.topic === name)
+      assert.equal(m?.records, 200, `${name}: ${JSON.stringify(measured)}\n${consumed.stderr.split("\n").filter((l) => l.includes("\"level\":4") || l.includes("\"level\":5")).slice(0, 5).join("\n")}`)
+      assert.equal(m?.corruptRecords, 0)
+      assert.equal(m?.corruptBatches, 0)
+    }
   }
 
-  it('SASL_SSL + SCRAM-SHA-256 (credentials in the environment): 200 records produced and consumed', async () => {
+  it('SASL_SSL + SCRAM-SHA-256 (credentials in the environment): 200 records produced, copied and consumed', async () => {
     await roundTrip('scram256', {
       args: ['--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256'],
       env: { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password }
