@@ -1,3 +1,4 @@
+import { groupByTopic } from './group-by-topic.js'
 import { Decoder, Encoder, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
 
 export interface FetchPartition {
@@ -41,12 +42,7 @@ export function fetchRequest(args: {
   isolationLevel: number
   partitions: readonly FetchPartition[]
 }): { request: ProtocolRequest; response: ProtocolResponse<FetchedPartition[]> } {
-  const byTopic = new Map<string, FetchPartition[]>()
-  for (const entry of args.partitions) {
-    const list = byTopic.get(entry.topic)
-    if (list === undefined) byTopic.set(entry.topic, [entry])
-    else list.push(entry)
-  }
+  const byTopic = groupByTopic(args.partitions)
   const request: ProtocolRequest = {
     apiKey: FETCH_API_KEY,
     apiVersion: FETCH_VERSION,

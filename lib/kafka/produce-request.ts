@@ -1,3 +1,4 @@
+import { groupByTopic } from './group-by-topic.js'
 import { Encoder, protocolError, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
 import { Decoder } from './kafkajs-internals.js'
 
@@ -30,12 +31,7 @@ export function produceRequest(args: {
   transactionalId: string | null
   batches: readonly PartitionBatch[]
 }): { request: ProtocolRequest; response: ProtocolResponse<PartitionProduceResult[]> } {
-  const byTopic = new Map<string, PartitionBatch[]>()
-  for (const entry of args.batches) {
-    const list = byTopic.get(entry.topic)
-    if (list === undefined) byTopic.set(entry.topic, [entry])
-    else list.push(entry)
-  }
+  const byTopic = groupByTopic(args.batches)
   const payloadBytes = args.batches.reduce((sum, entry) => sum + entry.batch.length + 8, 64)
   const request: ProtocolRequest = {
     apiKey: PRODUCE_API_KEY,

@@ -11,11 +11,11 @@ import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
-import { startMetricsServer } from '../../lib/metrics/http-server.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
 import { connectionFailure } from '../../lib/config/security.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
+import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 
 export const CONSUME_HELP = `squeeze consume: read topics, decompress and decode every record, report bytes and CPU per topic.
@@ -78,10 +78,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     })
   const cluster = createCluster(connection, log)
   const admin = createKafkaClient(connection, log).admin()
-  let ready = false
-  const metricsServer = service.metricsPort === undefined ? undefined : await startMetricsServer(registry, {
-    port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => ready }
-  })
+  const readiness: Readiness = { ready: false }
+  const metricsServer = await startServiceEndpoints(registry, service, readiness)
   try {
     await untilClusterReady(async () => {
       try {
@@ -94,7 +92,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
     }, { waitMs: service.waitForBrokersMs, log, signal })
     await deadLetters?.start()
-    ready = true
+    readiness.ready = true
     const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })
     await reader.run(measurements, signal)
     await Promise.all(pending)

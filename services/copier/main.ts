@@ -8,13 +8,13 @@ import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { createLogger } from '../../lib/log/logger.js'
-import { startMetricsServer } from '../../lib/metrics/http-server.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { connectionFailure } from '../../lib/config/security.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
+import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 
 export const DEFAULT_TARGETS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6', 'zstd:9'] as const
@@ -96,10 +96,8 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     { ...producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
     { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry), ...(exactlyOnce ? { transactionalId } : {}) }
   )
-  let ready = false
-  const metricsServer = service.metricsPort === undefined ? undefined : await startMetricsServer(registry, {
-    port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => ready }
-  })
+  const readiness: Readiness = { ready: false }
+  const metricsServer = await startServiceEndpoints(registry, service, readiness)
   try {
     await untilClusterReady(async () => {
       try {
@@ -115,7 +113,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
       { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
     )
-    ready = true
+    readiness.ready = true
     await copier.run(signal)
     await producer.close()
     const stats = copier.snapshot()

@@ -7,13 +7,13 @@ import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
-import { startMetricsServer } from '../../lib/metrics/http-server.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { connectionFailure } from '../../lib/config/security.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
+import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
@@ -87,10 +87,8 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 5000 })
   const registry = createRegistry()
   const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
-  let started = false
-  const metricsServer = service.metricsPort === undefined ? undefined : await startMetricsServer(registry, {
-    port: service.metricsPort, host: service.metricsHost, health: { live: () => true, ready: () => started }
-  })
+  const readiness: Readiness = { ready: false }
+  const metricsServer = await startServiceEndpoints(registry, service, readiness)
   try {
     await untilClusterReady(async () => {
       if (createPartitions !== undefined) {
@@ -106,7 +104,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       }
       await producer.start()
     }, { waitMs: service.waitForBrokersMs, log, signal })
-    started = true
+    readiness.ready = true
     const source: AsyncIterable<SourceItem> =
       sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
       : sourceKind === 'file' ? limit(readFileLines(values.file as string, { follow: values.follow === true, signal }), records)
