@@ -1,0 +1,57 @@
+import { parseArgs } from 'node:util'
+import { parseCodecSpec } from '../lib/codecs/index.js'
+import { Copier, defaultDestination } from '../lib/copier/copier.js'
+import { prepareDestinations } from '../lib/copier/destinations.js'
+import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
+import { createLogger } from '../lib/log/logger.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
+
+/**
+ * squeeze's copier in its own process, wired as `squeeze copy --until-end` wires it:
+ *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,...
+ * The clock and the CPU meter start at the first source record (after the consumer group formed) and stop
+ * when every target acknowledged the last one. Prints one JSON line.
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, targets: { type: 'string' }, group: { type: 'string' }, prefix: { type: 'string' } } })
+  const source = values.topic ?? ''
+  const targets = (values.targets ?? '').split(',').map((t) => {
+    const spec = parseCodecSpec(t)
+    return { spec, topic: defaultDestination(values.prefix ?? source, spec) }
+  })
+  const log = createLogger({ level: 'warn', name: 'bench-copier' })
+  const connection = { ...DEFAULT_CONNECTION, brokers: (values.brokers ?? '').split(',') }
+  const kafka = createKafkaClient(connection, log)
+  const admin = kafka.admin()
+  const producer = new Producer(
+    { ...DEFAULT_PRODUCER_CONFIG, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    { cluster: createCluster(connection, log), log }
+  )
+  await admin.connect()
+  await prepareDestinations(admin, source, targets)
+  await producer.start()
+  let t0: bigint | undefined
+  let cpu0: NodeJS.CpuUsage | undefined
+  const copier = new Copier(
+    { sourceTopic: source, groupId: values.group ?? `bench-copier-${Date.now()}`, targets, exactlyOnce: false, commitIntervalMs: 1000, stopAtEnd: true },
+    { kafka, admin, producer, log, onProgress: () => {
+      if (t0 !== undefined) return
+      t0 = process.hrtime.bigint()
+      cpu0 = process.cpuUsage()
+    } }
+  )
+  await copier.run()
+  await producer.flush()
+  const seconds = t0 === undefined ? NaN : Number(process.hrtime.bigint() - t0) / 1e9
+  const cpu = process.cpuUsage(cpu0)
+  await producer.close()
+  await admin.disconnect()
+  const stats = copier.snapshot()
+  const produced = producer.snapshot()
+  process.stdout.write(`${JSON.stringify({
+    sourceRecords: stats.sourceRecords, sourceBytes: stats.sourceBytes, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    targets: targets.length, producedBytes: produced.uncompressedBytes, compressCpuSeconds: produced.compressCpuSeconds, recordsFailed: produced.recordsFailed
+  })}\n`)
+}
+
+await main()

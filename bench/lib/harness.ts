@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process'
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/**
+ * What every benchmark shares: running a peer as a child process under GNU time (wall, user+system CPU,
+ * peak RSS), medians, ratios, tables and the JSON file. Figures come from the run that prints them.
+ */
+
+export const TIME_BIN = '/usr/bin/time'
+
+export interface ChildRun {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly wallSeconds: number
+  /** user + system CPU of the child and its descendants, from GNU time. */
+  readonly cpuSeconds: number
+  readonly maxRssMb: number
+}
+
+export interface ChildOptions {
+  readonly timeoutMs?: number
+  readonly env?: Record<string, string>
+  /** Discard stdout (consumers printing every record). */
+  readonly dropStdout?: boolean
+  readonly cwd?: string
+  /** File fed to the child's stdin. */
+  readonly stdinFile?: string
+}
+
+/** Runs `cmd args…` under `/usr/bin/time -f '%e %U %S %M'`; never throws on a non-zero exit (the caller decides). */
+export async function runChild(cmd: string, args: readonly string[], opts: ChildOptions = {}): Promise<ChildRun> {
+  if (!existsSync(TIME_BIN)) throw new Error(`${TIME_BIN} is missing: apt-get install -y time (scripts/bench.sh does)`)
+  const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-time-'))
+  const timeFile = join(dir, 'time.txt')
+  const stdinFd = opts.stdinFile === undefined ? 'ignore' : openSync(opts.stdinFile, 'r')
+  try {
+    const child = spawn(TIME_BIN, ['-f', '%e %U %S %M', '-o', timeFile, cmd, ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...(opts.env ?? {}) },
+      stdio: [stdinFd, opts.dropStdout === true ? 'ignore' : 'pipe', 'pipe']
+    })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    child.stdout?.on('data', (d: Buffer) => out.push(d))
+    child.stderr?.on('data', (d: Buffer) => err.push(d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000)
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject)
+      child.on('close', (c) => resolve(c))
+    })
+    clearTimeout(timer)
+    const fields = readFileSync(timeFile, 'utf8').trim().split('\n').pop()?.split(' ').map(Number) ?? []
+    const [wall = NaN, user = NaN, sys = NaN, rssKb = NaN] = fields
+    return {
+      code,
+      stdout: Buffer.concat(out).toString('utf8'),
+      stderr: Buffer.concat(err).toString('utf8'),
+      wallSeconds: wall,
+      cpuSeconds: user + sys,
+      maxRssMb: rssKb / 1024
+    }
+  } finally {
+    if (typeof stdinFd === 'number') closeSync(stdinFd)
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export function must(run: ChildRun, what: string): ChildRun {
+  if (run.code !== 0) throw new Error(`${what} exited ${run.code}; stderr tail:\n${run.stderr.trimEnd().split('\n').slice(-15).join('\n')}`)
+  return run
+}
+
+export function median(values: readonly number[]): number {
+  const finite = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b)
+  if (finite.length === 0) return NaN
+  const mid = Math.floor(finite.length / 2)
+  return finite.length % 2 === 1 ? (finite[mid] as number) : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2
+}
+
+export function ratio(a: number, b: number): number {
+  return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : NaN
+}
+
+export function fmt(value: number | string | undefined, digits = 0): string {
+  if (value === undefined) return '-'
+  if (typeof value === 'string') return value
+  if (!Number.isFinite(value)) return 'n/a'
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+}
+
+export function fmtRatio(value: number): string {
+  return Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a'
+}
+
+/** A GitHub-flavoured markdown table, which reads fine in a terminal too. */
+export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`
+  return [line(headers), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n')
+}
+
+export function writeJson(file: string, value: unknown): void {
+  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`)
+}
+
+export function envInt(name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${raw}`)
+  return n
+}
+
+/** BENCH_RUNS (default 3): repetitions per configuration; the median is reported. */
+export function benchRuns(): number {
+  return envInt('BENCH_RUNS', 3)
+}
+
+export function gb(bytes: number): number {
+  return bytes / 1e9
+}
+
+export function mb(bytes: number): number {
+  return bytes / 1e6
+}

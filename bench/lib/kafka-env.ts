@@ -1,0 +1,90 @@
+import type { Admin } from 'kafkajs'
+import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
+import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { javaBinary, javaClasspath, kafkaLog4jConfig } from '../../lib/embedded-broker/kafka-jars.js'
+import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../../lib/kafka/connection.js'
+import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
+import type { KafkajsCluster } from '../../lib/kafka/kafkajs-internals.js'
+import { ensureTopic } from '../../lib/kafka/topics.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { runChild, type ChildOptions, type ChildRun } from './harness.js'
+
+/** One broker for the whole run, with the admin work every section needs (topics, stored bytes, batch shape). */
+export interface BenchKafka {
+  readonly brokers: string
+  readonly kind: string
+  createTopic(name: string, partitions: number): Promise<string>
+  /** Bytes of the topic's log on the broker's disk (DescribeLogDirs), all partitions. */
+  storedBytes(topic: string): Promise<number>
+  /** Batches as stored: count, records and uncompressed bytes (read back with squeeze's reader, untimed). */
+  batchShape(topic: string): Promise<{ batches: number; records: number; uncompressedBytes: number }>
+  deleteCreatedTopics(): Promise<void>
+  close(): Promise<void>
+}
+
+export const PARTITIONS = Number(process.env['BENCH_PARTITIONS'] ?? 3)
+
+export async function openBenchKafka(): Promise<BenchKafka> {
+  const broker: AcquiredBroker = await acquireBroker((m) => process.stderr.write(`${m}\n`))
+  const brokers = broker.brokers
+  const log = createLogger({ level: 'warn', name: 'bench' })
+  const connection = { ...DEFAULT_CONNECTION, brokers }
+  const admin: Admin = createKafkaClient(connection, log).admin()
+  await admin.connect()
+  // A fresh cluster per question: a long-lived one keeps asking metadata for topics deleted since.
+  const withCluster = async <T>(work: (cluster: KafkajsCluster) => Promise<T>): Promise<T> => {
+    const cluster = createCluster(connection, log)
+    await cluster.connect()
+    try {
+      return await work(cluster)
+    } finally {
+      await cluster.disconnect().catch(() => undefined)
+    }
+  }
+  const created: string[] = []
+  return {
+    brokers: brokers.join(','),
+    kind: broker.kind,
+    async createTopic(name, partitions) {
+      await ensureTopic(admin, name, partitions)
+      created.push(name)
+      return name
+    },
+    storedBytes: (topic) => withCluster(async (cluster) => {
+      await cluster.addMultipleTargetTopics([topic])
+      const sizes = await describeLogDirs(cluster, [topic])
+      return sizes.reduce((sum, s) => sum + s.sizeBytes, 0)
+    }),
+    batchShape: (topic) => withCluster(async (cluster) => {
+      const shape = { batches: 0, records: 0, uncompressedBytes: 0 }
+      const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], verifyCrc: false }, { cluster, admin, log })
+      await reader.run({
+        onBatch: ({ batch }) => {
+          if (batch.isControl) return
+          shape.batches++
+          shape.records += batch.records.length
+          shape.uncompressedBytes += batch.uncompressedBytes
+        },
+        onCorruptBatch: () => {}
+      })
+      return shape
+    }),
+    async deleteCreatedTopics() {
+      if (created.length === 0) return
+      await admin.deleteTopics({ topics: created.splice(0) }).catch(() => undefined)
+    },
+    async close() {
+      await admin.disconnect().catch(() => undefined)
+      await broker.stop()
+    }
+  }
+}
+
+/** JVM options for the Java peers: server-class JIT (C2) and G1, as kafka-run-class.sh runs the tools. */
+export function javaPeerOptions(): string[] {
+  return ['-Xmx512m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${kafkaLog4jConfig()}`]
+}
+
+export function runJava(mainClass: string, args: readonly string[], opts: ChildOptions = {}): Promise<ChildRun> {
+  return runChild(javaBinary(), [...javaPeerOptions(), '-cp', javaClasspath(), mainClass, ...args], opts)
+}

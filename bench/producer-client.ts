@@ -1,0 +1,145 @@
+import { parseArgs } from 'node:util'
+import kafkajs from 'kafkajs'
+import { createCodec, type CodecSpec } from '../lib/codecs/index.js'
+import { toKafkajsCodec, type KafkajsCodec } from '../lib/codecs/kafkajs-plugin.js'
+import { createCluster, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
+import { createLogger } from '../lib/log/logger.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
+import { readLengthPrefixed } from './lib/inputs.js'
+import { loadConfluentKafkaJavascript } from './lib/peers.js'
+
+/**
+ * One producer run in its own process, so the parent measures its CPU and peak RSS with GNU time:
+ *   node dist/bench/producer-client.js --client squeeze|kafkajs-each|kafkajs-1000|confluent \
+ *     --brokers B --topic T --input FILE.lp --codec zstd|lz4 --level N --linger-ms N --batch-size N
+ * Values are loaded before the clock starts; the clock stops when every record is acknowledged.
+ * Prints one JSON line: records, seconds, cpuSeconds (this process, send loop only), and squeeze's own stats.
+ */
+
+export type NodeClient = 'squeeze' | 'kafkajs-each' | 'kafkajs-1000' | 'confluent'
+
+export interface ClientResult {
+  readonly client: NodeClient
+  readonly records: number
+  readonly seconds: number
+  readonly cpuSeconds: number
+  /** squeeze only: CPU in compress calls and the batch bytes they took in. */
+  readonly compressCpuSeconds?: number
+  readonly batchBytes?: number
+  readonly batches?: number
+}
+
+interface Args {
+  client: NodeClient
+  brokers: string
+  topic: string
+  values: Buffer[]
+  spec: CodecSpec
+  lingerMs: number
+  batchSize: number
+}
+
+async function runSqueeze(a: Args): Promise<Partial<ClientResult>> {
+  const log = createLogger({ level: 'warn', name: 'bench-producer' })
+  const cluster = createCluster({ ...DEFAULT_CONNECTION, brokers: a.brokers.split(',') }, log)
+  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: a.lingerMs, batchSizeBytes: a.batchSize, codec: a.spec }, { cluster, log })
+  await producer.start()
+  return timed(async () => {
+    for (const value of a.values) await producer.send({ topic: a.topic, key: null, value })
+    await producer.flush()
+  }, async () => {
+    const s = producer.snapshot()
+    await producer.close()
+    if (s.recordsFailed > 0) throw new Error(`${s.recordsFailed} records failed`)
+    return { compressCpuSeconds: s.compressCpuSeconds, batchBytes: s.uncompressedBytes, batches: s.batchesAcked }
+  })
+}
+
+async function runKafkajs(a: Args, perSend: number): Promise<Partial<ClientResult>> {
+  const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = kafkajs
+  const type = a.spec.codec === 'zstd' ? CompressionTypes.ZSTD : CompressionTypes.LZ4
+  ;(CompressionCodecs as unknown as Record<number, () => KafkajsCodec>)[type] = toKafkajsCodec(createCodec(a.spec))
+  const producer = new Kafka({ clientId: 'bench-kafkajs', brokers: a.brokers.split(','), logLevel: logLevel.ERROR }).producer({ allowAutoTopicCreation: false })
+  await producer.connect()
+  return timed(async () => {
+    for (let i = 0; i < a.values.length; i += perSend) {
+      const messages = a.values.slice(i, i + perSend).map((value) => ({ value }))
+      await producer.send({ topic: a.topic, compression: type, acks: -1, messages })
+    }
+  }, async () => {
+    await producer.disconnect()
+    return {}
+  })
+}
+
+async function runConfluent(a: Args): Promise<Partial<ClientResult>> {
+  const rd = loadConfluentKafkaJavascript()
+  const producer = new rd.Producer({
+    'bootstrap.servers': a.brokers,
+    'compression.codec': a.spec.codec,
+    'compression.level': a.spec.level ?? -1,
+    'linger.ms': a.lingerMs,
+    'batch.size': a.batchSize,
+    'batch.num.messages': 1_000_000,
+    'message.max.bytes': 4 * 1024 * 1024,
+    'enable.idempotence': true,
+    'acks': 'all',
+    'dr_cb': false
+  })
+  await new Promise<void>((resolve, reject) => producer.connect({}, (err) => (err ? reject(err) : resolve())))
+  producer.setPollInterval(50)
+  const queueFull = rd.CODES.ERRORS['ERR__QUEUE_FULL']
+  return timed(async () => {
+    for (const value of a.values) {
+      for (;;) {
+        try {
+          producer.produce(a.topic, null, value, null)
+          break
+        } catch (err) {
+          if ((err as { code?: number }).code !== queueFull) throw err
+          await new Promise((r) => setTimeout(r, 5))
+        }
+      }
+    }
+    await new Promise<void>((resolve, reject) => producer.flush(60_000, (err) => (err ? reject(err) : resolve())))
+  }, async () => {
+    await new Promise<void>((resolve) => producer.disconnect(() => resolve()))
+    return {}
+  })
+}
+
+async function timed(work: () => Promise<void>, after: () => Promise<Partial<ClientResult>>): Promise<Partial<ClientResult>> {
+  const cpu0 = process.cpuUsage()
+  const t0 = process.hrtime.bigint()
+  await work()
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9
+  const cpu = process.cpuUsage(cpu0)
+  return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, ...(await after()) }
+}
+
+async function main(): Promise<void> {
+  const { values: v } = parseArgs({
+    options: {
+      client: { type: 'string' }, brokers: { type: 'string' }, topic: { type: 'string' }, input: { type: 'string' },
+      codec: { type: 'string' }, level: { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, records: { type: 'string' }
+    }
+  })
+  const client = v.client as NodeClient
+  const all = readLengthPrefixed(v.input ?? '')
+  const values = v.records === undefined ? all : all.slice(0, Number(v.records))
+  const codec = v.codec === 'lz4' ? 'lz4' : 'zstd'
+  const args: Args = {
+    client, brokers: v.brokers ?? '', topic: v.topic ?? '', values,
+    spec: { codec, level: v.level === undefined ? (codec === 'lz4' ? 1 : 3) : Number(v.level) },
+    lingerMs: Number(v['linger-ms'] ?? 100), batchSize: Number(v['batch-size'] ?? 1048576)
+  }
+  const run = client === 'squeeze' ? runSqueeze(args)
+    : client === 'kafkajs-each' ? runKafkajs(args, 1)
+    : client === 'kafkajs-1000' ? runKafkajs(args, 1000)
+    : client === 'confluent' ? runConfluent(args)
+    : Promise.reject(new Error(`unknown --client ${String(client)}`))
+  const result = await run
+  process.stdout.write(`${JSON.stringify({ client, records: values.length, ...result })}\n`)
+}
+
+await main()

@@ -1,0 +1,220 @@
+import { fileURLToPath } from 'node:url'
+import { formatCodecSpec, type CodecSpec } from '../lib/codecs/index.js'
+import { KafkaMainClasses } from '../lib/embedded-broker/java-tools.js'
+import { ceilingFor, TARGETS, type CeilingRow } from './codec-ceiling.js'
+import { benchRuns, envInt, fmt, fmtRatio, gb, mb, median, must, ratio, runChild, table, type ChildRun } from './lib/harness.js'
+import type { InputFiles, InputKind } from './lib/inputs.js'
+import { PARTITIONS, runJava, type BenchKafka } from './lib/kafka-env.js'
+import { confluentAvailable } from './lib/peers.js'
+
+/**
+ * Producer benchmark: every peer sends the same values (corpus lines in order, or generated Cap'n Proto HTTP
+ * records) to a fresh topic on the same broker, with the same codec, level, linger.ms and batch.size.
+ * records/s is each tool's own send-to-last-ack time (in-process for Node peers, ProducerPerformance's own
+ * figure, whole process for kcat minus its own start-up wall time on a 1-record run). CPU per GB is the child's user+system CPU
+ * (GNU time) minus the same tool's start-up CPU (a 1-record run), per GB of value bytes. Peak RSS is GNU time's.
+ */
+
+export const LINGER_MS = envInt('BENCH_LINGER_MS', 100)
+export const BATCH_BYTES = envInt('BENCH_BATCH_BYTES', 1_048_576)
+
+type PeerName = 'squeeze' | 'kafkajs-1000' | 'kafkajs-each' | 'confluent' | 'kcat' | 'java-perf'
+
+export interface ProducerSample {
+  readonly recordsPerSecond: number
+  readonly cpuSeconds: number
+  readonly maxRssMb: number
+  readonly records: number
+  readonly valueBytes: number
+  readonly storedBytes: number
+  readonly compressMBps?: number
+  readonly batches?: number
+  readonly meanBatchKb?: number
+}
+
+export interface ProducerRow {
+  readonly peer: PeerName
+  readonly input: InputKind
+  readonly target: string
+  readonly runs: number
+  readonly recordsPerSecond: number
+  readonly mbPerSecond: number
+  readonly cpuSecondsPerGb: number
+  readonly maxRssMb: number
+  readonly storedBytes: number
+  readonly ratio: number
+  readonly meanBatchKb: number
+  /** squeeze only: compression path MB per CPU second (compress calls only). */
+  readonly compressMBps?: number
+  readonly note?: string
+}
+
+interface RunContext {
+  readonly kafka: BenchKafka
+  readonly input: InputFiles
+  readonly spec: CodecSpec
+  readonly topic: string
+  readonly records: number
+}
+
+const NODE = process.execPath
+const CLIENT = fileURLToPath(new URL('./producer-client.js', import.meta.url))
+const SLOW_RECORDS = envInt('BENCH_KAFKAJS_EACH_RECORDS', 2000)
+
+function nodeClient(client: string) {
+  return async (ctx: RunContext): Promise<{ run: ChildRun; recordsPerSecond: number; compressMBps?: number }> => {
+    const run = must(await runChild(NODE, [CLIENT, '--client', client, '--brokers', ctx.kafka.brokers, '--topic', ctx.topic, '--input', ctx.input.lengthPrefixed,
+      '--codec', ctx.spec.codec, '--level', String(ctx.spec.level), '--linger-ms', String(LINGER_MS), '--batch-size', String(BATCH_BYTES), '--records', String(ctx.records)]), client)
+    const out = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { records: number; seconds: number; compressCpuSeconds?: number; batchBytes?: number }
+    const compressMBps = out.compressCpuSeconds !== undefined && out.batchBytes !== undefined ? mb(out.batchBytes) / out.compressCpuSeconds : undefined
+    return { run, recordsPerSecond: out.records / out.seconds, ...(compressMBps === undefined ? {} : { compressMBps }) }
+  }
+}
+
+function kcatArgs(ctx: RunContext): string[] {
+  return ['-P', '-b', ctx.kafka.brokers, '-t', ctx.topic, '-z', ctx.spec.codec, '-X', `compression.level=${ctx.spec.level ?? -1}`, '-X', `linger.ms=${LINGER_MS}`,
+    '-X', `batch.size=${BATCH_BYTES}`, '-X', 'batch.num.messages=1000000', '-X', 'message.max.bytes=4194304', '-X', 'enable.idempotence=true', '-D', ctx.input.kcatDelimiter, '-l']
+}
+
+async function kcat(ctx: RunContext): Promise<{ run: ChildRun; recordsPerSecond: number }> {
+  const file = ctx.records === 1 ? `${ctx.input.delimited}.one` : ctx.input.delimited
+  if (ctx.records === 1) {
+    const { readFileSync, writeFileSync } = await import('node:fs')
+    writeFileSync(file, readFileSync(ctx.input.delimited).subarray(0, 200).toString('latin1').split('\n')[0] ?? 'x')
+  }
+  const run = must(await runChild('kcat', [...kcatArgs(ctx), file]), 'kcat -P')
+  return { run, recordsPerSecond: ctx.input.records / run.wallSeconds }
+}
+
+async function javaPerf(ctx: RunContext): Promise<{ run: ChildRun; recordsPerSecond: number }> {
+  const level = [`compression.${ctx.spec.codec}.level=${ctx.spec.level ?? 1}`]
+  const run = must(await runJava(KafkaMainClasses.PRODUCER_PERFORMANCE, ['--topic', ctx.topic, '--num-records', String(ctx.records), '--payload-file', ctx.input.delimited, '--throughput', '-1',
+    '--producer-props', `bootstrap.servers=${ctx.kafka.brokers}`, `compression.type=${ctx.spec.codec}`, ...level, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'acks=all', 'enable.idempotence=true', 'max.request.size=4194304']), 'ProducerPerformance')
+  const m = /records sent, ([\d.]+) records\/sec/.exec(run.stdout)
+  return { run, recordsPerSecond: m === null ? NaN : Number(m[1]) }
+}
+
+interface PeerDef {
+  readonly name: PeerName
+  readonly records: (input: InputFiles) => number
+  readonly accepts: (input: InputFiles) => string | null
+  readonly run: (ctx: RunContext) => Promise<{ run: ChildRun; recordsPerSecond: number; compressMBps?: number }>
+}
+
+export function producerPeers(): PeerDef[] {
+  const confluent = confluentAvailable()
+  const all = (i: InputFiles): number => i.records
+  const ok = (): null => null
+  return [
+    { name: 'squeeze', records: all, accepts: ok, run: nodeClient('squeeze') },
+    { name: 'kcat', records: all, accepts: ok, run: kcat },
+    { name: 'java-perf', records: all, accepts: (i) => (i.javaReplayable ? null : 'ProducerPerformance reads --payload-file as UTF-8 text split on a delimiter: binary Cap\'n Proto values cannot be replayed unchanged'), run: javaPerf },
+    { name: 'confluent', records: all, accepts: () => (confluent === null ? '@confluentinc/kafka-javascript not installed (see scripts/bench.sh output)' : null), run: nodeClient('confluent') },
+    { name: 'kafkajs-1000', records: all, accepts: ok, run: nodeClient('kafkajs-1000') },
+    { name: 'kafkajs-each', records: (i) => Math.min(SLOW_RECORDS, i.records), accepts: ok, run: nodeClient('kafkajs-each') }
+  ]
+}
+
+/** Start-up CPU of each tool (a 1-record run): subtracted so CPU per GB measures the sending, not the JVM or Node starting. */
+async function startupCost(kafka: BenchKafka, peers: readonly PeerDef[], input: InputFiles): Promise<Map<PeerName, { cpu: number; wall: number }>> {
+  const out = new Map<PeerName, { cpu: number; wall: number }>()
+  for (const peer of peers) {
+    if (peer.accepts(input) !== null) continue
+    const topic = await kafka.createTopic(`bench-startup-${peer.name}-${Date.now()}`, PARTITIONS)
+    const r = await peer.run({ kafka, input, spec: { codec: 'zstd', level: 3 }, topic, records: 1 })
+    out.set(peer.name, { cpu: r.run.cpuSeconds, wall: r.run.wallSeconds })
+  }
+  return out
+}
+
+export async function producerBench(kafka: BenchKafka, inputs: readonly InputFiles[], ceilings: readonly CeilingRow[], log: (s: string) => void): Promise<ProducerRow[]> {
+  const peers = producerPeers()
+  const runs = benchRuns()
+  const firstInput = inputs[0]
+  if (firstInput === undefined) return []
+  const startup = await startupCost(kafka, peers, firstInput)
+  log(`start-up subtracted (CPU s / wall s): ${[...startup].map(([p, c]) => `${p} ${c.cpu.toFixed(2)}/${c.wall.toFixed(2)}`).join(', ')}`)
+  const samples = new Map<string, ProducerSample[]>()
+  for (let run = 0; run < runs; run++) {
+    for (const input of inputs) {
+      for (const spec of TARGETS) {
+        for (const peer of peers) {
+          if (peer.accepts(input) !== null) continue
+          const target = formatCodecSpec(spec)
+          const records = peer.records(input)
+          const topic = await kafka.createTopic(`bench-prod-${peer.name}-${input.kind}-${target.replace(':', '-')}-${run}-${Date.now()}`, PARTITIONS)
+          const r = await peer.run({ kafka, input, spec, topic, records })
+          // kcat's figure is its whole process: take its start-up (connect, metadata) out of the wall time too.
+          if (peer.name === 'kcat') r.recordsPerSecond = records / Math.max(0.01, r.run.wallSeconds - (startup.get(peer.name)?.wall ?? 0))
+          const valueBytes = input.valueBytes * (records / input.records)
+          const storedBytes = await kafka.storedBytes(topic)
+          const shape = run === 0 ? await kafka.batchShape(topic) : undefined
+          const key = `${peer.name}|${input.kind}|${target}`
+          const list = samples.get(key) ?? []
+          list.push({
+            recordsPerSecond: r.recordsPerSecond, cpuSeconds: Math.max(0, r.run.cpuSeconds - (startup.get(peer.name)?.cpu ?? 0)), maxRssMb: r.run.maxRssMb, records, valueBytes, storedBytes,
+            ...(r.compressMBps === undefined ? {} : { compressMBps: r.compressMBps }),
+            ...(shape === undefined ? {} : { batches: shape.batches, meanBatchKb: shape.uncompressedBytes / shape.batches / 1024 })
+          })
+          samples.set(key, list)
+          log(`producer run ${run + 1}/${runs} ${key}: ${fmt(r.recordsPerSecond)} records/s, ${r.run.cpuSeconds.toFixed(2)} s CPU, ${r.run.maxRssMb.toFixed(0)} MB RSS`)
+        }
+        await kafka.deleteCreatedTopics()
+      }
+    }
+  }
+  const rows: ProducerRow[] = []
+  for (const input of inputs) {
+    for (const spec of TARGETS) {
+      const target = formatCodecSpec(spec)
+      for (const peer of peers) {
+        const list = samples.get(`${peer.name}|${input.kind}|${target}`)
+        if (list === undefined) continue
+        const first = list[0] as ProducerSample
+        const rps = median(list.map((s) => s.recordsPerSecond))
+        const compress = median(list.map((s) => s.compressMBps ?? NaN))
+        rows.push({
+          peer: peer.name, input: input.kind, target, runs: list.length,
+          recordsPerSecond: rps,
+          mbPerSecond: rps * (first.valueBytes / first.records) / 1e6,
+          cpuSecondsPerGb: median(list.map((s) => s.cpuSeconds / gb(s.valueBytes))),
+          maxRssMb: Math.max(...list.map((s) => s.maxRssMb)),
+          storedBytes: median(list.map((s) => s.storedBytes)),
+          ratio: median(list.map((s) => s.valueBytes / s.storedBytes)),
+          meanBatchKb: first.meanBatchKb ?? NaN,
+          ...(Number.isFinite(compress) ? { compressMBps: compress } : {}),
+          ...(peer.name === 'java-perf' ? { note: 'ProducerPerformance picks payload lines at random (not in file order)' } : {})
+        })
+      }
+    }
+  }
+  void ceilings
+  return rows
+}
+
+export function producerTable(rows: readonly ProducerRow[], ceilings: readonly CeilingRow[]): string {
+  const squeezeOf = (r: ProducerRow): ProducerRow | undefined => rows.find((s) => s.peer === 'squeeze' && s.input === r.input && s.target === r.target)
+  return table(
+    ['input', 'codec', 'peer', 'records/s', 'MB/s in', 'CPU s/GB', 'peak RSS MB', 'stored MB', 'ratio', 'batch KB', 'squeeze/peer rec/s', 'squeeze/peer CPU/GB', 'vs lib ceiling'],
+    rows.map((r) => {
+      const s = squeezeOf(r)
+      const ceiling = ceilingFor(ceilings, r.input, r.target)
+      return [r.input, r.target, r.peer, fmt(r.recordsPerSecond), fmt(r.mbPerSecond, 1), fmt(r.cpuSecondsPerGb, 1), fmt(r.maxRssMb), fmt(mb(r.storedBytes), 2), fmt(r.ratio, 2), fmt(r.meanBatchKb),
+        s === undefined || s === r ? '-' : fmtRatio(ratio(s.recordsPerSecond, r.recordsPerSecond)),
+        s === undefined || s === r ? '-' : fmtRatio(ratio(s.cpuSecondsPerGb, r.cpuSecondsPerGb)),
+        ceiling === undefined ? '-' : `${((r.mbPerSecond / ceiling.libCompressMBps) * 100).toFixed(0)}%`]
+    })
+  )
+}
+
+/** Stored ratio of Kafka's Java producer on the corpus in file order (ConsoleProducer), for the within-2% target. */
+export async function javaOrderedRatio(kafka: BenchKafka, input: InputFiles, spec: CodecSpec): Promise<{ ratio: number; meanBatchKb: number; batches: number }> {
+  const topic = await kafka.createTopic(`bench-java-console-${formatCodecSpec(spec).replace(':', '-')}-${Date.now()}`, PARTITIONS)
+  const props = [`compression.type=${spec.codec}`, `compression.${spec.codec}.level=${spec.level ?? 1}`, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'max.request.size=4194304', 'acks=all']
+  must(await runJava(KafkaMainClasses.CONSOLE_PRODUCER, ['--bootstrap-server', kafka.brokers, '--topic', topic, '--compression-codec', spec.codec,
+    '--max-partition-memory-bytes', String(BATCH_BYTES), '--timeout', String(LINGER_MS), ...props.flatMap((p) => ['--producer-property', p])], { stdinFile: input.delimited }), 'ConsoleProducer')
+  const stored = await kafka.storedBytes(topic)
+  const shape = await kafka.batchShape(topic)
+  await kafka.deleteCreatedTopics()
+  return { ratio: input.valueBytes / stored, meanBatchKb: shape.uncompressedBytes / shape.batches / 1024, batches: shape.batches }
+}

@@ -1,0 +1,156 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ceilingFor, ceilingTable, codecCeiling, type CeilingRow } from './codec-ceiling.js'
+import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
+import { copierBench, copierTable, type CopierRow } from './copier.js'
+import { benchRuns, envInt, median, must, ratio, runChild, writeJson } from './lib/harness.js'
+import { readLengthPrefixed, writeInputs, type InputFiles } from './lib/inputs.js'
+import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
+import { confluentAvailable } from './lib/peers.js'
+import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, type ProducerRow } from './producer.js'
+
+/**
+ * Every benchmark in one run on one broker and the same inputs:
+ *   node dist/bench/run.js [ceiling] [producer] [consumer] [copier] [decode]   (default: all)
+ * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
+ * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), KAFKA_BROKERS (else the embedded broker).
+ * Prints each table and writes bench-<section>.json plus bench-summary.json (targets met or missed).
+ */
+
+interface Target {
+  readonly name: string
+  readonly value: number
+  readonly threshold: string
+  readonly met: boolean
+}
+
+const log = (s: string): void => {
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
+}
+
+function section(title: string, body: string): void {
+  process.stdout.write(`\n## ${title}\n\n${body}\n`)
+}
+
+async function httpDecodeRatio(): Promise<{ ratio: number; runs: number[] }> {
+  const script = fileURLToPath(new URL('./http-decode.js', import.meta.url))
+  const ratios: number[] = []
+  for (let i = 0; i < benchRuns(); i++) {
+    must(await runChild(process.execPath, [script, 'bench-http-decode.json']), 'http-decode')
+    const r = JSON.parse(readFileSync('bench-http-decode.json', 'utf8')) as { ratios: { fastVsJsonParse: number } }
+    ratios.push(r.ratios.fastVsJsonParse)
+  }
+  return { ratio: median(ratios), runs: ratios }
+}
+
+function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<string, number>, ceilings: readonly CeilingRow[], consumer: readonly ConsumerRow[], copier: CopierRow | undefined, decode: number | undefined): Target[] {
+  const targets: Target[] = []
+  const add = (name: string, value: number, threshold: string, met: boolean): void => {
+    targets.push({ name, value, threshold, met: Number.isFinite(value) && met })
+  }
+  const row = (peer: string, input: string, target: string): ProducerRow | undefined => producer.find((r) => r.peer === peer && r.input === input && r.target === target)
+  for (const s of producer.filter((r) => r.peer === 'squeeze')) {
+    const where = `${s.input} ${s.target}`
+    const java = row('java-perf', s.input, s.target)
+    if (java !== undefined) add(`producer records/s vs Java ProducerPerformance (${where})`, ratio(s.recordsPerSecond, java.recordsPerSecond), '>= 1.0x', ratio(s.recordsPerSecond, java.recordsPerSecond) >= 1.0)
+    const kcat = row('kcat', s.input, s.target)
+    if (kcat !== undefined) {
+      add(`producer records/s vs kcat (${where})`, ratio(s.recordsPerSecond, kcat.recordsPerSecond), '>= 0.8x', ratio(s.recordsPerSecond, kcat.recordsPerSecond) >= 0.8)
+      add(`producer CPU/GB vs kcat (${where})`, ratio(s.cpuSecondsPerGb, kcat.cpuSecondsPerGb), '<= 1.5x', ratio(s.cpuSecondsPerGb, kcat.cpuSecondsPerGb) <= 1.5)
+    }
+    const ceiling = ceilingFor(ceilings, s.input, s.target)
+    if (ceiling !== undefined && s.compressMBps !== undefined) add(`compression path vs in-process codec ceiling (${where})`, s.compressMBps / ceiling.libCompressMBps, '>= 0.85', s.compressMBps / ceiling.libCompressMBps >= 0.85)
+    const javaRatio = javaRatios.get(`${s.input}|${s.target}`)
+    if (javaRatio !== undefined) add(`stored ratio vs Java producer, file order (${where})`, s.ratio / javaRatio, 'within 2% (0.98..1.02 or better)', s.ratio / javaRatio >= 0.98)
+    add(`producer peak RSS MB (${where})`, s.maxRssMb, '<= 300', s.maxRssMb <= 300)
+  }
+  for (const c of consumer.filter((r) => r.peer === 'squeeze-decode')) {
+    const kcat = consumer.find((r) => r.peer === 'kcat' && r.target === c.target)
+    if (kcat !== undefined) add(`consumer decompress+decode records/s vs kcat (http ${c.target})`, ratio(c.recordsPerSecond, kcat.recordsPerSecond), '>= 0.8x', ratio(c.recordsPerSecond, kcat.recordsPerSecond) >= 0.8)
+    add(`consumer peak RSS MB (http ${c.target})`, c.maxRssMb, '<= 300', c.maxRssMb <= 300)
+  }
+  if (copier !== undefined) add('copier peak RSS MB (6 targets)', copier.maxRssMb, '<= 300', copier.maxRssMb <= 300)
+  if (decode !== undefined) add('Cap\'n Proto HTTP decode vs JSON.parse records/s', decode, '>= 1.0x', decode >= 1.0)
+  return targets
+}
+
+async function main(): Promise<void> {
+  const all = ['ceiling', 'producer', 'consumer', 'copier', 'decode']
+  const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
+  const started = Date.now()
+  const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-'))
+  const inputs: InputFiles[] = [writeInputs(dir, 'corpus', envInt('BENCH_CORPUS_RECORDS', 200_000)), writeInputs(dir, 'http', envInt('BENCH_HTTP_RECORDS', 100_000))]
+  const meta = {
+    date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', runs: benchRuns(),
+    partitions: PARTITIONS, lingerMs: LINGER_MS, batchBytes: BATCH_BYTES, librdkafkaConfluent: confluentAvailable(),
+    inputs: inputs.map((i) => ({ kind: i.kind, records: i.records, valueBytes: i.valueBytes }))
+  }
+  process.stdout.write(`squeeze benchmarks ${meta.date}: ${meta.cpus} cores (${meta.cpuModel}), ${meta.runs} runs per figure (medians), ${PARTITIONS} partitions, linger.ms=${LINGER_MS}, batch.size=${BATCH_BYTES}\n`)
+  process.stdout.write(`inputs: ${inputs.map((i) => `${i.kind} ${i.records} records, ${(i.valueBytes / 1e6).toFixed(1)} MB of values`).join('; ')}\n`)
+
+  let ceilings: CeilingRow[] = []
+  let producer: ProducerRow[] = []
+  let consumer: ConsumerRow[] = []
+  let copier: CopierRow | undefined
+  let decode: { ratio: number; runs: number[] } | undefined
+  const javaRatios = new Map<string, number>()
+  try {
+    if (wanted.has('ceiling') || wanted.has('producer')) {
+      ceilings = inputs.flatMap((i) => codecCeiling(i.kind, readLengthPrefixed(i.lengthPrefixed), BATCH_BYTES, dir))
+      section('Codec ceiling (same batches, codec alone)', ceilingTable(ceilings))
+      writeJson('bench-codec-ceiling.json', { meta, rows: ceilings })
+    }
+    const needsBroker = ['producer', 'consumer', 'copier'].some((s) => wanted.has(s))
+    const kafka = needsBroker ? await openBenchKafka() : undefined
+    try {
+      if (kafka !== undefined && wanted.has('producer')) {
+        producer = await producerBench(kafka, inputs, ceilings, log)
+        const corpus = inputs[0] as InputFiles
+        const javaOrdered: Array<{ target: string; ratio: number; meanBatchKb: number; batches: number }> = []
+        for (const spec of [{ codec: 'zstd' as const, level: 3 }, { codec: 'lz4' as const, level: 1 }]) {
+          const j = await javaOrderedRatio(kafka, corpus, spec)
+          javaRatios.set(`corpus|${spec.codec}:${spec.level}`, j.ratio)
+          javaOrdered.push({ target: `${spec.codec}:${spec.level}`, ...j })
+        }
+        section('Producer (medians; squeeze/peer ratios; "vs lib ceiling" = input MB/s over the in-process codec MB/s per core)', producerTable(producer, ceilings))
+        process.stdout.write(`\nJava producer in file order (ConsoleProducer, corpus, for the stored-ratio target): ${javaOrdered.map((j) => `${j.target} ratio ${j.ratio.toFixed(2)} (${j.batches} batches, ${j.meanBatchKb.toFixed(0)} KB each)`).join('; ')}\n`)
+        const squeezeCompress = producer.filter((r) => r.peer === 'squeeze' && r.compressMBps !== undefined)
+          .map((r) => `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`)
+        process.stdout.write(`squeeze compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}\n`)
+        writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
+      }
+      if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier'))) {
+        const http = inputs[1] as InputFiles
+        const c = await consumerBench(kafka, http, log)
+        if (wanted.has('consumer')) {
+          consumer = c.rows
+          section(`Consumer (http input, ${http.records} records, medians)`, consumerTable(consumer, ceilings))
+          writeJson('bench-consumer.json', { meta, rows: consumer })
+        }
+        const source = c.sourceTopics.get('zstd:3')
+        if (wanted.has('copier') && source !== undefined) {
+          copier = await copierBench(kafka, source, log)
+          section(`Copier (source: http zstd:3, ${http.records} records, to six targets, medians)`, copierTable(copier))
+          writeJson('bench-copier.json', { meta, row: copier })
+        }
+      }
+      await kafka?.deleteCreatedTopics()
+    } finally {
+      await kafka?.close()
+    }
+    if (wanted.has('decode')) {
+      decode = await httpDecodeRatio()
+      section('HTTP decode (bench/http-decode.ts)', `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`)
+    }
+    const targets = evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio)
+    section('Issue 6 targets', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
+    writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
+    process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+await main()
