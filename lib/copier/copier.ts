@@ -113,7 +113,7 @@ export class Copier {
     // A 10 s session (Kafka's default minimum is 6 s) lets a restarted copier take over a dead one's partitions quickly.
     const sessionTimeout = this.config.sessionTimeoutMs ?? 10_000
     const consumer = this.deps.kafka.consumer({
-      groupId, readUncommitted: false, allowAutoTopicCreation: false, maxBytesPerPartition: 4 * 1024 * 1024,
+      groupId, readUncommitted: false, allowAutoTopicCreation: false, maxBytesPerPartition: 1024 * 1024,
       sessionTimeout, heartbeatInterval: Math.max(100, Math.floor(sessionTimeout / 10))
     })
     this.consumer = consumer
