@@ -2,7 +2,8 @@ import type { Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { protocolError } from '../kafka/kafkajs-internals.js'
+import { COORDINATOR_TYPES, protocolError } from '../kafka/kafkajs-internals.js'
+import { retry } from '../retry.js'
 import type { Logger } from '../log/logger.js'
 import { batchOffsets, readBatch, splitBatches, type ReadBatch } from '../protocol/record-batch-reader.js'
 
@@ -17,6 +18,12 @@ export interface ReaderConfig {
   readonly partitionMaxBytes: number
   /** Verify each batch's CRC-32C (check.crcs). */
   readonly verifyCrc: boolean
+  /**
+   * Commit positions under this group id and start from its committed offsets when it has them. The reader
+   * reads every partition itself (no group membership), so it commits as a standalone consumer does.
+   */
+  readonly groupId?: string
+  readonly commitIntervalMs?: number
 }
 
 export const DEFAULT_READER_CONFIG: Omit<ReaderConfig, 'topics'> = {
@@ -71,7 +78,33 @@ export class PartitionReader {
 
   async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
     const cursors = await this.initialCursors()
+    let lastCommit = Date.now()
+    try {
+      await this.readUntilDone(cursors, handlers, signal, async () => {
+        if (Date.now() - lastCommit < (this.config.commitIntervalMs ?? 5000)) return
+        await this.commit(cursors)
+        lastCommit = Date.now()
+      })
+    } finally {
+      await this.commit(cursors)
+    }
+  }
+
+  /** Commits each partition's position for the group (generation -1, no member: a standalone consumer's commit). */
+  private async commit(cursors: readonly PartitionCursor[]): Promise<void> {
+    const groupId = this.config.groupId
+    if (groupId === undefined || cursors.length === 0) return
+    const byTopic = new Map<string, Array<{ partition: number; offset: string }>>()
+    for (const c of cursors) byTopic.set(c.topic, [...(byTopic.get(c.topic) ?? []), { partition: c.partition, offset: String(c.position) }])
+    await retry(async () => {
+      const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
+      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000 })
+  }
+
+  private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined, afterRound: () => Promise<void>): Promise<void> {
     while (signal?.aborted !== true) {
+      await afterRound()
       const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.position < cursor.end)
       if (active.length === 0) return
       const byLeader = this.groupByLeader(active)
@@ -87,6 +120,12 @@ export class PartitionReader {
   private async initialCursors(): Promise<PartitionCursor[]> {
     const cursors: PartitionCursor[] = []
     await this.deps.cluster.addMultipleTargetTopics([...this.config.topics])
+    const committed = new Map<string, number>()
+    if (this.config.groupId !== undefined) {
+      const groupId = this.config.groupId
+      const perTopic = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [...this.config.topics] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000 })
+      for (const { topic, partitions } of perTopic) for (const { partition, offset } of partitions) if (Number(offset) >= 0) committed.set(`${topic}:${partition}`, Number(offset))
+    }
     for (const topic of this.config.topics) {
       let offsets
       try {
@@ -96,7 +135,9 @@ export class PartitionReader {
       }
       for (const { partition, low, high } of offsets) {
         const end = Number(high)
-        cursors.push({ topic, partition, position: this.config.from === 'earliest' ? Number(low) : end, end, aborted: new Map() })
+        const resume = committed.get(`${topic}:${partition}`)
+        const start = resume !== undefined ? Math.min(Math.max(resume, Number(low)), end) : this.config.from === 'earliest' ? Number(low) : end
+        cursors.push({ topic, partition, position: start, end, aborted: new Map() })
       }
     }
     return cursors

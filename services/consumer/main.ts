@@ -26,6 +26,7 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
   --format KIND|none           decode values as ${LOG_KINDS.join(', ')}, or none to skip decoding (default http)
   --from earliest|latest       where to start (default earliest)
   --follow                     keep reading new records; otherwise stop at the end offsets seen at start
+  --group ID                   commit positions under this group and resume from them on restart
   --isolation read_committed|read_uncommitted   (default read_committed)
   --json FILE                  also write the measurements as JSON
   --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
@@ -40,6 +41,7 @@ const OPTIONS = {
   format: { type: 'string' },
   from: { type: 'string' },
   follow: { type: 'boolean' },
+  group: { type: 'string' },
   isolation: { type: 'string' },
   json: { type: 'string' },
   'dead-letter-topic': { type: 'string' }
@@ -62,6 +64,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     topics,
     from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
     untilEnd: values.follow !== true,
+    ...(values.group === undefined ? {} : { groupId: values.group }),
     isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed')
   }
 

@@ -134,6 +134,27 @@ describe('squeeze CLI against a broker', () => {
     assert.ok((header('squeeze.error') ?? '').length > 0)
   })
 
+  it('a consumer restarted with --group resumes from its committed offsets', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 2 })
+    const producer = await kafka.startProducer({ codec: { codec: 'zstd', level: 1 } })
+    const send = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) await producer.send({ topic, key: Buffer.from(`k${i % 7}`), value: Buffer.from(`v${i}`) })
+      await producer.flush()
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-group-'))
+    const { readFileSync } = await import('node:fs')
+    const consume = async (name: string) => {
+      const result = await squeeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--format', 'none', '--group', `g-${topic}`, '--json', join(dir, name), '--log-level', 'silent'])
+      assert.equal(result.code, 0, result.stderr)
+      return (JSON.parse(readFileSync(join(dir, name), 'utf8')) as Array<{ records: number }>)[0]?.records
+    }
+    await send(0, 100)
+    assert.equal(await consume('first.json'), 100)
+    await send(100, 150)
+    assert.equal(await consume('second.json'), 50, 'the restarted consumer reads only what came after its commit')
+    assert.equal(await consume('third.json'), 0)
+  })
+
   it('consuming a topic that does not exist is one clear error, exit 1', async () => {
     const result = await squeeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', 'no-such-topic', '--log-level', 'silent'])
     assert.equal(result.code, 1)
