@@ -49,6 +49,14 @@ export function isRetriable(err: unknown): boolean {
   return false
 }
 
+// kafkajs raises these as not retriable, yet they only mean "the coordinator is still being elected or loaded".
+const TRANSIENT_KAFKAJS_ERRORS = new Set(['KafkaJSGroupCoordinatorNotFound', 'KafkaJSConnectionError', 'KafkaJSRequestTimeoutError'])
+
+/** isRetriable, plus kafkajs's transient coordinator and connection errors: for start-up and coordinator calls. */
+export function isTransient(err: unknown): boolean {
+  return isRetriable(err) || (err instanceof Error && TRANSIENT_KAFKAJS_ERRORS.has(err.name))
+}
+
 export function errorCode(err: unknown): string {
   if (err instanceof SqueezeError) return err.code
   if (typeof err === 'object' && err !== null && 'type' in err && typeof (err as { type: unknown }).type === 'string') {

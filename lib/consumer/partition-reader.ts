@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs'
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { COORDINATOR_TYPES, protocolError } from '../kafka/kafkajs-internals.js'
@@ -61,7 +61,12 @@ interface PartitionCursor {
   readonly topic: string
   readonly partition: number
   position: number
-  end: number
+  /**
+   * Where a measurement run stops: the partition's end as the broker reports it in the first fetch answer
+   * (high watermark, or last stable offset for read_committed). Taken from the fetch rather than from a
+   * ListOffsets call made earlier, which was seen to answer 0 for a full partition on a loaded machine.
+   */
+  end: number | null
   /** Producer ids whose open transaction was aborted, with the offset the abort applies from. */
   readonly aborted: Map<bigint, number>
 }
@@ -99,13 +104,13 @@ export class PartitionReader {
     await retry(async () => {
       const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
       await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
-    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000 })
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
   }
 
   private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined, afterRound: () => Promise<void>): Promise<void> {
     while (signal?.aborted !== true) {
       await afterRound()
-      const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.position < cursor.end)
+      const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.end === null || cursor.position < cursor.end)
       if (active.length === 0) return
       const byLeader = this.groupByLeader(active)
       if (byLeader.size === 0) {
@@ -123,21 +128,28 @@ export class PartitionReader {
     const committed = new Map<string, number>()
     if (this.config.groupId !== undefined) {
       const groupId = this.config.groupId
-      const perTopic = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [...this.config.topics] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000 })
+      const perTopic = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [...this.config.topics] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000, shouldRetry: isTransient })
       for (const { topic, partitions } of perTopic) for (const { partition, offset } of partitions) if (Number(offset) >= 0) committed.set(`${topic}:${partition}`, Number(offset))
     }
     for (const topic of this.config.topics) {
+      const partitions = this.deps.cluster.findTopicPartitionMetadata(topic).length
+      if (partitions === 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} has no partitions in the cluster metadata (does it exist?)`)
       let offsets
       try {
-        offsets = await this.deps.admin.fetchTopicOffsets(topic)
+        // kafkajs answers from its own metadata cache and returns [] (no error) when a concurrent refresh left
+        // the topic out; that would read as an empty topic, so every partition must be there or it asks again.
+        offsets = await retry(async () => {
+          const answer = await this.deps.admin.fetchTopicOffsets(topic)
+          if (answer.length !== partitions) throw new SqueezeError(ErrorCodes.SOURCE, `offsets for ${answer.length} of ${partitions} partitions of ${topic}`, { retriable: true })
+          return answer
+        }, { retries: 10, initialDelayMs: 100, maxDelayMs: 1000 })
       } catch (err) {
         throw new SqueezeError(ErrorCodes.SOURCE, `cannot read offsets of topic ${topic}: ${errorMessage(err)}`, { cause: err })
       }
       for (const { partition, low, high } of offsets) {
-        const end = Number(high)
         const resume = committed.get(`${topic}:${partition}`)
-        const start = resume !== undefined ? Math.min(Math.max(resume, Number(low)), end) : this.config.from === 'earliest' ? Number(low) : end
-        cursors.push({ topic, partition, position: start, end, aborted: new Map() })
+        const start = resume !== undefined ? Math.max(resume, Number(low)) : this.config.from === 'earliest' ? Number(low) : Number(high)
+        cursors.push({ topic, partition, position: start, end: null, aborted: new Map() })
       }
     }
     return cursors
@@ -180,6 +192,7 @@ export class PartitionReader {
         await this.handleError(cursor, result.errorCode)
         continue
       }
+      cursor.end ??= this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
       for (const aborted of result.abortedTransactions) cursor.aborted.set(aborted.producerId, aborted.firstOffset)
       this.consume(cursor, result.records, handlers)
     }

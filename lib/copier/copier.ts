@@ -2,7 +2,7 @@ import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs
 import kafkajs from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { registerKafkajsDecoders, type KafkajsCodec } from '../codecs/kafkajs-plugin.js'
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
 import type { AckedBatch, Producer } from '../producer/producer.js'
@@ -103,7 +103,7 @@ export class Copier {
     this.endOffsets = new Map(offsets.map((o) => [o.partition, Number(o.high)]))
     // Where a previous run (or a crashed one) left off: the group's committed offsets, else each partition's start.
     // A fresh cluster's group coordinator answers "loading" for a few seconds; kafkajs marks that retriable.
-    const [groupOffsets] = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [sourceTopic] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000 })
+    const [groupOffsets] = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [sourceTopic] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000, shouldRetry: isTransient })
     for (const { partition, offset } of groupOffsets?.partitions ?? []) {
       const low = Number(offsets.find((o) => o.partition === partition)?.low ?? 0)
       this.committed.set(partition, Number(offset) >= 0 ? Number(offset) : low)

@@ -1,5 +1,5 @@
 import { createCodec, formatCodecSpec, type Codec, type CodecSpec } from '../codecs/index.js'
-import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
 import { COORDINATOR_TYPES, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
@@ -205,7 +205,7 @@ export class Producer {
     await retry(async () => {
       const groupCoordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
       await groupCoordinator.txnOffsetCommit({ transactionalId, groupId, ...ids, topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
-    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000 })
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
   }
 
   /** Sends everything, then commits. If any batch of the transaction failed, aborts it instead and throws. */
@@ -236,7 +236,7 @@ export class Producer {
       await retry(async () => {
         const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
         await coordinator.endTxn({ transactionalId, ...ids, transactionResult: commit })
-      }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000 })
+      }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
     } finally {
       this.inTransaction = false
       this.partitionsInTransaction.clear()
@@ -265,7 +265,7 @@ export class Producer {
     await retry(async () => {
       const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
       await coordinator.addPartitionsToTxn({ transactionalId, ...this.transactionIds(), topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
-    }, { retries: 10, initialDelayMs: 50, maxDelayMs: 1000 })
+    }, { retries: 10, initialDelayMs: 50, maxDelayMs: 1000, shouldRetry: isTransient })
     for (const { queue } of fresh) this.partitionsInTransaction.add(`${queue.topic}\u0000${queue.partition}`)
   }
 
@@ -640,7 +640,7 @@ export class Producer {
         ? await this.deps.cluster.findControllerBroker()
         : await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
       return broker.initProducerId({ ...(transactionalId === undefined ? {} : { transactionalId }), transactionTimeout: 60000 })
-    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, onRetry: (err) => this.deps.log.debug({ err: errorMessage(err) }, 'InitProducerId failed; retrying') })
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient, onRetry: (err) => this.deps.log.debug({ err: errorMessage(err) }, 'InitProducerId failed; retrying') })
     this.identity = { producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch }
     this.generation++
     for (const queue of this.queues.values()) queue.nextSequence = 0
