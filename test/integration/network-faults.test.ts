@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
+import { freePort } from '../helpers/ports.js'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
-import { createServer, type AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -30,14 +30,6 @@ after(async () => {
   await broker?.stop()
   await proxy?.close()
 })
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 async function countValues(topic: string): Promise<Map<string, number>> {
   const cluster = createCluster(connection, log)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
+import { freePort } from '../helpers/ports.js'
 import { spawn } from 'node:child_process'
-import { createServer, type AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { it } from 'node:test'
 import { startKraftBroker } from '../../lib/embedded-broker/kraft-broker.js'
@@ -10,14 +10,6 @@ import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 async function readyz(port: number): Promise<number> {
   try {
