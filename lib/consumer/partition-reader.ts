@@ -1,5 +1,6 @@
 import type { Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
+import { nestByTopic } from '../kafka/group-by-topic.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { COORDINATOR_TYPES, protocolError } from '../kafka/kafkajs-internals.js'
@@ -99,11 +100,10 @@ export class PartitionReader {
   private async commit(cursors: readonly PartitionCursor[]): Promise<void> {
     const groupId = this.config.groupId
     if (groupId === undefined || cursors.length === 0) return
-    const byTopic = new Map<string, Array<{ partition: number; offset: string }>>()
-    for (const c of cursors) byTopic.set(c.topic, [...(byTopic.get(c.topic) ?? []), { partition: c.partition, offset: String(c.position) }])
+    const topics = nestByTopic(cursors, (c) => ({ partition: c.partition, offset: String(c.position) }))
     await retry(async () => {
       const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
+      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
     }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
   }
 

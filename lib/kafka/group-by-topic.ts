@@ -8,3 +8,8 @@ export function groupByTopic<T extends { readonly topic: string }>(entries: read
   }
   return byTopic
 }
+
+/** The `[{ topic, partitions: [...] }]` shape of Kafka's per-partition requests, from flat entries. */
+export function nestByTopic<T extends { readonly topic: string }, P>(entries: readonly T[], partition: (entry: T) => P): Array<{ topic: string; partitions: P[] }> {
+  return [...groupByTopic(entries)].map(([topic, list]) => ({ topic, partitions: list.map(partition) }))
+}

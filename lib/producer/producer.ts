@@ -1,5 +1,6 @@
 import { createCodec, formatCodecSpec, type Codec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
+import { nestByTopic } from '../kafka/group-by-topic.js'
 import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
 import { COORDINATOR_TYPES, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
@@ -196,15 +197,10 @@ export class Producer {
       await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
       this.offsetsGroupAdded = true
     }
-    const byTopic = new Map<string, Array<{ partition: number; offset: string }>>()
-    for (const { topic, partition, offset } of offsets) {
-      const list = byTopic.get(topic) ?? []
-      list.push({ partition, offset: String(offset) })
-      byTopic.set(topic, list)
-    }
+    const topics = nestByTopic(offsets, (o) => ({ partition: o.partition, offset: String(o.offset) }))
     await retry(async () => {
       const groupCoordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-      await groupCoordinator.txnOffsetCommit({ transactionalId, groupId, ...ids, topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
+      await groupCoordinator.txnOffsetCommit({ transactionalId, groupId, ...ids, topics })
     }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
   }
 
@@ -260,11 +256,10 @@ export class Producer {
     if (transactionalId === undefined) return
     const fresh = entries.filter(({ queue }) => !this.partitionsInTransaction.has(`${queue.topic}\u0000${queue.partition}`))
     if (fresh.length === 0) return
-    const byTopic = new Map<string, number[]>()
-    for (const { queue } of fresh) byTopic.set(queue.topic, [...(byTopic.get(queue.topic) ?? []), queue.partition])
+    const topics = nestByTopic(fresh.map(({ queue }) => queue), (queue) => queue.partition)
     await retry(async () => {
       const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
-      await coordinator.addPartitionsToTxn({ transactionalId, ...this.transactionIds(), topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) })
+      await coordinator.addPartitionsToTxn({ transactionalId, ...this.transactionIds(), topics })
     }, { retries: 10, initialDelayMs: 50, maxDelayMs: 1000, shouldRetry: isTransient })
     for (const { queue } of fresh) this.partitionsInTransaction.add(`${queue.topic}\u0000${queue.partition}`)
   }

@@ -129,7 +129,7 @@ export class RecordBatchBuilder {
       out = Buffer.allocUnsafe(BATCH.HEADER_BYTES + compressed.length)
       compressed.copy(out, BATCH.HEADER_BYTES)
     }
-    writeHeader(out, {
+    writeBatchHeader(out, {
       count: this.count,
       attributes: codec.id,
       firstTimestamp: this.firstTimestamp,
@@ -139,14 +139,15 @@ export class RecordBatchBuilder {
   }
 }
 
-interface HeaderFields {
+export interface BatchHeaderFields {
   count: number
   attributes: number
   firstTimestamp: number
   maxTimestamp: number
 }
 
-function writeHeader(out: Buffer, fields: HeaderFields): void {
+/** Writes a magic-2 batch header (no producer fields, no CRC: `stampProducerState` writes those) into `out`. */
+export function writeBatchHeader(out: Buffer, fields: BatchHeaderFields): void {
   out.writeBigInt64BE(0n, BATCH.BASE_OFFSET)
   out.writeInt32BE(out.length - BATCH.LOG_OVERHEAD, BATCH.LENGTH)
   out.writeInt32BE(-1, BATCH.PARTITION_LEADER_EPOCH)

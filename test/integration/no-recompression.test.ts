@@ -7,7 +7,7 @@ import { createCluster } from '../../lib/kafka/connection.js'
 import { produceRequest, type PartitionProduceResult } from '../../lib/kafka/produce-request.js'
 import type { AckedBatch } from '../../lib/producer/producer.js'
 import { BATCH } from '../../lib/protocol/batch-layout.js'
-import { NON_IDEMPOTENT, stampProducerState } from '../../lib/protocol/record-batch-builder.js'
+import { NON_IDEMPOTENT, stampProducerState, writeBatchHeader } from '../../lib/protocol/record-batch-builder.js'
 import { innerOffsetsAreSequential, readBatch } from '../../lib/protocol/record-batch-reader.js'
 import type { OutgoingRecord } from '../../lib/protocol/record.js'
 import { writeZigzag, zigzagSize } from '../../lib/protocol/varint.js'
@@ -73,15 +73,7 @@ function handBuiltBatch(records: readonly OutgoingRecord[], codec: Codec, offset
   const body = codec.id === 0 ? plain : codec.compress(plain)
   const out = Buffer.alloc(BATCH.HEADER_BYTES + body.length)
   body.copy(out, BATCH.HEADER_BYTES)
-  out.writeBigInt64BE(0n, BATCH.BASE_OFFSET)
-  out.writeInt32BE(out.length - BATCH.LOG_OVERHEAD, BATCH.LENGTH)
-  out.writeInt32BE(-1, BATCH.PARTITION_LEADER_EPOCH)
-  out.writeInt8(2, BATCH.MAGIC)
-  out.writeInt16BE(codec.id, BATCH.ATTRIBUTES)
-  out.writeInt32BE(records.length - 1, BATCH.LAST_OFFSET_DELTA)
-  out.writeBigInt64BE(BigInt(first), BATCH.BASE_TIMESTAMP)
-  out.writeBigInt64BE(BigInt(maxTimestamp), BATCH.MAX_TIMESTAMP)
-  out.writeInt32BE(records.length, BATCH.RECORD_COUNT)
+  writeBatchHeader(out, { count: records.length, attributes: codec.id, firstTimestamp: first, maxTimestamp })
   stampProducerState(out, NON_IDEMPOTENT) // producer fields and the CRC-32C
   return out
 }
@@ -109,18 +101,24 @@ function ackedFor(topic: string, batch: Buffer, baseOffset: number, records: num
   return { topic, partition: 0, baseOffset, records, crc: batch.readUInt32BE(BATCH.CRC), sizeBytes: batch.length, uncompressedBytes: 0, compressCpuSeconds: 0 }
 }
 
+/** 2,000 log records through squeeze's producer; every batch the broker acknowledged, as sent. */
+async function produceLogs(topic: string, spec: string): Promise<{ acked: AckedBatch[]; records: OutgoingRecord[] }> {
+  const producer = await kafka.startProducer({ codec: parseCodecSpec(spec), lingerMs: 20, batchSizeBytes: 32 * 1024 })
+  const acked: AckedBatch[] = []
+  producer.onBatchAcked((batch) => acked.push(batch))
+  const records = logRecords(2000)
+  for (const record of records) await producer.send({ topic, ...record })
+  await producer.flush()
+  assert.equal(producer.snapshot().recordsAcked, records.length)
+  return { acked, records }
+}
+
 describe('the broker keeps squeeze batches as sent (compression.type=producer)', () => {
   for (const spec of ['none', 'gzip:6', 'snappy', 'lz4:9', 'zstd:3']) {
     it(`${spec}: every batch is stored with the producer's CRC, size and codec`, async (t) => {
       const partitions = 2
       const topic = await kafka.createTopic(t, { partitions, configs: { 'compression.type': 'producer' } })
-      const producer = await kafka.startProducer({ codec: parseCodecSpec(spec), lingerMs: 20, batchSizeBytes: 32 * 1024 })
-      const acked: AckedBatch[] = []
-      producer.onBatchAcked((batch) => acked.push(batch))
-      const records = logRecords(2000)
-      for (const record of records) await producer.send({ topic, ...record })
-      await producer.flush()
-      assert.equal(producer.snapshot().recordsAcked, records.length)
+      const { acked, records } = await produceLogs(topic, spec)
       assert.ok(acked.length >= 4, `several batches (got ${acked.length})`)
       assert.equal(acked.reduce((n, b) => n + b.records, 0), records.length)
 
@@ -219,13 +217,7 @@ describe('the check catches batches the broker rewrote', () => {
 
   it('squeeze zstd:3 batches on a compression.type=gzip topic are all reported recompressed', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 2, configs: { 'compression.type': 'gzip' } })
-    const producer = await kafka.startProducer({ codec: parseCodecSpec('zstd:3'), lingerMs: 20, batchSizeBytes: 32 * 1024 })
-    const acked: AckedBatch[] = []
-    producer.onBatchAcked((batch) => acked.push(batch))
-    const records = logRecords(2000)
-    for (const record of records) await producer.send({ topic, ...record })
-    await producer.flush()
-    assert.equal(producer.snapshot().recordsAcked, records.length)
+    const { acked } = await produceLogs(topic, 'zstd:3')
     const stored = await kafka.readAll([topic])
     for (const { batch } of stored) assert.equal(batch.codecId, CODEC_IDS.gzip)
     const report = checkRecompression(acked, stored)
