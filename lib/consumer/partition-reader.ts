@@ -192,7 +192,9 @@ export class PartitionReader {
         await this.handleError(cursor, result.errorCode)
         continue
       }
-      cursor.end ??= this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
+      // A negative end means the broker does not know it yet (-1); read on and take it from a later answer.
+      const reportedEnd = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
+      if (cursor.end === null && reportedEnd >= 0) cursor.end = reportedEnd
       for (const aborted of result.abortedTransactions) cursor.aborted.set(aborted.producerId, aborted.firstOffset)
       this.consume(cursor, result.records, handlers)
     }
