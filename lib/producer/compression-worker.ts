@@ -1,0 +1,48 @@
+import { parentPort } from 'node:worker_threads'
+import { createCodec, formatCodecSpec, type Codec, type CodecSpec } from '../codecs/index.js'
+import { threadCpuSeconds } from '../metrics/thread-cpu.js'
+import { sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
+
+/** What the producer's event loop sends to the compression thread: one batch to seal. */
+export interface SealRequest {
+  readonly id: number
+  readonly spec: CodecSpec
+  readonly batch: OpenBatch
+}
+
+/** The sealed batch (header plus compressed records) and the builder's buffer, both transferred back; or why it failed. */
+export type SealReply =
+  | { readonly id: number; readonly bytes: ArrayBuffer; readonly records: ArrayBuffer; readonly compressCpuSeconds: number }
+  | { readonly id: number; readonly error: string }
+
+// Runs on the compression thread: one codec instance per codec and level, batches sealed in arrival order.
+if (parentPort !== null) {
+  const port = parentPort
+  const codecs = new Map<string, Codec>()
+  // This thread does nothing but seal batches, so its own CPU time is the compression path's. The kernel
+  // updates a running thread's figure only every scheduler tick (4 ms here), so each reply carries the
+  // thread's CPU since the previous reply: single batches are off by up to a tick, their sums are exact.
+  let cpuAtLastReply: number | undefined
+  port.on('message', (request: SealRequest) => {
+    cpuAtLastReply ??= threadCpuSeconds()
+    try {
+      const key = formatCodecSpec(request.spec)
+      let codec = codecs.get(key)
+      if (codec === undefined) {
+        codec = createCodec(request.spec)
+        codecs.set(key, codec)
+      }
+      // allocUnsafeSlow: a buffer that owns its ArrayBuffer, so it can be transferred without a copy.
+      const sealed = sealRecords(request.batch, codec, Buffer.allocUnsafeSlow)
+      const bytes = sealed.bytes.buffer as ArrayBuffer
+      const records = request.batch.records.buffer as ArrayBuffer
+      const cpu = threadCpuSeconds()
+      const reply: SealReply = { id: request.id, bytes, records, compressCpuSeconds: Math.max(0, cpu - cpuAtLastReply) }
+      cpuAtLastReply = cpu
+      port.postMessage(reply, [bytes, records])
+    } catch (err) {
+      const reply: SealReply = { id: request.id, error: err instanceof Error ? err.message : String(err) }
+      port.postMessage(reply)
+    }
+  })
+}
