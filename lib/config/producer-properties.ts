@@ -19,6 +19,8 @@ const producerPropertiesSchema = z
     'request.timeout.ms': int(1, 3_600_000),
     'retry.backoff.ms': int(0, 600_000),
     'retry.backoff.max.ms': int(0, 3_600_000),
+    'max.in.flight.requests.per.connection': int(1, 5),
+    'squeeze.compression.thread': z.enum(['true', 'false']),
     'compression.type': z.string(),
     'compression.gzip.level': int(LEVEL_RANGES.gzip?.min ?? 1, LEVEL_RANGES.gzip?.max ?? 9),
     'compression.lz4.level': z.coerce.number().int(),
@@ -78,6 +80,8 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     requestTimeoutMs: props['request.timeout.ms'] ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs,
     retryBackoffMs: props['retry.backoff.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMs,
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
+    maxInFlightPerPartition: props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
+    compressionThread: props['squeeze.compression.thread'] === undefined ? DEFAULT_PRODUCER_CONFIG.compressionThread : props['squeeze.compression.thread'] === 'true',
     codec: spec
   }
   if (config.bufferMemoryBytes < config.batchSizeBytes) {

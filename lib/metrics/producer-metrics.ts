@@ -23,7 +23,7 @@ export function createProducerMetrics(registry: Registry): ProducerMetrics {
   const uncompressed = new Counter({ name: 'squeeze_produced_uncompressed_bytes_total', help: 'Batch bytes before compression (header plus records)', labelNames, registers: [registry] })
   const compressed = new Counter({ name: 'squeeze_produced_compressed_bytes_total', help: 'Batch bytes sent to the broker, after compression', labelNames, registers: [registry] })
   const batches = new Counter({ name: 'squeeze_batches_produced_total', help: 'Record batches acknowledged', labelNames, registers: [registry] })
-  const cpu = new Counter({ name: 'squeeze_compress_cpu_seconds_total', help: 'Process CPU time spent compressing batches', labelNames, registers: [registry] })
+  const cpu = new Counter({ name: 'squeeze_compress_cpu_seconds_total', help: 'CPU time spent compressing batches (the compression thread\'s own, or the process\'s when compressing inline)', labelNames, registers: [registry] })
   const recordsPerBatch = new Histogram({ name: 'squeeze_batch_records', help: 'Records per batch sent', labelNames, buckets: RECORD_BUCKETS, registers: [registry] })
   const batchBytes = new Histogram({ name: 'squeeze_batch_compressed_bytes', help: 'Compressed size of each batch sent', labelNames, buckets: SIZE_BUCKETS, registers: [registry] })
   const latency = new Histogram({ name: 'squeeze_produce_latency_seconds', help: 'Time from a batch closing to its acknowledgement', labelNames, registers: [registry] })
