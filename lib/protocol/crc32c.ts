@@ -1,5 +1,9 @@
-// CRC-32C (Castagnoli), the checksum of Kafka record batches (magic 2). Slicing-by-8 tables: eight table
-// look-ups per 8 input bytes, several times faster in V8 than the byte-at-a-time loop.
+import { createRequire } from 'node:module'
+
+// CRC-32C (Castagnoli), the checksum of Kafka record batches (magic 2). @node-rs/crc32 uses the CPU's CRC32
+// instruction: 5.8 GB/s here against 0.7 GB/s for the slicing-by-8 tables below once V8 has optimised them, and
+// far less before that, which is most of a short run (it was 13% of the consumer's profile). The tables stay
+// as the fallback where no prebuilt binding exists for the platform.
 const POLY = 0x82f63b78
 const TABLES: Uint32Array[] = buildTables()
 
@@ -23,7 +27,29 @@ function buildTables(): Uint32Array[] {
 
 const [T0, T1, T2, T3, T4, T5, T6, T7] = TABLES as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array]
 
+type NativeCrc32c = (input: Uint8Array, initial?: number) => number
+
+function loadNative(): NativeCrc32c | null {
+  try {
+    const binding = createRequire(import.meta.url)('@node-rs/crc32') as { crc32c?: NativeCrc32c }
+    return typeof binding.crc32c === 'function' ? binding.crc32c : null
+  } catch {
+    return null
+  }
+}
+
+const native = process.env['SQUEEZE_CRC32C'] === 'js' ? null : loadNative()
+
+/** Which implementation crc32c uses: the native binding, or the JS tables. */
+export const CRC32C_IMPLEMENTATION: 'native' | 'js' = native === null ? 'js' : 'native'
+
 export function crc32c(data: Uint8Array, start = 0, end = data.length): number {
+  if (native !== null) return native(start === 0 && end === data.length ? data : data.subarray(start, end))
+  return crc32cTables(data, start, end)
+}
+
+/** The portable implementation (exported so tests hold both to the same answers). */
+export function crc32cTables(data: Uint8Array, start = 0, end = data.length): number {
   let crc = 0xffffffff
   let i = start
   const fastEnd = end - 8
