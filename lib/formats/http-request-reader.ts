@@ -102,21 +102,35 @@ function isAscii(buf: Buffer, start: number, end: number): boolean {
   return true
 }
 
-function text(s: StructView, index: number): string {
-  if (index >= s.ptrCount) return ''
+/**
+ * Finds text field `index`: returns its first byte's offset, with its length (NUL excluded) in `textLength`,
+ * or -1 for an unset field. Checks the pointer's kind, the bounds and the NUL terminator Text must end with.
+ */
+let textLength = 0
+function locateText(s: StructView, index: number): number {
+  textLength = 0
+  if (index >= s.ptrCount) return -1
   const at = s.ptrs + index * 8
   const lo = s.buf.readUInt32LE(at)
   const hi = s.buf.readUInt32LE(at + 4)
-  if (lo === 0 && hi === 0) return ''
+  if (lo === 0 && hi === 0) return -1
   const kind = lo & 3
   if (kind === 2) throw new NeedsReferenceReader()
   if (kind !== 1) throw corrupt(`pointer ${index} is not a list pointer (kind ${kind})`)
   if ((hi & 7) !== 2) throw corrupt(`pointer ${index} is not a byte list (element size ${hi & 7})`)
   const count = hi >>> 3
-  if (count === 0) return ''
+  if (count === 0) return -1
   const start = at + 8 + (lo >> 2) * 8
-  const end = start + count - 1 // Text counts its NUL terminator
   if (start < s.seg || start + count > s.seg + s.segLen) throw corrupt(`text ${index} lies outside the segment`)
+  if (s.buf[start + count - 1] !== 0) throw corrupt(`text ${index} is not NUL-terminated`)
+  textLength = count - 1
+  return start
+}
+
+function text(s: StructView, index: number): string {
+  const start = locateText(s, index)
+  if (start === -1) return ''
+  const end = start + textLength
   // Log fields are almost always ASCII; latin1 is a straight byte copy, far cheaper than UTF-8.
   return isAscii(s.buf, start, end) ? latin1(s.buf, start, end) : utf8(s.buf, start, end)
 }
@@ -170,6 +184,65 @@ function readFast(buf: Buffer, seg: number, segLen: number): HttpRequestFields {
   }
 }
 
+const TEXT_POINTERS: readonly number[] = Object.values(P)
+const SCALARS: ReadonlyArray<readonly [offset: number, bytes: number]> = [
+  [O.timestampNs, 8], [O.clientPort, 2], [O.method, 2], [O.scheme, 2], [O.status, 2], [O.requestBytes, 8], [O.responseBytes, 8],
+  [O.cacheStatus, 2], [O.tlsVersion, 2], [O.originResponseTimeMs, 4], [O.edgeTimeToFirstByteMs, 4], [O.asn, 4]
+]
+
+/** Little-endian u32 from bytes already known to be in bounds (no Buffer argument checks). */
+function le32(b: Buffer, at: number): number {
+  return ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16) | ((b[at + 3] as number) << 24)) >>> 0
+}
+
+/**
+ * Reads every field of a single-segment message without building JS values: each scalar's bytes are read
+ * (enums map to a name or the default, as in readHttpRequest, so they cannot fail), each text field is located
+ * and checked (pointer kind, bounds, NUL terminator) and its length counted. This is how a Cap'n Proto consumer
+ * reads (zero copy; a string is made only when a field is used), and it rejects exactly what readHttpRequest
+ * rejects. No object is allocated per record. Returns a sum over the bytes read, so the work is observable.
+ */
+function checkFast(buf: Buffer, seg: number, segLen: number): number {
+  if (segLen < 8) throw corrupt('segment too small for a root pointer')
+  const lo = le32(buf, seg)
+  const hi = le32(buf, seg + 4)
+  if (lo === 0 && hi === 0) return 0
+  const kind = lo & 3
+  if (kind === 2) throw new NeedsReferenceReader()
+  if (kind !== 0) throw corrupt(`root pointer is not a struct pointer (kind ${kind})`)
+  const dataWords = hi & 0xffff
+  const ptrCount = hi >>> 16
+  const startWord = 1 + ((lo | 0) >> 2)
+  if (startWord < 0 || (startWord + dataWords + ptrCount) * 8 > segLen) throw corrupt('root struct lies outside the segment')
+  const data = seg + startWord * 8
+  const dataBytes = dataWords * 8
+  let seen = 0
+  for (const [offset, bytes] of SCALARS) {
+    if (offset + bytes > dataBytes) continue
+    for (let i = 0; i < bytes; i++) seen += buf[data + offset + i] as number
+  }
+  const ptrs = data + dataBytes
+  const segEnd = seg + segLen
+  for (const index of TEXT_POINTERS) {
+    if (index >= ptrCount) continue
+    const at = ptrs + index * 8
+    const plo = le32(buf, at)
+    const phi = le32(buf, at + 4)
+    if (plo === 0 && phi === 0) continue
+    const pkind = plo & 3
+    if (pkind === 2) throw new NeedsReferenceReader()
+    if (pkind !== 1) throw corrupt(`pointer ${index} is not a list pointer (kind ${pkind})`)
+    if ((phi & 7) !== 2) throw corrupt(`pointer ${index} is not a byte list (element size ${phi & 7})`)
+    const count = phi >>> 3
+    if (count === 0) continue
+    const textStart = at + 8 + ((plo | 0) >> 2) * 8
+    if (textStart < seg || textStart + count > segEnd) throw corrupt(`text ${index} lies outside the segment`)
+    if (buf[textStart + count - 1] !== 0) throw corrupt(`text ${index} is not NUL-terminated`)
+    seen += count - 1
+  }
+  return seen
+}
+
 function readViaReference(value: Uint8Array): HttpRequestFields {
   try {
     return readHttpRequestViaCapnpTs(value)
@@ -183,15 +256,40 @@ function readViaReference(value: Uint8Array): HttpRequestFields {
  * not a well-formed message; never returns partially read garbage from out-of-bounds pointers.
  */
 export function readHttpRequest(value: Uint8Array): HttpRequestFields {
+  return withFastPath(value, readFast, readViaReference)
+}
+
+/**
+ * Reads every field of one HttpRequest record value the zero-copy way (see checkFast) and returns the
+ * number of text bytes it holds. Throws SqueezeError(DECODE_RECORD) exactly where readHttpRequest would.
+ */
+export function checkHttpRequest(value: Uint8Array): number {
+  return withFastPath(value, checkFast, (v) => {
+    const fields = readViaReference(v)
+    return Object.keys(fields).length
+  })
+}
+
+function withFastPath<T>(value: Uint8Array, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: (value: Uint8Array) => T): T {
   const buf = asBuffer(value)
+  // One segment is what squeeze writes: read its size straight from the header, no segment table objects.
+  if (buf.length >= 8 && buf.readUInt32LE(0) === 0) {
+    const length = buf.readUInt32LE(4) * 8
+    if (length > buf.length - 8) throw corrupt(`segment 0 (${length} bytes) runs past the end of the message`)
+    return runFast(buf, 8, length, value, fast, reference)
+  }
   const segments = readFraming(buf)
   const first = segments[0]
   if (first === undefined) throw corrupt('no segments')
-  if (segments.length > 1) return readViaReference(value)
+  if (segments.length > 1) return reference(value)
+  return runFast(buf, first.start, first.length, value, fast, reference)
+}
+
+function runFast<T>(buf: Buffer, seg: number, segLen: number, value: Uint8Array, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: (value: Uint8Array) => T): T {
   try {
-    return readFast(buf, first.start, first.length)
+    return fast(buf, seg, segLen)
   } catch (err) {
-    if (err instanceof NeedsReferenceReader) return readViaReference(value)
+    if (err instanceof NeedsReferenceReader) return reference(value)
     if (err instanceof SqueezeError) throw err
     // Buffer reads throw RangeError on any bounds slip the checks above missed; still a corrupt record.
     throw corrupt(err instanceof Error ? err.message : String(err), err)

@@ -5,6 +5,11 @@ export interface LogFormat {
   readonly kind: LogKind
   /** Turns one text line into a record value. Throws SqueezeError(PARSE_LINE) with a short reason when the line does not parse. */
   encodeLine(line: string): Buffer
-  /** Decodes a record value reading EVERY field (so decode CPU is honest); returns the number of fields read. Throws SqueezeError(DECODE_RECORD) on corrupt input; must never crash the process or hang on arbitrary bytes. */
+  /**
+   * Decodes a record value reading EVERY field (so decode CPU is honest); returns the number of fields read.
+   * Binary formats read zero-copy, as their own readers do (a text field is located and checked, not copied into
+   * a JS string); text formats parse the line. Throws SqueezeError(DECODE_RECORD) on corrupt input; must never
+   * crash the process or hang on arbitrary bytes.
+   */
   decode(value: Uint8Array): number
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { ErrorCodes } from '../../lib/errors.js'
-import { formatFor, LOG_KINDS, parseCombinedLine } from '../../lib/formats/index.js'
+import { checkHttpRequest, formatFor, LOG_KINDS, parseCombinedLine, readHttpRequest } from '../../lib/formats/index.js'
 import { bytesInput, fuzz, FUZZ_RUNS, lineInput, printTallies, type FuzzTally } from './fuzz-harness.js'
 import { encodedRecords, lineSeeds, realLines } from './fuzz-inputs.js'
 
@@ -33,6 +33,23 @@ describe('fuzz: log formats reject bad input only with their documented errors',
       }))
     })
   }
+
+  it(`http: ${FUZZ_RUNS} mutated records; the zero-copy check and the full reader reject exactly the same ones`, () => {
+    const outcome = (read: () => unknown): string => {
+      try {
+        read()
+        return 'ok'
+      } catch (err) {
+        return (err as { code?: string }).code ?? 'thrown'
+      }
+    }
+    assertExercised(fuzz('http check vs read', bytesInput(encodedRecords('http', 200)), (bytes) => {
+      const checked = outcome(() => checkHttpRequest(bytes))
+      assert.equal(checked, outcome(() => readHttpRequest(bytes)))
+      if (checked !== 'ok') checkHttpRequest(bytes)
+      return checked
+    }, [ErrorCodes.DECODE_RECORD]))
+  })
 
   it(`combined-log parser: ${FUZZ_RUNS} mutated access-log lines; PARSE_LINE or well-formed fields`, () => {
     assertExercised(fuzz('combined-log parseCombinedLine', lineInput(realLines('http', 400)), parseCombinedLine, [ErrorCodes.PARSE_LINE], (fields) => {
