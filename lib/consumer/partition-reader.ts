@@ -61,7 +61,10 @@ export interface ReaderHandlers {
 interface PartitionCursor {
   readonly topic: string
   readonly partition: number
+  /** The next offset to hand to the handlers. */
   position: number
+  /** The next offset to fetch: ahead of `position` while a fetched round is being decoded. */
+  fetchAt: number
   /**
    * Where a measurement run stops: the partition's end as the broker reports it in the first fetch answer
    * (high watermark, or last stable offset for read_committed). Taken from the fetch rather than from a
@@ -107,19 +110,55 @@ export class PartitionReader {
     }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
   }
 
+  /**
+   * Fetch, then decode, round after round, with the next round's fetch already on the wire while this one is
+   * decoded: where the next fetch starts is known from the batch headers alone, and the broker answers on its
+   * own core meanwhile. After a round with a partition error, the next fetch waits until that error is handled.
+   */
   private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined, afterRound: () => Promise<void>): Promise<void> {
-    while (signal?.aborted !== true) {
-      await afterRound()
-      const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.end === null || cursor.position < cursor.end)
-      if (active.length === 0) return
-      const byLeader = this.groupByLeader(active)
-      if (byLeader.size === 0) {
-        await this.deps.cluster.refreshMetadata().catch(() => undefined)
-        await delay(200)
-        continue
+    let prefetched: Promise<FetchedRound> | null = null
+    // A function, not a narrowed property: the signal can fire during any await below.
+    const aborted = (): boolean => signal?.aborted === true
+    try {
+      while (!aborted()) {
+        await afterRound()
+        const round = prefetched ?? this.fetchRound(cursors)
+        prefetched = null
+        const fetched = await round
+        if (fetched === 'done') return
+        if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors)
+        for (const { cursor, result } of fetched) {
+          if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode)
+          else this.consume(cursor, result.records, handlers)
+        }
       }
-      await Promise.all([...byLeader].map(([leader, group]) => this.fetchFrom(leader, group, handlers)))
+    } finally {
+      // A fetch still on the wire when reading stops (abort, handler error) must not reject unobserved.
+      await prefetched?.catch(() => undefined)
     }
+  }
+
+  /** One Fetch per leader for every partition not yet at its end; advances each `fetchAt` past what came back. */
+  private async fetchRound(cursors: PartitionCursor[]): Promise<FetchedRound> {
+    const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.end === null || cursor.fetchAt < cursor.end)
+    if (active.length === 0) return 'done'
+    const byLeader = this.groupByLeader(active)
+    if (byLeader.size === 0) {
+      await this.deps.cluster.refreshMetadata().catch(() => undefined)
+      await delay(200)
+      return []
+    }
+    const answers = await Promise.all([...byLeader].map(([leader, group]) => this.fetchFrom(leader, group)))
+    const fetched = answers.flat()
+    for (const { cursor, result } of fetched) {
+      if (result.errorCode !== 0) continue
+      // A negative end means the broker does not know it yet (-1); read on and take it from a later answer.
+      const reportedEnd = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
+      if (cursor.end === null && reportedEnd >= 0) cursor.end = reportedEnd
+      for (const aborted of result.abortedTransactions) cursor.aborted.set(aborted.producerId, aborted.firstOffset)
+      for (const bytes of splitBatches(result.records)) cursor.fetchAt = Math.max(cursor.fetchAt, batchOffsets(bytes).lastOffset + 1)
+    }
+    return fetched
   }
 
   private async initialCursors(): Promise<PartitionCursor[]> {
@@ -148,8 +187,10 @@ export class PartitionReader {
       }
       for (const { partition, low, high } of offsets) {
         const resume = committed.get(`${topic}:${partition}`)
-        const start = resume !== undefined ? Math.max(resume, Number(low)) : this.config.from === 'earliest' ? Number(low) : Number(high)
-        cursors.push({ topic, partition, position: start, end: null, aborted: new Map() })
+        // earliest starts at 0 rather than at ListOffsets' answer: a log that retention trimmed answers
+        // OFFSET_OUT_OF_RANGE and handleError moves to its start, so no second answer can make a full topic look empty.
+        const start = resume !== undefined ? Math.max(resume, Number(low)) : this.config.from === 'earliest' ? 0 : Number(high)
+        cursors.push({ topic, partition, position: start, fetchAt: start, end: null, aborted: new Map() })
       }
     }
     return cursors
@@ -167,7 +208,7 @@ export class PartitionReader {
     return byLeader
   }
 
-  private async fetchFrom(leader: number, cursors: PartitionCursor[], handlers: ReaderHandlers): Promise<void> {
+  private async fetchFrom(leader: number, cursors: PartitionCursor[]): Promise<Array<{ cursor: PartitionCursor; result: FetchedPartition }>> {
     let results: FetchedPartition[]
     try {
       const broker = await this.deps.cluster.findBroker({ nodeId: leader })
@@ -176,28 +217,21 @@ export class PartitionReader {
         minBytes: 1,
         maxBytes: this.config.maxBytes,
         isolationLevel: this.config.isolation === 'read_committed' ? ISOLATION.READ_COMMITTED : ISOLATION.READ_UNCOMMITTED,
-        partitions: cursors.map((c) => ({ topic: c.topic, partition: c.partition, offset: c.position, maxBytes: this.config.partitionMaxBytes }))
+        partitions: cursors.map((c) => ({ topic: c.topic, partition: c.partition, offset: c.fetchAt, maxBytes: this.config.partitionMaxBytes }))
       })
       results = await broker.connectionPool.send({ request, response })
     } catch (err) {
       this.deps.log.warn({ err: errorMessage(err), leader }, 'fetch failed; retrying')
       await this.deps.cluster.refreshMetadata().catch(() => undefined)
       await delay(200)
-      return
+      return []
     }
+    const fetched: Array<{ cursor: PartitionCursor; result: FetchedPartition }> = []
     for (const result of results) {
       const cursor = cursors.find((c) => c.topic === result.topic && c.partition === result.partition)
-      if (cursor === undefined) continue
-      if (result.errorCode !== 0) {
-        await this.handleError(cursor, result.errorCode)
-        continue
-      }
-      // A negative end means the broker does not know it yet (-1); read on and take it from a later answer.
-      const reportedEnd = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
-      if (cursor.end === null && reportedEnd >= 0) cursor.end = reportedEnd
-      for (const aborted of result.abortedTransactions) cursor.aborted.set(aborted.producerId, aborted.firstOffset)
-      this.consume(cursor, result.records, handlers)
+      if (cursor !== undefined) fetched.push({ cursor, result })
     }
+    return fetched
   }
 
   private consume(cursor: PartitionCursor, records: Buffer, handlers: ReaderHandlers): void {
@@ -244,6 +278,7 @@ export class PartitionReader {
       const low = offsets.find((o) => o.partition === cursor.partition)?.low
       this.deps.log.warn({ topic: cursor.topic, partition: cursor.partition, position: cursor.position, low }, 'offset out of range; moving to the earliest offset')
       cursor.position = Number(low ?? cursor.position)
+      cursor.fetchAt = cursor.position
       return
     }
     const definition = protocolError(code)
@@ -254,6 +289,9 @@ export class PartitionReader {
     await delay(100)
   }
 }
+
+/** A round's answers per partition, or 'done' once every partition reached its end. */
+type FetchedRound = Array<{ cursor: PartitionCursor; result: FetchedPartition }> | 'done'
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))

@@ -74,3 +74,23 @@ describe('producer -> broker -> reader round trip', () => {
     })
   }
 })
+
+describe('reader positions', () => {
+  it('reads a topic whose start retention moved past 0, and a small partitionMaxBytes, batch by batch in order', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1 })
+    const producer = await kafka.startProducer({ codec: parseCodecSpec('zstd:1'), lingerMs: 5, batchSizeBytes: 4096 })
+    const records = makeRecords(2000)
+    for (const record of records) await producer.send({ topic, partition: 0, ...record })
+    await producer.flush()
+    // Kafka trims the log start to offset 700: reading from earliest gets OFFSET_OUT_OF_RANGE at 0 and moves on.
+    await kafka.admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '700' }] })
+    // 8 KiB per partition per fetch: many rounds, each fetched while the previous one is decoded.
+    const batches = await kafka.readAll([topic], { partitionMaxBytes: 8 * 1024 })
+    assert.ok(batches.length > 20, `read in many fetch rounds (${batches.length} batches)`)
+    const offsets = batches.flatMap(({ batch }) => batch.records.map((r) => r.offset))
+    const first = offsets[0] ?? -1
+    assert.ok(first <= 700, 'starts at the batch holding the new log start')
+    assert.deepEqual(offsets, Array.from({ length: 2000 - first }, (_, i) => first + i), 'every offset from there once, in order')
+    assert.deepEqual(batches.flatMap(({ batch }) => batch.records.map((r) => r.value?.toString())), records.slice(first).map((r) => r.value?.toString()))
+  })
+})
