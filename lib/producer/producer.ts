@@ -136,6 +136,8 @@ interface PartitionQueue {
   inFlight: number
   /** A batch failed: send nothing until every in-flight batch is back, then resend from the head in order. */
   needsResend: boolean
+  /** The broker acknowledged a batch of the current producer id here, so it checks the sequences that follow. */
+  sequenceConfirmed: boolean
   nextSequence: number
 }
 
@@ -175,6 +177,7 @@ export class Producer {
   private identity: ProducerIdentity = { producerId: -1n, producerEpoch: -1 }
   private generation = 0
   private identityStale = false
+  private identityRefresh: Promise<void> | null = null
   private drainScheduled = false
   private retryTimer: NodeJS.Timeout | null = null
   private inFlightRequests = 0
@@ -465,7 +468,7 @@ export class Producer {
     }
     let queue = byPartition[partition]
     if (queue === undefined) {
-      queue = { topic, partition, open: null, openedAt: 0, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, nextSequence: 0 }
+      queue = { topic, partition, open: null, openedAt: 0, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, sequenceConfirmed: false, nextSequence: 0 }
       byPartition[partition] = queue
       this.queues.push(queue)
     }
@@ -535,7 +538,11 @@ export class Producer {
 
   private async drain(): Promise<void> {
     if (this.identityStale) {
-      await this.refreshIdentity()
+      // One InitProducerId at a time: two drains each fetching a new id would stamp batches under both.
+      this.identityRefresh ??= this.refreshIdentity().finally(() => {
+        this.identityRefresh = null
+      })
+      await this.identityRefresh
       if (this.identityStale) return
     }
     const now = Date.now()
@@ -554,9 +561,12 @@ export class Producer {
         this.failHead(queue, new SqueezeError(ErrorCodes.TIMEOUT, `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged within delivery.timeout.ms ${this.config.deliveryTimeoutMs}`))
         continue
       }
+      // Until the broker has acknowledged one batch of this producer id on the partition, it has no sequence to
+      // check the next against (it takes any first sequence from a new producer), so one batch goes alone.
+      const limit = queue.sequenceConfirmed ? this.maxInFlightPerPartition : 1
       let round = 0
       for (const batch of queue.queue) {
-        if (queue.inFlight + round >= this.maxInFlightPerPartition) break
+        if (queue.inFlight + round >= limit) break
         if (batch.inFlight) continue
         if (!isReady(batch)) break
         if (batch.retryAt > now) {
@@ -686,6 +696,7 @@ export class Producer {
     // Normally the head; after a timed-out request whose batches did land, a later batch can be answered first.
     if (queue.queue[0] === batch) queue.queue.shift()
     else queue.queue.splice(queue.queue.indexOf(batch), 1)
+    if (batch.stampedGeneration === this.generation) queue.sequenceConfirmed = true
     this.release(batch.reserved)
     const { sealed } = batch
     this.stats.recordsAcked += sealed.recordCount
@@ -767,7 +778,10 @@ export class Producer {
     }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient, onRetry: (err) => this.deps.log.debug({ err: errorMessage(err) }, 'InitProducerId failed; retrying') })
     this.identity = { producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch }
     this.generation++
-    for (const queue of this.queues) queue.nextSequence = 0
+    for (const queue of this.queues) {
+      queue.nextSequence = 0
+      queue.sequenceConfirmed = false
+    }
   }
 
   private async refreshIdentity(): Promise<void> {
