@@ -87,11 +87,22 @@ async function kcat(ctx: RunContext): Promise<{ run: ChildRun; recordsPerSecond:
 }
 
 async function javaPerf(ctx: RunContext): Promise<{ run: ChildRun; recordsPerSecond: number }> {
-  const level = [`compression.${ctx.spec.codec}.level=${ctx.spec.level ?? 1}`]
+  const level = [`compression.${ctx.spec.codec}.level=${javaLevel(ctx.spec)}`]
   const run = must(await runJava(KafkaMainClasses.PRODUCER_PERFORMANCE, ['--topic', ctx.topic, '--num-records', String(ctx.records), '--payload-file', ctx.input.delimited, '--throughput', '-1',
     '--producer-props', `bootstrap.servers=${ctx.kafka.brokers}`, `compression.type=${ctx.spec.codec}`, ...level, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'acks=all', 'enable.idempotence=true', 'max.request.size=4194304']), 'ProducerPerformance')
   const m = /records sent, ([\d.]+) records\/sec/.exec(run.stdout)
   return { run, recordsPerSecond: m === null ? NaN : Number(m[1]) }
+}
+
+/**
+ * The Java producer's level for the same algorithm: its lz4 level 9 (the default) is lz4-java's fast compressor,
+ * which is what squeeze's and librdkafka's lz4:1 are; any other Java lz4 level is LZ4HC at that level, and
+ * none is LZ4HC 9 (squeeze's lz4:9), so that target has no Java peer.
+ */
+export function javaLevel(spec: CodecSpec): number {
+  if (spec.codec !== 'lz4') return spec.level ?? 1
+  if (spec.level === 1) return 9
+  throw new Error(`no Java compression.lz4.level gives squeeze's ${formatCodecSpec(spec)} (Java's 9 is the fast compressor)`)
 }
 
 interface PeerDef {
@@ -210,7 +221,7 @@ export function producerTable(rows: readonly ProducerRow[], ceilings: readonly C
 /** Stored ratio of Kafka's Java producer on the corpus in file order (ConsoleProducer), for the within-2% target. */
 export async function javaOrderedRatio(kafka: BenchKafka, input: InputFiles, spec: CodecSpec): Promise<{ ratio: number; meanBatchKb: number; batches: number }> {
   const topic = await kafka.createTopic(`bench-java-console-${formatCodecSpec(spec).replace(':', '-')}-${Date.now()}`, PARTITIONS)
-  const props = [`compression.type=${spec.codec}`, `compression.${spec.codec}.level=${spec.level ?? 1}`, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'max.request.size=4194304', 'acks=all']
+  const props = [`compression.type=${spec.codec}`, `compression.${spec.codec}.level=${javaLevel(spec)}`, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'max.request.size=4194304', 'acks=all']
   must(await runJava(KafkaMainClasses.CONSOLE_PRODUCER, ['--bootstrap-server', kafka.brokers, '--topic', topic, '--compression-codec', spec.codec,
     '--max-partition-memory-bytes', String(BATCH_BYTES), '--timeout', String(LINGER_MS), ...props.flatMap((p) => ['--producer-property', p])], { stdinFile: input.delimited }), 'ConsoleProducer')
   const stored = await kafka.storedBytes(topic)

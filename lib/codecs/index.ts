@@ -7,10 +7,15 @@ import { createZstdCodec } from './zstd.js'
 
 export { CODEC_IDS, CODEC_NAMES, codecNameForId, type Codec, type CodecName, type LevelRange } from './codec.js'
 
-/** Level ranges use Kafka's names and defaults (KIP-390); lz4 is limited to what the lz4 package can do. */
+/**
+ * Level ranges use Kafka's names and defaults (KIP-390), except lz4: the lz4 package offers the fast compressor
+ * (level 1, as librdkafka's levels 0-2) and LZ4HC at level 9 only. lz4 defaults to the fast compressor because
+ * that is what both reference clients write by default: librdkafka, and Kafka's Java producer, whose default
+ * compression.lz4.level=9 selects lz4-java's fast compressor (any other Java level selects LZ4HC at that level).
+ */
 export const LEVEL_RANGES: Readonly<Partial<Record<CodecName, LevelRange>>> = {
   gzip: { min: 1, max: 9, default: 6, configName: 'compression.gzip.level' },
-  lz4: { min: 1, max: 9, default: 9, allowed: [1, 9], configName: 'compression.lz4.level' },
+  lz4: { min: 1, max: 9, default: 1, allowed: [1, 9], configName: 'compression.lz4.level' },
   zstd: { min: -131072, max: 22, default: 3, configName: 'compression.zstd.level' }
 }
 

@@ -29,8 +29,8 @@ const BLOCK_MAX_SIZES: Readonly<Record<number, number>> = { 4: 64 << 10, 5: 256 
 /**
  * LZ4 frames the way Kafka's KafkaLZ4BlockOutputStream writes them: independent 64 KiB blocks, no content
  * checksum, so stored ratios compare with the Java producer's. The bound lz4 library exposes the fast
- * compressor and LZ4HC at level 9 only, hence squeeze's two lz4 levels: 1 (fast, as lz4-java's level 1)
- * and 9 (HC, Kafka's default).
+ * compressor and LZ4HC at level 9 only, hence squeeze's two lz4 levels: 1 (fast: librdkafka's levels 0-2,
+ * and the Java producer's default compression.lz4.level=9) and 9 (LZ4HC level 9).
  */
 export function compressLz4Frame(input: Uint8Array, highCompression: boolean): Buffer {
   const bound = bindings.compressBound(BLOCK_BYTES)

@@ -51,7 +51,7 @@ describe('codecs', () => {
     assert.deepEqual(parseCodecSpec('zstd'), { codec: 'zstd', level: 3 })
     assert.deepEqual(parseCodecSpec('ZSTD:-7'), { codec: 'zstd', level: -7 })
     assert.deepEqual(parseCodecSpec('gzip'), { codec: 'gzip', level: 6 })
-    assert.deepEqual(parseCodecSpec('lz4'), { codec: 'lz4', level: 9 })
+    assert.deepEqual(parseCodecSpec('lz4'), { codec: 'lz4', level: 1 }, 'the fast compressor, as the Java and librdkafka defaults')
     assert.deepEqual(parseCodecSpec('none'), { codec: 'none', level: null })
     assert.deepEqual([...CODEC_NAMES], ['none', 'gzip', 'snappy', 'lz4', 'zstd'])
   })
