@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { formatCodecSpec } from '../lib/codecs/index.js'
 import { TARGETS, ceilingFor, type CeilingRow } from './codec-ceiling.js'
-import { benchRuns, fmt, fmtRatio, gb, median, must, ratio, runChild, table, type ChildRun } from './lib/harness.js'
+import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, runChild, table, type ChildRun } from './lib/harness.js'
 import type { InputFiles } from './lib/inputs.js'
 import { PARTITIONS, runJava, type BenchKafka } from './lib/kafka-env.js'
 
@@ -39,8 +39,13 @@ async function runPeer(peer: ConsumerPeer, kafka: BenchKafka, topic: string, rec
     return { run, recordsPerSecond: out.records / out.seconds }
   }
   if (peer === 'kcat') {
-    const run = must(await runChild('kcat', ['-C', '-b', kafka.brokers, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%o\n'], { dropStdout: true }), 'kcat -C')
-    return { run, recordsPerSecond: records / run.wallSeconds }
+    // Marginal rate, as for the producer: read half the records, then all of them (-c stops after that many),
+    // and divide the second half by the difference in wall time; start-up and group-less assignment cancel out.
+    const kcatArgs = (count: number): string[] => ['-C', '-b', kafka.brokers, '-t', topic, '-o', 'beginning', '-c', String(count), '-q', '-f', '%o\n']
+    const run = must(await runChild('kcat', kcatArgs(records), { dropStdout: true }), 'kcat -C')
+    if (records < 2) return { run, recordsPerSecond: records / run.wallSeconds }
+    const half = must(await runChild('kcat', kcatArgs(Math.floor(records / 2)), { dropStdout: true }), 'kcat -C (half)')
+    return { run, recordsPerSecond: (records - Math.floor(records / 2)) / Math.max(0.01, run.wallSeconds - half.wallSeconds) }
   }
   const run = must(await runJava('org.apache.kafka.tools.ConsumerPerformance', ['--bootstrap-server', kafka.brokers, '--topic', topic, '--messages', String(records), '--timeout', '60000']), 'ConsumerPerformance')
   // start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
@@ -51,12 +56,18 @@ async function runPeer(peer: ConsumerPeer, kafka: BenchKafka, topic: string, rec
 
 const PEERS: readonly ConsumerPeer[] = ['squeeze-decompress', 'squeeze-decode', 'kcat', 'java-perf']
 
+/** Writes `records` records (the input replayed as often as needed) with squeeze's producer. */
 async function fillTopic(kafka: BenchKafka, input: InputFiles, name: string, codec: string, level: number | null, records: number): Promise<string> {
   const topic = await kafka.createTopic(name, PARTITIONS)
-  must(await runChild(process.execPath, [PRODUCER_CLIENT, '--client', 'squeeze', '--brokers', kafka.brokers, '--topic', topic, '--input', input.lengthPrefixed,
-    '--codec', codec, '--level', String(level), '--records', String(records)]), 'filling the consumer topic')
+  for (let left = records; left > 0; left -= input.records) {
+    must(await runChild(process.execPath, [PRODUCER_CLIENT, '--client', 'squeeze', '--brokers', kafka.brokers, '--topic', topic, '--input', input.lengthPrefixed,
+      '--codec', codec, '--level', String(level), '--records', String(Math.min(left, input.records))]), 'filling the consumer topic')
+  }
   return topic
 }
+
+/** Records per consumer topic: the input three times over by default, so each read lasts long enough to time. */
+const CONSUMER_RECORDS_FACTOR = envInt('BENCH_CONSUMER_REPEAT', 3)
 
 export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (s: string) => void): Promise<{ rows: ConsumerRow[]; sourceTopics: Map<string, string> }> {
   const runs = benchRuns()
@@ -67,18 +78,18 @@ export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (
     startup.set(peer, { cpu: r.cpuSeconds, wall: r.wallSeconds })
   }
   log(`consumer start-up subtracted (CPU s / wall s): ${[...startup].map(([p, c]) => `${p} ${c.cpu.toFixed(2)}/${c.wall.toFixed(2)}`).join(', ')}`)
+  const records = input.records * CONSUMER_RECORDS_FACTOR
+  const valueBytes = input.valueBytes * CONSUMER_RECORDS_FACTOR
   const topics = new Map<string, string>()
   for (const spec of TARGETS) {
     const target = formatCodecSpec(spec)
-    topics.set(target, await fillTopic(kafka, input, `bench-cons-${input.kind}-${target.replace(':', '-')}-${Date.now()}`, spec.codec, spec.level, input.records))
+    topics.set(target, await fillTopic(kafka, input, `bench-cons-${input.kind}-${target.replace(':', '-')}-${Date.now()}`, spec.codec, spec.level, records))
   }
   const samples = new Map<string, Array<{ rps: number; cpu: number; rss: number }>>()
   for (let run = 0; run < runs; run++) {
     for (const [target, topic] of topics) {
       for (const peer of PEERS) {
-        const r = await runPeer(peer, kafka, topic, input.records)
-        // kcat's figure is its whole process: take its start-up and end-of-partition wait (a 1-record run) out.
-        if (peer === 'kcat') r.recordsPerSecond = input.records / Math.max(0.01, r.run.wallSeconds - (startup.get(peer)?.wall ?? 0))
+        const r = await runPeer(peer, kafka, topic, records)
         const key = `${peer}|${target}`
         samples.set(key, [...(samples.get(key) ?? []), { rps: r.recordsPerSecond, cpu: Math.max(0, r.run.cpuSeconds - (startup.get(peer)?.cpu ?? 0)), rss: r.run.maxRssMb }])
         log(`consumer run ${run + 1}/${runs} ${key}: ${fmt(r.recordsPerSecond)} records/s, ${r.run.cpuSeconds.toFixed(2)} s CPU`)
@@ -91,9 +102,9 @@ export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (
       const list = samples.get(`${peer}|${target}`) ?? []
       const rps = median(list.map((s) => s.rps))
       rows.push({
-        peer, target, runs: list.length, records: input.records, recordsPerSecond: rps,
-        mbPerSecond: rps * (input.valueBytes / input.records) / 1e6,
-        cpuSecondsPerGb: median(list.map((s) => s.cpu / gb(input.valueBytes))),
+        peer, target, runs: list.length, records, recordsPerSecond: rps,
+        mbPerSecond: rps * (valueBytes / records) / 1e6,
+        cpuSecondsPerGb: median(list.map((s) => s.cpu / gb(valueBytes))),
         maxRssMb: Math.max(...list.map((s) => s.rss))
       })
     }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { parseCodecSpec } from '../lib/codecs/index.js'
-import { Copier, defaultDestination } from '../lib/copier/copier.js'
+import { COPIER_PRODUCER_DEFAULTS, Copier, defaultDestination } from '../lib/copier/copier.js'
 import { prepareDestinations } from '../lib/copier/destinations.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createLogger } from '../lib/log/logger.js'
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const kafka = createKafkaClient(connection, log)
   const admin = kafka.admin()
   const producer = new Producer(
-    { ...DEFAULT_PRODUCER_CONFIG, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
     { cluster: createCluster(connection, log), log }
   )
   await admin.connect()

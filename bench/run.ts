@@ -126,7 +126,7 @@ async function main(): Promise<void> {
         const c = await consumerBench(kafka, http, log)
         if (wanted.has('consumer')) {
           consumer = c.rows
-          section(`Consumer (http input, ${http.records} records, medians)`, consumerTable(consumer, ceilings))
+          section(`Consumer (http input, ${consumer[0]?.records ?? http.records} records, medians)`, consumerTable(consumer, ceilings))
           writeJson('bench-consumer.json', { meta, rows: consumer })
         }
         const source = c.sourceTopics.get('zstd:3')

@@ -21,6 +21,8 @@ export interface InputFiles {
   readonly lengthPrefixed: string
   /** Values separated by `delimiter`, which occurs in no value. */
   readonly delimited: string
+  /** The delimited records twice over (2 x records), for kcat's marginal rate. */
+  readonly delimitedTwice: string
   /** kcat's -D notation of the delimiter (`\n`, or `\xNN` bytes). */
   readonly kcatDelimiter: string
   /** True when ProducerPerformance can replay the file unchanged (it reads it as UTF-8 text). */
@@ -65,9 +67,13 @@ export function writeInputs(dir: string, kind: InputKind, records: number): Inpu
     parts.push(v)
   })
   if (kind === 'corpus') parts.push(delimiter)
-  writeFileSync(delimited, Buffer.concat(parts))
+  const delimitedBytes = Buffer.concat(parts)
+  writeFileSync(delimited, delimitedBytes)
+  // The same records twice, for kcat's marginal rate: (time for 2N) - (time for N) leaves out start-up and the final flush.
+  const delimitedTwice = join(dir, `${kind}-${records}-twice.txt`)
+  writeFileSync(delimitedTwice, Buffer.concat(kind === 'corpus' ? [delimitedBytes, delimitedBytes] : [delimitedBytes, delimiter, delimitedBytes]))
   const kcatDelimiter = kind === 'corpus' ? '\\n' : [...delimiter].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('')
-  return { kind, records, valueBytes, lengthPrefixed, delimited, kcatDelimiter, javaReplayable: kind === 'corpus' }
+  return { kind, records, valueBytes, lengthPrefixed, delimited, delimitedTwice, kcatDelimiter, javaReplayable: kind === 'corpus' }
 }
 
 /** Reads a length-prefixed file back into values (views into one buffer). */

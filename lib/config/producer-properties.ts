@@ -49,8 +49,9 @@ export function parseProperties(pairs: readonly string[]): Record<string, string
 /**
  * Builds a producer config from Kafka-named properties, and `codec` (the --codec flag) when given.
  * compression.type with compression.<codec>.level is the Kafka way; --codec zstd:3 is shorthand for both.
+ * `serviceDefaults` replaces squeeze's defaults where a service needs others (the copier compresses inline).
  */
-export function producerConfigFrom(properties: Record<string, string>, codec?: CodecSpec): ProducerConfig {
+export function producerConfigFrom(properties: Record<string, string>, codec?: CodecSpec, serviceDefaults: Pick<Partial<ProducerConfig>, 'compressionThread'> = {}): ProducerConfig {
   const props = validateConfig(producerPropertiesSchema, properties, 'producer settings')
   let spec: CodecSpec
   if (codec !== undefined) {
@@ -81,7 +82,7 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     retryBackoffMs: props['retry.backoff.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMs,
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
     maxInFlightPerPartition: props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
-    compressionThread: props['squeeze.compression.thread'] === undefined ? DEFAULT_PRODUCER_CONFIG.compressionThread : props['squeeze.compression.thread'] === 'true',
+    compressionThread: props['squeeze.compression.thread'] === undefined ? serviceDefaults.compressionThread ?? DEFAULT_PRODUCER_CONFIG.compressionThread : props['squeeze.compression.thread'] === 'true',
     codec: spec
   }
   if (config.bufferMemoryBytes < config.batchSizeBytes) {

@@ -13,6 +13,8 @@ export type SealDone = (result: SealedBatch | Error) => void
  * Fresh 1 MiB buffers cost page faults and GC on every batch, hence the recycling.
  */
 export interface BatchSealer {
+  /** Starts the compression thread, if any, ahead of the first batch. */
+  start(): void
   /** A buffer for a new batch builder: a recycled one when there is one of this size. */
   buffer(size: number): Buffer
   /** Calls `done` with the sealed batch, or the codec's error; synchronously when sealing inline. */
@@ -45,6 +47,8 @@ class InlineSealer implements BatchSealer {
     this.owned.add(fresh.buffer)
     return fresh
   }
+
+  start(): void {}
 
   protected recycle(buffer: ArrayBuffer): void {
     if (this.spares.length < SPARE_BUFFERS) this.spares.push(Buffer.from(buffer))
@@ -102,7 +106,7 @@ class WorkerSealer extends InlineSealer {
       super.seal(batch, spec, done)
       return
     }
-    const worker = this.start()
+    const worker = this.startWorker()
     const id = this.nextId++
     // Referenced while it holds batches, so the process cannot exit with records still being compressed.
     if (this.inFlight.size === 0) worker.ref()
@@ -114,7 +118,11 @@ class WorkerSealer extends InlineSealer {
     worker.postMessage(request, [records.buffer as ArrayBuffer])
   }
 
-  private start(): Worker {
+  override start(): void {
+    if (!this.broken) this.startWorker()
+  }
+
+  private startWorker(): Worker {
     if (this.worker !== null) return this.worker
     const worker = new Worker(this.workerUrl)
     worker.unref()

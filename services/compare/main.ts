@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { connectionFailure } from '../../lib/config/security.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
@@ -80,7 +81,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
   if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
   const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
   const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind)
-  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []))
+  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
   const service = serviceOptionsFrom({ ...values, 'log-level': values['log-level'] ?? 'warn' })
   const partitions = parseInteger(values.partitions, 'partitions', 1, 1000) ?? 3
   const maxRecords = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 50_000 : undefined)

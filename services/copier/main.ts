@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url'
 import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
-import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
+import { COPIER_PRODUCER_DEFAULTS, Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -78,7 +78,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
   const connection = connectionFrom(values, env)
   const service = serviceOptionsFrom(values)
   const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
-  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []))
+  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
   const groupId = values.group ?? `squeeze-copier.${source}`
   const exactlyOnce = values['exactly-once'] === true
   const transactionalId = values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`
