@@ -9,8 +9,8 @@ import { PARTITIONS, runJava, type BenchKafka } from './lib/kafka-env.js'
  * Consumer benchmark: one topic per codec, written once by squeeze's producer from the generated Cap'n Proto
  * HTTP input, then read from the beginning to the end by each peer: squeeze decompressing only, squeeze
  * decompressing and decoding every record (format http), kcat -C, and Kafka's ConsumerPerformance.
- * records/s: in-process for squeeze (after connecting), whole process for kcat (-c: exits at the count) less its
- * wall time on a 1-record topic (start-up, metadata, first fetch), ConsumerPerformance's own
+ * records/s: in-process for squeeze (after connecting), kcat's first printed record to its last,
+ * ConsumerPerformance's own
  * fetch.nMsg.sec (after the group formed). CPU per GB (of uncompressed values): GNU time's user+system
  * minus the same tool's start-up CPU measured on a 1-record topic.
  */
@@ -39,12 +39,13 @@ async function runPeer(peer: ConsumerPeer, kafka: BenchKafka, topic: string, rec
     return { run, recordsPerSecond: out.records / out.seconds }
   }
   if (peer === 'kcat') {
-    // -c: exit after that many records, so no end-of-partition wait. The caller takes kcat's wall time on a
-    // 1-record topic (start-up, metadata, first fetch) out. Not a marginal N-vs-N/2 rate as for the producer:
-    // librdkafka prefetches in background threads, so by the time it has handed over half the records it has
-    // fetched and decompressed far more, and the difference understates the work.
-    const run = must(await runChild('kcat', ['-C', '-b', kafka.brokers, '-t', topic, '-o', 'beginning', '-c', String(records), '-q', '-f', '%o\n'], { dropStdout: true }), 'kcat -C')
-    return { run, recordsPerSecond: records / run.wallSeconds }
+    // Timed from the first record kcat prints to the last (its stdout as it arrives, in stdio-buffer chunks of
+    // a few hundred offsets): start-up, metadata and shutdown are left out without subtracting a separate run,
+    // whose wall time (0.01-0.5 s, fetch waits on empty partitions) swamped the reading. -c exits at the count.
+    // Not a marginal N-vs-N/2 rate as for the producer: librdkafka prefetches in background threads, so by the
+    // time it has handed over half the records it has fetched and decompressed far more.
+    const run = must(await runChild('kcat', ['-C', '-b', kafka.brokers, '-t', topic, '-o', 'beginning', '-c', String(records), '-q', '-f', '%o\n'], { stdoutSpan: true }), 'kcat -C')
+    return { run, recordsPerSecond: records / Math.max(1e-3, run.stdoutSpanSeconds ?? run.wallSeconds) }
   }
   const run = must(await runJava('org.apache.kafka.tools.ConsumerPerformance', ['--bootstrap-server', kafka.brokers, '--topic', topic, '--messages', String(records), '--timeout', '60000']), 'ConsumerPerformance')
   // start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
@@ -89,7 +90,6 @@ export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (
     for (const [target, topic] of topics) {
       for (const peer of PEERS) {
         const r = await runPeer(peer, kafka, topic, records)
-        if (peer === 'kcat') r.recordsPerSecond = records / Math.max(0.01, r.run.wallSeconds - (startup.get(peer)?.wall ?? 0))
         const key = `${peer}|${target}`
         samples.set(key, [...(samples.get(key) ?? []), { rps: r.recordsPerSecond, cpu: Math.max(0, r.run.cpuSeconds - (startup.get(peer)?.cpu ?? 0)), rss: r.run.maxRssMb }])
         log(`consumer run ${run + 1}/${runs} ${key}: ${fmt(r.recordsPerSecond)} records/s, ${r.run.cpuSeconds.toFixed(2)} s CPU`)

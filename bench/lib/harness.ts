@@ -14,10 +14,13 @@ export interface ChildRun {
   readonly code: number | null
   readonly stdout: string
   readonly stderr: string
+  /** From spawn to exit, by this process's clock (GNU time's own %e has 10 ms steps). */
   readonly wallSeconds: number
   /** user + system CPU of the child and its descendants, from GNU time. */
   readonly cpuSeconds: number
   readonly maxRssMb: number
+  /** With `stdoutSpan`: seconds from the child's first stdout chunk to its last. */
+  readonly stdoutSpanSeconds?: number
 }
 
 export interface ChildOptions {
@@ -25,6 +28,8 @@ export interface ChildOptions {
   readonly env?: Record<string, string>
   /** Discard stdout (consumers printing every record). */
   readonly dropStdout?: boolean
+  /** Discard stdout but time it: from the first chunk to the last (a consumer printing as it receives). */
+  readonly stdoutSpan?: boolean
   readonly cwd?: string
   /** File fed to the child's stdin. */
   readonly stdinFile?: string
@@ -37,6 +42,7 @@ export async function runChild(cmd: string, args: readonly string[], opts: Child
   const timeFile = join(dir, 'time.txt')
   const stdinFd = opts.stdinFile === undefined ? 'ignore' : openSync(opts.stdinFile, 'r')
   try {
+    const spawnedAt = process.hrtime.bigint()
     const child = spawn(TIME_BIN, ['-f', '%e %U %S %M', '-o', timeFile, cmd, ...args], {
       cwd: opts.cwd,
       env: { ...process.env, ...(opts.env ?? {}) },
@@ -44,23 +50,34 @@ export async function runChild(cmd: string, args: readonly string[], opts: Child
     })
     const out: Buffer[] = []
     const err: Buffer[] = []
-    child.stdout?.on('data', (d: Buffer) => out.push(d))
+    let firstChunkAt: bigint | undefined
+    let lastChunkAt: bigint | undefined
+    child.stdout?.on('data', (d: Buffer) => {
+      if (opts.stdoutSpan === true) {
+        lastChunkAt = process.hrtime.bigint()
+        firstChunkAt ??= lastChunkAt
+      } else {
+        out.push(d)
+      }
+    })
     child.stderr?.on('data', (d: Buffer) => err.push(d))
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000)
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on('error', reject)
       child.on('close', (c) => resolve(c))
     })
+    const wall = Number(process.hrtime.bigint() - spawnedAt) / 1e9
     clearTimeout(timer)
     const fields = readFileSync(timeFile, 'utf8').trim().split('\n').pop()?.split(' ').map(Number) ?? []
-    const [wall = NaN, user = NaN, sys = NaN, rssKb = NaN] = fields
+    const [, user = NaN, sys = NaN, rssKb = NaN] = fields
     return {
       code,
       stdout: Buffer.concat(out).toString('utf8'),
       stderr: Buffer.concat(err).toString('utf8'),
       wallSeconds: wall,
       cpuSeconds: user + sys,
-      maxRssMb: rssKb / 1024
+      maxRssMb: rssKb / 1024,
+      ...(firstChunkAt !== undefined && lastChunkAt !== undefined ? { stdoutSpanSeconds: Number(lastChunkAt - firstChunkAt) / 1e9 } : {})
     }
   } finally {
     if (typeof stdinFd === 'number') closeSync(stdinFd)

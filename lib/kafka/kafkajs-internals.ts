@@ -29,12 +29,25 @@ export interface KafkajsDecoder {
   buffer: Buffer
 }
 
+/**
+ * A request body already laid out in one buffer. kafkajs's request framing reads only `buf` and `buffer` of
+ * what encode() returns, so this skips its Encoder (a zero-filled power-of-two buffer and one more copy).
+ */
+export interface EncodedPayload {
+  readonly buf: Buffer
+  readonly buffer: Buffer
+}
+
+export function encodedPayload(body: Buffer): EncodedPayload {
+  return { buf: body, buffer: body }
+}
+
 export interface ProtocolRequest {
   apiKey: number
   apiVersion: number
   apiName: string
   expectResponse: () => boolean
-  encode: () => Promise<KafkajsEncoder>
+  encode: () => Promise<KafkajsEncoder | EncodedPayload>
 }
 
 export interface ProtocolResponse<T> {
