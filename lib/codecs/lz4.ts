@@ -67,9 +67,14 @@ export function decompressLz4Frame(input: Uint8Array): Buffer {
   if ((flg & FLG_DICT_ID) !== 0) throw new RangeError('LZ4 frames with a dictionary are not supported')
   const maxBlock = BLOCK_MAX_SIZES[((view[5] as number) >> 4) & 0x7]
   if (maxBlock === undefined) throw new RangeError('LZ4 frame declares an invalid block size')
-  let at = 6 + ((flg & FLG_CONTENT_SIZE) !== 0 ? 8 : 0) + 1
+  const first = 6 + ((flg & FLG_CONTENT_SIZE) !== 0 ? 8 : 0) + 1
   const blockChecksum = (flg & FLG_BLOCK_CHECKSUM) !== 0 ? 4 : 0
-  const parts: Buffer[] = []
+  // First pass over the block headers: how many blocks and how large they can get, so every block
+  // decompresses straight into one buffer instead of one buffer each and a concat. A compressed block yields
+  // at most its block size, and at most ~255 bytes per input byte, so a hostile frame cannot ask for much.
+  let blocks = 0
+  let bound = 0
+  let at = first
   for (;;) {
     if (at + 4 > view.length) throw new RangeError('LZ4 frame truncated before its end mark')
     const word = view.readUInt32LE(at)
@@ -77,19 +82,30 @@ export function decompressLz4Frame(input: Uint8Array): Buffer {
     if (word === 0) break
     const size = word & ~UNCOMPRESSED_BLOCK & 0x7fffffff
     if (size > maxBlock || at + size + blockChecksum > view.length) throw new RangeError('LZ4 block runs past the frame')
+    at += size + blockChecksum
+    bound += (word & UNCOMPRESSED_BLOCK) !== 0 ? size : Math.min(maxBlock, size * 255 + 255)
+    blocks++
+  }
+  if ((flg & FLG_CONTENT_CHECKSUM) !== 0 && at + 4 > view.length) throw new RangeError('LZ4 frame truncated before its checksum')
+  const out = Buffer.allocUnsafe(bound)
+  let written = 0
+  at = first
+  for (let b = 0; b < blocks; b++) {
+    const word = view.readUInt32LE(at)
+    at += 4
+    const size = word & ~UNCOMPRESSED_BLOCK & 0x7fffffff
     const block = view.subarray(at, at + size)
     if ((word & UNCOMPRESSED_BLOCK) !== 0) {
-      parts.push(Buffer.from(block))
+      out.set(block, written)
+      written += size
     } else {
-      const out = Buffer.allocUnsafe(maxBlock)
-      const written = bindings.uncompress(block, out)
-      if (written < 0) throw new RangeError(`corrupt LZ4 block at byte ${at}`)
-      parts.push(out.subarray(0, written))
+      const n = bindings.uncompress(block, out.subarray(written, Math.min(bound, written + maxBlock)))
+      if (n < 0) throw new RangeError(`corrupt LZ4 block at byte ${at}`)
+      written += n
     }
     at += size + blockChecksum
   }
-  if ((flg & FLG_CONTENT_CHECKSUM) !== 0 && at + 4 > view.length) throw new RangeError('LZ4 frame truncated before its checksum')
-  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
+  return out.subarray(0, written)
 }
 
 export function createLz4Codec(level: number): Codec {
