@@ -62,7 +62,7 @@ export async function openBenchKafka(): Promise<BenchKafka> {
         onBatch: ({ batch }) => {
           if (batch.isControl) return
           shape.batches++
-          shape.records += batch.records.length
+          shape.records += batch.recordCount
           shape.uncompressedBytes += batch.uncompressedBytes
         },
         onCorruptBatch: () => {}

@@ -241,7 +241,8 @@ export class PartitionReader {
       const before = process.cpuUsage()
       let batch: ReadBatch
       try {
-        batch = readBatch(bytes, { verifyCrc: this.config.verifyCrc })
+        // A fetch from the middle of a batch returns the whole batch; records before the position were seen already.
+        batch = readBatch(bytes, { verifyCrc: this.config.verifyCrc, fromOffset: cursor.position })
       } catch (err) {
         const error = err instanceof SqueezeError ? err : new SqueezeError(ErrorCodes.BATCH_CORRUPT, errorMessage(err), { cause: err })
         handlers.onCorruptBatch({ topic: cursor.topic, partition: cursor.partition, baseOffset, lastOffset, error })
@@ -249,15 +250,12 @@ export class PartitionReader {
         continue
       }
       const spent = process.cpuUsage(before)
-      const from = cursor.position
       cursor.position = lastOffset + 1
       if (this.isAborted(cursor, batch)) continue
-      // A fetch from the middle of a batch returns the whole batch; records before the position were seen already.
-      const visible = baseOffset < from ? { ...batch, records: batch.records.filter((r) => r.offset >= from) } : batch
       handlers.onBatch({
         topic: cursor.topic,
         partition: cursor.partition,
-        batch: visible,
+        batch,
         framingCpuSeconds: Math.max(0, (spent.user + spent.system) / 1e6 - batch.decompressCpuSeconds)
       })
     }

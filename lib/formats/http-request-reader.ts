@@ -270,6 +270,21 @@ export function checkHttpRequest(value: Uint8Array): number {
   })
 }
 
+/** checkHttpRequest of `buf[start, end)`, reading in place: no view is made unless capnp-ts must step in. */
+export function checkHttpRequestAt(buf: Buffer, start: number, end: number): number {
+  if (end - start >= 8 && buf.readUInt32LE(start) === 0) {
+    const length = buf.readUInt32LE(start + 4) * 8
+    if (length > end - start - 8) throw corrupt(`segment 0 (${length} bytes) runs past the end of the message`)
+    try {
+      return checkFast(buf, start + 8, length)
+    } catch (err) {
+      if (err instanceof SqueezeError) throw err
+      if (!(err instanceof NeedsReferenceReader)) throw corrupt(err instanceof Error ? err.message : String(err), err)
+    }
+  }
+  return checkHttpRequest(buf.subarray(start, end))
+}
+
 function withFastPath<T>(value: Uint8Array, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: (value: Uint8Array) => T): T {
   const buf = asBuffer(value)
   // One segment is what squeeze writes: read its size straight from the header, no segment table objects.

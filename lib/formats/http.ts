@@ -1,6 +1,6 @@
 import { parseCombinedLine } from './combined-log.js'
 import { HTTP_REQUEST_FIELD_COUNT, writeHttpRequest } from './http-request.js'
-import { checkHttpRequest } from './http-request-reader.js'
+import { checkHttpRequest, checkHttpRequestAt } from './http-request-reader.js'
 import type { LogFormat } from './log-format.js'
 
 /**
@@ -16,5 +16,8 @@ export const httpFormat: LogFormat = {
   decode(value: Uint8Array): number {
     // The text byte count keeps the reads observably used.
     return checkHttpRequest(value) >= 0 ? HTTP_REQUEST_FIELD_COUNT : 0
+  },
+  decodeAt(bytes: Buffer, start: number, end: number): number {
+    return checkHttpRequestAt(bytes, start, end) >= 0 ? HTTP_REQUEST_FIELD_COUNT : 0
   }
 }

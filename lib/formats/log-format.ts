@@ -12,4 +12,6 @@ export interface LogFormat {
    * crash the process or hang on arbitrary bytes.
    */
   decode(value: Uint8Array): number
+  /** decode() of `bytes[start, end)`, where a format can read in place without a view per record. */
+  decodeAt?(bytes: Buffer, start: number, end: number): number
 }

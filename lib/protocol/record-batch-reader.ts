@@ -20,13 +20,23 @@ export interface ReadBatch {
   readonly baseSequence: number
   /** The stored CRC-32C: equal to the producer's only if the broker kept the batch byte for byte. */
   readonly crc: number
+  /** Records at or after `fromOffset`: how many, without building them. */
+  readonly recordCount: number
+  /** The records as objects, built on first use (the framing was checked when the batch was read). */
   readonly records: readonly IncomingRecord[]
+  /**
+   * Each record's value as a range of `bytes` (null values skipped), in order, without building record
+   * objects or views: the consumer's per-record path.
+   */
+  forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void): void
   readonly decompressCpuSeconds: number
 }
 
 export interface ReadOptions {
   /** Verify each batch's CRC-32C, as the Java consumer's check.crcs does by default. */
   verifyCrc?: boolean
+  /** Leave out records before this offset (a fetch from the middle of a batch returns all of it). */
+  fromOffset?: number
 }
 
 function corrupt(message: string, cause?: unknown): SqueezeError {
@@ -94,8 +104,9 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     const spent = process.cpuUsage(before)
     decompressCpuSeconds = (spent.user + spent.system) / 1e6
   }
-  const records = isControl ? [] : readRecords(body, count, baseOffset, baseTimestamp, logAppendTime)
-  return {
+  // The framing of every record is checked now (a corrupt batch fails here, as a whole); objects come later.
+  const layout = isControl ? EMPTY_LAYOUT : recordLayout(body, count, baseOffset)
+  return new DecodedBatch({
     baseOffset,
     lastOffset: baseOffset + lastOffsetDelta,
     codecId,
@@ -106,9 +117,134 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     producerId: batch.readBigInt64BE(BATCH.PRODUCER_ID),
     baseSequence: batch.readInt32BE(BATCH.BASE_SEQUENCE),
     crc: batch.readUInt32BE(BATCH.CRC),
-    records,
     decompressCpuSeconds
+  }, body, layout, baseTimestamp, logAppendTime, options.fromOffset ?? Number.NEGATIVE_INFINITY)
+}
+
+type BatchFields = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue'>
+
+/** Per record: offset delta, where the record starts, where its value starts and ends (-1 for null). */
+interface RecordLayout {
+  readonly count: number
+  readonly table: Int32Array
+}
+
+const EMPTY_LAYOUT: RecordLayout = { count: 0, table: new Int32Array(0) }
+const OFFSET_DELTA = 0
+const RECORD_START = 1
+const VALUE_START = 2
+const VALUE_END = 3
+const COLUMNS = 4
+
+class DecodedBatch implements ReadBatch {
+  readonly baseOffset: number
+  readonly lastOffset: number
+  readonly codecId: number
+  readonly storedBytes: number
+  readonly uncompressedBytes: number
+  readonly isControl: boolean
+  readonly isTransactional: boolean
+  readonly producerId: bigint
+  readonly baseSequence: number
+  readonly crc: number
+  readonly decompressCpuSeconds: number
+  readonly recordCount: number
+  private built: IncomingRecord[] | null = null
+
+  constructor(fields: BatchFields, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
+    private readonly logAppendTime: boolean, private readonly fromOffset: number) {
+    this.baseOffset = fields.baseOffset
+    this.lastOffset = fields.lastOffset
+    this.codecId = fields.codecId
+    this.storedBytes = fields.storedBytes
+    this.uncompressedBytes = fields.uncompressedBytes
+    this.isControl = fields.isControl
+    this.isTransactional = fields.isTransactional
+    this.producerId = fields.producerId
+    this.baseSequence = fields.baseSequence
+    this.crc = fields.crc
+    this.decompressCpuSeconds = fields.decompressCpuSeconds
+    let visible = 0
+    for (let i = 0; i < layout.count; i++) if (this.baseOffset + (layout.table[i * COLUMNS + OFFSET_DELTA] as number) >= fromOffset) visible++
+    this.recordCount = visible
   }
+
+  get records(): readonly IncomingRecord[] {
+    this.built ??= this.build()
+    return this.built
+  }
+
+  forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void): void {
+    const { table, count } = this.layout
+    for (let i = 0; i < count; i++) {
+      const row = i * COLUMNS
+      const offset = this.baseOffset + (table[row + OFFSET_DELTA] as number)
+      const start = table[row + VALUE_START] as number
+      if (offset < this.fromOffset || start < 0) continue
+      visit(this.body, start, table[row + VALUE_END] as number, offset)
+    }
+  }
+
+  private build(): IncomingRecord[] {
+    const records: IncomingRecord[] = []
+    const cursor: Cursor = { offset: 0 }
+    for (let i = 0; i < this.layout.count; i++) {
+      cursor.offset = this.layout.table[i * COLUMNS + RECORD_START] as number
+      const record = readRecord(this.body, cursor, this.baseOffset, this.baseTimestamp, this.logAppendTime)
+      if (record.offset >= this.fromOffset) records.push(record)
+    }
+    return records
+  }
+}
+
+/**
+ * Walks every record's framing (lengths, varints, key, value, headers) and notes where each starts and where
+ * its value lies. Throws a corrupt-batch error on anything that does not add up.
+ */
+function recordLayout(body: Buffer, count: number, baseOffset: number): RecordLayout {
+  // Every record takes at least 7 bytes, so a larger count is corruption, not a reason to allocate.
+  if (count < 0 || count * 7 > body.length) throw corrupt(`record batch at offset ${baseOffset} claims ${count} records in ${body.length} bytes`)
+  const table = new Int32Array(count * COLUMNS)
+  const cursor: Cursor = { offset: 0 }
+  try {
+    for (let i = 0; i < count; i++) {
+      const row = i * COLUMNS
+      table[row + RECORD_START] = cursor.offset
+      const length = readZigzag(body, cursor)
+      const recordEnd = cursor.offset + length
+      cursor.offset += 1 // attributes
+      readZigzag(body, cursor) // timestamp delta
+      table[row + OFFSET_DELTA] = readZigzag(body, cursor)
+      skipBytes(body, cursor)
+      const valueLength = readZigzag(body, cursor)
+      if (valueLength >= 0) {
+        if (cursor.offset + valueLength > body.length) throw corrupt(`record field of ${valueLength} bytes runs past the batch`)
+        table[row + VALUE_START] = cursor.offset
+        cursor.offset += valueLength
+        table[row + VALUE_END] = cursor.offset
+      } else {
+        table[row + VALUE_START] = -1
+        table[row + VALUE_END] = -1
+      }
+      const headerCount = readZigzag(body, cursor)
+      for (let h = 0; h < headerCount; h++) {
+        skipBytes(body, cursor)
+        skipBytes(body, cursor)
+      }
+      if (cursor.offset !== recordEnd) throw corrupt(`record ${i} declares ${length} bytes but holds ${cursor.offset - recordEnd + length}`)
+    }
+  } catch (err) {
+    if (err instanceof SqueezeError) throw err
+    throw corrupt(`record batch at offset ${baseOffset} is truncated: ${(err as Error).message}`, err)
+  }
+  return { count, table }
+}
+
+function skipBytes(body: Buffer, cursor: Cursor): void {
+  const length = readZigzag(body, cursor)
+  if (length < 0) return
+  if (cursor.offset + length > body.length) throw corrupt(`record field of ${length} bytes runs past the batch`)
+  cursor.offset += length
 }
 
 function readBytes(body: Buffer, cursor: Cursor): Buffer | null {
@@ -121,34 +257,21 @@ function readBytes(body: Buffer, cursor: Cursor): Buffer | null {
   return body.subarray(start, end)
 }
 
-function readRecords(body: Buffer, count: number, baseOffset: number, baseTimestamp: number, logAppendTime: boolean): IncomingRecord[] {
-  // Every record takes at least 7 bytes, so a larger count is corruption, not a reason to allocate.
-  if (count < 0 || count * 7 > body.length) throw corrupt(`record batch at offset ${baseOffset} claims ${count} records in ${body.length} bytes`)
-  const records: IncomingRecord[] = new Array(count)
-  const cursor: Cursor = { offset: 0 }
-  try {
-    for (let i = 0; i < count; i++) {
-      const length = readZigzag(body, cursor)
-      const recordEnd = cursor.offset + length
-      cursor.offset += 1 // attributes
-      const timestampDelta = readZigzag(body, cursor)
-      const offsetDelta = readZigzag(body, cursor)
-      const key = readBytes(body, cursor)
-      const value = readBytes(body, cursor)
-      const headerCount = readZigzag(body, cursor)
-      const headers: RecordHeader[] = []
-      for (let h = 0; h < headerCount; h++) {
-        const headerKey = readBytes(body, cursor)
-        headers.push({ key: headerKey === null ? '' : headerKey.toString('utf8'), value: readBytes(body, cursor) })
-      }
-      if (cursor.offset !== recordEnd) throw corrupt(`record ${i} declares ${length} bytes but holds ${cursor.offset - recordEnd + length}`)
-      records[i] = { offset: baseOffset + offsetDelta, timestamp: logAppendTime ? baseTimestamp : baseTimestamp + timestampDelta, key, value, headers }
-    }
-  } catch (err) {
-    if (err instanceof SqueezeError) throw err
-    throw corrupt(`record batch at offset ${baseOffset} is truncated: ${(err as Error).message}`, err)
+/** One record at `cursor` (its framing already checked by recordLayout). */
+function readRecord(body: Buffer, cursor: Cursor, baseOffset: number, baseTimestamp: number, logAppendTime: boolean): IncomingRecord {
+  readZigzag(body, cursor) // length
+  cursor.offset += 1 // attributes
+  const timestampDelta = readZigzag(body, cursor)
+  const offsetDelta = readZigzag(body, cursor)
+  const key = readBytes(body, cursor)
+  const value = readBytes(body, cursor)
+  const headerCount = readZigzag(body, cursor)
+  const headers: RecordHeader[] = []
+  for (let h = 0; h < headerCount; h++) {
+    const headerKey = readBytes(body, cursor)
+    headers.push({ key: headerKey === null ? '' : headerKey.toString('utf8'), value: readBytes(body, cursor) })
   }
-  return records
+  return { offset: baseOffset + offsetDelta, timestamp: logAppendTime ? baseTimestamp : baseTimestamp + timestampDelta, key, value, headers }
 }
 
 /** Inner offset deltas a broker would accept without rebuilding the batch: exactly 0..n-1. */
