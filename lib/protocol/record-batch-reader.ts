@@ -136,34 +136,16 @@ const VALUE_START = 2
 const VALUE_END = 3
 const COLUMNS = 4
 
+// The header fields come in as one object (declaration merging types them on the class).
+interface DecodedBatch extends BatchFields {}
+
 class DecodedBatch implements ReadBatch {
-  readonly baseOffset: number
-  readonly lastOffset: number
-  readonly codecId: number
-  readonly storedBytes: number
-  readonly uncompressedBytes: number
-  readonly isControl: boolean
-  readonly isTransactional: boolean
-  readonly producerId: bigint
-  readonly baseSequence: number
-  readonly crc: number
-  readonly decompressCpuSeconds: number
   readonly recordCount: number
   private built: IncomingRecord[] | null = null
 
   constructor(fields: BatchFields, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
     private readonly logAppendTime: boolean, private readonly fromOffset: number) {
-    this.baseOffset = fields.baseOffset
-    this.lastOffset = fields.lastOffset
-    this.codecId = fields.codecId
-    this.storedBytes = fields.storedBytes
-    this.uncompressedBytes = fields.uncompressedBytes
-    this.isControl = fields.isControl
-    this.isTransactional = fields.isTransactional
-    this.producerId = fields.producerId
-    this.baseSequence = fields.baseSequence
-    this.crc = fields.crc
-    this.decompressCpuSeconds = fields.decompressCpuSeconds
+    Object.assign(this, fields)
     let visible = 0
     for (let i = 0; i < layout.count; i++) if (this.baseOffset + (layout.table[i * COLUMNS + OFFSET_DELTA] as number) >= fromOffset) visible++
     this.recordCount = visible
