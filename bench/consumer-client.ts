@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   await Promise.all([cluster.connect(), admin.connect()])
   const format = values.format === 'http' ? formatFor('http') : null
   const measurements = new TopicMeasurements(() => format, log)
-  const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic] }, { cluster, admin, log })
+  const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: true }, { cluster, admin, log })
   const cpu0 = process.cpuUsage()
   const t0 = process.hrtime.bigint()
   await reader.run(measurements)

@@ -16,6 +16,12 @@ export interface Codec {
   readonly level: number | null
   compress(input: Uint8Array): Buffer
   decompress(input: Uint8Array): Buffer
+  /**
+   * Decompresses into `output` (from its start) and returns the byte count, or -1 when the result would not
+   * fit or its size is not known up front (then call decompress). Lets a reader reuse one buffer: a fresh
+   * 1 MiB buffer per batch costs more in page faults than LZ4 takes to fill it.
+   */
+  decompressInto?(input: Uint8Array, output: Buffer): number
 }
 
 /** What levels a codec accepts, and which one Kafka uses by default. */

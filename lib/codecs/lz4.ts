@@ -59,6 +59,31 @@ export function compressLz4Frame(input: Uint8Array, highCompression: boolean): B
 }
 
 export function decompressLz4Frame(input: Uint8Array): Buffer {
+  const frame = readFrameLayout(input)
+  const out = Buffer.allocUnsafe(frame.bound)
+  return out.subarray(0, decodeBlocks(frame, out))
+}
+
+/** decompressLz4Frame into `output`; -1 when the frame's worst case does not fit there. */
+export function decompressLz4FrameInto(input: Uint8Array, output: Buffer): number {
+  const frame = readFrameLayout(input)
+  return frame.bound > output.length ? -1 : decodeBlocks(frame, output)
+}
+
+interface FrameLayout {
+  readonly view: Buffer
+  readonly first: number
+  readonly blocks: number
+  readonly bound: number
+  readonly maxBlock: number
+  readonly blockChecksum: number
+}
+
+/**
+ * Checks a frame's header and block headers, and bounds its output (block size, and at most ~255 bytes per
+ * compressed byte, so a hostile frame cannot ask for much), so blocks decompress straight into one buffer.
+ */
+function readFrameLayout(input: Uint8Array): FrameLayout {
   const view = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
   if (view.length < 7 || view.readUInt32LE(0) !== MAGIC) throw new RangeError('not an LZ4 frame (bad magic)')
   const flg = view[4] as number
@@ -69,9 +94,6 @@ export function decompressLz4Frame(input: Uint8Array): Buffer {
   if (maxBlock === undefined) throw new RangeError('LZ4 frame declares an invalid block size')
   const first = 6 + ((flg & FLG_CONTENT_SIZE) !== 0 ? 8 : 0) + 1
   const blockChecksum = (flg & FLG_BLOCK_CHECKSUM) !== 0 ? 4 : 0
-  // First pass over the block headers: how many blocks and how large they can get, so every block
-  // decompresses straight into one buffer instead of one buffer each and a concat. A compressed block yields
-  // at most its block size, and at most ~255 bytes per input byte, so a hostile frame cannot ask for much.
   let blocks = 0
   let bound = 0
   let at = first
@@ -87,10 +109,14 @@ export function decompressLz4Frame(input: Uint8Array): Buffer {
     blocks++
   }
   if ((flg & FLG_CONTENT_CHECKSUM) !== 0 && at + 4 > view.length) throw new RangeError('LZ4 frame truncated before its checksum')
-  const out = Buffer.allocUnsafe(bound)
+  return { view, first, blocks, bound, maxBlock, blockChecksum }
+}
+
+function decodeBlocks(frame: FrameLayout, out: Buffer): number {
+  const { view, maxBlock, blockChecksum } = frame
   let written = 0
-  at = first
-  for (let b = 0; b < blocks; b++) {
+  let at = frame.first
+  for (let b = 0; b < frame.blocks; b++) {
     const word = view.readUInt32LE(at)
     at += 4
     const size = word & ~UNCOMPRESSED_BLOCK & 0x7fffffff
@@ -99,13 +125,13 @@ export function decompressLz4Frame(input: Uint8Array): Buffer {
       out.set(block, written)
       written += size
     } else {
-      const n = bindings.uncompress(block, out.subarray(written, Math.min(bound, written + maxBlock)))
+      const n = bindings.uncompress(block, out.subarray(written, Math.min(frame.bound, written + maxBlock)))
       if (n < 0) throw new RangeError(`corrupt LZ4 block at byte ${at}`)
       written += n
     }
     at += size + blockChecksum
   }
-  return out.subarray(0, written)
+  return written
 }
 
 export function createLz4Codec(level: number): Codec {
@@ -115,6 +141,7 @@ export function createLz4Codec(level: number): Codec {
     id: 3,
     level,
     compress: (input) => compressLz4Frame(input, highCompression),
-    decompress: decompressLz4Frame
+    decompress: decompressLz4Frame,
+    decompressInto: decompressLz4FrameInto
   }
 }

@@ -11,6 +11,7 @@ import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '..
 import { describeLogDirs } from '../kafka/describe-log-dirs.js'
 import type { Logger } from '../log/logger.js'
 import { Producer, type AckedBatch, type ProducerConfig } from '../producer/producer.js'
+import { batchHeader } from '../protocol/record-batch-reader.js'
 import type { StoredBatch } from '../verify/recompression.js'
 import { checkRecompression } from '../verify/recompression.js'
 import type { CompareReport, CompareSource, CompareTargetResult } from './compare-report.js'
@@ -151,10 +152,11 @@ async function measureTarget(options: CompareRunOptions, admin: Admin, target: C
     const measurements = new TopicMeasurements(() => options.format, options.log.child({ component: 'measure' }))
     const digests: string[] = []
     const stored: StoredBatch[] = []
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic] }, { cluster, admin, log: options.log }).run({
+    // Nothing below keeps a batch past onBatch: headers are copied out, digests computed on the spot.
+    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }, { cluster, admin, log: options.log }).run({
       onBatch: (event: BatchEvent) => {
         measurements.onBatch(event)
-        stored.push({ topic: event.topic, partition: event.partition, batch: { ...event.batch, records: [] } })
+        stored.push({ topic: event.topic, partition: event.partition, batch: batchHeader(event.batch) })
         for (const r of event.batch.records) digests.push(recordDigest(event.partition, r.key, r.value, r.timestamp, r.headers))
       },
       onCorruptBatch: (event) => measurements.onCorruptBatch(event)

@@ -37,6 +37,11 @@ export interface ConsumerMetricsSink {
   corrupt(topic: string, kind: 'record' | 'batch', code: string): void
 }
 
+function copyRecord(record: IncomingRecord): IncomingRecord {
+  const copy = (b: Buffer | null): Buffer | null => (b === null ? null : Buffer.from(b))
+  return { ...record, key: copy(record.key), value: copy(record.value), headers: record.headers.map((h) => ({ key: h.key, value: copy(h.value) })) }
+}
+
 /**
  * Decodes every record of every batch with the topic's log format and adds up bytes and CPU per topic.
  * A record that does not decode is counted and logged with its coordinates, and reading goes on.
@@ -83,8 +88,9 @@ export class TopicMeasurements implements ReaderHandlers {
         } catch (err) {
           corrupt++
           this.metrics?.corrupt(topic, 'record', errorCode(err))
-          const record = batch.records.find((r) => r.offset === offset)
-          if (record !== undefined) this.onPoison?.({ topic, partition, record, code: errorCode(err), reason: errorMessage(err) })
+          const record = this.onPoison === undefined ? undefined : batch.records.find((r) => r.offset === offset)
+          // A copy: the batch's memory may be reused once onBatch returns, and the dead-letter send can wait.
+          if (record !== undefined) this.onPoison?.({ topic, partition, record: copyRecord(record), code: errorCode(err), reason: errorMessage(err) })
           if (m.corruptRecords + corrupt <= 20) this.log.warn({ topic, partition, offset, code: errorCode(err), reason: errorMessage(err) }, 'record does not decode; counted and skipped')
         }
       })

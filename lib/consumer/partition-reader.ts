@@ -25,6 +25,12 @@ export interface ReaderConfig {
    */
   readonly groupId?: string
   readonly commitIntervalMs?: number
+  /**
+   * Decompress every batch into one reused buffer. A batch handed to onBatch is then valid only until the
+   * handler returns: for handlers that measure, not ones that keep records (TopicMeasurements copies the few
+   * records it passes on).
+   */
+  readonly reuseBatchMemory?: boolean
 }
 
 export const DEFAULT_READER_CONFIG: Omit<ReaderConfig, 'topics'> = {
@@ -80,10 +86,15 @@ interface PartitionCursor {
  * so the caller sees stored bytes, codec and decompression cost per batch.
  */
 export class PartitionReader {
+  /** The reused decompression buffer (reuseBatchMemory): starts at 1 MiB, grows to the largest batch seen. */
+  private scratch: Buffer | null
+
   constructor(
     private readonly config: ReaderConfig,
     private readonly deps: { cluster: KafkajsCluster; admin: Admin; log: Logger }
-  ) {}
+  ) {
+    this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(1024 * 1024) : null
+  }
 
   async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
     const cursors = await this.initialCursors()
@@ -242,7 +253,7 @@ export class PartitionReader {
       let batch: ReadBatch
       try {
         // A fetch from the middle of a batch returns the whole batch; records before the position were seen already.
-        batch = readBatch(bytes, { verifyCrc: this.config.verifyCrc, fromOffset: cursor.position })
+        batch = readBatch(bytes, { verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, ...(this.scratch === null ? {} : { into: this.scratch }) })
       } catch (err) {
         const error = err instanceof SqueezeError ? err : new SqueezeError(ErrorCodes.BATCH_CORRUPT, errorMessage(err), { cause: err })
         handlers.onCorruptBatch({ topic: cursor.topic, partition: cursor.partition, baseOffset, lastOffset, error })
@@ -251,6 +262,8 @@ export class PartitionReader {
       }
       const spent = process.cpuUsage(before)
       cursor.position = lastOffset + 1
+      // A batch larger than the reused buffer was decompressed into its own; the next one of that size fits.
+      if (this.scratch !== null && batch.uncompressedBytes > this.scratch.length) this.scratch = Buffer.allocUnsafe(batch.uncompressedBytes)
       if (this.isAborted(cursor, batch)) continue
       handlers.onBatch({
         topic: cursor.topic,

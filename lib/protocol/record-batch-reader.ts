@@ -37,6 +37,11 @@ export interface ReadOptions {
   verifyCrc?: boolean
   /** Leave out records before this offset (a fetch from the middle of a batch returns all of it). */
   fromOffset?: number
+  /**
+   * Decompress into this buffer when the codec can and the batch fits: the batch (its records, values) is then
+   * valid only until `into` is used again.
+   */
+  into?: Buffer
 }
 
 function corrupt(message: string, cause?: unknown): SqueezeError {
@@ -97,7 +102,9 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     if (codec === undefined) throw corrupt(`record batch uses unknown codec id ${codecId}`)
     const before = process.cpuUsage()
     try {
-      body = codec.decompress(body)
+      const into = options.into
+      const written = into !== undefined && codec.decompressInto !== undefined ? codec.decompressInto(body, into) : -1
+      body = written >= 0 && into !== undefined ? into.subarray(0, written) : codec.decompress(body)
     } catch (err) {
       throw new SqueezeError(ErrorCodes.CODEC_CORRUPT, `cannot ${codec.name}-decompress batch at offset ${baseOffset}: ${(err as Error).message}`, { cause: err })
     }
@@ -121,7 +128,14 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
   }, body, layout, baseTimestamp, logAppendTime, options.fromOffset ?? Number.NEGATIVE_INFINITY)
 }
 
-type BatchFields = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue'>
+/** A batch's header fields and read costs, without its records (or the memory they live in). */
+export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue'>
+
+/** The header of `batch` as a plain object, for keeping after the batch itself is gone. */
+export function batchHeader(batch: ReadBatch): BatchHeader {
+  const { baseOffset, lastOffset, codecId, storedBytes, uncompressedBytes, isControl, isTransactional, producerId, baseSequence, crc, decompressCpuSeconds } = batch
+  return { baseOffset, lastOffset, codecId, storedBytes, uncompressedBytes, isControl, isTransactional, producerId, baseSequence, crc, decompressCpuSeconds }
+}
 
 /** Per record: offset delta, where the record starts, where its value starts and ends (-1 for null). */
 interface RecordLayout {
@@ -137,13 +151,13 @@ const VALUE_END = 3
 const COLUMNS = 4
 
 // The header fields come in as one object (declaration merging types them on the class).
-interface DecodedBatch extends BatchFields {}
+interface DecodedBatch extends BatchHeader {}
 
 class DecodedBatch implements ReadBatch {
   readonly recordCount: number
   private built: IncomingRecord[] | null = null
 
-  constructor(fields: BatchFields, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
+  constructor(fields: BatchHeader, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
     private readonly logAppendTime: boolean, private readonly fromOffset: number) {
     Object.assign(this, fields)
     let visible = 0

@@ -13,14 +13,14 @@
  * section was kept.
  */
 import type { AckedBatch } from '../producer/producer.js'
-import type { ReadBatch } from '../protocol/record-batch-reader.js'
+import type { BatchHeader } from '../protocol/record-batch-reader.js'
 import { codecNameForId } from '../codecs/index.js'
 
 /** One batch as read back, with where it was read from. */
 export interface StoredBatch {
   readonly topic: string
   readonly partition: number
-  readonly batch: ReadBatch
+  readonly batch: BatchHeader
 }
 
 export type BatchFate = 'kept' | 'rewritten' | 'missing'
@@ -80,7 +80,7 @@ export function checkRecompression(
   options: RecompressionOptions = {}
 ): RecompressionReport {
   const maxExamples = options.maxExamples ?? 5
-  const index = new Map<string, ReadBatch>()
+  const index = new Map<string, BatchHeader>()
   for (const { topic, partition, batch } of stored) {
     if (batch.isControl) continue
     index.set(key(topic, partition, batch.baseOffset), batch)

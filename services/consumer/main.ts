@@ -65,7 +65,9 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
     untilEnd: values.follow !== true,
     ...(values.group === undefined ? {} : { groupId: values.group }),
-    isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed')
+    isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed'),
+    // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
+    reuseBatchMemory: true
   }
 
   const log = createLogger({ level: service.logLevel, name: 'squeeze-consumer' })

@@ -5,6 +5,8 @@ import { innerOffsetsAreSequential } from '../../lib/protocol/record-batch-reade
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { partitionForKey } from '../../lib/producer/partitioner.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
+import { createCluster } from '../../lib/kafka/connection.js'
 
 let kafka: TestKafka
 before(async () => {
@@ -92,5 +94,36 @@ describe('reader positions', () => {
     assert.ok(first <= 700, 'starts at the batch holding the new log start')
     assert.deepEqual(offsets, Array.from({ length: 2000 - first }, (_, i) => first + i), 'every offset from there once, in order')
     assert.deepEqual(batches.flatMap(({ batch }) => batch.records.map((r) => r.value?.toString())), records.slice(first).map((r) => r.value?.toString()))
+  })
+})
+
+describe('reader with one reused decompression buffer', () => {
+  it('hands every batch, each valid during onBatch, the same values as a reader with a buffer per batch', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 2 })
+    for (const spec of ['lz4:1', 'zstd:3']) {
+      const producer = await kafka.startProducer({ codec: parseCodecSpec(spec), lingerMs: 5, batchSizeBytes: 48 * 1024 })
+      for (const record of makeRecords(1500)) await producer.send({ topic, ...record })
+      await producer.flush()
+    }
+    const seen = async (reuseBatchMemory: boolean): Promise<string[]> => {
+      const values: string[] = []
+      const cluster = createCluster(kafka.connection, kafka.log)
+      await cluster.connect()
+      try {
+        // 8 KiB fetches: many batches through the one buffer, and batches larger than 1 MiB never occur here.
+        await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory, partitionMaxBytes: 64 * 1024 }, { cluster, admin: kafka.admin, log: kafka.log }).run({
+          onBatch: ({ partition, batch }) => batch.forEachValue((bytes, start, end, offset) => values.push(`${partition}:${offset}:${bytes.toString('utf8', start, end)}`)),
+          onCorruptBatch: ({ error }) => {
+            throw error
+          }
+        })
+      } finally {
+        await cluster.disconnect()
+      }
+      return values
+    }
+    const fresh = await seen(false)
+    assert.equal(fresh.length, 3000)
+    assert.deepEqual(await seen(true), fresh)
   })
 })

@@ -23,6 +23,20 @@ describe('codecs', () => {
     })
   }
 
+  it('lz4 and zstd decompress into a given buffer exactly as into a new one, and answer -1 when it is too small', () => {
+    for (const spec of ['lz4:1', 'lz4:9', 'zstd:3']) {
+      const codec = createCodec(parseCodecSpec(spec))
+      const compressed = codec.compress(sample)
+      const into = codec.decompressInto
+      assert.ok(into !== undefined, `${spec} can decompress in place`)
+      const big = Buffer.alloc(sample.length + 300_000, 0xee)
+      const written = into(compressed, big)
+      assert.equal(written, sample.length)
+      assert.deepEqual(big.subarray(0, written), sample)
+      assert.equal(into(compressed, Buffer.alloc(100)), -1, `${spec}: too small is -1, not an overflow`)
+    }
+  })
+
   it('levels are per instance: zstd 1 and zstd 19 give different sizes side by side', () => {
     const fast = createCodec({ codec: 'zstd', level: 1 })
     const strong = createCodec({ codec: 'zstd', level: 19 })
