@@ -132,7 +132,7 @@ async function main(): Promise<void> {
         const source = c.sourceTopics.get('zstd:3')
         if (wanted.has('copier') && source !== undefined) {
           copier = await copierBench(kafka, source, log)
-          section(`Copier (source: http zstd:3, ${http.records} records, to six targets, medians)`, copierTable(copier))
+          section(`Copier (source: http zstd:3, ${copier.sourceRecords} records, to six targets, medians)`, copierTable(copier))
           writeJson('bench-copier.json', { meta, row: copier })
         }
       }

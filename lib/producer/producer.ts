@@ -343,6 +343,18 @@ export class Producer {
     return this.appendWhenMemoryFrees(queue, record, timestamp)
   }
 
+  /**
+   * Accepts records in order, waiting only where buffer.memory is full: no await per record, which an
+   * intake loop of `await send()` pays even when every record fits. On an error the records before the
+   * failing one are accepted, the rest are not.
+   */
+  async sendMany(records: readonly ProducerRecord[]): Promise<void> {
+    for (const record of records) {
+      const accepted = this.send(record)
+      if (accepted !== ACCEPTED) await accepted
+    }
+  }
+
   private checkAccepting(record: ProducerRecord): void {
     if (this.closing !== null || !this.started) {
       throw new SqueezeError(ErrorCodes.PRODUCER_CLOSED, this.started ? 'producer is closing; no new records are accepted' : 'producer not started: call start() first')
