@@ -38,6 +38,25 @@ describe('batching', () => {
   })
 })
 
+describe('sendMany', () => {
+  it('accepts records in order through buffer.memory waits, and stops at a record it refuses, having taken the ones before', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1 })
+    // buffer.memory of two 16 KiB batches: 4,000 records of ~100 bytes must wait for acknowledgements on the way.
+    const producer = await kafka.startProducer({ codec: { codec: 'zstd', level: 1 }, lingerMs: 5, batchSizeBytes: 16 * 1024, bufferMemoryBytes: 32 * 1024, maxRequestSizeBytes: 64 * 1024 })
+    const records = Array.from({ length: 4000 }, (_, i) => ({ topic, key: null, value: Buffer.from(`${i} `.padEnd(100, 'x')) }))
+    await producer.sendMany(records)
+    await assert.rejects(producer.sendMany([
+      { topic, key: null, value: Buffer.from('before the big one') },
+      { topic, key: null, value: Buffer.alloc(100 * 1024) },
+      { topic, key: null, value: Buffer.from('never taken') }
+    ]), /exceeds max\.request\.size/)
+    await producer.flush()
+    assert.equal(producer.snapshot().recordsAcked, 4001)
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString() ?? ''))
+    assert.deepEqual(values, [...records.map((r) => r.value.toString()), 'before the big one'])
+  })
+})
+
 describe('codec levels are per producer instance', () => {
   it('zstd 1 and zstd 19 in one process produce different, correct sizes', async (t) => {
     const [fastTopic, strongTopic] = [await kafka.createTopic(t), await kafka.createTopic(t)]
