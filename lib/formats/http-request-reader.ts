@@ -185,10 +185,8 @@ function readFast(buf: Buffer, seg: number, segLen: number): HttpRequestFields {
 }
 
 const TEXT_POINTERS: readonly number[] = Object.values(P)
-const SCALARS: ReadonlyArray<readonly [offset: number, bytes: number]> = [
-  [O.timestampNs, 8], [O.clientPort, 2], [O.method, 2], [O.scheme, 2], [O.status, 2], [O.requestBytes, 8], [O.responseBytes, 8],
-  [O.cacheStatus, 2], [O.tlsVersion, 2], [O.originResponseTimeMs, 4], [O.edgeTimeToFirstByteMs, 4], [O.asn, 4]
-]
+/** Where the last scalar field ends (asn, a u32 at 44): the scalars cover the data section up to here. */
+const SCALARS_END = O.asn + 4
 
 /** Little-endian u32 from bytes already known to be in bounds (no Buffer argument checks). */
 function le32(b: Buffer, at: number): number {
@@ -196,7 +194,7 @@ function le32(b: Buffer, at: number): number {
 }
 
 /**
- * Reads every field of a single-segment message without building JS values: each scalar's bytes are read
+ * Reads every field of a single-segment message without building JS values: the scalars' bytes are read
  * (enums map to a name or the default, as in readHttpRequest, so they cannot fail), each text field is located
  * and checked (pointer kind, bounds, NUL terminator) and its length counted. This is how a Cap'n Proto consumer
  * reads (zero copy; a string is made only when a field is used), and it rejects exactly what readHttpRequest
@@ -217,10 +215,9 @@ function checkFast(buf: Buffer, seg: number, segLen: number): number {
   const data = seg + startWord * 8
   const dataBytes = dataWords * 8
   let seen = 0
-  for (const [offset, bytes] of SCALARS) {
-    if (offset + bytes > dataBytes) continue
-    for (let i = 0; i < bytes; i++) seen += buf[data + offset + i] as number
-  }
+  // The scalars tile the data section (SCALARS_END bytes): read it a word at a time, up to what the writer sent.
+  const scalarBytes = Math.min(dataBytes, SCALARS_END)
+  for (let at = 0; at + 4 <= scalarBytes; at += 4) seen += le32(buf, data + at)
   const ptrs = data + dataBytes
   const segEnd = seg + segLen
   for (const index of TEXT_POINTERS) {
