@@ -65,10 +65,16 @@ function readFraming(buf: Buffer): Array<{ start: number; length: number }> {
   return segments
 }
 
+/** Little-endian u32 from bytes already known to be in bounds (no Buffer argument checks). */
+function le32(b: Buffer, at: number): number {
+  return ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16) | ((b[at + 3] as number) << 24)) >>> 0
+}
+
 function rootStruct(buf: Buffer, seg: number, segLen: number): StructView | null {
   if (segLen < 8) throw corrupt('segment too small for a root pointer')
-  const lo = buf.readUInt32LE(seg)
-  const hi = buf.readUInt32LE(seg + 4)
+  // In bounds: the framing put the segment inside buf, and it holds at least this word.
+  const lo = le32(buf, seg)
+  const hi = le32(buf, seg + 4)
   if (lo === 0 && hi === 0) return null
   const kind = lo & 3
   if (kind === 2) throw new NeedsReferenceReader()
@@ -111,8 +117,9 @@ function locateText(s: StructView, index: number): number {
   textLength = 0
   if (index >= s.ptrCount) return -1
   const at = s.ptrs + index * 8
-  const lo = s.buf.readUInt32LE(at)
-  const hi = s.buf.readUInt32LE(at + 4)
+  // In bounds: rootStruct checked that the pointer section lies inside the segment.
+  const lo = le32(s.buf, at)
+  const hi = le32(s.buf, at + 4)
   if (lo === 0 && hi === 0) return -1
   const kind = lo & 3
   if (kind === 2) throw new NeedsReferenceReader()
@@ -188,55 +195,21 @@ const TEXT_POINTERS: readonly number[] = Object.values(P)
 /** Where the last scalar field ends (asn, a u32 at 44): the scalars cover the data section up to here. */
 const SCALARS_END = O.asn + 4
 
-/** Little-endian u32 from bytes already known to be in bounds (no Buffer argument checks). */
-function le32(b: Buffer, at: number): number {
-  return ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16) | ((b[at + 3] as number) << 24)) >>> 0
-}
-
 /**
  * Reads every field of a single-segment message without building JS values: the scalars' bytes are read
  * (enums map to a name or the default, as in readHttpRequest, so they cannot fail), each text field is located
  * and checked (pointer kind, bounds, NUL terminator) and its length counted. This is how a Cap'n Proto consumer
  * reads (zero copy; a string is made only when a field is used), and it rejects exactly what readHttpRequest
- * rejects. No object is allocated per record. Returns a sum over the bytes read, so the work is observable.
+ * rejects. Returns a sum over the bytes read, so the work is observable.
  */
 function checkFast(buf: Buffer, seg: number, segLen: number): number {
-  if (segLen < 8) throw corrupt('segment too small for a root pointer')
-  const lo = le32(buf, seg)
-  const hi = le32(buf, seg + 4)
-  if (lo === 0 && hi === 0) return 0
-  const kind = lo & 3
-  if (kind === 2) throw new NeedsReferenceReader()
-  if (kind !== 0) throw corrupt(`root pointer is not a struct pointer (kind ${kind})`)
-  const dataWords = hi & 0xffff
-  const ptrCount = hi >>> 16
-  const startWord = 1 + ((lo | 0) >> 2)
-  if (startWord < 0 || (startWord + dataWords + ptrCount) * 8 > segLen) throw corrupt('root struct lies outside the segment')
-  const data = seg + startWord * 8
-  const dataBytes = dataWords * 8
+  const s = rootStruct(buf, seg, segLen)
+  if (s === null) return 0
   let seen = 0
   // The scalars tile the data section (SCALARS_END bytes): read it a word at a time, up to what the writer sent.
-  const scalarBytes = Math.min(dataBytes, SCALARS_END)
-  for (let at = 0; at + 4 <= scalarBytes; at += 4) seen += le32(buf, data + at)
-  const ptrs = data + dataBytes
-  const segEnd = seg + segLen
-  for (const index of TEXT_POINTERS) {
-    if (index >= ptrCount) continue
-    const at = ptrs + index * 8
-    const plo = le32(buf, at)
-    const phi = le32(buf, at + 4)
-    if (plo === 0 && phi === 0) continue
-    const pkind = plo & 3
-    if (pkind === 2) throw new NeedsReferenceReader()
-    if (pkind !== 1) throw corrupt(`pointer ${index} is not a list pointer (kind ${pkind})`)
-    if ((phi & 7) !== 2) throw corrupt(`pointer ${index} is not a byte list (element size ${phi & 7})`)
-    const count = phi >>> 3
-    if (count === 0) continue
-    const textStart = at + 8 + ((plo | 0) >> 2) * 8
-    if (textStart < seg || textStart + count > segEnd) throw corrupt(`text ${index} lies outside the segment`)
-    if (buf[textStart + count - 1] !== 0) throw corrupt(`text ${index} is not NUL-terminated`)
-    seen += count - 1
-  }
+  const scalarBytes = Math.min(s.dataBytes, SCALARS_END)
+  for (let at = 0; at + 4 <= scalarBytes; at += 4) seen += le32(buf, s.data + at)
+  for (const index of TEXT_POINTERS) if (locateText(s, index) !== -1) seen += textLength
   return seen
 }
 
@@ -253,7 +226,8 @@ function readViaReference(value: Uint8Array): HttpRequestFields {
  * not a well-formed message; never returns partially read garbage from out-of-bounds pointers.
  */
 export function readHttpRequest(value: Uint8Array): HttpRequestFields {
-  return withFastPath(value, readFast, readViaReference)
+  const buf = asBuffer(value)
+  return withFastPath(buf, 0, buf.length, readFast, () => readViaReference(value))
 }
 
 /**
@@ -261,47 +235,36 @@ export function readHttpRequest(value: Uint8Array): HttpRequestFields {
  * number of text bytes it holds. Throws SqueezeError(DECODE_RECORD) exactly where readHttpRequest would.
  */
 export function checkHttpRequest(value: Uint8Array): number {
-  return withFastPath(value, checkFast, (v) => {
-    const fields = readViaReference(v)
-    return Object.keys(fields).length
-  })
+  const buf = asBuffer(value)
+  return checkHttpRequestAt(buf, 0, buf.length)
 }
 
 /** checkHttpRequest of `buf[start, end)`, reading in place: no view is made unless capnp-ts must step in. */
 export function checkHttpRequestAt(buf: Buffer, start: number, end: number): number {
+  return withFastPath(buf, start, end, checkFast, () => Object.keys(readViaReference(buf.subarray(start, end))).length)
+}
+
+/** The message in `buf[start, end)` through `fast` when it is one segment of near pointers, else through `reference`. */
+function withFastPath<T>(buf: Buffer, start: number, end: number, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: () => T): T {
+  // One segment is what squeeze writes: read its size straight from the header, no segment table objects.
   if (end - start >= 8 && buf.readUInt32LE(start) === 0) {
     const length = buf.readUInt32LE(start + 4) * 8
     if (length > end - start - 8) throw corrupt(`segment 0 (${length} bytes) runs past the end of the message`)
-    try {
-      return checkFast(buf, start + 8, length)
-    } catch (err) {
-      if (err instanceof SqueezeError) throw err
-      if (!(err instanceof NeedsReferenceReader)) throw corrupt(err instanceof Error ? err.message : String(err), err)
-    }
+    return runFast(buf, start + 8, length, fast, reference)
   }
-  return checkHttpRequest(buf.subarray(start, end))
-}
-
-function withFastPath<T>(value: Uint8Array, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: (value: Uint8Array) => T): T {
-  const buf = asBuffer(value)
-  // One segment is what squeeze writes: read its size straight from the header, no segment table objects.
-  if (buf.length >= 8 && buf.readUInt32LE(0) === 0) {
-    const length = buf.readUInt32LE(4) * 8
-    if (length > buf.length - 8) throw corrupt(`segment 0 (${length} bytes) runs past the end of the message`)
-    return runFast(buf, 8, length, value, fast, reference)
-  }
-  const segments = readFraming(buf)
+  const view = buf.subarray(start, end)
+  const segments = readFraming(view)
   const first = segments[0]
   if (first === undefined) throw corrupt('no segments')
-  if (segments.length > 1) return reference(value)
-  return runFast(buf, first.start, first.length, value, fast, reference)
+  if (segments.length > 1) return reference()
+  return runFast(view, first.start, first.length, fast, reference)
 }
 
-function runFast<T>(buf: Buffer, seg: number, segLen: number, value: Uint8Array, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: (value: Uint8Array) => T): T {
+function runFast<T>(buf: Buffer, seg: number, segLen: number, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: () => T): T {
   try {
     return fast(buf, seg, segLen)
   } catch (err) {
-    if (err instanceof NeedsReferenceReader) return reference(value)
+    if (err instanceof NeedsReferenceReader) return reference()
     if (err instanceof SqueezeError) throw err
     // Buffer reads throw RangeError on any bounds slip the checks above missed; still a corrupt record.
     throw corrupt(err instanceof Error ? err.message : String(err), err)
