@@ -99,6 +99,23 @@ function copyOf(input: Uint8Array): Buffer {
   return Buffer.from(input)
 }
 
+/**
+ * A lookup that creates each codec-and-level instance once, for a holder that seals batches of several
+ * specs (the producer's batch sealer, the compression thread). Each holder has its own: no global registry.
+ */
+export function codecCache(): (spec: CodecSpec) => Codec {
+  const codecs = new Map<string, Codec>()
+  return (spec) => {
+    const key = formatCodecSpec(spec)
+    let codec = codecs.get(key)
+    if (codec === undefined) {
+      codec = createCodec(spec)
+      codecs.set(key, codec)
+    }
+    return codec
+  }
+}
+
 const DECODERS = new Map<number, Codec>()
 
 /** The codec that decompresses batches with this attributes id; decompression does not depend on the level. */

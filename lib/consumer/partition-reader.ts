@@ -138,9 +138,9 @@ export class PartitionReader {
         const fetched = await round
         if (fetched === 'done') return
         if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors)
-        for (const { cursor, result } of fetched) {
+        for (const { cursor, result, batches } of fetched) {
           if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode)
-          else this.consume(cursor, result.records, handlers)
+          else this.consume(cursor, batches, handlers)
         }
       }
     } finally {
@@ -160,14 +160,20 @@ export class PartitionReader {
       return []
     }
     const answers = await Promise.all([...byLeader].map(([leader, group]) => this.fetchFrom(leader, group)))
-    const fetched = answers.flat()
-    for (const { cursor, result } of fetched) {
-      if (result.errorCode !== 0) continue
+    const fetched: FetchedPartitionRound[] = []
+    for (const { cursor, result } of answers.flat()) {
+      if (result.errorCode !== 0) {
+        fetched.push({ cursor, result, batches: [] })
+        continue
+      }
       // A negative end means the broker does not know it yet (-1); read on and take it from a later answer.
       const reportedEnd = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
       if (cursor.end === null && reportedEnd >= 0) cursor.end = reportedEnd
       for (const aborted of result.abortedTransactions) cursor.aborted.set(aborted.producerId, aborted.firstOffset)
-      for (const bytes of splitBatches(result.records)) cursor.fetchAt = Math.max(cursor.fetchAt, batchOffsets(bytes).lastOffset + 1)
+      // Split once here: the batch headers give the next fetch offset now, and consume() walks the same list.
+      const batches = splitBatches(result.records).map((bytes) => ({ bytes, ...batchOffsets(bytes) }))
+      for (const { lastOffset } of batches) cursor.fetchAt = Math.max(cursor.fetchAt, lastOffset + 1)
+      fetched.push({ cursor, result, batches })
     }
     return fetched
   }
@@ -245,9 +251,8 @@ export class PartitionReader {
     return fetched
   }
 
-  private consume(cursor: PartitionCursor, records: Buffer, handlers: ReaderHandlers): void {
-    for (const bytes of splitBatches(records)) {
-      const { baseOffset, lastOffset } = batchOffsets(bytes)
+  private consume(cursor: PartitionCursor, batches: readonly FetchedBatch[], handlers: ReaderHandlers): void {
+    for (const { bytes, baseOffset, lastOffset } of batches) {
       if (lastOffset < cursor.position) continue
       const before = process.cpuUsage()
       let batch: ReadBatch
@@ -301,8 +306,22 @@ export class PartitionReader {
   }
 }
 
+/** One stored batch of a fetch answer, with the offsets its header gives. */
+interface FetchedBatch {
+  readonly bytes: Buffer
+  readonly baseOffset: number
+  readonly lastOffset: number
+}
+
+/** One partition's answer in a round, split into its complete batches (none when the answer is an error). */
+interface FetchedPartitionRound {
+  readonly cursor: PartitionCursor
+  readonly result: FetchedPartition
+  readonly batches: readonly FetchedBatch[]
+}
+
 /** A round's answers per partition, or 'done' once every partition reached its end. */
-type FetchedRound = Array<{ cursor: PartitionCursor; result: FetchedPartition }> | 'done'
+type FetchedRound = FetchedPartitionRound[] | 'done'
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { createCodec, formatCodecSpec, type Codec, type CodecSpec } from '../codecs/index.js'
+import { codecCache, type CodecSpec } from '../codecs/index.js'
 import type { Logger } from '../log/logger.js'
 import { BATCH } from '../protocol/batch-layout.js'
 import { sealRecords, type OpenBatch, type SealedBatch } from '../protocol/record-batch-builder.js'
@@ -35,7 +35,7 @@ export function createBatchSealer(useWorker: boolean, log: Logger, workerUrl: UR
 }
 
 class InlineSealer implements BatchSealer {
-  private readonly codecs = new Map<string, Codec>()
+  private readonly codec = codecCache()
   private readonly spares: Buffer[] = []
   /** Buffers this sealer handed out: only these may be recycled or transferred to another thread. */
   protected readonly owned = new WeakSet<ArrayBufferLike>()
@@ -50,6 +50,12 @@ class InlineSealer implements BatchSealer {
 
   start(): void {}
 
+  /** The records' backing buffer when this sealer handed it out (so it may be recycled or transferred), else null. */
+  protected ownedBacking(records: Uint8Array): ArrayBuffer | null {
+    const backing = records.buffer
+    return this.owned.has(backing) && backing instanceof ArrayBuffer ? backing : null
+  }
+
   protected recycle(buffer: ArrayBuffer): void {
     if (this.spares.length < SPARE_BUFFERS) this.spares.push(Buffer.from(buffer))
   }
@@ -61,19 +67,9 @@ class InlineSealer implements BatchSealer {
     } catch (err) {
       result = err instanceof Error ? err : new Error(String(err))
     }
-    const backing = batch.records.buffer
-    if (this.owned.has(backing) && backing instanceof ArrayBuffer) this.recycle(backing)
+    const backing = this.ownedBacking(batch.records)
+    if (backing !== null) this.recycle(backing)
     done(result)
-  }
-
-  private codec(spec: CodecSpec): Codec {
-    const key = formatCodecSpec(spec)
-    let codec = this.codecs.get(key)
-    if (codec === undefined) {
-      codec = createCodec(spec)
-      this.codecs.set(key, codec)
-    }
-    return codec
   }
 
   async close(): Promise<void> {}
@@ -111,9 +107,8 @@ class WorkerSealer extends InlineSealer {
     // Referenced while it holds batches, so the process cannot exit with records still being compressed.
     if (this.inFlight.size === 0) worker.ref()
     this.inFlight.set(id, { count: batch.count, recordsBytes: batch.records.byteLength, firstTimestamp: batch.firstTimestamp, done })
-    const backing = batch.records.buffer
     // A buffer this sealer did not hand out may be shared (Node's pool): send a copy of the records instead.
-    const records = this.owned.has(backing) && backing instanceof ArrayBuffer ? batch.records : new Uint8Array(batch.records)
+    const records = this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
     const request: SealRequest = { id, spec, batch: { ...batch, records } }
     worker.postMessage(request, [records.buffer as ArrayBuffer])
   }

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads'
-import { createCodec, formatCodecSpec, type Codec, type CodecSpec } from '../codecs/index.js'
+import { codecCache, type CodecSpec } from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
 import { sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
 
@@ -18,7 +18,7 @@ export type SealReply =
 // Runs on the compression thread: one codec instance per codec and level, batches sealed in arrival order.
 if (parentPort !== null) {
   const port = parentPort
-  const codecs = new Map<string, Codec>()
+  const codecFor = codecCache()
   // This thread does nothing but seal batches, so its own CPU time is the compression path's. The kernel
   // updates a running thread's figure only every scheduler tick (4 ms here), so each reply carries the
   // thread's CPU since the previous reply: single batches are off by up to a tick, their sums are exact.
@@ -26,14 +26,8 @@ if (parentPort !== null) {
   port.on('message', (request: SealRequest) => {
     cpuAtLastReply ??= threadCpuSeconds()
     try {
-      const key = formatCodecSpec(request.spec)
-      let codec = codecs.get(key)
-      if (codec === undefined) {
-        codec = createCodec(request.spec)
-        codecs.set(key, codec)
-      }
       // allocUnsafeSlow: a buffer that owns its ArrayBuffer, so it can be transferred without a copy.
-      const sealed = sealRecords(request.batch, codec, Buffer.allocUnsafeSlow)
+      const sealed = sealRecords(request.batch, codecFor(request.spec), Buffer.allocUnsafeSlow)
       const bytes = sealed.bytes.buffer as ArrayBuffer
       const records = request.batch.records.buffer as ArrayBuffer
       const cpu = threadCpuSeconds()
