@@ -1,3 +1,4 @@
+import { readTopicPartitions } from './group-by-topic.js'
 import { Decoder, Encoder, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
 
 export interface PartitionDiskSize {
@@ -38,18 +39,12 @@ function describeLogDirsRequest(topics: ReadonlyMap<string, readonly number[]>):
         for (let d = 0; d < dirs; d++) {
           decoder.readInt16() // error_code of the log dir: an offline dir simply reports no partitions
           const logDir = decoder.readString()
-          const topicCount = decoder.readInt32()
-          for (let t = 0; t < topicCount; t++) {
-            const topic = decoder.readString()
-            const partitionCount = decoder.readInt32()
-            for (let p = 0; p < partitionCount; p++) {
-              const partition = decoder.readInt32()
-              const sizeBytes = Number(decoder.readInt64().toString())
-              decoder.readInt64() // offset_lag
-              decoder.readInt8() // is_future_key
-              sizes.push({ topic, partition, logDir, sizeBytes })
-            }
-          }
+          sizes.push(...readTopicPartitions(decoder, (topic, partition) => {
+            const sizeBytes = Number(decoder.readInt64().toString())
+            decoder.readInt64() // offset_lag
+            decoder.readInt8() // is_future_key
+            return { topic, partition, logDir, sizeBytes }
+          }))
         }
         return sizes
       },

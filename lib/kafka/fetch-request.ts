@@ -1,4 +1,4 @@
-import { groupByTopic } from './group-by-topic.js'
+import { groupByTopic, readTopicPartitions } from './group-by-topic.js'
 import { Decoder, Encoder, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
 
 export interface FetchPartition {
@@ -65,27 +65,19 @@ export function fetchRequest(args: {
 async function decodeFetchResponse(raw: Buffer): Promise<FetchedPartition[]> {
   const decoder = new Decoder(raw)
   decoder.readInt32() // throttle_time_ms
-  const results: FetchedPartition[] = []
-  const topics = decoder.readInt32()
-  for (let t = 0; t < topics; t++) {
-    const topic = decoder.readString()
-    const partitions = decoder.readInt32()
-    for (let p = 0; p < partitions; p++) {
-      const partition = decoder.readInt32()
-      const errorCode = decoder.readInt16()
-      const highWatermark = Number(decoder.readInt64().toString())
-      const lastStableOffset = Number(decoder.readInt64().toString())
-      const abortedCount = decoder.readInt32()
-      const abortedTransactions: AbortedTransaction[] = []
-      for (let a = 0; a < abortedCount; a++) {
-        abortedTransactions.push({ producerId: BigInt(decoder.readInt64().toString()), firstOffset: Number(decoder.readInt64().toString()) })
-      }
-      const size = decoder.readInt32()
-      const start = decoder.offset
-      const records = size <= 0 ? Buffer.alloc(0) : raw.subarray(start, start + size)
-      decoder.offset = start + Math.max(size, 0)
-      results.push({ topic, partition, errorCode, highWatermark, lastStableOffset, abortedTransactions, records })
+  return readTopicPartitions(decoder, (topic, partition): FetchedPartition => {
+    const errorCode = decoder.readInt16()
+    const highWatermark = Number(decoder.readInt64().toString())
+    const lastStableOffset = Number(decoder.readInt64().toString())
+    const abortedCount = decoder.readInt32()
+    const abortedTransactions: AbortedTransaction[] = []
+    for (let a = 0; a < abortedCount; a++) {
+      abortedTransactions.push({ producerId: BigInt(decoder.readInt64().toString()), firstOffset: Number(decoder.readInt64().toString()) })
     }
-  }
-  return results
+    const size = decoder.readInt32()
+    const start = decoder.offset
+    const records = size <= 0 ? Buffer.alloc(0) : raw.subarray(start, start + size)
+    decoder.offset = start + Math.max(size, 0)
+    return { topic, partition, errorCode, highWatermark, lastStableOffset, abortedTransactions, records }
+  })
 }

@@ -1,3 +1,5 @@
+import type { KafkajsDecoder } from './kafkajs-internals.js'
+
 /** Kafka requests nest partitions under their topic; this groups flat entries that way, keeping their order. */
 export function groupByTopic<T extends { readonly topic: string }>(entries: readonly T[]): Map<string, T[]> {
   const byTopic = new Map<string, T[]>()
@@ -12,4 +14,19 @@ export function groupByTopic<T extends { readonly topic: string }>(entries: read
 /** The `[{ topic, partitions: [...] }]` shape of Kafka's per-partition requests, from flat entries. */
 export function nestByTopic<T extends { readonly topic: string }, P>(entries: readonly T[], partition: (entry: T) => P): Array<{ topic: string; partitions: P[] }> {
   return [...groupByTopic(entries)].map(([topic, list]) => ({ topic, partitions: list.map(partition) }))
+}
+
+/**
+ * The other direction, for responses: reads Kafka's `[topic, [partition, ...fields]]` arrays, calling
+ * `readPartition` with the decoder positioned just after each partition index.
+ */
+export function readTopicPartitions<T>(decoder: KafkajsDecoder, readPartition: (topic: string, partition: number) => T): T[] {
+  const results: T[] = []
+  const topics = decoder.readInt32()
+  for (let t = 0; t < topics; t++) {
+    const topic = decoder.readString()
+    const partitions = decoder.readInt32()
+    for (let p = 0; p < partitions; p++) results.push(readPartition(topic, decoder.readInt32()))
+  }
+  return results
 }

@@ -1,4 +1,4 @@
-import { groupByTopic } from './group-by-topic.js'
+import { groupByTopic, readTopicPartitions } from './group-by-topic.js'
 import { encodedPayload, protocolError, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
 import { Decoder } from './kafkajs-internals.js'
 
@@ -77,21 +77,13 @@ function produceBody(transactionalId: string | null, acks: number, timeoutMs: nu
 
 async function decodeProduceResponse(raw: Buffer): Promise<PartitionProduceResult[]> {
   const decoder = new Decoder(raw)
-  const results: PartitionProduceResult[] = []
-  const topics = decoder.readInt32()
-  for (let t = 0; t < topics; t++) {
-    const topic = decoder.readString()
-    const partitions = decoder.readInt32()
-    for (let p = 0; p < partitions; p++) {
-      const partition = decoder.readInt32()
-      const errorCode = decoder.readInt16()
-      const baseOffset = Number(decoder.readInt64().toString())
-      decoder.readInt64() // log_append_time
-      decoder.readInt64() // log_start_offset
-      results.push({ topic, partition, errorCode, baseOffset })
-    }
-  }
-  return results
+  return readTopicPartitions(decoder, (topic, partition): PartitionProduceResult => {
+    const errorCode = decoder.readInt16()
+    const baseOffset = Number(decoder.readInt64().toString())
+    decoder.readInt64() // log_append_time
+    decoder.readInt64() // log_start_offset
+    return { topic, partition, errorCode, baseOffset }
+  })
 }
 
 
