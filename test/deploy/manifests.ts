@@ -242,3 +242,21 @@ export function composeSchemaProblems(doc: Json): string[] {
   }
   return composeValidator(doc) ? [] : (composeValidator.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// The Grafana dashboard: every query of every panel (rows nest panels).
+
+export const DASHBOARD = join(ROOT, 'deploy/grafana/dashboards/squeeze.json')
+
+export interface DashboardPanel { type: string; title: string; targets?: Array<{ expr: string }>; panels?: DashboardPanel[] }
+
+export function dashboardPanels(file = DASHBOARD): DashboardPanel[] {
+  const dashboard = JSON.parse(readFileSync(file, 'utf8')) as { panels: DashboardPanel[] }
+  return dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])])
+}
+
+/** Every query with its panel's title; a panel (other than a row or text) without a query is an error. */
+export function dashboardQueries(panels = dashboardPanels()): Array<{ panel: string; expr: string }> {
+  for (const p of panels) if (p.type !== 'row' && p.type !== 'text' && (p.targets ?? []).length === 0) throw new Error(`panel "${p.title}" has no query`)
+  return panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })))
+}
