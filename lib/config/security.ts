@@ -134,7 +134,7 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): Secu
     if ((certFile === undefined) !== (keyFile === undefined)) problems.push('a client certificate needs both --ssl-cert-file and --ssl-key-file')
   } else {
     const given = [caFile !== undefined ? '--ssl-ca-file' : undefined, certFile !== undefined ? '--ssl-cert-file' : undefined, keyFile !== undefined ? '--ssl-key-file' : undefined,
-      rejectText !== undefined ? '--ssl-reject-unauthorized' : undefined, flags['ssl-endpoint-identification'] !== undefined ? '--ssl-endpoint-identification' : undefined]
+      flags['ssl-reject-unauthorized'] !== undefined ? '--ssl-reject-unauthorized' : undefined, flags['ssl-endpoint-identification'] !== undefined ? '--ssl-endpoint-identification' : undefined]
       .filter((g): g is string => g !== undefined)
     if (given.length > 0) problems.push(`${given.join(', ')} given but the security protocol is ${protocol}: use SSL or SASL_SSL (--security-protocol)`)
   }
