@@ -25,7 +25,7 @@ export function installShutdown(log: Logger, options: { timeoutMs: number }): Ab
 }
 
 /** Exit codes a script can tell apart: 2 bad arguments, 3 credentials refused, 4 TLS handshake failed, else 1. */
-export function exitCodeFor(err: SqueezeError): number {
+function exitCodeFor(err: SqueezeError): number {
   if (err.code === ErrorCodes.CONFIG_INVALID || err.code.startsWith('SQUEEZE_ERR_CODEC_')) return 2
   if (err.code === ErrorCodes.AUTH_FAILED) return 3
   if (err.code === ErrorCodes.TLS_HANDSHAKE) return 4
