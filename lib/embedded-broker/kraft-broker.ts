@@ -52,8 +52,11 @@ export interface KraftSecurityOptions {
     plainUsers?: Readonly<Record<string, string>>
     scramUsers?: ReadonlyArray<{ mechanism: ScramMechanism; name: string; password: string }>
   }
-  /** Adds SSL://host:<port>: TLS without SASL. */
-  ssl?: { port?: number }
+  /**
+   * Adds SSL://host:<port>: TLS without SASL. With `clientCaFile` (PEM), the listener requires a client
+   * certificate signed by that CA (mutual TLS).
+   */
+  ssl?: { port?: number; clientCaFile?: string }
 }
 
 export interface KraftBrokerOptions {
@@ -260,7 +263,14 @@ export function securityServerProperties(base: Record<string, string>, host: str
     props['listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
     props['listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
   }
-  if (security.ssl !== undefined && ports.ssl !== undefined) listeners.push(`SSL://${host}:${ports.ssl}`)
+  if (security.ssl !== undefined && ports.ssl !== undefined) {
+    listeners.push(`SSL://${host}:${ports.ssl}`)
+    if (security.ssl.clientCaFile !== undefined) {
+      props['listener.name.ssl.ssl.client.auth'] = 'required'
+      props['listener.name.ssl.ssl.truststore.type'] = 'PEM'
+      props['listener.name.ssl.ssl.truststore.location'] = security.ssl.clientCaFile
+    }
+  }
   const protocolMap = [base['listener.security.protocol.map'] ?? '', ...listeners.map((l) => `${l.split(':')[0]}:${l.split(':')[0]}`)].filter((x) => x !== '')
   return {
     ...props,

@@ -12,6 +12,8 @@ export interface HealthProbe {
   live(): boolean
   /** Connected to the cluster and able to do its job. */
   ready(): boolean
+  /** Why it is not ready, for the /readyz body (default "not ready"). */
+  notReadyReason?(): string | undefined
 }
 
 /** Serves /metrics, /healthz and /readyz; port 0 picks a free port. */
@@ -27,7 +29,8 @@ export async function startMetricsServer(registry: Registry, options: { port: nu
     }
     if (path === '/healthz' || path === '/readyz') {
       const ok = options.health === undefined ? true : path === '/healthz' ? options.health.live() : options.health.ready()
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'not ready\n')
+      const why = path === '/readyz' ? options.health?.notReadyReason?.() ?? 'not ready' : 'not ready'
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : `${why}\n`)
       return
     }
     res.writeHead(404).end()

@@ -1,6 +1,7 @@
 import { formatCodecSpec, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 import { nestByTopic } from '../kafka/group-by-topic.js'
+import { connectionFailure } from '../kafka/connect-failure.js'
 import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
 import { COORDINATOR_TYPES, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
@@ -200,13 +201,13 @@ export class Producer {
     return formatCodecSpec(this.config.codec)
   }
 
-  /** Connects and, with idempotence, obtains a producer id. Fails with a clear error if no broker answers. */
+  /** Connects and, with idempotence, obtains a producer id. Fails with a clear error: no broker answering, TLS or credentials. */
   async start(): Promise<void> {
     try {
       await this.deps.cluster.connect()
       await this.deps.cluster.refreshMetadata()
     } catch (err) {
-      throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker: ${errorMessage(err)}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
+      throw connectionFailure(err)
     }
     if (this.config.idempotent || this.transactionalId !== undefined) await this.initProducerId()
     // Start the compression thread now, not under the first full batch (its start-up is ~50 ms of CPU).

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
-import { connectionFailure } from '../../lib/config/security.js'
+import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
 import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
@@ -109,13 +109,13 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       broker = await acquireBroker((msg: string) => log.info(msg))
       connection = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-compare' }
     } else {
-      connection = connectionFrom({ ...values, brokers: explicitBrokers }, env)
+      connection = connectionFrom({ ...values, brokers: explicitBrokers }, env, log)
     }
     const admin = createKafkaClient(connection, log).admin()
     try {
       await admin.connect()
     } catch (err) {
-      throw connectionFailure(err, connection.brokers)
+      throw connectionFailure(err, connection)
     }
     const filled = sourceKind !== 'topic'
     try {

@@ -11,7 +11,7 @@ import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
-import { connectionFailure } from '../../lib/config/security.js'
+import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
 import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
@@ -71,8 +71,9 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   }
   // Every setting is validated before anything connects.
   const topic = requireString(values.topic, 'topic', 'name the destination topic')
-  const connection = connectionFrom(values, env)
   const service = serviceOptionsFrom(values)
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
+  const connection = connectionFrom(values, env, log)
   const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), values.codec === undefined ? undefined : parseCodecSpec(values.codec))
   const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
   const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
@@ -84,7 +85,6 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   const replicationFactor = parseInteger(values['replication-factor'], 'replication-factor', 1, 100) ?? 1
   if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
 
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
   const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 5000 })
   const registry = createRegistry()
   const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
@@ -95,7 +95,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (createPartitions !== undefined) {
         const admin = createKafkaClient(connection, log).admin()
         await admin.connect().catch((err: unknown) => {
-          throw connectionFailure(err, connection.brokers)
+          throw connectionFailure(err, connection)
         })
         try {
           await ensureTopic(admin, topic, createPartitions, replicationFactor)
@@ -103,8 +103,10 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           await admin.disconnect()
         }
       }
-      await producer.start()
-    }, { waitMs: service.waitForBrokersMs, log, signal })
+      await producer.start().catch((err: unknown) => {
+        throw connectionFailure(err, connection)
+      })
+    }, { waitMs: service.waitForBrokersMs, log, signal, readiness })
     readiness.ready = true
     const source: AsyncIterable<SourceItem> =
       sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
