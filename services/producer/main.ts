@@ -5,7 +5,7 @@ import { parseProperties, producerConfigFrom } from '../../lib/config/producer-p
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
-import { ensureTopic } from '../../lib/kafka/topics.js'
+import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
@@ -36,7 +36,7 @@ Kafka:
   --topic TOPIC                  destination topic
   --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1|9], zstd[:-131072..22] (default zstd:3)
   --create-partitions N          create the topic with N partitions (compression.type=producer) if missing
-  --replication-factor N         replication factor of a topic it creates (default 1)
+  --replication-factor N         replication factor of a topic it creates (default: the broker's default.replication.factor)
   -X NAME=VALUE                  producer setting by Kafka name, repeatable: linger.ms (100), batch.size (1048576),
                                  buffer.memory (33554432), max.request.size, acks (all), enable.idempotence (true),
                                  delivery.timeout.ms, request.timeout.ms, retry.backoff.ms, compression.type,
@@ -81,7 +81,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1
   const onParseError = oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip')
   const createPartitions = parseInteger(values['create-partitions'], 'create-partitions', 1, 10000)
-  const replicationFactor = parseInteger(values['replication-factor'], 'replication-factor', 1, 100) ?? 1
+  const replicationFactor = parseInteger(values['replication-factor'], 'replication-factor', 1, 100)
   if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
 
   const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
@@ -98,7 +98,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           throw connectionFailure(err, connection.brokers)
         })
         try {
-          await ensureTopic(admin, topic, createPartitions, replicationFactor)
+          await ensureTopic(admin, topic, createPartitions, replicationFactor ?? BROKER_DEFAULT_REPLICATION_FACTOR)
         } finally {
           await admin.disconnect()
         }
