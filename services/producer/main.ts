@@ -7,12 +7,14 @@ import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
+import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { connectionFailure } from '../../lib/config/security.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
+import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
@@ -88,7 +90,13 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 5000 })
   const registry = createRegistry()
   const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
-  const readiness: Readiness = { ready: false }
+  const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
+  let started = false
+  const readiness: Readiness = {
+    get ready() {
+      return started && delivery.healthy()
+    }
+  }
   const metricsServer = await startServiceEndpoints(registry, service, readiness)
   try {
     await untilClusterReady(async () => {
@@ -105,7 +113,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       }
       await producer.start()
     }, { waitMs: service.waitForBrokersMs, log, signal })
-    readiness.ready = true
+    started = true
     const source: AsyncIterable<SourceItem> =
       sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
       : sourceKind === 'file' ? limit(readFileLines(values.file as string, { follow: values.follow === true, signal }), records)

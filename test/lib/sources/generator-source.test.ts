@@ -3,20 +3,9 @@ import { describe, it } from 'node:test'
 import { LOG_KINDS, type LogKind } from '../../../lib/formats/index.js'
 import { partitionForKey } from '../../../lib/producer/partitioner.js'
 import { generateRecords, type Clock } from '../../../lib/sources/generator-source.js'
+import { fakeClock } from '../../helpers/fake-clock.js'
 
 const DAY_MS = 86_400_000
-
-/** A clock that only moves when the generator sleeps: days of --rate traffic in seconds. */
-export function fakeClock(startMs: number): Clock & { ms: number } {
-  const clock = {
-    ms: startMs,
-    now: () => clock.ms,
-    sleep: async (ms: number) => {
-      clock.ms += ms
-    }
-  }
-  return clock
-}
 
 async function eachRecord(kind: LogKind, options: { records: number; ratePerSecond?: number; clock: Clock }, check: (r: { key: Buffer | null; timestampMs: number }) => void): Promise<number> {
   let n = 0
