@@ -31,8 +31,9 @@ Input:
   --file PATH                    with --source file; access logs (combined format) become Cap'n Proto HTTP records
   --follow                       keep reading the file as it grows, across rotation (tail -F)
   --records N                    stop after N records (generate default 100000)
-  --rate N                       generated records per second (default: as fast as possible)
-  --seed N                       generator seed (default 1): equal seeds give identical records
+  --rate N                       generated records per second, stamped with the current time (default: as fast as
+                                 possible, with modelled times ending now)
+  --seed N                       generator seed (default 1): equal seeds give the same records, times aside
   --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
 Kafka:
   --topic TOPIC                  destination topic
