@@ -3,7 +3,7 @@ import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '
 import { nestByTopic } from '../kafka/group-by-topic.js'
 import { connectionFailure } from '../kafka/connect-failure.js'
 import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
-import { COORDINATOR_TYPES, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { COORDINATOR_TYPES, protocolError, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
 import { retry } from '../retry.js'
 import type { BatchLabels, ProducerMetrics } from '../metrics/producer-metrics.js'
@@ -702,7 +702,7 @@ export class Producer {
         this.retryLater(queue, batch, String(code))
         this.refreshMetadata()
       } else {
-        this.failBatch(queue, batch, new SqueezeError(code === 10 ? ErrorCodes.RECORD_TOO_LARGE : ErrorCodes.PRODUCE_FAILED, `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeProduceError(code)}`))
+        this.failBatch(queue, batch, new SqueezeError(code === 10 ? ErrorCodes.RECORD_TOO_LARGE : ErrorCodes.PRODUCE_FAILED, `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeProduceError(code)}`, { cause: protocolError(code) }))
       }
     }
   }
