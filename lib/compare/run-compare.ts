@@ -80,6 +80,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       },
       { kafka, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.(`copied ${s.sourceRecords} records to ${options.targets.length} targets`) }
     )
+    // Operators (and the Ctrl-C test) watch for this line: from here on an interrupt still gets a partial report.
+    log.info({ sourceTopic: options.sourceTopic, targets: options.targets.length }, 'copy started')
     try {
       await copier.run(copyAbort.signal)
     } finally {

@@ -5,7 +5,7 @@ import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { connectionFailure } from '../../lib/config/security.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
-import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -106,6 +106,9 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
     let connection: KafkaConnectionConfig
     if (explicitBrokers === undefined) {
       process.stderr.write('no --brokers: starting Kafka (testcontainers if Docker answers, else the embedded JVM broker)...\n')
+      // Ctrl-C only aborts the copy (installShutdown): the broker serves the partial report, then stop() below ends
+      // it. A second Ctrl-C or the shutdown deadline exits at once, and this takes the JVM along.
+      killEmbeddedBrokersOnExit()
       broker = await acquireBroker((msg: string) => log.info(msg))
       connection = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-compare' }
     } else {
