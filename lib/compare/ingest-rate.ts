@@ -52,7 +52,7 @@ export interface RecordSpan {
 /**
  * The trimmed span of the records stamped in [fromMs, toMs]: the first and last RATE_TRIM of them (at least one
  * each) left out, from the first kept record's time to the last one's, and how many records it holds. Records
- * stamped after toMs count as stamped at toMs. Binary search on `countSince`: a broker is asked ~3 x log2(range) times.
+ * stamped after toMs count as stamped at toMs. Binary search on `countSince`: a broker is asked ~2 x log2(range) times.
  */
 export async function robustSpan(countSince: CountSince, range: { fromMs: number; toMs: number }): Promise<RecordSpan | { unknown: string }> {
   const fromMs = Math.floor(range.fromMs)
@@ -61,12 +61,11 @@ export async function robustSpan(countSince: CountSince, range: { fromMs: number
   const total = await count(fromMs)
   if (total < MIN_RATE_RECORDS) return { unknown: `only ${Math.round(total)} record${Math.round(total) === 1 ? '' : 's'} stamped between ${iso(fromMs)} and ${iso(end - 1)}` }
   const trim = Math.max(1, Math.ceil(RATE_TRIM * total))
-  // count drops just after a record's time, so "the first t where the count drops to x" is a record's time + 1.
-  const afterTrimmed = await firstTime(fromMs, end, async (t) => (await count(t)) <= total - trim)
-  const kept = await count(afterTrimmed)
-  const first = (await firstTime(afterTrimmed - 1, end, async (t) => (await count(t)) < kept)) - 1
+  // count drops just after a record's time, so "the first t where at most x remain" is a record's time + 1: here
+  // the times of the first and last kept records. Records sharing a kept record's time (a boot burst) stay in.
+  const first = (await firstTime(fromMs, end, async (t) => (await count(t)) <= total - trim - 1)) - 1
   const last = (await firstTime(fromMs, end, async (t) => (await count(t)) <= trim)) - 1
-  const records = kept - trim
+  const records = total - 2 * trim
   if (last - first < MIN_RATE_SPAN_MS) {
     return { unknown: `${Math.round(records)} records stamped within ${Math.max(0, last - first)} ms of each other: too short a span for a rate` }
   }

@@ -62,6 +62,13 @@ describe('ingest rate', () => {
     within(rate.recordsPerSecond, 1 / 60, 0.01, 'records/s')
   })
 
+  it('records sharing one timestamp (a boot burst) count, rather than being trimmed away together', async () => {
+    // 1,000 lines in the first second, then one a second for 1,000 s: 2,000 records over 1,000 s.
+    const timestamps = [...Array.from({ length: 1000 }, () => START), ...evenly(1000, 1000).map((ms) => ms + 1000)]
+    const rate = await knownRate(timestamps)
+    within(rate.recordsPerSecond, 2, 0.05, 'records/s')
+  })
+
   it('a reservoir sample of a long stream gives the same rate as every timestamp', async () => {
     const timestamps = evenly(200_000, 50)
     const full = await rateFromSample(sampleOf(timestamps), 100, 'generator-timestamps')
