@@ -10,6 +10,8 @@ import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { kafkaVersion } from './kafka-jars.js'
 import { SQUEEZE_CLUSTER_ID, defaultServerProperties, startKraftBroker, type EmbeddedBroker, type KraftBrokerOptions } from './kraft-broker.js'
 
+export { killEmbeddedBrokersOnExit } from './kraft-broker.js'
+
 const { Kafka, logLevel } = kafkajs
 
 export type BrokerKind = 'external' | 'testcontainers' | 'jvm'
