@@ -7,12 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if { [ "${CI:-}" = true ] || [ "${SQUEEZE_TEST_IN_CLEAN_CLONE:-}" = 1 ]; } && [ -z "${SQUEEZE_TEST_CLONE_OF:-}" ]; then
-  clone="$(bash scripts/clean-clone.sh "$(mktemp -d)/squeeze")"
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  clone="$(bash scripts/clean-clone.sh "$tmp/squeeze")"
   echo "test: running the suite in a clean clone of $(git rev-parse --short HEAD) at $clone" >&2
   # Maven reuses ~/.m2 and npm its cache, so the clone's setup fetches little.
-  SQUEEZE_TEST_CLONE_OF="$PWD" bash "$clone/scripts/test.sh" && status=0 || status=$?
-  rm -rf "$(dirname "$clone")"
-  exit "$status"
+  SQUEEZE_TEST_CLONE_OF="$PWD" bash "$clone/scripts/test.sh"
+  exit 0
 fi
 
 bash scripts/setup.sh
