@@ -7,6 +7,7 @@ import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
 import { runCompare, type RateEvidence } from '../../lib/compare/run-compare.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
+import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
@@ -30,7 +31,7 @@ codec costs (CPU) and saves (bytes on the broker), with a recommendation.
 
 Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an existing topic on your cluster)
        squeeze compare --source generate|file [--kind KIND] [--file PATH] (fills a source topic first;
-                                                                        without --brokers an embedded broker is started)
+                                                                        without --brokers a checkout starts its own broker)
 Input and budget:
   --topic SOURCE             existing source topic
   --source generate|file     or fill a new source topic from generated logs or a file
@@ -65,6 +66,9 @@ const OPTIONS = {
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
   'keep-topics': { type: 'boolean' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
 } as const
+
+/** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
+const NO_LOCAL_KAFKA = 'missing --brokers: this installation cannot start a Kafka of its own (no kafka/pom.xml, as in the container image); pass --brokers HOST:PORT or set KAFKA_BROKERS'
 
 function positiveNumber(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined
@@ -103,6 +107,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
   const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
   const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
   if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
+  if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
   const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
   const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination)
 
