@@ -37,7 +37,7 @@ Input:
   --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
 Kafka:
   --topic TOPIC                  destination topic
-  --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1|9], zstd[:-131072..22] (default zstd:3)
+  --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072..22] (default zstd:3)
   --create-partitions N          create the topic with N partitions (compression.type=producer) if missing
   --replication-factor N         replication factor of a topic it creates (default: the broker's default.replication.factor)
   -X NAME=VALUE                  producer setting by Kafka name, repeatable: linger.ms (100), batch.size (1048576),
