@@ -45,8 +45,12 @@ export class Transactions {
     const { transactionalId } = this
     const ids = this.ids()
     if (!this.offsetsGroupAdded) {
-      const coordinator = await this.coordinator()
-      await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
+      // Right after EndTxn the coordinator may still be completing the previous transaction and answers
+      // CONCURRENT_TRANSACTIONS (retriable), as Kafka's Java producer also retries.
+      await retry(async () => {
+        const coordinator = await this.coordinator()
+        await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
+      }, COORDINATOR_RETRY)
       this.offsetsGroupAdded = true
     }
     const topics = nestByTopic(offsets, (o) => ({ partition: o.partition, offset: String(o.offset) }))

@@ -69,6 +69,17 @@ describe('transactions', () => {
     assert.deepEqual(cluster.coordinatorCalls[1]!.args, { ...ids, groupId: 'group-a', topics: [{ topic: 'src', partitions: [{ partition: 0, offset: '10' }, { partition: 1, offset: '7' }] }] })
   })
 
+  it('retries AddOffsetsToTxn while the coordinator still finishes the previous transaction (CONCURRENT_TRANSACTIONS)', async () => {
+    const { cluster, transactions, flush } = setup()
+    // kafkajs raises it as a KafkaJSProtocolError marked retriable.
+    const concurrent = Object.assign(new Error('another concurrent operation on the same transaction was ongoing'), { name: 'KafkaJSProtocolError', type: 'CONCURRENT_TRANSACTIONS', retriable: true })
+    cluster.coordinatorErrors.addOffsetsToTxn = [concurrent]
+    transactions.begin()
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 1 }])
+    await transactions.commit(flush)
+    assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'endTxn'])
+  })
+
   it('refuses a second begin, and commit, abort or offsets outside a transaction', async () => {
     const { transactions, flush } = setup()
     await assert.rejects(transactions.commit(flush), { code: ErrorCodes.PRODUCE_FAILED, message: /no open transaction/ })
