@@ -19,9 +19,20 @@ export async function ensureTopic(admin: Admin, topic: string, partitions: numbe
   try {
     await createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] }])
   } catch (err) {
+    const refusal = createTopicsRefusal(err)
+    if (refusal !== undefined) throw new SqueezeError(ErrorCodes.TOPIC_REFUSED, `cannot create topic ${topic}: ${describeCreateTopicsError(err)}; create it yourself or pass settings the cluster accepts (--replication-factor, --create-partitions)`, { cause: refusal })
     throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create topic ${topic}: ${describeCreateTopicsError(err)}`, { cause: err })
   }
   return 'created'
+}
+
+/**
+ * The broker's refusal when it refused the topic for a reason no retry fixes (a creation policy, an
+ * authorization, a replication factor the cluster cannot meet), else undefined (a timeout, a moving controller).
+ */
+function createTopicsRefusal(err: unknown): unknown {
+  const inner = typeof err === 'object' && err !== null && 'errors' in err && Array.isArray(err.errors) ? (err.errors as unknown[]) : [err]
+  return inner.find((e) => typeof e === 'object' && e !== null && 'retriable' in e && e.retriable === false && 'type' in e)
 }
 
 /** kafkajs says only "Topic creation errors"; the per-topic errors inside say why (INVALID_REPLICATION_FACTOR…). */

@@ -15,6 +15,8 @@ export function isUnrecoverable(error: SqueezeError): boolean {
 export interface DeliveryHealth {
   /** False from an unrecoverable failure until a batch is acknowledged again. */
   healthy(): boolean
+  /** Counts a refusal met before any batch was sent (the topic could not be created) as an unrecoverable error. */
+  refused(topic: string, error: SqueezeError): void
 }
 
 interface DeliveryEvents {
@@ -25,13 +27,15 @@ interface DeliveryEvents {
 /** Follows a producer's outcomes, so /readyz and the metrics say when records stop getting through. */
 export function watchDelivery(producer: DeliveryEvents, deps: { metrics: DeliveryMetrics; log: Logger }): DeliveryHealth {
   let blocked = false
-  producer.onDeliveryFailure(({ topic, error }) => {
-    if (!isUnrecoverable(error)) return
-    // The Kafka error (INVALID_TIMESTAMP…) when the broker refused the batch; squeeze's own code otherwise.
+  const block = (topic: string, error: SqueezeError): void => {
+    // The Kafka error (INVALID_TIMESTAMP…) when the broker refused; squeeze's own code otherwise.
     deps.metrics.unrecoverable(topic, error.cause === undefined ? error.code : errorCode(error.cause))
     if (!blocked) deps.log.error({ topic, code: error.code }, 'records cannot be delivered until this is fixed; /readyz now answers 503')
     blocked = true
     deps.metrics.blocked(true)
+  }
+  producer.onDeliveryFailure(({ topic, error }) => {
+    if (isUnrecoverable(error)) block(topic, error)
   })
   producer.onBatchAcked(() => {
     if (!blocked) return
@@ -39,5 +43,5 @@ export function watchDelivery(producer: DeliveryEvents, deps: { metrics: Deliver
     deps.metrics.blocked(false)
     deps.log.info('a batch was acknowledged again; /readyz answers 200')
   })
-  return { healthy: () => !blocked }
+  return { healthy: () => !blocked, refused: block }
 }

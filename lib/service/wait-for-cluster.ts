@@ -7,6 +7,7 @@ function waitingFor(err: unknown): string {
   const code = errorCode(err)
   if (code === ErrorCodes.AUTH_FAILED) return 'authentication failed'
   if (code === ErrorCodes.TLS_HANDSHAKE) return 'TLS handshake failed'
+  if (code === ErrorCodes.TOPIC_REFUSED) return 'topic creation refused'
   return 'Kafka not ready yet'
 }
 

@@ -108,6 +108,9 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         })
         try {
           await ensureTopic(admin, topic, createPartitions, replicationFactor ?? BROKER_DEFAULT_REPLICATION_FACTOR)
+        } catch (err) {
+          if (err instanceof SqueezeError && err.code === ErrorCodes.TOPIC_REFUSED) delivery.refused(topic, err)
+          throw err
         } finally {
           await admin.disconnect()
         }

@@ -12,6 +12,11 @@ import { startKraftBroker, type EmbeddedBroker } from '../../../lib/embedded-bro
 import { createKafkaClient, DEFAULT_CONNECTION } from '../../../lib/kafka/connection.js'
 import { createTopicsAndWait, ensureTopic } from '../../../lib/kafka/topics.js'
 import { createLogger } from '../../../lib/log/logger.js'
+import { ErrorCodes } from '../../../lib/errors.js'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { freePort } from '../../helpers/ports.js'
+import { runSqueeze } from '../../helpers/squeeze-cli.js'
 
 let broker: EmbeddedBroker
 let admin: Admin
@@ -35,8 +40,52 @@ describe('topic creation', () => {
     const topic = `rf-default-${randomUUID().slice(0, 8)}`
     // The broker refuses because its default, 2, exceeds its single node (an explicit 1 works, next test): proof
     // that the request carried -1 and the broker applied its default.
-    await assert.rejects(ensureTopic(admin, topic, 3), /cannot create topic rf-default-\w+: INVALID_REPLICATION_FACTOR/)
+    await assert.rejects(ensureTopic(admin, topic, 3), (err: unknown) => {
+      assert.match(String(err), /cannot create topic rf-default-\w+: INVALID_REPLICATION_FACTOR/)
+      assert.equal((err as { code?: string }).code, ErrorCodes.TOPIC_REFUSED, 'a refusal no retry fixes has its own code')
+      return true
+    })
     assert.ok(!(await admin.listTopics()).includes(topic))
+  })
+
+  it('squeeze produce whose topic the cluster refuses: without a wait, one line and exit 1 at once', async () => {
+    const topic = `refused-${randomUUID().slice(0, 8)}`
+    const run = await runSqueeze(['produce', '--brokers', broker.bootstrap, '--topic', topic, '--create-partitions', '1', '--records', '10'])
+    assert.equal(run.code, 1)
+    assert.match(run.stderr, new RegExp(`squeeze: cannot create topic ${topic}: INVALID_REPLICATION_FACTOR.*\\[SQUEEZE_ERR_TOPIC_REFUSED\\]`))
+  })
+
+  it('squeeze produce waiting for a topic the cluster refuses: /readyz says so and the refusal is counted in a metric', async () => {
+    const topic = `refused-${randomUUID().slice(0, 8)}`
+    const port = await freePort()
+    const cli = fileURLToPath(new URL('../../../services/cli/main.js', import.meta.url))
+    const child = spawn(process.execPath, [cli, 'produce', '--brokers', broker.bootstrap, '--topic', topic, '--create-partitions', '1', '--rate', '10',
+      '--wait-for-brokers-s', '120', '--metrics-port', String(port), '--metrics-host', '127.0.0.1'], { stdio: 'ignore' })
+    try {
+      const get = async (path: string): Promise<{ status: number; body: string } | undefined> => {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) })
+          return { status: res.status, body: await res.text() }
+        } catch {
+          return undefined
+        }
+      }
+      const deadline = Date.now() + 60_000
+      let readyz: { status: number; body: string } | undefined
+      let counted = false
+      while (Date.now() < deadline && !(counted && readyz?.body.includes('topic creation refused') === true)) {
+        assert.equal(child.exitCode, null, 'the service keeps waiting instead of exiting')
+        readyz = await get('/readyz')
+        const metrics = await get('/metrics')
+        counted = metrics?.body.includes(`squeeze_produce_unrecoverable_errors_total{topic="${topic}",error="INVALID_REPLICATION_FACTOR"}`) ?? false
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      assert.equal(readyz?.status, 503)
+      assert.match(readyz?.body ?? '', /topic creation refused \(SQUEEZE_ERR_TOPIC_REFUSED\)/)
+      assert.ok(counted, 'squeeze_produce_unrecoverable_errors_total counts the refusal by its Kafka error')
+    } finally {
+      child.kill('SIGKILL')
+    }
   })
 
   it('with an explicit replication factor, uses it', async () => {
