@@ -1,4 +1,4 @@
-import { formatCodecSpec, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
+import { createCodec, formatCodecSpec, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 import { nestByTopic } from '../kafka/group-by-topic.js'
 import { produceRequest, describeProduceError, isRetriableProduceError, type PartitionBatch } from '../kafka/produce-request.js'
@@ -7,8 +7,9 @@ import type { Logger } from '../log/logger.js'
 import { retry } from '../retry.js'
 import type { BatchLabels, ProducerMetrics } from '../metrics/producer-metrics.js'
 import { BATCH } from '../protocol/batch-layout.js'
-import { RecordBatchBuilder, stampProducerState, type BatchProducerState, type SealedBatch } from '../protocol/record-batch-builder.js'
-import type { OutgoingRecord } from '../protocol/record.js'
+import { buildBatch, RecordBatchBuilder, stampProducerState, type BatchProducerState, type SealedBatch } from '../protocol/record-batch-builder.js'
+import { readBatch } from '../protocol/record-batch-reader.js'
+import type { IncomingRecord, OutgoingRecord } from '../protocol/record.js'
 import { createBatchSealer, type BatchSealer } from './batch-sealer.js'
 import { partitionForKey, StickyPartitioner } from './partitioner.js'
 
@@ -77,7 +78,19 @@ export interface DeliveryFailure {
   readonly topic: string
   readonly partition: number
   readonly records: number
+  /** Where the failed records sit among those send() accepted for this topic-partition, counting from 0. */
+  readonly firstRecordIndex: number
+  /** The failed records as sent (empty when the batch never got compressed). */
+  readonly sent: readonly IncomingRecord[]
   readonly error: SqueezeError
+}
+
+/** Failure codes that mean the destination refuses these records as they are: resending them cannot help. */
+const REFUSAL_CODES: ReadonlySet<string> = new Set([ErrorCodes.RECORD_TOO_LARGE, ErrorCodes.RECORD_INVALID])
+
+/** Whether an error (a delivery failure's, or send()'s) is a refusal of the record itself rather than a failure to deliver. */
+export function isRecordRefusal(err: unknown): boolean {
+  return err instanceof SqueezeError && REFUSAL_CODES.has(err.code)
 }
 
 /** A batch the broker acknowledged, as sent: enough to check later that the broker stored it unchanged. */
@@ -102,6 +115,8 @@ export interface ProducerDeps {
 
 interface PendingBatch {
   readonly records: number
+  /** The partition's count of accepted records before this batch's first one. */
+  readonly firstIndex: number
   inFlight: boolean
   /** null while the batch is being compressed. */
   sealed: SealedBatch | null
@@ -136,6 +151,8 @@ interface PartitionQueue {
   inFlight: number
   /** A batch failed: send nothing until every in-flight batch is back, then resend from the head in order. */
   needsResend: boolean
+  /** Records send() accepted for this partition so far. */
+  accepted: number
   /** The broker acknowledged a batch of the current producer id here, so it checks the sequences that follow. */
   sequenceConfirmed: boolean
   nextSequence: number
@@ -397,6 +414,7 @@ export class Producer {
       builder.tryAppend(record, timestamp)
     }
     this.stats.recordsAccepted++
+    queue.accepted++
     if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
     return true
   }
@@ -482,7 +500,7 @@ export class Producer {
     }
     let queue = byPartition[partition]
     if (queue === undefined) {
-      queue = { topic, partition, open: null, openedAt: 0, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, sequenceConfirmed: false, nextSequence: 0 }
+      queue = { topic, partition, open: null, openedAt: 0, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, accepted: 0, sequenceConfirmed: false, nextSequence: 0 }
       byPartition[partition] = queue
       this.queues.push(queue)
     }
@@ -526,7 +544,7 @@ export class Producer {
       return
     }
     // The batch takes its place in the partition's queue now, so batches leave in order however long each takes to compress.
-    const pending: PendingBatch = { records: builder.recordCount, inFlight: false, sealed: null, closedAt: Date.now(), reserved: this.config.batchSizeBytes, attempts: 0, retryAt: 0, stampedGeneration: -1 }
+    const pending: PendingBatch = { records: builder.recordCount, firstIndex: queue.accepted - builder.recordCount, inFlight: false, sealed: null, closedAt: Date.now(), reserved: this.config.batchSizeBytes, attempts: 0, retryAt: 0, stampedGeneration: -1 }
     queue.queue.push(pending)
     this.sealer.seal(builder.finish(), this.specFor(queue.topic), (result) => {
       if (result instanceof Error) {
@@ -700,10 +718,38 @@ export class Producer {
       } else if (isRetriableProduceError(code)) {
         this.retryLater(queue, batch, String(code))
         this.refreshMetadata()
+      } else if (code === 10 /* MESSAGE_TOO_LARGE */ && batch.sealed.recordCount > 1) {
+        this.splitBatch(queue, batch, String(code))
       } else {
-        this.failBatch(queue, batch, new SqueezeError(code === 10 ? ErrorCodes.RECORD_TOO_LARGE : ErrorCodes.PRODUCE_FAILED, `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeProduceError(code)}`))
+        this.failBatch(queue, batch, new SqueezeError(code === 10 ? ErrorCodes.RECORD_TOO_LARGE : code === 87 /* INVALID_RECORD */ ? ErrorCodes.RECORD_INVALID : ErrorCodes.PRODUCE_FAILED, `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeProduceError(code)}`))
       }
     }
+  }
+
+  /**
+   * A batch over the topic's max.message.bytes goes again as two halves, in its place (Java's producer splits
+   * too), until what the broker refuses is the one record that is too large, alone: the records around it get
+   * through. The halves are compressed here, on this rare path.
+   */
+  private splitBatch(queue: PartitionQueue, batch: ReadyBatch, code: string): void {
+    const records = readBatch(batch.sealed.bytes, { verifyCrc: false }).records
+    const codec = createCodec(this.specFor(queue.topic))
+    const half = Math.ceil(records.length / 2)
+    const halves: PendingBatch[] = [records.slice(0, half), records.slice(half)].map((part, i) => {
+      const sealed = buildBatch(part, codec)
+      return { records: part.length, firstIndex: batch.firstIndex + i * half, inFlight: false, sealed, closedAt: batch.closedAt, reserved: sealed.bytes.length, attempts: 0, retryAt: 0, stampedGeneration: -1 }
+    })
+    queue.queue.splice(queue.queue.indexOf(batch), 1, ...halves)
+    this.reserve(halves.reduce((sum, h) => sum + h.reserved, 0))
+    this.release(batch.reserved)
+    // The refused batch's sequence numbers were never taken. With one batch in flight per partition nothing
+    // after it was stamped, so the halves take them over; otherwise a new epoch renumbers everything in order.
+    if (this.maxInFlightPerPartition === 1) queue.nextSequence = batch.sealed.bytes.readInt32BE(BATCH.BASE_SEQUENCE)
+    else if (this.config.idempotent) this.identityStale = true
+    queue.needsResend = true
+    this.stats.retries++
+    this.deps.metrics?.retried(this.labels(queue.topic), code)
+    this.deps.log.warn({ topic: queue.topic, partition: queue.partition, records: records.length }, 'batch over the topic\'s max.message.bytes; resending it in halves')
   }
 
   private acknowledge(queue: PartitionQueue, batch: ReadyBatch, baseOffset: number): void {
@@ -748,11 +794,13 @@ export class Producer {
     this.stats.recordsFailed += records
     this.deps.metrics?.recordsFailed(this.labels(queue.topic), records, error.code)
     this.deps.log.error({ topic: queue.topic, partition: queue.partition, records, code: error.code }, error.message)
+    // A copy: a batch without compression is a view of a builder buffer that goes back to the pool.
+    const sent = this.failureHandlers.length === 0 || batch.sealed === null ? [] : readBatch(Buffer.from(batch.sealed.bytes), { verifyCrc: false }).records
     // A failed batch that was given sequence numbers leaves a hole in them; a new epoch starts them afresh.
     // Inside a transaction the whole transaction fails instead: commitTransaction() aborts it and throws.
     if (this.transactionalId !== undefined) this.transactionError ??= error
     else if (this.config.idempotent && batch.stampedGeneration >= 0) this.identityStale = true
-    for (const handler of this.failureHandlers) handler({ topic: queue.topic, partition: queue.partition, records, error })
+    for (const handler of this.failureHandlers) handler({ topic: queue.topic, partition: queue.partition, records, firstRecordIndex: batch.firstIndex, sent, error })
     this.checkIdle()
   }
 
