@@ -110,6 +110,8 @@ export class Copier {
   private readonly failures: DeliveryFailure[] = []
   /** Copies refused since the last commit: by send() at once, or by a destination (found at commit). */
   private readonly refused: PoisonRecord[] = []
+  /** The failure the copy stopped at, at-least-once: every later commit fails with it. */
+  private unsettled: unknown = null
 
   constructor(private readonly config: CopierConfig, private readonly deps: CopierDeps) {
     if (config.exactlyOnce && (config.onRefused ?? 'fail') !== 'fail') {
@@ -135,7 +137,15 @@ export class Copier {
   /** Copies until the budget or the end is reached, or `signal` aborts; commits what was copied, then resolves. */
   async run(signal?: AbortSignal): Promise<void> {
     const { sourceTopic, groupId } = this.config
-    const offsets = await this.deps.admin.fetchTopicOffsets(sourceTopic).catch((err: unknown) => {
+    const offsets = await retry(async () => {
+      const { topics } = await this.deps.admin.fetchTopicMetadata({ topics: [sourceTopic] })
+      const partitions = topics[0]?.partitions.length ?? 0
+      const answer = await this.deps.admin.fetchTopicOffsets(sourceTopic)
+      // kafkajs answers from its metadata cache, and [] when a concurrent refresh left the topic out: with
+      // --until-end that read as an empty source and the copy ended at once, having copied nothing.
+      if (partitions === 0 || answer.length !== partitions) throw new SqueezeError(ErrorCodes.SOURCE, `offsets for ${answer.length} of ${partitions} partitions of ${sourceTopic}`, { retriable: true })
+      return answer
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: isTransient }).catch((err: unknown) => {
       throw new SqueezeError(ErrorCodes.SOURCE, `cannot read source topic ${sourceTopic}: ${errorMessage(err)}`, { cause: err })
     })
     this.endOffsets = new Map(offsets.map((o) => [o.partition, Number(o.high)]))
@@ -323,6 +333,18 @@ export class Copier {
    * `onRefused` says, so the commit can go past it.
    */
   private async settleFailures(): Promise<void> {
+    // Once the copy cannot go past a failure, no later commit may go past it either (kafkajs can run the batch
+    // loop again after the error).
+    if (this.unsettled !== null) throw this.unsettled
+    try {
+      await this.sortOutFailures()
+    } catch (err) {
+      this.unsettled = err
+      throw err
+    }
+  }
+
+  private async sortOutFailures(): Promise<void> {
     const failures = this.failures.splice(0)
     const fatal = failures.find((f) => !isRecordRefusal(f.error))
     if (fatal !== undefined) {

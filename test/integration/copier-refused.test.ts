@@ -4,7 +4,12 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
-import { defaultDestination } from '../../lib/copier/copier.js'
+import { Copier, defaultDestination } from '../../lib/copier/copier.js'
+import { prepareDestinations } from '../../lib/copier/destinations.js'
+import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
+import { createRegistry } from '../../lib/metrics/registry.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
@@ -114,11 +119,22 @@ describe('copier: a record one destination refuses (over its max.message.bytes)'
     assert.equal(headers['squeeze.destination.topic'], b)
   })
 
-  it('--on-refused skip: the record is counted and skipped, the copy goes on to the end', async (t) => {
+  it('onRefused skip (in process): the record is counted by destination and code and skipped, the copy goes on to the end', async (t) => {
     const { source, a, b } = await setUp(t)
-    const result = await copy(['--topic', source, '--targets', 'none,lz4', '--group', `g-${source}`, '--on-refused', 'skip'])
-    assert.equal(result.code, 0, result.stderr)
-    assert.match(result.stdout, /, 1 copies refused \(skipped\)/)
+    const targets = ['none', 'lz4'].map((spec) => ({ spec: parseCodecSpec(spec), topic: defaultDestination(source, parseCodecSpec(spec)) }))
+    await prepareDestinations(kafka.admin, source, targets)
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: 20, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+      { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log })
+    await producer.start()
+    t.after(() => producer.close())
+    const registry = createRegistry()
+    const copier = new Copier({ sourceTopic: source, groupId: `g-${source}`, targets, exactlyOnce: false, commitIntervalMs: 200, stopAtEnd: true, onRefused: 'skip' },
+      { kafka: createKafkaClient(kafka.connection, kafka.log), admin: kafka.admin, producer, log: kafka.log, metrics: createCopierMetrics(registry) })
+    await copier.run()
+    assert.equal(copier.snapshot().sourceRecords, RECORDS)
+    assert.equal(copier.snapshot().refused, 1)
+    const refused = (await registry.getSingleMetric('squeeze_copier_records_refused_total')?.get())?.values
+    assert.deepEqual(refused?.map((v) => [v.labels, v.value]), [[{ destination: b, code: 'SQUEEZE_ERR_RECORD_TOO_LARGE' }, 1]])
     assert.deepEqual(await committedOffsets(`g-${source}`, source), await endOffsets(source))
     assert.deepEqual(await valuesByPartition(a), expected(null))
     assert.deepEqual(await valuesByPartition(b), expected('BIG'))
