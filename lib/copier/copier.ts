@@ -244,8 +244,7 @@ export class Copier {
           // Over max.request.size: the producer refuses it before any destination sees it. In a transaction
           // nothing can be left out, so it stops the copy there as any refusal does.
           if (!isRecordRefusal(err) || this.config.exactlyOnce) throw err
-          const { code, message: reason } = err as SqueezeError
-          this.refused.push({ topic: this.config.sourceTopic, partition, record: { offset, timestamp, key: message.key, value: message.value, headers }, code, reason, destination: target.topic })
+          this.refused.push({ topic: this.config.sourceTopic, partition, record: { offset, timestamp, key: message.key, value: message.value, headers }, code: err.code, reason: err.message, destination: target.topic })
           continue
         }
         if (!this.config.exactlyOnce) this.sentOffsets(target.topic, partition).push(offset)

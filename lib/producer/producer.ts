@@ -89,7 +89,7 @@ export interface DeliveryFailure {
 const REFUSAL_CODES: ReadonlySet<string> = new Set([ErrorCodes.RECORD_TOO_LARGE, ErrorCodes.RECORD_INVALID])
 
 /** Whether an error (a delivery failure's, or send()'s) is a refusal of the record itself rather than a failure to deliver. */
-export function isRecordRefusal(err: unknown): boolean {
+export function isRecordRefusal(err: unknown): err is SqueezeError {
   return err instanceof SqueezeError && REFUSAL_CODES.has(err.code)
 }
 
