@@ -250,8 +250,11 @@ export class Producer {
     const transactionalId = this.requireTransaction()
     const ids = this.transactionIds()
     if (!this.offsetsGroupAdded) {
-      const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
-      await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
+      // CONCURRENT_TRANSACTIONS (retriable) while the coordinator still writes the previous transaction's markers.
+      await retry(async () => {
+        const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
+        await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
+      }, { retries: 10, initialDelayMs: 50, maxDelayMs: 1000, shouldRetry: isTransient })
       this.offsetsGroupAdded = true
     }
     const topics = nestByTopic(offsets, (o) => ({ partition: o.partition, offset: String(o.offset) }))
