@@ -8,7 +8,7 @@ import { copierBench, copierTable, type CopierRow } from './copier.js'
 import { benchRuns, envInt, median, must, ratio, runChild, writeJson } from './lib/harness.js'
 import { readLengthPrefixed, writeInputs, type InputFiles } from './lib/inputs.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
-import { confluentAvailable } from './lib/peers.js'
+import { confluentPeer } from './lib/peers.js'
 import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, type ProducerRow } from './producer.js'
 
 /**
@@ -79,12 +79,14 @@ function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<stri
 async function main(): Promise<void> {
   const all = ['ceiling', 'producer', 'consumer', 'copier', 'decode']
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
+  // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
+  const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
   const started = Date.now()
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-'))
   const inputs: InputFiles[] = [writeInputs(dir, 'corpus', envInt('BENCH_CORPUS_RECORDS', 200_000)), writeInputs(dir, 'http', envInt('BENCH_HTTP_RECORDS', 100_000))]
   const meta = {
     date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', runs: benchRuns(),
-    partitions: PARTITIONS, lingerMs: LINGER_MS, batchBytes: BATCH_BYTES, librdkafkaConfluent: confluentAvailable(),
+    partitions: PARTITIONS, lingerMs: LINGER_MS, batchBytes: BATCH_BYTES, librdkafkaConfluent,
     inputs: inputs.map((i) => ({ kind: i.kind, records: i.records, valueBytes: i.valueBytes }))
   }
   process.stdout.write(`squeeze benchmarks ${meta.date}: ${meta.cpus} cores (${meta.cpuModel}), ${meta.runs} runs per figure (medians), ${PARTITIONS} partitions, linger.ms=${LINGER_MS}, batch.size=${BATCH_BYTES}\n`)

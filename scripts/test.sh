@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): installs what a fresh clone lacks, then builds and runs every test
 # against a real Kafka broker (KAFKA_BROKERS, else testcontainers, else the embedded JVM broker).
+# With CI=true or SQUEEZE_TEST_IN_CLEAN_CLONE=1 the suite runs once, in a fresh clone of HEAD in a temporary
+# folder with nothing beside it (no shared/): the proof that the tests need nothing outside the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if { [ "${CI:-}" = true ] || [ "${SQUEEZE_TEST_IN_CLEAN_CLONE:-}" = 1 ]; } && [ -z "${SQUEEZE_TEST_CLONE_OF:-}" ]; then
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  clone="$(bash scripts/clean-clone.sh "$tmp/squeeze")"
+  echo "test: running the suite in a clean clone of $(git rev-parse --short HEAD) at $clone" >&2
+  # Maven reuses ~/.m2 and npm its cache, so the clone's setup fetches little.
+  SQUEEZE_TEST_CLONE_OF="$PWD" bash "$clone/scripts/test.sh"
+  exit 0
+fi
 
 bash scripts/setup.sh
 rm -rf dist

@@ -4,7 +4,7 @@ import { createGenerator } from '../../lib/generators/index.js'
 
 /**
  * The two inputs every peer gets, as files each tool can read:
- *  - `corpus`: the lines of a real Apache access log (../shared/corpus), replayed in order until N records;
+ *  - `corpus`: the lines of a real Apache access log (test/fixtures/corpus), replayed in order until N records;
  *  - `http`: generated Cap'n Proto HTTP request logs (binary values, seed 1).
  * Each input is written once per size as a length-prefixed file (Node peers) and a delimited file
  * (kcat -l -D; ProducerPerformance --payload-file for the text corpus only).
@@ -29,7 +29,7 @@ export interface InputFiles {
   readonly javaReplayable: boolean
 }
 
-export const CORPUS_FILE = process.env['BENCH_CORPUS'] ?? new URL('../../../../shared/corpus/access_apache_semicomplete_2015.log', import.meta.url).pathname
+export const CORPUS_FILE = process.env['BENCH_CORPUS'] ?? new URL('../../../test/fixtures/corpus/access_apache_semicomplete_2015.log', import.meta.url).pathname
 
 // No NUL byte: kcat reads -D as a C string.
 const BINARY_DELIMITER = Buffer.from([0xfe, 0xff, 0x53, 0x51, 0x5a, 0x21, 0xff, 0xfe])

@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
-import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { javaBinary, javaClasspath, kafkaLog4jConfig } from '../../lib/embedded-broker/kafka-jars.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../../lib/kafka/connection.js'
 import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
@@ -25,6 +25,7 @@ export interface BenchKafka {
 export const PARTITIONS = Number(process.env['BENCH_PARTITIONS'] ?? 3)
 
 export async function openBenchKafka(): Promise<BenchKafka> {
+  killEmbeddedBrokersOnExit()
   const broker: AcquiredBroker = await acquireBroker((m) => process.stderr.write(`${m}\n`))
   const brokers = broker.brokers
   const log = createLogger({ level: 'warn', name: 'bench' })

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 
 /**
  * Where the benchmark-only peers live: bench/.peers (git-ignored), installed by scripts/bench.sh, never
- * by package.json. Each loader says why a peer is missing instead of failing the whole run.
+ * by package.json. Each loader says why a peer is missing.
  */
 export const PEERS_DIR = process.env['BENCH_PEERS_DIR'] ?? new URL('../../../bench/.peers', import.meta.url).pathname
 
@@ -31,10 +31,20 @@ export function loadConfluentKafkaJavascript(): RdkafkaModule {
   return require('@confluentinc/kafka-javascript') as RdkafkaModule
 }
 
-export function confluentAvailable(): string | null {
+/** Peers that BENCH_SKIP names (comma-separated, e.g. `BENCH_SKIP=confluent`): left out of the run on purpose. */
+export function benchSkips(env: NodeJS.ProcessEnv = process.env): ReadonlySet<string> {
+  return new Set((env['BENCH_SKIP'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))
+}
+
+/**
+ * librdkafka's version in @confluentinc/kafka-javascript, or null when BENCH_SKIP names `confluent`. A peer that
+ * is missing without being skipped fails the run: a table that silently lacks its rows reads as a complete one.
+ */
+export function confluentPeer(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (benchSkips(env).has('confluent')) return null
   try {
     return loadConfluentKafkaJavascript().librdkafkaVersion
-  } catch {
-    return null
+  } catch (e) {
+    throw new Error(`@confluentinc/kafka-javascript cannot be loaded (${e instanceof Error ? e.message : String(e)}); set BENCH_SKIP=confluent to run without its rows`, { cause: e })
   }
 }

@@ -59,17 +59,19 @@ export interface SweepOptions {
 }
 
 export const DEFAULT_BATCH_SIZES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024] as const
+const LZ4HC_MAX_LEVEL = 12
 export const BATCH_SWEEP_TARGETS: readonly CodecSpec[] = [{ codec: 'zstd', level: 3 }, { codec: 'lz4', level: 1 }]
 
 /**
- * The levels swept when the user names a codec without a level: every gzip level, both lz4 levels, zstd's
- * two fast negative levels and 1..19, plus 20..22 with `ultra` (they need far more memory and CPU).
+ * The levels swept when the user names a codec without a level: every gzip level, lz4 1..12 (LZ4HC stops
+ * at 12: 13..17 compress exactly as 12), zstd's two fast negative levels and 1..19, plus 20..22 with `ultra`
+ * (they need far more memory and CPU).
  */
 export function defaultLevels(codec: CodecName, ultra: boolean): CodecSpec[] {
   const range = LEVEL_RANGES[codec]
   if (range === undefined) return [{ codec, level: null }]
   let levels: number[]
-  if (range.allowed !== undefined) levels = [...range.allowed]
+  if (codec === 'lz4') levels = integers(range.min, LZ4HC_MAX_LEVEL)
   else if (codec === 'zstd') levels = [-5, -1, ...integers(1, ultra ? 22 : 19)]
   else levels = integers(range.min, range.max)
   return levels.map((level) => ({ codec, level }))

@@ -29,8 +29,6 @@ export interface LevelRange {
   readonly min: number
   readonly max: number
   readonly default: number
-  /** Levels inside [min, max] that are accepted; undefined means every integer in range. */
-  readonly allowed?: readonly number[]
   /** Kafka's config name for the level, e.g. compression.zstd.level. */
   readonly configName: string
 }

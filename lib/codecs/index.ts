@@ -8,14 +8,15 @@ import { createZstdCodec } from './zstd.js'
 export { CODEC_IDS, CODEC_NAMES, codecNameForId, type Codec, type CodecName, type LevelRange } from './codec.js'
 
 /**
- * Level ranges use Kafka's names and defaults (KIP-390), except lz4: the lz4 package offers the fast compressor
- * (level 1, as librdkafka's levels 0-2) and LZ4HC at level 9 only. lz4 defaults to the fast compressor because
- * that is what both reference clients write by default: librdkafka, and Kafka's Java producer, whose default
- * compression.lz4.level=9 selects lz4-java's fast compressor (any other Java level selects LZ4HC at that level).
+ * Level ranges use Kafka's names, ranges and defaults (KIP-390), except lz4's meaning and default. squeeze's
+ * lz4:1 is the fast compressor and lz4:2..17 LZ4HC at that level; Java's compression.lz4.level is LZ4HC at every
+ * level but its default 9, which selects the fast compressor. squeeze names the compressor by its level
+ * instead, so lz4:9 is LZ4HC 9; lz4 defaults to 1, the fast compressor that both librdkafka and the Java
+ * producer write by default.
  */
 export const LEVEL_RANGES: Readonly<Partial<Record<CodecName, LevelRange>>> = {
   gzip: { min: 1, max: 9, default: 6, configName: 'compression.gzip.level' },
-  lz4: { min: 1, max: 9, default: 1, allowed: [1, 9], configName: 'compression.lz4.level' },
+  lz4: { min: 1, max: 17, default: 1, configName: 'compression.lz4.level' },
   zstd: { min: -131072, max: 22, default: 3, configName: 'compression.zstd.level' }
 }
 
@@ -32,8 +33,7 @@ export function isCodecName(name: string): name is CodecName {
 export function describeLevels(codec: CodecName): string {
   const range = LEVEL_RANGES[codec]
   if (range === undefined) return `${codec} takes no level`
-  const values = range.allowed !== undefined ? range.allowed.join(', ') : `${range.min}..${range.max}`
-  return `${range.configName} accepts ${values} (default ${range.default})`
+  return `${range.configName} accepts ${range.min}..${range.max} (default ${range.default})`
 }
 
 /** Validates a codec name and level; `level` undefined or null means the codec's default. */
@@ -52,8 +52,7 @@ export function resolveCodecSpec(codec: string, level?: number | null): CodecSpe
     return { codec, level: null }
   }
   const chosen = level ?? range.default
-  const valid = Number.isInteger(chosen) && chosen >= range.min && chosen <= range.max &&
-    (range.allowed === undefined || range.allowed.includes(chosen))
+  const valid = Number.isInteger(chosen) && chosen >= range.min && chosen <= range.max
   if (!valid) {
     throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `invalid ${codec} level ${chosen}: ${describeLevels(codec)}`)
   }

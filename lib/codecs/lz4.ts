@@ -4,13 +4,14 @@ import type { Codec } from './codec.js'
 interface Lz4Bindings {
   compressBound(size: number): number
   compress(input: Uint8Array, output: Uint8Array): number
-  compressHC(input: Uint8Array, output: Uint8Array): number
+  compressHCLimited(input: Uint8Array, output: Uint8Array, maxOutputSize: number, level: number): number
   uncompress(input: Uint8Array, output: Uint8Array): number
 }
 
 const require = createRequire(import.meta.url)
 // The lz4 package's block functions, called directly: its frame encoder/decoder are Node streams whose errors
-// surface asynchronously (an uncaught exception on one corrupt batch), and its HC binding ignores the level.
+// surface asynchronously (an uncaught exception on one corrupt batch). Its compressHC drops the level (it reads a
+// fourth argument it never takes, so always runs LZ4HC 9); compressHCLimited passes the level to LZ4_compress_HC.
 const bindings = require('lz4/build/Release/lz4') as Lz4Bindings
 const xxhash = require('lz4/build/Release/xxhash') as { xxHash(data: Uint8Array, seed: number): number }
 
@@ -28,11 +29,10 @@ const BLOCK_MAX_SIZES: Readonly<Record<number, number>> = { 4: 64 << 10, 5: 256 
 
 /**
  * LZ4 frames the way Kafka's KafkaLZ4BlockOutputStream writes them: independent 64 KiB blocks, no content
- * checksum, so stored ratios compare with the Java producer's. The bound lz4 library exposes the fast
- * compressor and LZ4HC at level 9 only, hence squeeze's two lz4 levels: 1 (fast: librdkafka's levels 0-2,
- * and the Java producer's default compression.lz4.level=9) and 9 (LZ4HC level 9).
+ * checksum, so stored ratios compare with the Java producer's. Level 1 is the fast compressor (what librdkafka
+ * and the Java producer write by default); 2..17 are LZ4HC at that level, which the C library caps at 12.
  */
-export function compressLz4Frame(input: Uint8Array, highCompression: boolean): Buffer {
+export function compressLz4Frame(input: Uint8Array, level: number): Buffer {
   const bound = bindings.compressBound(BLOCK_BYTES)
   const blocks = Math.ceil(input.length / BLOCK_BYTES)
   const out = Buffer.allocUnsafe(7 + blocks * (4 + Math.max(bound, BLOCK_BYTES)) + 4)
@@ -41,7 +41,9 @@ export function compressLz4Frame(input: Uint8Array, highCompression: boolean): B
   out[5] = BD_64KB
   out[6] = (xxhash.xxHash(out.subarray(4, 6), 0) >>> 8) & 0xff
   let at = 7
-  const compress = highCompression ? bindings.compressHC : bindings.compress
+  const compress = level === 1
+    ? (chunk: Uint8Array, into: Uint8Array) => bindings.compress(chunk, into)
+    : (chunk: Uint8Array, into: Uint8Array) => bindings.compressHCLimited(chunk, into, into.length, level)
   for (let start = 0; start < input.length; start += BLOCK_BYTES) {
     const chunk = input.subarray(start, Math.min(start + BLOCK_BYTES, input.length))
     const written = compress(chunk, out.subarray(at + 4, at + 4 + bound))
@@ -135,12 +137,11 @@ function decodeBlocks(frame: FrameLayout, out: Buffer): number {
 }
 
 export function createLz4Codec(level: number): Codec {
-  const highCompression = level > 1
   return {
     name: 'lz4',
     id: 3,
     level,
-    compress: (input) => compressLz4Frame(input, highCompression),
+    compress: (input) => compressLz4Frame(input, level),
     decompress: decompressLz4Frame,
     decompressInto: decompressLz4FrameInto
   }

@@ -1,4 +1,5 @@
 import type { CodecName } from '../codecs/index.js'
+import type { IngestRate } from './ingest-rate.js'
 
 /** Did the broker keep the copier's batches byte for byte (CRC and size compared per batch)? */
 export interface RecompressionVerdict {
@@ -48,16 +49,18 @@ export interface CompareSource {
   readonly records: number
   readonly partitions: number
   readonly uncompressedBytes: number
-  /** Wall time the source traffic spans (record timestamps), used to turn savings into bytes per day. */
-  readonly spanSeconds: number
+  /** How fast the source receives bytes (from evidence about the source, never compare's replay), or why unknown. */
+  readonly ingestRate: IngestRate
 }
 
 export interface Recommendation {
   readonly target: string
   readonly criterion: 'cpu-budget' | 'target-ratio' | 'best-ratio-per-cpu'
   readonly reason: string
-  /** Bytes per day saved against `none`: ingress rate x (1 - 1/ratioVsNone) x (replication factor + consumers). */
+  /** Bytes per day saved against `none`: ingest rate x (1 - 1/ratioVsNone) x (replication factor + consumers); null when the rate is unknown. */
   readonly bytesPerDaySaved: number | null
+  /** Bytes saved against `none` per GiB of uncompressed input, same multipliers; null without a `none` target. */
+  readonly bytesSavedPerGiB: number | null
 }
 
 export interface CompareReport {

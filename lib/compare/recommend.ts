@@ -9,13 +9,17 @@ export interface RecommendOptions {
   readonly cpuBudgetSecondsPerGiB?: number
   /** Least ratio the operator needs (--target-ratio). */
   readonly targetRatio?: number
-  /** Bytes per second the topic receives uncompressed (what a `none` topic would take in). */
-  readonly ingressBytesPerSecond: number
+  /**
+   * Bytes per second the topic receives uncompressed (what a `none` topic would take in); null when no
+   * trustworthy rate exists, and savings are then given per GiB of input only.
+   */
+  readonly ingressBytesPerSecond: number | null
   readonly replicationFactor: number
   readonly consumers: number
 }
 
 const SECONDS_PER_DAY = 86_400
+const GIB = 1024 ** 3
 
 /**
  * Picks the target to run. A CPU budget picks the smallest stored size within it; a target ratio picks the
@@ -79,17 +83,30 @@ function byKnee(targets: readonly CompareTargetResult[], candidates: readonly Co
     `${formatNumber(chosen.ratio)}x at ${formatNumber(chosen.compressCpuSecondsPerGiB)} compress CPU s/GiB`, beyond)
 }
 
-/** Bytes per day `target` saves against `none`, counted once per replica and once per consuming group. */
-export function bytesPerDaySaved(targets: readonly CompareTargetResult[], target: CompareTargetResult, options: RecommendOptions): number | null {
+/**
+ * Bytes `target` saves against `none` per GiB of uncompressed input, counted once per replica and once per
+ * consuming group; null without a `none` target.
+ */
+export function bytesSavedPerGiB(targets: readonly CompareTargetResult[], target: CompareTargetResult, options: RecommendOptions): number | null {
   const none = targets.find((t) => t.codec === 'none')
   if (none === undefined || none.storedBytes <= 0) return null
-  return options.ingressBytesPerSecond * SECONDS_PER_DAY * (1 - target.storedBytes / none.storedBytes) * (options.replicationFactor + options.consumers)
+  return GIB * (1 - target.storedBytes / none.storedBytes) * (options.replicationFactor + options.consumers)
+}
+
+/** Bytes per day `target` saves against `none`: the per-GiB saving at the ingest rate; null when either is unknown. */
+export function bytesPerDaySaved(targets: readonly CompareTargetResult[], target: CompareTargetResult, options: RecommendOptions): number | null {
+  const perGiB = bytesSavedPerGiB(targets, target, options)
+  if (perGiB === null || options.ingressBytesPerSecond === null) return null
+  return (options.ingressBytesPerSecond * SECONDS_PER_DAY / GIB) * perGiB
 }
 
 function finish(targets: readonly CompareTargetResult[], chosen: CompareTargetResult, criterion: Recommendation['criterion'], options: RecommendOptions, reason: string, tail = ''): Recommendation {
-  const saved = bytesPerDaySaved(targets, chosen, options)
-  const savedText = saved === null ? '' : `, saving ${formatLargeBytes(saved)} per day against none across ${options.replicationFactor} replica${options.replicationFactor === 1 ? '' : 's'} and ${options.consumers} consumer${options.consumers === 1 ? '' : 's'}`
-  return { target: chosen.target, criterion, reason: `${reason}${savedText}${tail}.`, bytesPerDaySaved: saved }
+  const perDay = bytesPerDaySaved(targets, chosen, options)
+  const perGiB = bytesSavedPerGiB(targets, chosen, options)
+  const across = `against none across ${options.replicationFactor} replica${options.replicationFactor === 1 ? '' : 's'} and ${options.consumers} consumer${options.consumers === 1 ? '' : 's'}`
+  const savedText = perDay !== null ? `, saving ${formatLargeBytes(perDay)} per day ${across}`
+    : perGiB !== null ? `, saving ${formatLargeBytes(perGiB)} per GiB of input ${across} (ingest rate unknown)` : ''
+  return { target: chosen.target, criterion, reason: `${reason}${savedText}${tail}.`, bytesPerDaySaved: perDay, bytesSavedPerGiB: perGiB }
 }
 
 /**
@@ -109,7 +126,8 @@ function validate(options: RecommendOptions): void {
   const { cpuBudgetSecondsPerGiB: budget, targetRatio } = options
   if (budget !== undefined && !(Number.isFinite(budget) && budget >= 0)) problems.push(`--cpu-budget must be a number of CPU seconds per GiB >= 0, got ${budget}`)
   if (targetRatio !== undefined && !(Number.isFinite(targetRatio) && targetRatio > 0)) problems.push(`--target-ratio must be a number > 0, got ${targetRatio}`)
-  if (!(Number.isFinite(options.ingressBytesPerSecond) && options.ingressBytesPerSecond >= 0)) problems.push(`ingress rate must be bytes per second >= 0, got ${options.ingressBytesPerSecond}`)
+  const rate = options.ingressBytesPerSecond
+  if (rate !== null && !(Number.isFinite(rate) && rate >= 0)) problems.push(`ingress rate must be bytes per second >= 0, got ${options.ingressBytesPerSecond}`)
   if (!(Number.isInteger(options.replicationFactor) && options.replicationFactor >= 1)) problems.push(`replication factor must be a whole number >= 1, got ${options.replicationFactor}`)
   if (!(Number.isInteger(options.consumers) && options.consumers >= 0)) problems.push(`consumers must be a whole number >= 0, got ${options.consumers}`)
   if (problems.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, problems.join('; '))

@@ -15,7 +15,19 @@ import { batchHeader } from '../protocol/record-batch-reader.js'
 import type { StoredBatch } from '../verify/recompression.js'
 import { checkRecompression } from '../verify/recompression.js'
 import type { CompareReport, CompareSource, CompareTargetResult } from './compare-report.js'
+import { isKnownRate, rateFromSample, TimestampSample, type IngestRate } from './ingest-rate.js'
 import { recommend } from './recommend.js'
+import { topicIngestRate } from './topic-rate.js'
+
+/**
+ * What the source's ingest rate is measured from. Never the copy's own timestamps for a filled source: those
+ * say how fast compare replayed a file, not how fast the file was written.
+ */
+export type RateEvidence =
+  /** An existing topic: its offsets by timestamp over the last lookbackMs, else the copied records' timestamps. */
+  | { readonly kind: 'topic'; readonly lookbackMs: number }
+  /** Times the fill saw: a file's lines' own timestamps, or the generator's simulated clock. */
+  | { readonly kind: 'sample'; readonly source: 'line-timestamps' | 'generator-timestamps'; readonly sample: TimestampSample }
 
 export interface CompareRunOptions {
   readonly connection: KafkaConnectionConfig
@@ -24,6 +36,7 @@ export interface CompareRunOptions {
   readonly targets: readonly CopyTarget[]
   /** Decodes each destination's values while measuring; null reads bytes only. */
   readonly format: LogFormat | null
+  readonly rateEvidence: RateEvidence
   readonly producer: ProducerConfig
   readonly maxRecords?: number
   readonly maxBytes?: number
@@ -80,6 +93,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       },
       { kafka, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.(`copied ${s.sourceRecords} records to ${options.targets.length} targets`) }
     )
+    // Operators (and the Ctrl-C test) watch for this line: from here on an interrupt still gets a partial report.
+    log.info({ sourceTopic: options.sourceTopic, targets: options.targets.length }, 'copy started')
     try {
       await copier.run(copyAbort.signal)
     } finally {
@@ -99,19 +114,24 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       options.onProgress?.('warming up the reader')
       await measureTarget(options, admin, warmUp, [])
     }
-    for (const target of options.targets) {
+    // The copied records' own timestamps: a topic's fallback when its offsets cannot give a rate.
+    const copiedTimestamps = options.rateEvidence.kind === 'topic' ? new TimestampSample() : undefined
+    for (const [i, target] of options.targets.entries()) {
       options.onProgress?.(`reading ${target.topic} back`)
-      const result = await measureTarget(options, admin, target, acked.filter((b) => b.topic === target.topic))
+      const result = await measureTarget(options, admin, target, acked.filter((b) => b.topic === target.topic), i === 0 ? copiedTimestamps : undefined)
       results.push(result)
       sentBytesByTopic.set(target.topic, result.sentBytes)
     }
     const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
     const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
-    const uncompressedBytes = withBaseline.find((r) => r.codec === 'none')?.uncompressedBytes ?? withBaseline[0]?.uncompressedBytes ?? 0
-    const spanSeconds = copied.sourceRecords === 0 ? 0 : Math.max(0, (copied.lastTimestamp - copied.firstTimestamp) / 1000)
+    const baseline = withBaseline.find((r) => r.codec === 'none') ?? withBaseline[0]
+    const uncompressedBytes = baseline?.uncompressedBytes ?? 0
+    const bytesPerRecord = baseline === undefined || baseline.records === 0 ? 0 : uncompressedBytes / baseline.records
+    options.onProgress?.('measuring the source\'s ingest rate')
+    const ingestRate = await measureIngestRate(options, admin, bytesPerRecord, copiedTimestamps)
     const replicationFactor = sourceMetadata?.partitions[0]?.replicas.length ?? 1
     const recommendation = recommend(withBaseline, {
-      ingressBytesPerSecond: spanSeconds > 0 ? uncompressedBytes / spanSeconds : 0,
+      ingressBytesPerSecond: isKnownRate(ingestRate) ? ingestRate.bytesPerSecond : null,
       replicationFactor,
       consumers: options.consumers,
       ...(options.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: options.cpuBudgetSecondsPerGiB }),
@@ -127,7 +147,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
         records: copied.sourceRecords,
         partitions: sourceMetadata?.partitions.length ?? 0,
         uncompressedBytes,
-        spanSeconds
+        ingestRate
       },
       settings: { lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes, replicationFactor, consumers: options.consumers },
       targets: withBaseline,
@@ -152,7 +172,16 @@ async function assertFreshDestinations(admin: Admin, targets: readonly CopyTarge
   }
 }
 
-async function measureTarget(options: CompareRunOptions, admin: Admin, target: CopyTarget, acked: readonly AckedBatch[]): Promise<CompareTargetResult> {
+async function measureIngestRate(options: CompareRunOptions, admin: Admin, bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined): Promise<IngestRate> {
+  const evidence = options.rateEvidence
+  if (evidence.kind === 'sample') return rateFromSample(evidence.sample, bytesPerRecord, evidence.source)
+  const fromOffsets = await topicIngestRate(admin, options.sourceTopic, bytesPerRecord, { lookbackMs: evidence.lookbackMs, nowMs: Date.now() })
+  if (isKnownRate(fromOffsets) || copiedTimestamps === undefined) return fromOffsets
+  const fromRecords = await rateFromSample(copiedTimestamps, bytesPerRecord, 'record-timestamps')
+  return isKnownRate(fromRecords) ? fromRecords : { unknown: `${fromOffsets.unknown}; copied records: ${fromRecords.unknown}` }
+}
+
+async function measureTarget(options: CompareRunOptions, admin: Admin, target: CopyTarget, acked: readonly AckedBatch[], timestamps?: TimestampSample): Promise<CompareTargetResult> {
   const cluster = createCluster(options.connection, options.log)
   await cluster.connect()
   try {
@@ -164,7 +193,10 @@ async function measureTarget(options: CompareRunOptions, admin: Admin, target: C
       onBatch: (event: BatchEvent) => {
         measurements.onBatch(event)
         stored.push({ topic: event.topic, partition: event.partition, batch: batchHeader(event.batch) })
-        for (const r of event.batch.records) digests.push(recordDigest(event.partition, r.key, r.value, r.timestamp, r.headers))
+        for (const r of event.batch.records) {
+          digests.push(recordDigest(event.partition, r.key, r.value, r.timestamp, r.headers))
+          timestamps?.add(r.timestamp)
+        }
       },
       onCorruptBatch: (event) => measurements.onCorruptBatch(event)
     })

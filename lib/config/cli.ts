@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../kafka/connection.js'
+import type { Logger } from '../log/logger.js'
 import { securityFrom, type SecurityFlags } from './security.js'
 
 export type CliOptions = NonNullable<ParseArgsConfig['options']>
@@ -20,6 +21,7 @@ export const COMMON_OPTIONS = {
   'ssl-ca-file': { type: 'string' },
   'ssl-cert-file': { type: 'string' },
   'ssl-key-file': { type: 'string' },
+  'ssl-endpoint-identification': { type: 'string' },
   'ssl-reject-unauthorized': { type: 'string' },
   'client-config': { type: 'string' },
   help: { type: 'boolean', short: 'h' }
@@ -40,9 +42,15 @@ Security (flag, else environment, else --client-config):
   --sasl-password-file FILE   file holding the SASL password; otherwise env KAFKA_SASL_PASSWORD (never a flag value)
   --ssl-ca-file FILE          PEM CA bundle that signs the brokers' certificates (default: Node's trusted CAs)
   --ssl-cert-file FILE        PEM client certificate (mutual TLS), with --ssl-key-file FILE
-  --ssl-reject-unauthorized B true|false: verify the brokers' certificates and names (default true)
-  --client-config FILE        Java-style properties: security.protocol, sasl.mechanism, sasl.jaas.config,
-                              ssl.ca.location, ssl.certificate.location, ssl.key.location, bootstrap.servers, client.id
+  --ssl-endpoint-identification https|none
+                              none skips only the check that a broker's certificate names the host connected
+                              to; the certificate chain is still verified (default https)
+  --ssl-reject-unauthorized B true|false: false accepts any broker certificate, unverified (default true)
+  --client-config FILE        a Java or librdkafka client properties file: bootstrap.servers (metadata.broker.list),
+                              client.id, security.protocol, sasl.mechanism(s), sasl.username, sasl.password,
+                              sasl.jaas.config, ssl.ca.location, ssl.certificate.location, ssl.key.location,
+                              ssl.key.password, ssl.endpoint.identification.algorithm; other keys are logged as
+                              ignored; JKS/PKCS12 stores are refused (give PEM files)
   -h, --help                  this help`
 
 /** node:util parseArgs, with its errors turned into one clear config error. */
@@ -76,9 +84,13 @@ export function oneOf<T extends string>(value: string | undefined, flag: string,
   return value as T
 }
 
-/** Brokers, client id, TLS and SASL from the parsed flags and the environment (validated, frozen). */
-export function connectionFrom(values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags, env: NodeJS.ProcessEnv): KafkaConnectionConfig {
-  const { ssl, sasl, fileDefaults } = securityFrom(values, env)
+/**
+ * Brokers, client id, TLS and SASL from the parsed flags and the environment (validated, frozen). The
+ * --client-config keys squeeze does not use are logged once to `log`.
+ */
+export function connectionFrom(values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags, env: NodeJS.ProcessEnv, log?: Pick<Logger, 'warn'>): KafkaConnectionConfig {
+  const { ssl, sasl, fileDefaults, ignoredFileSettings } = securityFrom(values, env)
+  if (ignoredFileSettings.length > 0) log?.warn({ clientConfig: values['client-config'], ignored: ignoredFileSettings }, '--client-config settings squeeze does not use were ignored')
   const fromEnv = env.KAFKA_BROKERS === undefined || env.KAFKA_BROKERS.trim() === '' ? undefined : env.KAFKA_BROKERS
   const list = requireString(values.brokers ?? fromEnv ?? fileDefaults.brokers, 'brokers', 'give --brokers host:port or set KAFKA_BROKERS')
   const brokers = list.split(',').map((b) => b.trim()).filter((b) => b !== '')

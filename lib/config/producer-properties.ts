@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { LEVEL_RANGES, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import { DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../producer/producer.js'
+import { DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../producer/config.js'
 import { validateConfig } from './validate.js'
 
 const int = (min: number, max: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min).max(max)

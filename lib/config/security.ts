@@ -1,10 +1,11 @@
 /**
- * TLS and SASL settings for every service, from flags, the environment and a Java-style client properties
- * file (precedence in that order, per setting). The SASL password is read from KAFKA_SASL_PASSWORD, a
- * password file, or the properties file's sasl.jaas.config, never from a flag value (it would show in `ps`).
- * It ends up only as a non-enumerable property of the kafkajs `sasl` object: JSON.stringify, pino, spread
- * and util.inspect do not see it, and no error message built here quotes it.
+ * TLS and SASL settings for every service, from flags, the environment and a Java or librdkafka client
+ * properties file (precedence in that order, per setting). The SASL password is read from KAFKA_SASL_PASSWORD,
+ * a password file, or the properties file (sasl.password, sasl.jaas.config), never from a flag value (it would
+ * show in `ps`). It ends up only as a non-enumerable property of the kafkajs `sasl` object: JSON.stringify,
+ * pino, spread and util.inspect do not see it, and no error message built here quotes it.
  */
+import { createPrivateKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { ConnectionOptions } from 'node:tls'
 import type { SASLOptions } from 'kafkajs'
@@ -24,6 +25,7 @@ export interface SecurityFlags {
   'ssl-ca-file'?: string | undefined
   'ssl-cert-file'?: string | undefined
   'ssl-key-file'?: string | undefined
+  'ssl-endpoint-identification'?: string | undefined
   'ssl-reject-unauthorized'?: string | undefined
   'client-config'?: string | undefined
 }
@@ -35,25 +37,50 @@ export interface SecuritySettings {
   readonly sasl?: SASLOptions
   /** bootstrap.servers and client.id from --client-config: used when neither flag nor env names them. */
   readonly fileDefaults: { readonly brokers?: string; readonly clientId?: string }
+  /** Keys of the --client-config file squeeze does not use (names only: values may be secrets). */
+  readonly ignoredFileSettings: readonly string[]
 }
 
-/** A client properties file, as far as squeeze reads it (librdkafka names for the PEM files). */
+/** A client properties file, as far as squeeze reads it. */
 export interface ClientProperties {
   readonly bootstrapServers?: string
   readonly clientId?: string
   readonly securityProtocol?: string
   readonly saslMechanism?: string
+  readonly saslUsername?: string
+  readonly saslPassword?: string
   readonly jaas?: { readonly module: string; readonly username?: string; readonly password?: string }
   readonly sslCaLocation?: string
   readonly sslCertificateLocation?: string
   readonly sslKeyLocation?: string
+  readonly sslKeyPassword?: string
   readonly sslEndpointIdentification?: string
+  readonly sslCertificateVerification?: string
+  readonly ignored?: readonly string[]
 }
 
-const CLIENT_PROPERTY_NAMES = [
-  'bootstrap.servers', 'client.id', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config',
-  'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'ssl.endpoint.identification.algorithm'
-] as const
+type PropertyField = Exclude<keyof ClientProperties, 'jaas' | 'ignored'>
+
+/** Java and librdkafka spellings of the settings squeeze uses. */
+const CLIENT_PROPERTIES: Readonly<Record<string, PropertyField>> = {
+  'bootstrap.servers': 'bootstrapServers',
+  'metadata.broker.list': 'bootstrapServers',
+  'client.id': 'clientId',
+  'security.protocol': 'securityProtocol',
+  'sasl.mechanism': 'saslMechanism',
+  'sasl.mechanisms': 'saslMechanism',
+  'sasl.username': 'saslUsername',
+  'sasl.password': 'saslPassword',
+  'ssl.ca.location': 'sslCaLocation',
+  'ssl.certificate.location': 'sslCertificateLocation',
+  'ssl.key.location': 'sslKeyLocation',
+  'ssl.key.password': 'sslKeyPassword',
+  'ssl.endpoint.identification.algorithm': 'sslEndpointIdentification',
+  'enable.ssl.certificate.verification': 'sslCertificateVerification'
+}
+
+/** Java key stores: read here only to say which PEM option replaces them. */
+const STORE_SETTINGS = ['ssl.truststore.location', 'ssl.truststore.type', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.type', 'ssl.keystore.password']
 
 const LOGIN_MODULES: Readonly<Record<SaslMechanism, string>> = {
   PLAIN: 'org.apache.kafka.common.security.plain.PlainLoginModule',
@@ -65,9 +92,9 @@ const LOGIN_MODULES: Readonly<Record<SaslMechanism, string>> = {
  * Reads flags, env and the optional --client-config file into TLS and SASL options for kafkajs.
  * Throws one CONFIG_INVALID error listing every problem found.
  */
-export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv, fileProps?: ClientProperties): SecuritySettings {
+export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): SecuritySettings {
   const problems: string[] = []
-  const props = fileProps ?? (flags['client-config'] === undefined ? {} : loadClientProperties(flags['client-config'], problems))
+  const props = flags['client-config'] === undefined ? {} : loadClientProperties(flags['client-config'], problems)
 
   const protocolText = flags['security-protocol'] ?? nonEmpty(env.KAFKA_SECURITY_PROTOCOL) ?? props.securityProtocol ?? 'PLAINTEXT'
   const protocol = pick(protocolText, SECURITY_PROTOCOLS, 'security protocol', '--security-protocol, KAFKA_SECURITY_PROTOCOL, security.protocol', problems) ?? 'PLAINTEXT'
@@ -76,14 +103,14 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv, fileP
 
   const mechanismText = flags['sasl-mechanism'] ?? nonEmpty(env.KAFKA_SASL_MECHANISM) ?? props.saslMechanism
   const mechanism = mechanismText === undefined ? undefined : pick(mechanismText, SASL_MECHANISMS, 'SASL mechanism', '--sasl-mechanism, KAFKA_SASL_MECHANISM, sasl.mechanism', problems)
-  const username = flags['sasl-username'] ?? nonEmpty(env.KAFKA_SASL_USERNAME) ?? props.jaas?.username
+  const username = flags['sasl-username'] ?? nonEmpty(env.KAFKA_SASL_USERNAME) ?? props.saslUsername ?? props.jaas?.username
   const passwordFile = flags['sasl-password-file']
-  const password = passwordFile !== undefined ? readPasswordFile(passwordFile, problems) : nonEmpty(env.KAFKA_SASL_PASSWORD) ?? props.jaas?.password
+  const password = passwordFile !== undefined ? readPasswordFile(passwordFile, problems) : nonEmpty(env.KAFKA_SASL_PASSWORD) ?? props.saslPassword ?? props.jaas?.password
 
   if (usesSasl) {
     if (mechanismText === undefined) problems.push(`${protocol} needs a SASL mechanism: --sasl-mechanism ${SASL_MECHANISMS.join('|')} (or KAFKA_SASL_MECHANISM, sasl.mechanism)`)
-    if (username === undefined || username === '') problems.push(`SASL ${mechanism ?? ''} needs a username: --sasl-username or KAFKA_SASL_USERNAME (or sasl.jaas.config)`.replace('  ', ' '))
-    if ((password === undefined || password === '') && passwordFile === undefined) problems.push('SASL needs a password: set KAFKA_SASL_PASSWORD or give --sasl-password-file FILE (or sasl.jaas.config); it is never taken from a flag value')
+    if (username === undefined || username === '') problems.push(`SASL ${mechanism ?? ''} needs a username: --sasl-username or KAFKA_SASL_USERNAME (or sasl.username, sasl.jaas.config)`.replace('  ', ' '))
+    if ((password === undefined || password === '') && passwordFile === undefined) problems.push('SASL needs a password: set KAFKA_SASL_PASSWORD or give --sasl-password-file FILE (or sasl.password, sasl.jaas.config); it is never taken from a flag value')
     if (mechanism !== undefined && props.jaas !== undefined && props.jaas.module !== LOGIN_MODULES[mechanism]) {
       problems.push(`sasl.jaas.config uses ${props.jaas.module}, but ${mechanism} needs ${LOGIN_MODULES[mechanism]}`)
     }
@@ -99,34 +126,55 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv, fileP
   const caFile = flags['ssl-ca-file'] ?? props.sslCaLocation
   const certFile = flags['ssl-cert-file'] ?? props.sslCertificateLocation
   const keyFile = flags['ssl-key-file'] ?? props.sslKeyLocation
-  const rejectText = flags['ssl-reject-unauthorized'] ?? (props.sslEndpointIdentification === 'none' ? 'false' : undefined)
-  let rejectUnauthorized = true
-  if (rejectText !== undefined) {
-    if (rejectText === 'true' || rejectText === 'false') rejectUnauthorized = rejectText === 'true'
-    else problems.push(`--ssl-reject-unauthorized must be true or false, got "${rejectText}"`)
-  }
+  const rejectText = flags['ssl-reject-unauthorized'] ?? props.sslCertificateVerification
+  const rejectUnauthorized = trueOrFalse(rejectText, problems)
+  const identificationText = flags['ssl-endpoint-identification'] ?? props.sslEndpointIdentification
+  const checkHostName = endpointIdentification(identificationText, problems)
   if (usesTls) {
     if ((certFile === undefined) !== (keyFile === undefined)) problems.push('a client certificate needs both --ssl-cert-file and --ssl-key-file')
   } else {
-    const given = [caFile !== undefined ? '--ssl-ca-file' : undefined, certFile !== undefined ? '--ssl-cert-file' : undefined, keyFile !== undefined ? '--ssl-key-file' : undefined, rejectText !== undefined ? '--ssl-reject-unauthorized' : undefined]
+    const given = [caFile !== undefined ? '--ssl-ca-file' : undefined, certFile !== undefined ? '--ssl-cert-file' : undefined, keyFile !== undefined ? '--ssl-key-file' : undefined,
+      flags['ssl-reject-unauthorized'] !== undefined ? '--ssl-reject-unauthorized' : undefined, flags['ssl-endpoint-identification'] !== undefined ? '--ssl-endpoint-identification' : undefined]
       .filter((g): g is string => g !== undefined)
     if (given.length > 0) problems.push(`${given.join(', ')} given but the security protocol is ${protocol}: use SSL or SASL_SSL (--security-protocol)`)
   }
   const ca = usesTls && caFile !== undefined ? readPem(caFile, 'CA', problems) : undefined
   const cert = usesTls && certFile !== undefined ? readPem(certFile, 'certificate', problems) : undefined
-  const key = usesTls && keyFile !== undefined ? readPem(keyFile, 'key', problems) : undefined
+  const key = usesTls && keyFile !== undefined ? readKey(keyFile, props.sslKeyPassword, problems) : undefined
 
   if (problems.length > 0) {
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid security settings: ${problems.join('; ')}`)
   }
-  const tls: ConnectionOptions = { rejectUnauthorized, ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) }
+  const tls: ConnectionOptions = {
+    rejectUnauthorized,
+    ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }),
+    // Java's and librdkafka's "no endpoint identification" skips the host-name check only: the chain is still verified.
+    ...(checkHostName ? {} : { checkServerIdentity: () => undefined })
+  }
   const ssl = usesTls ? (Object.keys(tls).length === 1 && rejectUnauthorized ? true : tls) : undefined
   const sasl = usesSasl ? saslOptions(mechanism as SaslMechanism, username as string, password as string) : undefined
   const fileDefaults = Object.freeze({
     ...(props.bootstrapServers === undefined ? {} : { brokers: props.bootstrapServers }),
     ...(props.clientId === undefined ? {} : { clientId: props.clientId })
   })
-  return Object.freeze({ protocol, ...(ssl === undefined ? {} : { ssl }), ...(sasl === undefined ? {} : { sasl }), fileDefaults })
+  return Object.freeze({ protocol, ...(ssl === undefined ? {} : { ssl }), ...(sasl === undefined ? {} : { sasl }), fileDefaults, ignoredFileSettings: props.ignored ?? [] })
+}
+
+function trueOrFalse(text: string | undefined, problems: string[]): boolean {
+  if (text === undefined || text === 'true') return true
+  if (text === 'false') return false
+  problems.push(`--ssl-reject-unauthorized must be true or false (so must enable.ssl.certificate.verification), got "${text}"`)
+  return true
+}
+
+/** Java turns the host-name check off with an empty value, librdkafka with "none"; both default to "https". */
+function endpointIdentification(text: string | undefined, problems: string[]): boolean {
+  if (text === undefined) return true
+  const value = text.trim().toLowerCase()
+  if (value === 'https') return true
+  if (value === '' || value === 'none') return false
+  problems.push(`--ssl-endpoint-identification (ssl.endpoint.identification.algorithm) must be https or none, got "${text}"`)
+  return true
 }
 
 /**
@@ -190,7 +238,10 @@ export function parseJaasConfig(text: string): { module: string; username?: stri
   return { module: head[1] as string, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) }
 }
 
-/** Reads and validates a --client-config file; problems go to `problems`. */
+/**
+ * Reads a Java or librdkafka client properties file; problems go to `problems`. Settings squeeze has no use
+ * for (acks, serializers, ...) are listed in `ignored`; a Java key store is a problem that names the PEM option.
+ */
 export function loadClientProperties(path: string, problems: string[]): ClientProperties {
   let text: string
   try {
@@ -200,11 +251,18 @@ export function loadClientProperties(path: string, problems: string[]): ClientPr
     return {}
   }
   const props = parseJavaProperties(text)
-  const unknown = [...props.keys()].filter((k) => !(CLIENT_PROPERTY_NAMES as readonly string[]).includes(k))
-  if (unknown.length > 0) {
-    problems.push(`--client-config ${path}: unsupported setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (supported: ${CLIENT_PROPERTY_NAMES.join(', ')}; ` +
-      'Java keystores/truststores are not read: give PEM files as ssl.ca.location, ssl.certificate.location, ssl.key.location)')
+  const fields: Partial<Record<PropertyField, string>> = {}
+  for (const [name, field] of Object.entries(CLIENT_PROPERTIES)) {
+    const value = props.get(name)
+    // An empty ssl.endpoint.identification.algorithm is Java's way of turning the host-name check off.
+    const usable = field === 'sslEndpointIdentification' ? value : nonEmpty(value)
+    if (usable === undefined) continue
+    const earlier = fields[field]
+    if (earlier !== undefined && earlier !== usable) problems.push(`--client-config ${path}: two spellings of one setting disagree (${spellings(field).join(', ')})`)
+    fields[field] = usable
   }
+  const trustPem = storeProblems(path, props, problems)
+  if (trustPem !== undefined && fields.sslCaLocation === undefined) fields.sslCaLocation = trustPem
   let jaas: ClientProperties['jaas']
   const jaasText = props.get('sasl.jaas.config')
   if (jaasText !== undefined) {
@@ -214,17 +272,35 @@ export function loadClientProperties(path: string, problems: string[]): ClientPr
       problems.push(`--client-config ${path}: ${errorMessage(err)}`)
     }
   }
-  const get = (name: (typeof CLIENT_PROPERTY_NAMES)[number]): string | undefined => nonEmpty(props.get(name))
-  const entries: Array<[keyof ClientProperties, string | undefined]> = [
-    ['bootstrapServers', get('bootstrap.servers')], ['clientId', get('client.id')],
-    ['securityProtocol', get('security.protocol')], ['saslMechanism', get('sasl.mechanism')],
-    ['sslCaLocation', get('ssl.ca.location')], ['sslCertificateLocation', get('ssl.certificate.location')],
-    ['sslKeyLocation', get('ssl.key.location')], ['sslEndpointIdentification', props.get('ssl.endpoint.identification.algorithm')]
-  ]
-  return Object.freeze({
-    ...Object.fromEntries(entries.filter(([, v]) => v !== undefined)),
-    ...(jaas === undefined ? {} : { jaas })
-  }) as ClientProperties
+  const ignored = [...props.keys()].filter((k) => CLIENT_PROPERTIES[k] === undefined && k !== 'sasl.jaas.config' && !STORE_SETTINGS.includes(k))
+  return Object.freeze({ ...fields, ...(jaas === undefined ? {} : { jaas }), ignored: Object.freeze(ignored) })
+}
+
+function spellings(field: PropertyField): string[] {
+  return Object.entries(CLIENT_PROPERTIES).filter(([, f]) => f === field).map(([name]) => name)
+}
+
+/**
+ * Node's TLS reads PEM only. A PEM truststore (ssl.truststore.type=PEM) is a CA file and is returned; a JKS or
+ * PKCS12 truststore or any keystore is a problem naming the option to use instead and the command that converts.
+ */
+function storeProblems(path: string, props: ReadonlyMap<string, string>, problems: string[]): string | undefined {
+  const trustLocation = nonEmpty(props.get('ssl.truststore.location'))
+  // Kafka's Java client defaults both store types to JKS.
+  const trustType = (nonEmpty(props.get('ssl.truststore.type')) ?? 'JKS').toUpperCase()
+  if (trustLocation !== undefined) {
+    if (trustType === 'PEM') return trustLocation
+    problems.push(`--client-config ${path}: ssl.truststore.location is a ${trustType} truststore, which squeeze does not read; give its CA certificates as a PEM file ` +
+      `with --ssl-ca-file (or ssl.ca.location), e.g. keytool -exportcert -rfc -keystore ${trustLocation} -alias CA_ALIAS > ca.pem`)
+  }
+  const keyLocation = nonEmpty(props.get('ssl.keystore.location'))
+  if (keyLocation !== undefined) {
+    const keyType = (nonEmpty(props.get('ssl.keystore.type')) ?? 'JKS').toUpperCase()
+    problems.push(`--client-config ${path}: ssl.keystore.location is a ${keyType} keystore, which squeeze does not read; give the client certificate and key as PEM files ` +
+      `with --ssl-cert-file and --ssl-key-file (or ssl.certificate.location, ssl.key.location), e.g. openssl pkcs12 -in ${keyLocation} -nokeys -out client.pem ` +
+      'and -nocerts -nodes -out client.key (a JKS keystore first goes through keytool -importkeystore -deststoretype PKCS12)')
+  }
+  return undefined
 }
 
 function pick<T extends string>(text: string, allowed: readonly T[], what: string, sources: string, problems: string[]): T | undefined {
@@ -249,6 +325,18 @@ function readPasswordFile(path: string, problems: string[]): string | undefined 
   }
 }
 
+/** A PEM private key; an encrypted one is decrypted here (ssl.key.password), so no passphrase is kept around. */
+function readKey(path: string, passphrase: string | undefined, problems: string[]): Buffer | undefined {
+  const pem = readPem(path, 'key', problems)
+  if (pem === undefined || passphrase === undefined) return pem
+  try {
+    return Buffer.from(createPrivateKey({ key: pem, passphrase }).export({ format: 'pem', type: 'pkcs8' }))
+  } catch (err) {
+    problems.push(`cannot decrypt TLS key file ${path} with ssl.key.password: ${errorMessage(err)}`)
+    return undefined
+  }
+}
+
 function readPem(path: string, what: string, problems: string[]): Buffer | undefined {
   try {
     const pem = readFileSync(path)
@@ -258,24 +346,4 @@ function readPem(path: string, what: string, problems: string[]): Buffer | undef
     problems.push(`cannot read TLS ${what} file ${path}: ${errorMessage(err)}`)
     return undefined
   }
-}
-
-const TLS_ERROR_CODES = /^(ERR_TLS_|ERR_SSL_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH|ERR_OSSL)/
-
-/**
- * A connect failure told apart: wrong credentials, a TLS problem, or no broker answering, each with the hint
- * that fits (services wrap cluster/admin connect errors with it). kafkajs messages never carry the password.
- */
-export function connectionFailure(err: unknown, brokers: readonly string[]): SqueezeError {
-  const chain: unknown[] = []
-  for (let e: unknown = err; e !== undefined && e !== null && chain.length < 5; e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause) chain.push(e)
-  const message = errorMessage(err)
-  const at = brokers.join(',')
-  if (chain.some((e) => (e as { name?: unknown }).name === 'KafkaJSSASLAuthenticationError')) {
-    return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `authentication failed at ${at}: ${message}; check the SASL username, password and --sasl-mechanism`, { cause: err })
-  }
-  if (chain.some((e) => TLS_ERROR_CODES.test(String((e as { code?: unknown }).code ?? ''))) || /certificate|TLS|SSL routines/i.test(message)) {
-    return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `TLS connection to ${at} failed: ${message}; check --ssl-ca-file (the CA that signed the brokers' certificates) and --security-protocol`, { cause: err })
-  }
-  return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker at ${at}: ${message}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
 }

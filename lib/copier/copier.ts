@@ -181,6 +181,9 @@ export class Copier {
       this.finished?.()
     })
     signal?.addEventListener('abort', () => this.finished?.(), { once: true })
+    // An abort while the offsets above were being fetched fired before the listener existed; copyBatch would then
+    // skip every batch and the copy would never catch up.
+    if (signal?.aborted === true) this.finished?.()
 
     await consumer.connect()
     await consumer.subscribe({ topics: [sourceTopic], fromBeginning: true })

@@ -1,6 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs'
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
-import { createTopicsAndWait } from '../kafka/topics.js'
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import { createTopicsAndWait, describeCreateTopicsError } from '../kafka/topics.js'
 import type { CopyTarget } from './copier.js'
 
 /**
@@ -38,7 +38,7 @@ export async function prepareDestinations(admin: Admin, sourceTopic: string, tar
     await createTopicsAndWait(admin, [...missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] })), ...deadLetters])
   } catch (err) {
     await admin.deleteTopics({ topics: [...missing, ...deadLetters.map((d) => d.topic)] }).catch(() => undefined)
-    throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create destination topics: ${errorMessage(err)}`, { cause: err })
+    throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create destination topics: ${describeCreateTopicsError(err)}`, { cause: err })
   }
   return [...missing, ...deadLetters.map((d) => d.topic)]
 }

@@ -17,8 +17,11 @@ let rootCache: string | undefined
 let versionCache: string | undefined
 let fetching: Promise<string> | undefined
 
-/** The repository root: the nearest folder above this module holding `kafka/pom.xml` (works from lib/ and dist/lib/). */
-export function squeezeRoot(): string {
+/**
+ * The repository root: the nearest folder above this module holding `kafka/pom.xml` (works from lib/ and dist/lib/),
+ * or undefined in an installation without one, such as the container image, which cannot start a Kafka of its own.
+ */
+export function findSqueezeRoot(): string | undefined {
   if (rootCache !== undefined) return rootCache
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {
@@ -27,11 +30,15 @@ export function squeezeRoot(): string {
       return dir
     }
     const parent = dirname(dir)
-    if (parent === dir) {
-      throw new SqueezeError(ErrorCodes.BROKER_START, `kafka/pom.xml not found above ${fileURLToPath(import.meta.url)}`)
-    }
+    if (parent === dir) return undefined
     dir = parent
   }
+}
+
+export function squeezeRoot(): string {
+  const root = findSqueezeRoot()
+  if (root === undefined) throw new SqueezeError(ErrorCodes.BROKER_START, `kafka/pom.xml not found above ${fileURLToPath(import.meta.url)}`)
+  return root
 }
 
 export function kafkaPomPath(): string {

@@ -52,8 +52,11 @@ export interface KraftSecurityOptions {
     plainUsers?: Readonly<Record<string, string>>
     scramUsers?: ReadonlyArray<{ mechanism: ScramMechanism; name: string; password: string }>
   }
-  /** Adds SSL://host:<port>: TLS without SASL. */
-  ssl?: { port?: number }
+  /**
+   * Adds SSL://host:<port>: TLS without SASL. With `clientCaFile` (PEM), the listener requires a client
+   * certificate signed by that CA (mutual TLS).
+   */
+  ssl?: { port?: number; clientCaFile?: string }
 }
 
 export interface KraftBrokerOptions {
@@ -103,15 +106,18 @@ export interface EmbeddedBroker {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Process-exit safety net: a crashed or interrupted test run must not leave a JVM behind.
+// Safety nets. The library installs no process or signal handler: the process owner (a service's main, a test
+// harness) decides the shutdown order, e.g. compare still reads from the broker after Ctrl-C to print its partial
+// report. What the library does guarantee is that no JVM outlives this Node process (the watchdog below).
 
 interface LiveBroker {
   child: ChildProcess
   watchdog?: ChildProcess
+  /** Removed with the JVM on exit; unset for a caller's dir or SQUEEZE_KEEP_BROKER_DATA=1. */
   tempDir?: string
 }
 const live = new Set<LiveBroker>()
-let exitHandlersInstalled = false
+let killOnExitInstalled = false
 
 function killAllNow(): void {
   for (const b of live) {
@@ -120,47 +126,42 @@ function killAllNow(): void {
     } catch {
       /* already gone */
     }
-    if (b.tempDir !== undefined && process.env['SQUEEZE_KEEP_BROKER_DATA'] !== '1') {
-      try {
-        rmSync(b.tempDir, { recursive: true, force: true })
-      } catch {
-        /* best effort */
-      }
+    try {
+      if (b.tempDir !== undefined) rmSync(b.tempDir, { recursive: true, force: true })
+    } catch {
+      /* best effort: the watchdog tries again once this process is gone */
     }
   }
   live.clear()
 }
 
-function onSignal(signal: NodeJS.Signals): void {
-  killAllNow()
-  // If nobody else handles the signal, behave as if we had not installed a handler.
-  if (process.listenerCount(signal) <= 1) {
-    process.removeListener(signal, onSignal)
-    process.kill(process.pid, signal)
-  }
-}
-
-function installExitHandlers(): void {
-  if (exitHandlersInstalled) return
-  exitHandlersInstalled = true
+/**
+ * For the process owner: SIGKILL every embedded JVM still running when this process exits (process.exit, an
+ * uncaught error, the end of a test file). Idempotent. A watchdog still ends a JVM whose parent was killed.
+ */
+export function killEmbeddedBrokersOnExit(): void {
+  if (killOnExitInstalled) return
+  killOnExitInstalled = true
   process.on('exit', killAllNow)
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal)
 }
 
 /**
- * A tiny detached shell that SIGKILLs the JVM if this Node process disappears without running its exit
- * handlers (e.g. SIGKILLed by a test runner's timeout). It ends by itself once the JVM is gone.
+ * A tiny detached shell that SIGKILLs the JVM, and removes its temp data dir, if this Node process disappears
+ * without stopping it (SIGKILLed by a test runner's timeout, a signal nobody handled). It ends by itself once the
+ * JVM is gone; it never removes the dir while Node lives, since halt() keeps it for resume().
  */
-function startWatchdog(jvmPid: number): ChildProcess | undefined {
+function startWatchdog(jvmPid: number, tempDir: string | undefined): ChildProcess | undefined {
   try {
     const w = spawn(
       'bash',
       [
         '-c',
-        'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 2; done; kill -9 "$2" 2>/dev/null; exit 0',
+        'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 2; done; ' +
+          'if ! kill -0 "$1" 2>/dev/null; then kill -9 "$2" 2>/dev/null; if [ -n "$3" ]; then rm -rf "$3"; fi; fi; exit 0',
         'squeeze-kafka-watchdog',
         String(process.pid),
-        String(jvmPid)
+        String(jvmPid),
+        tempDir ?? ''
       ],
       { detached: true, stdio: 'ignore' }
     )
@@ -260,7 +261,14 @@ export function securityServerProperties(base: Record<string, string>, host: str
     props['listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
     props['listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
   }
-  if (security.ssl !== undefined && ports.ssl !== undefined) listeners.push(`SSL://${host}:${ports.ssl}`)
+  if (security.ssl !== undefined && ports.ssl !== undefined) {
+    listeners.push(`SSL://${host}:${ports.ssl}`)
+    if (security.ssl.clientCaFile !== undefined) {
+      props['listener.name.ssl.ssl.client.auth'] = 'required'
+      props['listener.name.ssl.ssl.truststore.type'] = 'PEM'
+      props['listener.name.ssl.ssl.truststore.location'] = security.ssl.clientCaFile
+    }
+  }
   const protocolMap = [base['listener.security.protocol.map'] ?? '', ...listeners.map((l) => `${l.split(':')[0]}:${l.split(':')[0]}`)].filter((x) => x !== '')
   return {
     ...props,
@@ -432,22 +440,23 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     propsFile
   ]
 
-  installExitHandlers()
   let current: LiveBroker | undefined
 
   const launch = (): LiveBroker => {
     const fd = openSync(jvmOut, 'a')
     let child: ChildProcess
     try {
-      child = spawn(javaBinary(), jvmArgs, { cwd: dataDir, stdio: ['ignore', fd, fd] })
+      // Its own process group: a terminal's Ctrl-C goes to the owner, which decides when the broker stops.
+      child = spawn(javaBinary(), jvmArgs, { cwd: dataDir, stdio: ['ignore', fd, fd], detached: true })
     } finally {
       closeSync(fd)
     }
     child.on('error', () => {}) // surfaced through waitReady (exitCode / spawn failure below)
     child.unref()
-    const entry: LiveBroker = { child, ...(ownsDir ? { tempDir: dataDir } : {}) }
+    const tempDir = ownsDir && process.env['SQUEEZE_KEEP_BROKER_DATA'] !== '1' ? dataDir : undefined
+    const entry: LiveBroker = { child, ...(tempDir === undefined ? {} : { tempDir }) }
     if (child.pid !== undefined) {
-      const w = startWatchdog(child.pid)
+      const w = startWatchdog(child.pid, tempDir)
       if (w !== undefined) entry.watchdog = w
     }
     live.add(entry)

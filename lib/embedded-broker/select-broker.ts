@@ -10,6 +10,8 @@ import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { kafkaVersion } from './kafka-jars.js'
 import { SQUEEZE_CLUSTER_ID, defaultServerProperties, startKraftBroker, type EmbeddedBroker, type KraftBrokerOptions } from './kraft-broker.js'
 
+export { killEmbeddedBrokersOnExit } from './kraft-broker.js'
+
 const { Kafka, logLevel } = kafkajs
 
 export type BrokerKind = 'external' | 'testcontainers' | 'jvm'
@@ -84,14 +86,23 @@ export async function waitForMetadata(brokers: string[], ms: number): Promise<vo
 
 type Testcontainers = typeof import('testcontainers')
 
-/** The testcontainers module when a container runtime answers within `ms`, else undefined (never throws). */
-async function dockerRuntime(ms: number): Promise<{ tc: Testcontainers; host: string } | undefined> {
+/**
+ * The testcontainers module when a container runtime answers within `ms`, else why not (never throws).
+ * testcontainers is a dev dependency, loaded only here: production installs (the image) do not have it.
+ */
+async function dockerRuntime(ms: number): Promise<{ tc: Testcontainers; host: string } | { unavailable: string }> {
+  let tc: Testcontainers
   try {
-    const tc = await withTimeout(import('testcontainers'), ms, 'importing testcontainers')
+    tc = await withTimeout(import('testcontainers'), ms, 'importing testcontainers')
+  } catch (e) {
+    const missing = e instanceof Error && 'code' in e && e.code === 'ERR_MODULE_NOT_FOUND'
+    return { unavailable: missing ? 'testcontainers is not installed (a dev dependency)' : `testcontainers did not load: ${errorMessage(e)}` }
+  }
+  try {
     const client = await withTimeout(tc.getContainerRuntimeClient(), ms, 'finding a container runtime')
     return { tc, host: client.info.containerRuntime.host }
   } catch {
-    return undefined
+    return { unavailable: 'no Docker engine' }
   }
 }
 
@@ -166,7 +177,7 @@ export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions 
   if (process.env['SQUEEZE_NO_TESTCONTAINERS'] !== '1') {
     const started = Date.now()
     const docker = await dockerRuntime(opts.dockerCheckMs ?? 3000)
-    if (docker !== undefined) {
+    if ('tc' in docker) {
       out.info(`kafka: Docker engine found; starting apache/kafka:${kafkaVersion()} with testcontainers`)
       try {
         return await startContainer(docker.tc, docker.host)
@@ -174,7 +185,7 @@ export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions 
         out.warn(`kafka: testcontainers start failed (${errorMessage(e)}); falling back to the embedded JVM broker`)
       }
     } else {
-      out.info(`kafka: no Docker engine (checked in ${Date.now() - started} ms); using the embedded JVM broker`)
+      out.info(`kafka: ${docker.unavailable} (checked in ${Date.now() - started} ms); using the embedded JVM broker`)
     }
   }
 

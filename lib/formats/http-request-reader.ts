@@ -1,15 +1,5 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import {
-  CACHE_STATUSES,
-  HTTP_METHODS,
-  HttpRequestOffsets as O,
-  HttpRequestPointers as P,
-  SCHEMES,
-  TLS_VERSIONS,
-  enumName,
-  readHttpRequestViaCapnpTs
-} from './http-request.js'
-import type { HttpRequestFields } from './http-request.js'
+import { HTTP_REQUEST_SCHEMA, enumName, readHttpRequestViaCapnpTs, type HttpRequestField, type HttpRequestFields } from './http-request.js'
 
 /**
  * Zero-copy reader for HttpRequest messages. capnp-ts allocates a Message, arena, segment copies
@@ -159,41 +149,35 @@ function f32(s: StructView, off: number): number {
 
 const EMPTY_VIEW: StructView = { buf: Buffer.alloc(0), seg: 0, segLen: 0, data: 0, dataBytes: 0, ptrs: 0, ptrCount: 0 }
 
-function readFast(buf: Buffer, seg: number, segLen: number): HttpRequestFields {
-  const s = rootStruct(buf, seg, segLen) ?? EMPTY_VIEW
-  return {
-    timestampNs: u64(s, O.timestampNs),
-    clientIp: text(s, P.clientIp),
-    clientPort: u16(s, O.clientPort),
-    method: enumName(HTTP_METHODS, u16(s, O.method)),
-    scheme: enumName(SCHEMES, u16(s, O.scheme)),
-    host: text(s, P.host),
-    path: text(s, P.path),
-    query: text(s, P.query),
-    protocol: text(s, P.protocol),
-    status: u16(s, O.status),
-    requestBytes: u64(s, O.requestBytes),
-    responseBytes: u64(s, O.responseBytes),
-    userAgent: text(s, P.userAgent),
-    referer: text(s, P.referer),
-    contentType: text(s, P.contentType),
-    cacheStatus: enumName(CACHE_STATUSES, u16(s, O.cacheStatus)),
-    tlsVersion: enumName(TLS_VERSIONS, u16(s, O.tlsVersion)),
-    originResponseTimeMs: f32(s, O.originResponseTimeMs),
-    edgeTimeToFirstByteMs: f32(s, O.edgeTimeToFirstByteMs),
-    edgeLocation: text(s, P.edgeLocation),
-    requestId: text(s, P.requestId),
-    rayId: text(s, P.rayId),
-    country: text(s, P.country),
-    asn: u32(s, O.asn),
-    remoteUser: text(s, P.remoteUser),
-    ident: text(s, P.ident)
+type FastReader = (buf: Buffer, seg: number, segLen: number) => HttpRequestFields
+
+/** The read expression of one field, as source for compileFastReader. */
+function readExpression(field: HttpRequestField, index: number): string {
+  switch (field.kind) {
+    case 'text': return `text(s, ${field.at})`
+    case 'enum': return `enumName(schema[${index}].names, u16(s, ${field.at}))`
+    default: return `${field.kind}(s, ${field.at})`
   }
 }
 
-const TEXT_POINTERS: readonly number[] = Object.values(P)
-/** Where the last scalar field ends (asn, a u32 at 44): the scalars cover the data section up to here. */
-const SCALARS_END = O.asn + 4
+/**
+ * readFast, compiled from HTTP_REQUEST_SCHEMA into one object literal, so it stays what the hand-written
+ * reader was: one allocation of one hidden class per record, no per-field dispatch on the decode path.
+ * The source is built from the schema constants only, never from input.
+ */
+function compileFastReader(): FastReader {
+  const properties = HTTP_REQUEST_SCHEMA.map((field, index) => `${field.name}: ${readExpression(field, index)}`).join(',\n')
+  const source = `return function readFast(buf, seg, segLen) {\n  const s = rootStruct(buf, seg, segLen) ?? EMPTY_VIEW\n  return {\n${properties}\n  }\n}`
+  const build = new Function('rootStruct', 'EMPTY_VIEW', 'text', 'u16', 'u32', 'u64', 'f32', 'enumName', 'schema', source) as (...deps: unknown[]) => FastReader
+  return build(rootStruct, EMPTY_VIEW, text, u16, u32, u64, f32, enumName, HTTP_REQUEST_SCHEMA)
+}
+
+const readFast = compileFastReader()
+
+const TEXT_POINTERS: readonly number[] = HTTP_REQUEST_SCHEMA.filter((field) => field.kind === 'text').map((field) => field.at)
+const SCALAR_BYTES = { u16: 2, enum: 2, u32: 4, f32: 4, u64: 8 } as const
+/** Where the last scalar field ends: the scalars cover the data section up to here. */
+const SCALARS_END = Math.max(...HTTP_REQUEST_SCHEMA.map((field) => (field.kind === 'text' ? 0 : field.at + SCALAR_BYTES[field.kind])))
 
 /**
  * Reads every field of a single-segment message without building JS values: the scalars' bytes are read

@@ -1,61 +1,15 @@
 import capnp from 'capnp-ts'
 
 /**
- * Hand-written capnp-ts accessor for `HttpRequest` in http-request.capnp, in the style capnpc-ts
- * would generate (capnpc-ts crashes on enums and emits Int64 types the 0.9 runtime no longer has).
- * Offsets are the ones `capnp compile -ocapnp http-request.capnp` prints; data offsets below are
- * in bytes from the start of the data section, pointer indexes count from the pointer section.
- *
- *   data (48 bytes = 6 words)                 pointers (14)
- *    0 timestampNs           UInt64            0 clientIp      7 contentType
- *    8 clientPort            UInt16            1 host          8 edgeLocation
- *   10 method                UInt16 (enum)     2 path          9 requestId
- *   12 scheme                UInt16 (enum)     3 query        10 rayId
- *   14 status                UInt16            4 protocol     11 country
- *   16 requestBytes          UInt64            5 userAgent    12 remoteUser
- *   24 responseBytes         UInt64            6 referer      13 ident
- *   32 cacheStatus           UInt16 (enum)
- *   34 tlsVersion            UInt16 (enum)
- *   36 originResponseTimeMs  Float32
- *   40 edgeTimeToFirstByteMs Float32
- *   44 asn                   UInt32
- *
+ * The HttpRequest record of http-request.capnp, defined once in HTTP_REQUEST_SCHEMA below: the writer, the
+ * capnp-ts reference reader, the fast reader (http-request-reader.ts), the field type and the empty record
+ * all take their fields from it. capnpc-ts would generate this, but crashes on enums and emits Int64 types the
+ * 0.9 runtime no longer has. Offsets are the ones `capnp compile -ocapnp http-request.capnp` prints: scalar
+ * offsets in bytes from the start of the 48-byte data section, text fields by index in the 14 pointers.
  * All defaults are zero, so no XOR masks are needed.
  */
 export const HTTP_REQUEST_DATA_BYTES = 48
 export const HTTP_REQUEST_POINTERS = 14
-
-export const HttpRequestOffsets = {
-  timestampNs: 0,
-  clientPort: 8,
-  method: 10,
-  scheme: 12,
-  status: 14,
-  requestBytes: 16,
-  responseBytes: 24,
-  cacheStatus: 32,
-  tlsVersion: 34,
-  originResponseTimeMs: 36,
-  edgeTimeToFirstByteMs: 40,
-  asn: 44
-} as const
-
-export const HttpRequestPointers = {
-  clientIp: 0,
-  host: 1,
-  path: 2,
-  query: 3,
-  protocol: 4,
-  userAgent: 5,
-  referer: 6,
-  contentType: 7,
-  edgeLocation: 8,
-  requestId: 9,
-  rayId: 10,
-  country: 11,
-  remoteUser: 12,
-  ident: 13
-} as const
 
 /** Enumerant names in ordinal order; the index is the wire value. */
 export const HTTP_METHODS = ['UNKNOWN', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'CONNECT', 'TRACE', 'OTHER'] as const
@@ -68,68 +22,70 @@ export type Scheme = (typeof SCHEMES)[number]
 export type CacheStatus = (typeof CACHE_STATUSES)[number]
 export type TlsVersion = (typeof TLS_VERSIONS)[number]
 
-/** Plain-object view of one record; what readers return and writers take. */
-export interface HttpRequestFields {
-  timestampNs: bigint
-  clientIp: string
-  clientPort: number
-  method: HttpMethod
-  scheme: Scheme
-  host: string
-  path: string
-  query: string
-  protocol: string
-  status: number
-  requestBytes: bigint
-  responseBytes: bigint
-  userAgent: string
-  referer: string
-  contentType: string
-  cacheStatus: CacheStatus
-  tlsVersion: TlsVersion
-  originResponseTimeMs: number
-  edgeTimeToFirstByteMs: number
-  edgeLocation: string
-  requestId: string
-  rayId: string
-  country: string
-  asn: number
-  remoteUser: string
-  ident: string
+export type HttpFieldKind = 'text' | 'u16' | 'u32' | 'u64' | 'f32' | 'enum'
+
+interface HttpFieldSpec {
+  readonly name: string
+  readonly kind: HttpFieldKind
+  /** Byte offset in the data section; for text, the pointer index. */
+  readonly at: number
+  /** For enums: enumerant names in ordinal order. */
+  readonly names?: readonly string[]
 }
 
+/** Every field, in schema order (the order the writer allocates text in, which the golden bytes pin). */
+export const HTTP_REQUEST_SCHEMA = [
+  { name: 'timestampNs', kind: 'u64', at: 0 },
+  { name: 'clientIp', kind: 'text', at: 0 },
+  { name: 'clientPort', kind: 'u16', at: 8 },
+  { name: 'method', kind: 'enum', at: 10, names: HTTP_METHODS },
+  { name: 'scheme', kind: 'enum', at: 12, names: SCHEMES },
+  { name: 'host', kind: 'text', at: 1 },
+  { name: 'path', kind: 'text', at: 2 },
+  { name: 'query', kind: 'text', at: 3 },
+  { name: 'protocol', kind: 'text', at: 4 },
+  { name: 'status', kind: 'u16', at: 14 },
+  { name: 'requestBytes', kind: 'u64', at: 16 },
+  { name: 'responseBytes', kind: 'u64', at: 24 },
+  { name: 'userAgent', kind: 'text', at: 5 },
+  { name: 'referer', kind: 'text', at: 6 },
+  { name: 'contentType', kind: 'text', at: 7 },
+  { name: 'cacheStatus', kind: 'enum', at: 32, names: CACHE_STATUSES },
+  { name: 'tlsVersion', kind: 'enum', at: 34, names: TLS_VERSIONS },
+  { name: 'originResponseTimeMs', kind: 'f32', at: 36 },
+  { name: 'edgeTimeToFirstByteMs', kind: 'f32', at: 40 },
+  { name: 'edgeLocation', kind: 'text', at: 8 },
+  { name: 'requestId', kind: 'text', at: 9 },
+  { name: 'rayId', kind: 'text', at: 10 },
+  { name: 'country', kind: 'text', at: 11 },
+  { name: 'asn', kind: 'u32', at: 44 },
+  { name: 'remoteUser', kind: 'text', at: 12 },
+  { name: 'ident', kind: 'text', at: 13 }
+] as const satisfies readonly HttpFieldSpec[]
+
+export type HttpRequestField = (typeof HTTP_REQUEST_SCHEMA)[number]
+
+type FieldValue<F extends HttpRequestField> = F extends { readonly names: readonly (infer N)[] } ? N : F['kind'] extends 'text' ? string : F['kind'] extends 'u64' ? bigint : number
+
+/** Plain-object view of one record; what readers return and writers take. */
+export type HttpRequestFields = { -readonly [F in HttpRequestField as F['name']]: FieldValue<F> }
+
 /** Number of schema fields; decode reports this many fields read. */
-export const HTTP_REQUEST_FIELD_COUNT = 26
+export const HTTP_REQUEST_FIELD_COUNT = HTTP_REQUEST_SCHEMA.length
+
+function defaultValue(field: HttpRequestField): string | number | bigint {
+  switch (field.kind) {
+    case 'text': return ''
+    case 'u64': return 0n
+    case 'enum': return field.names[0]
+    default: return 0
+  }
+}
+
+const EMPTY_HTTP_REQUEST = Object.freeze(Object.fromEntries(HTTP_REQUEST_SCHEMA.map((field) => [field.name, defaultValue(field)]))) as Readonly<HttpRequestFields>
 
 export function emptyHttpRequest(): HttpRequestFields {
-  return {
-    timestampNs: 0n,
-    clientIp: '',
-    clientPort: 0,
-    method: 'UNKNOWN',
-    scheme: 'unknown',
-    host: '',
-    path: '',
-    query: '',
-    protocol: '',
-    status: 0,
-    requestBytes: 0n,
-    responseBytes: 0n,
-    userAgent: '',
-    referer: '',
-    contentType: '',
-    cacheStatus: 'unknown',
-    tlsVersion: 'none',
-    originResponseTimeMs: 0,
-    edgeTimeToFirstByteMs: 0,
-    edgeLocation: '',
-    requestId: '',
-    rayId: '',
-    country: '',
-    asn: 0,
-    remoteUser: '',
-    ident: ''
-  }
+  return { ...EMPTY_HTTP_REQUEST }
 }
 
 /** Maps a request-line method to the enum; unlisted methods become OTHER rather than failing the line. */
@@ -138,7 +94,7 @@ export function methodFromString(method: string): HttpMethod {
   return i > 0 && i < HTTP_METHODS.length - 1 ? (HTTP_METHODS[i] as HttpMethod) : 'OTHER'
 }
 
-function ordinal<T extends string>(names: readonly T[], value: T): number {
+function ordinal(names: readonly string[], value: string): number {
   const i = names.indexOf(value)
   return i < 0 ? 0 : i
 }
@@ -148,9 +104,6 @@ export function enumName<T extends string>(names: readonly T[], wire: number): T
   return names[wire] ?? (names[0] as T)
 }
 
-const O = HttpRequestOffsets
-const P = HttpRequestPointers
-
 export class HttpRequest extends capnp.Struct {
   static override readonly _capnp = {
     displayName: 'HttpRequest',
@@ -158,97 +111,26 @@ export class HttpRequest extends capnp.Struct {
     size: new capnp.ObjectSize(HTTP_REQUEST_DATA_BYTES, HTTP_REQUEST_POINTERS)
   }
 
-  getTimestampNs(): bigint { return capnp.Struct.getUint64(O.timestampNs, this) }
-  setTimestampNs(value: bigint): void { capnp.Struct.setUint64(O.timestampNs, value, this) }
-  getClientIp(): string { return capnp.Struct.getText(P.clientIp, this) }
-  setClientIp(value: string): void { capnp.Struct.setText(P.clientIp, value, this) }
-  getClientPort(): number { return capnp.Struct.getUint16(O.clientPort, this) }
-  setClientPort(value: number): void { capnp.Struct.setUint16(O.clientPort, value, this) }
-  getMethod(): number { return capnp.Struct.getUint16(O.method, this) }
-  setMethod(value: number): void { capnp.Struct.setUint16(O.method, value, this) }
-  getScheme(): number { return capnp.Struct.getUint16(O.scheme, this) }
-  setScheme(value: number): void { capnp.Struct.setUint16(O.scheme, value, this) }
-  getHost(): string { return capnp.Struct.getText(P.host, this) }
-  setHost(value: string): void { capnp.Struct.setText(P.host, value, this) }
-  getPath(): string { return capnp.Struct.getText(P.path, this) }
-  setPath(value: string): void { capnp.Struct.setText(P.path, value, this) }
-  getQuery(): string { return capnp.Struct.getText(P.query, this) }
-  setQuery(value: string): void { capnp.Struct.setText(P.query, value, this) }
-  getProtocol(): string { return capnp.Struct.getText(P.protocol, this) }
-  setProtocol(value: string): void { capnp.Struct.setText(P.protocol, value, this) }
-  getStatus(): number { return capnp.Struct.getUint16(O.status, this) }
-  setStatus(value: number): void { capnp.Struct.setUint16(O.status, value, this) }
-  getRequestBytes(): bigint { return capnp.Struct.getUint64(O.requestBytes, this) }
-  setRequestBytes(value: bigint): void { capnp.Struct.setUint64(O.requestBytes, value, this) }
-  getResponseBytes(): bigint { return capnp.Struct.getUint64(O.responseBytes, this) }
-  setResponseBytes(value: bigint): void { capnp.Struct.setUint64(O.responseBytes, value, this) }
-  getUserAgent(): string { return capnp.Struct.getText(P.userAgent, this) }
-  setUserAgent(value: string): void { capnp.Struct.setText(P.userAgent, value, this) }
-  getReferer(): string { return capnp.Struct.getText(P.referer, this) }
-  setReferer(value: string): void { capnp.Struct.setText(P.referer, value, this) }
-  getContentType(): string { return capnp.Struct.getText(P.contentType, this) }
-  setContentType(value: string): void { capnp.Struct.setText(P.contentType, value, this) }
-  getCacheStatus(): number { return capnp.Struct.getUint16(O.cacheStatus, this) }
-  setCacheStatus(value: number): void { capnp.Struct.setUint16(O.cacheStatus, value, this) }
-  getTlsVersion(): number { return capnp.Struct.getUint16(O.tlsVersion, this) }
-  setTlsVersion(value: number): void { capnp.Struct.setUint16(O.tlsVersion, value, this) }
-  getOriginResponseTimeMs(): number { return capnp.Struct.getFloat32(O.originResponseTimeMs, this) }
-  setOriginResponseTimeMs(value: number): void { capnp.Struct.setFloat32(O.originResponseTimeMs, value, this) }
-  getEdgeTimeToFirstByteMs(): number { return capnp.Struct.getFloat32(O.edgeTimeToFirstByteMs, this) }
-  setEdgeTimeToFirstByteMs(value: number): void { capnp.Struct.setFloat32(O.edgeTimeToFirstByteMs, value, this) }
-  getEdgeLocation(): string { return capnp.Struct.getText(P.edgeLocation, this) }
-  setEdgeLocation(value: string): void { capnp.Struct.setText(P.edgeLocation, value, this) }
-  getRequestId(): string { return capnp.Struct.getText(P.requestId, this) }
-  setRequestId(value: string): void { capnp.Struct.setText(P.requestId, value, this) }
-  getRayId(): string { return capnp.Struct.getText(P.rayId, this) }
-  setRayId(value: string): void { capnp.Struct.setText(P.rayId, value, this) }
-  getCountry(): string { return capnp.Struct.getText(P.country, this) }
-  setCountry(value: string): void { capnp.Struct.setText(P.country, value, this) }
-  getAsn(): number { return capnp.Struct.getUint32(O.asn, this) }
-  setAsn(value: number): void { capnp.Struct.setUint32(O.asn, value, this) }
-  getRemoteUser(): string { return capnp.Struct.getText(P.remoteUser, this) }
-  setRemoteUser(value: string): void { capnp.Struct.setText(P.remoteUser, value, this) }
-  getIdent(): string { return capnp.Struct.getText(P.ident, this) }
-  setIdent(value: string): void { capnp.Struct.setText(P.ident, value, this) }
-
   override toString(): string { return 'HttpRequest_' + super.toString() }
-}
-
-// Empty strings stay null pointers: smaller records, and readers treat null Text as "".
-function setTextIfAny(s: HttpRequest, index: number, value: string): void {
-  if (value.length > 0) capnp.Struct.setText(index, value, s)
 }
 
 /** Serialises one record as a standard framed, unpacked, single-segment Cap'n Proto message. */
 export function writeHttpRequest(f: HttpRequestFields): Buffer {
   const message = new capnp.Message()
   const r = message.initRoot(HttpRequest)
-  r.setTimestampNs(f.timestampNs)
-  setTextIfAny(r, P.clientIp, f.clientIp)
-  r.setClientPort(f.clientPort)
-  r.setMethod(ordinal(HTTP_METHODS, f.method))
-  r.setScheme(ordinal(SCHEMES, f.scheme))
-  setTextIfAny(r, P.host, f.host)
-  setTextIfAny(r, P.path, f.path)
-  setTextIfAny(r, P.query, f.query)
-  setTextIfAny(r, P.protocol, f.protocol)
-  r.setStatus(f.status)
-  r.setRequestBytes(f.requestBytes)
-  r.setResponseBytes(f.responseBytes)
-  setTextIfAny(r, P.userAgent, f.userAgent)
-  setTextIfAny(r, P.referer, f.referer)
-  setTextIfAny(r, P.contentType, f.contentType)
-  r.setCacheStatus(ordinal(CACHE_STATUSES, f.cacheStatus))
-  r.setTlsVersion(ordinal(TLS_VERSIONS, f.tlsVersion))
-  r.setOriginResponseTimeMs(f.originResponseTimeMs)
-  r.setEdgeTimeToFirstByteMs(f.edgeTimeToFirstByteMs)
-  setTextIfAny(r, P.edgeLocation, f.edgeLocation)
-  setTextIfAny(r, P.requestId, f.requestId)
-  setTextIfAny(r, P.rayId, f.rayId)
-  setTextIfAny(r, P.country, f.country)
-  r.setAsn(f.asn)
-  setTextIfAny(r, P.remoteUser, f.remoteUser)
-  setTextIfAny(r, P.ident, f.ident)
+  const values = f as unknown as Record<string, string | number | bigint>
+  for (const field of HTTP_REQUEST_SCHEMA) {
+    const value = values[field.name]
+    switch (field.kind) {
+      // Empty strings stay null pointers: smaller records, and readers treat null Text as "".
+      case 'text': if ((value as string).length > 0) capnp.Struct.setText(field.at, value as string, r); break
+      case 'u16': capnp.Struct.setUint16(field.at, value as number, r); break
+      case 'u32': capnp.Struct.setUint32(field.at, value as number, r); break
+      case 'u64': capnp.Struct.setUint64(field.at, value as bigint, r); break
+      case 'f32': capnp.Struct.setFloat32(field.at, value as number, r); break
+      case 'enum': capnp.Struct.setUint16(field.at, ordinal(field.names, value as string), r); break
+    }
+  }
   return Buffer.from(message.toArrayBuffer())
 }
 
@@ -258,32 +140,17 @@ export function writeHttpRequest(f: HttpRequestFields): Buffer {
  */
 export function readHttpRequestViaCapnpTs(value: Uint8Array): HttpRequestFields {
   const r = new capnp.Message(value, false).getRoot(HttpRequest)
-  return {
-    timestampNs: r.getTimestampNs(),
-    clientIp: r.getClientIp(),
-    clientPort: r.getClientPort(),
-    method: enumName(HTTP_METHODS, r.getMethod()),
-    scheme: enumName(SCHEMES, r.getScheme()),
-    host: r.getHost(),
-    path: r.getPath(),
-    query: r.getQuery(),
-    protocol: r.getProtocol(),
-    status: r.getStatus(),
-    requestBytes: r.getRequestBytes(),
-    responseBytes: r.getResponseBytes(),
-    userAgent: r.getUserAgent(),
-    referer: r.getReferer(),
-    contentType: r.getContentType(),
-    cacheStatus: enumName(CACHE_STATUSES, r.getCacheStatus()),
-    tlsVersion: enumName(TLS_VERSIONS, r.getTlsVersion()),
-    originResponseTimeMs: r.getOriginResponseTimeMs(),
-    edgeTimeToFirstByteMs: r.getEdgeTimeToFirstByteMs(),
-    edgeLocation: r.getEdgeLocation(),
-    requestId: r.getRequestId(),
-    rayId: r.getRayId(),
-    country: r.getCountry(),
-    asn: r.getAsn(),
-    remoteUser: r.getRemoteUser(),
-    ident: r.getIdent()
+  const fields = emptyHttpRequest()
+  const values = fields as unknown as Record<string, string | number | bigint>
+  for (const field of HTTP_REQUEST_SCHEMA) {
+    switch (field.kind) {
+      case 'text': values[field.name] = capnp.Struct.getText(field.at, r); break
+      case 'u16': values[field.name] = capnp.Struct.getUint16(field.at, r); break
+      case 'u32': values[field.name] = capnp.Struct.getUint32(field.at, r); break
+      case 'u64': values[field.name] = capnp.Struct.getUint64(field.at, r); break
+      case 'f32': values[field.name] = capnp.Struct.getFloat32(field.at, r); break
+      case 'enum': values[field.name] = enumName(field.names, capnp.Struct.getUint16(field.at, r)); break
+    }
   }
+  return fields
 }

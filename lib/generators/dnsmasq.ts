@@ -1,4 +1,4 @@
-import { DEFAULT_START_MS } from './log-generator.js'
+import { startTime, timeStep } from './log-generator.js'
 import type { GeneratorOptions, LogGenerator } from './log-generator.js'
 import { Rng, ZipfPicker } from './random.js'
 import { rfc3164Time } from './time-format.js'
@@ -49,7 +49,8 @@ export function createDnsmasqGenerator(opts: GeneratorOptions): LogGenerator {
   const deviceZipf = new ZipfPicker(devices, 1.6)
   const cache = new Map<string, number>()
   const pending: Array<{ line: string; ms: number }> = []
-  let nowMs = opts.startTimeMs ?? DEFAULT_START_MS
+  let nowMs = startTime(opts)
+  const step = timeStep(opts)
 
   const say = (msg: string, process = 'dnsmasq'): void => {
     pending.push({ line: `${rfc3164Time(nowMs)} ${process}[${pid}]: ${msg}`, ms: nowMs })
@@ -80,7 +81,7 @@ export function createDnsmasqGenerator(opts: GeneratorOptions): LogGenerator {
 
   const burst = (): void => {
     // Bursts are seconds to a minute apart; lines within a burst share the second.
-    nowMs += Math.floor(rng.exp(8000))
+    nowMs = step(nowMs, Math.floor(rng.exp(8000)))
     if (rng.chance(0.02)) {
       const mac = Array.from({ length: 6 }, () => rng.int(256).toString(16).padStart(2, '0')).join(':')
       const ip = rng.pick(devices)
@@ -100,7 +101,7 @@ export function createDnsmasqGenerator(opts: GeneratorOptions): LogGenerator {
         if (rng.chance(0.25)) lookup(zone, 'AAAA', client)
         if (rng.chance(0.08)) lookup(zone, 'HTTPS', client)
       }
-      if (rng.chance(0.3)) nowMs += rng.int(1500)
+      if (rng.chance(0.3)) nowMs = step(nowMs, rng.int(1500))
     }
   }
 

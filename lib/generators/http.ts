@@ -1,6 +1,6 @@
 import { emptyHttpRequest, writeHttpRequest } from '../formats/http-request.js'
 import type { CacheStatus, HttpMethod, HttpRequestFields, TlsVersion } from '../formats/http-request.js'
-import { DEFAULT_START_MS } from './log-generator.js'
+import { startTime, timeStep } from './log-generator.js'
 import type { GeneratorOptions, LogGenerator } from './log-generator.js'
 import { Rng, ZipfPicker } from './random.js'
 import { EDGE_LOCATIONS, GEO, IMAGE_WORDS, SEARCH_REFERERS, USER_AGENTS, WORDS, randomPublicIpv4 } from './vocab.js'
@@ -134,7 +134,8 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
   const clients = new ZipfPicker(Array.from({ length: 3000 }, () => buildClient(rng, agents)), 1.0)
   const active: Session[] = []
   let rayCounter = 0
-  let nowMs = opts.startTimeMs ?? DEFAULT_START_MS
+  let nowMs = startTime(opts)
+  const step = timeStep(opts)
 
   const startSession = (): Session => {
     const client = clients.pick(rng)
@@ -222,9 +223,11 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
       if (s.queue.length === 0) active.splice(i, 1)
       if (item === undefined) return this.next()
       const gap = rng.exp(item.asset === null ? 1500 : 120)
-      nowMs += Math.floor(gap)
+      nowMs = step(nowMs, Math.floor(gap))
       const f = fields(s, item)
-      return { key: Buffer.from(f.host), value: writeHttpRequest(f), timestampMs: nowMs }
+      // Keyed by connection (client address and port): a visit's requests stay in order on one partition, and
+      // thousands of connections spread evenly over partitions (three hosts, or Zipf-popular clients, do not).
+      return { key: Buffer.from(`${f.clientIp}:${f.clientPort}`), value: writeHttpRequest(f), timestampMs: nowMs }
     }
   }
 }

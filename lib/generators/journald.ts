@@ -1,4 +1,4 @@
-import { DEFAULT_START_MS } from './log-generator.js'
+import { startTime, timeStep } from './log-generator.js'
 import type { GeneratorOptions, LogGenerator } from './log-generator.js'
 import { Rng, ZipfPicker } from './random.js'
 import { rfc3164Time } from './time-format.js'
@@ -68,7 +68,8 @@ export function createJournaldGenerator(opts: GeneratorOptions): LogGenerator {
   const bootId = hex32(rng)
   const seqnumId = hex32(rng)
   const hostname = rng.pick(['fedora', 'web-01', 'pi4', 'build-03', 'nas'])
-  const startMs = opts.startTimeMs ?? DEFAULT_START_MS
+  const startMs = startTime(opts)
+  const step = timeStep(opts, 1000)
   const bootUs = startMs * 1000 - rng.range(60, 36000) * 1_000_000
   let nowUs = startMs * 1000
   let seq = rng.range(1, 5000)
@@ -212,7 +213,7 @@ export function createJournaldGenerator(opts: GeneratorOptions): LogGenerator {
   return {
     next() {
       // Journals are bursty: a unit start logs several entries within milliseconds, then quiet.
-      nowUs += rng.chance(0.7) ? rng.range(50, 30_000) : Math.floor(rng.exp(8_000_000))
+      nowUs = step(nowUs, rng.chance(0.7) ? rng.range(50, 30_000) : Math.floor(rng.exp(8_000_000)))
       const kind = rng.weighted([['kernel', 32], ['systemd', 32], ['audit', 15], ['daemon', 21]] as const)
       const entry = kind === 'kernel' ? kernelEntry() : kind === 'systemd' ? systemdEntry() : kind === 'audit' ? auditEntry() : daemonEntry()
       const keys = rng.shuffle(Object.keys(entry))

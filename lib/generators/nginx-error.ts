@@ -1,4 +1,4 @@
-import { DEFAULT_START_MS } from './log-generator.js'
+import { startTime, timeStep } from './log-generator.js'
 import type { GeneratorOptions, LogGenerator } from './log-generator.js'
 import { Rng, ZipfPicker } from './random.js'
 import { nginxTime } from './time-format.js'
@@ -42,11 +42,12 @@ export function createNginxErrorGenerator(opts: GeneratorOptions): LogGenerator 
   const hotPages = new ZipfPicker(pages.items.slice(0, 20), 1.4)
   // Few distinct clients: the same visitors retry the failing page again and again.
   const clients = new ZipfPicker(Array.from({ length: 400 }, () => randomPublicIpv4(rng)), 1.2)
+  const step = timeStep(opts)
   const s: State = {
     master: rng.range(900, 30000),
     worker: 0,
     conn: rng.range(1000, 90000),
-    nowMs: opts.startTimeMs ?? DEFAULT_START_MS,
+    nowMs: startTime(opts),
     incident: 'misc',
     left: 0,
     hot: []
@@ -61,7 +62,7 @@ export function createNginxErrorGenerator(opts: GeneratorOptions): LogGenerator 
     // The same heavy pages (big forms, slow queries) are what tip the upstream over, incident after incident.
     s.hot = Array.from({ length: rng.range(1, 3) }, () => hotPages.pick(rng))
     // Quiet time between incidents: minutes to hours.
-    s.nowMs += Math.floor(rng.exp(20 * 60_000))
+    s.nowMs = step(s.nowMs, Math.floor(rng.exp(20 * 60_000)))
   }
 
   let currentClient = ''
@@ -125,7 +126,7 @@ export function createNginxErrorGenerator(opts: GeneratorOptions): LogGenerator 
       if (s.left <= 0) newIncident()
       s.left--
       // Within an incident lines come every second or so (each failed request logs once).
-      s.nowMs += Math.floor(rng.exp(s.incident === 'worker-crash' ? 2500 : 1200))
+      s.nowMs = step(s.nowMs, Math.floor(rng.exp(s.incident === 'worker-crash' ? 2500 : 1200)))
       return { key: null, value: Buffer.from(line()), timestampMs: s.nowMs }
     }
   }

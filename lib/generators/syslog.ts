@@ -1,4 +1,4 @@
-import { DEFAULT_START_MS } from './log-generator.js'
+import { startTime, timeStep } from './log-generator.js'
 import type { GeneratorOptions, LogGenerator } from './log-generator.js'
 import { Rng, ZipfPicker } from './random.js'
 import { rfc3164Time } from './time-format.js'
@@ -33,11 +33,12 @@ export function createSyslogGenerator(opts: GeneratorOptions): LogGenerator {
   const host = `${rng.pick(WORDS)}-${rng.pick(['phone', 'box', 'node', 'pi'])}`
   const kernel = new ZipfPicker(KERNEL, 1.0)
   const daemons = new ZipfPicker(DAEMONS.map(([name, t]) => ({ name, pid: rng.range(300, 4000), templates: new ZipfPicker(t, 1.0) })), 1.0)
-  const bootMs = (opts.startTimeMs ?? DEFAULT_START_MS) - rng.range(5, 600) * 1000
-  let nowMs = opts.startTimeMs ?? DEFAULT_START_MS
+  let nowMs = startTime(opts)
+  const bootMs = nowMs - rng.range(5, 600) * 1000
+  const step = timeStep(opts)
   return {
     next() {
-      nowMs += rng.chance(0.8) ? rng.int(200) : Math.floor(rng.exp(20_000))
+      nowMs = step(nowMs, rng.chance(0.8) ? rng.int(200) : Math.floor(rng.exp(20_000)))
       const time = rfc3164Time(nowMs)
       let line: string
       if (rng.chance(0.85)) {

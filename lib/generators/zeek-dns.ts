@@ -1,4 +1,4 @@
-import { DEFAULT_START_MS } from './log-generator.js'
+import { startTime, timeStep } from './log-generator.js'
 import type { GeneratorOptions, LogGenerator } from './log-generator.js'
 import { Rng, ZipfPicker } from './random.js'
 import { CDN_SUFFIXES, DOMAINS, WORDS, randomPublicIpv4 } from './vocab.js'
@@ -60,7 +60,8 @@ export function createZeekDnsGenerator(opts: GeneratorOptions): LogGenerator {
     1.0
   )
   const pending: Array<{ line: string; us: number }> = []
-  let nowUs = (opts.startTimeMs ?? DEFAULT_START_MS) * 1000
+  let nowUs = startTime(opts) * 1000
+  const step = timeStep(opts, 1000)
   let lastMs = 0
 
   const ts = (us: number): string => `${Math.floor(us / 1e6)}.${String(us % 1e6).padStart(6, '0')}`
@@ -84,7 +85,7 @@ export function createZeekDnsGenerator(opts: GeneratorOptions): LogGenerator {
   }
 
   const exchange = (): void => {
-    nowUs += Math.floor(rng.exp(300_000))
+    nowUs = step(nowUs, Math.floor(rng.exp(300_000)))
     const c = clients.pick(rng)
     const uid = `C${rng.chars(BASE62, rng.chance(0.5) ? 17 : 16)}`
     const port = rng.range(1024, 65535)

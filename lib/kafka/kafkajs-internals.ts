@@ -1,6 +1,8 @@
 // kafkajs does not export its cluster, broker and protocol layers, but they are plain CommonJS files in the
 // package. squeeze reaches them here, and only here, so a kafkajs upgrade has one file to check. They carry
 // metadata, connection pooling, SASL/TLS and request framing; squeeze brings its own record batches.
+// package.json pins kafkajs exactly, and test/lib/kafka/kafkajs-internals.test.ts checks every function and
+// field used here: add to its lists whatever new internal this file starts to use.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -90,18 +92,10 @@ export interface KafkajsCluster {
 /** FindCoordinator key types. */
 export const COORDINATOR_TYPES = { GROUP: 0, TRANSACTION: 1 } as const
 
-interface ProtocolErrorDefinition {
-  type: string
-  code: number
-  retriable: boolean
-  message: string
-}
-
 export const Encoder = require('kafkajs/src/protocol/encoder') as new (initialSize?: number) => KafkajsEncoder
 export const Decoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => KafkajsDecoder
 export const Cluster = require('kafkajs/src/cluster') as new (options: Record<string, unknown>) => KafkajsCluster
 export const defaultSocketFactory = require('kafkajs/src/network/socketFactory') as () => unknown
-const protocolErrors = require('kafkajs/src/protocol/error') as { errorCodes: ProtocolErrorDefinition[] }
 const loggers = require('kafkajs/src/loggers') as {
   createLogger(args: { level: number; logCreator: KafkajsLogCreator }): unknown
   LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number }
@@ -112,8 +106,5 @@ export type KafkajsLogCreator = (level: number) => (entry: { namespace: string; 
 export const KAFKAJS_LOG_LEVELS = loggers.LEVELS
 export const createKafkajsLogger = loggers.createLogger
 
-const ERRORS_BY_CODE = new Map(protocolErrors.errorCodes.map((definition) => [definition.code, definition]))
-
-export function protocolError(code: number): ProtocolErrorDefinition {
-  return ERRORS_BY_CODE.get(code) ?? { type: 'UNKNOWN', code, retriable: false, message: `unknown Kafka error code ${code}` }
-}
+/** The consumer still imports the error table from here; it lives in error-codes.ts, squeeze's own copy. */
+export { kafkaError as protocolError } from './error-codes.js'

@@ -1,5 +1,5 @@
 import { groupByTopic, readTopicPartitions } from './group-by-topic.js'
-import { encodedPayload, protocolError, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
+import { encodedPayload, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
 import { Decoder } from './kafkajs-internals.js'
 
 /** One partition's batch in a produce request. */
@@ -86,13 +86,3 @@ async function decodeProduceResponse(raw: Buffer): Promise<PartitionProduceResul
   })
 }
 
-
-/** Whether a produce error code is worth retrying the same batch for (Kafka's own classification). */
-export function isRetriableProduceError(code: number): boolean {
-  return protocolError(code).retriable
-}
-
-export function describeProduceError(code: number): string {
-  const definition = protocolError(code)
-  return `${definition.type}: ${definition.message}`
-}

@@ -1,20 +1,34 @@
 import type { Admin, ITopicConfig } from 'kafkajs'
 import { retry } from '../retry.js'
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
+
+/**
+ * Replication factor -1 asks the broker for its default.replication.factor (KIP-464). The broker honours it on
+ * every CreateTopics version kafkajs sends (v3 with Kafka 4.x), so a cluster's own rule applies: a fixed 1 fails
+ * with min.insync.replicas=2 and is refused by topic-creation policies.
+ */
+export const BROKER_DEFAULT_REPLICATION_FACTOR = -1
 
 /**
  * Creates `topic` if it is missing, with compression.type=producer so the broker keeps each producer's batches
  * as sent (any other value makes the broker recompress, and the comparison would measure the broker's codec).
  */
-export async function ensureTopic(admin: Admin, topic: string, partitions: number, replicationFactor = 1): Promise<'created' | 'exists'> {
+export async function ensureTopic(admin: Admin, topic: string, partitions: number, replicationFactor = BROKER_DEFAULT_REPLICATION_FACTOR): Promise<'created' | 'exists'> {
   const existing = await admin.listTopics()
   if (existing.includes(topic)) return 'exists'
   try {
     await createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] }])
   } catch (err) {
-    throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create topic ${topic}: ${errorMessage(err)}`, { cause: err })
+    throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create topic ${topic}: ${describeCreateTopicsError(err)}`, { cause: err })
   }
   return 'created'
+}
+
+/** kafkajs says only "Topic creation errors"; the per-topic errors inside say why (INVALID_REPLICATION_FACTOR…). */
+export function describeCreateTopicsError(err: unknown): string {
+  const inner = typeof err === 'object' && err !== null && 'errors' in err && Array.isArray(err.errors) ? (err.errors as unknown[]) : []
+  if (inner.length === 0) return errorMessage(err)
+  return inner.map((e) => `${errorCode(e)}: ${errorMessage(e)}`).join('; ')
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http'
+import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Registry } from 'prom-client'
 
@@ -12,34 +12,46 @@ export interface HealthProbe {
   live(): boolean
   /** Connected to the cluster and able to do its job. */
   ready(): boolean
+  /** Why it is not ready, for the /readyz body (default "not ready"). */
+  notReadyReason?(): string | undefined
 }
 
 /** Serves /metrics, /healthz and /readyz; port 0 picks a free port. */
 export async function startMetricsServer(registry: Registry, options: { port: number; host: string; health?: HealthProbe }): Promise<MetricsServer> {
+  let closing: Promise<void> | undefined
+  // server.close() only drops keep-alive connections that are idle at that moment: one serving a scrape or a
+  // probe would stay open and keep the process alive after shutdown. Answers written once closing end theirs.
+  const answer = (res: ServerResponse, status: number, headers: Record<string, string>, body: string): void => {
+    res.writeHead(status, closing === undefined ? headers : { ...headers, connection: 'close' }).end(body)
+  }
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]
     if (path === '/metrics') {
       registry.metrics().then(
-        (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
-        (err: unknown) => res.writeHead(500).end(String(err))
+        (body) => answer(res, 200, { 'content-type': registry.contentType }, body),
+        (err: unknown) => answer(res, 500, {}, String(err))
       )
       return
     }
     if (path === '/healthz' || path === '/readyz') {
       const ok = options.health === undefined ? true : path === '/healthz' ? options.health.live() : options.health.ready()
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'not ready\n')
+      const why = path === '/readyz' ? options.health?.notReadyReason?.() ?? 'not ready' : 'not ready'
+      answer(res, ok ? 200 : 503, { 'content-type': 'text/plain' }, ok ? 'ok\n' : `${why}\n`)
       return
     }
-    res.writeHead(404).end()
+    answer(res, 404, {}, '')
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port, options.host, () => resolve())
   })
   const { port } = server.address() as AddressInfo
-  let closing: Promise<void> | undefined
   return {
     port,
-    close: () => (closing ??= new Promise<void>((resolve) => server.close(() => resolve())))
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeIdleConnections()
+      }))
   }
 }

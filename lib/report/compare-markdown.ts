@@ -1,6 +1,7 @@
 import type { CompareReport } from '../compare/compare-report.js'
-import { COMPARE_HEADERS, compareRow, formatLargeBytes } from './compare-table.js'
-import { formatBytes, formatNumber } from './table.js'
+import type { Recommendation } from '../compare/compare-report.js'
+import { COMPARE_HEADERS, compareRow, formatLargeBytes, ingestRateText } from './compare-table.js'
+import { formatBytes } from './table.js'
 
 /** The comparison as a Markdown document, for a ticket or a pull request: results, recommendation, source, settings. */
 export function renderCompareMarkdown(report: CompareReport): string {
@@ -25,10 +26,7 @@ export function renderCompareMarkdown(report: CompareReport): string {
       ? 'No measured target meets the criteria (or every target was recompressed by the broker).'
       : `**${escapeInline(rec.target)}** (${rec.criterion}): ${escapeInline(rec.reason)}`,
     '',
-    rec === null || rec.bytesPerDaySaved === null
-      ? '- Bytes per day saved: unknown (no `none` target to compare with)'
-      : `- Bytes per day saved against \`none\`: ${formatLargeBytes(rec.bytesPerDaySaved)} ` +
-        `(replication factor ${settings.replicationFactor} + ${settings.consumers} consumers)`,
+    ...(rec === null ? [] : savings(rec, `(replication factor ${settings.replicationFactor} + ${settings.consumers} consumers)`)),
     '',
     '## Source',
     '',
@@ -37,7 +35,7 @@ export function renderCompareMarkdown(report: CompareReport): string {
     `- Description: ${escapeInline(source.description)}`,
     `- Records: ${source.records} in ${source.partitions} partition${source.partitions === 1 ? '' : 's'}`,
     `- Uncompressed: ${formatBytes(source.uncompressedBytes)}`,
-    `- Span: ${formatNumber(source.spanSeconds, 0)} s of record timestamps`,
+    `- Ingest rate: ${escapeInline(ingestRateText(source.ingestRate))}`,
     '',
     '## Settings',
     '',
@@ -47,6 +45,16 @@ export function renderCompareMarkdown(report: CompareReport): string {
     `- Consumers: ${settings.consumers}`,
     ''
   ].join('\n')
+}
+
+function savings(rec: Recommendation, across: string): string[] {
+  if (rec.bytesSavedPerGiB === null) return ['- Bytes per day saved: unknown (no `none` target to compare with)']
+  return [
+    rec.bytesPerDaySaved === null
+      ? '- Bytes per day saved: unknown (no trustworthy ingest rate; see the saving per GiB of input)'
+      : `- Bytes per day saved against \`none\`: ${formatLargeBytes(rec.bytesPerDaySaved)} ${across}`,
+    `- Bytes saved per GiB of input against \`none\`: ${formatLargeBytes(rec.bytesSavedPerGiB)} ${across}`
+  ]
 }
 
 function markdownRow(cells: readonly string[]): string {

@@ -1,4 +1,5 @@
 import type { CompareReport, CompareTargetResult, RecompressionVerdict, Recommendation } from '../compare/compare-report.js'
+import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest-rate.js'
 import { formatBytes, formatNumber, renderTable } from './table.js'
 
 export const COMPARE_HEADERS = [
@@ -43,16 +44,41 @@ export function formatLargeBytes(bytes: number): string {
   return `${sign}${formatBytes(Math.round(abs))}`
 }
 
+const RATE_SOURCES: Readonly<Record<RateSource, string>> = {
+  'broker-offsets': 'broker offsets',
+  'record-timestamps': 'the copied records\' timestamps',
+  'line-timestamps': 'the lines\' own timestamps',
+  'generator-timestamps': 'the generator\'s clock'
+}
+
+/** The ingest rate in one line: how fast, from which evidence, over which window; or why it is unknown. */
+export function ingestRateText(rate: IngestRate): string {
+  if (!isKnownRate(rate)) return `unknown (${rate.unknown})`
+  const { window } = rate
+  const lookback = window.lookbackSeconds === null ? '' : ` over the last ${formatNumber(window.lookbackSeconds / 3600, window.lookbackSeconds % 3600 === 0 ? 0 : 2)} h`
+  return `${formatBytes(Math.round(rate.bytesPerSecond))}/s (${formatNumber(rate.recordsPerSecond)} records/s x ${formatBytes(Math.round(rate.bytesPerRecord))}) ` +
+    `from ${RATE_SOURCES[window.source]}${lookback}: ${window.records} records stamped ${window.from} to ${window.to}`
+}
+
+/** What the recommendation saves against none, as lines: per day at the ingest rate when known, always per GiB of input. */
+export function savingLines(report: CompareReport, rec: Recommendation): string[] {
+  const { replicationFactor, consumers } = report.settings
+  if (rec.bytesSavedPerGiB === null) return ['bytes/day saved: unknown (no none target to compare with)']
+  const across = `(replication factor ${replicationFactor} + ${consumers} consumer${consumers === 1 ? '' : 's'})`
+  return [
+    rec.bytesPerDaySaved === null
+      ? 'bytes/day saved: unknown (no trustworthy ingest rate; see the saving per GiB of input)'
+      : `bytes/day saved vs none: ${formatLargeBytes(rec.bytesPerDaySaved)}/day ${across}`,
+    `bytes saved per GiB of input vs none: ${formatLargeBytes(rec.bytesSavedPerGiB)} ${across}`
+  ]
+}
+
 /** The recommendation as prose lines, without markup: what to run, why, and what it saves. */
 export function recommendationLines(report: CompareReport): string[] {
   const rec: Recommendation | null = report.recommendation
-  if (rec === null) return ['recommendation: none: no measured target meets the criteria (or every target was recompressed by the broker)']
-  const lines = [`recommendation: ${rec.target} (${rec.criterion})`, `  ${rec.reason}`]
-  const { replicationFactor, consumers } = report.settings
-  lines.push(rec.bytesPerDaySaved === null
-    ? '  bytes/day saved: unknown (no none target to compare with)'
-    : `  bytes/day saved vs none: ${formatLargeBytes(rec.bytesPerDaySaved)}/day (replication factor ${replicationFactor} + ${consumers} consumer${consumers === 1 ? '' : 's'})`)
-  return lines
+  const rate = `ingest rate: ${ingestRateText(report.source.ingestRate)}`
+  if (rec === null) return ['recommendation: none: no measured target meets the criteria (or every target was recompressed by the broker)', rate]
+  return [`recommendation: ${rec.target} (${rec.criterion})`, `  ${rec.reason}`, `  ${rate}`, ...savingLines(report, rec).map((l) => `  ${l}`)]
 }
 
 /** The comparison for a terminal: one row per target, then the recommendation. */

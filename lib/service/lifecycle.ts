@@ -1,4 +1,4 @@
-import { errorMessage, SqueezeError } from '../errors.js'
+import { ErrorCodes, errorMessage, SqueezeError } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 
 /**
@@ -24,7 +24,15 @@ export function installShutdown(log: Logger, options: { timeoutMs: number }): Ab
   return controller.signal
 }
 
-/** Runs a command's main function: one clear line on stderr for an expected error, exit code 2 for bad config. */
+/** Exit codes a script can tell apart: 2 bad arguments, 3 credentials refused, 4 TLS handshake failed, else 1. */
+function exitCodeFor(err: SqueezeError): number {
+  if (err.code === ErrorCodes.CONFIG_INVALID || err.code.startsWith('SQUEEZE_ERR_CODEC_')) return 2
+  if (err.code === ErrorCodes.AUTH_FAILED) return 3
+  if (err.code === ErrorCodes.TLS_HANDSHAKE) return 4
+  return 1
+}
+
+/** Runs a command's main function: one clear line on stderr for an expected error, and its exitCodeFor. */
 export async function runCommand(main: () => Promise<number>): Promise<void> {
   // Once the command is done, a client library's lingering timers or sockets must not keep the process alive.
   const exitSoon = (): void => {
@@ -35,7 +43,7 @@ export async function runCommand(main: () => Promise<number>): Promise<void> {
   } catch (err) {
     if (err instanceof SqueezeError) {
       process.stderr.write(`squeeze: ${err.message} [${err.code}]\n`)
-      process.exitCode = err.code === 'SQUEEZE_ERR_CONFIG_INVALID' || err.code.startsWith('SQUEEZE_ERR_CODEC_') ? 2 : 1
+      process.exitCode = exitCodeFor(err)
     } else {
       process.stderr.write(`squeeze: unexpected error: ${errorMessage(err)}\n${err instanceof Error ? err.stack ?? '' : ''}\n`)
       process.exitCode = 1

@@ -1,22 +1,37 @@
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
 import type { Logger } from '../log/logger.js'
+import type { Readiness } from './endpoints.js'
+
+/** What a waiting service says it is waiting for: refused credentials or TLS are not "Kafka not ready". */
+function waitingFor(err: unknown): string {
+  const code = errorCode(err)
+  if (code === ErrorCodes.AUTH_FAILED) return 'authentication failed'
+  if (code === ErrorCodes.TLS_HANDSHAKE) return 'TLS handshake failed'
+  return 'Kafka not ready yet'
+}
 
 /**
  * Runs a start-up step (connect, find the topics) and, while `waitMs` allows, retries it with backoff when it
  * fails, so a service started before its cluster waits (readyz 503) instead of exiting into a restart loop.
- * With `waitMs` 0 the first failure is final: the right thing for a command a person typed.
+ * Refused credentials are retried too (a Kubernetes secret can lag the user it belongs to), but the log and
+ * the readiness reason say so. With `waitMs` 0 the first failure is final: the right thing for a command a
+ * person typed.
  */
-export async function untilClusterReady<T>(step: () => Promise<T>, options: { waitMs: number; log: Logger; signal?: AbortSignal }): Promise<T> {
+export async function untilClusterReady<T>(step: () => Promise<T>, options: { waitMs: number; log: Logger; signal?: AbortSignal; readiness?: Readiness }): Promise<T> {
   const deadline = Date.now() + options.waitMs
   for (let attempt = 0; ; attempt++) {
     try {
-      return await step()
+      const result = await step()
+      if (options.readiness !== undefined) delete options.readiness.reason
+      return result
     } catch (err) {
       // A wrong setting does not fix itself by waiting.
       if (err instanceof SqueezeError && err.code === ErrorCodes.CONFIG_INVALID) throw err
       const delayMs = Math.min(10_000, 500 * 2 ** attempt)
       if (Date.now() + delayMs > deadline || options.signal?.aborted === true) throw err
-      options.log.warn({ attempt: attempt + 1, retryInMs: delayMs, reason: errorMessage(err) }, 'Kafka not ready yet; waiting (--wait-for-brokers-s)')
+      const what = waitingFor(err)
+      if (options.readiness !== undefined) options.readiness.reason = `${what} (${errorCode(err)})`
+      options.log.warn({ attempt: attempt + 1, retryInMs: delayMs, code: errorCode(err), reason: errorMessage(err) }, `${what}; waiting (--wait-for-brokers-s)`)
       await new Promise((resolve) => setTimeout(resolve, delayMs))
     }
   }

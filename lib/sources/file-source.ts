@@ -1,6 +1,8 @@
 import { createReadStream } from 'node:fs'
-import { open, stat } from 'node:fs/promises'
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { StringDecoder } from 'node:string_decoder'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { SourceItem } from './source.js'
 
@@ -8,6 +10,14 @@ export interface FileSourceOptions {
   /** Keep reading as the file grows, and reopen it when it is rotated or truncated (tail -F). */
   readonly follow: boolean
   readonly pollMs?: number
+  /**
+   * How long a file rotated away (renamed, then replaced) is still read after the new one appears: the writer
+   * keeps appending to it until it reopens its log (logrotate's postrotate signal). Default 5 s, like
+   * fluent-bit's rotate_wait.
+   */
+  readonly rotateWaitMs?: number
+  /** Bytes per read while following (default 256 KiB). */
+  readonly readSizeBytes?: number
   readonly signal?: AbortSignal
 }
 
@@ -29,39 +39,156 @@ export async function* readFileLines(path: string, options: FileSourceOptions): 
   yield* followLines(path, options)
 }
 
+/** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */
+const FINGERPRINT_BYTES = 64
+
+/** One open file being followed: where reading got to, and the text of a line not finished yet. */
+class FollowedFile {
+  private position = 0
+  private pending = ''
+  // Decodes across reads, so a multi-byte character split by a read boundary stays whole.
+  private decoder = new StringDecoder('utf8')
+  private fingerprint = Buffer.alloc(0)
+
+  private constructor(private readonly handle: FileHandle, readonly ino: number, private readonly chunk: Buffer) {}
+
+  static async open(path: string, chunk: Buffer): Promise<FollowedFile> {
+    const handle = await open(path, 'r')
+    try {
+      return new FollowedFile(handle, (await handle.stat()).ino, chunk)
+    } catch (err) {
+      await handle.close()
+      throw err
+    }
+  }
+
+  /** Reads to the current end of the file, yielding every line completed on the way. */
+  async *drain(): AsyncGenerator<SourceItem> {
+    for (;;) {
+      const { bytesRead } = await this.handle.read(this.chunk, 0, this.chunk.length, this.position)
+      if (bytesRead === 0) return
+      this.position += bytesRead
+      const bytes = this.chunk.subarray(0, bytesRead)
+      this.fingerprint = Buffer.concat([this.fingerprint, bytes]).subarray(-FINGERPRINT_BYTES)
+      yield* this.lines(this.decoder.write(bytes))
+    }
+  }
+
+  /** Whether the file now holds other bytes where reading stopped: truncated, or truncated and written again past that point. */
+  async rewritten(): Promise<boolean> {
+    const { size } = await this.handle.stat()
+    if (size < this.position) return true
+    return !(await matchesAt(this.handle, this.fingerprint, this.position))
+  }
+
+  /** Starts again from the beginning, the text read so far being complete (copytruncate). */
+  *restart(): Generator<SourceItem> {
+    yield* this.finish()
+    this.position = 0
+    this.fingerprint = Buffer.alloc(0)
+  }
+
+  /**
+   * After a copytruncate, the lines appended between the last read and the copy are only in the copy: the first
+   * of `copies` that holds what this file had read (same bytes up to the same point) is read on from there.
+   */
+  async *drainCopy(copies: readonly string[]): AsyncGenerator<SourceItem> {
+    if (this.position === 0) return
+    for (const path of copies) {
+      const copy = await open(path, 'r').catch(() => undefined)
+      if (copy === undefined) continue
+      try {
+        if (!(await matchesAt(copy, this.fingerprint, this.position))) continue
+        for (;;) {
+          const { bytesRead } = await copy.read(this.chunk, 0, this.chunk.length, this.position)
+          if (bytesRead === 0) return
+          this.position += bytesRead
+          yield* this.lines(this.decoder.write(this.chunk.subarray(0, bytesRead)))
+        }
+      } finally {
+        await copy.close()
+      }
+    }
+  }
+
+  /** The last line, when the file did not end with a newline. */
+  *finish(): Generator<SourceItem> {
+    const rest = this.pending + this.decoder.end()
+    this.pending = ''
+    this.decoder = new StringDecoder('utf8')
+    if (rest !== '') yield { kind: 'line', line: stripCr(rest) }
+  }
+
+  close(): Promise<void> {
+    return this.handle.close()
+  }
+
+  private *lines(text: string): Generator<SourceItem> {
+    this.pending += text
+    const lines = this.pending.split('\n')
+    this.pending = lines.pop() ?? ''
+    for (const line of lines) yield { kind: 'line', line: stripCr(line) }
+  }
+}
+
+async function matchesAt(handle: FileHandle, expected: Buffer, end: number): Promise<boolean> {
+  if (expected.length === 0) return true
+  const actual = Buffer.alloc(expected.length)
+  const { bytesRead } = await handle.read(actual, 0, expected.length, end - expected.length)
+  return bytesRead === expected.length && actual.equals(expected)
+}
+
+function stripCr(line: string): string {
+  return line.endsWith('\r') ? line.slice(0, -1) : line
+}
+
+/** Files in the same folder that logrotate may have copied `path` to: app.log.1, app.log-20250101, newest first. */
+async function rotatedCopies(path: string): Promise<string[]> {
+  const dir = dirname(path)
+  const name = basename(path)
+  const names = await readdir(dir).catch(() => [] as string[])
+  const candidates = names.filter((n) => n.startsWith(`${name}.`) || n.startsWith(`${name}-`)).map((n) => join(dir, n))
+  const withTimes = await Promise.all(candidates.map(async (p) => ({ p, mtime: (await stat(p).catch(() => undefined))?.mtimeMs ?? 0 })))
+  return withTimes.sort((a, b) => b.mtime - a.mtime).map(({ p }) => p)
+}
+
+/**
+ * tail -F without its losses: a rotated-away file is read to its end (and for rotateWaitMs longer, while the
+ * writer still appends to it) before it is closed, and after a copytruncate the lines appended since the last
+ * read are taken from the copy, so nothing is skipped and nothing is read twice.
+ */
 async function* followLines(path: string, options: FileSourceOptions): AsyncGenerator<SourceItem> {
   const pollMs = options.pollMs ?? 250
-  let handle = await open(path, 'r')
-  let inode = (await handle.stat()).ino
-  let position = 0
-  let pending = ''
-  const chunk = Buffer.allocUnsafe(256 * 1024)
+  const rotateWaitMs = options.rotateWaitMs ?? 5000
+  const chunk = Buffer.allocUnsafe(options.readSizeBytes ?? 256 * 1024)
+  let current = await FollowedFile.open(path, chunk)
+  const rotated: Array<{ file: FollowedFile; until: number }> = []
   try {
     while (options.signal?.aborted !== true) {
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position)
-      if (bytesRead > 0) {
-        position += bytesRead
-        pending += chunk.toString('utf8', 0, bytesRead)
-        const lines = pending.split('\n')
-        pending = lines.pop() ?? ''
-        for (const line of lines) yield { kind: 'line', line: line.endsWith('\r') ? line.slice(0, -1) : line }
-        continue
+      yield* current.drain()
+      for (const old of [...rotated]) {
+        yield* old.file.drain()
+        if (Date.now() < old.until) continue
+        yield* old.file.finish()
+        rotated.splice(rotated.indexOf(old), 1)
+        await old.file.close()
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs))
-      const current = await stat(path).catch(() => undefined)
-      if (current === undefined) continue // rotated away; wait for the new file
-      if (current.ino !== inode || current.size < position) {
-        // Rotated (new inode) or truncated: finish the old partial line, start the new file from its beginning.
-        if (pending !== '') yield { kind: 'line', line: pending }
-        pending = ''
-        await handle.close()
-        handle = await open(path, 'r')
-        inode = (await handle.stat()).ino
-        position = 0
+      const now = await stat(path).catch(() => undefined)
+      if (now === undefined) continue // rotated away; the new file is not there yet
+      if (now.ino !== current.ino) {
+        const next = await FollowedFile.open(path, chunk).catch(() => undefined)
+        if (next === undefined) continue
+        yield* current.drain()
+        rotated.push({ file: current, until: Date.now() + rotateWaitMs })
+        current = next
+      } else if (await current.rewritten()) {
+        yield* current.drainCopy(await rotatedCopies(path))
+        yield* current.restart()
       }
     }
   } finally {
-    await handle.close()
+    await Promise.all([current, ...rotated.map((r) => r.file)].map((f) => f.close()))
   }
 }
 

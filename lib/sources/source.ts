@@ -1,4 +1,5 @@
 /** What a source yields: a text line still to be parsed, or a record a generator already encoded. */
 export type SourceItem =
   | { readonly kind: 'line'; readonly line: string }
-  | { readonly kind: 'record'; readonly key: Buffer | null; readonly value: Buffer; readonly timestampMs: number }
+  /** Without timestampMs the producer stamps the record when it sends it. */
+  | { readonly kind: 'record'; readonly key: Buffer | null; readonly value: Buffer; readonly timestampMs?: number }

@@ -27,7 +27,7 @@ Input:
 Sweep:
   --batch-bytes N        batch.size to cut batches at (default 1048576)
   --codecs LIST          comma-separated, e.g. zstd,lz4:1,gzip:6; a bare name sweeps its levels
-                         (default none,gzip,snappy,lz4,zstd: gzip 1..9, lz4 1 and 9, zstd -5,-1,1..19)
+                         (default none,gzip,snappy,lz4,zstd: gzip 1..9, lz4 1..12, zstd -5,-1,1..19)
   --ultra                also sweep zstd 20..22
   --runs N               timed runs per level, median reported (default 3)
   --json FILE            also write the results as JSON

@@ -3,11 +3,15 @@ import { pathToFileURL } from 'node:url'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
-import { connectionFailure } from '../../lib/config/security.js'
-import { runCompare } from '../../lib/compare/run-compare.js'
-import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { connectionFailure } from '../../lib/kafka/connect-failure.js'
+import { TimestampSample } from '../../lib/compare/ingest-rate.js'
+import { runCompare, type RateEvidence } from '../../lib/compare/run-compare.js'
+import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
+import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
+import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
+import { lineClock, type LineClock } from '../../lib/formats/line-time.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
@@ -19,6 +23,7 @@ import { renderCompareTable } from '../../lib/report/compare-table.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 import { readFileLines } from '../../lib/sources/file-source.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
+import type { SourceItem } from '../../lib/sources/source.js'
 import { DEFAULT_TARGETS, parseTargets } from '../copier/main.js'
 
 export const COMPARE_HELP = `squeeze compare: copy one topic into a topic per codec/level, read every copy back, and report what each
@@ -26,7 +31,7 @@ codec costs (CPU) and saves (bytes on the broker), with a recommendation.
 
 Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an existing topic on your cluster)
        squeeze compare --source generate|file [--kind KIND] [--file PATH] (fills a source topic first;
-                                                                        without --brokers an embedded broker is started)
+                                                                        without --brokers a checkout starts its own broker)
 Input and budget:
   --topic SOURCE             existing source topic
   --source generate|file     or fill a new source topic from generated logs or a file
@@ -42,10 +47,14 @@ Targets and output:
   --cpu-budget S             recommend the smallest stored size costing at most S compress CPU seconds per GiB
   --target-ratio X           recommend the cheapest target reaching ratio X
   --consumers N              consumer groups reading the topic, for bytes/day saved (default 1)
+  --rate-window-h H          with --topic: measure its ingest rate over the last H hours of broker offsets (default 24)
   --json FILE  --markdown FILE  --chart FILE.svg
   --keep-topics              keep the destination (and filled source) topics
   -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
 ${COMMON_HELP}
+
+Bytes/day saved use the source's own ingest rate: a topic's offsets by timestamp (else its records' timestamps),
+a file's line timestamps, the generator's clock. Without one the report says so and gives savings per GiB of input.
 
 Ctrl-C ends the copy and prints a partial report. Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
 
@@ -54,9 +63,12 @@ const OPTIONS = {
   topic: { type: 'string' }, source: { type: 'string' }, kind: { type: 'string' }, file: { type: 'string' }, partitions: { type: 'string' },
   records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
   targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
-  consumers: { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
+  consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
   'keep-topics': { type: 'boolean' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
 } as const
+
+/** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
+const NO_LOCAL_KAFKA = 'missing --brokers: this installation cannot start a Kafka of its own (no kafka/pom.xml, as in the container image); pass --brokers HOST:PORT or set KAFKA_BROKERS'
 
 function positiveNumber(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined
@@ -90,9 +102,12 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
   const cpuBudget = positiveNumber(values['cpu-budget'], 'cpu-budget')
   const targetRatio = positiveNumber(values['target-ratio'], 'target-ratio')
   const consumers = parseInteger(values.consumers, 'consumers', 0, 10000) ?? 1
+  const rateWindowH = positiveNumber(values['rate-window-h'], 'rate-window-h')
+  if (rateWindowH !== undefined && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h applies to --topic only: a filled source\'s rate comes from its lines\' or the generator\'s timestamps')
   const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
   const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
   if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
+  if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
   const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
   const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination)
 
@@ -106,29 +121,34 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
     let connection: KafkaConnectionConfig
     if (explicitBrokers === undefined) {
       process.stderr.write('no --brokers: starting Kafka (testcontainers if Docker answers, else the embedded JVM broker)...\n')
+      // Ctrl-C only aborts the copy (installShutdown): the broker serves the partial report, then stop() below ends
+      // it. A second Ctrl-C or the shutdown deadline exits at once, and this takes the JVM along.
+      killEmbeddedBrokersOnExit()
       broker = await acquireBroker((msg: string) => log.info(msg))
       connection = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-compare' }
     } else {
-      connection = connectionFrom({ ...values, brokers: explicitBrokers }, env)
+      connection = connectionFrom({ ...values, brokers: explicitBrokers }, env, log)
     }
     const admin = createKafkaClient(connection, log).admin()
     try {
       await admin.connect()
     } catch (err) {
-      throw connectionFailure(err, connection.brokers)
+      throw connectionFailure(err, connection)
     }
     const filled = sourceKind !== 'topic'
     try {
+      let rateEvidence: RateEvidence
       if (sourceKind === 'topic') {
         if (!(await admin.listTopics()).includes(sourceTopic)) throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} not found on ${connection.brokers.join(',')}`)
+        rateEvidence = { kind: 'topic', lookbackMs: rateWindowH === undefined ? DEFAULT_RATE_LOOKBACK_MS : rateWindowH * 3_600_000 }
       } else {
         await ensureTopic(admin, sourceTopic, partitions)
-        await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, maxRecords, seed, signal, progress)
+        rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, maxRecords, seed, signal, progress)
       }
       const description = sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`
       const outcome = await runCompare({
         connection, sourceTopic, sourceDescription: { kind: sourceKind, description }, targets,
-        format: formatName === 'none' ? null : formatFor(formatName), producer: producerConfig,
+        format: formatName === 'none' ? null : formatFor(formatName), rateEvidence, producer: producerConfig,
         ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
         ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
         keepTopics: values['keep-topics'] === true, consumers,
@@ -160,8 +180,9 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
   }
 }
 
+/** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */
 async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic: string, source: 'generate' | 'file', kind: LogKind, file: string | undefined,
-  records: number | undefined, seed: number, signal: AbortSignal, progress: (line: string) => void): Promise<void> {
+  records: number | undefined, seed: number, signal: AbortSignal, progress: (line: string) => void): Promise<RateEvidence> {
   // The source's own codec does not matter to the comparison (the copier re-batches every record); lz4:1 is cheap.
   const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } }, { cluster: createCluster(connection, log), log })
   await producer.start()
@@ -169,13 +190,32 @@ async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic:
     const items = source === 'generate'
       ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }) })
       : readFileLines(file as string, { follow: false, signal })
+    const sample = new TimestampSample()
+    const clock = source === 'file' ? lineClock(kind) : undefined
     const summary = await produceLogs({
-      source: items, format: source === 'generate' ? null : formatFor(kind), topic, producer, onParseError: 'skip', log, signal,
+      source: observeTimes(items, sample, clock), format: source === 'generate' ? null : formatFor(kind), topic, producer, onParseError: 'skip', log, signal,
       progressEvery: 5000, onProgress: (s) => progress(`filling source topic: ${s.recordsSent} records`)
     })
     if (summary.parseErrors > 0) log.warn({ parseErrors: summary.parseErrors }, 'lines that did not parse were skipped')
+    if (clock !== undefined) sample.shift(clock.correctionMs())
+    return { kind: 'sample', source: source === 'file' ? 'line-timestamps' : 'generator-timestamps', sample }
   } finally {
     await producer.close()
+  }
+}
+
+/** Passes items on, noting each one's own time: a line's timestamp, a generated record's simulated clock. */
+async function* observeTimes(items: AsyncIterable<SourceItem>, sample: TimestampSample, clock: LineClock | undefined): AsyncGenerator<SourceItem> {
+  for await (const item of items) {
+    if (item.kind === 'record') {
+      if (item.timestampMs !== undefined) sample.add(item.timestampMs)
+      // Stamped when sent: the generator's clock starts in the past, and retention would delete such records mid-run.
+      yield { kind: 'record', key: item.key, value: item.value }
+      continue
+    }
+    const ms = clock?.read(item.line)
+    if (ms !== undefined) sample.add(ms)
+    yield item
   }
 }
 

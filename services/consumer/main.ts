@@ -13,7 +13,7 @@ import { createLogger } from '../../lib/log/logger.js'
 import { createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
-import { connectionFailure } from '../../lib/config/security.js'
+import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
 import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
@@ -55,8 +55,9 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   }
   const topics = (values.topic ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '')
   if (topics.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
-  const connection = connectionFrom(values, env)
   const service = serviceOptionsFrom(values)
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-consumer' })
+  const connection = connectionFrom(values, env, log)
   const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, 'http' as LogKind)
   const format = formatName === 'none' ? null : formatFor(formatName)
   const readerConfig = {
@@ -70,7 +71,6 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     reuseBatchMemory: true
   }
 
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-consumer' })
   const signal = installShutdown(log, { timeoutMs: 10_000 })
   const registry = createRegistry()
   const deadLetterTopic = values['dead-letter-topic']
@@ -90,12 +90,12 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
       try {
         await Promise.all([cluster.connect(), admin.connect()])
       } catch (err) {
-        throw connectionFailure(err, connection.brokers)
+        throw connectionFailure(err, connection)
       }
       const existing = await admin.listTopics()
       const missing = topics.filter((t) => !existing.includes(t))
       if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
-    }, { waitMs: service.waitForBrokersMs, log, signal })
+    }, { waitMs: service.waitForBrokersMs, log, signal, readiness })
     await deadLetters?.start()
     readiness.ready = true
     const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })

@@ -12,7 +12,7 @@ import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { Producer } from '../../lib/producer/producer.js'
-import { connectionFailure } from '../../lib/config/security.js'
+import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
 import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
@@ -84,8 +84,9 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     return 0
   }
   const source = requireString(values.topic, 'topic', 'name the source topic')
-  const connection = connectionFrom(values, env)
   const service = serviceOptionsFrom(values)
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-copier' })
+  const connection = connectionFrom(values, env, log)
   const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
   const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
   const groupId = values.group ?? `squeeze-copier.${source}`
@@ -101,7 +102,6 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`)
   }
 
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-copier' })
   const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 10_000 })
   const registry = createRegistry()
   const kafka = createKafkaClient(connection, log)
@@ -117,12 +117,12 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       try {
         await admin.connect()
       } catch (err) {
-        throw connectionFailure(err, connection.brokers)
+        throw connectionFailure(err, connection)
       }
       const created = await prepareDestinations(admin, source, targets, deadLetterTopic)
       if (created.length > 0) log.info({ topics: created }, 'created destination topics')
       await producer.start()
-    }, { waitMs: service.waitForBrokersMs, log, signal })
+    }, { waitMs: service.waitForBrokersMs, log, signal, readiness })
     const copier = new Copier(
       { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
       { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }

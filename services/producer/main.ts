@@ -5,14 +5,16 @@ import { parseProperties, producerConfigFrom } from '../../lib/config/producer-p
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
-import { ensureTopic } from '../../lib/kafka/topics.js'
+import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
+import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
-import { connectionFailure } from '../../lib/config/security.js'
+import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
+import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
 import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
@@ -29,14 +31,15 @@ Input:
   --file PATH                    with --source file; access logs (combined format) become Cap'n Proto HTTP records
   --follow                       keep reading the file as it grows, across rotation (tail -F)
   --records N                    stop after N records (generate default 100000)
-  --rate N                       generated records per second (default: as fast as possible)
-  --seed N                       generator seed (default 1): equal seeds give identical records
+  --rate N                       generated records per second, stamped with the current time (default: as fast as
+                                 possible, with modelled times ending now)
+  --seed N                       generator seed (default 1): equal seeds give the same records, times aside
   --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
 Kafka:
   --topic TOPIC                  destination topic
-  --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1|9], zstd[:-131072..22] (default zstd:3)
+  --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072..22] (default zstd:3)
   --create-partitions N          create the topic with N partitions (compression.type=producer) if missing
-  --replication-factor N         replication factor of a topic it creates (default 1)
+  --replication-factor N         replication factor of a topic it creates (default: the broker's default.replication.factor)
   -X NAME=VALUE                  producer setting by Kafka name, repeatable: linger.ms (100), batch.size (1048576),
                                  buffer.memory (33554432), max.request.size, acks (all), enable.idempotence (true),
                                  delivery.timeout.ms, request.timeout.ms, retry.backoff.ms, compression.type,
@@ -71,8 +74,9 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   }
   // Every setting is validated before anything connects.
   const topic = requireString(values.topic, 'topic', 'name the destination topic')
-  const connection = connectionFrom(values, env)
   const service = serviceOptionsFrom(values)
+  const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
+  const connection = connectionFrom(values, env, log)
   const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), values.codec === undefined ? undefined : parseCodecSpec(values.codec))
   const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
   const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
@@ -81,31 +85,38 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1
   const onParseError = oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip')
   const createPartitions = parseInteger(values['create-partitions'], 'create-partitions', 1, 10000)
-  const replicationFactor = parseInteger(values['replication-factor'], 'replication-factor', 1, 100) ?? 1
+  const replicationFactor = parseInteger(values['replication-factor'], 'replication-factor', 1, 100)
   if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
 
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
   const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 5000 })
   const registry = createRegistry()
   const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
-  const readiness: Readiness = { ready: false }
+  const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
+  let started = false
+  const readiness: Readiness = {
+    get ready() {
+      return started && delivery.healthy()
+    }
+  }
   const metricsServer = await startServiceEndpoints(registry, service, readiness)
   try {
     await untilClusterReady(async () => {
       if (createPartitions !== undefined) {
         const admin = createKafkaClient(connection, log).admin()
         await admin.connect().catch((err: unknown) => {
-          throw connectionFailure(err, connection.brokers)
+          throw connectionFailure(err, connection)
         })
         try {
-          await ensureTopic(admin, topic, createPartitions, replicationFactor)
+          await ensureTopic(admin, topic, createPartitions, replicationFactor ?? BROKER_DEFAULT_REPLICATION_FACTOR)
         } finally {
           await admin.disconnect()
         }
       }
-      await producer.start()
-    }, { waitMs: service.waitForBrokersMs, log, signal })
-    readiness.ready = true
+      await producer.start().catch((err: unknown) => {
+        throw connectionFailure(err, connection)
+      })
+    }, { waitMs: service.waitForBrokersMs, log, signal, readiness })
+    started = true
     const source: AsyncIterable<SourceItem> =
       sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
       : sourceKind === 'file' ? limit(readFileLines(values.file as string, { follow: values.follow === true, signal }), records)

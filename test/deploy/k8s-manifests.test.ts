@@ -75,9 +75,15 @@ function policyProblems(resources: Resource[]): string[] {
     if ((r.kind === 'PodDisruptionBudget' || r.kind === 'PodMonitor') && !selects(isObject(spec.selector) ? spec.selector.matchLabels : undefined)) problems.push(`${id}: selector matches no pod template`)
     if (r.kind === 'HorizontalPodAutoscaler') {
       const ref = isObject(spec.scaleTargetRef) ? spec.scaleTargetRef : {}
-      if (find(String(ref.kind), String(ref.name)) === undefined) problems.push(`${id}: scaleTargetRef ${String(ref.kind)}/${String(ref.name)} does not exist`)
+      const target = find(String(ref.kind), String(ref.name))
+      if (target === undefined) problems.push(`${id}: scaleTargetRef ${String(ref.kind)}/${String(ref.name)} does not exist`)
+      // Every apply would reset the autoscaler's choice to the manifest's count.
+      else if (isObject(target.spec) && 'replicas' in target.spec) problems.push(`${target.kind}/${target.metadata.name}: sets spec.replicas, which ${id} manages`)
     }
   }
+  const consumer = find('Deployment', 'squeeze-consumer')
+  const strategy = isObject(consumer?.spec) && isObject(consumer.spec.strategy) ? consumer.spec.strategy.type : undefined
+  if (consumer !== undefined && strategy !== 'Recreate') problems.push(`Deployment/squeeze-consumer: strategy ${String(strategy ?? 'RollingUpdate')}, not Recreate (without a consumer group, old and new pods would both read every partition)`)
   if (!resources.some((r) => r.kind === 'HorizontalPodAutoscaler' && isObject(r.spec) && isObject(r.spec.scaleTargetRef) && r.spec.scaleTargetRef.name === 'squeeze-consumer')) problems.push('no HorizontalPodAutoscaler for the consumers')
   // The consumers read exactly the copier's destinations, as the copier names them.
   if (typeof data.COPY_TARGETS === 'string' && typeof data.SOURCE_TOPIC === 'string') {
@@ -113,11 +119,53 @@ function policyProblems(resources: Resource[]): string[] {
     if (data.KAFKA_SASL_USERNAME !== user?.metadata.name) problems.push('squeeze-config KAFKA_SASL_USERNAME is not the KafkaUser')
     const bootstrapHost = String(data.KAFKA_BROKERS ?? '').split(':')[0]
     if (bootstrapHost !== `${kafka.metadata.name}-kafka-bootstrap`) problems.push(`squeeze-config KAFKA_BROKERS ${String(data.KAFKA_BROKERS)} is not the Strimzi bootstrap service`)
+    problems.push(...strimziProblems(kafka, resources))
   }
   return problems
 }
 
 type Json = JsonObject[string]
+
+interface StrimziReleases {
+  supported: { from: string; through: string }
+  releases: Record<string, { crdVersions: string[]; kafkaVersions: string[] }>
+}
+
+const STRIMZI = JSON.parse(readFileSync(join(ROOT, 'schema/k8s/strimzi-releases.json'), 'utf8')) as StrimziReleases
+
+function compareVersions(a: string, b: string): number {
+  const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)]
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0)
+  return 0
+}
+
+/** The Strimzi releases squeeze's manifests are written for (schema/k8s/strimzi-releases.json `supported`). */
+function supportedStrimziReleases(): string[] {
+  const { from, through } = STRIMZI.supported
+  return Object.keys(STRIMZI.releases).filter((r) => compareVersions(r, from) >= 0 && compareVersions(r, through) <= 0).sort(compareVersions)
+}
+
+// Strimzi 0.48.0 CHANGELOG: "The `strimzi.io/node-pools` and `strimzi.io/kraft` annotations are not required
+// anymore and will be ignored if set."
+const IGNORED_KAFKA_ANNOTATIONS = ['strimzi.io/kraft', 'strimzi.io/node-pools']
+
+/** Every Strimzi release of the supported range must serve the manifests' API version and accept their Kafka version. */
+function strimziProblems(kafka: Resource, resources: Resource[]): string[] {
+  const problems: string[] = []
+  const annotations = isObject(kafka.metadata.annotations) ? kafka.metadata.annotations : {}
+  for (const a of IGNORED_KAFKA_ANNOTATIONS) if (a in annotations) problems.push(`Kafka/${kafka.metadata.name}: annotation ${a} is ignored since Strimzi 0.48.0`)
+  const version = isObject(kafka.spec) && isObject(kafka.spec.kafka) ? String(kafka.spec.kafka.version) : 'unset'
+  const releases = supportedStrimziReleases()
+  if (releases.length === 0) problems.push('schema/k8s/strimzi-releases.json: the supported range holds no release')
+  for (const release of releases) {
+    const { crdVersions, kafkaVersions } = STRIMZI.releases[release] as StrimziReleases['releases'][string]
+    if (!kafkaVersions.includes(version)) problems.push(`Kafka/${kafka.metadata.name}: Strimzi ${release} does not support Kafka ${version} (it supports ${kafkaVersions.join(', ')})`)
+    for (const api of new Set(resources.filter((r) => r.apiVersion.startsWith('kafka.strimzi.io/')).map((r) => r.apiVersion.split('/')[1] as string))) {
+      if (!crdVersions.includes(api)) problems.push(`Strimzi ${release} does not serve kafka.strimzi.io/${api}`)
+    }
+  }
+  return problems
+}
 
 function validateTree(k8sDir: string): string[] {
   const problems: string[] = []
@@ -142,7 +190,7 @@ function validateTree(k8sDir: string): string[] {
   return problems
 }
 
-function brokenCopy(edit: (k8sDir: string) => void): string {
+function editedCopy(edit: (k8sDir: string) => void): string {
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-k8s-'))
   cpSync(K8S, join(dir, 'k8s'), { recursive: true })
   cpSync(join(ROOT, 'schema'), join(dir, 'schema'), { recursive: true })
@@ -166,7 +214,7 @@ describe('Kubernetes manifests', () => {
     for (const overlay of OVERLAYS) {
       const resources = renderKustomization(join(K8S, 'overlays', overlay))
       const kinds = new Set(resources.map((r) => r.kind))
-      for (const kind of ['ConfigMap', 'Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'PodMonitor']) assert.ok(kinds.has(kind), `${overlay}: ${kind}`)
+      for (const kind of ['ConfigMap', 'Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']) assert.ok(kinds.has(kind), `${overlay}: ${kind}`)
       for (const kind of ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser']) assert.equal(kinds.has(kind), WITH_STRIMZI.has(overlay), `${overlay}: ${kind}`)
       assert.ok(resources.every((r) => typeof r.metadata.namespace === 'string'), `${overlay}: every resource gets the overlay's namespace`)
     }
@@ -178,8 +226,63 @@ describe('Kubernetes manifests', () => {
     assert.ok((containersOf(copier)[0]?.args as string[]).includes('--ssl-ca-file'))
   })
 
+  it('no overlay needs the Prometheus Operator; the podmonitor component adds a PodMonitor that labels each target with its service', () => {
+    for (const dir of ['base', ...OVERLAYS.map((o) => `overlays/${o}`)]) {
+      const operatorKinds = renderKustomization(join(K8S, dir)).filter((r) => r.apiVersion.startsWith('monitoring.coreos.com/'))
+      assert.deepEqual(operatorKinds.map((r) => `${r.kind}/${r.metadata.name}`), [], `${dir} needs the Prometheus Operator's CRDs`)
+    }
+    // As each overlay's comment says: uncomment its `components:` lines.
+    const dir = editedCopy((k8s) => {
+      for (const overlay of OVERLAYS) replaceIn(join(k8s, 'overlays', overlay, 'kustomization.yaml'), '# components:\n#   - ../../components/podmonitor', 'components:\n  - ../../components/podmonitor')
+    })
+    try {
+      for (const overlay of OVERLAYS) {
+        const resources = renderKustomization(join(dir, 'overlays', overlay))
+        const monitors = resources.filter((r) => r.kind === 'PodMonitor')
+        assert.equal(monitors.length, 1, overlay)
+        const monitor = monitors[0] as Resource
+        assert.equal(monitor.metadata.namespace, resources.find((r) => r.kind === 'Deployment')?.metadata.namespace, `${overlay}: the overlay's namespace`)
+        assert.deepEqual([...resources.flatMap(schemaProblems), ...policyProblems(resources)], [], overlay)
+        const endpoints = (monitor.spec as { podMetricsEndpoints: Array<{ port: string; relabelings?: Array<{ targetLabel?: string }> }> }).podMetricsEndpoints
+        assert.ok(endpoints.every((e) => e.port === 'metrics' && (e.relabelings ?? []).some((r) => r.targetLabel === 'service')), `${overlay}: every endpoint sets the dashboard's service label`)
+      }
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+
+  it('the docs state the Strimzi range that accepts the pinned Kafka version', () => {
+    const { from, through } = STRIMZI.supported
+    const range = `Strimzi ${from} to ${through.split('.').slice(0, 2).join('.')}.x`
+    for (const file of ['k8s/strimzi/kustomization.yaml', 'deploy/README.md']) assert.ok(readFileSync(join(ROOT, file), 'utf8').replace(/\s+/g, ' ').includes(range), `${file} does not state "${range}"`)
+    // The range ends where Strimzi stops accepting the version: the next release rejects it.
+    const kafka = renderKustomization(join(K8S, 'strimzi')).find((r) => r.kind === 'Kafka') as Resource
+    const version = String(((kafka.spec as JsonObject).kafka as JsonObject).version)
+    const after = Object.keys(STRIMZI.releases).filter((r) => compareVersions(r, through) > 0).sort(compareVersions)[0]
+    assert.ok(after !== undefined && !(STRIMZI.releases[after]?.kafkaVersions ?? []).includes(version), `Strimzi ${String(after)} accepts Kafka ${version} too: widen the range`)
+  })
+
+  it('an autoscaled Deployment with spec.replicas, a rolling consumer, ignored Strimzi annotations or an unsupported Kafka version fail', () => {
+    const dir = editedCopy((k8s) => {
+      replaceIn(join(k8s, 'base/copier.yaml'), 'revisionHistoryLimit: 3', 'replicas: 2\n  revisionHistoryLimit: 3')
+      replaceIn(join(k8s, 'base/consumer.yaml'), /^ {2}strategy:\n(?: {4}.*\n)+/m, '')
+      replaceIn(join(k8s, 'strimzi/kafka.yaml'), '  name: squeeze\n', '  name: squeeze\n  annotations:\n    strimzi.io/kraft: enabled\n    strimzi.io/node-pools: enabled\n')
+      replaceIn(join(k8s, 'strimzi/kafka.yaml'), /version: .*/, 'version: 4.2.0')
+    })
+    try {
+      const problems = validateTree(dir)
+      assert.ok(problems.includes('overlay prod: Deployment/squeeze-copier: sets spec.replicas, which HorizontalPodAutoscaler/squeeze-copier manages'), problems.join('\n'))
+      assert.ok(problems.some((p) => p.startsWith('overlay dev: Deployment/squeeze-consumer: strategy RollingUpdate, not Recreate')), problems.join('\n'))
+      assert.ok(problems.includes('overlay dev: Kafka/squeeze: annotation strimzi.io/kraft is ignored since Strimzi 0.48.0'), problems.join('\n'))
+      assert.ok(problems.includes('overlay prod: Kafka/squeeze: annotation strimzi.io/node-pools is ignored since Strimzi 0.48.0'), problems.join('\n'))
+      assert.ok(problems.some((p) => p.startsWith('overlay prod: Kafka/squeeze: Strimzi 0.49.0 does not support Kafka 4.2.0')), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+
   it('a Deployment with a wrong field type fails validation', () => {
-    const dir = brokenCopy((k8s) => replaceIn(join(k8s, 'base/producer.yaml'), 'containerPort: 9464', 'containerPort: metrics-port'))
+    const dir = editedCopy((k8s) => replaceIn(join(k8s, 'base/producer.yaml'), 'containerPort: 9464', 'containerPort: metrics-port'))
     try {
       const problems = validateTree(dir)
       assert.ok(problems.some((p) => /producer\.yaml: Deployment\/squeeze-producer: .*containerPort must be integer/.test(p)), problems.join('\n'))
@@ -190,7 +293,7 @@ describe('Kubernetes manifests', () => {
   })
 
   it('a container without an image fails validation', () => {
-    const dir = brokenCopy((k8s) => replaceIn(join(k8s, 'base/consumer.yaml'), /^ {10}image: .*\n/m, ''))
+    const dir = editedCopy((k8s) => replaceIn(join(k8s, 'base/consumer.yaml'), /^ {10}image: .*\n/m, ''))
     try {
       const problems = validateTree(dir)
       assert.ok(problems.includes('overlay dev: Deployment/squeeze-consumer container consumer: no image'), problems.join('\n'))
@@ -200,7 +303,7 @@ describe('Kubernetes manifests', () => {
   })
 
   it('a Strimzi resource with an invalid value or an unknown field fails validation', () => {
-    const dir = brokenCopy((k8s) => {
+    const dir = editedCopy((k8s) => {
       replaceIn(join(k8s, 'strimzi/kafka.yaml'), 'type: internal', 'type: internel')
       replaceIn(join(k8s, 'strimzi/user.yaml'), 'type: scram-sha-512', 'type: scram-sha-512\n    mechanism: SCRAM')
       replaceIn(join(k8s, 'strimzi/node-pools.yaml'), 'replicas: 3', 'replicas: "3"')
@@ -216,7 +319,7 @@ describe('Kubernetes manifests', () => {
   })
 
   it('a grace period shorter than the shutdown flush, or a consumer reading other topics than the copier writes, fails', () => {
-    const dir = brokenCopy((k8s) => {
+    const dir = editedCopy((k8s) => {
       replaceIn(join(k8s, 'base/copier.yaml'), 'terminationGracePeriodSeconds: 60', 'terminationGracePeriodSeconds: 30')
       replaceIn(join(k8s, 'base/configmap.yaml'), 'COPY_TARGETS: none,', 'COPY_TARGETS: zstd:19,none,')
     })

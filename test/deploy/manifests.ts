@@ -54,17 +54,49 @@ export function yamlFilesUnder(dir: string): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// A small kustomize: resources (files and folders), namespace, labels, images and JSON 6902 patches with a
-// target (kind, name, labelSelector). Anything else in a kustomization.yaml is an error, so a feature the
-// renderer does not implement can never be skipped silently.
+// A small kustomize: resources (files and folders), components, namespace, labels, images and JSON 6902
+// patches with a target (kind, name, labelSelector). Anything else in a kustomization.yaml is an error, so a
+// feature the renderer does not implement can never be skipped silently. As in kustomize, a component's
+// resources join the including kustomization's and its patches see all of them; the including
+// kustomization's own patches, images, labels and namespace then apply to the lot.
 
-const KUSTOMIZATION_KEYS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'labels', 'images', 'patches'])
+const KUSTOMIZATION_KEYS = new Set(['apiVersion', 'kind', 'resources', 'components', 'namespace', 'labels', 'images', 'patches'])
+const COMPONENT_KEYS = new Set(['apiVersion', 'kind', 'resources', 'patches'])
 
 export function renderKustomization(dir: string): Resource[] {
   const file = join(dir, 'kustomization.yaml')
+  const k = loadKustomization(file, 'kustomize.config.k8s.io/v1beta1', 'Kustomization', KUSTOMIZATION_KEYS)
+  const resources = loadResources(k, dir, file)
+  for (const entry of asArray(k.components, `${file} components`)) {
+    if (typeof entry !== 'string') throw new Error(`${file}: components entries must be paths`)
+    applyComponent(resources, resolve(dir, entry), file)
+  }
+  for (const patch of asArray(k.patches, `${file} patches`)) applyPatch(resources, patch, file)
+  for (const image of asArray(k.images, `${file} images`)) applyImage(resources, image, file)
+  for (const label of asArray(k.labels, `${file} labels`)) {
+    if (!isObject(label) || !isObject(label.pairs)) throw new Error(`${file}: labels entries need pairs`)
+    for (const r of resources) r.metadata.labels = { ...(isObject(r.metadata.labels) ? r.metadata.labels : {}), ...label.pairs }
+  }
+  if (typeof k.namespace === 'string') for (const r of resources) r.metadata.namespace = k.namespace
+  return resources
+}
+
+function applyComponent(resources: Resource[], dir: string, includedBy: string): void {
+  const file = join(dir, 'kustomization.yaml')
+  if (!existsSync(file)) throw new Error(`${includedBy}: component ${dir} has no kustomization.yaml`)
+  const c = loadKustomization(file, 'kustomize.config.k8s.io/v1alpha1', 'Component', COMPONENT_KEYS)
+  resources.push(...loadResources(c, dir, file))
+  for (const patch of asArray(c.patches, `${file} patches`)) applyPatch(resources, patch, file)
+}
+
+function loadKustomization(file: string, apiVersion: string, kind: string, keys: Set<string>): JsonObject {
   const k = loadYaml(file)
-  if (!isObject(k) || k.kind !== 'Kustomization') throw new Error(`${file}: not a Kustomization`)
-  for (const key of Object.keys(k)) if (!KUSTOMIZATION_KEYS.has(key)) throw new Error(`${file}: unsupported kustomization field ${key}`)
+  if (!isObject(k) || k.kind !== kind || k.apiVersion !== apiVersion) throw new Error(`${file}: not a ${kind} (${apiVersion})`)
+  for (const key of Object.keys(k)) if (!keys.has(key)) throw new Error(`${file}: unsupported ${kind} field ${key}`)
+  return k
+}
+
+function loadResources(k: JsonObject, dir: string, file: string): Resource[] {
   const resources: Resource[] = []
   for (const entry of asArray(k.resources, `${file} resources`)) {
     if (typeof entry !== 'string') throw new Error(`${file}: resources entries must be paths`)
@@ -73,13 +105,6 @@ export function renderKustomization(dir: string): Resource[] {
     if (statSync(path).isDirectory()) resources.push(...renderKustomization(path))
     else resources.push(...loadYamlDocuments(path).map((doc) => asResource(doc, path)))
   }
-  for (const patch of asArray(k.patches ?? [], `${file} patches`)) applyPatch(resources, patch, file)
-  for (const image of asArray(k.images ?? [], `${file} images`)) applyImage(resources, image, file)
-  for (const label of asArray(k.labels ?? [], `${file} labels`)) {
-    if (!isObject(label) || !isObject(label.pairs)) throw new Error(`${file}: labels entries need pairs`)
-    for (const r of resources) r.metadata.labels = { ...(isObject(r.metadata.labels) ? r.metadata.labels : {}), ...label.pairs }
-  }
-  if (typeof k.namespace === 'string') for (const r of resources) r.metadata.namespace = k.namespace
   return resources
 }
 
@@ -241,4 +266,22 @@ export function composeSchemaProblems(doc: Json): string[] {
     composeValidator = new Ajv({ allErrors: true, strict: false }).compile(schema)
   }
   return composeValidator(doc) ? [] : (composeValidator.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The Grafana dashboard: every query of every panel (rows nest panels).
+
+export const DASHBOARD = join(ROOT, 'deploy/grafana/dashboards/squeeze.json')
+
+export interface DashboardPanel { type: string; title: string; targets?: Array<{ expr: string }>; panels?: DashboardPanel[] }
+
+export function dashboardPanels(file = DASHBOARD): DashboardPanel[] {
+  const dashboard = JSON.parse(readFileSync(file, 'utf8')) as { panels: DashboardPanel[] }
+  return dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])])
+}
+
+/** Every query with its panel's title; a panel (other than a row or text) without a query is an error. */
+export function dashboardQueries(panels = dashboardPanels()): Array<{ panel: string; expr: string }> {
+  for (const p of panels) if (p.type !== 'row' && p.type !== 'text' && (p.targets ?? []).length === 0) throw new Error(`panel "${p.title}" has no query`)
+  return panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })))
 }

@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { DEFAULT_TARGETS, parseTargets } from '../../services/copier/main.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
-import { ROOT } from './manifests.js'
+import { dashboardQueries } from './manifests.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
-const DASHBOARD = join(ROOT, 'deploy/grafana/dashboards/squeeze.json')
 
 interface Service {
   readonly name: string
@@ -102,15 +99,6 @@ function total(samples: Sample[], name: string, filter: (labels: Record<string, 
   return samples.filter((s) => s.name === name && filter(s.labels)).reduce((sum, s) => sum + s.value, 0)
 }
 
-interface Panel { type: string; title: string; targets?: Array<{ expr: string }>; panels?: Panel[] }
-
-function dashboardQueries(): Array<{ panel: string; expr: string }> {
-  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Panel[] }
-  const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])])
-  for (const p of panels) if (p.type !== 'row' && p.type !== 'text') assert.ok((p.targets ?? []).length > 0, `panel "${p.title}" has no query`)
-  return panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })))
-}
-
 /**
  * Metric names of each query that no scraped page declares, and label matchers and grouping labels that no
  * scraped sample carries. A counter with labels has no sample until its first increment (the error counters
@@ -145,8 +133,8 @@ function unknownInQueries(samples: Sample[], declared: Set<string>, source: stri
     if (!allHaveSamples) continue
     for (const by of expr.matchAll(/\bby \(([^)]*)\)/g)) {
       for (const label of (by[1] ?? '').split(',').map((l) => l.trim())) {
-        // job and pod are target labels Prometheus adds; le is on every histogram bucket.
-        if (!['job', 'pod', 'le'].includes(label) && !labelsInExpr.has(label)) problems.push(`${panel}: groups by ${label}, which none of its metrics carries`)
+        // job, pod and service are target labels the scrape configuration adds; le is on every histogram bucket.
+        if (!['job', 'pod', 'service', 'le'].includes(label) && !labelsInExpr.has(label)) problems.push(`${panel}: groups by ${label}, which none of its metrics carries`)
       }
     }
   }

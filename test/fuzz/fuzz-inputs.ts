@@ -1,14 +1,14 @@
-/** Real inputs the fuzzers start from: corpus lines, the records they encode to, batches and compressed blocks. */
+/** Real inputs the fuzzers start from: fixture lines, the records they encode to, batches and compressed blocks. */
 import { createCodec, parseCodecSpec, type Codec } from '../../lib/codecs/index.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { BATCH } from '../../lib/protocol/batch-layout.js'
 import { crc32c } from '../../lib/protocol/crc32c.js'
 import { buildBatch } from '../../lib/protocol/record-batch-builder.js'
-import { CORPUS_FILES, corpusLines } from '../helpers/corpus.js'
+import { kindLines } from '../helpers/corpus.js'
 
 /** Lines spread over the whole file (every n-th), so the seeds cover its variety, not just its first minutes. */
 export function realLines(kind: LogKind, count: number): string[] {
-  const all = corpusLines(CORPUS_FILES[kind])
+  const all = kindLines(kind)
   const step = Math.max(1, Math.floor(all.length / count))
   return all.filter((_, i) => i % step === 0).slice(0, count)
 }

@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { LogKind } from '../../lib/formats/index.js'
 
 /**
- * The shared real-log corpus lives outside the repo (never copied in). CI puts `shared/` beside
- * the clone; SQUEEZE_CORPUS_DIR overrides. Resolved from the repo root whether this runs from
- * test/helpers (ts) or dist/test/helpers (compiled).
+ * Real logs the tests read, shipped in test/fixtures/corpus/ (licenses and sha256 in its PROVENANCE.md), so a
+ * fresh clone needs nothing beside it. Resolved from the repo root whether this runs from test/helpers (ts) or
+ * dist/test/helpers (compiled).
  */
-function repoRoot(): string {
+export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir)
@@ -18,13 +19,12 @@ function repoRoot(): string {
 }
 
 export function corpusDir(): string {
-  const fromEnv = process.env.SQUEEZE_CORPUS_DIR
-  return fromEnv !== undefined && fromEnv !== '' ? resolve(fromEnv) : resolve(repoRoot(), '..', 'shared', 'corpus')
+  return join(repoRoot(), 'test', 'fixtures', 'corpus')
 }
 
 export function corpusPath(name: string): string {
   const path = join(corpusDir(), name)
-  if (!existsSync(path)) throw new Error(`corpus file ${name} not found in ${corpusDir()} (set SQUEEZE_CORPUS_DIR)`)
+  if (!existsSync(path)) throw new Error(`corpus fixture ${name} not found in ${corpusDir()}`)
   return path
 }
 
@@ -35,11 +35,18 @@ export function corpusLines(name: string): string[] {
   return lines
 }
 
-export const CORPUS_FILES = {
-  http: 'access_apache_semicomplete_2015.log',
-  journald: 'journald_fedora37_rpi4_system.json',
-  'nginx-error': 'nginx_error_techcreation_2011.log',
-  'dns-dnsmasq': 'dns_dnsmasq_hotspot_2025.log',
-  'dns-zeek': 'dns_zeek_wrccdc2018_first8000.log',
-  syslog: 'syslog_ubuntu_touch_2015.log'
-} as const
+/** Every fixture and the kind it is a log of; dnsmasq has two, the plain and the Pi-hole `log-queries=extra` variant. */
+export const CORPUS_FIXTURES: ReadonlyArray<{ readonly file: string; readonly kind: LogKind }> = [
+  { file: 'access_apache_semicomplete_2015.log', kind: 'http' },
+  { file: 'journald_fedora37_rpi4_system.json', kind: 'journald' },
+  { file: 'nginx_error_chemfh_2023.log', kind: 'nginx-error' },
+  { file: 'dns_dnsmasq_iodine_lab_2020.log', kind: 'dns-dnsmasq' },
+  { file: 'dns_pihole_extra_fixture.log', kind: 'dns-dnsmasq' },
+  { file: 'dns_zeek_wrccdc2018_first8000.log', kind: 'dns-zeek' },
+  { file: 'syslog_mtail_sftp_chroot.log', kind: 'syslog' }
+]
+
+/** The lines of every fixture of `kind`, file after file in CORPUS_FIXTURES order. */
+export function kindLines(kind: LogKind): string[] {
+  return CORPUS_FIXTURES.filter((f) => f.kind === kind).flatMap((f) => corpusLines(f.file))
+}

@@ -4,7 +4,7 @@ import type { Admin } from 'kafkajs'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
-import { acquireBroker, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { Producer, DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG, type ReaderConfig } from '../../lib/consumer/partition-reader.js'
 import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'
@@ -23,6 +23,8 @@ export interface TestKafka {
 
 export async function startTestKafka(): Promise<TestKafka> {
   const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent', name: 'squeeze-test' })
+  // The harness owns the process: a test file that ends or is force-exited takes its broker with it.
+  killEmbeddedBrokersOnExit()
   const broker = await acquireBroker((msg: string) => log.info(msg))
   const connection: KafkaConnectionConfig = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-test' }
   const admin = createKafkaClient(connection, log).admin()

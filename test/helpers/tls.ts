@@ -3,7 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-/** A throwaway CA, a server certificate for 127.0.0.1/localhost signed by it, and the PKCS12 keystore Kafka reads. */
+/**
+ * A throwaway CA, a server certificate signed by it, the PKCS12 keystore Kafka reads, and a client certificate
+ * for mutual TLS. The server certificate names only IP 127.0.0.1, not `localhost`: a client that connects
+ * to localhost meets a certificate whose name does not match (host-name check tests).
+ */
 export interface TestTls {
   readonly dir: string
   /** PEM CA certificate that signed the server certificate. */
@@ -15,6 +19,9 @@ export interface TestTls {
   /** PKCS12 keystore holding the server key and certificate chain. */
   readonly keystoreFile: string
   readonly keystorePassword: string
+  /** PEM client certificate and key, signed by the CA (clientAuth). */
+  readonly clientCertFile: string
+  readonly clientKeyFile: string
   remove(): void
 }
 
@@ -40,9 +47,16 @@ export function createTestTls(): TestTls {
   const csr = join(dir, 'server.csr')
   const serverCertFile = join(dir, 'server.pem')
   const ext = join(dir, 'server.ext')
-  writeFileSync(ext, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n')
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', serverKeyFile, '-out', csr, '-subj', '/CN=localhost'], dir)
+  writeFileSync(ext, 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n')
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', serverKeyFile, '-out', csr, '-subj', '/CN=squeeze test broker'], dir)
   openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', serverCertFile, '-days', '2', '-extfile', ext], dir)
+  const clientKeyFile = join(dir, 'client.key')
+  const clientCsr = join(dir, 'client.csr')
+  const clientCertFile = join(dir, 'client.pem')
+  const clientExt = join(dir, 'client.ext')
+  writeFileSync(clientExt, 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n')
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', clientKeyFile, '-out', clientCsr, '-subj', '/CN=squeeze-client'], dir)
+  openssl(['x509', '-req', '-in', clientCsr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', clientCertFile, '-days', '2', '-extfile', clientExt], dir)
   const keystoreFile = join(dir, 'server.p12')
   openssl(['pkcs12', '-export', '-in', serverCertFile, '-inkey', serverKeyFile, '-certfile', ca.cert, '-name', 'broker', '-out', keystoreFile, '-passout', `pass:${keystorePassword}`], dir)
   return {
@@ -53,6 +67,8 @@ export function createTestTls(): TestTls {
     serverKeyFile,
     keystoreFile,
     keystorePassword,
+    clientCertFile,
+    clientKeyFile,
     remove: () => rmSync(dir, { recursive: true, force: true })
   }
 }

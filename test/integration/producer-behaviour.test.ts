@@ -38,6 +38,55 @@ describe('batching', () => {
   })
 })
 
+describe('linger.ms closes batches on its timer', () => {
+  const value = Buffer.from('GET /index.html 200')
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+  async function recordsPerBatch(topic: string): Promise<number[]> {
+    return (await kafka.readAll([topic])).map(({ batch }) => batch.records.length)
+  }
+
+  it('linger.ms=200 with a record every 10 ms sends batches of about 20 records', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1 })
+    // batch.size (1 MiB) holds every record, so only the linger timer can close a batch before flush().
+    const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 }, lingerMs: 200 })
+    const total = 300
+    // Records follow a 10 ms schedule (a late one is sent at once), so a slow machine does not thin the stream.
+    const start = Date.now()
+    for (let i = 0; i < total; i++) {
+      const wait = start + i * 10 - Date.now()
+      if (wait > 0) await sleep(wait)
+      await producer.send({ topic, key: null, value })
+    }
+    await producer.flush()
+    const sizes = await recordsPerBatch(topic)
+    assert.equal(sizes.reduce((a, b) => a + b, 0), total)
+    // 200 ms of records at one per 10 ms; a late timer adds records. A timer that never fired leaves one batch
+    // of 300 (closed by flush), a producer that ignored linger.ms sends batches of 1: the bounds catch both.
+    const mean = total / sizes.length
+    t.diagnostic(`records per batch: mean ${mean.toFixed(1)} over ${sizes.length} batches`)
+    assert.ok(mean >= 10 && mean <= 30, `mean ${mean.toFixed(1)} records per batch over ${sizes.length} batches: ${sizes.join(' ')}`)
+  })
+
+  it('linger.ms=0 with a record every 10 ms sends every record in a batch of its own', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1 })
+    const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 }, lingerMs: 0 })
+    const total = 60
+    // Deterministic, not timing: linger.ms=0 arms a 1 ms timer when a record opens a batch, and the 10 ms pause
+    // that follows is a later timer, so the batch is closed before the next record. Closing never waits for
+    // the in-flight request limit (1 per partition until the first ack, then 5): closed batches queue behind
+    // it and leave as they are, so a slow broker cannot merge two records into one batch either.
+    for (let i = 0; i < total; i++) {
+      await producer.send({ topic, key: null, value })
+      await sleep(10)
+    }
+    await producer.flush()
+    const sizes = await recordsPerBatch(topic)
+    assert.equal(sizes.length, total, `batch sizes: ${sizes.join(' ')}`)
+    assert.ok(sizes.every((n) => n === 1))
+  })
+})
+
 describe('sendMany', () => {
   it('accepts records in order through buffer.memory waits, and stops at a record it refuses, having taken the ones before', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 1 })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { get } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -9,7 +10,8 @@ import { inspect } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { connectionFrom } from '../../lib/config/cli.js'
-import { connectionFailure, parseJaasConfig, parseJavaProperties, securityFrom } from '../../lib/config/security.js'
+import { parseJaasConfig, parseJavaProperties, saslOptions, securityFrom } from '../../lib/config/security.js'
+import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { SqueezeError } from '../../lib/errors.js'
 import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -18,6 +20,7 @@ import { startMetricsServer } from '../../lib/metrics/http-server.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { freePort } from '../helpers/ports.js'
 import { createTestTls, type TestTls } from '../helpers/tls.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
@@ -119,7 +122,7 @@ describe('security settings (no broker)', () => {
 
     writeFileSync(file, 'security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nssl.truststore.location=/x.jks\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="leak-me-not";\n')
     const message = configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}))
-    assert.match(message, /unsupported setting ssl\.truststore\.location/)
+    assert.match(message, /ssl\.truststore\.location is a JKS truststore, which squeeze does not read; .*--ssl-ca-file/)
     assert.match(message, /uses org\.apache\.kafka\.common\.security\.scram\.ScramLoginModule, but PLAIN needs org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule/)
     assert.ok(!message.includes('leak-me-not'))
     writeFileSync(file, 'sasl.jaas.config=PlainLoginModule username="a" password="leak-me-not"\n')
@@ -134,14 +137,111 @@ describe('security settings (no broker)', () => {
     assert.deepEqual([...props], [['a', '1'], ['b', 'two words'], ['c:d', 'A'], ['e', '3']])
   })
 
-  it('connect failures are told apart: credentials, TLS, unreachable', () => {
+  it('endpoint identification off (none, or empty as in Java) skips only the host-name check: the chain is still verified', () => {
+    const ca = join(dir, 'ident-ca.pem')
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
+    assert.equal(securityFrom({ 'security-protocol': 'SSL' }, {}).ssl, true, 'default: Node checks chain and name')
+    const file = join(dir, 'ident.properties')
+    for (const [label, flags, fileText] of [
+      ['flag none', { 'ssl-endpoint-identification': 'none' }, undefined],
+      ['Java, empty value', {}, 'ssl.endpoint.identification.algorithm=\n'],
+      ['librdkafka none', {}, 'ssl.endpoint.identification.algorithm=none\n']
+    ] as const) {
+      if (fileText !== undefined) writeFileSync(file, `security.protocol=SSL\nssl.ca.location=${ca}\n${fileText}`)
+      const ssl = securityFrom({ 'security-protocol': 'SSL', 'ssl-ca-file': ca, ...flags, ...(fileText === undefined ? {} : { 'client-config': file }) }, {}).ssl
+      assert.ok(typeof ssl === 'object', label)
+      assert.equal(ssl.rejectUnauthorized, true, `${label}: the certificate chain must still be verified`)
+      assert.equal(typeof ssl.checkServerIdentity, 'function', label)
+      assert.equal(ssl.checkServerIdentity?.('any.host', {} as never), undefined, label)
+    }
+    writeFileSync(file, 'security.protocol=SSL\nssl.endpoint.identification.algorithm=https\n')
+    assert.equal(securityFrom({ 'client-config': file }, {}).ssl, true)
+    assert.match(configError(() => securityFrom({ 'security-protocol': 'SSL', 'ssl-endpoint-identification': 'off' }, {})), /must be https or none, got "off"/)
+  })
+
+  it('a librdkafka client file: its spellings are used, every other key is logged once as ignored (names only)', () => {
+    const ca = join(dir, 'rd-ca.pem')
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
+    const file = join(dir, 'librdkafka.properties')
+    writeFileSync(file, [
+      'metadata.broker.list=k1:9093,k2:9093', 'client.id=edge-shipper', 'security.protocol=sasl_ssl', 'sasl.mechanisms=SCRAM-SHA-512',
+      'sasl.username=shipper', 'sasl.password=rd-Secret-77', `ssl.ca.location=${ca}`, 'enable.ssl.certificate.verification=true',
+      'debug=broker,protocol', 'queue.buffering.max.ms=5', 'sasl.oauthbearer.client.secret=not-used-3e1', ''
+    ].join('\n'))
+    const warnings: Array<{ obj: unknown; msg: string }> = []
+    const c = connectionFrom({ 'client-config': file }, {}, { warn: (obj: unknown, msg?: string) => warnings.push({ obj, msg: msg ?? '' }) } as never)
+    assert.deepEqual(c.brokers, ['k1:9093', 'k2:9093'])
+    assert.equal(c.clientId, 'edge-shipper')
+    assert.equal(c.sasl?.mechanism, 'scram-sha-512')
+    assert.equal((c.sasl as { username: string }).username, 'shipper')
+    assert.equal((c.sasl as { password: string }).password, 'rd-Secret-77')
+    assert.deepEqual(c.ssl, { rejectUnauthorized: true, ca: readFileSync(ca) })
+    assert.equal(warnings.length, 1, 'one log line')
+    assert.deepEqual(warnings[0]?.obj, { clientConfig: file, ignored: ['debug', 'queue.buffering.max.ms', 'sasl.oauthbearer.client.secret'] })
+    assert.match(warnings[0]?.msg ?? '', /ignored/)
+    assert.ok(!JSON.stringify(warnings).includes('not-used-3e1') && !JSON.stringify(warnings).includes('rd-Secret-77'))
+
+    writeFileSync(file, 'security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.mechanisms=SCRAM-SHA-256\nsasl.username=u\nsasl.password=p\n')
+    assert.match(configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})), /two spellings of one setting disagree \(sasl\.mechanism, sasl\.mechanisms\)/)
+    writeFileSync(file, 'bootstrap.servers=b:1\nenable.ssl.certificate.verification=true\nssl.endpoint.identification.algorithm=https\n')
+    assert.equal(connectionFrom({ 'client-config': file }, {}).ssl, undefined, "a PLAINTEXT file's TLS defaults are harmless, not an error")
+  })
+
+  it('Java key stores: JKS or PKCS12 gets an error naming the PEM option; a PEM truststore is read as the CA file', () => {
+    const file = join(dir, 'stores.properties')
+    writeFileSync(file, 'security.protocol=SSL\nssl.truststore.location=/etc/kafka/truststore.p12\nssl.truststore.type=PKCS12\nssl.truststore.password=changeit\n' +
+      'ssl.keystore.location=/etc/kafka/client.keystore.jks\nssl.keystore.password=changeit\nssl.key.password=changeit\n')
+    const message = configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}))
+    assert.match(message, /ssl\.truststore\.location is a PKCS12 truststore, which squeeze does not read; give its CA certificates as a PEM file with --ssl-ca-file \(or ssl\.ca\.location\)/)
+    assert.match(message, /ssl\.keystore\.location is a JKS keystore, which squeeze does not read; give the client certificate and key as PEM files with --ssl-cert-file and --ssl-key-file/)
+    assert.ok(!message.includes('changeit'))
+    const ca = join(dir, 'trust.pem')
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n')
+    writeFileSync(file, `security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=${ca}\n`)
+    assert.deepEqual(connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}).ssl, { rejectUnauthorized: true, ca: readFileSync(ca) })
+  })
+
+  it('an encrypted client key is decrypted with ssl.key.password, and the passphrase is not kept', () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'key-Pass-41' }, publicKeyEncoding: { type: 'spki', format: 'pem' } })
+    const keyFile = join(dir, 'client-enc.key')
+    writeFileSync(keyFile, privateKey)
+    const certFile = join(dir, 'client-enc.pem')
+    writeFileSync(certFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
+    const file = join(dir, 'enc.properties')
+    writeFileSync(file, `security.protocol=SSL\nssl.certificate.location=${certFile}\nssl.key.location=${keyFile}\nssl.key.password=key-Pass-41\n`)
+    const c = connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})
+    assert.ok(typeof c.ssl === 'object')
+    const key = String(c.ssl.key)
+    assert.match(key, /^-----BEGIN PRIVATE KEY-----/)
+    assert.equal(createPrivateKey(key).asymmetricKeyType, 'ec')
+    assert.ok(!inspect(c, { depth: 10 }).includes('key-Pass-41'))
+    writeFileSync(file, `security.protocol=SSL\nssl.certificate.location=${certFile}\nssl.key.location=${keyFile}\nssl.key.password=wrong\n`)
+    assert.match(configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})), /cannot decrypt TLS key file .* with ssl\.key\.password/)
+  })
+
+  it('connect failures are told apart, each with its own code: credentials, TLS, unreachable', () => {
+    const target = { brokers: ['h:1'], sasl: saslOptions('SCRAM-SHA-256', 'alice', 'pw-not-shown') }
     const sasl = Object.assign(new Error('SASL SCRAM SHA256 authentication failed: invalid credentials'), { name: 'KafkaJSSASLAuthenticationError' })
-    assert.match(connectionFailure(Object.assign(new Error('retries exceeded'), { originalError: sasl }), ['h:1']).message, /^authentication failed at h:1: .*check the SASL username, password/)
+    const auth = connectionFailure(Object.assign(new Error('retries exceeded'), { originalError: sasl }), target)
+    assert.equal(auth.code, 'SQUEEZE_ERR_AUTH_FAILED')
+    assert.equal(auth.retriable, false)
+    assert.match(auth.message, /^authentication failed for user alice \(SASL SCRAM-SHA-256\) at h:1: SASL SCRAM SHA256 authentication failed: invalid credentials; check sasl\.username\/password/)
+    // The producer classifies without the target; the service describes the same failure again with it.
+    const again = connectionFailure(connectionFailure(sasl), target)
+    assert.equal(again.code, 'SQUEEZE_ERR_AUTH_FAILED')
+    assert.equal(again.message, connectionFailure(sasl, target).message)
     const tlsError = Object.assign(new Error('Connection error: self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' })
-    assert.match(connectionFailure(tlsError, ['h:1']).message, /^TLS connection to h:1 failed: .*--ssl-ca-file/)
-    const refused = connectionFailure(Object.assign(new Error('Connection error: connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), ['h:1'])
+    const tls = connectionFailure(tlsError, target)
+    assert.equal(tls.code, 'SQUEEZE_ERR_TLS_HANDSHAKE')
+    assert.match(tls.message, /^TLS handshake at h:1 failed: .*--ssl-ca-file/)
+    const altname = Object.assign(new Error("Hostname/IP does not match certificate's altnames: Host: localhost. is not in the cert's altnames: IP Address:127.0.0.1"), { code: 'ERR_TLS_CERT_ALTNAME_INVALID' })
+    assert.match(connectionFailure(altname, target).message, /does not name the host connected to: .*--ssl-endpoint-identification none/)
+    const refused = connectionFailure(Object.assign(new Error('Connection error: connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), target)
+    assert.equal(refused.code, 'SQUEEZE_ERR_BROKER_UNREACHABLE')
     assert.match(refused.message, /^cannot reach any Kafka broker at h:1: .*check --brokers/)
     assert.equal(refused.retriable, true)
+    const other = new SqueezeError('SQUEEZE_ERR_SOURCE', 'topic t not found')
+    assert.equal(connectionFailure(other, target), other, 'an error that is not about connecting is passed through')
   })
 
   it('the metrics listener binds the address it is given', async () => {
@@ -164,7 +264,7 @@ function httpStatus(host: string, port: number): Promise<number> {
   })
 }
 
-describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
+describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client certificates)', () => {
   let tls: TestTls
   let broker: EmbeddedBroker
   let dir: string
@@ -172,6 +272,9 @@ describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
     tls = createTestTls()
     dir = mkdtempSync(join(tmpdir(), 'squeeze-sec-run-'))
     broker = await startKraftBroker({
+      // The generators stamp records from 2024: with the default 7-day retention, the broker's first retention
+      // check (about 30 s after start) empties the topics a round trip is still reading.
+      serverOverrides: { 'log.retention.ms': '-1' },
       security: {
         keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
         saslSsl: {
@@ -181,7 +284,7 @@ describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
             { mechanism: 'SCRAM-SHA-512', name: USERS.scram512.name, password: USERS.scram512.password }
           ]
         },
-        ssl: {}
+        ssl: { clientCaFile: tls.caFile }
       }
     })
   })
@@ -236,27 +339,37 @@ describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
     await roundTrip('plain', { args: ['--client-config', file], env: {} }, broker.saslSslBootstrap as string)
   })
 
-  it('SSL without SASL: 200 records produced and consumed', async () => {
-    await roundTrip('ssl', { args: ['--security-protocol', 'SSL'], env: {} }, broker.sslBootstrap as string)
+  it('mutual TLS (--ssl-cert-file, --ssl-key-file) against a listener that requires client certificates: 200 records produced, copied and consumed', async () => {
+    await roundTrip('mtls', { args: ['--security-protocol', 'SSL', '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile], env: {} }, broker.sslBootstrap as string)
+  })
+
+  it('mutual TLS: without a client certificate the broker refuses the connection (exit 4, TLS handshake failed)', async () => {
+    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.caFile, '--log-level', 'debug'])
+    assert.equal(result.code, 4, result.stderr)
+    const lines = humanLines(result.stderr)
+    assert.equal(lines.length, 1, result.stderr)
+    assert.match(lines[0] as string, /^squeeze: TLS handshake at .* failed: .*\[SQUEEZE_ERR_TLS_HANDSHAKE\]$/)
+    console.log(`# no client certificate: ${lines[0]}`)
   })
 
   for (const [command, mechanism, user] of [['produce', 'SCRAM-SHA-256', USERS.scram256.name], ['consume', 'SCRAM-SHA-512', USERS.scram512.name], ['produce', 'PLAIN', USERS.plain.name]] as const) {
-    it(`${command} with a wrong ${mechanism} password: exit 1 and one clear line about authentication`, async () => {
+    it(`${command} with a wrong ${mechanism} password: exit 3 at once and one clear line about authentication`, async () => {
       const result = await squeeze([command, '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--ssl-ca-file', tls.caFile,
         '--security-protocol', 'SASL_SSL', '--sasl-mechanism', mechanism, '--log-level', 'debug'],
       { KAFKA_SASL_USERNAME: user, KAFKA_SASL_PASSWORD: 'wrong-Password-1d2c' })
-      assert.equal(result.code, 1, result.stderr)
+      assert.equal(result.code, 3, result.stderr)
       const lines = humanLines(result.stderr)
       assert.equal(lines.length, 1, `one line for a person to read:\n${result.stderr}`)
-      assert.match(lines[0] as string, /^squeeze: .*authentication failed/i)
+      assert.match(lines[0] as string, new RegExp(`^squeeze: authentication failed for user ${user} \\(SASL ${mechanism}\\) at .*check sasl\\.username/password.*\\[SQUEEZE_ERR_AUTH_FAILED\\]$`))
       assert.match(lines[0] as string, new RegExp(mechanism.replace(/-/g, '.?'), 'i'))
       console.log(`# ${command} ${mechanism}: ${lines[0]}`)
     })
   }
 
-  it('SSL with the wrong CA: exit 1 and one clear line about the certificate', async () => {
-    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.otherCaFile, '--log-level', 'debug'])
-    assert.equal(result.code, 1, result.stderr)
+  it('SSL with the wrong CA: exit 4 and one clear line about the certificate', async () => {
+    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.otherCaFile,
+      '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile, '--log-level', 'debug'])
+    assert.equal(result.code, 4, result.stderr)
     const lines = humanLines(result.stderr)
     assert.equal(lines.length, 1, result.stderr)
     assert.match(lines[0] as string, /^squeeze: .*(self[- ]signed certificate|unable to (get|verify)).*certificate/i)
@@ -267,11 +380,74 @@ describe('TLS and SASL against a broker (SASL_SSL and SSL listeners)', () => {
     const result = await squeeze(['produce', '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--records', '10', '--ssl-ca-file', tls.otherCaFile,
       '--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256', '--log-level', 'debug'],
     { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password })
-    assert.equal(result.code, 1, result.stderr)
+    assert.equal(result.code, 4, result.stderr)
     const lines = humanLines(result.stderr)
     assert.equal(lines.length, 1, result.stderr)
-    assert.match(lines[0] as string, /certificate/i)
+    assert.match(lines[0] as string, /certificate.*\[SQUEEZE_ERR_TLS_HANDSHAKE\]$/i)
     assert.doesNotMatch(lines[0] as string, /authentication/i)
+  })
+
+  it('endpoint identification off still refuses a broker certificate from the wrong CA (exit 4)', async () => {
+    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.otherCaFile,
+      '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile, '--ssl-endpoint-identification', 'none', '--log-level', 'debug'])
+    assert.equal(result.code, 4, result.stderr)
+    const lines = humanLines(result.stderr)
+    assert.equal(lines.length, 1, result.stderr)
+    assert.match(lines[0] as string, /^squeeze: TLS handshake .*(self[- ]signed certificate|unable to (get|verify)).*\[SQUEEZE_ERR_TLS_HANDSHAKE\]$/i)
+  })
+
+  it('a certificate that does not name the host (localhost) is refused, and accepted only with endpoint identification off', async () => {
+    const viaLocalhost = (broker.sslBootstrap as string).replace('127.0.0.1', 'localhost')
+    const topic = `sec-hostname-${Date.now().toString(36)}`
+    const mtls = ['--security-protocol', 'SSL', '--ssl-ca-file', tls.caFile, '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile]
+    const refused = await squeeze(['produce', '--brokers', viaLocalhost, ...mtls, '--topic', topic, '--create-partitions', '1', '--records', '20', '--log-level', 'debug'])
+    assert.equal(refused.code, 4, refused.stderr)
+    const lines = humanLines(refused.stderr)
+    assert.equal(lines.length, 1, refused.stderr)
+    assert.match(lines[0] as string, /^squeeze: TLS handshake .*altnames.*does not name the host connected to.*--ssl-endpoint-identification none/)
+    console.log(`# host name mismatch: ${lines[0]}`)
+
+    const produced = await squeeze(['produce', '--brokers', viaLocalhost, ...mtls, '--ssl-endpoint-identification', 'none', '--topic', topic, '--create-partitions', '1', '--records', '20', '--log-level', 'debug'])
+    assert.equal(produced.code, 0, produced.stderr)
+    assert.match(produced.stdout, /^produced 20 records to .*undelivered: 0/)
+    // The same as a stock librdkafka file: its spellings, "none", and keys squeeze has no use for.
+    const file = join(dir, 'librdkafka-ssl.properties')
+    writeFileSync(file, [`metadata.broker.list=${viaLocalhost}`, 'security.protocol=ssl', `ssl.ca.location=${tls.caFile}`, `ssl.certificate.location=${tls.clientCertFile}`,
+      `ssl.key.location=${tls.clientKeyFile}`, 'ssl.endpoint.identification.algorithm=none', 'enable.auto.commit=false', 'fetch.wait.max.ms=50', ''].join('\n'))
+    const json = join(dir, `${topic}.json`)
+    const consumed = await squeeze(['consume', '--client-config', file, '--topic', topic, '--format', 'none', '--json', json])
+    assert.equal(consumed.code, 0, consumed.stderr)
+    assert.equal((JSON.parse(readFileSync(json, 'utf8')) as Array<{ records: number }>)[0]?.records, 20)
+    const ignoredLines = consumed.stderr.split('\n').filter((l) => l.includes('settings squeeze does not use were ignored'))
+    assert.equal(ignoredLines.length, 1, consumed.stderr)
+    assert.match(ignoredLines[0] as string, /"ignored":\["enable\.auto\.commit","fetch\.wait\.max\.ms"\]/)
+  })
+
+  it('--wait-for-brokers-s with a wrong password: keeps retrying, and readyz and the log say "authentication failed", not "not ready"', { timeout: 120_000 }, async (t) => {
+    const metricsPort = await freePort()
+    const child = spawn(process.execPath, [CLI, 'consume', '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--ssl-ca-file', tls.caFile,
+      '--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-512', '--wait-for-brokers-s', '600', '--metrics-port', String(metricsPort), '--log-level', 'debug'],
+    { env: { ...process.env, KAFKA_BROKERS: '', KAFKA_SASL_USERNAME: USERS.scram512.name, KAFKA_SASL_PASSWORD: 'wrong-Password-1d2c' } })
+    t.after(() => child.kill('SIGKILL'))
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdout.on('data', (d: Buffer) => captured.push(d.toString()))
+    const retries = (): number => stderr.split('\n').filter((l) => l.includes('authentication failed; waiting (--wait-for-brokers-s)')).length
+    let body = ''
+    const deadline = Date.now() + 60_000
+    while ((retries() < 2 || body === '') && Date.now() < deadline && child.exitCode === null) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined)
+      if (res?.status === 503) body = await res.text()
+    }
+    captured.push(stderr)
+    assert.equal(child.exitCode, null, `still waiting, not exited:\n${stderr}`)
+    assert.ok(retries() >= 2, `retried with an authentication log line:\n${stderr}`)
+    assert.equal(body, 'authentication failed (SQUEEZE_ERR_AUTH_FAILED)\n')
+    assert.doesNotMatch(stderr, /not ready/)
+    const warn = stderr.split('\n').find((l) => l.includes('authentication failed; waiting')) as string
+    assert.match(warn, /"code":"SQUEEZE_ERR_AUTH_FAILED"/)
+    assert.match(warn, /authentication failed for user bob \(SASL SCRAM-SHA-512\)/)
   })
 
   it('in process: debug logs (even of the whole connection config) and /metrics never carry the password', async () => {

@@ -51,6 +51,15 @@ describe('squeeze CLI without a broker', () => {
     assert.match(oneLine(gzip.stderr), /compression\.gzip\.level/)
   })
 
+  it('lz4 takes Kafka\'s levels 1..17: lz4:0 and compression.lz4.level=18 are one-line errors naming that range, exit 2', async () => {
+    const zero = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '--codec', 'lz4:0'])
+    assert.equal(zero.code, 2)
+    assert.match(oneLine(zero.stderr), /invalid lz4 level 0: compression\.lz4\.level accepts 1\.\.17 \(default 1\)/)
+    const eighteen = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '-X', 'compression.type=lz4', '-X', 'compression.lz4.level=18'])
+    assert.equal(eighteen.code, 2)
+    assert.match(oneLine(eighteen.stderr), /invalid lz4 level 18: compression\.lz4\.level accepts 1\.\.17/)
+  })
+
   it('reports every bad setting at once and rejects unknown ones', async () => {
     const result = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '-X', 'linger.ms=abc', '-X', 'bogus.setting=1'])
     assert.equal(result.code, 2)

@@ -94,9 +94,9 @@ describe('sweepCodecs', () => {
 })
 
 describe('defaultLevels', () => {
-  it('sweeps gzip 1..9, lz4 1 and 9, zstd -5, -1, 1..19 (20..22 only with ultra), and none/snappy once', () => {
+  it('sweeps gzip 1..9, lz4 1..12, zstd -5, -1, 1..19 (20..22 only with ultra), and none/snappy once', () => {
     assert.deepEqual(defaultLevels('gzip', false).map(formatCodecSpec), ['gzip:1', 'gzip:2', 'gzip:3', 'gzip:4', 'gzip:5', 'gzip:6', 'gzip:7', 'gzip:8', 'gzip:9'])
-    assert.deepEqual(defaultLevels('lz4', false).map(formatCodecSpec), ['lz4:1', 'lz4:9'])
+    assert.deepEqual(defaultLevels('lz4', false).map((s) => s.level), Array.from({ length: 12 }, (_, i) => i + 1))
     const zstd = defaultLevels('zstd', false).map((s) => s.level)
     assert.deepEqual(zstd, [-5, -1, ...Array.from({ length: 19 }, (_, i) => i + 1)])
     assert.deepEqual(defaultLevels('zstd', true).slice(-3).map((s) => s.level), [20, 21, 22])

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, it } from 'node:test'
+import fc from 'fast-check'
 import { CODEC_NAMES, createCodec, decoderForId, parseCodecSpec, resolveCodecSpec } from '../../../lib/codecs/index.js'
 import { compressXerial, decompressSnappy } from '../../../lib/codecs/snappy.js'
 import { SqueezeError } from '../../../lib/errors.js'
+import { corpusPath } from '../../helpers/corpus.js'
 
 // Log-like text with some entropy (a fixed LCG), so stronger levels have something to find.
 let state = 12345
@@ -13,7 +16,7 @@ const sample = Buffer.from(
 )
 
 describe('codecs', () => {
-  for (const spec of ['none', 'gzip:1', 'gzip:9', 'snappy', 'lz4:1', 'lz4:9', 'zstd:-5', 'zstd:1', 'zstd:19']) {
+  for (const spec of ['none', 'gzip:1', 'gzip:9', 'snappy', 'lz4:1', 'lz4:2', 'lz4:9', 'lz4:17', 'zstd:-5', 'zstd:1', 'zstd:19']) {
     it(`${spec} round-trips bytes exactly`, () => {
       const codec = createCodec(parseCodecSpec(spec))
       const compressed = codec.compress(sample)
@@ -74,7 +77,10 @@ describe('codecs', () => {
     assert.throws(() => parseCodecSpec('brotli'), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_UNKNOWN' && /none, gzip, snappy, lz4, zstd/.test(err.message))
     assert.throws(() => parseCodecSpec('zstd:23'), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_LEVEL' && /-131072\.\.22/.test(err.message))
     assert.throws(() => parseCodecSpec('gzip:0'), /compression\.gzip\.level accepts 1\.\.9/)
-    assert.throws(() => parseCodecSpec('lz4:5'), /compression\.lz4\.level accepts 1, 9/)
+    for (const level of [0, 18, -1]) {
+      assert.throws(() => parseCodecSpec(`lz4:${level}`), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_LEVEL' && /compression\.lz4\.level accepts 1\.\.17 \(default 1\)/.test(err.message))
+    }
+    assert.deepEqual(Array.from({ length: 17 }, (_, i) => parseCodecSpec(`lz4:${i + 1}`).level), Array.from({ length: 17 }, (_, i) => i + 1), 'every Kafka lz4 level')
     assert.throws(() => parseCodecSpec('snappy:3'), /takes no level/)
     assert.throws(() => parseCodecSpec('zstd:fast'), /invalid level "fast"/)
     assert.throws(() => resolveCodecSpec('zstd', 2.5), /invalid zstd level 2.5/)
@@ -87,6 +93,30 @@ describe('codecs', () => {
     assert.equal(frame[5], 0x40)
     const lz4 = createRequire(import.meta.url)('lz4') as { decode(b: Buffer): Buffer }
     assert.deepEqual(lz4.decode(frame), sample)
+  })
+
+  it('lz4 levels run what they say on the access log: LZ4HC levels store no more than lz4:1 and climb with the level', () => {
+    const log = readFileSync(corpusPath('access_apache_semicomplete_2015.log'))
+    const size = (level: number): number => createCodec({ codec: 'lz4', level }).compress(log).length
+    const fast = size(1)
+    const [hc3, hc9, hc12, hc17] = [size(3), size(9), size(12), size(17)]
+    assert.ok(hc9 <= fast && hc17 <= fast, `lz4:9 ${hc9} and lz4:17 ${hc17} bytes must not exceed lz4:1 ${fast}`)
+    // The level reaches LZ4HC: a binding that dropped it (as the lz4 package's compressHC does) gives one size.
+    assert.ok(hc12 < hc9 && hc9 < hc3, `lz4:3 ${hc3} > lz4:9 ${hc9} > lz4:12 ${hc12} bytes`)
+    assert.equal(hc17, hc12, 'LZ4HC caps its level at 12, so 13..17 compress as 12')
+  })
+
+  it('lz4 at any level 1..17 round-trips arbitrary bytes, and the lz4 package decodes the frame independently', () => {
+    const lz4 = createRequire(import.meta.url)('lz4') as { decode(b: Buffer): Buffer }
+    // Repeats of random snippets give the match finder work; the length crosses the 64 KiB block boundary.
+    const input = fc.array(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 4000 })), { maxLength: 40 })
+      .map((parts) => Buffer.concat(parts.map(([bytes, times]) => Buffer.alloc(Math.min(bytes.length * times, 8000), bytes))))
+    fc.assert(fc.property(input, fc.integer({ min: 1, max: 17 }), (bytes, level) => {
+      const codec = createCodec({ codec: 'lz4', level })
+      const frame = codec.compress(bytes)
+      assert.deepEqual(codec.decompress(frame), bytes)
+      assert.deepEqual(lz4.decode(frame), bytes)
+    }), { numRuns: 300, seed: 10 })
   })
 
   it('corrupt compressed input throws instead of returning garbage', () => {

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Ajv } from 'ajv'
+import { isKnownRate, type IngestRate } from '../../../lib/compare/ingest-rate.js'
 import { recommend } from '../../../lib/compare/recommend.js'
 import { sampleReport, SAMPLE_TARGETS } from './sample-report.js'
 
@@ -39,12 +40,34 @@ describe('compare report JSON schema', () => {
     assert.equal(validate(asJson({ ...sampleReport(), recommendation: null })), true)
   })
 
+  it('accepts an unknown ingest rate with its reason and no daily saving, and rejects a rate that is neither', () => {
+    const report = sampleReport()
+    const unknown = {
+      ...report,
+      source: { ...report.source, ingestRate: { unknown: 'no line timestamps to measure a rate from' } },
+      recommendation: recommend(SAMPLE_TARGETS, { ingressBytesPerSecond: null, replicationFactor: 3, consumers: 1 })
+    }
+    assert.equal(unknown.recommendation?.bytesPerDaySaved, null)
+    assert.equal(validate(asJson(unknown)), true, errorsOf(asJson(unknown)))
+    const neither = asJson(report)
+    ;((neither.source as Record<string, unknown>).ingestRate as Record<string, unknown>).unknown = 'both'
+    assert.equal(validate(neither), false)
+    const badSource = asJson(report)
+    ;(((badSource.source as Record<string, unknown>).ingestRate as Record<string, unknown>).window as Record<string, unknown>).source = 'produce-time'
+    assert.equal(validate(badSource), false)
+  })
+
   it('requires exactly the fields the TypeScript model has (the sample is type-checked as CompareReport)', () => {
     const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { required: string[]; definitions: Record<string, { required: string[] }> }
     const report = sampleReport()
     const keys = (o: object): string[] => Object.keys(o).sort()
     assert.deepEqual([...schema.required].sort(), keys(report))
     assert.deepEqual([...schema.definitions.source!.required].sort(), keys(report.source))
+    const rate = report.source.ingestRate
+    assert.ok(isKnownRate(rate))
+    assert.deepEqual([...schema.definitions.knownIngestRate!.required].sort(), keys(rate))
+    assert.deepEqual([...schema.definitions.rateWindow!.required].sort(), keys(rate.window))
+    assert.deepEqual([...schema.definitions.unknownIngestRate!.required].sort(), keys({ unknown: 'why' } satisfies IngestRate))
     assert.deepEqual([...schema.definitions.settings!.required].sort(), keys(report.settings))
     assert.deepEqual([...schema.definitions.target!.required].sort(), keys(report.targets[0]!))
     assert.deepEqual([...schema.definitions.recompression!.required].sort(), keys(report.targets[0]!.recompression))

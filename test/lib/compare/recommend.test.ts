@@ -84,6 +84,15 @@ describe('recommend', () => {
       assert.equal(rec?.bytesPerDaySaved, null)
       assert.doesNotMatch(rec?.reason ?? '', /saving/)
     })
+
+    it('is null when the ingest rate is unknown, and the saving is given per GiB of input instead', () => {
+      const rec = recommend(SAMPLE_TARGETS, { ...base, ingressBytesPerSecond: null })
+      assert.equal(rec?.target, 'zstd:3')
+      assert.equal(rec?.bytesPerDaySaved, null)
+      assert.ok(Math.abs((rec?.bytesSavedPerGiB ?? 0) - 1024 ** 3 * 0.9 * 5) < 1e-3)
+      assert.match(rec?.reason ?? '', /saving 4\.50GiB per GiB of input against none across 3 replicas and 2 consumers \(ingest rate unknown\)/)
+      assert.ok(Math.abs((recommend(SAMPLE_TARGETS, base)?.bytesSavedPerGiB ?? 0) - 1024 ** 3 * 0.9 * 5) < 1e-3, 'the same per GiB with a known rate')
+    })
   })
 
   it('rejects nonsense options with one config error that names each problem', () => {

@@ -54,9 +54,13 @@ export function sampleReport(targets: readonly CompareTargetResult[] = SAMPLE_TA
   return {
     generatedAt: '2025-06-01T12:00:00.000Z',
     squeezeVersion: '0.1.0',
-    source: { kind: 'topic', topic: 'prod.access-logs', description: 'topic prod.access-logs, partitions 0-5, last 400000 records', records: 400_000, partitions: 6, uncompressedBytes: 100 * MIB, spanSeconds: 3600 },
+    source: { kind: 'topic', topic: 'prod.access-logs', description: 'topic prod.access-logs, partitions 0-5, last 400000 records', records: 400_000, partitions: 6, uncompressedBytes: 100 * MIB,
+      ingestRate: {
+        bytesPerSecond: 400_000 * 262.144 / 3600, recordsPerSecond: 400_000 / 3600, bytesPerRecord: 262.144,
+        window: { from: '2025-06-01T11:00:00.000Z', to: '2025-06-01T12:00:00.000Z', source: 'broker-offsets', records: 400_000, lookbackSeconds: 86_400 }
+      } },
     settings: { lingerMs: 100, batchSizeBytes: 1_048_576, replicationFactor: 3, consumers: 2 },
     targets,
-    recommendation: { target: 'zstd:3', criterion: 'best-ratio-per-cpu', reason: 'zstd:3 is the knee: 10.00x at 2.00 compress CPU s/GiB.', bytesPerDaySaved: 123_456_789_012 }
+    recommendation: { target: 'zstd:3', criterion: 'best-ratio-per-cpu', reason: 'zstd:3 is the knee: 10.00x at 2.00 compress CPU s/GiB.', bytesPerDaySaved: 123_456_789_012, bytesSavedPerGiB: 4_831_838_208 }
   }
 }

@@ -3,17 +3,19 @@ import { describe, it } from 'node:test'
 import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
 import { LOG_KINDS, formatFor } from '../../../lib/formats/index.js'
 import type { LogKind } from '../../../lib/formats/index.js'
-import { CORPUS_FILES, corpusLines } from '../../helpers/corpus.js'
+import { CORPUS_FIXTURES, corpusLines } from '../../helpers/corpus.js'
 
 interface Tally {
   accepted: number
   rejected: Array<{ line: number; reason: string }>
 }
 
-function tally(kind: LogKind): Tally {
-  const format = formatFor(kind)
+function tally(file: string): Tally {
+  const fixture = CORPUS_FIXTURES.find((f) => f.file === file)
+  assert.ok(fixture, `${file} is a listed fixture`)
+  const format = formatFor(fixture.kind)
   const out: Tally = { accepted: 0, rejected: [] }
-  corpusLines(CORPUS_FILES[kind]).forEach((line, i) => {
+  corpusLines(file).forEach((line, i) => {
     try {
       const value = format.encodeLine(line)
       assert.ok(format.decode(value) > 0, `line ${i + 1} decoded to zero fields`)
@@ -27,47 +29,54 @@ function tally(kind: LogKind): Tally {
   return out
 }
 
-describe('every corpus line through formatFor(kind)', () => {
+describe('every fixture line through formatFor(kind)', () => {
   it('covers all six kinds', () => {
     assert.deepEqual([...LOG_KINDS].sort(), ['dns-dnsmasq', 'dns-zeek', 'http', 'journald', 'nginx-error', 'syslog'])
+    assert.deepEqual([...new Set(CORPUS_FIXTURES.map((f) => f.kind))].sort(), [...LOG_KINDS].sort())
   })
 
-  it('http: 9999/10000, line 8899 (truncated user agent) rejected with a reason', () => {
-    const t = tally('http')
+  it('http (Apache combined): 9999/10000, line 8899 (truncated user agent) rejected with a reason', () => {
+    const t = tally('access_apache_semicomplete_2015.log')
     assert.equal(t.accepted, 9999)
     assert.deepEqual(t.rejected.map((r) => r.line), [8899])
     assert.match(t.rejected[0]?.reason ?? '', /unbalanced quotes/)
   })
 
   it('journald: 1836/1836', () => {
-    const t = tally('journald')
+    const t = tally('journald_fedora37_rpi4_system.json')
     assert.equal(t.accepted, 1836)
     assert.equal(t.rejected.length, 0)
   })
 
-  it('nginx-error: 6929/6929', () => {
-    const t = tally('nginx-error')
-    assert.equal(t.accepted, 6929)
+  it('nginx-error ([error] and [crit] lines): 374/374', () => {
+    const t = tally('nginx_error_chemfh_2023.log')
+    assert.equal(t.accepted, 374)
     assert.equal(t.rejected.length, 0)
   })
 
-  it('dns-dnsmasq: 3088/3088', () => {
-    const t = tally('dns-dnsmasq')
-    assert.equal(t.accepted, 3088)
+  it('dns-dnsmasq, plain log-queries (start-up, query, forwarded, reply lines): 88/88', () => {
+    const t = tally('dns_dnsmasq_iodine_lab_2020.log')
+    assert.equal(t.accepted, 88)
+    assert.equal(t.rejected.length, 0)
+  })
+
+  it('dns-dnsmasq, Pi-hole log-queries=extra: 58/58', () => {
+    const t = tally('dns_pihole_extra_fixture.log')
+    assert.equal(t.accepted, 58)
     assert.equal(t.rejected.length, 0)
   })
 
   it('dns-zeek: 8000 records, the 8 # header lines skipped as "header"', () => {
-    const t = tally('dns-zeek')
+    const t = tally('dns_zeek_wrccdc2018_first8000.log')
     assert.equal(t.accepted, 8000)
     assert.equal(t.rejected.length, 8)
     assert.ok(t.rejected.every((r) => r.reason === 'header' && r.line <= 8))
   })
 
-  it('syslog: 2330/2331 (loose RFC 3164)', () => {
-    const t = tally('syslog')
-    assert.equal(t.accepted, 2330)
-    assert.equal(t.rejected.length, 1)
+  it('syslog (RFC 3164 sshd/sftp): 236/236', () => {
+    const t = tally('syslog_mtail_sftp_chroot.log')
+    assert.equal(t.accepted, 236)
+    assert.equal(t.rejected.length, 0)
   })
 })
 

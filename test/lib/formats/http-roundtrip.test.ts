@@ -6,7 +6,7 @@ import { readHttpRequestViaCapnpTs } from '../../../lib/formats/http-request.js'
 import { formatFor, parseCombinedLine, readHttpRequest, writeHttpRequest } from '../../../lib/formats/index.js'
 import type { HttpRequestFields } from '../../../lib/formats/index.js'
 import { createGenerator } from '../../../lib/generators/index.js'
-import { CORPUS_FILES, corpusLines } from '../../helpers/corpus.js'
+import { kindLines } from '../../helpers/corpus.js'
 
 /**
  * Produced by the reference compiler (capnp 0.9/1.0 tool, not needed to run this test):
@@ -63,7 +63,7 @@ describe('HttpRequest layout matches the capnp compiler', () => {
 
 describe('combined log line -> HttpRequest -> fields', () => {
   it('parses the first corpus line', () => {
-    const f = parseCombinedLine(corpusLines(CORPUS_FILES.http)[0] as string)
+    const f = parseCombinedLine(kindLines('http')[0] as string)
     assert.equal(f.clientIp, '83.149.9.216')
     assert.equal(f.timestampNs, BigInt(Date.UTC(2015, 4, 17, 10, 5, 3)) * 1_000_000n)
     assert.equal(f.method, 'GET')
@@ -98,7 +98,7 @@ describe('combined log line -> HttpRequest -> fields', () => {
 
   it('round-trips every accepted corpus line, and both readers agree', () => {
     let n = 0
-    for (const line of corpusLines(CORPUS_FILES.http)) {
+    for (const line of kindLines('http')) {
       let fields: HttpRequestFields
       try {
         fields = parseCombinedLine(line)

@@ -36,7 +36,7 @@ describe('generators', () => {
           assert.ok(r.timestampMs >= last, `record ${i}: ${r.timestampMs} < ${last}`)
           assert.ok(r.timestampMs < start + 30 * 86_400_000, 'time ran away')
           last = r.timestampMs
-          if (kind === 'http') assert.equal(r.key?.toString(), readHttpRequest(r.value).host)
+          if (kind === 'http') assert.equal(r.key?.toString(), `${readHttpRequest(r.value).clientIp}:${readHttpRequest(r.value).clientPort}`)
           else assert.equal(r.key, null)
         }
       })

@@ -3,7 +3,7 @@ import { it } from 'node:test'
 import { formatFor } from '../../../lib/formats/index.js'
 import type { LogKind } from '../../../lib/formats/index.js'
 import { createGenerator } from '../../../lib/generators/index.js'
-import { CORPUS_FILES, corpusLines } from '../../helpers/corpus.js'
+import { kindLines } from '../../helpers/corpus.js'
 import { BATCH_BYTES, compressionRatio } from './batch-ratio.js'
 import type { RatioCodec } from './batch-ratio.js'
 
@@ -14,13 +14,19 @@ import type { RatioCodec } from './batch-ratio.js'
  * every benchmark built on it wrong.
  */
 const TOLERANCE = 0.3
-const KINDS: readonly LogKind[] = ['http', 'journald', 'nginx-error', 'dns-dnsmasq', 'dns-zeek', 'syslog']
+/**
+ * Only the kinds whose in-repo fixture fills more than a batch (1.5-2.3 MB of one real source). The nginx-error,
+ * dnsmasq and syslog fixtures are 6-160 KB of one narrow source each (one site's errors, a DNS-tunnel lab, an
+ * sftp-only host): a ratio measured on them says more about that source and the missing compression history
+ * than about the generator, so they cannot be its acceptance sample.
+ */
+const KINDS: readonly LogKind[] = ['http', 'journald', 'dns-zeek']
 const CODECS: readonly RatioCodec[] = ['zstd-3', 'lz4']
 
 function realValues(kind: LogKind): Buffer[] {
   const format = formatFor(kind)
   const out: Buffer[] = []
-  for (const line of corpusLines(CORPUS_FILES[kind])) {
+  for (const line of kindLines(kind)) {
     try {
       out.push(format.encodeLine(line))
     } catch {

@@ -28,6 +28,8 @@ describe('renderCompareMarkdown', () => {
     assert.match(md, /^# squeeze compare: prod.access-logs$/m)
     assert.match(md, /## Recommendation\n\n\*\*zstd:3\*\* \(best-ratio-per-cpu\): zstd:3 is the knee/)
     assert.match(md, /Bytes per day saved against `none`: 114\.98GiB \(replication factor 3 \+ 2 consumers\)/)
+    assert.match(md, /Bytes saved per GiB of input against `none`: 4\.50GiB \(replication factor 3 \+ 2 consumers\)/)
+    assert.match(md, /- Ingest rate: 28\.4KiB\/s \(111\.11 records\/s x 262B\) from broker offsets over the last 24 h: 400000 records stamped 2025-06-01T11:00:00\.000Z to 2025-06-01T12:00:00\.000Z/)
     assert.match(md, /## Source\n[\s\S]*- Topic: `prod.access-logs`[\s\S]*- Records: 400000 in 6 partitions/)
     assert.match(md, /## Settings\n[\s\S]*- linger\.ms: 100\n- batch\.size: 1048576 bytes/)
   })
@@ -40,5 +42,17 @@ describe('renderCompareMarkdown', () => {
     assert.equal(cells(rows[1]!).length, COMPARE_HEADERS.length)
     assert.ok(rows[1]!.startsWith('| a\\|b\\*c\\* |'))
     assert.match(doc, /No measured target meets the criteria/)
+  })
+
+  it('without a trustworthy ingest rate: says why, and gives the saving per GiB of input instead of per day', () => {
+    const report = sampleReport()
+    const doc = renderCompareMarkdown({
+      ...report,
+      source: { ...report.source, ingestRate: { unknown: 'only 3 records stamped between x and y' } },
+      recommendation: { ...report.recommendation!, bytesPerDaySaved: null }
+    })
+    assert.match(doc, /- Ingest rate: unknown \(only 3 records stamped between x and y\)/)
+    assert.match(doc, /- Bytes per day saved: unknown \(no trustworthy ingest rate/)
+    assert.match(doc, /- Bytes saved per GiB of input against `none`: 4\.50GiB/)
   })
 })

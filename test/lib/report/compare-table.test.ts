@@ -22,12 +22,26 @@ describe('renderCompareTable', () => {
     assert.match(text, /\nrecommendation: zstd:3 \(best-ratio-per-cpu\)\n {2}zstd:3 is the knee/)
     // 123456789012 bytes is 114.98 GiB.
     assert.match(text, /bytes\/day saved vs none: 114\.98GiB\/day \(replication factor 3 \+ 2 consumers\)/)
+    assert.match(text, /bytes saved per GiB of input vs none: 4\.50GiB \(replication factor 3 \+ 2 consumers\)/)
+  })
+
+  it('says which rate and window the daily saving rests on, or that the rate is unknown and why', () => {
+    assert.match(text, /\n {2}ingest rate: 28\.4KiB\/s \(111\.11 records\/s x 262B\) from broker offsets over the last 24 h: 400000 records stamped 2025-06-01T11:00:00\.000Z to 2025-06-01T12:00:00\.000Z\n/)
+    const report = sampleReport()
+    const unknown = renderCompareTable({
+      ...report,
+      source: { ...report.source, ingestRate: { unknown: 'no line timestamps to measure a rate from' } },
+      recommendation: { ...report.recommendation!, bytesPerDaySaved: null }
+    })
+    assert.match(unknown, /ingest rate: unknown \(no line timestamps to measure a rate from\)/)
+    assert.match(unknown, /bytes\/day saved: unknown \(no trustworthy ingest rate/)
+    assert.match(unknown, /bytes saved per GiB of input vs none: 4\.50GiB/)
   })
 
   it('says so when no target qualifies, or when there is no none target to measure savings against', () => {
     assert.match(renderCompareTable({ ...sampleReport(), recommendation: null }), /recommendation: none: no measured target meets the criteria/)
     const noNone = sampleReport(SAMPLE_TARGETS.slice(1))
-    const withoutSaving = renderCompareTable({ ...noNone, recommendation: { ...noNone.recommendation!, bytesPerDaySaved: null } })
+    const withoutSaving = renderCompareTable({ ...noNone, recommendation: { ...noNone.recommendation!, bytesPerDaySaved: null, bytesSavedPerGiB: null } })
     assert.match(withoutSaving, /bytes\/day saved: unknown \(no none target/)
   })
 

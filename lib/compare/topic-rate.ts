@@ -1,0 +1,42 @@
+import type { Admin } from 'kafkajs'
+import { errorMessage } from '../errors.js'
+import { rateFromSpan, robustSpan, type CountSince, type IngestRate } from './ingest-rate.js'
+
+/** How far back compare asks the broker about a topic's ingest by default: long enough to smooth a daily cycle's hour. */
+export const DEFAULT_RATE_LOOKBACK_MS = 24 * 3600 * 1000
+
+/**
+ * Records of `topic` stamped at or after a time: end offsets (read once, so a live topic's growth during the
+ * search does not skew it) minus ListOffsets-by-timestamp's answer, the first offset stamped at or after it.
+ */
+export async function brokerCountSince(admin: Admin, topic: string): Promise<CountSince> {
+  const ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, Number(o.high)]))
+  return async (ms: number): Promise<number> => {
+    let records = 0
+    for (const { partition, offset } of await admin.fetchTopicOffsetsByTimestamp(topic, ms)) {
+      records += Math.max(0, (ends.get(partition) ?? 0) - Number(offset))
+    }
+    return records
+  }
+}
+
+/**
+ * The topic's own ingest rate over the last `lookbackMs`: records counted from offsets by timestamp, times the
+ * bytes per record compare measured. Offsets count compaction gaps and transaction markers as records, a small
+ * overstatement on such topics.
+ */
+export async function topicIngestRate(admin: Admin, topic: string, bytesPerRecord: number, options: { lookbackMs: number; nowMs: number }): Promise<IngestRate> {
+  const lookback = `the last ${formatHours(options.lookbackMs)}`
+  try {
+    const span = await robustSpan(await brokerCountSince(admin, topic), { fromMs: options.nowMs - options.lookbackMs, toMs: options.nowMs })
+    if ('unknown' in span) return { unknown: `broker offsets over ${lookback}: ${span.unknown}` }
+    return rateFromSpan(span, bytesPerRecord, 'broker-offsets', options.lookbackMs / 1000)
+  } catch (err) {
+    return { unknown: `broker offsets over ${lookback}: ${errorMessage(err)}` }
+  }
+}
+
+function formatHours(ms: number): string {
+  const hours = ms / 3_600_000
+  return hours >= 1 ? `${Number(hours.toFixed(2))} h` : `${Number((ms / 1000).toFixed(1))} s`
+}

@@ -1,0 +1,70 @@
+import type { SASLOptions } from 'kafkajs'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+
+/** What a connect attempt aimed at: the brokers and, for the hint, who it tried to log in as. */
+export interface ConnectTarget {
+  readonly brokers: readonly string[]
+  readonly sasl?: SASLOptions
+}
+
+const CONNECT_CODES: ReadonlySet<string> = new Set([ErrorCodes.AUTH_FAILED, ErrorCodes.TLS_HANDSHAKE, ErrorCodes.BROKER_UNREACHABLE])
+const TLS_ERROR_CODES = /^(ERR_TLS_|ERR_SSL_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH|ERR_OSSL)/
+const TLS_MESSAGES = /certificate|TLS|SSL routines/i
+
+/**
+ * A connect failure told apart: wrong credentials (AUTH_FAILED), a TLS problem (TLS_HANDSHAKE), or no broker
+ * answering (BROKER_UNREACHABLE, the only retriable one), each with the hint that fits. Applying it again to
+ * its own result gives the same classification, so a wrapped start-up error can be described once more with
+ * the target it was aimed at; squeeze's other errors come back unchanged. kafkajs messages never carry the password.
+ */
+export function connectionFailure(err: unknown, target?: ConnectTarget): SqueezeError {
+  if (err instanceof SqueezeError && !CONNECT_CODES.has(err.code)) return err
+  const chain = causeChain(err)
+  const at = target === undefined ? '' : ` at ${target.brokers.join(',')}`
+  const auth = chain.find((e) => nameOf(e) === 'KafkaJSSASLAuthenticationError') ?? chain.find((e) => codeOf(e) === ErrorCodes.AUTH_FAILED)
+  if (auth !== undefined) {
+    const who = target?.sasl === undefined ? '' : ` for user ${(target.sasl as { username?: string }).username ?? '?'} (SASL ${target.sasl.mechanism.toUpperCase()})`
+    return new SqueezeError(ErrorCodes.AUTH_FAILED, `authentication failed${who}${at}: ${rootMessage(auth)}; check sasl.username/password ` +
+      '(--sasl-username, KAFKA_SASL_PASSWORD or --sasl-password-file) and --sasl-mechanism', { cause: err })
+  }
+  const tls = chain.find((e) => TLS_ERROR_CODES.test(codeOf(e))) ?? chain.find((e) => !(e instanceof SqueezeError) && TLS_MESSAGES.test(errorMessage(e))) ??
+    chain.find((e) => codeOf(e) === ErrorCodes.TLS_HANDSHAKE)
+  if (tls !== undefined) {
+    const message = rootMessage(tls)
+    return new SqueezeError(ErrorCodes.TLS_HANDSHAKE, `TLS handshake${at} failed: ${message}; ${tlsHint(chain, message)}`, { cause: err })
+  }
+  return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker${at}: ${rootMessage(err)}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
+}
+
+function tlsHint(chain: readonly unknown[], message: string): string {
+  if (chain.some((e) => codeOf(e) === 'ERR_TLS_CERT_ALTNAME_INVALID') || /does not match certificate's altnames/i.test(message)) {
+    return "the broker's certificate does not name the host connected to: use a name it holds, or turn off only the host-name check " +
+      '(--ssl-endpoint-identification none, or ssl.endpoint.identification.algorithm= in --client-config)'
+  }
+  if (/certificate required|handshake failure|bad certificate|unknown ca/i.test(message)) {
+    return 'the broker refused the client: it may require a client certificate signed by a CA it trusts (--ssl-cert-file, --ssl-key-file)'
+  }
+  return "check --ssl-ca-file (the CA that signed the brokers' certificates) and --security-protocol"
+}
+
+/** The error and its causes (kafkajs nests the original as `originalError`), outermost first. */
+function causeChain(err: unknown): unknown[] {
+  const chain: unknown[] = []
+  for (let e: unknown = err; e !== undefined && e !== null && chain.length < 8; e = (e as { originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause) chain.push(e)
+  return chain
+}
+
+/** The message of the innermost error squeeze did not write itself, on one line (OpenSSL's end in a newline). */
+function rootMessage(err: unknown): string {
+  let e = err
+  while (e instanceof SqueezeError && e.cause !== undefined) e = e.cause
+  return errorMessage(e).replace(/\s+/g, ' ').trim()
+}
+
+function nameOf(e: unknown): string {
+  return String((e as { name?: unknown }).name ?? '')
+}
+
+function codeOf(e: unknown): string {
+  return String((e as { code?: unknown }).code ?? '')
+}

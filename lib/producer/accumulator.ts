@@ -1,0 +1,213 @@
+// The accumulator: records into per-partition batches, closed by linger.ms or batch.size, within buffer.memory.
+import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import type { Logger } from '../log/logger.js'
+import type { ProducerMetrics } from '../metrics/producer-metrics.js'
+import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
+import type { OutgoingRecord } from '../protocol/record.js'
+import { retry } from '../retry.js'
+import { createBatchSealer, type BatchSealer } from './batch-sealer.js'
+import type { ProducerConfig, TopicCodecs } from './config.js'
+import { newPartitionQueue, newPendingBatch, type PartitionQueue, type PendingBatch } from './partition-queue.js'
+import { partitionForKey, StickyPartitioner } from './partitioner.js'
+
+export interface ProducerRecord extends OutgoingRecord {
+  readonly topic: string
+  readonly partition?: number
+}
+
+/** What the accumulator tells the sender. */
+export interface AccumulatorEvents {
+  /** A closed batch finished compressing and can be sent. */
+  batchReady(): void
+  /** A closed batch could not be compressed; it is still in its queue. */
+  sealFailed(queue: PartitionQueue, batch: PendingBatch, error: SqueezeError): void
+}
+
+export interface AccumulatorDeps {
+  readonly cluster: KafkajsCluster
+  readonly log: Logger
+  readonly metrics?: ProducerMetrics
+  readonly random?: () => number
+}
+
+type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThread'>
+
+/**
+ * Each open batch reserves batch.size bytes of buffer.memory; once sealed it holds only its compressed size,
+ * released when the sender acknowledges or fails it. A record that would need memory beyond the limit waits.
+ */
+export class RecordAccumulator {
+  /** Every partition queue, in the order first written to: the sender drains them in this order. */
+  readonly queues: PartitionQueue[] = []
+  recordsAccepted = 0
+  private readonly sealer: BatchSealer
+  private readonly allocateBatch = (size: number): Buffer => this.sealer.buffer(size)
+  private readonly partitionCounts = new Map<string, number>()
+  /** Per topic, indexed by partition: a string key per record cost more than the lookup it saved. */
+  private readonly queuesByTopic = new Map<string, Array<PartitionQueue | undefined>>()
+  private readonly sticky: StickyPartitioner
+  private reserved = 0
+  private memoryWaiters: Array<() => void> = []
+
+  constructor(
+    private readonly config: AccumulatorConfig,
+    private readonly deps: AccumulatorDeps,
+    private readonly codecs: TopicCodecs,
+    private readonly events: AccumulatorEvents
+  ) {
+    this.sealer = createBatchSealer(config.compressionThread, deps.log)
+    this.sticky = new StickyPartitioner(deps.random)
+  }
+
+  /** Starts the compression thread now, not under the first full batch (its start-up is ~50 ms of CPU). */
+  start(): void {
+    this.sealer.start()
+  }
+
+  /** Bytes reserved right now by open and unacknowledged batches. */
+  get reservedBytes(): number {
+    return this.reserved
+  }
+
+  /** The record's partition queue, or undefined while its topic's metadata is not loaded yet (see queueAfterMetadata). */
+  queueFor(record: ProducerRecord): PartitionQueue | undefined {
+    const partitions = this.partitionCounts.get(record.topic)
+    if (partitions === undefined) return undefined
+    return this.partitionQueue(record.topic, this.choosePartition(record, partitions))
+  }
+
+  async queueAfterMetadata(record: ProducerRecord): Promise<PartitionQueue> {
+    return this.partitionQueue(record.topic, this.choosePartition(record, await this.partitionCount(record.topic)))
+  }
+
+  /** Appends to the partition's open batch, opening one if buffer.memory allows; false if it must wait for memory. */
+  append(queue: PartitionQueue, record: ProducerRecord, timestamp: number): boolean {
+    let builder = queue.open ?? this.tryOpenBuilder(queue)
+    if (builder === null) return false
+    if (!builder.tryAppend(record, timestamp)) {
+      this.closeBatch(queue)
+      builder = this.tryOpenBuilder(queue)
+      if (builder === null) return false
+      builder.tryAppend(record, timestamp)
+    }
+    this.recordsAccepted++
+    queue.accepted++
+    if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
+    return true
+  }
+
+  async appendWhenMemoryFrees(queue: PartitionQueue, record: ProducerRecord, timestamp: number): Promise<void> {
+    while (!this.append(queue, record, timestamp)) await new Promise<void>((resolve) => this.memoryWaiters.push(resolve))
+  }
+
+  /** Closes every open batch, without waiting for linger.ms. */
+  closeAll(): void {
+    for (const queue of this.queues) if (queue.open !== null) this.closeBatch(queue)
+  }
+
+  /** No open batch and no batch waiting for an acknowledgement. */
+  isEmpty(): boolean {
+    for (const queue of this.queues) if (queue.open !== null || queue.queue.length > 0) return false
+    return true
+  }
+
+  reserve(bytes: number): void {
+    this.reserved += bytes
+    this.deps.metrics?.bufferedBytes(this.reserved)
+  }
+
+  release(bytes: number): void {
+    this.reserved -= bytes
+    this.deps.metrics?.bufferedBytes(this.reserved)
+    const waiters = this.memoryWaiters
+    this.memoryWaiters = []
+    for (const wake of waiters) wake()
+  }
+
+  async close(): Promise<void> {
+    for (const queue of this.queues) if (queue.lingerTimer !== null) clearTimeout(queue.lingerTimer)
+    await this.sealer.close()
+  }
+
+  private choosePartition(record: ProducerRecord, partitions: number): number {
+    if (record.partition !== undefined) {
+      if (!Number.isInteger(record.partition) || record.partition < 0 || record.partition >= partitions) {
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `partition ${record.partition} does not exist in ${record.topic} (${partitions} partitions)`)
+      }
+      return record.partition
+    }
+    if (record.key !== null) return partitionForKey(record.key, partitions)
+    return this.sticky.partition(record.topic, partitions)
+  }
+
+  private async partitionCount(topic: string): Promise<number> {
+    const known = this.partitionCounts.get(topic)
+    if (known !== undefined) return known
+    try {
+      // Metadata of a topic created a moment ago may not have reached every broker yet (retriable).
+      await retry(() => this.deps.cluster.addTargetTopic(topic), { retries: 5, initialDelayMs: 100, maxDelayMs: 1000 })
+    } catch (err) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot load metadata for topic ${topic}: ${errorMessage(err)}`, { cause: err, retriable: true })
+    }
+    const count = this.deps.cluster.findTopicPartitionMetadata(topic).length
+    if (count === 0) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `topic ${topic} does not exist; create it first (squeeze does not rely on auto-creation)`)
+    }
+    this.partitionCounts.set(topic, count)
+    return count
+  }
+
+  private partitionQueue(topic: string, partition: number): PartitionQueue {
+    let byPartition = this.queuesByTopic.get(topic)
+    if (byPartition === undefined) {
+      byPartition = []
+      this.queuesByTopic.set(topic, byPartition)
+    }
+    let queue = byPartition[partition]
+    if (queue === undefined) {
+      queue = newPartitionQueue(topic, partition)
+      byPartition[partition] = queue
+      this.queues.push(queue)
+    }
+    return queue
+  }
+
+  private tryOpenBuilder(queue: PartitionQueue): RecordBatchBuilder | null {
+    if (queue.open !== null) return queue.open
+    if (this.reserved + this.config.batchSizeBytes > this.config.bufferMemoryBytes && this.reserved > 0) return null
+    this.reserve(this.config.batchSizeBytes)
+    queue.open = new RecordBatchBuilder(this.config.batchSizeBytes, this.config.batchSizeBytes, this.allocateBatch)
+    queue.lingerTimer = setTimeout(() => this.closeBatch(queue), this.config.lingerMs)
+    return queue.open
+  }
+
+  /** Seals the partition's open batch (compressing it) and queues it for sending. */
+  private closeBatch(queue: PartitionQueue): void {
+    const builder = queue.open
+    if (builder === null) return
+    queue.open = null
+    if (queue.lingerTimer !== null) clearTimeout(queue.lingerTimer)
+    queue.lingerTimer = null
+    const partitions = this.partitionCounts.get(queue.topic) ?? 1
+    this.sticky.batchClosed(queue.topic, queue.partition, partitions)
+    if (builder.recordCount === 0) {
+      this.release(this.config.batchSizeBytes)
+      return
+    }
+    // The batch takes its place in the partition's queue now, so batches leave in order however long each takes to compress.
+    const pending = newPendingBatch(builder.recordCount, queue.accepted - builder.recordCount, this.config.batchSizeBytes, Date.now())
+    queue.queue.push(pending)
+    this.sealer.seal(builder.finish(), this.codecs.spec(queue.topic), (result) => {
+      if (result instanceof Error) {
+        this.events.sealFailed(queue, pending, new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot compress a batch of ${pending.records} records for ${queue.topic}-${queue.partition}: ${result.message}`, { cause: result }))
+        return
+      }
+      pending.sealed = result
+      // The builder's buffer is garbage now; only the sealed batch stays reserved.
+      this.release(pending.reserved - result.bytes.length)
+      pending.reserved = result.bytes.length
+      this.events.batchReady()
+    })
+  }
+}

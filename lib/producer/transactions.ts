@@ -1,0 +1,130 @@
+// Transactions: a transactional producer's records (and consumer offsets) become visible together, or never.
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import { nestByTopic } from '../kafka/group-by-topic.js'
+import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { COORDINATOR_RETRY, retry } from '../retry.js'
+
+/** The producer id and epoch the transaction coordinator knows this producer by. */
+export interface TransactionIdentity {
+  readonly producerId: bigint
+  readonly producerEpoch: number
+}
+
+export interface TopicPartition {
+  readonly topic: string
+  readonly partition: number
+}
+
+/**
+ * The transaction coordinator's side of a transaction: AddPartitionsToTxn before a partition's first batch,
+ * AddOffsetsToTxn and TxnOffsetCommit for consumer offsets, EndTxn to commit or abort. A batch that fails inside
+ * a transaction fails the whole transaction: commit() aborts it and throws that batch's error.
+ */
+export class Transactions {
+  private open = false
+  private error: SqueezeError | null = null
+  private offsetsGroupAdded = false
+  private readonly partitions = new Set<string>()
+
+  constructor(readonly transactionalId: string, private readonly cluster: KafkajsCluster, private readonly identity: TransactionIdentity) {}
+
+  get isOpen(): boolean {
+    return this.open
+  }
+
+  begin(): void {
+    if (this.open) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'a transaction is already open')
+    this.open = true
+    this.error = null
+    this.partitions.clear()
+    this.offsetsGroupAdded = false
+  }
+
+  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+    this.requireOpen()
+    const { transactionalId } = this
+    const ids = this.ids()
+    if (!this.offsetsGroupAdded) {
+      // CONCURRENT_TRANSACTIONS (retriable) while the coordinator still writes the previous transaction's markers.
+      await retry(async () => {
+        const coordinator = await this.coordinator()
+        await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
+      }, COORDINATOR_RETRY)
+      this.offsetsGroupAdded = true
+    }
+    const topics = nestByTopic(offsets, (o) => ({ partition: o.partition, offset: String(o.offset) }))
+    await retry(async () => {
+      const groupCoordinator = await this.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
+      await groupCoordinator.txnOffsetCommit({ transactionalId, groupId, ...ids, topics })
+    }, COORDINATOR_RETRY)
+  }
+
+  /** Sends everything (`flush`), then commits; if any batch of the transaction failed, aborts instead and throws. */
+  async commit(flush: () => Promise<void>): Promise<void> {
+    this.requireOpen()
+    await flush()
+    if (this.error !== null) {
+      await this.end(false)
+      throw this.error
+    }
+    await this.end(true)
+  }
+
+  async abort(flush: () => Promise<void>): Promise<void> {
+    this.requireOpen()
+    await flush()
+    await this.end(false)
+  }
+
+  /** AddPartitionsToTxn for partitions this transaction has not written to yet; must precede their first batch. */
+  async addPartitions(entries: ReadonlyArray<{ queue: TopicPartition }>): Promise<void> {
+    const fresh = entries.filter(({ queue }) => !this.partitions.has(partitionKey(queue)))
+    if (fresh.length === 0) return
+    const topics = nestByTopic(fresh.map(({ queue }) => queue), (queue) => queue.partition)
+    // Shorter waits than other coordinator calls: the batches of this request are held until it succeeds.
+    await retry(async () => {
+      const coordinator = await this.coordinator()
+      await coordinator.addPartitionsToTxn({ transactionalId: this.transactionalId, ...this.ids(), topics })
+    }, { ...COORDINATOR_RETRY, initialDelayMs: 50, maxDelayMs: 1000 })
+    for (const { queue } of fresh) this.partitions.add(partitionKey(queue))
+  }
+
+  /** A batch sent in this transaction failed: the transaction cannot commit. */
+  batchFailed(error: SqueezeError): void {
+    this.error ??= error
+  }
+
+  private async end(commit: boolean): Promise<void> {
+    const ids = this.ids()
+    // A transaction that wrote nothing was never opened on the coordinator; EndTxn would be INVALID_TXN_STATE.
+    if (this.partitions.size === 0 && !this.offsetsGroupAdded) {
+      this.open = false
+      return
+    }
+    try {
+      await retry(async () => {
+        const coordinator = await this.coordinator()
+        await coordinator.endTxn({ transactionalId: this.transactionalId, ...ids, transactionResult: commit })
+      }, COORDINATOR_RETRY)
+    } finally {
+      this.open = false
+      this.partitions.clear()
+    }
+  }
+
+  private requireOpen(): void {
+    if (!this.open) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'no open transaction: call beginTransaction() first')
+  }
+
+  private coordinator(): Promise<KafkajsBroker> {
+    return this.cluster.findGroupCoordinator({ groupId: this.transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
+  }
+
+  private ids(): { producerId: string; producerEpoch: number } {
+    return { producerId: String(this.identity.producerId), producerEpoch: this.identity.producerEpoch }
+  }
+}
+
+function partitionKey(tp: TopicPartition): string {
+  return `${tp.topic}\u0000${tp.partition}`
+}

@@ -1,0 +1,92 @@
+// kafkajs does not export the layers squeeze builds on (lib/kafka/kafkajs-internals.ts). After a kafkajs
+// upgrade this test is the one that fails if any function or field squeeze calls moved, with the list of what.
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { describe, it } from 'node:test'
+import { encodedPayload } from '../../../lib/kafka/kafkajs-internals.js'
+import { kafkaError } from '../../../lib/kafka/error-codes.js'
+
+const require = createRequire(import.meta.url)
+
+/** Each internal module squeeze requires or reaches through a cluster, and the methods it calls on its instances. */
+const PROTOTYPES: Readonly<Record<string, readonly string[]>> = {
+  'kafkajs/src/cluster': ['connect', 'disconnect', 'isConnected', 'addTargetTopic', 'addMultipleTargetTopics', 'refreshMetadata', 'findTopicPartitionMetadata', 'findBroker', 'findControllerBroker', 'findGroupCoordinator'],
+  'kafkajs/src/broker': ['initProducerId', 'addPartitionsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'offsetCommit', 'endTxn', 'isConnected'],
+  'kafkajs/src/network/connectionPool': ['send'],
+  'kafkajs/src/protocol/encoder': ['writeInt8', 'writeInt16', 'writeInt32', 'writeInt64', 'writeString', 'writeBuffer', 'writeArray', 'writeEncoder', 'size'],
+  'kafkajs/src/protocol/decoder': ['readInt8', 'readInt16', 'readInt32', 'readInt64', 'readString', 'readBytes', 'readArray', 'canReadInt32']
+}
+
+function load(path: string): unknown {
+  try {
+    return require(path)
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err))
+  }
+}
+
+function missingMethods(): string[] {
+  const missing: string[] = []
+  for (const [path, methods] of Object.entries(PROTOTYPES)) {
+    const loaded = load(path)
+    if (typeof loaded !== 'function') {
+      missing.push(`${path}: not a class any more (${loaded instanceof Error ? loaded.message : typeof loaded})`)
+      continue
+    }
+    const prototype = (loaded as { prototype: Record<string, unknown> }).prototype
+    for (const method of methods) if (typeof prototype[method] !== 'function') missing.push(`${path}: no method ${method}()`)
+  }
+  return missing
+}
+
+describe('kafkajs internals squeeze relies on', () => {
+  it('keep every method squeeze calls', () => {
+    const missing = missingMethods()
+    assert.deepEqual(missing, [], `kafkajs changed under lib/kafka/kafkajs-internals.ts:\n  ${missing.join('\n  ')}`)
+  })
+
+  it('keep the module exports and instance fields squeeze reads', () => {
+    const loggers = load('kafkajs/src/loggers') as { createLogger?: unknown; LEVELS?: Record<string, unknown> }
+    assert.equal(typeof loggers.createLogger, 'function', 'kafkajs/src/loggers: createLogger')
+    for (const level of ['NOTHING', 'ERROR', 'WARN', 'INFO', 'DEBUG']) assert.equal(typeof loggers.LEVELS?.[level], 'number', `kafkajs/src/loggers: LEVELS.${level}`)
+    const socketFactory = load('kafkajs/src/network/socketFactory')
+    assert.equal(typeof socketFactory, 'function', 'kafkajs/src/network/socketFactory: a factory function')
+    assert.equal(typeof (socketFactory as () => unknown)(), 'function', 'kafkajs/src/network/socketFactory(): returns the socket factory')
+
+    const Broker = load('kafkajs/src/broker') as new (options: Record<string, unknown>) => { nodeId: unknown; connectionPool: unknown }
+    const logger = (loggers.createLogger as (options: Record<string, unknown>) => unknown)({ level: loggers.LEVELS?.NOTHING, logCreator: () => () => undefined })
+    const pool = {}
+    const broker = new Broker({ connectionPool: pool, logger, nodeId: 7 })
+    assert.equal(broker.nodeId, 7, 'kafkajs/src/broker: field nodeId')
+    assert.equal(broker.connectionPool, pool, 'kafkajs/src/broker: field connectionPool')
+
+    const Decoder = load('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => { offset: unknown; buffer: unknown; readInt16(): number }
+    const bytes = Buffer.from([0, 5, 1])
+    const decoder = new Decoder(bytes)
+    assert.equal(decoder.readInt16(), 5)
+    assert.equal(decoder.offset, 2, 'kafkajs/src/protocol/decoder: field offset')
+    assert.equal(decoder.buffer, bytes, 'kafkajs/src/protocol/decoder: field buffer')
+  })
+
+  it('frame a request body squeeze encoded itself, reading only its buf and buffer', async () => {
+    const frame = load('kafkajs/src/protocol/request') as (args: Record<string, unknown>) => Promise<{ buffer: Buffer }>
+    const body = Buffer.from('squeeze produce body')
+    const framed = await frame({ correlationId: 1, clientId: 'c', request: { apiKey: 0, apiVersion: 7, encode: async () => encodedPayload(body) } })
+    assert.deepEqual(framed.buffer.subarray(framed.buffer.length - body.length), body, 'kafkajs/src/protocol/request: appends encode()\'s buffer as it is')
+  })
+
+  it('classify protocol errors as squeeze\'s own table does (kafkajs retries by its table inside the cluster layer)', () => {
+    const table = (load('kafkajs/src/protocol/error') as { errorCodes: Array<{ code: number; type: string; retriable: boolean }> }).errorCodes
+    const differences = table
+      .filter((e) => kafkaError(e.code).type !== e.type || kafkaError(e.code).retriable !== e.retriable)
+      .map((e) => `${e.code}: kafkajs ${e.type} retriable=${e.retriable}, lib/kafka/error-codes.ts ${kafkaError(e.code).type} retriable=${kafkaError(e.code).retriable}`)
+    assert.deepEqual(differences, [], `kafkajs's error table changed:\n  ${differences.join('\n  ')}`)
+  })
+
+  it('are those of the exact kafkajs version package.json pins', () => {
+    const pinned = (JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies.kafkajs
+    assert.match(pinned ?? '', /^\d+\.\d+\.\d+$/, 'kafkajs must be pinned exactly: its internals are not covered by semver')
+    assert.equal((load('kafkajs/package.json') as { version: string }).version, pinned)
+  })
+})

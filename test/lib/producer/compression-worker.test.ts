@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { describe, it } from 'node:test'
+import { Worker } from 'node:worker_threads'
+import type { SealReply, SealRequest } from '../../../lib/producer/compression-worker.js'
+import { NON_IDEMPOTENT, RecordBatchBuilder, stampProducerState } from '../../../lib/protocol/record-batch-builder.js'
+import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
+
+const WORKER_URL = new URL('../../../lib/producer/compression-worker.js', import.meta.url)
+
+function request(id: number, codec: 'zstd' | 'brotli'): SealRequest {
+  const builder = new RecordBatchBuilder(64 * 1024, 64 * 1024, Buffer.allocUnsafeSlow)
+  for (let i = 0; i < 100; i++) builder.tryAppend({ key: null, value: Buffer.from(`GET /item/${i} 200`) }, 1_700_000_000_000 + i)
+  return { id, spec: { codec: codec as 'zstd', level: 3 }, batch: builder.finish() }
+}
+
+describe('compression worker', () => {
+  it('seals a batch, hands the builder\'s buffer back, and answers a codec error with its message', async (t) => {
+    const worker = new Worker(WORKER_URL)
+    t.after(() => worker.terminate())
+    const ok = request(1, 'zstd')
+    worker.postMessage(ok, [ok.batch.records.buffer as ArrayBuffer])
+    const [reply] = (await once(worker, 'message')) as [SealReply]
+    assert.ok(!('error' in reply), JSON.stringify(reply))
+    assert.equal(reply.id, 1)
+    assert.equal(reply.records.byteLength, 64 * 1024, 'the whole builder buffer comes back for reuse')
+    const sealed = Buffer.from(reply.bytes)
+    stampProducerState(sealed, NON_IDEMPOTENT)
+    const batch = readBatch(sealed, { verifyCrc: true })
+    assert.deepEqual(batch.records.map((r) => r.value?.toString()), Array.from({ length: 100 }, (_, i) => `GET /item/${i} 200`))
+    assert.ok(reply.compressCpuSeconds >= 0)
+
+    const bad = request(2, 'brotli')
+    worker.postMessage(bad, [bad.batch.records.buffer as ArrayBuffer])
+    const [failed] = (await once(worker, 'message')) as [SealReply]
+    assert.equal(failed.id, 2)
+    assert.ok('error' in failed && failed.error.length > 0)
+  })
+})

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes } from '../../../lib/errors.js'
+import { createLogger } from '../../../lib/log/logger.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer, type AckedBatch, type ProducerConfig } from '../../../lib/producer/producer.js'
+import { FakeCluster } from '../../helpers/fake-cluster.js'
+
+const log = createLogger({ level: 'silent', name: 'test' })
+const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, compressionThread: false, lingerMs: 60_000 }
+
+describe('producer', () => {
+  it('accepts records only between start() and close(), and flush() waits for every acknowledgement', async () => {
+    const cluster = new FakeCluster({ topics: { logs: 3 }, autoRespond: true })
+    const producer = new Producer(config, { cluster, log })
+    await assert.rejects(producer.send({ topic: 'logs', key: null, value: Buffer.from('early') }), { code: ErrorCodes.PRODUCER_CLOSED, message: /not started/ })
+    await producer.start()
+    const acked: AckedBatch[] = []
+    producer.onBatchAcked((batch) => acked.push(batch))
+    await producer.sendMany(Array.from({ length: 300 }, (_, i) => ({ topic: 'logs', key: Buffer.from(`k${i % 7}`), value: Buffer.from(`GET /page/${i} 200`) })))
+    await producer.flush()
+    const stats = producer.snapshot()
+    assert.equal(stats.recordsAccepted, 300)
+    assert.equal(stats.recordsAcked, 300)
+    assert.equal(acked.reduce((n, b) => n + b.records, 0), 300)
+    assert.equal(producer.bufferedBytes, 0)
+    const written = [...cluster.log.values()].flat()
+    assert.equal(written.length, 300)
+    await producer.close()
+    await producer.close()
+    await assert.rejects(producer.send({ topic: 'logs', key: null, value: null }), { code: ErrorCodes.PRODUCER_CLOSED, message: /closing/ })
+  })
+
+  it('refuses a record above max.request.size in send(), before buffering it', async () => {
+    const producer = new Producer({ ...config, maxRequestSizeBytes: 1024 }, { cluster: new FakeCluster({ topics: { logs: 1 } }), log })
+    await producer.start()
+    await assert.rejects(producer.send({ topic: 'logs', key: null, value: Buffer.alloc(2000) }), { code: ErrorCodes.RECORD_TOO_LARGE })
+    assert.equal(producer.bufferedBytes, 0)
+    await producer.close()
+  })
+
+  it('with a transactional id: send() needs an open transaction, and its batches carry the id and the transactional flag', async () => {
+    const cluster = new FakeCluster({ topics: { logs: 1 }, autoRespond: true })
+    const producer = new Producer(config, { cluster, log, transactionalId: 'tx-p' })
+    await producer.start()
+    await assert.rejects(producer.send({ topic: 'logs', key: null, value: Buffer.from('x') }), { message: /beginTransaction/ })
+    producer.beginTransaction()
+    await producer.send({ topic: 'logs', key: null, value: Buffer.from('x') })
+    await producer.commitTransaction()
+    assert.equal(cluster.calls[0]!.transactionalId, 'tx-p')
+    assert.equal(cluster.calls[0]!.batches[0]!.isTransactional, true)
+    assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addPartitionsToTxn', 'endTxn'])
+    await producer.close()
+  })
+
+  it('without a transactional id, refuses transactions', async () => {
+    const producer = new Producer(config, { cluster: new FakeCluster({ topics: {} }), log })
+    assert.throws(() => producer.beginTransaction(), { code: ErrorCodes.CONFIG_INVALID })
+    await assert.rejects(producer.commitTransaction(), { message: /no open transaction/ })
+  })
+})

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
+import { KafkaErrorCode, describeKafkaError } from '../../../lib/kafka/error-codes.js'
+import { Transactions } from '../../../lib/producer/transactions.js'
+import { FakeCluster } from '../../helpers/fake-cluster.js'
+
+function setup() {
+  const cluster = new FakeCluster({ topics: { t: 2 } })
+  const transactions = new Transactions('tx-1', cluster, { producerId: 1000n, producerEpoch: 3 })
+  const flushes: number[] = []
+  const flush = async (): Promise<void> => {
+    flushes.push(flushes.length)
+  }
+  return { cluster, transactions, flush, flushes }
+}
+
+const ids = { transactionalId: 'tx-1', producerId: '1000', producerEpoch: 3 }
+
+describe('transactions', () => {
+  it('adds each partition to the transaction once, before its first batch, and commits with EndTxn', async () => {
+    const { cluster, transactions, flush, flushes } = setup()
+    transactions.begin()
+    await transactions.addPartitions([{ queue: { topic: 't', partition: 0 } }, { queue: { topic: 't', partition: 1 } }])
+    await transactions.addPartitions([{ queue: { topic: 't', partition: 1 } }])
+    await transactions.commit(flush)
+    assert.equal(flushes.length, 1)
+    assert.deepEqual(cluster.coordinatorCalls, [
+      { api: 'addPartitionsToTxn', args: { ...ids, topics: [{ topic: 't', partitions: [0, 1] }] } },
+      { api: 'endTxn', args: { ...ids, transactionResult: true } }
+    ])
+    assert.equal(transactions.isOpen, false)
+    // The next transaction adds its partitions again.
+    transactions.begin()
+    await transactions.addPartitions([{ queue: { topic: 't', partition: 1 } }])
+    assert.equal(cluster.coordinatorCalls.length, 3)
+  })
+
+  it('sends no EndTxn for a transaction that wrote nothing: the coordinator never opened it', async () => {
+    const { cluster, transactions, flush } = setup()
+    transactions.begin()
+    await transactions.commit(flush)
+    transactions.begin()
+    await transactions.abort(flush)
+    assert.deepEqual(cluster.coordinatorCalls, [])
+  })
+
+  it('aborts instead of committing when a batch failed, and throws that batch\'s error', async () => {
+    const { cluster, transactions, flush } = setup()
+    transactions.begin()
+    await transactions.addPartitions([{ queue: { topic: 't', partition: 0 } }])
+    const first = new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, 'first')
+    transactions.batchFailed(first)
+    transactions.batchFailed(new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'second'))
+    await assert.rejects(transactions.commit(flush), (err) => err === first)
+    assert.deepEqual(cluster.coordinatorCalls.at(-1), { api: 'endTxn', args: { ...ids, transactionResult: false } })
+    transactions.begin()
+    await transactions.addPartitions([{ queue: { topic: 't', partition: 0 } }])
+    await transactions.commit(flush)
+    assert.deepEqual(cluster.coordinatorCalls.at(-1), { api: 'endTxn', args: { ...ids, transactionResult: true } }, 'a new transaction starts clean')
+  })
+
+  it('adds the consumer group once and commits its offsets inside the transaction', async () => {
+    const { cluster, transactions, flush } = setup()
+    transactions.begin()
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 10 }, { topic: 'src', partition: 1, offset: 7 }])
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 12 }])
+    await transactions.commit(flush)
+    assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'txnOffsetCommit', 'txnOffsetCommit', 'endTxn'])
+    assert.deepEqual(cluster.coordinatorCalls[1]!.args, { ...ids, groupId: 'group-a', topics: [{ topic: 'src', partitions: [{ partition: 0, offset: '10' }, { partition: 1, offset: '7' }] }] })
+  })
+
+  it('retries AddOffsetsToTxn while the coordinator still ends the previous transaction', async () => {
+    const { cluster, transactions, flush } = setup()
+    // What kafkajs raises for CONCURRENT_TRANSACTIONS: retriable, the previous transaction's markers are being written.
+    cluster.coordinatorErrors.push(Object.assign(new Error(describeKafkaError(KafkaErrorCode.CONCURRENT_TRANSACTIONS)), { type: 'CONCURRENT_TRANSACTIONS', retriable: true }))
+    transactions.begin()
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 10 }])
+    await transactions.commit(flush)
+    assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'endTxn'])
+  })
+
+  it('refuses a second begin, and commit, abort or offsets outside a transaction', async () => {
+    const { transactions, flush } = setup()
+    await assert.rejects(transactions.commit(flush), { code: ErrorCodes.PRODUCE_FAILED, message: /no open transaction/ })
+    await assert.rejects(transactions.abort(flush), { code: ErrorCodes.PRODUCE_FAILED })
+    await assert.rejects(transactions.sendOffsets('g', []), { code: ErrorCodes.PRODUCE_FAILED })
+    transactions.begin()
+    assert.throws(() => transactions.begin(), { message: /already open/ })
+  })
+})

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict'
+import { appendFileSync, closeSync, copyFileSync, mkdtempSync, openSync, renameSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it, type TestContext } from 'node:test'
+import { readFileLines, type FileSourceOptions } from '../../../lib/sources/file-source.js'
+
+function tempLog(): string {
+  return join(mkdtempSync(join(tmpdir(), 'squeeze-follow-')), 'app.log')
+}
+
+/** Follows `path` in the background; `until(n)` waits (bounded) for n lines. */
+function follow(t: TestContext, path: string, options: Partial<FileSourceOptions> = {}): { lines: string[]; until(n: number): Promise<void> } {
+  const abort = new AbortController()
+  const lines: string[] = []
+  const reading = (async () => {
+    for await (const item of readFileLines(path, { follow: true, pollMs: 10, signal: abort.signal, ...options })) {
+      if (item.kind === 'line') lines.push(item.line)
+    }
+  })()
+  t.after(async () => {
+    abort.abort()
+    await reading
+  })
+  return {
+    lines,
+    async until(n) {
+      for (let i = 0; i < 1000 && lines.length < n; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      assert.ok(lines.length >= n, `expected ${n} lines, got ${lines.length}: ${JSON.stringify(lines)}`)
+    }
+  }
+}
+
+/** Every expected line exactly once, each file's lines in their order. */
+function assertExactlyOnce(got: readonly string[], ...files: ReadonlyArray<readonly string[]>): void {
+  assert.deepEqual([...got].sort(), files.flat().sort())
+  for (const lines of files) assert.deepEqual(got.filter((l) => lines.includes(l)), lines)
+}
+
+describe('file source (--follow)', () => {
+  it('keeps multi-byte characters whole when they straddle a read boundary', async (t) => {
+    const text = ['naïve café', 'prix: 12 €', 'clef 𝄞 and 😀 emoji', 'Grüße aus Köln', '日本語のログ行']
+    for (const readSizeBytes of [1, 2, 3, 5, 7]) {
+      const path = tempLog()
+      writeFileSync(path, `${text.slice(0, 3).join('\n')}\n`)
+      const reader = follow(t, path, { readSizeBytes })
+      await reader.until(3)
+      // A character split across two writes as well: its first bytes arrive, then the rest.
+      const rest = Buffer.from(`${text.slice(3).join('\n')}\n`)
+      appendFileSync(path, rest.subarray(0, 5))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      appendFileSync(path, rest.subarray(5))
+      await reader.until(5)
+      assert.deepEqual(reader.lines, text, `read size ${readSizeBytes}`)
+    }
+  })
+
+  it('logrotate create: reads the renamed file to its end, including writes after the rename, then the new file', async (t) => {
+    const path = tempLog()
+    const writer = openSync(path, 'a') // the application's descriptor, which outlives the rename
+    t.after(() => closeSync(writer))
+    writeSync(writer, 'old-1\nold-2\n')
+    const reader = follow(t, path, { rotateWaitMs: 1000 })
+    await reader.until(2)
+    writeSync(writer, 'old-3\n') // not read yet when the file is renamed
+    renameSync(path, `${path}.1`)
+    writeSync(writer, 'old-4\n') // the writer has not reopened its log yet
+    writeFileSync(path, 'new-1\n')
+    await reader.until(5)
+    writeSync(writer, 'old-5\nold-6 without newline') // still before the writer reopens (postrotate)
+    appendFileSync(path, 'new-2\n')
+    await reader.until(8)
+    assertExactlyOnce(reader.lines, ['old-1', 'old-2', 'old-3', 'old-4', 'old-5', 'old-6 without newline'], ['new-1', 'new-2'])
+  })
+
+  it('copytruncate: lines written after the last read come from the copy, then the file restarts at 0', async (t) => {
+    const path = tempLog()
+    writeFileSync(path, Array.from({ length: 10 }, (_, i) => `before-${i}\n`).join(''))
+    const reader = follow(t, path)
+    await reader.until(10)
+    // One synchronous sequence: the copy and truncate happen before the reader looks again.
+    appendFileSync(path, 'late-1\nlate-2\nlate-3\n')
+    copyFileSync(path, `${path}.1`)
+    truncateSync(path, 0)
+    appendFileSync(path, 'after-1\n')
+    await reader.until(14)
+    appendFileSync(path, 'after-2\n')
+    await reader.until(15)
+    assertExactlyOnce(reader.lines, [...Array.from({ length: 10 }, (_, i) => `before-${i}`), 'late-1', 'late-2', 'late-3', 'after-1', 'after-2'])
+  })
+
+  it('copytruncate: notices the truncation even when the file has grown past the old end before the next look', async (t) => {
+    const path = tempLog()
+    writeFileSync(path, 'a\nb\n')
+    const reader = follow(t, path)
+    await reader.until(2)
+    appendFileSync(path, 'c\n')
+    copyFileSync(path, `${path}-20250101`)
+    truncateSync(path, 0)
+    const after = Array.from({ length: 20 }, (_, i) => `a longer line written after the truncation ${i}`)
+    appendFileSync(path, `${after.join('\n')}\n`)
+    await reader.until(23)
+    assertExactlyOnce(reader.lines, ['a', 'b', 'c', ...after])
+  })
+})

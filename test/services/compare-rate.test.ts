@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it, type TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import type { CompareReport } from '../../lib/compare/compare-report.js'
+import { isKnownRate, type KnownIngestRate } from '../../lib/compare/ingest-rate.js'
+import { rfc3164Time } from '../../lib/generators/time-format.js'
+import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+const DAY_S = 86_400
+
+function compare(args: string[]): Promise<{ code: number; stdout: string; stderr: string; report: CompareReport | undefined }> {
+  const json = join(mkdtempSync(join(tmpdir(), 'squeeze-compare-rate-')), 'r.json')
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, 'compare', ...args, '--json', json, '--log-level', 'error'], { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
+      resolve({ code, stdout, stderr, report: code === 0 ? (JSON.parse(readFileSync(json, 'utf8')) as CompareReport) : undefined })
+    })
+  })
+}
+
+function knownRate(report: CompareReport | undefined): KnownIngestRate {
+  const rate = report?.source.ingestRate
+  assert.ok(rate !== undefined && isKnownRate(rate), `a known rate: ${JSON.stringify(rate)}`)
+  return rate
+}
+
+function within(actual: number, expected: number, share: number, what: string): void {
+  assert.ok(Math.abs(actual - expected) <= Math.abs(expected) * share, `${what}: ${actual} vs ${expected} (more than ${share * 100}% apart)`)
+}
+
+function syslogLine(ms: number, i: number): string {
+  return `${rfc3164Time(ms)} web-${i % 7} sshd[${1000 + (i % 97)}]: Accepted publickey for user${i % 13} from 10.0.${i % 250}.${(i * 7) % 250} port ${40000 + (i % 20000)} ssh2`
+}
+
+let kafka: TestKafka
+before(async () => {
+  kafka = await startTestKafka()
+})
+after(async () => {
+  await kafka?.stop()
+})
+
+describe('squeeze compare: bytes per day from the source\'s own ingest rate', () => {
+  /** A topic holding 3,000 records stamped one every 1.2 s over the last hour, plus `extra` records. */
+  async function topicOverTheLastHour(t: TestContext, now: number, extra: ReadonlyArray<{ at: number; ms: number }>): Promise<string> {
+    const topic = await kafka.createTopic(t, { partitions: 2 })
+    const producer = await kafka.startProducer()
+    const start = now - 3600_000
+    for (let i = 0; i < 3000; i++) {
+      for (const e of extra) if (e.at === i) await producer.send({ topic, key: null, value: Buffer.from(syslogLine(e.ms, i)), timestamp: e.ms })
+      const ms = start + i * 1200
+      await producer.send({ topic, key: Buffer.from(`k${i % 5}`), value: Buffer.from(syslogLine(ms, i)), timestamp: ms })
+    }
+    await producer.close()
+    return topic
+  }
+
+  it('a topic: the rate comes from broker offsets, and one record stamped years in the past changes neither it nor bytes/day', async (t) => {
+    const now = Date.now()
+    const clean = await topicOverTheLastHour(t, now, [])
+    const withOutlier = await topicOverTheLastHour(t, now, [{ at: 1500, ms: Date.UTC(2019, 5, 1) }])
+    const brokers = kafka.broker.brokers.join(',')
+    const [a, b] = [await compare(['--brokers', brokers, '--topic', clean, '--targets', 'none,zstd:3']), await compare(['--brokers', brokers, '--topic', withOutlier, '--targets', 'none,zstd:3'])]
+    assert.equal(a.code, 0, a.stderr)
+    assert.equal(b.code, 0, b.stderr)
+    const [rateA, rateB] = [knownRate(a.report), knownRate(b.report)]
+    assert.equal(rateA.window.source, 'broker-offsets')
+    assert.equal(rateA.window.lookbackSeconds, DAY_S)
+    within(rateA.recordsPerSecond, 1 / 1.2, 0.05, 'records per second, as the records were stamped')
+    within(rateB.bytesPerSecond, rateA.bytesPerSecond, 0.05, 'bytes per second with the outlier')
+    const [dayA, dayB] = [a.report?.recommendation?.bytesPerDaySaved, b.report?.recommendation?.bytesPerDaySaved]
+    assert.ok(typeof dayA === 'number' && typeof dayB === 'number' && dayA > 0, `bytes/day saved: ${dayA}, ${dayB}`)
+    within(dayB, dayA, 0.05, 'bytes per day saved with the outlier')
+    assert.ok(Date.parse(rateB.window.from) >= now - 3600_000, `the window starts within the hour: ${rateB.window.from}`)
+    assert.match(b.stdout, /ingest rate: .* from broker offsets over the last 24 h: \d+ records stamped /)
+  })
+
+  it('a file: bytes/day from the lines\' own timestamps over days (across New Year), not from how fast compare replayed it', async () => {
+    // 2,000 lines, one every 6 minutes from Dec 28: 8.3 days of syslog replayed in seconds.
+    const start = Date.UTC(2024, 11, 28, 0, 0, 0)
+    const file = join(mkdtempSync(join(tmpdir(), 'squeeze-compare-rate-')), 'syslog.log')
+    writeFileSync(file, `${Array.from({ length: 2000 }, (_, i) => syslogLine(start + i * 360_000, i)).join('\n')}\n`)
+    const result = await compare(['--brokers', kafka.broker.brokers.join(','), '--source', 'file', '--file', file, '--kind', 'syslog', '--targets', 'none,zstd:3'])
+    assert.equal(result.code, 0, result.stderr)
+    const report = result.report as CompareReport
+    const rate = knownRate(report)
+    assert.equal(rate.window.source, 'line-timestamps')
+    assert.equal(rate.window.lookbackSeconds, null)
+    within(rate.recordsPerSecond, 1 / 360, 0.01, 'records per second, one line per 6 minutes')
+    within((Date.parse(rate.window.to) - Date.parse(rate.window.from)) / 1000 / DAY_S, 1960 * 360 / DAY_S, 0.01, 'days the trimmed span covers')
+    const none = report.targets.find((x) => x.target === 'none')
+    const zstd = report.targets.find((x) => x.target === 'zstd:3')
+    assert.ok(none !== undefined && zstd !== undefined)
+    within(rate.bytesPerRecord, none.uncompressedBytes / none.records, 1e-9, 'bytes per record as measured')
+    const expected = rate.bytesPerSecond * DAY_S * (1 - zstd.storedBytes / none.storedBytes) * (report.settings.replicationFactor + report.settings.consumers)
+    if (report.recommendation?.target === 'zstd:3') within(report.recommendation.bytesPerDaySaved ?? 0, expected, 1e-9, 'bytes per day saved')
+    // A few KiB of lines a day saves well under a MiB a day, nowhere near the replay's TiB.
+    assert.ok((report.recommendation?.bytesPerDaySaved ?? Infinity) < 1024 ** 2, `bytes/day saved: ${report.recommendation?.bytesPerDaySaved}`)
+  })
+
+  it('a file whose lines carry no timestamp the format knows: the rate is unknown, and savings are per GiB of input', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'squeeze-compare-rate-')), 'journal.json')
+    writeFileSync(file, `${Array.from({ length: 500 }, (_, i) => JSON.stringify({ MESSAGE: `started unit ${i}`, PRIORITY: '6', _PID: String(100 + i) })).join('\n')}\n`)
+    const result = await compare(['--brokers', kafka.broker.brokers.join(','), '--source', 'file', '--file', file, '--kind', 'journald', '--targets', 'none,zstd:3'])
+    assert.equal(result.code, 0, result.stderr)
+    const rate = result.report?.source.ingestRate
+    assert.deepEqual(rate, { unknown: 'no line timestamps to measure a rate from' })
+    assert.equal(result.report?.recommendation?.bytesPerDaySaved, null)
+    assert.ok((result.report?.recommendation?.bytesSavedPerGiB ?? 0) > 0)
+    assert.match(result.stdout, /ingest rate: unknown \(no line timestamps to measure a rate from\)/)
+    assert.match(result.stdout, /bytes saved per GiB of input vs none: /)
+  })
+})
