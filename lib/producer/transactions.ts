@@ -45,7 +45,8 @@ export class Transactions {
     const { transactionalId } = this
     const ids = this.ids()
     if (!this.offsetsGroupAdded) {
-      // CONCURRENT_TRANSACTIONS (retriable) while the coordinator still writes the previous transaction's markers.
+      // Right after EndTxn the coordinator may still be completing the previous transaction and answers
+      // CONCURRENT_TRANSACTIONS (retriable), as Kafka's Java producer also retries.
       await retry(async () => {
         const coordinator = await this.coordinator()
         await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })

@@ -145,10 +145,12 @@ describe('services before the broker is reachable', () => {
   it('each service answers /healthz 200 and /readyz 503 while it tries to connect, then exits 1 with a clear error', async () => {
     const closedPort = await freePort()
     const brokers = `127.0.0.1:${closedPort}`
+    // A few seconds of waiting for the cluster: without it a service can give up before the first probe on a busy machine.
+    const wait = ['--wait-for-brokers-s', '3']
     const commands: Record<string, string[]> = {
-      producer: ['produce', '--brokers', brokers, '--topic', 't', '--rate', '10'],
-      copier: ['copy', '--brokers', brokers, '--topic', 't'],
-      consumer: ['consume', '--brokers', brokers, '--topic', 't', '--follow']
+      producer: ['produce', '--brokers', brokers, '--topic', 't', '--rate', '10', ...wait],
+      copier: ['copy', '--brokers', brokers, '--topic', 't', ...wait],
+      consumer: ['consume', '--brokers', brokers, '--topic', 't', '--follow', ...wait]
     }
     await Promise.all(Object.entries(commands).map(async ([name, args]) => {
       const service = await startService(name, args)

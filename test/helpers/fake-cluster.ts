@@ -44,10 +44,10 @@ export class FakeCluster implements KafkajsCluster {
   /** Leader per `topic-partition`; -1 means no leader. */
   readonly leaders = new Map<string, number>()
   initProducerIdCalls: Array<{ transactionalId?: string; via: 'controller' | 'coordinator' }> = []
+  /** The next calls of each coordinator API fail with these errors, one each. */
+  readonly coordinatorErrors: Partial<Record<CoordinatorCall['api'], Error[]>> = {}
   /** The next InitProducerId calls fail with these errors, one each. */
   initProducerIdErrors: Error[] = []
-  /** The next transaction coordinator calls fail with these errors, one each (the call is still recorded). */
-  coordinatorErrors: Error[] = []
   autoRespond: boolean
   private readonly topics: Map<string, number>
   private nextProducerId = 1000n
@@ -95,7 +95,7 @@ export class FakeCluster implements KafkajsCluster {
   private broker(nodeId: number, via: 'controller' | 'coordinator'): KafkajsBroker {
     const record = (api: CoordinatorCall['api']) => async (args: Record<string, unknown>): Promise<unknown> => {
       this.coordinatorCalls.push({ api, args })
-      const error = this.coordinatorErrors.shift()
+      const error = this.coordinatorErrors[api]?.shift()
       if (error !== undefined) throw error
       return {}
     }

@@ -272,9 +272,6 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
     tls = createTestTls()
     dir = mkdtempSync(join(tmpdir(), 'squeeze-sec-run-'))
     broker = await startKraftBroker({
-      // The generators stamp records from 2024: with the default 7-day retention, the broker's first retention
-      // check (about 30 s after start) empties the topics a round trip is still reading.
-      serverOverrides: { 'log.retention.ms': '-1' },
       security: {
         keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
         saslSsl: {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
-import { KafkaErrorCode, describeKafkaError } from '../../../lib/kafka/error-codes.js'
 import { Transactions } from '../../../lib/producer/transactions.js'
 import { FakeCluster } from '../../helpers/fake-cluster.js'
 
@@ -70,12 +69,13 @@ describe('transactions', () => {
     assert.deepEqual(cluster.coordinatorCalls[1]!.args, { ...ids, groupId: 'group-a', topics: [{ topic: 'src', partitions: [{ partition: 0, offset: '10' }, { partition: 1, offset: '7' }] }] })
   })
 
-  it('retries AddOffsetsToTxn while the coordinator still ends the previous transaction', async () => {
+  it('retries AddOffsetsToTxn while the coordinator still finishes the previous transaction (CONCURRENT_TRANSACTIONS)', async () => {
     const { cluster, transactions, flush } = setup()
-    // What kafkajs raises for CONCURRENT_TRANSACTIONS: retriable, the previous transaction's markers are being written.
-    cluster.coordinatorErrors.push(Object.assign(new Error(describeKafkaError(KafkaErrorCode.CONCURRENT_TRANSACTIONS)), { type: 'CONCURRENT_TRANSACTIONS', retriable: true }))
+    // kafkajs raises it as a KafkaJSProtocolError marked retriable.
+    const concurrent = Object.assign(new Error('another concurrent operation on the same transaction was ongoing'), { name: 'KafkaJSProtocolError', type: 'CONCURRENT_TRANSACTIONS', retriable: true })
+    cluster.coordinatorErrors.addOffsetsToTxn = [concurrent]
     transactions.begin()
-    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 10 }])
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 1 }])
     await transactions.commit(flush)
     assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'endTxn'])
   })
