@@ -6,6 +6,9 @@ import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { defaultDestination } from '../../lib/copier/copier.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 
+// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
+const RECENT_MS = Date.now() - 3_600_000
+
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const KILLS = 10
 
@@ -30,7 +33,7 @@ function seeded(seed: number): () => number {
 
 async function fill(topic: string, count: number): Promise<void> {
   const producer = await kafka.startProducer({ codec: parseCodecSpec('lz4:1'), lingerMs: 5, batchSizeBytes: 64 * 1024 })
-  for (let i = 0; i < count; i++) await producer.send({ topic, key: Buffer.from(`k${i % 13}`), value: Buffer.from(`record-${i}`), timestamp: 1_718_000_000_000 + i })
+  for (let i = 0; i < count; i++) await producer.send({ topic, key: Buffer.from(`k${i % 13}`), value: Buffer.from(`record-${i}`), timestamp: RECENT_MS + i })
   await producer.close()
 }
 

@@ -13,6 +13,9 @@ import { checkRecompression } from '../../lib/verify/recompression.js'
 import { SqueezeError } from '../../lib/errors.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 
+// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
+const RECENT_MS = Date.now() - 3_600_000
+
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
 let kafka: TestKafka
@@ -31,7 +34,7 @@ async function fillSource(topic: string, count: number): Promise<void> {
       key: i % 6 === 0 ? null : Buffer.from(`user-${i % 41}`),
       value: Buffer.from(`${i} ${'GET /api/orders?id='.repeat(1 + (i % 3))}${i * 31} 200`),
       headers: i % 4 === 0 ? [{ key: 'trace', value: Buffer.from(`t${i}`) }, { key: 'null-header', value: null }] : [],
-      timestamp: 1_717_000_000_000 + i
+      timestamp: RECENT_MS + i
     })
   }
   await producer.close()

@@ -8,6 +8,9 @@ import { KafkaMainClasses, runKafkaJavaTool, type JavaToolResult } from '../../l
 import { partitionForKey } from '../../lib/producer/partitioner.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 
+// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
+const RECENT_MS = Date.now() - 3_600_000
+
 let kafka: TestKafka
 let workDir: string
 before(async () => {
@@ -50,7 +53,7 @@ describe('squeeze and Kafka\'s Java clients read each other\'s batches', () => {
       for (let i = 0; i < 500; i++) {
         const key = Buffer.from(`host-${i % 37}.example.com`)
         const value = logLine(i)
-        await producer.send({ topic, key, value: Buffer.from(value), headers: [], timestamp: 1_716_000_000_000 + i })
+        await producer.send({ topic, key, value: Buffer.from(value), headers: [], timestamp: RECENT_MS + i })
         const p = partitionForKey(key, 3)
         expected.set(p, [...(expected.get(p) ?? []), `${key.toString()}\t${value}`])
       }

@@ -8,6 +8,9 @@ import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 
+// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
+const RECENT_MS = Date.now() - 3_600_000
+
 let kafka: TestKafka
 before(async () => {
   kafka = await startTestKafka()
@@ -21,7 +24,7 @@ function makeRecords(count: number): OutgoingRecord[] {
     key: i % 4 === 0 ? null : Buffer.from(`host-${i % 23}.example.com`),
     value: Buffer.from(`${i} GET /static/${i % 97}.css 200 ${(i * 7919) % 50000} "Mozilla/5.0"`),
     headers: i % 5 === 0 ? [{ key: 'trace-id', value: Buffer.from(`t-${i}`) }, { key: 'nullable', value: null }] : [],
-    timestamp: 1_716_000_000_000 + i * 13
+    timestamp: RECENT_MS + i * 13
   }))
 }
 
