@@ -15,6 +15,8 @@ import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const RECORDS = 1000
 const BIG_AT = 500
+// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
+const RECENT_MS = Date.now() - 3_600_000
 
 let kafka: TestKafka
 before(async () => {
@@ -40,7 +42,7 @@ async function setUp(t: TestContext): Promise<{ source: string; a: string; b: st
   const big = Buffer.concat([Buffer.from('big:'), randomBytes(60 * 1024)])
   const producer = await kafka.startProducer({ codec: parseCodecSpec('none'), lingerMs: 5 })
   for (let i = 0; i < RECORDS; i++) {
-    await producer.send({ topic: source, partition: i % 2, key: Buffer.from(`k${i}`), value: i === BIG_AT ? big : Buffer.from(`record-${i}`), timestamp: 1_718_000_000_000 + i })
+    await producer.send({ topic: source, partition: i % 2, key: Buffer.from(`k${i}`), value: i === BIG_AT ? big : Buffer.from(`record-${i}`), timestamp: RECENT_MS + i })
   }
   await producer.close()
   return { source, a, b, big }
@@ -109,7 +111,7 @@ describe('copier: a record one destination refuses (over its max.message.bytes)'
     assert.ok(letter !== undefined)
     assert.deepEqual(letter.value, big)
     assert.equal(letter.key?.toString(), `k${BIG_AT}`)
-    assert.equal(letter.timestamp, 1_718_000_000_000 + BIG_AT)
+    assert.equal(letter.timestamp, RECENT_MS + BIG_AT)
     const headers = Object.fromEntries(letter.headers.map((h) => [h.key, h.value?.toString()]))
     assert.equal(headers['squeeze.error.code'], 'SQUEEZE_ERR_RECORD_TOO_LARGE')
     assert.match(headers['squeeze.error'] ?? '', /MESSAGE_TOO_LARGE/)
