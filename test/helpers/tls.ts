@@ -37,26 +37,30 @@ function makeCa(dir: string, name: string): { cert: string; key: string } {
   return { cert, key }
 }
 
+/** A key and a certificate signed by `ca`, with the given subject and X.509 extensions. */
+function issueCert(dir: string, ca: { cert: string; key: string }, name: string, subject: string, extensions: string): { cert: string; key: string } {
+  const key = join(dir, `${name}.key`)
+  const csr = join(dir, `${name}.csr`)
+  const cert = join(dir, `${name}.pem`)
+  const ext = join(dir, `${name}.ext`)
+  writeFileSync(ext, extensions)
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subject], dir)
+  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', cert, '-days', '2', '-extfile', ext], dir)
+  return { cert, key }
+}
+
 /** Creates everything with the openssl CLI in a fresh temp dir (about a second). */
 export function createTestTls(): TestTls {
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-tls-'))
   const keystorePassword = 'squeeze-keystore-pw'
   const ca = makeCa(dir, 'ca')
   const other = makeCa(dir, 'other-ca')
-  const serverKeyFile = join(dir, 'server.key')
-  const csr = join(dir, 'server.csr')
-  const serverCertFile = join(dir, 'server.pem')
-  const ext = join(dir, 'server.ext')
-  writeFileSync(ext, 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n')
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', serverKeyFile, '-out', csr, '-subj', '/CN=squeeze test broker'], dir)
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', serverCertFile, '-days', '2', '-extfile', ext], dir)
-  const clientKeyFile = join(dir, 'client.key')
-  const clientCsr = join(dir, 'client.csr')
-  const clientCertFile = join(dir, 'client.pem')
-  const clientExt = join(dir, 'client.ext')
-  writeFileSync(clientExt, 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n')
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', clientKeyFile, '-out', clientCsr, '-subj', '/CN=squeeze-client'], dir)
-  openssl(['x509', '-req', '-in', clientCsr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', clientCertFile, '-days', '2', '-extfile', clientExt], dir)
+  const server = issueCert(dir, ca, 'server', '/CN=squeeze test broker', 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n')
+  const client = issueCert(dir, ca, 'client', '/CN=squeeze-client', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n')
+  const serverCertFile = server.cert
+  const serverKeyFile = server.key
+  const clientCertFile = client.cert
+  const clientKeyFile = client.key
   const keystoreFile = join(dir, 'server.p12')
   openssl(['pkcs12', '-export', '-in', serverCertFile, '-inkey', serverKeyFile, '-certfile', ca.cert, '-name', 'broker', '-out', keystoreFile, '-passout', `pass:${keystorePassword}`], dir)
   return {
