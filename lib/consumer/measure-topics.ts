@@ -2,6 +2,7 @@ import { codecNameForId } from '../codecs/index.js'
 import { errorCode, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
+import type { PoisonRecord } from '../producer/dead-letter.js'
 import type { IncomingRecord } from '../protocol/record.js'
 import type { BatchEvent, CorruptBatchEvent, ReaderHandlers } from './partition-reader.js'
 
@@ -23,14 +24,6 @@ export interface TopicMeasurement {
   diskBytes?: number
 }
 
-/** A record whose value did not decode: where it came from and why, e.g. for a dead-letter topic. */
-export interface PoisonRecord {
-  readonly topic: string
-  readonly partition: number
-  readonly record: IncomingRecord
-  readonly code: string
-  readonly reason: string
-}
 
 export interface ConsumerMetricsSink {
   batchRead(topic: string, codec: string, batch: { records: number; storedBytes: number; uncompressedBytes: number; decompressCpuSeconds: number; decodeCpuSeconds: number }): void

@@ -6,7 +6,8 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { COORDINATOR_TYPES, protocolError } from '../kafka/kafkajs-internals.js'
 import { retry } from '../retry.js'
 import type { Logger } from '../log/logger.js'
-import { batchOffsets, readBatch, splitBatches, type ReadBatch } from '../protocol/record-batch-reader.js'
+import { batchOffsets, isAbortMarker, readBatch, splitBatches, type ReadBatch } from '../protocol/record-batch-reader.js'
+import { AbortedTransactions } from './aborted-transactions.js'
 
 export interface ReaderConfig {
   readonly topics: readonly string[]
@@ -77,8 +78,6 @@ interface PartitionCursor {
    * ListOffsets call made earlier, which was seen to answer 0 for a full partition on a loaded machine.
    */
   end: number | null
-  /** Producer ids whose open transaction was aborted, with the offset the abort applies from. */
-  readonly aborted: Map<bigint, number>
 }
 
 /**
@@ -140,7 +139,7 @@ export class PartitionReader {
         if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors)
         for (const { cursor, result, batches } of fetched) {
           if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode)
-          else this.consume(cursor, batches, handlers)
+          else this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
         }
       }
     } finally {
@@ -169,7 +168,6 @@ export class PartitionReader {
       // A negative end means the broker does not know it yet (-1); read on and take it from a later answer.
       const reportedEnd = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
       if (cursor.end === null && reportedEnd >= 0) cursor.end = reportedEnd
-      for (const aborted of result.abortedTransactions) cursor.aborted.set(aborted.producerId, aborted.firstOffset)
       // Split once here: the batch headers give the next fetch offset now, and consume() walks the same list.
       const batches = splitBatches(result.records).map((bytes) => ({ bytes, ...batchOffsets(bytes) }))
       for (const { lastOffset } of batches) cursor.fetchAt = Math.max(cursor.fetchAt, lastOffset + 1)
@@ -207,7 +205,7 @@ export class PartitionReader {
         // earliest starts at 0 rather than at ListOffsets' answer: a log that retention trimmed answers
         // OFFSET_OUT_OF_RANGE and handleError moves to its start, so no second answer can make a full topic look empty.
         const start = resume !== undefined ? Math.max(resume, Number(low)) : this.config.from === 'earliest' ? 0 : Number(high)
-        cursors.push({ topic, partition, position: start, fetchAt: start, end: null, aborted: new Map() })
+        cursors.push({ topic, partition, position: start, fetchAt: start, end: null })
       }
     }
     return cursors
@@ -251,7 +249,7 @@ export class PartitionReader {
     return fetched
   }
 
-  private consume(cursor: PartitionCursor, batches: readonly FetchedBatch[], handlers: ReaderHandlers): void {
+  private consume(cursor: PartitionCursor, batches: readonly FetchedBatch[], aborted: AbortedTransactions, handlers: ReaderHandlers): void {
     for (const { bytes, baseOffset, lastOffset } of batches) {
       if (lastOffset < cursor.position) continue
       const before = process.cpuUsage()
@@ -269,7 +267,10 @@ export class PartitionReader {
       cursor.position = lastOffset + 1
       // A batch larger than the reused buffer was decompressed into its own; the next one of that size fits.
       if (this.scratch !== null && batch.uncompressedBytes > this.scratch.length) this.scratch = Buffer.allocUnsafe(batch.uncompressedBytes)
-      if (this.isAborted(cursor, batch)) continue
+      // Per answer, not per cursor: the broker lists every aborted transaction overlapping the answer, and
+      // read_uncommitted answers list none, so nothing is skipped there.
+      const { isTransactional, isControl, producerId } = batch
+      if (aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) })) continue
       handlers.onBatch({
         topic: cursor.topic,
         partition: cursor.partition,
@@ -277,15 +278,6 @@ export class PartitionReader {
         framingCpuSeconds: Math.max(0, (spent.user + spent.system) / 1e6 - batch.decompressCpuSeconds)
       })
     }
-  }
-
-  /** read_committed: skips batches of aborted transactions, and forgets the abort at its marker. */
-  private isAborted(cursor: PartitionCursor, batch: ReadBatch): boolean {
-    if (this.config.isolation !== 'read_committed' || !batch.isTransactional) return false
-    const from = cursor.aborted.get(batch.producerId)
-    if (from === undefined || batch.baseOffset < from) return false
-    if (batch.isControl) cursor.aborted.delete(batch.producerId)
-    return true
   }
 
   private async handleError(cursor: PartitionCursor, code: number): Promise<void> {

@@ -5,15 +5,25 @@ import { registerKafkajsDecoders, type KafkajsCodec } from '../codecs/kafkajs-pl
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
-import type { AckedBatch, Producer } from '../producer/producer.js'
+import { toDeadLetter, type PoisonRecord } from '../producer/dead-letter.js'
+import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
 import type { RecordHeader } from '../protocol/record.js'
 import { retry } from '../retry.js'
+import { SentOffsets } from './sent-offsets.js'
 
 /** One destination: a codec and level, and the topic it writes. */
 export interface CopyTarget {
   readonly spec: CodecSpec
   readonly topic: string
 }
+
+/**
+ * What becomes of a record a destination refuses as it is (over that topic's max.message.bytes, or invalid
+ * there): stop the copy (Kafka Connect's errors.tolerance=none), count and skip it, or write it to a dead-letter
+ * topic. Either of the last two lets source offsets move past it, so a restart does not meet it again.
+ */
+export const REFUSED_POLICIES = ['fail', 'skip', 'dead-letter'] as const
+export type RefusedPolicy = (typeof REFUSED_POLICIES)[number]
 
 export interface CopierConfig {
   readonly sourceTopic: string
@@ -31,6 +41,10 @@ export interface CopierConfig {
   readonly maxBytes?: number
   /** Consumer group session: how long a dead copier's partitions wait before moving (default 10 s). */
   readonly sessionTimeoutMs?: number
+  /** Default 'fail'. 'skip' and 'dead-letter' need at-least-once: a refusal aborts the whole transaction. */
+  readonly onRefused?: RefusedPolicy
+  /** Where refused records go with 'dead-letter', unchanged, with the error and their origin in headers. */
+  readonly deadLetterTopic?: string
 }
 
 export interface CopierStats {
@@ -38,6 +52,8 @@ export interface CopierStats {
   sourceBytes: number
   commits: number
   aborts: number
+  /** Copies a destination refused (one per record and destination), skipped or sent to the dead-letter topic. */
+  refused: number
   firstTimestamp: number
   lastTimestamp: number
 }
@@ -75,7 +91,7 @@ registerKafkajsDecoders(kafkajs.CompressionCodecs as unknown as Record<number, (
  */
 export class Copier {
   private consumer: Consumer | null = null
-  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
+  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
   /** Next offset to copy per source partition (what a commit would record). */
   private readonly processed = new Map<number, number>()
   private readonly committed = new Map<number, number>()
@@ -88,9 +104,25 @@ export class Copier {
   private readonly acked: AckedBatch[] = []
   private committing: Promise<void> = Promise.resolve()
   private copying: Promise<void> = Promise.resolve()
+  /** At-least-once, per destination and partition: the source offset of each copy sent since the last commit. */
+  private readonly sent = new Map<string, SentOffsets[]>()
+  /** Delivery failures since the last commit, sorted out there. */
+  private readonly failures: DeliveryFailure[] = []
+  /** Copies refused since the last commit: by send() at once, or by a destination (found at commit). */
+  private readonly refused: PoisonRecord[] = []
+  /** The failure the copy stopped at, at-least-once: every later commit fails with it. */
+  private unsettled: unknown = null
 
   constructor(private readonly config: CopierConfig, private readonly deps: CopierDeps) {
+    if (config.exactlyOnce && (config.onRefused ?? 'fail') !== 'fail') {
+      throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `refused records can be skipped or dead-lettered in at-least-once mode only (a refusal aborts the whole transaction); drop --exactly-once or --on-refused ${config.onRefused}`)
+    }
+    if (config.onRefused === 'dead-letter' && config.deadLetterTopic === undefined) {
+      throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--on-refused dead-letter needs --dead-letter-topic')
+    }
     deps.producer.onBatchAcked((batch) => this.acked.push(batch))
+    // In a transaction any failure fails the commit (the producer aborts it), so there is nothing to sort out.
+    if (!config.exactlyOnce) deps.producer.onDeliveryFailure((failure) => this.failures.push(failure))
   }
 
   snapshot(): Readonly<CopierStats> {
@@ -105,7 +137,15 @@ export class Copier {
   /** Copies until the budget or the end is reached, or `signal` aborts; commits what was copied, then resolves. */
   async run(signal?: AbortSignal): Promise<void> {
     const { sourceTopic, groupId } = this.config
-    const offsets = await this.deps.admin.fetchTopicOffsets(sourceTopic).catch((err: unknown) => {
+    const offsets = await retry(async () => {
+      const { topics } = await this.deps.admin.fetchTopicMetadata({ topics: [sourceTopic] })
+      const partitions = topics[0]?.partitions.length ?? 0
+      const answer = await this.deps.admin.fetchTopicOffsets(sourceTopic)
+      // kafkajs answers from its metadata cache, and [] when a concurrent refresh left the topic out: with
+      // --until-end that read as an empty source and the copy ended at once, having copied nothing.
+      if (partitions === 0 || answer.length !== partitions) throw new SqueezeError(ErrorCodes.SOURCE, `offsets for ${answer.length} of ${partitions} partitions of ${sourceTopic}`, { retriable: true })
+      return answer
+    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: isTransient }).catch((err: unknown) => {
       throw new SqueezeError(ErrorCodes.SOURCE, `cannot read source topic ${sourceTopic}: ${errorMessage(err)}`, { cause: err })
     })
     this.endOffsets = new Map(offsets.map((o) => [o.partition, Number(o.high)]))
@@ -201,7 +241,16 @@ export class Copier {
       const headers = toHeaders(message.headers)
       const timestamp = Number(message.timestamp)
       for (const target of this.config.targets) {
-        await this.deps.producer.send({ topic: target.topic, partition, key: message.key, value: message.value, headers, timestamp })
+        try {
+          await this.deps.producer.send({ topic: target.topic, partition, key: message.key, value: message.value, headers, timestamp })
+        } catch (err) {
+          // Over max.request.size: the producer refuses it before any destination sees it. In a transaction
+          // nothing can be left out, so it stops the copy there as any refusal does.
+          if (!isRecordRefusal(err) || this.config.exactlyOnce) throw err
+          this.refused.push({ topic: this.config.sourceTopic, partition, record: { offset, timestamp, key: message.key, value: message.value, headers }, code: err.code, reason: err.message, destination: target.topic })
+          continue
+        }
+        if (!this.config.exactlyOnce) this.sentOffsets(target.topic, partition).push(offset)
       }
       this.processed.set(partition, offset + 1)
       resolveOffset(message.offset)
@@ -258,14 +307,81 @@ export class Copier {
       if (!this.done) this.deps.producer.beginTransaction()
     } else {
       await this.deps.producer.flush()
-      if (this.deps.producer.snapshot().recordsFailed > 0) {
-        throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'a destination failed to take some records; source offsets are not committed past them')
-      }
+      await this.settleFailures()
       if (topicOffsets.length > 0) await this.consumer?.commitOffsets(topicOffsets.map((o) => ({ ...o, offset: String(o.offset) })))
     }
     for (const [partition, offset] of offsets) this.committed.set(partition, offset)
     this.lastCommitAt = Date.now()
     this.stats.commits++
+  }
+
+  private sentOffsets(topic: string, partition: number): SentOffsets {
+    let byPartition = this.sent.get(topic)
+    if (byPartition === undefined) {
+      byPartition = []
+      this.sent.set(topic, byPartition)
+    }
+    let offsets = byPartition[partition]
+    if (offsets === undefined) {
+      offsets = new SentOffsets()
+      byPartition[partition] = offsets
+    }
+    return offsets
+  }
+
+  /**
+   * After a flush, every copy sent is acknowledged or failed. A failure to deliver stops the copy before its
+   * offsets are committed (the producer retried what can be retried); a refused record is handled as
+   * `onRefused` says, so the commit can go past it.
+   */
+  private async settleFailures(): Promise<void> {
+    // Once the copy cannot go past a failure, no later commit may go past it either (kafkajs can run the batch
+    // loop again after the error).
+    if (this.unsettled !== null) throw this.unsettled
+    try {
+      await this.sortOutFailures()
+    } catch (err) {
+      this.unsettled = err
+      throw err
+    }
+  }
+
+  private async sortOutFailures(): Promise<void> {
+    const failures = this.failures.splice(0)
+    const fatal = failures.find((f) => !isRecordRefusal(f.error))
+    if (fatal !== undefined) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${fatal.topic} failed to take ${fatal.records} records (${fatal.error.message}); source offsets are not committed past them`, { cause: fatal.error })
+    }
+    for (const failure of failures) {
+      const sent = this.sentOffsets(failure.topic, failure.partition)
+      failure.sent.forEach((record, i) => {
+        const offset = sent.offsetOf(failure.firstRecordIndex + i)
+        if (offset === undefined) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${failure.topic} refused a record the copier has no source offset for (${failure.error.message})`, { cause: failure.error })
+        this.refused.push({ topic: this.config.sourceTopic, partition: failure.partition, record: { ...record, offset }, code: failure.error.code, reason: failure.error.message, destination: failure.topic })
+      })
+    }
+    for (const byPartition of this.sent.values()) for (const offsets of byPartition) offsets?.forget()
+    const refused = this.refused.splice(0)
+    if (refused.length === 0) return
+    const policy = this.config.onRefused ?? 'fail'
+    if (policy === 'fail') {
+      const [first] = refused as [PoisonRecord]
+      throw new SqueezeError(first.code, `${first.destination} refused the record at ${first.topic}-${first.partition} offset ${first.record.offset}: ${first.reason}; ` +
+        'copy it elsewhere with --dead-letter-topic, or --on-refused skip, to go past it')
+    }
+    for (const poison of refused) {
+      this.stats.refused++
+      this.deps.metrics?.recordsRefused(poison.destination ?? '', poison.code, 1)
+      this.deps.log.warn({ destination: poison.destination, partition: poison.partition, offset: poison.record.offset, code: poison.code }, policy === 'skip' ? 'destination refused a record; skipped' : 'destination refused a record; sent to the dead-letter topic')
+    }
+    const deadLetterTopic = this.config.deadLetterTopic
+    if (policy !== 'dead-letter' || deadLetterTopic === undefined) return
+    for (const poison of refused) await this.deps.producer.send({ topic: deadLetterTopic, ...toDeadLetter(poison) })
+    await this.deps.producer.flush()
+    const lost = this.failures.splice(0)[0]
+    if (lost !== undefined) {
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot write refused records to the dead-letter topic ${deadLetterTopic}: ${lost.error.message}`, { cause: lost.error })
+    }
   }
 }
 

@@ -5,10 +5,10 @@ import type { CopyTarget } from './copier.js'
 
 /**
  * Makes sure every destination exists with the source's partition count and compression.type=producer, so the
- * broker stores each target's batches as its producer compressed them. Checks everything before creating
+ * broker stores each target's batches as its producer compressed them, and the dead-letter topic, when named. Checks everything before creating
  * anything, so a wrong destination leaves nothing half-created behind. Returns the topics it created.
  */
-export async function prepareDestinations(admin: Admin, sourceTopic: string, targets: readonly CopyTarget[]): Promise<string[]> {
+export async function prepareDestinations(admin: Admin, sourceTopic: string, targets: readonly CopyTarget[], deadLetterTopic?: string): Promise<string[]> {
   const existing = new Set(await admin.listTopics())
   if (!existing.has(sourceTopic)) throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} does not exist`)
   const [source] = (await admin.fetchTopicMetadata({ topics: [sourceTopic] })).topics
@@ -31,12 +31,14 @@ export async function prepareDestinations(admin: Admin, sourceTopic: string, tar
     if (problems.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `destination topics do not fit: ${problems.join('; ')}`)
   }
   const missing = targets.filter((t) => !existing.has(t.topic)).map((t) => t.topic)
-  if (missing.length === 0) return []
+  // The dead-letter topic is created like Kafka Connect's: one partition, the source's replication.
+  const deadLetters = deadLetterTopic === undefined || existing.has(deadLetterTopic) ? [] : [{ topic: deadLetterTopic, numPartitions: 1, replicationFactor }]
+  if (missing.length === 0 && deadLetters.length === 0) return []
   try {
-    await createTopicsAndWait(admin, missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] })))
+    await createTopicsAndWait(admin, [...missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] })), ...deadLetters])
   } catch (err) {
-    await admin.deleteTopics({ topics: missing }).catch(() => undefined)
+    await admin.deleteTopics({ topics: [...missing, ...deadLetters.map((d) => d.topic)] }).catch(() => undefined)
     throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create destination topics: ${describeCreateTopicsError(err)}`, { cause: err })
   }
-  return missing
+  return [...missing, ...deadLetters.map((d) => d.topic)]
 }

@@ -92,6 +92,7 @@ export class RecordAccumulator {
       builder.tryAppend(record, timestamp)
     }
     this.recordsAccepted++
+    queue.accepted++
     if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
     return true
   }
@@ -109,6 +110,11 @@ export class RecordAccumulator {
   isEmpty(): boolean {
     for (const queue of this.queues) if (queue.open !== null || queue.queue.length > 0) return false
     return true
+  }
+
+  reserve(bytes: number): void {
+    this.reserved += bytes
+    this.deps.metrics?.bufferedBytes(this.reserved)
   }
 
   release(bytes: number): void {
@@ -176,11 +182,6 @@ export class RecordAccumulator {
     return queue.open
   }
 
-  private reserve(bytes: number): void {
-    this.reserved += bytes
-    this.deps.metrics?.bufferedBytes(this.reserved)
-  }
-
   /** Seals the partition's open batch (compressing it) and queues it for sending. */
   private closeBatch(queue: PartitionQueue): void {
     const builder = queue.open
@@ -195,7 +196,7 @@ export class RecordAccumulator {
       return
     }
     // The batch takes its place in the partition's queue now, so batches leave in order however long each takes to compress.
-    const pending = newPendingBatch(builder.recordCount, this.config.batchSizeBytes, Date.now())
+    const pending = newPendingBatch(builder.recordCount, queue.accepted - builder.recordCount, this.config.batchSizeBytes, Date.now())
     queue.queue.push(pending)
     this.sealer.seal(builder.finish(), this.codecs.spec(queue.topic), (result) => {
       if (result instanceof Error) {

@@ -4,6 +4,7 @@ import { errorMessage } from '../errors.js'
 import { KafkaErrorCode } from '../kafka/error-codes.js'
 import { COORDINATOR_TYPES, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
+import { BATCH } from '../protocol/batch-layout.js'
 import { stampProducerState, type BatchProducerState } from '../protocol/record-batch-builder.js'
 import { COORDINATOR_RETRY, retry } from '../retry.js'
 import type { ProducerConfig } from './config.js'
@@ -119,6 +120,18 @@ export class Idempotence {
   /** A batch of an idempotent (not transactional) producer failed after being given sequences: they have a hole. */
   failed(batch: PendingBatch): void {
     if (this.config.idempotent && batch.stampedGeneration >= 0) this.staleId = true
+  }
+
+  /**
+   * A refused batch is replaced in its queue by smaller ones (the sender's split). Its sequence numbers were never
+   * written: if no later batch of the partition took sequences after it, the replacements take them over;
+   * otherwise a new producer id renumbers every batch not yet acknowledged, in order.
+   */
+  replaced(queue: PartitionQueue, batch: ReadyBatch): void {
+    if (!this.sequenced || batch.stampedGeneration !== this.generation) return
+    const later = queue.queue.slice(queue.queue.indexOf(batch) + 1)
+    if (later.some((other) => other.stampedGeneration === this.generation)) this.staleId = true
+    else queue.nextSequence = batch.sealed.bytes.readInt32BE(BATCH.BASE_SEQUENCE)
   }
 
   /**

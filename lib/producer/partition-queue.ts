@@ -4,6 +4,8 @@ import type { RecordBatchBuilder, SealedBatch } from '../protocol/record-batch-b
 
 export interface PendingBatch {
   readonly records: number
+  /** The partition's count of accepted records before this batch's first one. */
+  readonly firstIndex: number
   inFlight: boolean
   /** null while the batch is being compressed. */
   sealed: SealedBatch | null
@@ -35,17 +37,19 @@ export interface PartitionQueue {
   inFlight: number
   /** A batch failed: send nothing until every in-flight batch is back, then resend from the head in order. */
   needsResend: boolean
+  /** Records send() accepted for this partition so far. */
+  accepted: number
   /** The broker acknowledged a batch of the current producer id here, so it checks the sequences that follow. */
   sequenceConfirmed: boolean
   nextSequence: number
 }
 
 export function newPartitionQueue(topic: string, partition: number): PartitionQueue {
-  return { topic, partition, open: null, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, sequenceConfirmed: false, nextSequence: 0 }
+  return { topic, partition, open: null, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, accepted: 0, sequenceConfirmed: false, nextSequence: 0 }
 }
 
-export function newPendingBatch(records: number, reserved: number, closedAt: number): PendingBatch {
-  return { records, inFlight: false, sealed: null, closedAt, reserved, attempts: 0, retryAt: 0, stampedGeneration: -1 }
+export function newPendingBatch(records: number, firstIndex: number, reserved: number, closedAt: number): PendingBatch {
+  return { records, firstIndex, inFlight: false, sealed: null, closedAt, reserved, attempts: 0, retryAt: 0, stampedGeneration: -1 }
 }
 
 /** Takes `batch` out of its queue; false if it is no longer there (already acknowledged or failed). */

@@ -13,7 +13,7 @@ import { Transactions } from './transactions.js'
 
 export { DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from './config.js'
 export type { ProducerRecord } from './accumulator.js'
-export type { AckedBatch, DeliveryFailure } from './sender.js'
+export { isRecordRefusal, type AckedBatch, type DeliveryFailure } from './sender.js'
 
 export interface ProducerStats extends DeliveryStats {
   recordsAccepted: number

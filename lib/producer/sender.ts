@@ -1,24 +1,44 @@
 // The sender: drains ready batches to partition leaders within the in-flight limits, and settles each batch
 // from the broker's answer: acknowledged, retried after a backoff, or failed (counted and reported).
-import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
+import { createCodec } from '../codecs/index.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage, type ErrorCode } from '../errors.js'
 import { KafkaErrorCode, describeKafkaError, isRetriableKafkaError } from '../kafka/error-codes.js'
 import { protocolError, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { produceRequest, type PartitionBatch } from '../kafka/produce-request.js'
 import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { BATCH } from '../protocol/batch-layout.js'
+import { buildBatch } from '../protocol/record-batch-builder.js'
+import { readBatch } from '../protocol/record-batch-reader.js'
+import type { IncomingRecord } from '../protocol/record.js'
 import { backoffDelay } from '../retry.js'
 import type { RecordAccumulator } from './accumulator.js'
 import type { ProducerConfig, TopicCodecs } from './config.js'
 import type { Idempotence } from './idempotence.js'
-import { isReady, removeBatch, type PartitionQueue, type PendingBatch, type ReadyBatch } from './partition-queue.js'
+import { isReady, newPendingBatch, removeBatch, type PartitionQueue, type PendingBatch, type ReadyBatch } from './partition-queue.js'
 import type { Transactions } from './transactions.js'
 
 export interface DeliveryFailure {
   readonly topic: string
   readonly partition: number
   readonly records: number
+  /** Where the failed records sit among those send() accepted for this topic-partition, counting from 0. */
+  readonly firstRecordIndex: number
+  /** The failed records as sent (empty when the batch never got compressed). */
+  readonly sent: readonly IncomingRecord[]
   readonly error: SqueezeError
+}
+
+/** Broker answers that refuse the records themselves, as squeeze codes: resending the same records cannot help. */
+const REFUSALS: ReadonlyMap<number, ErrorCode> = new Map([
+  [KafkaErrorCode.MESSAGE_TOO_LARGE, ErrorCodes.RECORD_TOO_LARGE],
+  [KafkaErrorCode.INVALID_RECORD, ErrorCodes.RECORD_INVALID]
+])
+const REFUSAL_CODES: ReadonlySet<string> = new Set(REFUSALS.values())
+
+/** Whether an error (a delivery failure's, or send()'s) is a refusal of the record itself rather than a failure to deliver. */
+export function isRecordRefusal(err: unknown): err is SqueezeError {
+  return err instanceof SqueezeError && REFUSAL_CODES.has(err.code)
 }
 
 /** A batch the broker acknowledged, as sent: enough to check later that the broker stored it unchanged. */
@@ -128,11 +148,13 @@ export class Sender {
     this.stats.recordsFailed += records
     this.deps.metrics?.recordsFailed(this.codecs.labels(queue.topic), records, error.code)
     this.deps.log.error({ topic: queue.topic, partition: queue.partition, records, code: error.code }, error.message)
+    // A copy: a batch without compression is a view of a builder buffer that goes back to the pool.
+    const sent = this.failureHandlers.length === 0 || batch.sealed === null ? [] : readBatch(Buffer.from(batch.sealed.bytes), { verifyCrc: false }).records
     // A failed batch that was given sequence numbers leaves a hole in them; a new epoch starts them afresh.
     // Inside a transaction the whole transaction fails instead: commitTransaction() aborts it and throws.
     if (this.transactions !== null) this.transactions.batchFailed(error)
     else this.idempotence.failed(batch)
-    for (const handler of this.failureHandlers) handler({ topic: queue.topic, partition: queue.partition, records, error })
+    for (const handler of this.failureHandlers) handler({ topic: queue.topic, partition: queue.partition, records, firstRecordIndex: batch.firstIndex, sent, error })
     this.checkIdle()
   }
 
@@ -256,11 +278,38 @@ export class Sender {
       } else if (isRetriableKafkaError(code)) {
         this.retryLater(queue, batch, String(code))
         this.refreshMetadata()
+      } else if (code === KafkaErrorCode.MESSAGE_TOO_LARGE && batch.sealed.recordCount > 1) {
+        this.split(queue, batch, String(code))
       } else {
-        const squeezeCode = code === KafkaErrorCode.MESSAGE_TOO_LARGE ? ErrorCodes.RECORD_TOO_LARGE : ErrorCodes.PRODUCE_FAILED
+        const squeezeCode = REFUSALS.get(code) ?? ErrorCodes.PRODUCE_FAILED
         this.failBatch(queue, batch, new SqueezeError(squeezeCode, `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeKafkaError(code)}`, { cause: protocolError(code) }))
       }
     }
+  }
+
+  /**
+   * A batch over the topic's max.message.bytes goes again as two halves, in its place (Java's producer splits
+   * too), until what the broker refuses is the one record that is too large, alone: the records around it get
+   * through. The halves are compressed here, on this rare path.
+   */
+  private split(queue: PartitionQueue, batch: ReadyBatch, code: string): void {
+    const records = readBatch(batch.sealed.bytes, { verifyCrc: false }).records
+    const codec = createCodec(this.codecs.spec(queue.topic))
+    const half = Math.ceil(records.length / 2)
+    const halves = [records.slice(0, half), records.slice(half)].map((part, i) => {
+      const sealed = buildBatch(part, codec)
+      const pending = newPendingBatch(part.length, batch.firstIndex + i * half, sealed.bytes.length, batch.closedAt)
+      pending.sealed = sealed
+      return pending
+    })
+    this.idempotence.replaced(queue, batch)
+    queue.queue.splice(queue.queue.indexOf(batch), 1, ...halves)
+    this.accumulator.reserve(halves.reduce((sum, h) => sum + h.reserved, 0))
+    this.accumulator.release(batch.reserved)
+    queue.needsResend = true
+    this.stats.retries++
+    this.deps.metrics?.retried(this.codecs.labels(queue.topic), code)
+    this.deps.log.warn({ topic: queue.topic, partition: queue.partition, records: records.length }, 'batch over the topic\'s max.message.bytes; resending it in halves')
   }
 
   private acknowledge(queue: PartitionQueue, batch: ReadyBatch, baseOffset: number): void {

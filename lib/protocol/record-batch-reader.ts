@@ -77,6 +77,24 @@ export function batchOffsets(batch: Buffer): { baseOffset: number; lastOffset: n
   return { baseOffset, lastOffset: baseOffset + batch.readInt32BE(BATCH.LAST_OFFSET_DELTA) }
 }
 
+const CONTROL_TYPE_ABORT = 0
+
+/**
+ * Whether a control batch is a transaction's abort marker (control record type 0) rather than its commit (1).
+ * Control batches are never compressed; their one record's key is version (int16) then type (int16).
+ */
+export function isAbortMarker(batch: Buffer): boolean {
+  if ((batch.readInt16BE(BATCH.ATTRIBUTES) & ATTRIBUTE.CONTROL) === 0) return false
+  const cursor: Cursor = { offset: BATCH.HEADER_BYTES }
+  readZigzag(batch, cursor) // record length
+  cursor.offset++ // record attributes
+  readZigzag(batch, cursor) // timestamp delta
+  readZigzag(batch, cursor) // offset delta
+  const keyLength = readZigzag(batch, cursor)
+  if (keyLength < 4 || cursor.offset + 4 > batch.length) throw corrupt(`control batch at offset ${batchOffsets(batch).baseOffset} has a ${keyLength}-byte key`)
+  return batch.readInt16BE(cursor.offset + 2) === CONTROL_TYPE_ABORT
+}
+
 export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
   const magic = batch.readInt8(BATCH.MAGIC)
   if (magic !== 2) throw corrupt(`record batch magic ${magic} is not supported (only v2, Kafka 0.11+)`)

@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
-import { TopicMeasurements, type PoisonRecord } from '../../lib/consumer/measure-topics.js'
+import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
-import type { RecordHeader } from '../../lib/protocol/record.js'
+import { toDeadLetter } from '../../lib/producer/dead-letter.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -118,23 +118,6 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
     await deadLetters?.close().catch(() => undefined)
     await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
     await metricsServer?.close()
-  }
-}
-
-function toDeadLetter(poison: PoisonRecord): { key: Buffer | null; value: Buffer | null; headers: RecordHeader[]; timestamp: number } {
-  const { record } = poison
-  return {
-    key: record.key,
-    value: record.value,
-    timestamp: record.timestamp,
-    headers: [
-      ...record.headers,
-      { key: 'squeeze.error', value: Buffer.from(poison.reason) },
-      { key: 'squeeze.error.code', value: Buffer.from(poison.code) },
-      { key: 'squeeze.source.topic', value: Buffer.from(poison.topic) },
-      { key: 'squeeze.source.partition', value: Buffer.from(String(poison.partition)) },
-      { key: 'squeeze.source.offset', value: Buffer.from(String(record.offset)) }
-    ]
   }
 }
 

@@ -59,6 +59,35 @@ describe('records larger than the broker or the producer accepts', () => {
     assert.equal(producer.snapshot().recordsFailed, 1)
   })
 
+  it('a 50 KB record inside a batch of small ones on max.message.bytes=10000: the batch is split until only that record fails', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1, configs: { 'max.message.bytes': '10000' } })
+    // Default batch.size (1 MiB) and a long linger: all 41 records share one batch, which the broker refuses whole.
+    const producer = await kafka.startProducer({ codec: parseCodecSpec('none'), lingerMs: 200 })
+    const failures: DeliveryFailure[] = []
+    producer.onDeliveryFailure((f) => failures.push(f))
+
+    for (let i = 0; i < 20; i++) await producer.send({ topic, ...small('before', i) })
+    await producer.send({ topic, key: Buffer.from('big'), value: Buffer.alloc(50 * 1024, 0x61), headers: [{ key: 'h', value: Buffer.from('v') }] })
+    for (let i = 0; i < 20; i++) await producer.send({ topic, ...small('after', i) })
+    await producer.flush()
+
+    assert.equal(producer.snapshot().recordsFailed, 1)
+    assert.equal(producer.snapshot().recordsAcked, 40)
+    assert.equal(failures.length, 1)
+    const [failure] = failures
+    assert.ok(failure !== undefined)
+    assert.equal(failure.error.code, 'SQUEEZE_ERR_RECORD_TOO_LARGE')
+    assert.equal(failure.records, 1)
+    assert.equal(failure.firstRecordIndex, 20, 'the 21st record the partition accepted')
+    assert.equal(failure.sent.length, 1)
+    assert.equal(failure.sent[0]?.key?.toString(), 'big')
+    assert.deepEqual(failure.sent[0]?.value, Buffer.alloc(50 * 1024, 0x61))
+    assert.deepEqual(failure.sent[0]?.headers.map((h) => [h.key, h.value?.toString()]), [['h', 'v']])
+
+    const expected = [...Array.from({ length: 20 }, (_, i) => small('before', i).value.toString()), ...Array.from({ length: 20 }, (_, i) => small('after', i).value.toString())]
+    assert.deepEqual(await values(topic), expected, 'every other record arrived, in order, once')
+  })
+
   it('a record larger than max.request.size is refused by send() with RECORD_TOO_LARGE and never buffered', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 1 })
     const producer = await kafka.startProducer({ codec: parseCodecSpec('zstd:3'), lingerMs: 5 })

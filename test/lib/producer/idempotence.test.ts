@@ -26,7 +26,7 @@ function setup(options: { idempotent?: boolean; maxInFlight?: number; transactio
 
 function readyBatch(records: number): ReadyBatch {
   const sealed = buildBatch(Array.from({ length: records }, (_, i) => ({ key: null, value: Buffer.from(`r${i}`) })), none)
-  return { ...newPendingBatch(records, sealed.bytes.length, 0), sealed }
+  return { ...newPendingBatch(records, 0, sealed.bytes.length, 0), sealed }
 }
 
 describe('idempotence', () => {
@@ -96,8 +96,8 @@ describe('idempotence', () => {
 
   it('retries an out-of-order batch behind the head under the same id; needs a new id for a refused head or an unknown producer id', async () => {
     const { idempotence, queue } = setup()
-    const head = newPendingBatch(1, 0, 0)
-    const behind = newPendingBatch(1, 0, 0)
+    const head = newPendingBatch(1, 0, 0, 0)
+    const behind = newPendingBatch(1, 0, 0, 0)
     queue.queue.push(head, behind)
     assert.equal(idempotence.sequenceRefused(KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, queue, behind), true)
     assert.equal(idempotence.stale, false)
@@ -114,7 +114,7 @@ describe('idempotence', () => {
   it('renews a stale producer id only with nothing in flight, and asks for a retry when InitProducerId fails', async () => {
     const { idempotence, cluster, retries } = setup()
     await idempotence.init()
-    const sent = newPendingBatch(1, 0, 0)
+    const sent = newPendingBatch(1, 0, 0, 0)
     sent.stampedGeneration = idempotence.generation
     idempotence.failed(sent)
     assert.equal(idempotence.stale, true)
@@ -128,9 +128,25 @@ describe('idempotence', () => {
     assert.equal(idempotence.stale, false)
   })
 
+  it('gives a split batch\'s sequences to its halves, unless a later batch took sequences after it: then a new id', async () => {
+    const { idempotence, queue } = setup()
+    await idempotence.init()
+    const [before, refused, after] = [readyBatch(1), readyBatch(4), readyBatch(2)]
+    queue.queue.push(before, refused, after)
+    idempotence.stamp(queue, before)
+    idempotence.stamp(queue, refused)
+    idempotence.replaced(queue, refused)
+    assert.equal(queue.nextSequence, 1, 'the halves start where the refused batch started')
+    assert.equal(idempotence.stale, false)
+    idempotence.stamp(queue, refused)
+    idempotence.stamp(queue, after)
+    idempotence.replaced(queue, refused)
+    assert.equal(idempotence.stale, true, 'the batch after it holds sequences 5-6: only a new producer id renumbers them in order')
+  })
+
   it('does not renew for a failed batch that was never sent', () => {
     const { idempotence } = setup()
-    idempotence.failed(newPendingBatch(1, 0, 0))
+    idempotence.failed(newPendingBatch(1, 0, 0, 0))
     assert.equal(idempotence.stale, false)
   })
 })

@@ -133,6 +133,48 @@ describe('sender', () => {
     await producer.close()
   })
 
+  it('resends a batch refused with MESSAGE_TOO_LARGE in halves, in order, until the large record fails alone', async () => {
+    const cluster = new FakeCluster({ topics: { t: 1 } })
+    const producer = newProducer(cluster)
+    const failures: DeliveryFailure[] = []
+    producer.onDeliveryFailure((failure) => failures.push(failure))
+    await producer.start()
+    await batches(producer, ['x'])
+    await until(() => cluster.calls.length === 1, 'the first batch')
+    cluster.calls[0]!.respond(0)
+    const big = 'B'.repeat(1000)
+    for (const value of ['a', 'b', big, 'c', 'd']) await producer.send({ topic: 't', partition: 0, key: null, value: Buffer.from(value) })
+    // As a broker whose max.message.bytes only the big record exceeds, and which checks each producer id's sequences.
+    const nextSequence = new Map<bigint, number>([[cluster.calls[0]!.batches[0]!.producerId, 1]])
+    const answer = (call: ProduceCall): void => {
+      const batch = call.batches[0]!
+      const expected = nextSequence.get(batch.producerId) ?? 0
+      if (batch.values.includes(big)) call.respond(KafkaErrorCode.MESSAGE_TOO_LARGE)
+      else if (batch.baseSequence !== expected) call.respond(KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+      else {
+        nextSequence.set(batch.producerId, expected + batch.values.length)
+        call.respond(0)
+      }
+    }
+    let flushed = false
+    void producer.flush().then(() => { flushed = true })
+    while (!flushed) {
+      await until(() => flushed || cluster.pending().length > 0, 'a produce request or the end of the flush')
+      for (const call of cluster.pending()) answer(call)
+    }
+    // Each batch as first sent: how many times a batch went again (for its sequence, after a backoff) is timing.
+    const batchesSent = [...new Set(cluster.calls.slice(1).map((call) => call.batches[0]!.values.map((v) => (v === big ? 'BIG' : v)).join(',')))]
+    assert.deepEqual(batchesSent, ['a,b,BIG,c,d', 'a,b,BIG', 'c,d', 'a,b', 'BIG'], 'halves of the refused batch, in its place, until the big record goes alone')
+    assert.deepEqual(cluster.log.get('t-0'), ['x', 'a', 'b', 'c', 'd'], 'every other record once, in order')
+    assert.equal(failures.length, 1)
+    const [failure] = failures
+    assert.equal(failure!.error.code, ErrorCodes.RECORD_TOO_LARGE)
+    assert.equal(failure!.records, 1)
+    assert.equal(failure!.firstRecordIndex, 3, 'the fourth record the partition accepted')
+    assert.deepEqual(failure!.sent.map((r) => r.value?.toString()), [big])
+    await producer.close()
+  })
+
   it('retries a batch whose request failed on the connection, with the same sequence', async () => {
     const cluster = new FakeCluster({ topics: { t: 1 } })
     const producer = newProducer(cluster)
