@@ -1,5 +1,6 @@
 import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
 import type { Logger } from '../log/logger.js'
+import { retry } from '../retry.js'
 import type { Readiness } from './endpoints.js'
 
 /** What a waiting service says it is waiting for: refused credentials or TLS are not "Kafka not ready". */
@@ -16,24 +17,23 @@ function waitingFor(err: unknown): string {
  * fails, so a service started before its cluster waits (readyz 503) instead of exiting into a restart loop.
  * Refused credentials are retried too (a Kubernetes secret can lag the user it belongs to), but the log and
  * the readiness reason say so. With `waitMs` 0 the first failure is final: the right thing for a command a
- * person typed.
+ * person typed. Shutdown (`signal`) ends a wait at once with the last failure.
  */
-export async function untilClusterReady<T>(step: () => Promise<T>, options: { waitMs: number; log: Logger; signal?: AbortSignal; readiness?: Readiness }): Promise<T> {
-  const deadline = Date.now() + options.waitMs
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const result = await step()
-      if (options.readiness !== undefined) delete options.readiness.reason
-      return result
-    } catch (err) {
-      // A wrong setting does not fix itself by waiting.
-      if (err instanceof SqueezeError && err.code === ErrorCodes.CONFIG_INVALID) throw err
-      const delayMs = Math.min(10_000, 500 * 2 ** attempt)
-      if (Date.now() + delayMs > deadline || options.signal?.aborted === true) throw err
+export async function untilClusterReady<T>(step: () => Promise<T>, options: { waitMs: number; log: Logger; signal?: AbortSignal; readiness?: Readiness; random?: () => number }): Promise<T> {
+  const result = await retry(step, {
+    deadlineMs: options.waitMs,
+    initialDelayMs: 500,
+    maxDelayMs: 10_000,
+    // A wrong setting does not fix itself by waiting.
+    shouldRetry: (err) => !(err instanceof SqueezeError && err.code === ErrorCodes.CONFIG_INVALID),
+    onRetry: (err, attempt, delayMs) => {
       const what = waitingFor(err)
       if (options.readiness !== undefined) options.readiness.reason = `${what} (${errorCode(err)})`
-      options.log.warn({ attempt: attempt + 1, retryInMs: delayMs, code: errorCode(err), reason: errorMessage(err) }, `${what}; waiting (--wait-for-brokers-s)`)
-      await new Promise((resolve) => setTimeout(resolve, delayMs))
-    }
-  }
+      options.log.warn({ attempt, retryInMs: Math.round(delayMs), code: errorCode(err), reason: errorMessage(err) }, `${what}; waiting (--wait-for-brokers-s)`)
+    },
+    signal: options.signal,
+    random: options.random
+  })
+  if (options.readiness !== undefined) delete options.readiness.reason
+  return result
 }

@@ -45,3 +45,20 @@ it('without a wait, refused credentials are final at the first attempt', async (
   }, { waitMs: 0, log: recordingLog([]) }), { code: ErrorCodes.AUTH_FAILED })
   assert.equal(calls, 1)
 })
+
+it('shutdown ends the wait at once with the last failure, without another attempt; the delays carry the injected jitter', async () => {
+  const controller = new AbortController()
+  const lines: Array<{ obj: Record<string, unknown>; msg: string }> = []
+  const log = { warn: (obj: Record<string, unknown>, msg: string) => {
+    lines.push({ obj, msg })
+    if (lines.length === 2) controller.abort()
+  } } as unknown as Logger
+  let calls = 0
+  // Had the abort not ended the second wait, a third attempt would follow it.
+  await assert.rejects(untilClusterReady(async () => {
+    calls++
+    throw new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker (try ${calls})`, { retriable: true })
+  }, { waitMs: 3_600_000, log, signal: controller.signal, random: () => 0 }), { message: 'cannot reach any Kafka broker (try 2)' })
+  assert.equal(calls, 2)
+  assert.deepEqual(lines.map((l) => l.obj.retryInMs), [400, 800])
+})
