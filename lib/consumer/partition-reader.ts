@@ -3,8 +3,9 @@ import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.j
 import { nestByTopic } from '../kafka/group-by-topic.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { COORDINATOR_TYPES, protocolError } from '../kafka/kafkajs-internals.js'
-import { retry } from '../retry.js'
+import { COORDINATOR_TYPES } from '../kafka/kafkajs-internals.js'
+import { describeKafkaError, isRetriableKafkaError } from '../kafka/error-codes.js'
+import { retry, sleep } from '../retry.js'
 import type { Logger } from '../log/logger.js'
 import { batchOffsets, isAbortMarker, readBatch, splitBatches, type ReadBatch } from '../protocol/record-batch-reader.js'
 import { AbortedTransactions } from './aborted-transactions.js'
@@ -132,13 +133,13 @@ export class PartitionReader {
     try {
       while (!aborted()) {
         await afterRound()
-        const round = prefetched ?? this.fetchRound(cursors)
+        const round = prefetched ?? this.fetchRound(cursors, signal)
         prefetched = null
         const fetched = await round
         if (fetched === 'done') return
-        if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors)
+        if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors, signal)
         for (const { cursor, result, batches } of fetched) {
-          if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode)
+          if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode, signal)
           else this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
         }
       }
@@ -148,17 +149,40 @@ export class PartitionReader {
     }
   }
 
-  /** One Fetch per leader for every partition not yet at its end; advances each `fetchAt` past what came back. */
-  private async fetchRound(cursors: PartitionCursor[]): Promise<FetchedRound> {
+  /**
+   * One Fetch per leader for every partition not yet at its end; advances each `fetchAt` past what came back.
+   * A leader that is unknown or unreachable (election, broker restart) is waited for with backoff, as long as it
+   * takes, since a follower outlives broker restarts; an error no retry fixes (refused credentials, a
+   * protocol the broker lacks) ends the read. Shutdown ends the wait with an empty round.
+   */
+  private async fetchRound(cursors: PartitionCursor[], signal: AbortSignal | undefined): Promise<FetchedRound> {
+    try {
+      return await retry(() => this.tryFetchRound(cursors), {
+        initialDelayMs: 200,
+        maxDelayMs: 2000,
+        shouldRetry: isTransient,
+        signal,
+        onRetry: (err, attempt, delayMs) => this.deps.log.warn({ err: errorMessage(err), attempt, retryInMs: Math.round(delayMs) }, 'fetch failed; retrying')
+      })
+    } catch (err) {
+      if (signal?.aborted === true) return []
+      throw new SqueezeError(ErrorCodes.SOURCE, `fetch failed: ${errorMessage(err)}`, { cause: err })
+    }
+  }
+
+  private async tryFetchRound(cursors: PartitionCursor[]): Promise<FetchedRound> {
     const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.end === null || cursor.fetchAt < cursor.end)
     if (active.length === 0) return 'done'
     const byLeader = this.groupByLeader(active)
-    if (byLeader.size === 0) {
+    let answers
+    try {
+      if (byLeader.size === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${active.length} partition(s)`, { retriable: true })
+      // All leaders or none: an answer is only taken (fetchAt advanced) below, so a retried round loses nothing.
+      answers = await Promise.all([...byLeader].map(([leader, group]) => this.fetchFrom(leader, group)))
+    } catch (err) {
       await this.deps.cluster.refreshMetadata().catch(() => undefined)
-      await delay(200)
-      return []
+      throw err
     }
-    const answers = await Promise.all([...byLeader].map(([leader, group]) => this.fetchFrom(leader, group)))
     const fetched: FetchedPartitionRound[] = []
     for (const { cursor, result } of answers.flat()) {
       if (result.errorCode !== 0) {
@@ -224,23 +248,15 @@ export class PartitionReader {
   }
 
   private async fetchFrom(leader: number, cursors: PartitionCursor[]): Promise<Array<{ cursor: PartitionCursor; result: FetchedPartition }>> {
-    let results: FetchedPartition[]
-    try {
-      const broker = await this.deps.cluster.findBroker({ nodeId: leader })
-      const { request, response } = fetchRequest({
-        maxWaitMs: this.config.maxWaitMs,
-        minBytes: 1,
-        maxBytes: this.config.maxBytes,
-        isolationLevel: this.config.isolation === 'read_committed' ? ISOLATION.READ_COMMITTED : ISOLATION.READ_UNCOMMITTED,
-        partitions: cursors.map((c) => ({ topic: c.topic, partition: c.partition, offset: c.fetchAt, maxBytes: this.config.partitionMaxBytes }))
-      })
-      results = await broker.connectionPool.send({ request, response })
-    } catch (err) {
-      this.deps.log.warn({ err: errorMessage(err), leader }, 'fetch failed; retrying')
-      await this.deps.cluster.refreshMetadata().catch(() => undefined)
-      await delay(200)
-      return []
-    }
+    const broker = await this.deps.cluster.findBroker({ nodeId: leader })
+    const { request, response } = fetchRequest({
+      maxWaitMs: this.config.maxWaitMs,
+      minBytes: 1,
+      maxBytes: this.config.maxBytes,
+      isolationLevel: this.config.isolation === 'read_committed' ? ISOLATION.READ_COMMITTED : ISOLATION.READ_UNCOMMITTED,
+      partitions: cursors.map((c) => ({ topic: c.topic, partition: c.partition, offset: c.fetchAt, maxBytes: this.config.partitionMaxBytes }))
+    })
+    const results: FetchedPartition[] = await broker.connectionPool.send({ request, response })
     const fetched: Array<{ cursor: PartitionCursor; result: FetchedPartition }> = []
     for (const result of results) {
       const cursor = cursors.find((c) => c.topic === result.topic && c.partition === result.partition)
@@ -280,7 +296,7 @@ export class PartitionReader {
     }
   }
 
-  private async handleError(cursor: PartitionCursor, code: number): Promise<void> {
+  private async handleError(cursor: PartitionCursor, code: number, signal: AbortSignal | undefined): Promise<void> {
     if (code === 1 /* OFFSET_OUT_OF_RANGE */) {
       const offsets = await this.deps.admin.fetchTopicOffsets(cursor.topic)
       const low = offsets.find((o) => o.partition === cursor.partition)?.low
@@ -289,12 +305,11 @@ export class PartitionReader {
       cursor.fetchAt = cursor.position
       return
     }
-    const definition = protocolError(code)
-    if (!definition.retriable) {
-      throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${cursor.topic}-${cursor.partition} failed: ${definition.type}: ${definition.message}`)
+    if (!isRetriableKafkaError(code)) {
+      throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${cursor.topic}-${cursor.partition} failed: ${describeKafkaError(code)}`)
     }
     await this.deps.cluster.refreshMetadata().catch(() => undefined)
-    await delay(100)
+    await sleep(100, signal)
   }
 }
 
@@ -314,7 +329,3 @@ interface FetchedPartitionRound {
 
 /** A round's answers per partition, or 'done' once every partition reached its end. */
 type FetchedRound = FetchedPartitionRound[] | 'done'
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}

@@ -14,7 +14,8 @@ import { createServer, type AddressInfo, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import kafkajs from 'kafkajs'
-import { ErrorCodes, SqueezeError } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { retry } from '../retry.js'
 import { ensureKafkaJars, javaBinary, kafkaLog4jConfig, kafkaVersion } from './kafka-jars.js'
 import { KafkaMainClasses, runKafkaJavaTool } from './java-tools.js'
 
@@ -323,10 +324,6 @@ function firstErrors(path: string, max: number): string {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms))
-}
-
 function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
   return new Promise<boolean>((res) => {
@@ -342,23 +339,12 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   })
 }
 
-/** One metadata round trip with kafkajs; resolves true when the broker answered as our cluster. */
-async function metadataAnswers(bootstrap: string, clusterId: string): Promise<boolean> {
-  const kafka = new Kafka({
-    clientId: 'squeeze-embedded-probe',
-    brokers: [bootstrap],
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1000,
-    requestTimeout: 3000,
-    retry: { retries: 0 }
-  })
-  const admin = kafka.admin({ retry: { retries: 0 } })
+/** One metadata round trip with kafkajs and no retries of its own: the callers retry with lib/retry.ts. */
+export async function describeClusterOnce(brokers: string[], timeouts: { connectionTimeout: number; requestTimeout: number }): Promise<{ clusterId: string; brokers: Array<{ nodeId: number }> }> {
+  const admin = new Kafka({ clientId: 'squeeze-broker-probe', brokers, logLevel: logLevel.NOTHING, ...timeouts, retry: { retries: 0 } }).admin({ retry: { retries: 0 } })
   try {
     await admin.connect()
-    const cluster = await admin.describeCluster()
-    return cluster.clusterId === clusterId && cluster.brokers.some((b) => b.nodeId === NODE_ID)
-  } catch {
-    return false
+    return await admin.describeCluster()
   } finally {
     await admin.disconnect().catch(() => {})
   }
@@ -473,18 +459,22 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     )
 
   const waitReady = async (entry: LiveBroker): Promise<void> => {
-    const deadline = Date.now() + startTimeoutMs
     let spawnError: Error | undefined
     entry.child.once('error', (e) => {
       spawnError = e
     })
-    for (;;) {
-      if (spawnError !== undefined) throw failure(`could not start ${javaBinary()}: ${spawnError.message}`, spawnError)
-      const { exitCode, signalCode } = entry.child
-      if (exitCode !== null || signalCode !== null) throw failure(`exited during startup (${exitCode ?? signalCode})`)
-      if (await metadataAnswers(bootstrap, SQUEEZE_CLUSTER_ID)) return
-      if (Date.now() > deadline) throw failure(`did not answer a metadata request within ${startTimeoutMs} ms`)
-      await sleep(250)
+    try {
+      await retry(async () => {
+        if (spawnError !== undefined) throw failure(`could not start ${javaBinary()}: ${spawnError.message}`, spawnError)
+        const { exitCode, signalCode } = entry.child
+        if (exitCode !== null || signalCode !== null) throw failure(`exited during startup (${exitCode ?? signalCode})`)
+        const cluster = await describeClusterOnce([bootstrap], { connectionTimeout: 1000, requestTimeout: 3000 })
+        // Another broker on a port we were told is free (a leftover) must not pass for ours.
+        if (cluster.clusterId !== SQUEEZE_CLUSTER_ID || !cluster.brokers.some((b) => b.nodeId === NODE_ID)) throw new Error(`answered as cluster ${cluster.clusterId}`)
+      }, { deadlineMs: startTimeoutMs, initialDelayMs: 250, maxDelayMs: 1000, shouldRetry: (err) => !(err instanceof SqueezeError && err.code === ErrorCodes.BROKER_START) })
+    } catch (err) {
+      if (err instanceof SqueezeError && err.code === ErrorCodes.BROKER_START) throw err
+      throw failure(`did not answer a metadata request within ${startTimeoutMs} ms: ${errorMessage(err)}`, err)
     }
   }
 

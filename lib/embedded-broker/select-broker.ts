@@ -5,14 +5,12 @@
  *       SQUEEZE_NO_TESTCONTAINERS=1; the "is there a Docker engine" check is bounded to 3 s);
  *   (c) the embedded JVM broker (kraft-broker.ts).
  */
-import kafkajs from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { kafkaVersion } from './kafka-jars.js'
-import { SQUEEZE_CLUSTER_ID, defaultServerProperties, startKraftBroker, type EmbeddedBroker, type KraftBrokerOptions } from './kraft-broker.js'
+import { retry } from '../retry.js'
+import { SQUEEZE_CLUSTER_ID, defaultServerProperties, describeClusterOnce, startKraftBroker, type EmbeddedBroker, type KraftBrokerOptions } from './kraft-broker.js'
 
 export { killEmbeddedBrokersOnExit } from './kraft-broker.js'
-
-const { Kafka, logLevel } = kafkajs
 
 export type BrokerKind = 'external' | 'testcontainers' | 'jvm'
 
@@ -53,34 +51,14 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 /** Resolves when a metadata request to `brokers` succeeds; throws BROKER_UNREACHABLE after `ms`. */
 export async function waitForMetadata(brokers: string[], ms: number): Promise<void> {
-  const deadline = Date.now() + ms
-  let last: unknown
-  for (;;) {
-    const admin = new Kafka({
-      clientId: 'squeeze-broker-probe',
-      brokers,
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 2000,
-      requestTimeout: 5000,
-      retry: { retries: 0 }
-    }).admin({ retry: { retries: 0 } })
-    try {
-      await admin.connect()
-      await admin.describeCluster()
-      return
-    } catch (e) {
-      last = e
-    } finally {
-      await admin.disconnect().catch(() => {})
-    }
-    if (Date.now() > deadline) {
-      throw new SqueezeError(
-        ErrorCodes.BROKER_UNREACHABLE,
-        `Kafka at ${brokers.join(',')} did not answer a metadata request within ${ms} ms: ${errorMessage(last)}`,
-        { retriable: true, cause: last }
-      )
-    }
-    await new Promise((r) => setTimeout(r, 500))
+  try {
+    await retry(() => describeClusterOnce(brokers, { connectionTimeout: 2000, requestTimeout: 5000 }), { deadlineMs: ms, initialDelayMs: 250, maxDelayMs: 1000, shouldRetry: () => true })
+  } catch (last) {
+    throw new SqueezeError(
+      ErrorCodes.BROKER_UNREACHABLE,
+      `Kafka at ${brokers.join(',')} did not answer a metadata request within ${ms} ms: ${errorMessage(last)}`,
+      { retriable: true, cause: last }
+    )
   }
 }
 
