@@ -8,7 +8,7 @@ export interface BackoffOptions {
 }
 
 export interface RetryOptions extends BackoffOptions {
-  /** Retries after the first try; unlimited when only `deadlineMs` bounds the loop. */
+  /** Retries after the first try; without it (and without `deadlineMs`) the loop ends only by error kind or signal. */
   readonly retries?: number
   /** No retry whose delay would end more than this many ms after the first try started. */
   readonly deadlineMs?: number
