@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
+import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
@@ -24,7 +25,6 @@ import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
 import { readFileLines } from '../../lib/sources/file-source.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
 import type { SourceItem } from '../../lib/sources/source.js'
-import { DEFAULT_TARGETS, parseTargets } from '../copier/main.js'
 
 export const COMPARE_HELP = `squeeze compare: copy one topic into a topic per codec/level, read every copy back, and report what each
 codec costs (CPU) and saves (bytes on the broker), with a recommendation.

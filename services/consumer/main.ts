@@ -9,14 +9,10 @@ import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
-import { createLogger } from '../../lib/log/logger.js'
 import { createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
-import { createRegistry } from '../../lib/metrics/registry.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
-import { connectionFailure } from '../../lib/kafka/connect-failure.js'
-import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
-import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
-import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
+import { runCommand } from '../../lib/service/lifecycle.js'
+import { runService } from '../../lib/service/run-service.js'
 
 export const CONSUME_HELP = `squeeze consume: read topics, decompress and decode every record, report bytes and CPU per topic.
 
@@ -56,69 +52,66 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   const topics = (values.topic ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '')
   if (topics.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
   const service = serviceOptionsFrom(values)
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-consumer' })
-  const connection = connectionFrom(values, env, log)
-  const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, 'http' as LogKind)
-  const format = formatName === 'none' ? null : formatFor(formatName)
-  const readerConfig = {
-    ...DEFAULT_READER_CONFIG,
-    topics,
-    from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
-    untilEnd: values.follow !== true,
-    ...(values.group === undefined ? {} : { groupId: values.group }),
-    isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed'),
-    // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
-    reuseBatchMemory: true
-  }
-
-  const signal = installShutdown(log, { timeoutMs: 10_000 })
-  const registry = createRegistry()
-  const deadLetterTopic = values['dead-letter-topic']
-  const deadLetters = deadLetterTopic === undefined ? undefined
-    : new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50 }, { cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' }) })
-  const pending: Array<Promise<void>> = []
-  const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), createConsumerMetrics(registry),
-    deadLetters === undefined || deadLetterTopic === undefined ? undefined : (poison) => {
-      pending.push(deadLetters.send({ topic: deadLetterTopic, ...toDeadLetter(poison) }))
-    })
-  const cluster = createCluster(connection, log)
-  const admin = createKafkaClient(connection, log).admin()
-  const readiness: Readiness = { ready: false }
-  const metricsServer = await startServiceEndpoints(registry, service, readiness)
-  try {
-    await untilClusterReady(async () => {
-      try {
-        await Promise.all([cluster.connect(), admin.connect()])
-      } catch (err) {
-        throw connectionFailure(err, connection)
+  return runService({
+    name: 'squeeze-consumer',
+    service,
+    configure: (log) => {
+      const connection = connectionFrom(values, env, log)
+      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, 'http' as LogKind)
+      const readerConfig = {
+        ...DEFAULT_READER_CONFIG,
+        topics,
+        from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
+        untilEnd: values.follow !== true,
+        ...(values.group === undefined ? {} : { groupId: values.group }),
+        isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed'),
+        // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
+        reuseBatchMemory: true
       }
-      const existing = await admin.listTopics()
-      const missing = topics.filter((t) => !existing.includes(t))
-      if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
-    }, { waitMs: service.waitForBrokersMs, log, signal, readiness })
-    await deadLetters?.start()
-    readiness.ready = true
-    const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })
-    await reader.run(measurements, signal)
-    await Promise.all(pending)
-    await deadLetters?.close()
-    if ((deadLetters?.snapshot().recordsFailed ?? 0) > 0) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `some poison records could not be written to ${deadLetterTopic}`)
-    for (const topic of topics) measurements.get(topic)
-    const results = measurements.results()
-    try {
-      const sizes = await describeLogDirs(cluster, topics)
-      for (const m of results) m.diskBytes = sizes.filter((s) => s.topic === m.topic).reduce((sum, s) => sum + s.sizeBytes, 0)
-    } catch (err) {
-      log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
+      return { connection, format: formatName === 'none' ? null : formatFor(formatName), readerConfig, shutdownTimeoutMs: 10_000 }
+    },
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, format, readerConfig }) => {
+      const deadLetterTopic = values['dead-letter-topic']
+      const deadLetters = deadLetterTopic === undefined ? undefined
+        : new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50 }, { cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' }) })
+      const pending: Array<Promise<void>> = []
+      const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), createConsumerMetrics(registry),
+        deadLetters === undefined || deadLetterTopic === undefined ? undefined : (poison) => {
+          pending.push(deadLetters.send({ topic: deadLetterTopic, ...toDeadLetter(poison) }))
+        })
+      const cluster = createCluster(connection, log)
+      const admin = createKafkaClient(connection, log).admin()
+      try {
+        await waitForCluster(async () => {
+          await connect(Promise.all([cluster.connect(), admin.connect()]))
+          const existing = await admin.listTopics()
+          const missing = topics.filter((t) => !existing.includes(t))
+          if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
+        })
+        await deadLetters?.start()
+        ready()
+        const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })
+        await reader.run(measurements, signal)
+        await Promise.all(pending)
+        await deadLetters?.close()
+        if ((deadLetters?.snapshot().recordsFailed ?? 0) > 0) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `some poison records could not be written to ${deadLetterTopic}`)
+        for (const topic of topics) measurements.get(topic)
+        const results = measurements.results()
+        try {
+          const sizes = await describeLogDirs(cluster, topics)
+          for (const m of results) m.diskBytes = sizes.filter((s) => s.topic === m.topic).reduce((sum, s) => sum + s.sizeBytes, 0)
+        } catch (err) {
+          log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
+        }
+        process.stdout.write(`${renderConsumeReport(results)}\n`)
+        if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
+        return 0
+      } finally {
+        await deadLetters?.close().catch(() => undefined)
+        await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
+      }
     }
-    process.stdout.write(`${renderConsumeReport(results)}\n`)
-    if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
-    return 0
-  } finally {
-    await deadLetters?.close().catch(() => undefined)
-    await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
-    await metricsServer?.close()
-  }
+  })
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => consumeMain(process.argv.slice(2)))

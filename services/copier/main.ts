@@ -1,23 +1,17 @@
 import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
-import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
-import { COPIER_PRODUCER_DEFAULTS, Copier, defaultDestination, REFUSED_POLICIES, type CopyTarget } from '../../lib/copier/copier.js'
+import { COPIER_PRODUCER_DEFAULTS, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
+import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
-import { createLogger } from '../../lib/log/logger.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
-import { createRegistry } from '../../lib/metrics/registry.js'
 import { Producer } from '../../lib/producer/producer.js'
-import { connectionFailure } from '../../lib/kafka/connect-failure.js'
-import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
-import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
-import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
-
-export const DEFAULT_TARGETS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6', 'zstd:9'] as const
+import { runCommand } from '../../lib/service/lifecycle.js'
+import { runService } from '../../lib/service/run-service.js'
 
 export const COPY_HELP = `squeeze copy: mirror a source topic into one topic per codec/level (same partitions, keys, values,
 headers, timestamps), so every codec is compared on identical traffic.
@@ -64,19 +58,6 @@ const OPTIONS = {
   X: { type: 'string', short: 'X', multiple: true }
 } as const
 
-export function parseTargets(list: string, source: string, template?: string): CopyTarget[] {
-  const specs = list.split(',').map((t) => t.trim()).filter((t) => t !== '').map(parseCodecSpec)
-  if (specs.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--targets is empty: name at least one codec[:level]')
-  const targets = specs.map((spec) => ({
-    spec,
-    topic: template === undefined ? defaultDestination(source, spec) : template.replaceAll('{source}', source).replaceAll('{target}', formatCodecSpec(spec).replace(':', '-'))
-  }))
-  const topics = new Set(targets.map((t) => t.topic))
-  if (topics.size !== targets.length) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--targets names the same destination twice (${targets.map((t) => t.topic).join(', ')})`)
-  if (topics.has(source)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'a destination cannot be the source topic')
-  return targets
-}
-
 export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values } = parseCli(argv, OPTIONS)
   if (values.help === true) {
@@ -85,62 +66,65 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
   }
   const source = requireString(values.topic, 'topic', 'name the source topic')
   const service = serviceOptionsFrom(values)
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-copier' })
-  const connection = connectionFrom(values, env, log)
-  const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
-  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
-  const groupId = values.group ?? `squeeze-copier.${source}`
-  const exactlyOnce = values['exactly-once'] === true
-  const transactionalId = values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`
-  const commitIntervalMs = parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000
-  const maxRecords = parseInteger(values.records, 'records', 1)
-  const sessionTimeoutMs = parseInteger(values['session-timeout-ms'], 'session-timeout-ms', 1000, 3_600_000)
-  const maxBytes = parseInteger(values.bytes, 'bytes', 1)
-  const deadLetterTopic = values['dead-letter-topic']
-  const onRefused = oneOf(values['on-refused'], 'on-refused', REFUSED_POLICIES, deadLetterTopic === undefined ? 'fail' : 'dead-letter')
-  if (deadLetterTopic !== undefined && (deadLetterTopic === source || targets.some((t) => t.topic === deadLetterTopic))) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`)
-  }
-
-  const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 10_000 })
-  const registry = createRegistry()
-  const kafka = createKafkaClient(connection, log)
-  const admin = kafka.admin()
-  const producer = new Producer(
-    { ...producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
-    { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry), ...(exactlyOnce ? { transactionalId } : {}) }
-  )
-  const readiness: Readiness = { ready: false }
-  const metricsServer = await startServiceEndpoints(registry, service, readiness)
-  try {
-    await untilClusterReady(async () => {
-      try {
-        await admin.connect()
-      } catch (err) {
-        throw connectionFailure(err, connection)
+  return runService({
+    name: 'squeeze-copier',
+    service,
+    configure: (log) => {
+      const connection = connectionFrom(values, env, log)
+      const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
+      const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
+      const groupId = values.group ?? `squeeze-copier.${source}`
+      const deadLetterTopic = values['dead-letter-topic']
+      const copy = {
+        connection, targets, producerConfig, groupId,
+        exactlyOnce: values['exactly-once'] === true,
+        transactionalId: values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`,
+        commitIntervalMs: parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000,
+        maxRecords: parseInteger(values.records, 'records', 1),
+        sessionTimeoutMs: parseInteger(values['session-timeout-ms'], 'session-timeout-ms', 1000, 3_600_000),
+        maxBytes: parseInteger(values.bytes, 'bytes', 1),
+        deadLetterTopic,
+        onRefused: oneOf(values['on-refused'], 'on-refused', REFUSED_POLICIES, deadLetterTopic === undefined ? 'fail' : 'dead-letter'),
+        shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 10_000
       }
-      const created = await prepareDestinations(admin, source, targets, deadLetterTopic)
-      if (created.length > 0) log.info({ topics: created }, 'created destination topics')
-      await producer.start()
-    }, { waitMs: service.waitForBrokersMs, log, signal, readiness })
-    const copier = new Copier(
-      { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
-      { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
-    )
-    readiness.ready = true
-    await copier.run(signal)
-    await producer.close()
-    const stats = copier.snapshot()
-    // run() throws on any copy neither delivered nor refused-and-handled, so what is left here was delivered.
-    const refused = stats.refused === 0 ? '' : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
-    process.stdout.write(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets (${targets.map((t) => t.topic).join(', ')}); ` +
-      `${stats.commits} commits${refused}\n`)
-    return 0
-  } finally {
-    await producer.close().catch(() => undefined)
-    await admin.disconnect().catch(() => undefined)
-    await metricsServer?.close()
-  }
+      if (deadLetterTopic !== undefined && (deadLetterTopic === source || targets.some((t) => t.topic === deadLetterTopic))) {
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`)
+      }
+      return copy
+    },
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused }) => {
+      const kafka = createKafkaClient(connection, log)
+      const admin = kafka.admin()
+      const producer = new Producer(
+        { ...producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+        { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry), ...(exactlyOnce ? { transactionalId } : {}) }
+      )
+      try {
+        await waitForCluster(async () => {
+          await connect(admin.connect())
+          const created = await prepareDestinations(admin, source, targets, deadLetterTopic)
+          if (created.length > 0) log.info({ topics: created }, 'created destination topics')
+          await producer.start()
+        })
+        const copier = new Copier(
+          { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
+          { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
+        )
+        ready()
+        await copier.run(signal)
+        await producer.close()
+        const stats = copier.snapshot()
+        // run() throws on any copy neither delivered nor refused-and-handled, so what is left here was delivered.
+        const refused = stats.refused === 0 ? '' : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
+        process.stdout.write(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets (${targets.map((t) => t.topic).join(', ')}); ` +
+          `${stats.commits} commits${refused}\n`)
+        return 0
+      } finally {
+        await producer.close().catch(() => undefined)
+        await admin.disconnect().catch(() => undefined)
+      }
+    }
+  })
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => copyMain(process.argv.slice(2)))

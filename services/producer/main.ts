@@ -6,17 +6,13 @@ import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
-import { createLogger } from '../../lib/log/logger.js'
 import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
-import { createRegistry } from '../../lib/metrics/registry.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
-import { connectionFailure } from '../../lib/kafka/connect-failure.js'
-import { untilClusterReady } from '../../lib/service/wait-for-cluster.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
-import { startServiceEndpoints, type Readiness } from '../../lib/service/endpoints.js'
-import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
+import { runCommand } from '../../lib/service/lifecycle.js'
+import { runService } from '../../lib/service/run-service.js'
 import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
 import type { SourceItem } from '../../lib/sources/source.js'
@@ -72,77 +68,74 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
     process.stdout.write(`${PRODUCE_HELP}\n`)
     return 0
   }
-  // Every setting is validated before anything connects.
+  // Every setting is validated before anything connects (runService's configure).
   const topic = requireString(values.topic, 'topic', 'name the destination topic')
   const service = serviceOptionsFrom(values)
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-producer' })
-  const connection = connectionFrom(values, env, log)
-  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), values.codec === undefined ? undefined : parseCodecSpec(values.codec))
-  const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
-  const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
-  const records = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined)
-  const rate = parseInteger(values.rate, 'rate', 1)
-  const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1
-  const onParseError = oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip')
-  const createPartitions = parseInteger(values['create-partitions'], 'create-partitions', 1, 10000)
-  const replicationFactor = parseInteger(values['replication-factor'], 'replication-factor', 1, 100)
-  if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
-
-  const signal = installShutdown(log, { timeoutMs: producerConfig.deliveryTimeoutMs + 5000 })
-  const registry = createRegistry()
-  const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
-  const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
-  let started = false
-  const readiness: Readiness = {
-    get ready() {
-      return started && delivery.healthy()
-    }
-  }
-  const metricsServer = await startServiceEndpoints(registry, service, readiness)
-  try {
-    await untilClusterReady(async () => {
-      if (createPartitions !== undefined) {
-        const admin = createKafkaClient(connection, log).admin()
-        await admin.connect().catch((err: unknown) => {
-          throw connectionFailure(err, connection)
-        })
-        try {
-          await ensureTopic(admin, topic, createPartitions, replicationFactor ?? BROKER_DEFAULT_REPLICATION_FACTOR)
-        } catch (err) {
-          if (err instanceof SqueezeError && err.code === ErrorCodes.TOPIC_REFUSED) delivery.refused(topic, err)
-          throw err
-        } finally {
-          await admin.disconnect()
-        }
+  return runService({
+    name: 'squeeze-producer',
+    service,
+    configure: (log) => {
+      const connection = connectionFrom(values, env, log)
+      const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), values.codec === undefined ? undefined : parseCodecSpec(values.codec))
+      const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
+      const settings = {
+        connection, producerConfig, sourceKind,
+        kind: oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
+        records: parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined),
+        rate: parseInteger(values.rate, 'rate', 1),
+        seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
+        onParseError: oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip'),
+        createPartitions: parseInteger(values['create-partitions'], 'create-partitions', 1, 10000),
+        replicationFactor: parseInteger(values['replication-factor'], 'replication-factor', 1, 100),
+        shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 5000
       }
-      await producer.start().catch((err: unknown) => {
-        throw connectionFailure(err, connection)
-      })
-    }, { waitMs: service.waitForBrokersMs, log, signal, readiness })
-    started = true
-    const source: AsyncIterable<SourceItem> =
-      sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
-      : sourceKind === 'file' ? limit(readFileLines(values.file as string, { follow: values.follow === true, signal }), records)
-      : limit(readStdinLines(signal), records)
-    log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
-    const summary = await produceLogs({
-      source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal,
-      onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
-    })
-    await producer.close()
-    const stats = producer.snapshot()
-    const ratio = stats.compressedBytes === 0 ? 0 : stats.uncompressedBytes / stats.compressedBytes
-    process.stdout.write(
-      `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
-      `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x), ` +
-      `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
-      `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}\n`
-    )
-    return stats.recordsFailed > 0 ? 1 : 0
-  } finally {
-    await producer.close().catch(() => undefined)
-    await metricsServer?.close()
-  }
+      if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+      return settings
+    },
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
+      const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
+      const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
+      try {
+        await waitForCluster(async () => {
+          if (createPartitions !== undefined) {
+            const admin = createKafkaClient(connection, log).admin()
+            await connect(admin.connect())
+            try {
+              await ensureTopic(admin, topic, createPartitions, replicationFactor ?? BROKER_DEFAULT_REPLICATION_FACTOR)
+            } catch (err) {
+              if (err instanceof SqueezeError && err.code === ErrorCodes.TOPIC_REFUSED) delivery.refused(topic, err)
+              throw err
+            } finally {
+              await admin.disconnect()
+            }
+          }
+          await connect(producer.start())
+        })
+        ready(() => delivery.healthy())
+        const source: AsyncIterable<SourceItem> =
+          sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
+          : sourceKind === 'file' ? limit(readFileLines(values.file as string, { follow: values.follow === true, signal }), records)
+          : limit(readStdinLines(signal), records)
+        log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
+        const summary = await produceLogs({
+          source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal,
+          onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
+        })
+        await producer.close()
+        const stats = producer.snapshot()
+        const ratio = stats.compressedBytes === 0 ? 0 : stats.uncompressedBytes / stats.compressedBytes
+        process.stdout.write(
+          `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
+          `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x), ` +
+          `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
+          `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}\n`
+        )
+        return stats.recordsFailed > 0 ? 1 : 0
+      } finally {
+        await producer.close().catch(() => undefined)
+      }
+    }
+  })
 }
 
 async function* limit<T>(items: AsyncIterable<T>, max: number | undefined): AsyncGenerator<T> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { parseTargets } from '../../services/copier/main.js'
+import { parseTargets } from '../../lib/copier/targets.js'
 import { composeSchemaProblems, isObject, loadYaml, ROOT, type Json, type JsonObject } from './manifests.js'
 
 const COMPOSE_FILE = join(ROOT, 'docker-compose.yml')

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { basename, join, relative } from 'node:path'
 import { describe, it } from 'node:test'
-import { parseTargets } from '../../services/copier/main.js'
+import { parseTargets } from '../../lib/copier/targets.js'
 import { containersOf, isObject, loadYamlDocuments, podSpecOf, renderKustomization, ROOT, schemaProblems, yamlFilesUnder, type JsonObject, type Resource } from './manifests.js'
 
 const K8S = join(ROOT, 'k8s')

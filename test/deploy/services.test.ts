@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
-import { DEFAULT_TARGETS, parseTargets } from '../../services/copier/main.js'
+import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { dashboardQueries } from './manifests.js'
 
