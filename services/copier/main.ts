@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
+import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { COPIER_PRODUCER_DEFAULTS, Copier, defaultDestination, REFUSED_POLICIES, type CopyTarget } from '../../lib/copier/copier.js'
@@ -78,6 +79,7 @@ export function parseTargets(list: string, source: string, template?: string): C
 }
 
 export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  installKafkajsDecoders()
   const { values } = parseCli(argv, OPTIONS)
   if (values.help === true) {
     process.stdout.write(`${COPY_HELP}\n`)
