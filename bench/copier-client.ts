@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { parseCodecSpec } from '../lib/codecs/index.js'
+import { installKafkajsDecoders } from '../lib/codecs/kafkajs-plugin.js'
 import { COPIER_PRODUCER_DEFAULTS, Copier, defaultDestination } from '../lib/copier/copier.js'
 import { prepareDestinations } from '../lib/copier/destinations.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
@@ -13,6 +14,7 @@ import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
  * when every target acknowledged the last one. Prints one JSON line.
  */
 async function main(): Promise<void> {
+  installKafkajsDecoders()
   const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, targets: { type: 'string' }, group: { type: 'string' }, prefix: { type: 'string' } } })
   const source = values.topic ?? ''
   const targets = (values.targets ?? '').split(',').map((t) => {

@@ -1,3 +1,4 @@
+import kafkajs from 'kafkajs'
 import type { Codec } from './codec.js'
 import { decoderForId } from './index.js'
 
@@ -18,11 +19,19 @@ export function toKafkajsCodec(codec: Codec): () => KafkajsCodec {
 /**
  * Installs squeeze's decoders for snappy, lz4 and zstd into a kafkajs CompressionCodecs registry, so a plain
  * kafkajs consumer (the copier's group consumer) reads every codec. Only decompression goes through the
- * global registry: it does not depend on the level, so the registry being process-wide is harmless here.
+ * registry: it does not depend on the level.
  */
 export function registerKafkajsDecoders(registry: Record<number, () => KafkajsCodec>): void {
   for (const id of [2, 3, 4]) {
     const codec = decoderForId(id)
     if (codec !== undefined) registry[id] = toKafkajsCodec(codec)
   }
+}
+
+/**
+ * Installs the decoders into kafkajs's process-wide registry. The registry is global, so only the process owner
+ * (a service's main, a test or bench that runs a copier) calls this; importing a module never does.
+ */
+export function installKafkajsDecoders(): void {
+  registerKafkajsDecoders(kafkajs.CompressionCodecs as unknown as Record<number, () => KafkajsCodec>)
 }

@@ -53,10 +53,25 @@ export interface CompareSource {
   readonly ingestRate: IngestRate
 }
 
-export interface Recommendation {
+/** A target's figures a recommendation is argued from. */
+export interface RecommendedPoint {
   readonly target: string
-  readonly criterion: 'cpu-budget' | 'target-ratio' | 'best-ratio-per-cpu'
-  readonly reason: string
+  readonly ratio: number
+  readonly compressCpuSecondsPerGiB: number
+  readonly storedBytes: number
+}
+
+/** Which rule picked the target, with the operator's limits it was picked within. */
+export type RecommendationCriterion =
+  | { readonly criterion: 'cpu-budget'; readonly cpuBudgetSecondsPerGiB: number; readonly targetRatio: number | null }
+  | { readonly criterion: 'target-ratio'; readonly targetRatio: number }
+  /** The knee of a Pareto front of `undominated` targets; `nextStep` is the front's next point up, if any. */
+  | { readonly criterion: 'best-ratio-per-cpu'; readonly undominated: number; readonly nextStep: RecommendedPoint | null }
+
+/** What to run and why, as data: lib/report/ words it. */
+export type Recommendation = RecommendationCriterion & {
+  readonly target: string
+  readonly chosen: RecommendedPoint
   /** Bytes per day saved against `none`: ingest rate x (1 - 1/ratioVsNone) x (replication factor + consumers); null when the rate is unknown. */
   readonly bytesPerDaySaved: number | null
   /** Bytes saved against `none` per GiB of uncompressed input, same multipliers; null without a `none` target. */

@@ -1,7 +1,5 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import { formatLargeBytes } from '../report/compare-table.js'
-import { formatBytes, formatNumber } from '../report/table.js'
-import type { CompareTargetResult, Recommendation } from './compare-report.js'
+import type { CompareTargetResult, Recommendation, RecommendationCriterion, RecommendedPoint } from './compare-report.js'
 import { paretoFront } from './pareto.js'
 
 export interface RecommendOptions {
@@ -37,17 +35,11 @@ export function recommend(targets: readonly CompareTargetResult[], options: Reco
   if (budget !== undefined) {
     const chosen = first(eligible, (a, b) => a.storedBytes - b.storedBytes || a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB)
     if (chosen === undefined) return null
-    const also = targetRatio === undefined ? '' : ` and at least ${formatNumber(targetRatio)}x`
-    return finish(targets, chosen, 'cpu-budget', options,
-      `${chosen.target} stores the fewest bytes (${formatBytes(chosen.storedBytes)}, ${formatNumber(chosen.ratio)}x) within ` +
-      `${formatNumber(budget)} compress CPU s/GiB${also}: it costs ${formatNumber(chosen.compressCpuSecondsPerGiB)} s/GiB`)
+    return finish(targets, chosen, { criterion: 'cpu-budget', cpuBudgetSecondsPerGiB: budget, targetRatio: targetRatio ?? null }, options)
   }
-  const ratio = targetRatio as number
   const chosen = first(eligible, (a, b) => a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB || a.storedBytes - b.storedBytes)
   if (chosen === undefined) return null
-  return finish(targets, chosen, 'target-ratio', options,
-    `${chosen.target} is the cheapest target reaching ${formatNumber(ratio)}x: ${formatNumber(chosen.ratio)}x ` +
-    `at ${formatNumber(chosen.compressCpuSecondsPerGiB)} compress CPU s/GiB`)
+  return finish(targets, chosen, { criterion: 'target-ratio', targetRatio: targetRatio as number }, options)
 }
 
 /**
@@ -77,10 +69,7 @@ function byKnee(targets: readonly CompareTargetResult[], candidates: readonly Co
     }
   }
   const next = front[front.indexOf(chosen) + 1]
-  const beyond = next === undefined ? '' : `; the next step up, ${next.target}, reaches ${formatNumber(next.ratio)}x for ${formatNumber(next.compressCpuSecondsPerGiB)} s/GiB`
-  return finish(targets, chosen, 'best-ratio-per-cpu', options,
-    `${chosen.target} is the knee of the ratio-vs-CPU trade-off across ${front.length} undominated target${front.length === 1 ? '' : 's'}: ` +
-    `${formatNumber(chosen.ratio)}x at ${formatNumber(chosen.compressCpuSecondsPerGiB)} compress CPU s/GiB`, beyond)
+  return finish(targets, chosen, { criterion: 'best-ratio-per-cpu', undominated: front.length, nextStep: next === undefined ? null : point(next) }, options)
 }
 
 /**
@@ -100,13 +89,18 @@ export function bytesPerDaySaved(targets: readonly CompareTargetResult[], target
   return (options.ingressBytesPerSecond * SECONDS_PER_DAY / GIB) * perGiB
 }
 
-function finish(targets: readonly CompareTargetResult[], chosen: CompareTargetResult, criterion: Recommendation['criterion'], options: RecommendOptions, reason: string, tail = ''): Recommendation {
-  const perDay = bytesPerDaySaved(targets, chosen, options)
-  const perGiB = bytesSavedPerGiB(targets, chosen, options)
-  const across = `against none across ${options.replicationFactor} replica${options.replicationFactor === 1 ? '' : 's'} and ${options.consumers} consumer${options.consumers === 1 ? '' : 's'}`
-  const savedText = perDay !== null ? `, saving ${formatLargeBytes(perDay)} per day ${across}`
-    : perGiB !== null ? `, saving ${formatLargeBytes(perGiB)} per GiB of input ${across} (ingest rate unknown)` : ''
-  return { target: chosen.target, criterion, reason: `${reason}${savedText}${tail}.`, bytesPerDaySaved: perDay, bytesSavedPerGiB: perGiB }
+function finish(targets: readonly CompareTargetResult[], chosen: CompareTargetResult, criterion: RecommendationCriterion, options: RecommendOptions): Recommendation {
+  return {
+    ...criterion,
+    target: chosen.target,
+    chosen: point(chosen),
+    bytesPerDaySaved: bytesPerDaySaved(targets, chosen, options),
+    bytesSavedPerGiB: bytesSavedPerGiB(targets, chosen, options)
+  }
+}
+
+function point(t: CompareTargetResult): RecommendedPoint {
+  return { target: t.target, ratio: t.ratio, compressCpuSecondsPerGiB: t.compressCpuSecondsPerGiB, storedBytes: t.storedBytes }
 }
 
 /**

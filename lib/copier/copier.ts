@@ -1,7 +1,5 @@
 import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs'
-import kafkajs from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
-import { registerKafkajsDecoders, type KafkajsCodec } from '../codecs/kafkajs-plugin.js'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
@@ -79,9 +77,6 @@ export const COPIER_PRODUCER_DEFAULTS = { compressionThread: false } as const
 export function defaultDestination(source: string, spec: CodecSpec): string {
   return `${source}.${formatCodecSpec(spec).replace(':', '-')}`
 }
-
-// kafkajs decodes the source's batches; squeeze's decoders read every codec, including Java's xerial snappy.
-registerKafkajsDecoders(kafkajs.CompressionCodecs as unknown as Record<number, () => KafkajsCodec>)
 
 /**
  * Mirrors a source topic into one topic per codec/level: same partition, key, value, headers and timestamp.

@@ -99,12 +99,10 @@ function isAscii(buf: Buffer, start: number, end: number): boolean {
 }
 
 /**
- * Finds text field `index`: returns its first byte's offset, with its length (NUL excluded) in `textLength`,
- * or -1 for an unset field. Checks the pointer's kind, the bounds and the NUL terminator Text must end with.
+ * Checks text field `index` (the pointer's kind, the bounds and the NUL terminator Text must end with) and
+ * returns its length, NUL excluded, or -1 for an unset field. The zero-copy check needs only this.
  */
-let textLength = 0
-function locateText(s: StructView, index: number): number {
-  textLength = 0
+function textLength(s: StructView, index: number): number {
   if (index >= s.ptrCount) return -1
   const at = s.ptrs + index * 8
   // In bounds: rootStruct checked that the pointer section lies inside the segment.
@@ -117,17 +115,23 @@ function locateText(s: StructView, index: number): number {
   if ((hi & 7) !== 2) throw corrupt(`pointer ${index} is not a byte list (element size ${hi & 7})`)
   const count = hi >>> 3
   if (count === 0) return -1
-  const start = at + 8 + (lo >> 2) * 8
+  const start = textStart(s, index)
   if (start < s.seg || start + count > s.seg + s.segLen) throw corrupt(`text ${index} lies outside the segment`)
   if (s.buf[start + count - 1] !== 0) throw corrupt(`text ${index} is not NUL-terminated`)
-  textLength = count - 1
-  return start
+  return count - 1
+}
+
+/** The offset of text field `index`'s first byte; meaningful once textLength has checked the pointer. */
+function textStart(s: StructView, index: number): number {
+  const at = s.ptrs + index * 8
+  return at + 8 + (le32(s.buf, at) >> 2) * 8
 }
 
 function text(s: StructView, index: number): string {
-  const start = locateText(s, index)
-  if (start === -1) return ''
-  const end = start + textLength
+  const length = textLength(s, index)
+  if (length === -1) return ''
+  const start = textStart(s, index)
+  const end = start + length
   // Log fields are almost always ASCII; latin1 is a straight byte copy, far cheaper than UTF-8.
   return isAscii(s.buf, start, end) ? latin1(s.buf, start, end) : utf8(s.buf, start, end)
 }
@@ -193,7 +197,10 @@ function checkFast(buf: Buffer, seg: number, segLen: number): number {
   // The scalars tile the data section (SCALARS_END bytes): read it a word at a time, up to what the writer sent.
   const scalarBytes = Math.min(s.dataBytes, SCALARS_END)
   for (let at = 0; at + 4 <= scalarBytes; at += 4) seen += le32(buf, s.data + at)
-  for (const index of TEXT_POINTERS) if (locateText(s, index) !== -1) seen += textLength
+  for (const index of TEXT_POINTERS) {
+    const length = textLength(s, index)
+    if (length !== -1) seen += length
+  }
   return seen
 }
 

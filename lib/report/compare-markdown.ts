@@ -1,6 +1,5 @@
-import type { CompareReport } from '../compare/compare-report.js'
-import type { Recommendation } from '../compare/compare-report.js'
-import { COMPARE_HEADERS, compareRow, formatLargeBytes, ingestRateText } from './compare-table.js'
+import type { CompareReport, Recommendation } from '../compare/compare-report.js'
+import { COMPARE_HEADERS, compareRow, formatLargeBytes, ingestRateText, recommendationReason } from './compare-table.js'
 import { formatBytes } from './table.js'
 
 /** The comparison as a Markdown document, for a ticket or a pull request: results, recommendation, source, settings. */
@@ -24,7 +23,7 @@ export function renderCompareMarkdown(report: CompareReport): string {
     '',
     rec === null
       ? 'No measured target meets the criteria (or every target was recompressed by the broker).'
-      : `**${escapeInline(rec.target)}** (${rec.criterion}): ${escapeInline(rec.reason)}`,
+      : `**${escapeInline(rec.target)}** (${rec.criterion}): ${escapeInline(recommendationReason(rec, settings))}`,
     '',
     ...(rec === null ? [] : savings(rec, `(replication factor ${settings.replicationFactor} + ${settings.consumers} consumers)`)),
     '',

@@ -73,12 +73,46 @@ export function savingLines(report: CompareReport, rec: Recommendation): string[
   ]
 }
 
+type Carriers = Pick<CompareReport['settings'], 'replicationFactor' | 'consumers'>
+
+/**
+ * Why the recommendation: the rule that picked it with the figures it was picked on, what it saves against
+ * none counted once per replica and once per consumer, and for the knee the next step up the front.
+ */
+export function recommendationReason(rec: Recommendation, carriers: Carriers): string {
+  const { chosen } = rec
+  const costs = `${formatNumber(chosen.ratio)}x at ${formatNumber(chosen.compressCpuSecondsPerGiB)} compress CPU s/GiB`
+  let why: string
+  let tail = ''
+  switch (rec.criterion) {
+    case 'cpu-budget': {
+      const also = rec.targetRatio === null ? '' : ` and at least ${formatNumber(rec.targetRatio)}x`
+      why = `${rec.target} stores the fewest bytes (${formatBytes(chosen.storedBytes)}, ${formatNumber(chosen.ratio)}x) within ` +
+        `${formatNumber(rec.cpuBudgetSecondsPerGiB)} compress CPU s/GiB${also}: it costs ${formatNumber(chosen.compressCpuSecondsPerGiB)} s/GiB`
+      break
+    }
+    case 'target-ratio':
+      why = `${rec.target} is the cheapest target reaching ${formatNumber(rec.targetRatio)}x: ${costs}`
+      break
+    case 'best-ratio-per-cpu': {
+      why = `${rec.target} is the knee of the ratio-vs-CPU trade-off across ${rec.undominated} undominated target${rec.undominated === 1 ? '' : 's'}: ${costs}`
+      const next = rec.nextStep
+      if (next !== null) tail = `; the next step up, ${next.target}, reaches ${formatNumber(next.ratio)}x for ${formatNumber(next.compressCpuSecondsPerGiB)} s/GiB`
+    }
+  }
+  const { replicationFactor, consumers } = carriers
+  const across = `against none across ${replicationFactor} replica${replicationFactor === 1 ? '' : 's'} and ${consumers} consumer${consumers === 1 ? '' : 's'}`
+  const saved = rec.bytesPerDaySaved !== null ? `, saving ${formatLargeBytes(rec.bytesPerDaySaved)} per day ${across}`
+    : rec.bytesSavedPerGiB !== null ? `, saving ${formatLargeBytes(rec.bytesSavedPerGiB)} per GiB of input ${across} (ingest rate unknown)` : ''
+  return `${why}${saved}${tail}.`
+}
+
 /** The recommendation as prose lines, without markup: what to run, why, and what it saves. */
 export function recommendationLines(report: CompareReport): string[] {
   const rec: Recommendation | null = report.recommendation
   const rate = `ingest rate: ${ingestRateText(report.source.ingestRate)}`
   if (rec === null) return ['recommendation: none: no measured target meets the criteria (or every target was recompressed by the broker)', rate]
-  return [`recommendation: ${rec.target} (${rec.criterion})`, `  ${rec.reason}`, `  ${rate}`, ...savingLines(report, rec).map((l) => `  ${l}`)]
+  return [`recommendation: ${rec.target} (${rec.criterion})`, `  ${recommendationReason(rec, report.settings)}`, `  ${rate}`, ...savingLines(report, rec).map((l) => `  ${l}`)]
 }
 
 /** The comparison for a terminal: one row per target, then the recommendation. */

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
+import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
@@ -18,6 +19,7 @@ import { ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { renderCompareJson } from '../../lib/report/compare-json.js'
 import { renderCompareMarkdown } from '../../lib/report/compare-markdown.js'
 import { renderCompareSvg } from '../../lib/report/compare-svg.js'
 import { renderCompareTable } from '../../lib/report/compare-table.js'
@@ -83,6 +85,7 @@ function squeezeVersion(): string {
 }
 
 export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  installKafkajsDecoders()
   const { values } = parseCli(argv, OPTIONS)
   if (values.help === true) {
     process.stdout.write(`${COMPARE_HELP}\n`)
@@ -158,7 +161,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
       if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
       process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
-      if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(outcome.report, null, 2)}\n`)
+      if (values.json !== undefined) writeFileSync(values.json, renderCompareJson(outcome.report))
       if (values.markdown !== undefined) writeFileSync(values.markdown, renderCompareMarkdown(outcome.report))
       if (values.chart !== undefined) {
         writeFileSync(values.chart, renderCompareSvg(outcome.report))

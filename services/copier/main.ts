@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
+import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { COPIER_PRODUCER_DEFAULTS, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
@@ -59,6 +60,7 @@ const OPTIONS = {
 } as const
 
 export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  installKafkajsDecoders()
   const { values } = parseCli(argv, OPTIONS)
   if (values.help === true) {
     process.stdout.write(`${COPY_HELP}\n`)

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
+import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { Copier, defaultDestination } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -20,6 +21,7 @@ const RECENT_MS = Date.now() - 3_600_000
 
 let kafka: TestKafka
 before(async () => {
+  installKafkajsDecoders()
   kafka = await startTestKafka()
 })
 after(async () => {

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
+import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -20,6 +21,7 @@ const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url)
 
 let kafka: TestKafka
 before(async () => {
+  installKafkajsDecoders()
   kafka = await startTestKafka()
 })
 after(async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { createCodec, parseCodecSpec } from '../../lib/codecs/index.js'
-import type { CompareReport } from '../../lib/compare/compare-report.js'
+import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { formatFor } from '../../lib/formats/index.js'
 import { BATCH } from '../../lib/protocol/batch-layout.js'
 import { buildBatch } from '../../lib/protocol/record-batch-builder.js'
@@ -30,7 +30,7 @@ describe('squeeze compare CPU figures', () => {
     const result = await runSqueeze(['compare', '--brokers', kafka.broker.brokers.join(','), '--source', 'generate', '--kind', 'http', '--records', '20000',
       '--targets', specs.join(','), '--keep-topics', '--json', join(dir, 'r.json'), '--log-level', 'error'])
     assert.equal(result.code, 0, result.stderr)
-    const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReport
+    const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReportJson
     t.after(() => kafka.admin.deleteTopics({ topics: [report.source.topic, ...report.targets.map((r) => r.topic)] }).catch(() => undefined))
     const none = report.targets.find((r) => r.target === 'none')
     assert.ok(none !== undefined)

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import type { CompareReport } from '../../lib/compare/compare-report.js'
+import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { isKnownRate, type KnownIngestRate } from '../../lib/compare/ingest-rate.js'
 import { rfc3164Time } from '../../lib/generators/time-format.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
@@ -13,17 +13,17 @@ import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const DAY_S = 86_400
 
-function compare(args: string[]): Promise<{ code: number; stdout: string; stderr: string; report: CompareReport | undefined }> {
+function compare(args: string[]): Promise<{ code: number; stdout: string; stderr: string; report: CompareReportJson | undefined }> {
   const json = join(mkdtempSync(join(tmpdir(), 'squeeze-compare-rate-')), 'r.json')
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, 'compare', ...args, '--json', json, '--log-level', 'error'], { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
-      resolve({ code, stdout, stderr, report: code === 0 ? (JSON.parse(readFileSync(json, 'utf8')) as CompareReport) : undefined })
+      resolve({ code, stdout, stderr, report: code === 0 ? (JSON.parse(readFileSync(json, 'utf8')) as CompareReportJson) : undefined })
     })
   })
 }
 
-function knownRate(report: CompareReport | undefined): KnownIngestRate {
+function knownRate(report: CompareReportJson | undefined): KnownIngestRate {
   const rate = report?.source.ingestRate
   assert.ok(rate !== undefined && isKnownRate(rate), `a known rate: ${JSON.stringify(rate)}`)
   return rate
@@ -87,7 +87,7 @@ describe('squeeze compare: bytes per day from the source\'s own ingest rate', ()
     writeFileSync(file, `${Array.from({ length: 2000 }, (_, i) => syslogLine(start + i * 360_000, i)).join('\n')}\n`)
     const result = await compare(['--brokers', kafka.broker.brokers.join(','), '--source', 'file', '--file', file, '--kind', 'syslog', '--targets', 'none,zstd:3'])
     assert.equal(result.code, 0, result.stderr)
-    const report = result.report as CompareReport
+    const report = result.report as CompareReportJson
     const rate = knownRate(report)
     assert.equal(rate.window.source, 'line-timestamps')
     assert.equal(rate.window.lookbackSeconds, null)

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { Ajv } from 'ajv'
-import type { CompareReport } from '../../lib/compare/compare-report.js'
+import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { formatFor, type LogKind } from '../../lib/formats/index.js'
 import { CORPUS_FIXTURES, corpusLines, corpusPath } from '../helpers/corpus.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
@@ -43,7 +43,7 @@ after(async () => {
   await kafka?.stop()
 })
 
-function assertPhysicallySound(report: CompareReport, label: string): void {
+function assertPhysicallySound(report: CompareReportJson, label: string): void {
   const none = report.targets.find((t) => t.target === 'none')
   assert.ok(none, 'a none target')
   for (const t of report.targets) {
@@ -64,7 +64,7 @@ describe('squeeze compare', () => {
     const result = await squeeze(['compare', '--brokers', kafka.broker.brokers.join(','), '--source', 'generate', '--kind', 'http', '--records', '20000',
       '--json', join(dir, 'r.json'), '--markdown', join(dir, 'r.md'), '--chart', join(dir, 'r.svg'), '--log-level', 'error'])
     assert.equal(result.code, 0, result.stderr)
-    const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReport
+    const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReportJson
     assert.equal(report.source.records, 20000)
     assert.equal(report.targets.length, 8)
     assertPhysicallySound(report, 'http')
@@ -88,7 +88,7 @@ describe('squeeze compare', () => {
       const result = await squeeze(['compare', '--brokers', kafka.broker.brokers.join(','), '--source', 'file', '--file', corpusPath(file), '--kind', kind,
         '--targets', 'none,gzip:6,snappy,lz4:1,zstd:1,zstd:9', '--json', join(dir, 'r.json'), '--log-level', 'error'])
       assert.equal(result.code, 0, result.stderr)
-      const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReport
+      const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReportJson
       assert.equal(report.source.records, parsedLines(file, kind))
       assertPhysicallySound(report, file)
       console.log(`${file}: ${report.targets.map((t) => `${t.target} ${t.ratio.toFixed(2)}x`).join(', ')}`)

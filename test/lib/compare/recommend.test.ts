@@ -1,11 +1,18 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { recommend, type RecommendOptions } from '../../../lib/compare/recommend.js'
+import type { Recommendation } from '../../../lib/compare/compare-report.js'
 import { SqueezeError } from '../../../lib/errors.js'
+import { recommendationReason } from '../../../lib/report/compare-table.js'
 import { SAMPLE_TARGETS, target } from './sample-report.js'
 
 const MIB = 1024 * 1024
 const base: RecommendOptions = { ingressBytesPerSecond: 1_000_000, replicationFactor: 3, consumers: 2 }
+
+/** The reason as the report layer words it, for the same carriers as `base`. */
+function reason(rec: Recommendation | null): string {
+  return rec === null ? '' : recommendationReason(rec, base)
+}
 
 describe('recommend', () => {
   describe('with a CPU budget', () => {
@@ -13,7 +20,7 @@ describe('recommend', () => {
       const rec = recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 10 })
       assert.equal(rec?.target, 'zstd:3')
       assert.equal(rec?.criterion, 'cpu-budget')
-      assert.match(rec?.reason ?? '', /zstd:3 .*10\.00x.*10\.00 compress CPU s\/GiB.*2\.00 s\/GiB/)
+      assert.match(reason(rec), /zstd:3 .*10\.00x.*10\.00 compress CPU s\/GiB.*2\.00 s\/GiB/)
     })
 
     it('a tighter budget moves the pick to a cheaper codec, a looser one to a stronger one', () => {
@@ -37,7 +44,7 @@ describe('recommend', () => {
       const rec = recommend(SAMPLE_TARGETS, { ...base, targetRatio: 9 })
       assert.equal(rec?.target, 'zstd:1')
       assert.equal(rec?.criterion, 'target-ratio')
-      assert.match(rec?.reason ?? '', /cheapest target reaching 9\.00x: 9\.09x at 1\.60 compress CPU s\/GiB/)
+      assert.match(reason(rec), /cheapest target reaching 9\.00x: 9\.09x at 1\.60 compress CPU s\/GiB/)
       assert.equal(recommend(SAMPLE_TARGETS, { ...base, targetRatio: 12 })?.target, 'zstd:19')
     })
 
@@ -51,8 +58,19 @@ describe('recommend', () => {
       const rec = recommend(SAMPLE_TARGETS, base)
       assert.equal(rec?.target, 'zstd:3')
       assert.equal(rec?.criterion, 'best-ratio-per-cpu')
-      assert.match(rec?.reason ?? '', /10\.00x at 2\.00 compress CPU s\/GiB/)
-      assert.match(rec?.reason ?? '', /next step up, zstd:19, reaches 13\.33x for 120\.00 s\/GiB\.$/)
+      assert.match(reason(rec), /10\.00x at 2\.00 compress CPU s\/GiB/)
+      assert.match(reason(rec), /next step up, zstd:19, reaches 13\.33x for 120\.00 s\/GiB\.$/)
+    })
+
+    it('returns what it chose and why as data (the figures, the front, the next step), no sentences', () => {
+      assert.deepEqual(recommend(SAMPLE_TARGETS, base), {
+        target: 'zstd:3', criterion: 'best-ratio-per-cpu', undominated: 4,
+        chosen: { target: 'zstd:3', ratio: 10, compressCpuSecondsPerGiB: 2, storedBytes: 10 * MIB },
+        nextStep: { target: 'zstd:19', ratio: 100 / 7.5, compressCpuSecondsPerGiB: 120, storedBytes: 7.5 * MIB },
+        bytesPerDaySaved: 1_000_000 * 86_400 * (1 - 10 / 100) * 5, bytesSavedPerGiB: 1024 ** 3 * (1 - 10 / 100) * 5
+      })
+      assert.deepEqual(recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 10, targetRatio: 9 }),
+        { ...recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 10 }), targetRatio: 9 })
     })
 
     it('recommends a codec over none whenever one was measured, and none only when it is all there is', () => {
@@ -75,14 +93,14 @@ describe('recommend', () => {
       const rec = recommend(SAMPLE_TARGETS, base)
       // zstd:3 stores 10 MiB where none stores 100 MiB: 90% of 1 MB/s, carried 3 + 2 times.
       assert.ok(Math.abs((rec?.bytesPerDaySaved ?? 0) - 1_000_000 * 86_400 * 0.9 * 5) < 1e-3)
-      assert.match(rec?.reason ?? '', /2\.00 compress CPU s\/GiB, saving 362\.10GiB per day against none across 3 replicas and 2 consumers; the next step up/)
+      assert.match(reason(rec), /2\.00 compress CPU s\/GiB, saving 362\.10GiB per day against none across 3 replicas and 2 consumers; the next step up/)
     })
 
     it('is null without a none target, while the recommendation still stands', () => {
       const rec = recommend(SAMPLE_TARGETS.filter((t) => t.codec !== 'none'), base)
       assert.equal(rec?.target, 'zstd:3')
       assert.equal(rec?.bytesPerDaySaved, null)
-      assert.doesNotMatch(rec?.reason ?? '', /saving/)
+      assert.doesNotMatch(reason(rec), /saving/)
     })
 
     it('is null when the ingest rate is unknown, and the saving is given per GiB of input instead', () => {
@@ -90,7 +108,7 @@ describe('recommend', () => {
       assert.equal(rec?.target, 'zstd:3')
       assert.equal(rec?.bytesPerDaySaved, null)
       assert.ok(Math.abs((rec?.bytesSavedPerGiB ?? 0) - 1024 ** 3 * 0.9 * 5) < 1e-3)
-      assert.match(rec?.reason ?? '', /saving 4\.50GiB per GiB of input against none across 3 replicas and 2 consumers \(ingest rate unknown\)/)
+      assert.match(reason(rec), /saving 4\.50GiB per GiB of input against none across 3 replicas and 2 consumers \(ingest rate unknown\)/)
       assert.ok(Math.abs((recommend(SAMPLE_TARGETS, base)?.bytesSavedPerGiB ?? 0) - 1024 ** 3 * 0.9 * 5) < 1e-3, 'the same per GiB with a known rate')
     })
   })

@@ -61,6 +61,11 @@ export function sampleReport(targets: readonly CompareTargetResult[] = SAMPLE_TA
       } },
     settings: { lingerMs: 100, batchSizeBytes: 1_048_576, replicationFactor: 3, consumers: 2 },
     targets,
-    recommendation: { target: 'zstd:3', criterion: 'best-ratio-per-cpu', reason: 'zstd:3 is the knee: 10.00x at 2.00 compress CPU s/GiB.', bytesPerDaySaved: 123_456_789_012, bytesSavedPerGiB: 4_831_838_208 }
+    recommendation: {
+      target: 'zstd:3', criterion: 'best-ratio-per-cpu', undominated: 4,
+      chosen: { target: 'zstd:3', ratio: 10, compressCpuSecondsPerGiB: 2, storedBytes: 10 * MIB },
+      nextStep: { target: 'zstd:19', ratio: 100 / 7.5, compressCpuSecondsPerGiB: 120, storedBytes: 7.5 * MIB },
+      bytesPerDaySaved: 123_456_789_012, bytesSavedPerGiB: 4_831_838_208
+    }
   }
 }
