@@ -5,6 +5,8 @@ import { after, before, describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { defaultDestination } from '../../lib/copier/copier.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { scrapeCounter } from '../helpers/metrics.js'
+import { freePort } from '../helpers/ports.js'
 
 // Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
 const RECENT_MS = Date.now() - 3_600_000
@@ -49,19 +51,36 @@ async function valuesByPartition(topic: string, isolation: 'read_committed' | 'r
   return out
 }
 
-function runCopier(args: string[], killAfterMs: number | null): Promise<'killed' | 'finished'> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    const timer = killAfterMs === null ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs)
-    child.on('exit', (code, signal) => {
-      if (timer !== undefined) clearTimeout(timer)
-      if (signal === 'SIGKILL') resolve('killed')
-      else if (code === 0) resolve('finished')
-      else reject(new Error(`copier exited ${code}: ${stderr.slice(-2000)}`))
-    })
-  })
+/**
+ * Runs the copier; with `killAtRecords`, SIGKILLs it as soon as its /metrics shows that many source records copied
+ * and resolves with the count scraped just before the kill (the copy's progress at that moment, in this run).
+ */
+async function runCopier(args: string[], killAtRecords: number | null): Promise<{ outcome: 'killed' | 'finished'; copiedAtKill: number }> {
+  const metricsPort = await freePort()
+  const child = spawn(process.execPath, [CLI, ...args, '--metrics-port', String(metricsPort)], { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+  let copiedAtKill = 0
+  if (killAtRecords !== null) {
+    let done = false
+    void exited.then(() => (done = true))
+    for (let i = 0; i < 2400 && !done; i++) {
+      const copied = await scrapeCounter(metricsPort, 'squeeze_copier_source_records_total')
+      if (!done && copied !== null && copied >= killAtRecords) {
+        copiedAtKill = copied
+        child.kill('SIGKILL')
+        break
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    if (!done && copiedAtKill === 0) child.kill('SIGKILL') // never got there: the caller sees a kill at 0 and fails
+  }
+  const { code, signal } = await exited
+  if (signal === 'SIGKILL') return { outcome: 'killed', copiedAtKill }
+  if (code === 0) return { outcome: 'finished', copiedAtKill }
+  // kafkajs' own rebalance chatter would push squeeze's error line out of the message.
+  throw new Error(`copier exited ${code}: ${stderr.split('\n').filter((line) => !line.includes('"kafkajs"')).join('\n').slice(-2000)}`)
 }
 
 describe(`copier killed with SIGKILL ${KILLS} times at seeded random points`, () => {
@@ -76,20 +95,16 @@ describe(`copier killed with SIGKILL ${KILLS} times at seeded random points`, ()
         '--commit-interval-ms', '200', '--session-timeout-ms', '1000', '-X', 'linger.ms=5', '-X', 'batch.size=32768', '--log-level', 'error',
         ...(mode === 'exactly-once' ? ['--exactly-once', '--transactional-id', `crash-${source}`] : [])]
       const random = seeded(mode === 'exactly-once' ? 7 : 11)
-      let kills = 0
-      let finishedEarly = false
-      while (kills < KILLS) {
-        // Anywhere from before the group join to deep into copying.
-        const outcome = await runCopier(args, 600 + Math.floor(random() * 1800))
-        if (outcome === 'finished') {
-          finishedEarly = true
-          break
-        }
-        kills++
+      const copiedAtKills: number[] = []
+      while (copiedAtKills.length < KILLS) {
+        // Anywhere from the first records to a few thousand in: ten such runs leave most of the copy to the last one.
+        const { outcome, copiedAtKill } = await runCopier(args, 1 + Math.floor(random() * 3000))
+        assert.equal(outcome, 'killed', `run ${copiedAtKills.length + 1} copied to the end before its kill`)
+        copiedAtKills.push(copiedAtKill)
       }
-      if (!finishedEarly) assert.equal(await runCopier(args, null), 'finished')
-      console.log(`${mode}: ${kills} SIGKILLs, then a run to the end`)
-      assert.ok(kills >= KILLS || finishedEarly, 'killed ten times (or the copy ended first)')
+      assert.equal((await runCopier(args, null)).outcome, 'finished')
+      console.log(`${mode}: ${KILLS} SIGKILLs at ${copiedAtKills.join(', ')} records copied in that run, then a run to the end`)
+      for (const copied of copiedAtKills) assert.ok(copied > 0 && copied < total, `each kill lands mid-copy: ${copiedAtKills.join(', ')}`)
       const expected = await valuesByPartition(source, 'read_committed')
       for (const spec of targets) {
         const topic = defaultDestination(source, parseCodecSpec(spec))

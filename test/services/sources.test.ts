@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { readFileLines } from '../../lib/sources/file-source.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { scrapeCounter } from '../helpers/metrics.js'
+import { freePort } from '../helpers/ports.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
@@ -68,16 +70,25 @@ describe('sources', () => {
 
   it('Ctrl-C (SIGINT) on a producer flushes every accepted record before it exits 0', async (t) => {
     const topic = await kafka.createTopic(t)
+    const metricsPort = await freePort()
     const child = spawn(process.execPath, [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--kind', 'nginx-error',
-      '--records', '100000000', '--rate', '2000', '--log-level', 'silent', '-X', 'linger.ms=1000'], { env: { ...process.env, KAFKA_BROKERS: '' } })
+      '--records', '100000000', '--rate', '2000', '--log-level', 'silent', '-X', 'linger.ms=1000', '--metrics-port', String(metricsPort)],
+    { env: { ...process.env, KAFKA_BROKERS: '' } })
+    t.after(() => child.kill('SIGKILL'))
     let stdout = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    await new Promise((resolve) => setTimeout(resolve, 2500))
+    // Interrupt once the broker has acknowledged a first batch: with linger.ms=1000 the next one is still buffered.
+    let acked = 0
+    for (let i = 0; i < 600 && acked === 0 && child.exitCode === null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      acked = (await scrapeCounter(metricsPort, 'squeeze_records_produced_total')) ?? 0
+    }
+    assert.ok(acked > 0, 'the producer had records acknowledged before the interrupt')
     child.kill('SIGINT')
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
     assert.equal(code, 0)
     const produced = Number(/produced (\d+) records/.exec(stdout)?.[1] ?? -1)
-    assert.ok(produced > 0, stdout)
+    assert.ok(produced >= acked, stdout)
     assert.equal((await values(topic)).length, produced, 'every record it reported as produced is in the topic')
   })
 
