@@ -1,22 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import type { LogKind } from '../../lib/formats/index.js'
+import { repoRoot } from './repo-root.js'
+
 
 /**
  * Real logs the tests read, shipped in test/fixtures/corpus/ (licenses and sha256 in its PROVENANCE.md), so a
  * fresh clone needs nothing beside it. Resolved from the repo root whether this runs from test/helpers (ts) or
  * dist/test/helpers (compiled).
  */
-export function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) throw new Error('cannot find the repository root (no package.json above the test helpers)')
-    dir = parent
-  }
-  return dir
-}
 
 export function corpusDir(): string {
   return join(repoRoot(), 'test', 'fixtures', 'corpus')

@@ -47,8 +47,9 @@ describe('retry', () => {
     const pending = retry(async () => {
       calls++
       throw failure
-    }, { deadlineMs: 3_600_000, initialDelayMs: 3_600_000, maxDelayMs: 3_600_000, signal: controller.signal, onRetry: () => controller.abort() })
-    // Only the abort can settle this before the test's own timeout: the wait is an hour.
+    }, { deadlineMs: 3_600_000, initialDelayMs: 3_600_000, maxDelayMs: 3_600_000, random: () => 0, signal: controller.signal, onRetry: () => controller.abort() })
+    // Only the abort can settle this before the test's own timeout: the wait is an hour (48 min with the least
+    // jitter, so inside the deadline; more jitter would end the loop before onRetry, and the signal never abort).
     await assert.rejects(pending, (err) => err === failure)
     assert.equal(calls, 1)
     assert.equal(await sleep(3_600_000, controller.signal), false, 'an already aborted signal does not wait')

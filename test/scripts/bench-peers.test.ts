@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { repoRoot } from '../helpers/corpus.js'
+import { repoRoot } from '../helpers/repo-root.js'
 
 const SCRIPT = join(repoRoot(), 'scripts', 'bench-peers.sh')
 

@@ -4,7 +4,8 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { CORPUS_FIXTURES, repoRoot } from '../helpers/corpus.js'
+import { CORPUS_FIXTURES } from '../helpers/corpus.js'
+import { repoRoot } from '../helpers/repo-root.js'
 
 /** A path into the shared folder beside the checkout (as a string or as path.join parts), or its absolute form on the build machines. */
 const OUTSIDE_REPO = /(\.\.\/|\/work\/)shared\b|'\.\.',\s*'shared'/

@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { repoRoot } from '../helpers/corpus.js'
+import { repoRoot } from '../helpers/repo-root.js'
 
 /**
  * What the Dockerfile's runtime stage holds: dist/ without tests, package.json and the production modules

@@ -2,18 +2,9 @@ import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { repoRoot } from '../../helpers/repo-root.js'
 
 // Reads the TypeScript sources (type-only imports count: they tie the layers too), found from the repo root.
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) throw new Error('cannot find the repository root')
-    dir = parent
-  }
-  return dir
-}
 
 const ROOT = repoRoot()
 const LIB = join(ROOT, 'lib')

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { repoRoot } from '../../helpers/repo-root.js'
 import { Ajv } from 'ajv'
 import { isKnownRate, type IngestRate } from '../../../lib/compare/ingest-rate.js'
 import type { CompareReport } from '../../../lib/compare/compare-report.js'
@@ -12,13 +12,7 @@ import { sampleReport, SAMPLE_TARGETS } from './sample-report.js'
 
 // The schema ships beside the sources, not in dist: find it from the repo root whether run from ts or dist.
 function schemaPath(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) throw new Error('cannot find the repository root')
-    dir = parent
-  }
-  return join(dir, 'schema', 'compare-report.schema.json')
+  return join(repoRoot(), 'schema', 'compare-report.schema.json')
 }
 
 const validate = new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(), 'utf8')) as object)
