@@ -8,7 +8,7 @@ import { CORPUS_FIXTURES } from '../helpers/corpus.js'
 import { repoRoot } from '../helpers/repo-root.js'
 
 /** A path into the shared folder beside the checkout (as a string or as path.join parts), or its absolute form on the build machines. */
-const OUTSIDE_REPO = /(\.\.\/|\/work\/)shared\b|'\.\.',\s*'shared'/
+const OUTSIDE_REPO = /(\.\.\/|\/work\/)shared\b|['"]\.\.['"],\s*['"]shared['"]/
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
