@@ -1,4 +1,5 @@
 import type { CodecName } from '../codecs/index.js'
+import type { CurrentBaseline } from './baseline.js'
 import type { IngestRate } from './ingest-rate.js'
 
 /** Did the broker keep the copier's batches byte for byte (CRC and size compared per batch)? */
@@ -88,6 +89,8 @@ export interface CompareReport {
     readonly replicationFactor: number
     readonly consumers: number
   }
+  /** What the source stores today, first in every rendering, and each target against it; null when the range held no records. */
+  readonly current: CurrentBaseline | null
   readonly targets: readonly CompareTargetResult[]
   readonly recommendation: Recommendation | null
 }

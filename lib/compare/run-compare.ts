@@ -16,7 +16,9 @@ import type { StoredBatch } from '../verify/recompression.js'
 import { checkRecompression } from '../verify/recompression.js'
 import type { CompareReport, CompareSource, CompareTargetResult } from './compare-report.js'
 import { isKnownRate, rateFromSample, TimestampSample, type IngestRate } from './ingest-rate.js'
+import { currentBaseline } from './baseline.js'
 import { recommend } from './recommend.js'
+import { scanSourceBatches } from './source-batches.js'
 import { topicIngestRate } from './topic-rate.js'
 
 /**
@@ -137,6 +139,13 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       ...(options.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: options.cpuBudgetSecondsPerGiB }),
       ...(options.targetRatio === undefined ? {} : { targetRatio: options.targetRatio })
     })
+    options.onProgress?.('reading the source\'s stored batches')
+    // Partitions the copy never reached are not in the range; the rest up to where the copy stopped.
+    const copiedUpTo = new Map([...(sourceMetadata?.partitions ?? [])].map((p) => [p.partitionId, copier.copiedUpTo().get(p.partitionId) ?? 0]))
+    const current = currentBaseline(await scanSourceBatches(connection, options.sourceTopic, copiedUpTo, log), {
+      targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: bytesPerRecord, replicationFactor, consumers: options.consumers,
+      lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes
+    })
     const report: CompareReport = {
       generatedAt: new Date().toISOString(),
       squeezeVersion: options.version,
@@ -150,6 +159,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
         ingestRate
       },
       settings: { lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes, replicationFactor, consumers: options.consumers },
+      current,
       targets: withBaseline,
       recommendation
     }

@@ -124,6 +124,11 @@ export class Copier {
     return { ...this.stats }
   }
 
+  /** Per source partition, the next offset not copied: the end of the source range the copy read. */
+  copiedUpTo(): ReadonlyMap<number, number> {
+    return new Map(this.processed)
+  }
+
   /** Every batch a destination acknowledged, for the recompression and stored-bytes checks. */
   ackedBatches(): readonly AckedBatch[] {
     return this.acked

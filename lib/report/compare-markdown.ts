@@ -1,10 +1,11 @@
 import type { CompareReport, Recommendation } from '../compare/compare-report.js'
-import { COMPARE_HEADERS, compareRow, formatLargeBytes, ingestRateText, recommendationReason } from './compare-table.js'
+import { againstCurrentLines, currentSummary } from './compare-current.js'
+import { COMPARE_HEADERS, compareRows, formatLargeBytes, ingestRateText, recommendationReason } from './compare-table.js'
 import { formatBytes } from './table.js'
 
 /** The comparison as a Markdown document, for a ticket or a pull request: results, recommendation, source, settings. */
 export function renderCompareMarkdown(report: CompareReport): string {
-  const rows = report.targets.map(compareRow)
+  const rows = compareRows(report)
   const numeric = COMPARE_HEADERS.map((_, i) => i > 0 && i < COMPARE_HEADERS.length - 1)
   const { source, settings } = report
   const rec = report.recommendation
@@ -27,6 +28,12 @@ export function renderCompareMarkdown(report: CompareReport): string {
     '',
     ...(rec === null ? [] : savings(rec, `(replication factor ${settings.replicationFactor} + ${settings.consumers} consumers)`)),
     '',
+    ...(report.current === null ? [] : [
+      '## Against what is stored today',
+      '',
+      ...[currentSummary(report.current), ...againstCurrentLines(report)].map((line) => `- ${escapeInline(line.trim())}`),
+      ''
+    ]),
     '## Source',
     '',
     `- Kind: ${source.kind}`,

@@ -18,7 +18,9 @@ export function renderCompareSvg(report: CompareReport): string {
   const plotted = report.targets.filter((t) => Number.isFinite(t.compressCpuSecondsPerGiB) && t.compressCpuSecondsPerGiB >= 0 && Number.isFinite(t.ratio))
   const skipped = report.targets.filter((t) => !plotted.includes(t))
   const x = xAxis(plotted.map((t) => t.compressCpuSecondsPerGiB))
-  const y = yAxis(plotted.map((t) => t.ratio))
+  const current = report.current?.row
+  const currentRatio = current !== undefined && Number.isFinite(current.equivalentRatio) ? current.equivalentRatio : undefined
+  const y = yAxis([...(currentRatio === undefined ? [] : [currentRatio]), ...plotted.map((t) => t.ratio)])
   const front = paretoFront(plotted)
   const recommended = report.recommendation?.target
   const parts: string[] = [
@@ -27,9 +29,10 @@ export function renderCompareSvg(report: CompareReport): string {
     `<rect x="0" y="0" width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`,
     `<text x="${WIDTH / 2}" y="28" text-anchor="middle" font-size="16" font-weight="bold">${escapeXml(`Compression ratio vs compress CPU: ${report.source.topic}`)}</text>`,
     ...axisMarkup(x, y),
+    ...(current === undefined || currentRatio === undefined ? [] : currentMarkup(`${current.label}: ${current.codec}`, y.map(currentRatio))),
     `<polyline class="pareto" fill="none" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3" points="${front.map((t) => `${fmt(x.map(t.compressCpuSecondsPerGiB))},${fmt(y.map(t.ratio))}`).join(' ')}"/>`,
     ...plotted.map((t) => pointMarkup(t, x, y, front.includes(t), t.target === recommended)),
-    legendMarkup(skipped),
+    legendMarkup(skipped, currentRatio !== undefined),
     '</svg>'
   ]
   return `${parts.join('\n')}\n`
@@ -46,6 +49,17 @@ function pointMarkup(t: CompareTargetResult, x: Axis, y: Axis, onFront: boolean,
     `<circle class="target" cx="${fmt(cx)}" cy="${fmt(cy)}" r="5" fill="${fill}"${ring}/>`,
     `<text class="label" x="${fmt(rightSide ? cx + 8 : cx - 8)}" y="${fmt(cy - 6)}" text-anchor="${rightSide ? 'start' : 'end'}">${escapeXml(t.target)}</text>`
   ].join('\n')
+}
+
+/**
+ * Today's stored bytes as a level across the plot: its producers paid the compress CPU, so it has no place on
+ * the x axis; a target above the line stores less than the topic does now.
+ */
+function currentMarkup(label: string, at: number): string[] {
+  return [
+    `<line class="current" x1="${PLOT.left}" y1="${fmt(at)}" x2="${PLOT.right}" y2="${fmt(at)}" stroke="#2ca02c" stroke-width="1.5"/>`,
+    `<text class="current-label" x="${PLOT.right}" y="${fmt(at - 5)}" text-anchor="end" fill="#2ca02c">${escapeXml(label)}</text>`
+  ]
 }
 
 function axisMarkup(x: Axis, y: Axis): string[] {
@@ -67,9 +81,9 @@ function axisMarkup(x: Axis, y: Axis): string[] {
   return out
 }
 
-function legendMarkup(skipped: readonly CompareTargetResult[]): string {
+function legendMarkup(skipped: readonly CompareTargetResult[], withCurrent: boolean): string {
   const note = skipped.length === 0 ? '' : `; not plotted (no finite figures): ${skipped.map((t) => t.target).join(', ')}`
-  return `<text x="${PLOT.left}" y="${HEIGHT - 10}" fill="#555555">${escapeXml(`red: Pareto front (no other target is both cheaper and smaller); ringed: recommended${note}`)}</text>`
+  return `<text x="${PLOT.left}" y="${HEIGHT - 10}" fill="#555555">${escapeXml(`red: Pareto front (no other target is both cheaper and smaller); ringed: recommended${withCurrent ? '; green: what the topic stores today' : ''}${note}`)}</text>`
 }
 
 /** Log scale when the positive CPU figures span more than 10x, otherwise linear from 0. */

@@ -1,14 +1,46 @@
 import type { CompareReport, CompareTargetResult, RecompressionVerdict, Recommendation } from '../compare/compare-report.js'
 import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest-rate.js'
-import { formatBytes, formatNumber, renderTable } from './table.js'
+import type { CurrentBaseline } from '../compare/baseline.js'
+import { againstCurrentLines, currentSummary } from './compare-current.js'
+import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './table.js'
+
+export { formatLargeBytes }
 
 export const COMPARE_HEADERS = [
-  'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored (broker)', 'ratio', 'vs none',
+  'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored (broker)', 'ratio', 'vs none', 'stored vs current',
   'compress cpu s/GiB', 'compress MB/s/core', 'decompress cpu s/GiB', 'decode cpu s/GiB', 'consumer rec/s', 'recompression'
 ] as const
 
-/** One row of text cells per target, in COMPARE_HEADERS order; shared by the terminal and Markdown renderers. */
-export function compareRow(t: CompareTargetResult): string[] {
+/** The rows in COMPARE_HEADERS order, the current baseline first; shared by the terminal and Markdown renderers. */
+export function compareRows(report: CompareReport): string[][] {
+  const { current } = report
+  const rows = report.targets.map((t, i) => compareRow(t, current?.savings[i]?.storedShare ?? null))
+  return current === null ? rows : [currentRow(current), ...rows]
+}
+
+/** What the topic stores today: no compress figures (its producers paid them), read back as a consumer would. */
+function currentRow({ row }: CurrentBaseline): string[] {
+  return [
+    `${row.label}: ${row.codec}`,
+    String(row.records),
+    String(row.batches),
+    formatNumber(row.meanRecordsPerBatch, 0),
+    formatBytes(row.uncompressedBytes),
+    formatBytes(row.storedBytes),
+    `${formatNumber(row.ratio)}x`,
+    row.ratioVsNone === null ? '-' : `${formatNumber(row.ratioVsNone)}x`,
+    '1.00x',
+    '-',
+    '-',
+    formatNumber(row.decompressCpuSecondsPerGiB),
+    '-',
+    '-',
+    'as stored'
+  ]
+}
+
+/** One row of text cells per target, in COMPARE_HEADERS order. */
+export function compareRow(t: CompareTargetResult, storedVsCurrent: number | null = null): string[] {
   return [
     t.target,
     String(t.records),
@@ -18,6 +50,7 @@ export function compareRow(t: CompareTargetResult): string[] {
     formatBytes(t.storedBytes),
     `${formatNumber(t.ratio)}x`,
     t.ratioVsNone === null ? '-' : `${formatNumber(t.ratioVsNone)}x`,
+    storedVsCurrent === null ? '-' : `${formatNumber(storedVsCurrent)}x`,
     formatNumber(t.compressCpuSecondsPerGiB),
     // none does no compression work, so a throughput would be a division by (almost) zero.
     t.codec === 'none' ? '-' : formatNumber(t.compressMBPerSecondPerCore, 0),
@@ -32,16 +65,6 @@ export function formatVerdict(v: RecompressionVerdict): string {
   if (v.verdict === 'recompressed') return `RECOMPRESSED ${v.batchesRewritten}/${v.batchesChecked}`
   if (v.verdict === 'kept') return `kept ${v.batchesChecked}/${v.batchesChecked}`
   return 'unknown'
-}
-
-/** Bytes in the largest binary unit that keeps the number readable; TiB for fleet-sized daily savings. */
-export function formatLargeBytes(bytes: number): string {
-  if (!Number.isFinite(bytes)) return '-'
-  const sign = bytes < 0 ? '-' : ''
-  const abs = Math.abs(bytes)
-  if (abs >= 1024 ** 5) return `${sign}${(abs / 1024 ** 5).toFixed(2)}PiB`
-  if (abs >= 1024 ** 4) return `${sign}${(abs / 1024 ** 4).toFixed(2)}TiB`
-  return `${sign}${formatBytes(Math.round(abs))}`
 }
 
 const RATE_SOURCES: Readonly<Record<RateSource, string>> = {
@@ -117,6 +140,7 @@ export function recommendationLines(report: CompareReport): string[] {
 
 /** The comparison for a terminal: one row per target, then the recommendation. */
 export function renderCompareTable(report: CompareReport): string {
-  const table = renderTable(COMPARE_HEADERS, report.targets.map(compareRow))
-  return [table, '', ...recommendationLines(report)].join('\n')
+  const table = renderTable(COMPARE_HEADERS, compareRows(report))
+  const current = report.current === null ? [] : [currentSummary(report.current), '']
+  return [table, '', ...current, ...recommendationLines(report), ...againstCurrentLines(report)].join('\n')
 }

@@ -17,3 +17,13 @@ export function formatBytes(bytes: number): string {
 export function formatNumber(value: number, digits = 2): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-'
 }
+
+/** Bytes in the largest binary unit that keeps the number readable; TiB for fleet-sized daily savings. */
+export function formatLargeBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '-'
+  const sign = bytes < 0 ? '-' : ''
+  const abs = Math.abs(bytes)
+  if (abs >= 1024 ** 5) return `${sign}${(abs / 1024 ** 5).toFixed(2)}PiB`
+  if (abs >= 1024 ** 4) return `${sign}${(abs / 1024 ** 4).toFixed(2)}TiB`
+  return `${sign}${formatBytes(Math.round(abs))}`
+}

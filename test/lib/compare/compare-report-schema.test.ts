@@ -8,7 +8,8 @@ import { isKnownRate, type IngestRate } from '../../../lib/compare/ingest-rate.j
 import type { CompareReport } from '../../../lib/compare/compare-report.js'
 import { recommend } from '../../../lib/compare/recommend.js'
 import { compareReportJson, renderCompareJson } from '../../../lib/report/compare-json.js'
-import { sampleReport, SAMPLE_TARGETS } from './sample-report.js'
+import { currentBaseline } from '../../../lib/compare/baseline.js'
+import { sampleReport, sampleScan, SAMPLE_TARGETS } from './sample-report.js'
 
 // The schema ships beside the sources, not in dist: find it from the repo root whether run from ts or dist.
 function schemaPath(): string {
@@ -68,6 +69,24 @@ describe('compare report JSON schema', () => {
     assert.deepEqual([...schema.definitions.target!.required].sort(), keys(report.targets[0]!))
     assert.deepEqual([...schema.definitions.recompression!.required].sort(), keys(report.targets[0]!.recompression))
     assert.deepEqual([...schema.definitions.recommendation!.required].sort(), keys(compareReportJson(report).recommendation!))
+  })
+
+  it('accepts the current baseline, changing or keeping, with and without a batching limit, and has exactly its fields', () => {
+    const report = sampleReport()
+    const context = {
+      targets: report.targets, recommendation: report.recommendation, ingestRate: report.source.ingestRate, uncompressedBytesPerRecord: 262.144,
+      replicationFactor: 3, consumers: 2, lingerMs: 100, batchSizeBytes: 1_048_576
+    }
+    const small = currentBaseline(sampleScan({ codec: 'lz4', batches: 20_000, batchBytes: 2048, records: 20 }), context)
+    const keep = currentBaseline(sampleScan({ codec: 'zstd', batches: 100, batchBytes: 80 * 1024, records: 4000 }), context)
+    assert.ok(small?.batchingLimit != null && small.verdict.action === 'change' && keep?.verdict.action === 'keep')
+    for (const current of [small, keep]) assert.equal(validate(asJson({ ...report, current })), true, errorsOf(asJson({ ...report, current })))
+    const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { definitions: Record<string, { required: string[] }> }
+    const keys = (o: object): string[] => Object.keys(o).sort()
+    assert.deepEqual([...schema.definitions.current!.required].sort(), keys(small))
+    assert.deepEqual([...schema.definitions.currentRow!.required].sort(), keys(small.row))
+    assert.deepEqual([...schema.definitions.savingVsCurrent!.required].sort(), keys(small.savings[0]!))
+    assert.deepEqual([...schema.definitions.batchingLimit!.required].sort(), keys(small.batchingLimit))
   })
 
   it('rejects a report missing a required field, at the top and inside a target', () => {

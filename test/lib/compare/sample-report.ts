@@ -1,5 +1,6 @@
 import type { CodecName } from '../../../lib/codecs/index.js'
 import type { CompareReport, CompareTargetResult } from '../../../lib/compare/compare-report.js'
+import type { SourceBatch, SourceBatchScan } from '../../../lib/compare/source-batches.js'
 
 const GIB = 1024 ** 3
 
@@ -60,6 +61,7 @@ export function sampleReport(targets: readonly CompareTargetResult[] = SAMPLE_TA
         window: { from: '2025-06-01T11:00:00.000Z', to: '2025-06-01T12:00:00.000Z', source: 'broker-offsets', records: 400_000, lookbackSeconds: 86_400 }
       } },
     settings: { lingerMs: 100, batchSizeBytes: 1_048_576, replicationFactor: 3, consumers: 2 },
+    current: null,
     targets,
     recommendation: {
       target: 'zstd:3', criterion: 'best-ratio-per-cpu', undominated: 4,
@@ -68,4 +70,12 @@ export function sampleReport(targets: readonly CompareTargetResult[] = SAMPLE_TA
       bytesPerDaySaved: 123_456_789_012, bytesSavedPerGiB: 4_831_838_208
     }
   }
+}
+
+/** Source batches as their producers stored them: `batches` batches of `batchBytes` and `records` records each, per codec. */
+export function sampleScan(...parts: ReadonlyArray<{ codec: string; batches: number; batchBytes: number; records: number }>): SourceBatchScan {
+  const batches: SourceBatch[] = parts.flatMap((p) => Array.from({ length: p.batches }, (_, i) => ({
+    partition: i % 6, codec: p.codec, records: p.records, storedBytes: p.batchBytes, uncompressedBytes: p.records * 262, decompressCpuSeconds: 0.001
+  })))
+  return { batches, corruptBatches: 0 }
 }
