@@ -10,3 +10,5 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund || { echo "npm ci failed; retrying once" >&2; npm ci --no-audit --no-fund; }
 fi
 bash scripts/fetch-kafka.sh >/dev/null
+# kcat (librdkafka's producer) writes the foreign-client topics the compare baseline tests read.
+bash scripts/ensure-apt.sh kcat

@@ -1,3 +1,4 @@
+import { LEVEL_RANGES, type CodecName } from '../codecs/index.js'
 import type { CompareTargetResult, Recommendation } from './compare-report.js'
 import { isKnownRate, type IngestRate } from './ingest-rate.js'
 import { paretoFront } from './pareto.js'
@@ -202,8 +203,9 @@ function verdict(savings: readonly SavingVsCurrent[], context: BaselineContext):
 function batchingLimit(row: CurrentRow, savings: readonly SavingVsCurrent[], v: VerdictVsCurrent, context: BaselineContext): BatchingLimit | null {
   if (row.batchBytes.median >= SMALL_BATCH_MEDIAN_BYTES && row.meanRecordsPerBatch >= FEW_RECORDS_PER_BATCH) return null
   const sameCodec = row.codec === 'mix' ? [] : context.targets.filter((t) => t.codec === row.codec)
-  // The producer's default level when several levels of the codec were measured: what the current producers most likely run.
-  const rebatchedTarget = sameCodec.find((t) => t.level === null) ?? sameCodec[0]
+  // Producers' default level when several levels were measured: what today's producers most likely run (the batch does not say).
+  const defaultLevel = LEVEL_RANGES[row.codec as CodecName]?.default ?? null
+  const rebatchedTarget = sameCodec.find((t) => t.level === defaultLevel) ?? sameCodec[0]
   const rebatched = rebatchedTarget === undefined ? null : savings.find((s) => s.target === rebatchedTarget.target) ?? null
   const named = v.action === 'change' ? v.target : v.best?.target
   const against = savings.find((s) => s.target === named)

@@ -49,7 +49,8 @@ describe('squeeze compare: bytes per day from the source\'s own ingest rate', ()
   /** A topic holding 3,000 records stamped one every 1.2 s over the last hour, plus `extra` records. */
   async function topicOverTheLastHour(t: TestContext, now: number, extra: ReadonlyArray<{ at: number; ms: number }>): Promise<string> {
     const topic = await kafka.createTopic(t, { partitions: 2 })
-    const producer = await kafka.startProducer()
+    // lz4 today, so zstd:3 has something to save against what the topic stores.
+    const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 } })
     const start = now - 3600_000
     for (let i = 0; i < 3000; i++) {
       for (const e of extra) if (e.at === i) await producer.send({ topic, key: null, value: Buffer.from(syslogLine(e.ms, i)), timestamp: e.ms })
@@ -76,6 +77,15 @@ describe('squeeze compare: bytes per day from the source\'s own ingest rate', ()
     const [dayA, dayB] = [a.report?.recommendation?.bytesPerDaySaved, b.report?.recommendation?.bytesPerDaySaved]
     assert.ok(typeof dayA === 'number' && typeof dayB === 'number' && dayA > 0, `bytes/day saved: ${dayA}, ${dayB}`)
     within(dayB, dayA, 0.05, 'bytes per day saved with the outlier')
+    // Against what the topic stores today too: on disk and in fetch traffic.
+    const againstCurrent = (r: CompareReportJson | undefined): { disk: number; fetch: number } => {
+      const s = r?.current?.savings.find((x) => x.target === 'zstd:3')
+      assert.ok(s?.storedBytesPerDaySaved != null && s.fetchBytesPerDaySaved != null && s.storedBytesPerDaySaved > 0, `bytes/day saved against current: ${JSON.stringify(s)}`)
+      return { disk: s.storedBytesPerDaySaved, fetch: s.fetchBytesPerDaySaved }
+    }
+    const [currentA, currentB] = [againstCurrent(a.report), againstCurrent(b.report)]
+    within(currentB.disk, currentA.disk, 0.05, 'bytes per day saved on disk against current with the outlier')
+    within(currentB.fetch, currentA.fetch, 0.05, 'fetch bytes per day saved against current with the outlier')
     assert.ok(Date.parse(rateB.window.from) >= now - 3600_000, `the window starts within the hour: ${rateB.window.from}`)
     assert.match(b.stdout, /ingest rate: .* from broker offsets over the last 24 h: \d+ records stamped /)
   })
