@@ -18,38 +18,25 @@ export function compareRows(report: CompareReport): string[][] {
   return current === null ? rows : [currentRow(current), ...rows]
 }
 
+type SizeFigures = Pick<CompareTargetResult, 'records' | 'batches' | 'meanRecordsPerBatch' | 'uncompressedBytes' | 'storedBytes' | 'ratio' | 'ratioVsNone'>
+
+/** The cells from target to vs none, alike for the baseline and the targets. */
+function sizeCells(name: string, f: SizeFigures): string[] {
+  return [
+    name, String(f.records), String(f.batches), formatNumber(f.meanRecordsPerBatch, 0), formatBytes(f.uncompressedBytes), formatBytes(f.storedBytes),
+    `${formatNumber(f.ratio)}x`, f.ratioVsNone === null ? '-' : `${formatNumber(f.ratioVsNone)}x`
+  ]
+}
+
 /** What the topic stores today: no compress figures (its producers paid them), read back as a consumer would. */
 function currentRow({ row }: CurrentBaseline): string[] {
-  return [
-    `${row.label}: ${row.codec}`,
-    String(row.records),
-    String(row.batches),
-    formatNumber(row.meanRecordsPerBatch, 0),
-    formatBytes(row.uncompressedBytes),
-    formatBytes(row.storedBytes),
-    `${formatNumber(row.ratio)}x`,
-    row.ratioVsNone === null ? '-' : `${formatNumber(row.ratioVsNone)}x`,
-    '1.00x',
-    '-',
-    '-',
-    formatNumber(row.decompressCpuSecondsPerGiB),
-    '-',
-    '-',
-    'as stored'
-  ]
+  return [...sizeCells(`${row.label}: ${row.codec}`, row), '1.00x', '-', '-', formatNumber(row.decompressCpuSecondsPerGiB), '-', '-', 'as stored']
 }
 
 /** One row of text cells per target, in COMPARE_HEADERS order. */
 export function compareRow(t: CompareTargetResult, storedVsCurrent: number | null = null): string[] {
   return [
-    t.target,
-    String(t.records),
-    String(t.batches),
-    formatNumber(t.meanRecordsPerBatch, 0),
-    formatBytes(t.uncompressedBytes),
-    formatBytes(t.storedBytes),
-    `${formatNumber(t.ratio)}x`,
-    t.ratioVsNone === null ? '-' : `${formatNumber(t.ratioVsNone)}x`,
+    ...sizeCells(t.target, t),
     storedVsCurrent === null ? '-' : `${formatNumber(storedVsCurrent)}x`,
     formatNumber(t.compressCpuSecondsPerGiB),
     // none does no compression work, so a throughput would be a division by (almost) zero.
