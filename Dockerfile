@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # One image for every service: `docker run squeeze produce|copy|consume|compare ...`.
-# zstd-napi and lz4 are native addons compiled from source here, for this image's Node and libc;
+# zstd-napi and squeeze's lz4 (native/squeeze-lz4) are N-API addons compiled from source here, for this image's Node and libc;
 # snappy comes as a prebuilt napi binary through its optional dependency.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -20,6 +20,8 @@ ENV npm_config_nodedir=/usr/local \
 
 FROM toolchain AS build
 COPY package.json package-lock.json ./
+# squeeze's own N-API lz4 addon: a file: dependency that npm ci links and builds in place.
+COPY native native
 RUN npm ci
 COPY tsconfig.json ./
 COPY lib lib
@@ -31,12 +33,16 @@ RUN npx tsc -p tsconfig.json && rm -rf dist/test
 
 FROM toolchain AS prod-deps
 COPY package.json package-lock.json ./
+COPY native native
 RUN npm ci --omit=dev && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
+# node_modules/squeeze-lz4 links here; only its built addon and loader are needed at run time.
+COPY --from=prod-deps /app/native/squeeze-lz4/package.json /app/native/squeeze-lz4/index.cjs ./native/squeeze-lz4/
+COPY --from=prod-deps /app/native/squeeze-lz4/build/Release/squeeze_lz4.node ./native/squeeze-lz4/build/Release/
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY schema ./schema

@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(kcat time zstd lz4 build-essential python3 zlib1g-dev libssl-dev libzstd-dev libcurl4-openssl-dev liblz4-dev libsasl2-dev)
 bash scripts/ensure-apt.sh "${APT_PACKAGES[@]}"
 
+source scripts/node-lts.sh
+squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
 
 bash scripts/bench-peers.sh

@@ -4,6 +4,8 @@
 # `squeeze compare`, e.g. npm run demo -- --records 200000 --kind journald.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-lts.sh
+squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
 npx tsc -p tsconfig.json
 node dist/services/cli/main.js compare --source generate --kind http --records 50000 \

@@ -4,12 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# A symlinked node_modules is another checkout's install: npm ci through it empties that checkout's modules.
-if [ ! -L node_modules ] && { [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
-  # The lz4 package ships a prebuilt-looking build/ folder that node-gyp deletes while npm may still be
-  # extracting it; when that race hits, a second clean install goes through.
-  npm ci --no-audit --no-fund || { echo "npm ci failed; retrying once" >&2; npm ci --no-audit --no-fund; }
+# The pinned Node LTS and its headers (scripts/node-lts.sh): npm passes ~/.npmrc's nodedir on to scripts as
+# npm_config_nodedir, which must not pick the headers the addons are built against.
+source scripts/node-lts.sh
+squeeze_use_node "$SQUEEZE_NODE_LTS"
+# Compilers for the native addons (node-gyp builds them from source).
+bash scripts/ensure-apt.sh make g++ python3
+
+# Installed again when the lockfile changed or another Node built node_modules.
+built_by=node_modules/.squeeze-built-by
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+  || [ "$(cat "$built_by" 2>/dev/null)" != "$(node --version)" ]; then
+  npm ci --no-audit --no-fund
+  node --version > "$built_by"
 fi
 bash scripts/fetch-kafka.sh >/dev/null
-# kcat (librdkafka's producer) writes the foreign-client topics the compare baseline tests read.
-bash scripts/ensure-apt.sh kcat

@@ -16,10 +16,26 @@ if { [ "${CI:-}" = true ] || [ "${SQUEEZE_TEST_IN_CLEAN_CLONE:-}" = 1 ]; } && [ 
   exit 0
 fi
 
+# Node LTS from the npm registry (scripts/node-lts.sh), not the machine's node, for the build, the addons and the suite.
+source scripts/node-lts.sh
+squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
+# Peers the tests run against: kcat (librdkafka) writes foreign-client topics, the lz4 CLI is the reference decoder.
+bash scripts/ensure-apt.sh kcat lz4
 rm -rf dist
 npx tsc -p tsconfig.json
 # Test files run one at a time: each integration file starts its own broker, and the machines have 2 cores.
 # Only *.test.js files: node --test would otherwise also run every helper module under dist/test/ as a file.
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
-node --test --test-concurrency=1 --test-timeout=300000 --test-force-exit "${files[@]}"
+run_tests() { node --test --test-concurrency=1 --test-timeout=300000 --test-force-exit "$@"; }
+echo "test: the whole suite on Node $(node --version)" >&2
+run_tests "${files[@]}"
+
+# The next LTS runs the library's tests that need no broker (test/lib, test/fixtures: a few minutes, not the whole
+# suite's time again): the code and every native addon as built above (all N-API) load and pass on it too.
+# Integration, service, fuzz and deployment tests, and any file that starts a broker, run on the suite's LTS only.
+mapfile -t unit < <(find dist/test/lib dist/test/fixtures -name '*.test.js' | sort \
+  | xargs grep -L -E "helpers/kafka\.js|embedded-broker/|testcontainers")
+squeeze_use_node "$SQUEEZE_NODE_NEXT"
+echo "test: the ${#unit[@]} broker-free library test files on Node $(node --version)" >&2
+run_tests "${unit[@]}"

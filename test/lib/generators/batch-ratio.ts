@@ -1,9 +1,5 @@
-import { createRequire } from 'node:module'
 import zstd from 'zstd-napi'
-
-// lz4 ships no type declarations; type just the one call used here.
-const require = createRequire(import.meta.url)
-const lz4 = require('lz4') as { encode(input: Buffer, options?: { highCompression?: boolean }): Buffer }
+import { compressLz4Frame } from '../../../lib/codecs/lz4.js'
 
 /**
  * Stand-in for Kafka's record batch body: each record framed as varint(length) + value, records
@@ -44,7 +40,7 @@ export function frameIntoBatches(values: readonly Buffer[], batchBytes = BATCH_B
 }
 
 function compress(codec: RatioCodec, chunk: Buffer): Buffer {
-  return codec === 'zstd-3' ? zstd.compress(chunk, { compressionLevel: 3 }) : lz4.encode(chunk, { highCompression: false })
+  return codec === 'zstd-3' ? zstd.compress(chunk, { compressionLevel: 3 }) : compressLz4Frame(chunk, 1)
 }
 
 export function compressionRatio(values: readonly Buffer[], codec: RatioCodec): number {
