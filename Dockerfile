@@ -3,12 +3,11 @@
 # zstd-napi and squeeze's lz4 (native/squeeze-lz4) are N-API addons compiled from source here, for this image's Node and libc;
 # snappy comes as a prebuilt napi binary through its optional dependency.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# The full image has python3, make and g++ for node-gyp, so the build needs no apt (and no network but npm's).
+ARG BUILD_IMAGE=node:24-bookworm
+ARG NODE_IMAGE=node:24-bookworm-slim
 
-FROM ${NODE_IMAGE} AS toolchain
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
+FROM ${BUILD_IMAGE} AS toolchain
 WORKDIR /app
 # node-gyp uses the headers that ship in the Node image instead of downloading them;
 # prebuild-install (zstd-napi) is told to build from source rather than fetch a binary.

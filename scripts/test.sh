@@ -22,6 +22,28 @@ squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
 # Peers the tests run against: kcat (librdkafka) writes foreign-client topics, the lz4 CLI is the reference decoder.
 bash scripts/ensure-apt.sh kcat lz4
+# Integration tests run on a containerized broker (testcontainers) when a Docker engine answers; start one if
+# none does, build the images no registry gives us, and stop the engine again if we started it. In CI the
+# container path is required: a broker selection that would fall back to the JVM broker fails instead.
+if [ "${CI:-}" = true ]; then
+  export SQUEEZE_REQUIRE_CONTAINER_BROKER="${SQUEEZE_REQUIRE_CONTAINER_BROKER:-1}"
+fi
+# Ryuk, testcontainers' reaper, is an image from Docker Hub; the tests stop their containers themselves and
+# docker-engine.sh stop removes what a killed test file left.
+export TESTCONTAINERS_RYUK_DISABLED="${TESTCONTAINERS_RYUK_DISABLED:-true}"
+# A local engine publishes container ports on 127.0.0.1; testcontainers would pick the bridge gateway instead
+# when it finds /.dockerenv (as on these machines).
+case "${DOCKER_HOST:-unix://}" in unix://*) export TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}" ;; esac
+if [ "${SQUEEZE_NO_TESTCONTAINERS:-}" != 1 ]; then
+  if bash scripts/docker-engine.sh start; then
+    trap 'bash scripts/docker-engine.sh stop' EXIT
+    bash scripts/build-images.sh
+  elif [ "${SQUEEZE_REQUIRE_CONTAINER_BROKER:-}" = 1 ]; then
+    exit 1
+  else
+    echo "test: no Docker engine; the integration tests use the embedded JVM broker" >&2
+  fi
+fi
 rm -rf dist
 npx tsc -p tsconfig.json
 # Test files run one at a time: each integration file starts its own broker, and the machines have 2 cores.

@@ -4,6 +4,9 @@
  *   (b) testcontainers, when a Docker engine answers  `apache/kafka:<kafka/pom.xml version>` (skip with
  *       SQUEEZE_NO_TESTCONTAINERS=1; the "is there a Docker engine" check is bounded to 3 s);
  *   (c) the embedded JVM broker (kraft-broker.ts).
+ * SQUEEZE_REQUIRE_CONTAINER_BROKER=1 (set by the test command in CI) turns the fall-back from (b) to (c) into an
+ * error: CI proves the container path instead of silently testing the JVM broker. SQUEEZE_NO_TESTCONTAINERS=1 and
+ * `jvmOnly` are explicit choices of the JVM broker and stay allowed.
  */
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { kafkaVersion } from './kafka-jars.js'
@@ -30,6 +33,11 @@ export interface AcquireBrokerOptions {
   jvm?: KraftBrokerOptions
   /** Budget for the Docker-engine check (default 3000 ms). */
   dockerCheckMs?: number
+  /**
+   * Skip (b): for callers that need the broker's internals, which a container does not expose (its log
+   * segment files, for DumpLogSegments) or cannot be given at start (SCRAM users created at format time).
+   */
+  jvmOnly?: boolean
 }
 
 const DOCKER_CONTAINER_PORT = 9092
@@ -139,6 +147,14 @@ async function startContainer(tc: Testcontainers, host: string): Promise<Acquire
   return { brokers, kind: 'testcontainers', stop }
 }
 
+function containerRequired(why: string, cause?: unknown): SqueezeError {
+  return new SqueezeError(
+    ErrorCodes.BROKER_START,
+    `kafka: SQUEEZE_REQUIRE_CONTAINER_BROKER=1 but the containerized broker is not available (${why}); not falling back to the embedded JVM broker`,
+    { cause }
+  )
+}
+
 export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions = {}): Promise<AcquiredBroker> {
   const out = logger(log)
 
@@ -152,7 +168,8 @@ export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions 
     return { brokers: external, kind: 'external', stop: async () => {} }
   }
 
-  if (process.env['SQUEEZE_NO_TESTCONTAINERS'] !== '1') {
+  if (process.env['SQUEEZE_NO_TESTCONTAINERS'] !== '1' && opts.jvmOnly !== true) {
+    const required = process.env['SQUEEZE_REQUIRE_CONTAINER_BROKER'] === '1'
     const started = Date.now()
     const docker = await dockerRuntime(opts.dockerCheckMs ?? 3000)
     if ('tc' in docker) {
@@ -160,9 +177,11 @@ export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions 
       try {
         return await startContainer(docker.tc, docker.host)
       } catch (e) {
+        if (required) throw containerRequired(`the apache/kafka:${kafkaVersion()} container did not start: ${errorMessage(e)}`, e)
         out.warn(`kafka: testcontainers start failed (${errorMessage(e)}); falling back to the embedded JVM broker`)
       }
     } else {
+      if (required) throw containerRequired(docker.unavailable)
       out.info(`kafka: ${docker.unavailable} (checked in ${Date.now() - started} ms); using the embedded JVM broker`)
     }
   }

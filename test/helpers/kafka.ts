@@ -21,11 +21,12 @@ export interface TestKafka {
   stop(): Promise<void>
 }
 
-export async function startTestKafka(): Promise<TestKafka> {
+/** `jvmOnly`: the file needs the embedded broker's internals (see AcquireBrokerOptions.jvmOnly). */
+export async function startTestKafka(options: { jvmOnly?: boolean } = {}): Promise<TestKafka> {
   const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent', name: 'squeeze-test' })
   // The harness owns the process: a test file that ends or is force-exited takes its broker with it.
   killEmbeddedBrokersOnExit()
-  const broker = await acquireBroker((msg: string) => log.info(msg))
+  const broker = await acquireBroker((msg: string) => log.info(msg), { jvmOnly: options.jvmOnly })
   const connection: KafkaConnectionConfig = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-test' }
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()

@@ -16,7 +16,8 @@ import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 
 let kafka: TestKafka
 before(async () => {
-  kafka = await startTestKafka()
+  // DumpLogSegments reads the broker's segment files, which only the embedded JVM broker has on this host.
+  kafka = await startTestKafka({ jvmOnly: true })
 })
 after(async () => {
   await kafka?.stop()
@@ -134,21 +135,20 @@ describe('the broker keeps squeeze batches as sent (compression.type=producer)',
       for (const { batch } of stored) assert.equal(batch.codecId, CODEC_IDS[codecName])
 
       const embedded = kafka.broker.embedded
-      if (embedded !== undefined) {
-        const files = Array.from({ length: partitions }, (_, p) => join(embedded.kafkaLogDir, `${topic}-${p}`, '00000000000000000000.log'))
-        const dump = await runKafkaJavaTool(KafkaMainClasses.DUMP_LOG_SEGMENTS, ['--files', files.join(','), '--deep-iteration'], { timeoutMs: 60_000 })
-        assert.equal(dump.code, 0, dump.stderr)
-        const dumped = parseDumpLogSegments(dump.stdout)
-        assert.equal(dumped.length, acked.length, 'one batch line per batch sent')
-        for (let p = 0; p < partitions; p++) {
-          const file = files[p]
-          const inLog = dumped.filter((b) => b.file === file).map((b) => ({ baseOffset: b.baseOffset, count: b.count, size: b.size, crc: b.crc, codec: b.codec, isValid: b.isValid }))
-          const sent = acked
-            .filter((b) => b.partition === p)
-            .sort((a, b) => a.baseOffset - b.baseOffset)
-            .map((b) => ({ baseOffset: b.baseOffset, count: b.records, size: b.sizeBytes, crc: b.crc, codec: DUMP_CODEC_NAME[codecName], isValid: true }))
-          assert.deepEqual(inLog, sent, `partition ${p}: DumpLogSegments shows the batches as squeeze sent them`)
-        }
+      assert.ok(embedded !== undefined, 'the embedded broker, whose segment files DumpLogSegments reads')
+      const files = Array.from({ length: partitions }, (_, p) => join(embedded.kafkaLogDir, `${topic}-${p}`, '00000000000000000000.log'))
+      const dump = await runKafkaJavaTool(KafkaMainClasses.DUMP_LOG_SEGMENTS, ['--files', files.join(','), '--deep-iteration'], { timeoutMs: 60_000 })
+      assert.equal(dump.code, 0, dump.stderr)
+      const dumped = parseDumpLogSegments(dump.stdout)
+      assert.equal(dumped.length, acked.length, 'one batch line per batch sent')
+      for (let p = 0; p < partitions; p++) {
+        const file = files[p]
+        const inLog = dumped.filter((b) => b.file === file).map((b) => ({ baseOffset: b.baseOffset, count: b.count, size: b.size, crc: b.crc, codec: b.codec, isValid: b.isValid }))
+        const sent = acked
+          .filter((b) => b.partition === p)
+          .sort((a, b) => a.baseOffset - b.baseOffset)
+          .map((b) => ({ baseOffset: b.baseOffset, count: b.records, size: b.sizeBytes, crc: b.crc, codec: DUMP_CODEC_NAME[codecName], isValid: true }))
+        assert.deepEqual(inLog, sent, `partition ${p}: DumpLogSegments shows the batches as squeeze sent them`)
       }
     })
   }

@@ -62,10 +62,26 @@ const broker = await acquireBroker((m) => logs.push(m))
 await broker.stop()
 process.stdout.write(JSON.stringify({ kind: broker.kind, logs }))
 `)
-    const r = await run([script], { KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '' })
+    const r = await run([script], { KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '', SQUEEZE_REQUIRE_CONTAINER_BROKER: '' })
     assert.equal(r.code, 0, r.stderr)
     const out = JSON.parse(r.stdout) as { kind: string; logs: string[] }
     assert.equal(out.kind, 'jvm')
     assert.ok(out.logs.some((l) => /^kafka: testcontainers is not installed \(a dev dependency\) \(checked in \d+ ms\); using the embedded JVM broker$/.test(l)), out.logs.join('\n'))
+  })
+
+  it('with SQUEEZE_REQUIRE_CONTAINER_BROKER=1 (CI) the missing container path is an error, not a fall-back to the JVM broker', async () => {
+    const script = join(dir, 'acquire-required.mjs')
+    writeFileSync(script, `import { acquireBroker } from './dist/lib/embedded-broker/select-broker.js'
+try {
+  const broker = await acquireBroker(() => {})
+  await broker.stop()
+  process.stdout.write(broker.kind)
+} catch (e) {
+  process.stdout.write(e.code + ' ' + e.message)
+}
+`)
+    const r = await run([script], { KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '', SQUEEZE_REQUIRE_CONTAINER_BROKER: '1' })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /^SQUEEZE_ERR_BROKER_START kafka: SQUEEZE_REQUIRE_CONTAINER_BROKER=1 but the containerized broker is not available \(testcontainers is not installed \(a dev dependency\)\); not falling back to the embedded JVM broker$/)
   })
 })

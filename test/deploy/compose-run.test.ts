@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import type { CompareReport } from '../../lib/compare/compare-report.js'
+import { addressOn, composeService, docker, dockerAnswers, healthy, runService, type ComposeService } from './compose-runner.js'
+import { dashboardQueries, ROOT } from './manifests.js'
+
+/**
+ * The project's image built from the Dockerfile and docker-compose.yml's services run from it, as containers on
+ * one bridge network, against the containerized broker and Prometheus the compose file names.
+ * Needs a Docker engine with the images of scripts/build-images.sh; scripts/test.sh provides both (as root).
+ */
+
+interface PromSeries { metric: Record<string, string>; value: [number, string] }
+
+async function pollUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, describeState: () => Promise<string> = async () => ''): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check().catch(() => undefined)
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${await describeState()}`)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+}
+
+function flag(command: string[], name: string): string {
+  const i = command.indexOf(name)
+  const value = i < 0 ? undefined : command[i + 1]
+  if (value === undefined) throw new Error(`no ${name} in ${command.join(' ')}`)
+  return value
+}
+
+describe('docker-compose.yml run from the built image', () => {
+  const id = randomUUID().slice(0, 8)
+  const network = `squeeze-it-${id}`
+  const label = `org.squeeze.test=${id}`
+  const out = mkdtempSync(join(tmpdir(), 'squeeze-compose-'))
+  const containers = new Map<string, string>()
+  let prometheus = ''
+
+  const nameOf = (service: string): string => `${network}-${service}`
+  const start = async (s: ComposeService): Promise<void> => {
+    containers.set(s.name, nameOf(s.name))
+    await runService(s, network, nameOf(s.name), label)
+  }
+  const logs = async (): Promise<string> => {
+    const parts = await Promise.all([...containers.values()].map(async (c) => `--- ${c}\n${await docker(['logs', '--tail', '30', c]).catch((e: Error) => e.message)}`))
+    return parts.join('\n')
+  }
+  const waitHealthy = (s: ComposeService, timeoutMs = 180_000): Promise<true> =>
+    pollUntil(`${s.name} to pass its compose healthcheck`, async () => ((await healthy(s, nameOf(s.name))) ? true : undefined), timeoutMs, logs)
+  const query = async (promql: string): Promise<PromSeries[]> => {
+    const res = await fetch(`http://${prometheus}:9090/api/v1/query?query=${encodeURIComponent(promql)}`, { signal: AbortSignal.timeout(10_000) })
+    const body = (await res.json()) as { status: string; error?: string; data?: { result: PromSeries[] } }
+    if (body.status !== 'success' || body.data === undefined) throw new Error(`${promql}: ${body.error ?? res.status}`)
+    return body.data.result
+  }
+
+  before(async () => {
+    assert.ok(await dockerAnswers(), 'no Docker engine answers (scripts/test.sh starts one when run as root)')
+    await docker(['network', 'create', '--label', label, network])
+  })
+  after(async () => {
+    const ids = await docker(['ps', '-aq', '--filter', `label=${label}`]).catch(() => '')
+    if (ids !== '') await docker(['rm', '-f', ...ids.split('\n')]).catch(() => '')
+    await docker(['network', 'rm', network]).catch(() => '')
+    rmSync(out, { recursive: true, force: true })
+  })
+
+  const producer = composeService('producer')
+  const copier = composeService('copier')
+  const consumer = composeService('consumer')
+
+  it('the Dockerfile builds an image that runs as a non-root user and loads its native codecs', async () => {
+    // The build's RUN steps use the host's network for npm (no registry is reachable from the bridge).
+    await docker(['build', '--network', 'host', '--tag', producer.image, ROOT], 1_200_000)
+    assert.equal(await docker(['image', 'inspect', '--format', '{{.Config.User}}', producer.image]), '1000:1000')
+    const loaded = await docker(['run', '--rm', '--read-only', '--network', 'none', '--entrypoint', 'node', producer.image, '-e',
+      "for (const m of ['lz4', 'zstd-napi', 'snappy']) require(m); process.stdout.write(process.getuid() + ' ' + process.version)"])
+    assert.match(loaded, /^1000 v\d+\./)
+  })
+
+  it('producer → copier → consumer on one bridge network; Prometheus scrapes all three; its stored ratio per codec topic matches squeeze compare', async () => {
+    const kafka = composeService('kafka-1')
+    await start(kafka)
+    await start(composeService('prometheus'))
+    prometheus = await addressOn(nameOf('prometheus'), network)
+    await waitHealthy(kafka)
+
+    // A fixed backlog first, so the copier and compare batch the same records the same way.
+    await start(producer)
+    await waitHealthy(producer)
+    await pollUntil('the producer to be scraped with 10000 records produced', async () => {
+      const [r] = await query(`sum(squeeze_records_produced_total{job="squeeze-producer"})`)
+      return r !== undefined && Number(r.value[1]) >= 10_000 ? true : undefined
+    }, 120_000, logs)
+    await docker(['stop', '--time', String(producer.stopGraceSeconds), nameOf('producer')], (producer.stopGraceSeconds + 30) * 1000)
+    assert.equal(await docker(['inspect', '--format', '{{.State.ExitCode}}', nameOf('producer')]), '0', await logs())
+
+    await start(copier)
+    await waitHealthy(copier)
+    await start(consumer)
+    await waitHealthy(consumer)
+
+    const source = flag(copier.command, '--topic')
+    const brokers = copier.environment['KAFKA_BROKERS'] ?? ''
+    chmodSync(out, 0o777)
+    await docker(['run', '--rm', '--label', label, '--network', network, '-v', `${out}:/out`, producer.image,
+      'compare', '--topic', source, '--brokers', brokers, '--targets', flag(copier.command, '--targets'),
+      '--destination', 'compare.{source}.{target}', '--json', '/out/compare.json', '--log-level', 'warn'], 600_000)
+    const report = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as CompareReport
+    assert.ok(report.source.records >= 10_000, `compare read the whole backlog (${report.source.records} records)`)
+
+    // Every copy holds the whole backlog in Prometheus's latest scrape of the copier; then the ratios are final.
+    const byTopic = await pollUntil('the copier to have copied every source record into every codec topic', async () => {
+      const counts = await query(`sum by (topic) (squeeze_records_produced_total{job="squeeze-copier"})`)
+      return counts.length === report.targets.length && counts.every((c) => Number(c.value[1]) === report.source.records) ? counts : undefined
+    }, 180_000, logs)
+    assert.equal(byTopic.length, report.targets.length)
+    const ratios = await query(
+      `sum by (topic) (squeeze_produced_uncompressed_bytes_total{job="squeeze-copier"}) / sum by (topic) (squeeze_produced_compressed_bytes_total{job="squeeze-copier"})`
+    )
+    for (const target of report.targets) {
+      const topic = target.topic.replace(/^compare\./, '')
+      const series = ratios.find((r) => r.metric['topic'] === topic)
+      assert.ok(series !== undefined, `Prometheus has a ratio for ${topic}`)
+      const live = Number(series.value[1])
+      assert.ok(Math.abs(live / target.ratio - 1) <= 0.05, `${topic}: Prometheus ${live.toFixed(3)} vs squeeze compare ${target.ratio.toFixed(3)}`)
+    }
+    const consumed = await query(`sum by (topic) (squeeze_records_consumed_total{job="squeeze-consumer"})`)
+    assert.equal(consumed.length, report.targets.length, 'the consumer reads every codec topic')
+  })
+
+  it("every Grafana dashboard query returns data from that Prometheus while the three services run", async () => {
+    await docker(['start', nameOf('producer')])
+    await waitHealthy(producer)
+    const up = await pollUntil('producer, copier and consumer up in Prometheus', async () => {
+      const r = await query('up{job=~"squeeze-.*"} == 1')
+      return r.length === 3 ? r : undefined
+    }, 60_000, logs)
+    assert.deepEqual(up.map((r) => r.metric['service']).sort(), ['consumer', 'copier', 'producer'])
+
+    const source = dashboardSource()
+    // Grafana's $__rate_interval is four scrape intervals (5 s in deploy/prometheus/prometheus.yml).
+    const grafana = (expr: string): string => expr.replaceAll('$source', source).replaceAll('$__rate_interval', '20s').replaceAll('$__range', '15m')
+    const empty = async (): Promise<string[]> => {
+      const problems: string[] = []
+      for (const { panel, expr } of dashboardQueries()) {
+        if ((await query(grafana(expr))).length > 0) continue
+        // A labelled counter has no series until it first counts (the error counters of a healthy run): the
+        // query is still right when every metric it names is one Prometheus scraped a declaration of.
+        let declared = true
+        let someWithoutSeries = false
+        for (const name of new Set([...expr.matchAll(/\bsqueeze_[a-z0-9_]+/g)].map((m) => m[0]))) {
+          const family = name.replace(/_(bucket|sum|count)$/, '')
+          const meta = (await (await fetch(`http://${prometheus}:9090/api/v1/metadata?metric=${family}`)).json()) as { data: Record<string, unknown[]> }
+          declared &&= meta.data[family] !== undefined
+          someWithoutSeries ||= (await query(`count(${name})`)).length === 0
+        }
+        if (!declared || !someWithoutSeries) problems.push(`${panel}: no data for ${expr}`)
+      }
+      return problems
+    }
+    let last: string[] = []
+    await pollUntil('every dashboard query to return data', async () => {
+      last = await empty()
+      return last.length === 0 ? true : undefined
+    }, 90_000, async () => last.join('\n'))
+  })
+})
+
+/** The dashboard's default source topic (its `source` variable). */
+function dashboardSource(): string {
+  const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy/grafana/dashboards/squeeze.json'), 'utf8')) as { templating: { list: Array<{ name: string; query: string }> } }
+  const variable = dashboard.templating.list.find((v) => v.name === 'source')
+  if (variable === undefined) throw new Error('the dashboard has no source variable')
+  return variable.query
+}
