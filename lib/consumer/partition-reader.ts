@@ -28,6 +28,12 @@ export interface ReaderConfig {
   readonly groupId?: string
   readonly commitIntervalMs?: number
   /**
+   * 'assigned': read only the partitions handed over with assign() (a group member's), starting with none;
+   * committing is then the group's job. Without --follow such a reader ends once it has partitions and all
+   * of them reached the end they had when it first fetched them.
+   */
+  readonly partitions?: 'all' | 'assigned'
+  /**
    * Decompress every batch into one reused buffer. A batch handed to onBatch is then valid only until the
    * handler returns: for handlers that measure, not ones that keep records (TopicMeasurements copies the few
    * records it passes on).
@@ -66,6 +72,20 @@ export interface ReaderHandlers {
   onCorruptBatch(event: CorruptBatchEvent): void
 }
 
+/** Where to start reading a partition handed to the reader: a committed offset, or null for the `from` policy. */
+export interface PartitionStart {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number | null
+}
+
+export interface PartitionPosition {
+  readonly topic: string
+  readonly partition: number
+  /** The next offset to read: what a commit stores. */
+  readonly position: number
+}
+
 interface PartitionCursor {
   readonly topic: string
   readonly partition: number
@@ -79,6 +99,8 @@ interface PartitionCursor {
    * ListOffsets call made earlier, which was seen to answer 0 for a full partition on a loaded machine.
    */
   end: number | null
+  /** Given up (group revocation): an answer already on the wire for it is dropped, not handed over. */
+  revoked?: boolean
 }
 
 /**
@@ -88,15 +110,49 @@ interface PartitionCursor {
 export class PartitionReader {
   /** The reused decompression buffer (reuseBatchMemory): starts at 1 MiB, grows to the largest batch seen. */
   private scratch: Buffer | null
+  /** The partitions an 'assigned' reader reads; changed in place by assign() and revoke() between rounds. */
+  private readonly assigned: PartitionCursor[] = []
 
   constructor(
     private readonly config: ReaderConfig,
-    private readonly deps: { cluster: KafkajsCluster; admin: Admin; log: Logger }
+    private readonly deps: { cluster: KafkajsCluster; admin: Admin; log: Logger; lag?: (topic: string, partition: number, records: number) => void }
   ) {
     this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(1024 * 1024) : null
   }
 
+  /** Starts reading the partitions (an 'assigned' reader); null offsets start where `from` says. */
+  async assign(starts: readonly PartitionStart[]): Promise<void> {
+    await this.deps.cluster.addMultipleTargetTopics([...new Set(starts.map((s) => s.topic))])
+    for (const { topic, partition, offset } of starts) {
+      const start = offset ?? (this.config.from === 'earliest' ? 0 : await this.highWatermark(topic, partition))
+      this.assigned.push({ topic, partition, position: start, fetchAt: start, end: null })
+    }
+  }
+
+  /** Stops reading the partitions and returns where each stopped, for the commit that hands them over. */
+  revoke(partitions: ReadonlyArray<{ topic: string; partition: number }>): PartitionPosition[] {
+    const positions: PartitionPosition[] = []
+    for (const { topic, partition } of partitions) {
+      const at = this.assigned.findIndex((c) => c.topic === topic && c.partition === partition)
+      if (at < 0) continue
+      const [cursor] = this.assigned.splice(at, 1)
+      if (cursor === undefined) continue
+      cursor.revoked = true
+      positions.push({ topic, partition, position: cursor.position })
+    }
+    return positions
+  }
+
+  /** Where each assigned partition stands now (the periodic commit). */
+  positions(): PartitionPosition[] {
+    return this.assigned.map(({ topic, partition, position }) => ({ topic, partition, position }))
+  }
+
   async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
+    if (this.config.partitions === 'assigned') {
+      await this.readUntilDone(this.assigned, handlers, signal, async () => undefined)
+      return
+    }
     const cursors = await this.initialCursors()
     let lastCommit = Date.now()
     try {
@@ -139,8 +195,10 @@ export class PartitionReader {
         if (fetched === 'done') return
         if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors, signal)
         for (const { cursor, result, batches } of fetched) {
+          if (cursor.revoked === true) continue
           if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode, signal)
           else this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
+          if (result.errorCode === 0) this.reportLag(cursor, result)
         }
       }
     } finally {
@@ -156,6 +214,11 @@ export class PartitionReader {
    * protocol the broker lacks) ends the read. Shutdown ends the wait with an empty round.
    */
   private async fetchRound(cursors: PartitionCursor[], signal: AbortSignal | undefined): Promise<FetchedRound> {
+    if (this.config.partitions === 'assigned' && cursors.length === 0) {
+      // A group member waiting for partitions (none yet, or more members than partitions).
+      await sleep(this.config.maxWaitMs, signal)
+      return []
+    }
     try {
       return await retry(() => this.tryFetchRound(cursors), {
         initialDelayMs: 200,
@@ -198,6 +261,16 @@ export class PartitionReader {
       fetched.push({ cursor, result, batches })
     }
     return fetched
+  }
+
+  private reportLag(cursor: PartitionCursor, result: FetchedPartition): void {
+    const end = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
+    if (end >= 0) this.deps.lag?.(cursor.topic, cursor.partition, Math.max(0, end - cursor.position))
+  }
+
+  private async highWatermark(topic: string, partition: number): Promise<number> {
+    const offsets = await retry(() => this.deps.admin.fetchTopicOffsets(topic), { retries: 10, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: isTransient })
+    return Number(offsets.find((o) => o.partition === partition)?.high ?? 0)
   }
 
   private async initialCursors(): Promise<PartitionCursor[]> {

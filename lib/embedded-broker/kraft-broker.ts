@@ -226,6 +226,12 @@ export function defaultServerProperties(args: {
     'group.initial.rebalance.delay.ms': '0',
     // Lets crash tests use short consumer sessions, so a killed member's partitions move in seconds.
     'group.min.session.timeout.ms': '1000',
+    // The new consumer protocol (KIP-848) sets sessions and heartbeats on the broker, not the client: 6 s
+    // sessions and 1 s heartbeats (Kafka's 45 s and 5 s) let group tests see a killed member's hand-over in seconds.
+    'group.consumer.min.session.timeout.ms': '1000',
+    'group.consumer.session.timeout.ms': '6000',
+    'group.consumer.min.heartbeat.interval.ms': '500',
+    'group.consumer.heartbeat.interval.ms': '1000',
     'offsets.topic.replication.factor': '1',
     'offsets.topic.num.partitions': '1',
     // Single-node transaction coordinator (exactly-once producers).

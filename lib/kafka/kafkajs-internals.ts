@@ -59,6 +59,8 @@ export interface ProtocolResponse<T> {
 
 export interface KafkajsBroker {
   nodeId: number
+  /** ApiVersions' answer by api key, once connected. */
+  versions?: Record<number, { minVersion: number; maxVersion: number }>
   connectionPool: { send<T>(args: { request: ProtocolRequest; response: ProtocolResponse<T>; requestTimeout?: number }): Promise<T> }
   initProducerId(args: { transactionalId?: string; transactionTimeout?: number }): Promise<{ producerId: string; producerEpoch: number }>
   addPartitionsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; topics: Array<{ topic: string; partitions: number[] }> }): Promise<unknown>
