@@ -1,18 +1,19 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { CONSUMER_GROUP_HEARTBEAT_API_KEY, consumerGroupHeartbeatRequest, type HeartbeatRequest, type HeartbeatResponse } from '../kafka/consumer-group-heartbeat.js'
 import { describeKafkaError } from '../kafka/error-codes.js'
-import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from '../kafka/kafkajs-internals.js'
+import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsClassicGroupCalls, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from '../kafka/kafkajs-internals.js'
 import { offsetCommitRequest, type OffsetCommitArgs, type PartitionError } from '../kafka/offset-commit.js'
 import { offsetFetchRequest, type OffsetFetchArgs, type OffsetFetchResult } from '../kafka/offset-fetch.js'
 import { topicMetadataRequest } from '../kafka/topic-ids.js'
+import type { ClassicTransport } from './classic-membership.js'
 import type { MembershipTransport } from './membership.js'
 
 /**
  * The group's coordinator broker, found once through FindCoordinator and looked up again after any failure
  * (a coordinator moves when its broker restarts or the __consumer_offsets partition changes leader).
  */
-export class GroupCoordinator implements MembershipTransport {
-  private broker: KafkajsBroker | null = null
+export class GroupCoordinator implements MembershipTransport, ClassicTransport {
+  private found: KafkajsBroker | null = null
 
   constructor(
     private readonly cluster: KafkajsCluster,
@@ -21,7 +22,7 @@ export class GroupCoordinator implements MembershipTransport {
 
   /** Whether the coordinator serves ConsumerGroupHeartbeat (ApiVersions): Kafka 4.0+, or 3.7+ with the feature on. */
   async supportsConsumerProtocol(): Promise<boolean> {
-    const broker = await this.coordinator()
+    const broker = await this.broker()
     return broker.versions?.[CONSUMER_GROUP_HEARTBEAT_API_KEY] !== undefined
   }
 
@@ -45,20 +46,22 @@ export class GroupCoordinator implements MembershipTransport {
   }
 
   resetCoordinator(): void {
-    this.broker = null
+    this.found = null
   }
 
-  private async coordinator(): Promise<KafkajsBroker> {
-    this.broker ??= await this.cluster.findGroupCoordinator({ groupId: this.groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-    return this.broker
+  /** The coordinator broker, for the classic protocol's kafkajs-encoded calls. */
+  async broker(): Promise<KafkajsBroker & KafkajsClassicGroupCalls> {
+    this.found ??= await this.cluster.findGroupCoordinator({ groupId: this.groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
+    // kafkajs's broker has these (test/lib/kafka/kafkajs-internals.test.ts checks); squeeze's fakes need not.
+    return this.found as KafkajsBroker & KafkajsClassicGroupCalls
   }
 
   private async send<T>(call: { request: ProtocolRequest; response: ProtocolResponse<T> }): Promise<T> {
-    const broker = await this.coordinator()
+    const broker = await this.broker()
     try {
       return await broker.connectionPool.send(call)
     } catch (err) {
-      this.broker = null
+      this.found = null
       throw err
     }
   }

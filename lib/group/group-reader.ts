@@ -4,13 +4,28 @@ import { describeKafkaError } from '../kafka/error-codes.js'
 import type { Logger } from '../log/logger.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import type { GroupCoordinator } from './coordinator.js'
+import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { ClassicMembership } from './classic-membership.js'
 import { GroupMembership, type TopicPartition } from './membership.js'
 
 export interface GroupReaderConfig {
   readonly groupId: string
   readonly topics: readonly string[]
+  readonly protocol: 'consumer' | 'classic'
   readonly commitIntervalMs: number
   readonly rebalanceTimeoutMs: number
+  /** Classic protocol only: the new protocol's session and heartbeat are the broker's (group.consumer.*). */
+  readonly sessionTimeoutMs: number
+  readonly heartbeatIntervalMs: number
+}
+
+/** What the reader needs of a membership, whichever protocol: KIP-848's or the classic one. */
+interface Member {
+  readonly memberId: string
+  /** The member epoch (KIP-848) or generation id (classic) that commits carry. */
+  readonly memberEpoch: number
+  readonly assignment: readonly TopicPartition[]
+  run(signal: AbortSignal): Promise<void>
 }
 
 /** What a group member reports beyond the reader's own measurements. */
@@ -27,30 +42,30 @@ export interface GroupMetricsSink {
  */
 export class GroupReader {
   private commits: Promise<void> = Promise.resolve()
-  private readonly membership: GroupMembership
+  private readonly membership: Member
 
   constructor(
     private readonly config: GroupReaderConfig,
-    private readonly deps: { reader: PartitionReader; coordinator: GroupCoordinator; log: Logger; metrics?: GroupMetricsSink }
+    private readonly deps: { reader: PartitionReader; coordinator: GroupCoordinator; cluster: KafkajsCluster; log: Logger; metrics?: GroupMetricsSink }
   ) {
-    this.membership = new GroupMembership(
-      { groupId: config.groupId, topics: config.topics, rebalanceTimeoutMs: config.rebalanceTimeoutMs },
-      {
-        transport: deps.coordinator,
-        log: deps.log,
-        onRebalance: () => {
-          deps.metrics?.rebalance()
-          deps.metrics?.assigned(this.membership.assignment)
-        },
-        listener: {
-          onAssigned: (partitions) => this.assign(partitions),
-          onRevoked: (partitions) => this.serially(() => this.commit(this.deps.reader.revoke(partitions), 'revoke')),
-          onLost: async (partitions) => {
-            this.deps.reader.revoke(partitions)
-          }
+    const common = {
+      log: deps.log,
+      onRebalance: () => {
+        deps.metrics?.rebalance()
+        deps.metrics?.assigned(this.membership.assignment)
+      },
+      listener: {
+        onAssigned: (partitions: readonly TopicPartition[]) => this.assign(partitions),
+        onRevoked: (partitions: readonly TopicPartition[]) => this.serially(() => this.commit(this.deps.reader.revoke(partitions), 'revoke')),
+        onLost: async (partitions: readonly TopicPartition[]) => {
+          this.deps.reader.revoke(partitions)
         }
       }
-    )
+    }
+    const { groupId, topics, rebalanceTimeoutMs } = config
+    this.membership = config.protocol === 'consumer'
+      ? new GroupMembership({ groupId, topics, rebalanceTimeoutMs }, { ...common, transport: deps.coordinator })
+      : new ClassicMembership({ groupId, topics, rebalanceTimeoutMs, sessionTimeoutMs: config.sessionTimeoutMs, heartbeatIntervalMs: config.heartbeatIntervalMs }, { ...common, transport: deps.coordinator, cluster: deps.cluster })
   }
 
   async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
@@ -74,7 +89,9 @@ export class GroupReader {
 
   private async assign(partitions: readonly TopicPartition[]): Promise<void> {
     const committed = await retry(async () => {
-      const answer = await this.deps.coordinator.fetchOffsets({ groupId: this.config.groupId, memberId: this.membership.memberId, memberEpoch: this.membership.memberEpoch, partitions })
+      // A KIP-848 member's fetch is checked against its epoch; a classic group's is an unchecked one.
+      const member = this.config.protocol === 'consumer' ? { memberId: this.membership.memberId, memberEpoch: this.membership.memberEpoch } : { memberId: null, memberEpoch: -1 }
+      const answer = await this.deps.coordinator.fetchOffsets({ groupId: this.config.groupId, ...member, partitions })
       const failed = answer.errorCode !== 0 ? answer.errorCode : answer.offsets.find((o) => o.errorCode !== 0)?.errorCode
       if (failed !== undefined) {
         if (failed === 14 || failed === 15 || failed === 16) this.deps.coordinator.resetCoordinator()

@@ -7,9 +7,11 @@ import { retry, COORDINATOR_RETRY } from '../retry.js'
 import { GroupCoordinator } from './coordinator.js'
 import { GroupReader, type GroupMetricsSink } from './group-reader.js'
 
-/** The Java client's defaults for auto.commit.interval.ms and max.poll.interval.ms (the rebalance timeout). */
+/** The Java client's defaults: auto.commit.interval.ms, max.poll.interval.ms (the rebalance timeout), and the classic session and heartbeat. */
 const DEFAULT_COMMIT_INTERVAL_MS = 5000
 const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
+const DEFAULT_SESSION_TIMEOUT_MS = 45_000
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 3000
 
 /**
  * Reads the topics as a member of the group until `signal` aborts (or, without --follow, until the member's
@@ -31,9 +33,11 @@ export async function runGroupMember(
   deps.log.info({ groupId: config.groupId, protocol }, 'joining the group')
   const commitIntervalMs = config.properties['auto.commit.interval.ms'] ?? DEFAULT_COMMIT_INTERVAL_MS
   const rebalanceTimeoutMs = config.properties['max.poll.interval.ms'] ?? DEFAULT_REBALANCE_TIMEOUT_MS
-  if (protocol === 'classic') {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'group.protocol=classic is not supported by squeeze yet: use a Kafka 4.0+ broker with -X group.protocol=consumer')
-  }
-  const group = new GroupReader({ groupId: config.groupId, topics: config.topics, commitIntervalMs, rebalanceTimeoutMs }, { reader: deps.reader, coordinator, log: deps.log, ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }) })
+  const sessionTimeoutMs = config.properties['session.timeout.ms'] ?? DEFAULT_SESSION_TIMEOUT_MS
+  const heartbeatIntervalMs = config.properties['heartbeat.interval.ms'] ?? DEFAULT_HEARTBEAT_INTERVAL_MS
+  const group = new GroupReader(
+    { groupId: config.groupId, topics: config.topics, protocol, commitIntervalMs, rebalanceTimeoutMs, sessionTimeoutMs, heartbeatIntervalMs },
+    { reader: deps.reader, coordinator, cluster: deps.cluster, log: deps.log, ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }) }
+  )
   await group.run(handlers, signal)
 }

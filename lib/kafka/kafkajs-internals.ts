@@ -71,6 +71,14 @@ export interface KafkajsBroker {
   isConnected(): boolean
 }
 
+/** The classic group calls of a kafkajs broker (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), kafkajs-encoded. */
+export interface KafkajsClassicGroupCalls {
+  joinGroup(args: { groupId: string; sessionTimeout: number; rebalanceTimeout: number; memberId: string; groupProtocols: Array<{ name: string; metadata: Buffer }> }): Promise<{ generationId: number; leaderId: string; memberId: string; members: Array<{ memberId: string; memberMetadata: Buffer }> }>
+  syncGroup(args: { groupId: string; generationId: number; memberId: string; groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }> }): Promise<{ memberAssignment: Buffer }>
+  heartbeat(args: { groupId: string; groupGenerationId: number; memberId: string }): Promise<unknown>
+  leaveGroup(args: { groupId: string; memberId: string }): Promise<unknown>
+}
+
 export interface PartitionMetadata {
   partitionId: number
   leader: number

@@ -1,7 +1,8 @@
 // `squeeze consume --group` on the embedded broker with the new consumer protocol (KIP-848): instances split a
 // 6-partition topic, count each record once, commit, and hand partitions over when members join or die.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe, it, type TestContext } from 'node:test'
+import { COORDINATOR_RETRY, retry } from '../../lib/retry.js'
 import { poll } from '../helpers/poll.js'
 import { scrapeCounter, scrapeSamples } from '../helpers/metrics.js'
 import { startSqueeze, type SqueezeProcess } from '../helpers/squeeze-cli.js'
@@ -20,7 +21,8 @@ after(async () => {
 
 /** The group's committed offset per partition (-1 when none), as an admin reads them. */
 async function committed(groupId: string, topic: string): Promise<number[]> {
-  const [offsets] = await kafka.admin.fetchOffsets({ groupId, topics: [topic] })
+  // The coordinator of a fresh __consumer_offsets answers "not the coordinator" / "loading" for a moment.
+  const [offsets] = await retry(() => kafka.admin.fetchOffsets({ groupId, topics: [topic] }), COORDINATOR_RETRY)
   const byPartition = new Array<number>(PARTITIONS).fill(-1)
   for (const { partition, offset } of offsets?.partitions ?? []) byPartition[partition] = Number(offset)
   return byPartition
@@ -42,27 +44,42 @@ async function counted(members: readonly SqueezeProcess[]): Promise<number> {
   return counts.reduce<number>((sum, c) => sum + (c ?? 0), 0)
 }
 
-describe('consume --group (KIP-848) on a 6-partition topic', () => {
-  it('scales from 1 to 3 instances with every record counted once; a SIGKILLed member\'s partitions resume from its commits; a new member takes a share', async (t) => {
-    const topic = await kafka.createTopic(t, { partitions: PARTITIONS })
-    const groupId = `g-${topic}`
-    const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 }, lingerMs: 5 })
-    let produced = 0
-    const produceWave = async (): Promise<void> => {
-      await producer.sendMany(Array.from({ length: WAVE }, (_, i) => ({ topic, partition: i % PARTITIONS, key: null, value: Buffer.from(`record ${produced + i}`) })))
+/** A 6-partition topic, a producer of waves of records spread evenly, and `consume --group` members to start. */
+async function groupOnTopic(t: TestContext, extraArgs: readonly string[]) {
+  const topic = await kafka.createTopic(t, { partitions: PARTITIONS })
+  const groupId = `g-${topic}`
+  const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 }, lingerMs: 5 })
+  const members: SqueezeProcess[] = []
+  t.after(async () => {
+    for (const m of members) m.kill('SIGKILL')
+    await Promise.all(members.map((m) => m.exited))
+  })
+  const group = {
+    topic,
+    groupId,
+    members,
+    produced: 0,
+    async produceWave(): Promise<void> {
+      await producer.sendMany(Array.from({ length: WAVE }, (_, i) => ({ topic, partition: i % PARTITIONS, key: null, value: Buffer.from(`record ${group.produced + i}`) })))
       await producer.flush()
-      produced += WAVE
-    }
-    const members: SqueezeProcess[] = []
-    const join = async (): Promise<SqueezeProcess> => {
-      const member = await startSqueeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--format', 'none', '--follow', '--group', groupId, '--log-level', 'warn', '-X', 'auto.commit.interval.ms=300'])
+      group.produced += WAVE
+    },
+    async join(): Promise<SqueezeProcess> {
+      const member = await startSqueeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--format', 'none', '--follow', '--group', groupId, '--log-level', 'warn', '-X', 'auto.commit.interval.ms=300', ...extraArgs])
       members.push(member)
       return member
+    },
+    allCommitted(): Promise<number[]> {
+      return poll('every partition committed at its end', () => committed(groupId, topic), (c) => c.every((o) => o === group.produced / PARTITIONS), 90_000)
     }
-    t.after(async () => {
-      for (const m of members) m.kill('SIGKILL')
-      await Promise.all(members.map((m) => m.exited))
-    })
+  }
+  return group
+}
+
+describe('consume --group on a 6-partition topic', () => {
+  it('scales from 1 to 3 instances with every record counted once; a SIGKILLed member\'s partitions resume from its commits; a new member takes a share (KIP-848)', async (t) => {
+    const group = await groupOnTopic(t, [])
+    const { topic, groupId, members, join, produceWave, allCommitted } = group
     // Committed offsets sampled all along: none may ever go backwards, whoever commits.
     const history: number[][] = []
     let sampling = true
@@ -72,13 +89,12 @@ describe('consume --group (KIP-848) on a 6-partition topic', () => {
         await new Promise((resolve) => setTimeout(resolve, 250))
       }
     })()
-    const allCommitted = (): Promise<number[]> => poll('every partition committed at its end', () => committed(groupId, topic), (c) => c.reduce((a, b) => a + b, 0) === produced && c.every((o) => o === produced / PARTITIONS), 90_000)
 
     // One instance reads everything.
     await produceWave()
     const first = await join()
     await poll('one member owning all 6 partitions', () => owners([first]), (o) => o[0]?.length === PARTITIONS, 90_000)
-    await poll('the first wave counted', () => counted(members), (n) => n >= produced, 90_000)
+    await poll('the first wave counted', () => counted(members), (n) => n >= group.produced, 90_000)
     await allCommitted()
 
     // Two more: the partitions spread over three members, and a new wave is counted exactly once.
@@ -87,8 +103,8 @@ describe('consume --group (KIP-848) on a 6-partition topic', () => {
     await poll('3 members owning 2 partitions each', () => owners(members), (o) => settled(o) && o.every((p) => p.length === 2), 90_000)
     await produceWave()
     await allCommitted()
-    await poll('both waves counted', () => counted(members), (n) => n >= produced, 30_000)
-    assert.equal(await counted(members), produced, 'in steady state each record is counted by exactly one member')
+    await poll('both waves counted', () => counted(members), (n) => n >= group.produced, 30_000)
+    assert.equal(await counted(members), group.produced, 'in steady state each record is counted by exactly one member')
 
     // SIGKILL one member: after its session times out the other two own its partitions and resume at its commits.
     const victim = members[2]
@@ -100,7 +116,7 @@ describe('consume --group (KIP-848) on a 6-partition topic', () => {
     await produceWave()
     await poll('the 2 survivors owning all 6 partitions', () => owners(survivors), settled, 90_000)
     await allCommitted()
-    await poll('the third wave counted', async () => victimCount + (await counted(survivors)), (n) => n >= produced, 30_000)
+    await poll('the third wave counted', async () => victimCount + (await counted(survivors)), (n) => n >= group.produced, 30_000)
 
     // A new member joins: it takes a share, and the next wave is read to the end.
     const newcomer = await join()
@@ -108,7 +124,7 @@ describe('consume --group (KIP-848) on a 6-partition topic', () => {
     await poll('3 live members, each partition owned once', () => owners(live), (o) => settled(o) && o.every((p) => p.length === 2), 90_000)
     await produceWave()
     await allCommitted()
-    await poll('every wave counted at least once', async () => victimCount + (await counted(live)), (n) => n >= produced, 30_000)
+    await poll('every wave counted at least once', async () => victimCount + (await counted(live)), (n) => n >= group.produced, 30_000)
 
     sampling = false
     await sampler
@@ -118,5 +134,19 @@ describe('consume --group (KIP-848) on a 6-partition topic', () => {
       m.kill('SIGTERM')
       assert.equal(await m.exited, 0, m.stderr())
     }
+  })
+
+  it('-X group.protocol=classic: a second member takes half the partitions (eager range rebalance) and each record is counted once', async (t) => {
+    const group = await groupOnTopic(t, ['-X', 'group.protocol=classic', '-X', 'session.timeout.ms=6000', '-X', 'heartbeat.interval.ms=300'])
+    await group.produceWave()
+    const first = await group.join()
+    await poll('one member owning all 6 partitions', () => owners([first]), (o) => o[0]?.length === PARTITIONS, 90_000)
+    await group.allCommitted()
+    await group.join()
+    await poll('2 members owning 3 partitions each', () => owners(group.members), (o) => settled(o) && o.every((p) => p.length === 3), 90_000)
+    await group.produceWave()
+    await group.allCommitted()
+    await poll('both waves counted', () => counted(group.members), (n) => n >= group.produced, 30_000)
+    assert.equal(await counted(group.members), group.produced, 'each record is counted by exactly one member')
   })
 })
