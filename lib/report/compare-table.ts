@@ -3,7 +3,7 @@ import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest
 import { formatBytes, formatNumber, renderTable } from './table.js'
 
 export const COMPARE_HEADERS = [
-  'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored (broker)', 'ratio', 'vs none',
+  'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored per replica', 'stored all replicas', 'ratio', 'vs none',
   'compress cpu s/GiB', 'compress MB/s/core', 'decompress cpu s/GiB', 'decode cpu s/GiB', 'consumer rec/s', 'recompression'
 ] as const
 
@@ -16,6 +16,7 @@ export function compareRow(t: CompareTargetResult): string[] {
     formatNumber(t.meanRecordsPerBatch, 0),
     formatBytes(t.uncompressedBytes),
     formatBytes(t.storedBytes),
+    formatBytes(t.storedBytesAllReplicas),
     `${formatNumber(t.ratio)}x`,
     t.ratioVsNone === null ? '-' : `${formatNumber(t.ratioVsNone)}x`,
     formatNumber(t.compressCpuSecondsPerGiB),

@@ -8,7 +8,7 @@ import { toDeadLetter } from '../../lib/producer/dead-letter.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
-import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
+import { bytesAllReplicas, describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
 import { createConsumerGroupMetrics, createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
 import { consumerPropertiesFrom } from '../../lib/config/consumer-properties.js'
 import { parseProperties } from '../../lib/config/producer-properties.js'
@@ -112,7 +112,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         const results = measurements.results()
         try {
           const sizes = await describeLogDirs(cluster, topics)
-          for (const m of results) m.diskBytes = sizes.filter((s) => s.topic === m.topic).reduce((sum, s) => sum + s.sizeBytes, 0)
+          for (const m of results) m.diskBytes = bytesAllReplicas(sizes.filter((s) => s.topic === m.topic))
         } catch (err) {
           log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
         }
