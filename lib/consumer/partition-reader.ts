@@ -1,9 +1,7 @@
 import type { Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
-import { nestByTopic } from '../kafka/group-by-topic.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { COORDINATOR_TYPES } from '../kafka/kafkajs-internals.js'
 import { describeKafkaError, isRetriableKafkaError } from '../kafka/error-codes.js'
 import { retry, sleep } from '../retry.js'
 import type { Logger } from '../log/logger.js'
@@ -21,12 +19,6 @@ export interface ReaderConfig {
   readonly partitionMaxBytes: number
   /** Verify each batch's CRC-32C (check.crcs). */
   readonly verifyCrc: boolean
-  /**
-   * Commit positions under this group id and start from its committed offsets when it has them. The reader
-   * reads every partition itself (no group membership), so it commits as a standalone consumer does.
-   */
-  readonly groupId?: string
-  readonly commitIntervalMs?: number
   /**
    * 'assigned': read only the partitions handed over with assign() (a group member's), starting with none;
    * committing is then the group's job. Without --follow such a reader ends once it has partitions and all
@@ -149,32 +141,9 @@ export class PartitionReader {
   }
 
   async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
-    if (this.config.partitions === 'assigned') {
-      await this.readUntilDone(this.assigned, handlers, signal, async () => undefined)
-      return
-    }
-    const cursors = await this.initialCursors()
-    let lastCommit = Date.now()
-    try {
-      await this.readUntilDone(cursors, handlers, signal, async () => {
-        if (Date.now() - lastCommit < (this.config.commitIntervalMs ?? 5000)) return
-        await this.commit(cursors)
-        lastCommit = Date.now()
-      })
-    } finally {
-      await this.commit(cursors)
-    }
-  }
-
-  /** Commits each partition's position for the group (generation -1, no member: a standalone consumer's commit). */
-  private async commit(cursors: readonly PartitionCursor[]): Promise<void> {
-    const groupId = this.config.groupId
-    if (groupId === undefined || cursors.length === 0) return
-    const topics = nestByTopic(cursors, (c) => ({ partition: c.partition, offset: String(c.position) }))
-    await retry(async () => {
-      const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
-    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
+    // A group member's cursors come and go with its assignment; committing them is the group's (lib/group).
+    const cursors = this.config.partitions === 'assigned' ? this.assigned : await this.initialCursors()
+    await this.readUntilDone(cursors, handlers, signal)
   }
 
   /**
@@ -182,13 +151,12 @@ export class PartitionReader {
    * decoded: where the next fetch starts is known from the batch headers alone, and the broker answers on its
    * own core meanwhile. After a round with a partition error, the next fetch waits until that error is handled.
    */
-  private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined, afterRound: () => Promise<void>): Promise<void> {
+  private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined): Promise<void> {
     let prefetched: Promise<FetchedRound> | null = null
     // A function, not a narrowed property: the signal can fire during any await below.
     const aborted = (): boolean => signal?.aborted === true
     try {
       while (!aborted()) {
-        await afterRound()
         const round = prefetched ?? this.fetchRound(cursors, signal)
         prefetched = null
         const fetched = await round
@@ -276,12 +244,6 @@ export class PartitionReader {
   private async initialCursors(): Promise<PartitionCursor[]> {
     const cursors: PartitionCursor[] = []
     await this.deps.cluster.addMultipleTargetTopics([...this.config.topics])
-    const committed = new Map<string, number>()
-    if (this.config.groupId !== undefined) {
-      const groupId = this.config.groupId
-      const perTopic = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [...this.config.topics] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000, shouldRetry: isTransient })
-      for (const { topic, partitions } of perTopic) for (const { partition, offset } of partitions) if (Number(offset) >= 0) committed.set(`${topic}:${partition}`, Number(offset))
-    }
     for (const topic of this.config.topics) {
       const partitions = this.deps.cluster.findTopicPartitionMetadata(topic).length
       if (partitions === 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} has no partitions in the cluster metadata (does it exist?)`)
@@ -297,11 +259,10 @@ export class PartitionReader {
       } catch (err) {
         throw new SqueezeError(ErrorCodes.SOURCE, `cannot read offsets of topic ${topic}: ${errorMessage(err)}`, { cause: err })
       }
-      for (const { partition, low, high } of offsets) {
-        const resume = committed.get(`${topic}:${partition}`)
+      for (const { partition, high } of offsets) {
         // earliest starts at 0 rather than at ListOffsets' answer: a log that retention trimmed answers
         // OFFSET_OUT_OF_RANGE and handleError moves to its start, so no second answer can make a full topic look empty.
-        const start = resume !== undefined ? Math.max(resume, Number(low)) : this.config.from === 'earliest' ? 0 : Number(high)
+        const start = this.config.from === 'earliest' ? 0 : Number(high)
         cursors.push({ topic, partition, position: start, fetchAt: start, end: null })
       }
     }
