@@ -39,7 +39,8 @@ export const ErrorCodes = {
   TOPIC_REFUSED: 'SQUEEZE_ERR_TOPIC_REFUSED',
   PRODUCER_CLOSED: 'SQUEEZE_ERR_PRODUCER_CLOSED',
   TIMEOUT: 'SQUEEZE_ERR_TIMEOUT',
-  SOURCE: 'SQUEEZE_ERR_SOURCE'
+  SOURCE: 'SQUEEZE_ERR_SOURCE',
+  GROUP: 'SQUEEZE_ERR_GROUP_MEMBERSHIP'
 } as const
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]

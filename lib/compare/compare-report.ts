@@ -23,8 +23,10 @@ export interface CompareTargetResult {
   readonly uncompressedBytes: number
   /** Batch bytes the copier sent after compression. */
   readonly sentBytes: number
-  /** Bytes one replica of the topic holds on the broker's disk (DescribeLogDirs). */
+  /** Bytes one replica of each partition holds on a broker's disk (DescribeLogDirs): the topic stored once. */
   readonly storedBytes: number
+  /** Bytes every replica of every partition holds, summed over the brokers: storedBytes x the replication factor. */
+  readonly storedBytesAllReplicas: number
   /** uncompressedBytes / storedBytes. */
   readonly ratio: number
   /** storedBytes of the `none` target / this target's storedBytes; null without a `none` target. */

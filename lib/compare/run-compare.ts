@@ -8,7 +8,7 @@ import { TopicMeasurements, type TopicMeasurement } from '../consumer/measure-to
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
-import { describeLogDirs } from '../kafka/describe-log-dirs.js'
+import { bytesAllReplicas, bytesPerReplica, describeLogDirs } from '../kafka/describe-log-dirs.js'
 import type { Logger } from '../log/logger.js'
 import { Producer, type AckedBatch, type ProducerConfig } from '../producer/producer.js'
 import { batchHeader } from '../protocol/record-batch-reader.js'
@@ -212,18 +212,10 @@ async function measureTarget(options: CompareRunOptions, admin: Admin, target: C
     })
     const measured = measurements.get(target.topic)
     const sizes = await describeLogDirs(cluster, [target.topic])
-    const leaderBytes = sumLeaderReplicaBytes(sizes)
-    return buildResult(target.spec, target.topic, measured, acked, leaderBytes, stored, digests)
+    return buildResult(target.spec, target.topic, measured, acked, { perReplica: bytesPerReplica(sizes), allReplicas: bytesAllReplicas(sizes) }, stored, digests)
   } finally {
     await cluster.disconnect()
   }
-}
-
-/** DescribeLogDirs reports every replica; one copy per partition is what a codec saves per replica. */
-function sumLeaderReplicaBytes(sizes: ReadonlyArray<{ partition: number; sizeBytes: number }>): number {
-  const perPartition = new Map<number, number>()
-  for (const { partition, sizeBytes } of sizes) perPartition.set(partition, Math.max(perPartition.get(partition) ?? 0, sizeBytes))
-  return [...perPartition.values()].reduce((a, b) => a + b, 0)
 }
 
 function recordDigest(partition: number, key: Buffer | null, value: Buffer | null, timestamp: number, headers: ReadonlyArray<{ key: string; value: Buffer | null }>): string {
@@ -233,7 +225,8 @@ function recordDigest(partition: number, key: Buffer | null, value: Buffer | nul
   return hash.digest('hex')
 }
 
-function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement, acked: readonly AckedBatch[], storedBytes: number, stored: readonly StoredBatch[], digests: string[]): CompareTargetResult {
+function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement, acked: readonly AckedBatch[], storedOnDisk: { perReplica: number; allReplicas: number }, stored: readonly StoredBatch[], digests: string[]): CompareTargetResult {
+  const storedBytes = storedOnDisk.perReplica
   const uncompressedBytes = acked.reduce((n, b) => n + b.uncompressedBytes, 0)
   const sentBytes = acked.reduce((n, b) => n + b.sizeBytes, 0)
   const compressCpuSeconds = acked.reduce((n, b) => n + b.compressCpuSeconds, 0)
@@ -253,6 +246,7 @@ function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement,
     uncompressedBytes,
     sentBytes,
     storedBytes,
+    storedBytesAllReplicas: storedOnDisk.allReplicas,
     ratio: storedBytes === 0 ? 0 : uncompressedBytes / storedBytes,
     ratioVsNone: null,
     compressCpuSeconds,

@@ -1,9 +1,7 @@
 import type { Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
-import { nestByTopic } from '../kafka/group-by-topic.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { COORDINATOR_TYPES } from '../kafka/kafkajs-internals.js'
 import { describeKafkaError, isRetriableKafkaError } from '../kafka/error-codes.js'
 import { retry, sleep } from '../retry.js'
 import type { Logger } from '../log/logger.js'
@@ -22,11 +20,11 @@ export interface ReaderConfig {
   /** Verify each batch's CRC-32C (check.crcs). */
   readonly verifyCrc: boolean
   /**
-   * Commit positions under this group id and start from its committed offsets when it has them. The reader
-   * reads every partition itself (no group membership), so it commits as a standalone consumer does.
+   * 'assigned': read only the partitions handed over with assign() (a group member's), starting with none;
+   * committing is then the group's job. Without --follow such a reader ends once it has partitions and all
+   * of them reached the end they had when it first fetched them.
    */
-  readonly groupId?: string
-  readonly commitIntervalMs?: number
+  readonly partitions?: 'all' | 'assigned'
   /**
    * Decompress every batch into one reused buffer. A batch handed to onBatch is then valid only until the
    * handler returns: for handlers that measure, not ones that keep records (TopicMeasurements copies the few
@@ -66,6 +64,20 @@ export interface ReaderHandlers {
   onCorruptBatch(event: CorruptBatchEvent): void
 }
 
+/** Where to start reading a partition handed to the reader: a committed offset, or null for the `from` policy. */
+export interface PartitionStart {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number | null
+}
+
+export interface PartitionPosition {
+  readonly topic: string
+  readonly partition: number
+  /** The next offset to read: what a commit stores. */
+  readonly position: number
+}
+
 interface PartitionCursor {
   readonly topic: string
   readonly partition: number
@@ -79,6 +91,8 @@ interface PartitionCursor {
    * ListOffsets call made earlier, which was seen to answer 0 for a full partition on a loaded machine.
    */
   end: number | null
+  /** Given up (group revocation): an answer already on the wire for it is dropped, not handed over. */
+  revoked?: boolean
 }
 
 /**
@@ -88,37 +102,48 @@ interface PartitionCursor {
 export class PartitionReader {
   /** The reused decompression buffer (reuseBatchMemory): starts at 1 MiB, grows to the largest batch seen. */
   private scratch: Buffer | null
+  /** The partitions an 'assigned' reader reads; changed in place by assign() and revoke() between rounds. */
+  private readonly assigned: PartitionCursor[] = []
 
   constructor(
     private readonly config: ReaderConfig,
-    private readonly deps: { cluster: KafkajsCluster; admin: Admin; log: Logger }
+    private readonly deps: { cluster: KafkajsCluster; admin: Admin; log: Logger; lag?: (topic: string, partition: number, records: number) => void }
   ) {
     this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(1024 * 1024) : null
   }
 
-  async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
-    const cursors = await this.initialCursors()
-    let lastCommit = Date.now()
-    try {
-      await this.readUntilDone(cursors, handlers, signal, async () => {
-        if (Date.now() - lastCommit < (this.config.commitIntervalMs ?? 5000)) return
-        await this.commit(cursors)
-        lastCommit = Date.now()
-      })
-    } finally {
-      await this.commit(cursors)
+  /** Starts reading the partitions (an 'assigned' reader); null offsets start where `from` says. */
+  async assign(starts: readonly PartitionStart[]): Promise<void> {
+    await this.deps.cluster.addMultipleTargetTopics([...new Set(starts.map((s) => s.topic))])
+    for (const { topic, partition, offset } of starts) {
+      const start = offset ?? (this.config.from === 'earliest' ? 0 : await this.highWatermark(topic, partition))
+      this.assigned.push({ topic, partition, position: start, fetchAt: start, end: null })
     }
   }
 
-  /** Commits each partition's position for the group (generation -1, no member: a standalone consumer's commit). */
-  private async commit(cursors: readonly PartitionCursor[]): Promise<void> {
-    const groupId = this.config.groupId
-    if (groupId === undefined || cursors.length === 0) return
-    const topics = nestByTopic(cursors, (c) => ({ partition: c.partition, offset: String(c.position) }))
-    await retry(async () => {
-      const coordinator = await this.deps.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics })
-    }, { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient })
+  /** Stops reading the partitions and returns where each stopped, for the commit that hands them over. */
+  revoke(partitions: ReadonlyArray<{ topic: string; partition: number }>): PartitionPosition[] {
+    const positions: PartitionPosition[] = []
+    for (const { topic, partition } of partitions) {
+      const at = this.assigned.findIndex((c) => c.topic === topic && c.partition === partition)
+      if (at < 0) continue
+      const [cursor] = this.assigned.splice(at, 1)
+      if (cursor === undefined) continue
+      cursor.revoked = true
+      positions.push({ topic, partition, position: cursor.position })
+    }
+    return positions
+  }
+
+  /** Where each assigned partition stands now (the periodic commit). */
+  positions(): PartitionPosition[] {
+    return this.assigned.map(({ topic, partition, position }) => ({ topic, partition, position }))
+  }
+
+  async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
+    // A group member's cursors come and go with its assignment; committing them is the group's (lib/group).
+    const cursors = this.config.partitions === 'assigned' ? this.assigned : await this.initialCursors()
+    await this.readUntilDone(cursors, handlers, signal)
   }
 
   /**
@@ -126,21 +151,22 @@ export class PartitionReader {
    * decoded: where the next fetch starts is known from the batch headers alone, and the broker answers on its
    * own core meanwhile. After a round with a partition error, the next fetch waits until that error is handled.
    */
-  private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined, afterRound: () => Promise<void>): Promise<void> {
+  private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined): Promise<void> {
     let prefetched: Promise<FetchedRound> | null = null
     // A function, not a narrowed property: the signal can fire during any await below.
     const aborted = (): boolean => signal?.aborted === true
     try {
       while (!aborted()) {
-        await afterRound()
         const round = prefetched ?? this.fetchRound(cursors, signal)
         prefetched = null
         const fetched = await round
         if (fetched === 'done') return
         if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors, signal)
         for (const { cursor, result, batches } of fetched) {
+          if (cursor.revoked === true) continue
           if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode, signal)
           else this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
+          if (result.errorCode === 0) this.reportLag(cursor, result)
         }
       }
     } finally {
@@ -156,6 +182,11 @@ export class PartitionReader {
    * protocol the broker lacks) ends the read. Shutdown ends the wait with an empty round.
    */
   private async fetchRound(cursors: PartitionCursor[], signal: AbortSignal | undefined): Promise<FetchedRound> {
+    if (this.config.partitions === 'assigned' && cursors.length === 0) {
+      // A group member waiting for partitions (none yet, or more members than partitions).
+      await sleep(this.config.maxWaitMs, signal)
+      return []
+    }
     try {
       return await retry(() => this.tryFetchRound(cursors), {
         initialDelayMs: 200,
@@ -200,15 +231,19 @@ export class PartitionReader {
     return fetched
   }
 
+  private reportLag(cursor: PartitionCursor, result: FetchedPartition): void {
+    const end = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
+    if (end >= 0) this.deps.lag?.(cursor.topic, cursor.partition, Math.max(0, end - cursor.position))
+  }
+
+  private async highWatermark(topic: string, partition: number): Promise<number> {
+    const offsets = await retry(() => this.deps.admin.fetchTopicOffsets(topic), { retries: 10, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: isTransient })
+    return Number(offsets.find((o) => o.partition === partition)?.high ?? 0)
+  }
+
   private async initialCursors(): Promise<PartitionCursor[]> {
     const cursors: PartitionCursor[] = []
     await this.deps.cluster.addMultipleTargetTopics([...this.config.topics])
-    const committed = new Map<string, number>()
-    if (this.config.groupId !== undefined) {
-      const groupId = this.config.groupId
-      const perTopic = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [...this.config.topics] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000, shouldRetry: isTransient })
-      for (const { topic, partitions } of perTopic) for (const { partition, offset } of partitions) if (Number(offset) >= 0) committed.set(`${topic}:${partition}`, Number(offset))
-    }
     for (const topic of this.config.topics) {
       const partitions = this.deps.cluster.findTopicPartitionMetadata(topic).length
       if (partitions === 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} has no partitions in the cluster metadata (does it exist?)`)
@@ -224,11 +259,10 @@ export class PartitionReader {
       } catch (err) {
         throw new SqueezeError(ErrorCodes.SOURCE, `cannot read offsets of topic ${topic}: ${errorMessage(err)}`, { cause: err })
       }
-      for (const { partition, low, high } of offsets) {
-        const resume = committed.get(`${topic}:${partition}`)
+      for (const { partition, high } of offsets) {
         // earliest starts at 0 rather than at ListOffsets' answer: a log that retention trimmed answers
         // OFFSET_OUT_OF_RANGE and handleError moves to its start, so no second answer can make a full topic look empty.
-        const start = resume !== undefined ? Math.max(resume, Number(low)) : this.config.from === 'earliest' ? 0 : Number(high)
+        const start = this.config.from === 'earliest' ? 0 : Number(high)
         cursors.push({ topic, partition, position: start, fetchAt: start, end: null })
       }
     }

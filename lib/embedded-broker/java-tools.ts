@@ -27,7 +27,9 @@ export const KafkaMainClasses = {
   /** `--bootstrap-server b --topic t`: `topic:partition:offset` lines. */
   GET_OFFSET_SHELL: 'org.apache.kafka.tools.GetOffsetShell',
   /** `--bootstrap-server b --describe --group g`. */
-  CONSUMER_GROUP_COMMAND: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand'
+  CONSUMER_GROUP_COMMAND: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
+  /** `--bootstrap-server b describe --status`: `LeaderId:`, `CurrentVoters: [{"id": 1, …}, …]`. */
+  METADATA_QUORUM: 'org.apache.kafka.tools.MetadataQuorumCommand'
 } as const
 
 export interface JavaToolOptions {

@@ -23,7 +23,7 @@ const { Kafka, logLevel } = kafkajs
 
 /** Fixed KRaft cluster id: base64url of the 16 bytes "squeeze-kafka-11" (a random one may start with '-'). */
 export const SQUEEZE_CLUSTER_ID = 'c3F1ZWV6ZS1rYWZrYS0xMQ'
-const NODE_ID = 1
+const DEFAULT_NODE_ID = 1
 
 export interface KraftListenerOptions {
   /** Interface to bind and advertise (default 127.0.0.1). */
@@ -74,6 +74,11 @@ export interface KraftBrokerOptions {
   stopTimeoutMs?: number
   /** Extra SASL_SSL and/or SSL listeners. */
   security?: KraftSecurityOptions
+  /**
+   * One node of a multi-node quorum (kraft-cluster.ts): its node.id and controller.quorum.voters
+   * (`id@host:port,…`). Default: a single voter, node 1, on this broker's controller port.
+   */
+  quorum?: { nodeId: number; voters: string }
 }
 
 export interface EmbeddedBroker {
@@ -86,6 +91,7 @@ export interface EmbeddedBroker {
   kafkaLogDir: string
   clusterId: string
   version: string
+  nodeId: number
   brokerPort: number
   controllerPort: number
   /** "127.0.0.1:port" of the SASL_SSL listener, when `security.saslSsl` was given. */
@@ -102,7 +108,9 @@ export interface EmbeddedBroker {
   restart?(): Promise<void>
   /** Stops the JVM but keeps the data dir and ports, so `resume()` brings the same broker back (outage tests). */
   halt(): Promise<void>
-  /** Starts a halted broker again; resolves once it serves metadata. */
+  /** Like halt(), but SIGKILL at once: no controlled shutdown, no flush (crash tests). resume() brings it back. */
+  kill(): Promise<void>
+  /** Starts a halted or killed broker again; resolves once it serves metadata. */
   resume(): Promise<void>
 }
 
@@ -177,7 +185,7 @@ function startWatchdog(jvmPid: number, tempDir: string | undefined): ChildProces
 // ---------------------------------------------------------------------------------------------------------------
 
 /** A free TCP port on `host`, found by binding port 0. */
-async function reservePorts(host: string, count: number): Promise<number[]> {
+export async function reservePorts(host: string, count: number): Promise<number[]> {
   const servers: Server[] = []
   try {
     const ports: number[] = []
@@ -201,12 +209,14 @@ export function defaultServerProperties(args: {
   brokerPort: number
   controllerPort: number
   kafkaLogDir: string
+  quorum?: { nodeId: number; voters: string }
 }): Record<string, string> {
   const { host, brokerPort, controllerPort, kafkaLogDir } = args
+  const nodeId = args.quorum?.nodeId ?? DEFAULT_NODE_ID
   return {
     'process.roles': 'broker,controller',
-    'node.id': String(NODE_ID),
-    'controller.quorum.voters': `${NODE_ID}@${host}:${controllerPort}`,
+    'node.id': String(nodeId),
+    'controller.quorum.voters': args.quorum?.voters ?? `${nodeId}@${host}:${controllerPort}`,
     listeners: `PLAINTEXT://${host}:${brokerPort},CONTROLLER://${host}:${controllerPort}`,
     'advertised.listeners': `PLAINTEXT://${host}:${brokerPort}`,
     'inter.broker.listener.name': 'PLAINTEXT',
@@ -226,6 +236,12 @@ export function defaultServerProperties(args: {
     'group.initial.rebalance.delay.ms': '0',
     // Lets crash tests use short consumer sessions, so a killed member's partitions move in seconds.
     'group.min.session.timeout.ms': '1000',
+    // The new consumer protocol (KIP-848) sets sessions and heartbeats on the broker, not the client: 6 s
+    // sessions and 1 s heartbeats (Kafka's 45 s and 5 s) let group tests see a killed member's hand-over in seconds.
+    'group.consumer.min.session.timeout.ms': '1000',
+    'group.consumer.session.timeout.ms': '6000',
+    'group.consumer.min.heartbeat.interval.ms': '500',
+    'group.consumer.heartbeat.interval.ms': '1000',
     'offsets.topic.replication.factor': '1',
     'offsets.topic.num.partitions': '1',
     // Single-node transaction coordinator (exactly-once producers).
@@ -380,7 +396,7 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     const free = await reservePorts(host, 4)
     brokerPort = opts.listeners?.brokerPort ?? (free[0] as number)
     controllerPort = opts.listeners?.controllerPort ?? (free[1] as number)
-    const base = defaultServerProperties({ host, brokerPort, controllerPort, kafkaLogDir })
+    const base = defaultServerProperties({ host, brokerPort, controllerPort, kafkaLogDir, ...(opts.quorum === undefined ? {} : { quorum: opts.quorum }) })
     if (opts.security?.saslSsl !== undefined) saslSslPort = opts.security.saslSsl.port ?? (free[2] as number)
     if (opts.security?.ssl !== undefined) sslPort = opts.security.ssl.port ?? (free[3] as number)
     config = {
@@ -411,6 +427,7 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
   }
 
   const bootstrap = `${host}:${brokerPort}`
+  const nodeId = opts.quorum?.nodeId ?? DEFAULT_NODE_ID
   const jvmArgs = [
     `-Xms${Math.min(256, heapMb)}m`,
     `-Xmx${heapMb}m`,
@@ -470,7 +487,7 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
         if (exitCode !== null || signalCode !== null) throw failure(`exited during startup (${exitCode ?? signalCode})`)
         const cluster = await describeClusterOnce([bootstrap], { connectionTimeout: 1000, requestTimeout: 3000 })
         // Another broker on a port we were told is free (a leftover) must not pass for ours.
-        if (cluster.clusterId !== SQUEEZE_CLUSTER_ID || !cluster.brokers.some((b) => b.nodeId === NODE_ID)) throw new Error(`answered as cluster ${cluster.clusterId}`)
+        if (cluster.clusterId !== SQUEEZE_CLUSTER_ID || !cluster.brokers.some((b) => b.nodeId === nodeId)) throw new Error(`answered as cluster ${cluster.clusterId}`)
       }, { deadlineMs: startTimeoutMs, initialDelayMs: 250, maxDelayMs: 1000, shouldRetry: (err) => !(err instanceof SqueezeError && err.code === ErrorCodes.BROKER_START) })
     } catch (err) {
       if (err instanceof SqueezeError && err.code === ErrorCodes.BROKER_START) throw err
@@ -478,12 +495,12 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     }
   }
 
-  const terminate = async (entry: LiveBroker): Promise<void> => {
+  const terminate = async (entry: LiveBroker, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> => {
     const { child } = entry
     // pid undefined: spawn itself failed, there is nothing to signal or wait for.
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM')
-      if (!(await waitForExit(child, stopTimeoutMs))) {
+      child.kill(signal)
+      if (!(await waitForExit(child, signal === 'SIGKILL' ? 10_000 : stopTimeoutMs))) {
         child.kill('SIGKILL')
         await waitForExit(child, 10_000)
       }
@@ -511,6 +528,7 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     kafkaLogDir,
     clusterId: SQUEEZE_CLUSTER_ID,
     version,
+    nodeId,
     brokerPort,
     controllerPort,
     ...(saslSslPort === undefined ? {} : { saslSslBootstrap: `${host}:${saslSslPort}` }),
@@ -546,6 +564,10 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     },
     async halt(): Promise<void> {
       if (current !== undefined) await terminate(current)
+      current = undefined
+    },
+    async kill(): Promise<void> {
+      if (current !== undefined) await terminate(current, 'SIGKILL')
       current = undefined
     },
     async resume(): Promise<void> {

@@ -79,3 +79,21 @@ export async function describeLogDirs(cluster: KafkajsCluster, topics: readonly 
   )
   return results.flat()
 }
+
+/**
+ * Bytes of one replica per partition (the largest: the most caught-up), summed over the partitions: what a
+ * codec saves on each copy of the data, whatever the replication factor.
+ */
+export function bytesPerReplica(sizes: ReadonlyArray<Pick<PartitionDiskSize, 'topic' | 'partition' | 'sizeBytes'>>): number {
+  const perPartition = new Map<string, number>()
+  for (const { topic, partition, sizeBytes } of sizes) {
+    const key = `${topic}\u0000${partition}`
+    perPartition.set(key, Math.max(perPartition.get(key) ?? 0, sizeBytes))
+  }
+  return [...perPartition.values()].reduce((a, b) => a + b, 0)
+}
+
+/** Bytes of every replica on every broker: what the cluster's disks hold. */
+export function bytesAllReplicas(sizes: ReadonlyArray<Pick<PartitionDiskSize, 'sizeBytes'>>): number {
+  return sizes.reduce((sum, s) => sum + s.sizeBytes, 0)
+}

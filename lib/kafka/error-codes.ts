@@ -101,7 +101,12 @@ const TABLE = [
   { code: 85, type: 'NO_REASSIGNMENT_IN_PROGRESS', retriable: false, message: 'No partition reassignment is in progress' },
   { code: 86, type: 'GROUP_SUBSCRIBED_TO_TOPIC', retriable: false, message: 'Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it' },
   { code: 87, type: 'INVALID_RECORD', retriable: false, message: 'This record has failed the validation on broker and hence be rejected' },
-  { code: 88, type: 'UNSTABLE_OFFSET_COMMIT', retriable: true, message: 'There are unstable offsets that need to be cleared' }
+  { code: 88, type: 'UNSTABLE_OFFSET_COMMIT', retriable: true, message: 'There are unstable offsets that need to be cleared' },
+  // Newer than kafkajs's table: the new consumer group protocol's (KIP-848), as Kafka's Errors.java has them.
+  { code: 110, type: 'FENCED_MEMBER_EPOCH', retriable: false, message: 'The member epoch is fenced by the group coordinator. The member must abandon all its partitions and rejoin' },
+  { code: 111, type: 'UNRELEASED_INSTANCE_ID', retriable: false, message: 'The instance ID is still used by another member in the consumer group' },
+  { code: 112, type: 'UNSUPPORTED_ASSIGNOR', retriable: false, message: 'The assignor or its version range is not supported by the consumer group' },
+  { code: 113, type: 'STALE_MEMBER_EPOCH', retriable: false, message: 'The member epoch is stale. The member must retry after receiving its updated member epoch via the ConsumerGroupHeartbeat API' }
 
 ] as const satisfies readonly KafkaErrorDefinition[]
 

@@ -59,6 +59,8 @@ export interface ProtocolResponse<T> {
 
 export interface KafkajsBroker {
   nodeId: number
+  /** ApiVersions' answer by api key, once connected. */
+  versions?: Record<number, { minVersion: number; maxVersion: number }>
   connectionPool: { send<T>(args: { request: ProtocolRequest; response: ProtocolResponse<T>; requestTimeout?: number }): Promise<T> }
   initProducerId(args: { transactionalId?: string; transactionTimeout?: number }): Promise<{ producerId: string; producerEpoch: number }>
   addPartitionsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; topics: Array<{ topic: string; partitions: number[] }> }): Promise<unknown>
@@ -67,6 +69,14 @@ export interface KafkajsBroker {
   offsetCommit(args: { groupId: string; groupGenerationId: number; memberId: string; topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<unknown>
   endTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; transactionResult: boolean }): Promise<unknown>
   isConnected(): boolean
+}
+
+/** The classic group calls of a kafkajs broker (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), kafkajs-encoded. */
+export interface KafkajsClassicGroupCalls {
+  joinGroup(args: { groupId: string; sessionTimeout: number; rebalanceTimeout: number; memberId: string; groupProtocols: Array<{ name: string; metadata: Buffer }> }): Promise<{ generationId: number; leaderId: string; memberId: string; members: Array<{ memberId: string; memberMetadata: Buffer }> }>
+  syncGroup(args: { groupId: string; generationId: number; memberId: string; groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }> }): Promise<{ memberAssignment: Buffer }>
+  heartbeat(args: { groupId: string; groupGenerationId: number; memberId: string }): Promise<unknown>
+  leaveGroup(args: { groupId: string; memberId: string }): Promise<unknown>
 }
 
 export interface PartitionMetadata {

@@ -1,5 +1,7 @@
-import { Counter, type Registry } from 'prom-client'
+import { Counter, Gauge, type Registry } from 'prom-client'
 import type { ConsumerMetricsSink } from '../consumer/measure-topics.js'
+import type { GroupMetricsSink } from '../group/group-reader.js'
+import type { TopicPartition } from '../group/membership.js'
 
 export function createConsumerMetrics(registry: Registry): ConsumerMetricsSink {
   const labelNames = ['topic', 'codec'] as const
@@ -22,6 +24,34 @@ export function createConsumerMetrics(registry: Registry): ConsumerMetricsSink {
     },
     corrupt(topic, kind, code) {
       corrupt.inc({ topic, kind, code })
+    }
+  }
+}
+
+/** Lag, assignment and rebalances of a consumer (`--group` members; lag is reported without a group too). */
+export interface ConsumerGroupMetrics extends GroupMetricsSink {
+  lag(topic: string, partition: number, records: number): void
+}
+
+export function createConsumerGroupMetrics(registry: Registry): ConsumerGroupMetrics {
+  const lag = new Gauge({ name: 'squeeze_consumer_lag_records', help: 'Records between the read position and the partition end (high watermark, or last stable offset under read_committed), per partition this consumer reads', labelNames: ['topic', 'partition'], registers: [registry] })
+  const assigned = new Gauge({ name: 'squeeze_consumer_assigned_partitions', help: 'Partitions the group assigned to this consumer', labelNames: ['topic'], registers: [registry] })
+  const rebalances = new Counter({ name: 'squeeze_consumer_rebalances_total', help: 'Assignment changes this group member reconciled (or lost, when fenced)', registers: [registry] })
+  let reported: readonly TopicPartition[] = []
+  return {
+    lag(topic, partition, records) {
+      lag.set({ topic, partition: String(partition) }, records)
+    },
+    assigned(partitions) {
+      // A partition given up leaves the lag gauge: its next owner reports it, and sums over members stay right.
+      const now = new Set(partitions.map((tp) => `${tp.topic}:${tp.partition}`))
+      for (const tp of reported) if (!now.has(`${tp.topic}:${tp.partition}`)) lag.remove({ topic: tp.topic, partition: String(tp.partition) })
+      reported = [...partitions]
+      assigned.reset()
+      for (const tp of partitions) assigned.inc({ topic: tp.topic })
+    },
+    rebalance() {
+      rebalances.inc()
     }
   }
 }

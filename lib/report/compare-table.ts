@@ -7,7 +7,8 @@ import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './tabl
 export { formatLargeBytes }
 
 export const COMPARE_HEADERS = [
-  'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored (broker)', 'ratio', 'vs none', 'stored vs current',
+  'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored per replica', 'stored all replicas', 'ratio', 'vs none',
+  'stored vs current',
   'compress cpu s/GiB', 'compress MB/s/core', 'decompress cpu s/GiB', 'decode cpu s/GiB', 'consumer rec/s', 'recompression'
 ] as const
 
@@ -15,28 +16,31 @@ export const COMPARE_HEADERS = [
 export function compareRows(report: CompareReport): string[][] {
   const { current } = report
   const rows = report.targets.map((t, i) => compareRow(t, current?.savings[i]?.storedShare ?? null))
-  return current === null ? rows : [currentRow(current), ...rows]
+  return current === null ? rows : [currentRow(current, report.settings.replicationFactor), ...rows]
 }
 
 type SizeFigures = Pick<CompareTargetResult, 'records' | 'batches' | 'meanRecordsPerBatch' | 'uncompressedBytes' | 'storedBytes' | 'ratio' | 'ratioVsNone'>
 
 /** The cells from target to vs none, alike for the baseline and the targets. */
-function sizeCells(name: string, f: SizeFigures): string[] {
+function sizeCells(name: string, f: SizeFigures, storedAllReplicas: number): string[] {
   return [
     name, String(f.records), String(f.batches), formatNumber(f.meanRecordsPerBatch, 0), formatBytes(f.uncompressedBytes), formatBytes(f.storedBytes),
-    `${formatNumber(f.ratio)}x`, f.ratioVsNone === null ? '-' : `${formatNumber(f.ratioVsNone)}x`
+    formatBytes(storedAllReplicas), `${formatNumber(f.ratio)}x`, f.ratioVsNone === null ? '-' : `${formatNumber(f.ratioVsNone)}x`
   ]
 }
 
-/** What the topic stores today: no compress figures (its producers paid them), read back as a consumer would. */
-function currentRow({ row }: CurrentBaseline): string[] {
-  return [...sizeCells(`${row.label}: ${row.codec}`, row), '1.00x', '-', '-', formatNumber(row.decompressCpuSecondsPerGiB), '-', '-', 'as stored']
+/**
+ * What the topic stores today: no compress figures (its producers paid them), read back as a consumer would. Its
+ * batches were read from one replica; every replica of the source holds the same bytes.
+ */
+function currentRow({ row }: CurrentBaseline, replicationFactor: number): string[] {
+  return [...sizeCells(`${row.label}: ${row.codec}`, row, row.storedBytes * replicationFactor), '1.00x', '-', '-', formatNumber(row.decompressCpuSecondsPerGiB), '-', '-', 'as stored']
 }
 
 /** One row of text cells per target, in COMPARE_HEADERS order. */
 export function compareRow(t: CompareTargetResult, storedVsCurrent: number | null = null): string[] {
   return [
-    ...sizeCells(t.target, t),
+    ...sizeCells(t.target, t, t.storedBytesAllReplicas),
     storedVsCurrent === null ? '-' : `${formatNumber(storedVsCurrent)}x`,
     formatNumber(t.compressCpuSecondsPerGiB),
     // none does no compression work, so a throughput would be a division by (almost) zero.

@@ -29,7 +29,7 @@ export function renderConsumeReport(measurements: readonly TopicMeasurement[], b
       String(m.corruptRecords + m.corruptBatches)
     ]
   })
-  const headers = ['topic', 'codec', 'records', 'batches', 'rec/batch', 'uncompressed', 'fetched', 'on disk', 'ratio',
+  const headers = ['topic', 'codec', 'records', 'batches', 'rec/batch', 'uncompressed', 'fetched', 'on disk (all replicas)', 'ratio',
     ...(baseline === undefined ? [] : ['vs none']), 'decompress cpu s/GiB', 'decode cpu s/GiB', 'records/s', 'corrupt']
   return renderTable(headers, rows)
 }

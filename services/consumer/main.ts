@@ -8,8 +8,11 @@ import { toDeadLetter } from '../../lib/producer/dead-letter.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
-import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
-import { createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
+import { bytesAllReplicas, describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
+import { createConsumerGroupMetrics, createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
+import { consumerPropertiesFrom } from '../../lib/config/consumer-properties.js'
+import { parseProperties } from '../../lib/config/producer-properties.js'
+import { runGroupMember } from '../../lib/group/run-group-member.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
@@ -22,7 +25,12 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
   --format KIND|none           decode values as ${LOG_KINDS.join(', ')}, or none to skip decoding (default http)
   --from earliest|latest       where to start (default earliest)
   --follow                     keep reading new records; otherwise stop at the end offsets seen at start
-  --group ID                   commit positions under this group and resume from them on restart
+  --group ID                   join consumer group ID: read only the partitions it assigns, from its committed
+                               offsets (earliest when none), commit as you go; N instances split the partitions.
+                               Without --follow a member stops once its partitions are read to their end.
+  -X NAME=VALUE                consumer setting by Java client name (with --group): group.protocol=consumer|classic
+                               (default consumer, KIP-848, on brokers that serve it), auto.commit.interval.ms (5000),
+                               max.poll.interval.ms (300000), session.timeout.ms and heartbeat.interval.ms (classic)
   --isolation read_committed|read_uncommitted   (default read_committed)
   --json FILE                  also write the measurements as JSON
   --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
@@ -38,6 +46,7 @@ const OPTIONS = {
   from: { type: 'string' },
   follow: { type: 'boolean' },
   group: { type: 'string' },
+  X: { type: 'string', short: 'X', multiple: true },
   isolation: { type: 'string' },
   json: { type: 'string' },
   'dead-letter-topic': { type: 'string' }
@@ -52,6 +61,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   const topics = (values.topic ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '')
   if (topics.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
   const service = serviceOptionsFrom(values)
+  const consumerProperties = consumerPropertiesFrom(parseProperties(values.X ?? []))
+  if (values.group === undefined && Object.keys(consumerProperties).length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '-X consumer settings apply to a group member: add --group')
   return runService({
     name: 'squeeze-consumer',
     service,
@@ -63,7 +74,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         topics,
         from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
         untilEnd: values.follow !== true,
-        ...(values.group === undefined ? {} : { groupId: values.group }),
+        partitions: values.group === undefined ? 'all' as const : 'assigned' as const,
         isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed'),
         // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
         reuseBatchMemory: true
@@ -90,8 +101,10 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         })
         await deadLetters?.start()
         ready()
-        const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }) })
-        await reader.run(measurements, signal)
+        const groupMetrics = createConsumerGroupMetrics(registry)
+        const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag })
+        if (values.group === undefined) await reader.run(measurements, signal)
+        else await runGroupMember({ groupId: values.group, topics, properties: consumerProperties }, { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics }, measurements, signal)
         await Promise.all(pending)
         await deadLetters?.close()
         if ((deadLetters?.snapshot().recordsFailed ?? 0) > 0) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `some poison records could not be written to ${deadLetterTopic}`)
@@ -99,7 +112,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         const results = measurements.results()
         try {
           const sizes = await describeLogDirs(cluster, topics)
-          for (const m of results) m.diskBytes = sizes.filter((s) => s.topic === m.topic).reduce((sum, s) => sum + s.sizeBytes, 0)
+          for (const m of results) m.diskBytes = bytesAllReplicas(sizes.filter((s) => s.topic === m.topic))
         } catch (err) {
           log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
         }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
+import { createConsumerGroupMetrics, createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
@@ -19,6 +19,7 @@ async function registeredSeries(): Promise<Map<string, 'counter' | 'gauge'>> {
   createProducerMetrics(registry)
   createCopierMetrics(registry)
   createConsumerMetrics(registry)
+  createConsumerGroupMetrics(registry)
   const series = new Map<string, 'counter' | 'gauge'>()
   for (const m of await registry.getMetricsAsJSON()) {
     const type = String(m.type)

@@ -82,8 +82,8 @@ function policyProblems(resources: Resource[]): string[] {
     }
   }
   const consumer = find('Deployment', 'squeeze-consumer')
-  const strategy = isObject(consumer?.spec) && isObject(consumer.spec.strategy) ? consumer.spec.strategy.type : undefined
-  if (consumer !== undefined && strategy !== 'Recreate') problems.push(`Deployment/squeeze-consumer: strategy ${String(strategy ?? 'RollingUpdate')}, not Recreate (without a consumer group, old and new pods would both read every partition)`)
+  const consumerArgs = (isObject(consumer?.spec) && isObject(consumer.spec.template) && isObject(consumer.spec.template.spec) && Array.isArray(consumer.spec.template.spec.containers) && isObject(consumer.spec.template.spec.containers[0]) ? consumer.spec.template.spec.containers[0].args : undefined)
+  if (consumer !== undefined && !(Array.isArray(consumerArgs) && consumerArgs.includes('--group'))) problems.push('Deployment/squeeze-consumer: consume without --group (every replica would read every partition)')
   if (!resources.some((r) => r.kind === 'HorizontalPodAutoscaler' && isObject(r.spec) && isObject(r.spec.scaleTargetRef) && r.spec.scaleTargetRef.name === 'squeeze-consumer')) problems.push('no HorizontalPodAutoscaler for the consumers')
   // The consumers read exactly the copier's destinations, as the copier names them.
   if (typeof data.COPY_TARGETS === 'string' && typeof data.SOURCE_TOPIC === 'string') {
@@ -262,17 +262,17 @@ describe('Kubernetes manifests', () => {
     assert.ok(after !== undefined && !(STRIMZI.releases[after]?.kafkaVersions ?? []).includes(version), `Strimzi ${String(after)} accepts Kafka ${version} too: widen the range`)
   })
 
-  it('an autoscaled Deployment with spec.replicas, a rolling consumer, ignored Strimzi annotations or an unsupported Kafka version fail', () => {
+  it('an autoscaled Deployment with spec.replicas, a consumer without a group, ignored Strimzi annotations or an unsupported Kafka version fail', () => {
     const dir = editedCopy((k8s) => {
       replaceIn(join(k8s, 'base/copier.yaml'), 'revisionHistoryLimit: 3', 'replicas: 2\n  revisionHistoryLimit: 3')
-      replaceIn(join(k8s, 'base/consumer.yaml'), /^ {2}strategy:\n(?: {4}.*\n)+/m, '')
+      replaceIn(join(k8s, 'base/consumer.yaml'), /^ {12}- --group\n {12}- .*\n/m, '')
       replaceIn(join(k8s, 'strimzi/kafka.yaml'), '  name: squeeze\n', '  name: squeeze\n  annotations:\n    strimzi.io/kraft: enabled\n    strimzi.io/node-pools: enabled\n')
       replaceIn(join(k8s, 'strimzi/kafka.yaml'), /version: .*/, 'version: 4.2.0')
     })
     try {
       const problems = validateTree(dir)
       assert.ok(problems.includes('overlay prod: Deployment/squeeze-copier: sets spec.replicas, which HorizontalPodAutoscaler/squeeze-copier manages'), problems.join('\n'))
-      assert.ok(problems.some((p) => p.startsWith('overlay dev: Deployment/squeeze-consumer: strategy RollingUpdate, not Recreate')), problems.join('\n'))
+      assert.ok(problems.includes('overlay dev: Deployment/squeeze-consumer: consume without --group (every replica would read every partition)'), problems.join('\n'))
       assert.ok(problems.includes('overlay dev: Kafka/squeeze: annotation strimzi.io/kraft is ignored since Strimzi 0.48.0'), problems.join('\n'))
       assert.ok(problems.includes('overlay prod: Kafka/squeeze: annotation strimzi.io/node-pools is ignored since Strimzi 0.48.0'), problems.join('\n'))
       assert.ok(problems.some((p) => p.startsWith('overlay prod: Kafka/squeeze: Strimzi 0.49.0 does not support Kafka 4.2.0')), problems.join('\n'))

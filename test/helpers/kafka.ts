@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { TestContext } from 'node:test'
 import type { Admin } from 'kafkajs'
-import { createTopicsAndWait } from '../../lib/kafka/topics.js'
+import { BROKER_DEFAULT_REPLICATION_FACTOR, createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import { startKraftCluster, type EmbeddedCluster } from '../../lib/embedded-broker/kraft-cluster.js'
 import { Producer, DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG, type ReaderConfig } from '../../lib/consumer/partition-reader.js'
 import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'
@@ -21,12 +22,43 @@ export interface TestKafka {
   stop(): Promise<void>
 }
 
+/** A three-node cluster (3 controller voters, replication.factor=3, min.insync.replicas=2) whose nodes tests kill and restart. */
+export interface TestKafkaCluster extends TestKafka {
+  readonly cluster: EmbeddedCluster
+}
+
+function testLogger(): Logger {
+  return createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent', name: 'squeeze-test' })
+}
+
 /** `jvmOnly`: the file needs the embedded broker's internals (see AcquireBrokerOptions.jvmOnly). */
 export async function startTestKafka(options: { jvmOnly?: boolean } = {}): Promise<TestKafka> {
-  const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent', name: 'squeeze-test' })
+  const log = testLogger()
   // The harness owns the process: a test file that ends or is force-exited takes its broker with it.
   killEmbeddedBrokersOnExit()
-  const broker = await acquireBroker((msg: string) => log.info(msg), { jvmOnly: options.jvmOnly })
+  return testKafkaOn(await acquireBroker((msg: string) => log.info(msg), { jvmOnly: options.jvmOnly }), log)
+}
+
+/**
+ * Always the embedded JVMs, whatever KAFKA_BROKERS says: the tests on it SIGKILL and restart nodes. Topics
+ * created here take the cluster's default replication factor (3).
+ */
+export async function startTestKafkaCluster(): Promise<TestKafkaCluster> {
+  const log = testLogger()
+  killEmbeddedBrokersOnExit()
+  const t0 = Date.now()
+  const cluster = await startKraftCluster()
+  log.info(`kafka: embedded 3-node cluster at ${cluster.brokers.join(',')} in ${Date.now() - t0} ms; data ${cluster.dataDir}`)
+  const broker: AcquiredBroker = { brokers: cluster.brokers, kind: 'jvm', stop: () => cluster.stop() }
+  try {
+    return { ...(await testKafkaOn(broker, log, BROKER_DEFAULT_REPLICATION_FACTOR)), cluster }
+  } catch (e) {
+    await cluster.stop()
+    throw e
+  }
+}
+
+async function testKafkaOn(broker: AcquiredBroker, log: Logger, replicationFactor = 1): Promise<TestKafka> {
   const connection: KafkaConnectionConfig = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-test' }
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
@@ -38,7 +70,7 @@ export async function startTestKafka(options: { jvmOnly?: boolean } = {}): Promi
     log,
     async createTopic(t, options = {}) {
       const topic = options.name ?? `test-${randomUUID().slice(0, 8)}`
-      await createTopicsAndWait(admin, [{ topic, numPartitions: options.partitions ?? 1, replicationFactor: 1, configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })) }])
+      await createTopicsAndWait(admin, [{ topic, numPartitions: options.partitions ?? 1, replicationFactor, configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })) }])
       t?.after(async () => {
         await admin.deleteTopics({ topics: [topic] }).catch(() => undefined)
       })

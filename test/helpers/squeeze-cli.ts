@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { freePort } from './ports.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
@@ -19,4 +20,24 @@ export function runSqueeze(args: readonly string[], options: { env?: NodeJS.Proc
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
     })
   })
+}
+
+/** A long-running `squeeze` child (consume --follow, ...) with its /metrics port. */
+export interface SqueezeProcess {
+  readonly metricsPort: number
+  readonly exited: Promise<number | null>
+  stderr(): string
+  kill(signal: NodeJS.Signals): void
+}
+
+/** Starts the built CLI with `--metrics-port` on a free port; the caller stops it (kill) or waits for `exited`. */
+export async function startSqueeze(args: readonly string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<SqueezeProcess> {
+  const metricsPort = await freePort()
+  const child = spawn(process.execPath, [CLI, ...args, '--metrics-port', String(metricsPort)], { env: { ...process.env, KAFKA_BROKERS: '', ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8')
+  })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return { metricsPort, exited, stderr: () => stderr, kill: (signal) => child.kill(signal) }
 }

@@ -12,6 +12,7 @@ import { generateRecords } from '../../lib/sources/generator-source.js'
 import { fakeClock } from '../helpers/fake-clock.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { freePort } from '../helpers/ports.js'
+import { poll } from '../helpers/poll.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const DAY_MS = 86_400_000
@@ -23,16 +24,6 @@ before(async () => {
 after(async () => {
   await kafka?.stop()
 })
-
-async function poll<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (done(value)) return value
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   try {

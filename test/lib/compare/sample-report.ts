@@ -20,6 +20,7 @@ export function target(spec: string, storedBytes: number, compressCpuSecondsPerG
     uncompressedBytes,
     sentBytes: storedBytes,
     storedBytes,
+    storedBytesAllReplicas: storedBytes,
     ratio: uncompressedBytes / storedBytes,
     ratioVsNone: uncompressedBytes / storedBytes,
     compressCpuSeconds,

@@ -12,7 +12,7 @@ const require = createRequire(import.meta.url)
 /** Each internal module squeeze requires or reaches through a cluster, and the methods it calls on its instances. */
 const PROTOTYPES: Readonly<Record<string, readonly string[]>> = {
   'kafkajs/src/cluster': ['connect', 'disconnect', 'isConnected', 'addTargetTopic', 'addMultipleTargetTopics', 'refreshMetadata', 'findTopicPartitionMetadata', 'findBroker', 'findControllerBroker', 'findGroupCoordinator'],
-  'kafkajs/src/broker': ['initProducerId', 'addPartitionsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'offsetCommit', 'endTxn', 'isConnected'],
+  'kafkajs/src/broker': ['initProducerId', 'addPartitionsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'offsetCommit', 'endTxn', 'joinGroup', 'syncGroup', 'heartbeat', 'leaveGroup', 'isConnected'],
   'kafkajs/src/network/connectionPool': ['send'],
   'kafkajs/src/protocol/encoder': ['writeInt8', 'writeInt16', 'writeInt32', 'writeInt64', 'writeString', 'writeBuffer', 'writeArray', 'writeEncoder', 'size'],
   'kafkajs/src/protocol/decoder': ['readInt8', 'readInt16', 'readInt32', 'readInt64', 'readString', 'readBytes', 'readArray', 'canReadInt32']
@@ -57,8 +57,10 @@ describe('kafkajs internals squeeze relies on', () => {
     const Broker = load('kafkajs/src/broker') as new (options: Record<string, unknown>) => { nodeId: unknown; connectionPool: unknown }
     const logger = (loggers.createLogger as (options: Record<string, unknown>) => unknown)({ level: loggers.LEVELS?.NOTHING, logCreator: () => () => undefined })
     const pool = {}
-    const broker = new Broker({ connectionPool: pool, logger, nodeId: 7 })
+    const versions = { 68: { minVersion: 0, maxVersion: 1 } }
+    const broker = new Broker({ connectionPool: pool, logger, nodeId: 7, versions }) as unknown as { nodeId: unknown; connectionPool: unknown; versions: unknown }
     assert.equal(broker.nodeId, 7, 'kafkajs/src/broker: field nodeId')
+    assert.equal(broker.versions, versions, 'kafkajs/src/broker: field versions (ApiVersions by api key)')
     assert.equal(broker.connectionPool, pool, 'kafkajs/src/broker: field connectionPool')
 
     const Decoder = load('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => { offset: unknown; buffer: unknown; readInt16(): number }

@@ -8,7 +8,7 @@ describe('renderCompareTable', () => {
   const lines = text.split('\n')
 
   it('has a header with every measured column and one row per target, in report order', () => {
-    for (const column of ['records', 'batches', 'rec/batch', 'uncompressed', 'stored (broker)', 'ratio', 'vs none', 'compress cpu s/GiB',
+    for (const column of ['records', 'batches', 'rec/batch', 'uncompressed', 'stored per replica', 'stored all replicas', 'ratio', 'vs none', 'compress cpu s/GiB',
       'compress MB/s/core', 'decompress cpu s/GiB', 'decode cpu s/GiB', 'consumer rec/s', 'recompression']) {
       assert.ok(lines[0]?.includes(column), `missing column ${column}`)
     }

@@ -1,0 +1,154 @@
+import { AssignerProtocol } from 'kafkajs'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
+import type { KafkajsClassicGroupCalls, KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import type { Logger } from '../log/logger.js'
+import { backoffDelay, sleep } from '../retry.js'
+import type { MembershipListener, TopicPartition } from './membership.js'
+
+export interface ClassicMembershipConfig {
+  readonly groupId: string
+  readonly topics: readonly string[]
+  readonly sessionTimeoutMs: number
+  readonly rebalanceTimeoutMs: number
+  readonly heartbeatIntervalMs: number
+}
+
+/** The coordinator calls of the classic protocol; GroupCoordinator gives the real broker. */
+export interface ClassicTransport {
+  broker(): Promise<KafkajsClassicGroupCalls>
+  resetCoordinator(): void
+}
+
+const PROTOCOL = 'range'
+/** The member must rejoin: a rebalance started, or its generation or id is no longer the group's. */
+const REJOIN = new Set(['REBALANCE_IN_PROGRESS'])
+const LOST = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID'])
+const BACKOFF = { initialDelayMs: 100, maxDelayMs: 2000 }
+
+/**
+ * Kafka's range assignment for the classic protocol: per topic, members sorted by id take consecutive ranges of
+ * its partitions, the first `partitions % members` one partition more. Only members subscribed to a topic share it.
+ */
+export function rangeAssign(members: ReadonlyArray<{ memberId: string; topics: readonly string[] }>, partitionCounts: ReadonlyMap<string, number>): Map<string, TopicPartition[]> {
+  const assignment = new Map<string, TopicPartition[]>(members.map((m) => [m.memberId, []]))
+  for (const [topic, count] of partitionCounts) {
+    const subscribed = members.filter((m) => m.topics.includes(topic)).map((m) => m.memberId).sort()
+    const each = Math.floor(count / Math.max(1, subscribed.length))
+    const extra = count % Math.max(1, subscribed.length)
+    let next = 0
+    subscribed.forEach((memberId, i) => {
+      const take = each + (i < extra ? 1 : 0)
+      for (let p = next; p < next + take; p++) assignment.get(memberId)?.push({ topic, partition: p })
+      next += take
+    })
+  }
+  return assignment
+}
+
+/**
+ * A member of a classic consumer group (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) with eager rebalancing:
+ * on every rebalance the member gives all its partitions up (onRevoked commits them) before it rejoins, and the
+ * leader computes a range assignment. For brokers without the new protocol (before Kafka 4.0).
+ */
+export class ClassicMembership {
+  memberId = ''
+  private generationId = -1
+  private owned: TopicPartition[] = []
+
+  constructor(
+    private readonly config: ClassicMembershipConfig,
+    private readonly deps: { transport: ClassicTransport; cluster: KafkajsCluster; listener: MembershipListener; log: Logger; onRebalance?: () => void }
+  ) {}
+
+  /** The generation id: what OffsetCommit checks for a classic group. */
+  get memberEpoch(): number {
+    return this.generationId
+  }
+
+  get assignment(): readonly TopicPartition[] {
+    return this.owned
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    let failures = 0
+    while (!signal.aborted) {
+      try {
+        if (this.generationId < 0) await this.join()
+        else await this.heartbeat()
+        failures = 0
+      } catch (err) {
+        const type = errorCode(err)
+        if (REJOIN.has(type) || LOST.has(type)) {
+          await this.dropPartitions(LOST.has(type))
+          if (type === 'UNKNOWN_MEMBER_ID') this.memberId = ''
+          continue
+        }
+        if (!isTransient(err)) throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: ${errorMessage(err)}`, { cause: err })
+        this.deps.transport.resetCoordinator()
+        this.deps.log.warn({ err: errorMessage(err), attempt: failures + 1 }, 'group coordinator call failed; retrying')
+        await sleep(backoffDelay(failures++, BACKOFF), signal)
+        continue
+      }
+      if (this.generationId >= 0) await sleep(this.config.heartbeatIntervalMs, signal)
+    }
+    await this.leave()
+  }
+
+  private async join(): Promise<void> {
+    const broker = await this.deps.transport.broker()
+    await this.deps.cluster.addMultipleTargetTopics([...this.config.topics])
+    const joined = await broker.joinGroup({
+      groupId: this.config.groupId,
+      sessionTimeout: this.config.sessionTimeoutMs,
+      rebalanceTimeout: this.config.rebalanceTimeoutMs,
+      memberId: this.memberId,
+      groupProtocols: [{ name: PROTOCOL, metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics: [...this.config.topics], userData: Buffer.alloc(0) }) }]
+    })
+    this.memberId = joined.memberId
+    let groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }> = []
+    if (joined.leaderId === joined.memberId) {
+      const members = joined.members.map((m) => ({ memberId: m.memberId, topics: AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.topics ?? [] }))
+      const topics = new Set(members.flatMap((m) => m.topics))
+      await this.deps.cluster.addMultipleTargetTopics([...topics])
+      const counts = new Map([...topics].map((t) => [t, this.deps.cluster.findTopicPartitionMetadata(t).length]))
+      groupAssignment = [...rangeAssign(members, counts)].map(([memberId, tps]) => ({ memberId, memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: byTopic(tps), userData: Buffer.alloc(0) }) }))
+    }
+    const synced = await broker.syncGroup({ groupId: this.config.groupId, generationId: joined.generationId, memberId: this.memberId, groupAssignment })
+    const decoded = AssignerProtocol.MemberAssignment.decode(synced.memberAssignment)?.assignment ?? {}
+    this.generationId = joined.generationId
+    const assigned = Object.entries(decoded).flatMap(([topic, partitions]) => partitions.map((partition) => ({ topic, partition })))
+    this.deps.log.info({ generationId: this.generationId, assigned: assigned.map((tp) => `${tp.topic}:${tp.partition}`) }, 'joined the group (classic protocol)')
+    if (assigned.length > 0) await this.deps.listener.onAssigned(assigned)
+    this.owned = assigned
+    this.deps.onRebalance?.()
+  }
+
+  private async heartbeat(): Promise<void> {
+    const broker = await this.deps.transport.broker()
+    await broker.heartbeat({ groupId: this.config.groupId, groupGenerationId: this.generationId, memberId: this.memberId })
+  }
+
+  /** Eager rebalancing: commit and give everything up before rejoining, or drop it uncommitted when fenced. */
+  private async dropPartitions(lost: boolean): Promise<void> {
+    const owned = this.owned
+    this.owned = []
+    if (owned.length > 0) await (lost ? this.deps.listener.onLost(owned) : this.deps.listener.onRevoked(owned))
+    this.generationId = -1
+  }
+
+  private async leave(): Promise<void> {
+    if (this.memberId === '') return
+    await this.dropPartitions(false)
+    try {
+      await (await this.deps.transport.broker()).leaveGroup({ groupId: this.config.groupId, memberId: this.memberId })
+    } catch (err) {
+      this.deps.log.warn({ err: errorMessage(err) }, 'could not leave the group; the coordinator will time the member out')
+    }
+  }
+}
+
+function byTopic(tps: readonly TopicPartition[]): Record<string, number[]> {
+  const out: Record<string, number[]> = {}
+  for (const { topic, partition } of tps) (out[topic] ??= []).push(partition)
+  return out
+}

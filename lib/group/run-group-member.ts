@@ -1,0 +1,43 @@
+import type { PartitionReader, ReaderHandlers } from '../consumer/partition-reader.js'
+import type { ConsumerProperties } from '../config/consumer-properties.js'
+import { ErrorCodes, SqueezeError } from '../errors.js'
+import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import type { Logger } from '../log/logger.js'
+import { retry, COORDINATOR_RETRY } from '../retry.js'
+import { GroupCoordinator } from './coordinator.js'
+import { GroupReader, type GroupMetricsSink } from './group-reader.js'
+
+/** The Java client's defaults: auto.commit.interval.ms, max.poll.interval.ms (the rebalance timeout), and the classic session and heartbeat. */
+const DEFAULT_COMMIT_INTERVAL_MS = 5000
+const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
+const DEFAULT_SESSION_TIMEOUT_MS = 45_000
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 3000
+
+/**
+ * Reads the topics as a member of the group until `signal` aborts (or, without --follow, until the member's
+ * partitions are read to their end), under the protocol -X group.protocol picks: the new one (KIP-848) by
+ * default where the coordinator serves it, as the Java client does.
+ */
+export async function runGroupMember(
+  config: { groupId: string; topics: readonly string[]; properties: ConsumerProperties },
+  deps: { cluster: KafkajsCluster; reader: PartitionReader; log: Logger; metrics?: GroupMetricsSink },
+  handlers: ReaderHandlers,
+  signal?: AbortSignal
+): Promise<void> {
+  const coordinator = new GroupCoordinator(deps.cluster, config.groupId)
+  const newProtocol = await retry(() => coordinator.supportsConsumerProtocol(), COORDINATOR_RETRY)
+  const protocol = config.properties['group.protocol'] ?? (newProtocol ? 'consumer' : 'classic')
+  if (protocol === 'consumer' && !newProtocol) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `group.protocol=consumer: the group coordinator does not serve ConsumerGroupHeartbeat (Kafka 4.0+ has it); use -X group.protocol=classic`)
+  }
+  deps.log.info({ groupId: config.groupId, protocol }, 'joining the group')
+  const commitIntervalMs = config.properties['auto.commit.interval.ms'] ?? DEFAULT_COMMIT_INTERVAL_MS
+  const rebalanceTimeoutMs = config.properties['max.poll.interval.ms'] ?? DEFAULT_REBALANCE_TIMEOUT_MS
+  const sessionTimeoutMs = config.properties['session.timeout.ms'] ?? DEFAULT_SESSION_TIMEOUT_MS
+  const heartbeatIntervalMs = config.properties['heartbeat.interval.ms'] ?? DEFAULT_HEARTBEAT_INTERVAL_MS
+  const group = new GroupReader(
+    { groupId: config.groupId, topics: config.topics, protocol, commitIntervalMs, rebalanceTimeoutMs, sessionTimeoutMs, heartbeatIntervalMs },
+    { reader: deps.reader, coordinator, cluster: deps.cluster, log: deps.log, ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }) }
+  )
+  await group.run(handlers, signal)
+}

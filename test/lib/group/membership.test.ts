@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { HeartbeatRequest, HeartbeatResponse, TopicIdPartitions } from '../../../lib/kafka/consumer-group-heartbeat.js'
+import { GroupMembership, type TopicPartition } from '../../../lib/group/membership.js'
+import { createLogger } from '../../../lib/log/logger.js'
+
+const LOGS = 'AAECAwQFBgcICQoLDA0ODw'
+const log = createLogger({ level: 'silent', name: 'membership-test' })
+
+type Answer = Partial<HeartbeatResponse> | Error
+
+/**
+ * A scripted coordinator: answers each heartbeat with the next scripted answer and records every request and
+ * listener call in one timeline, so the tests check the order a real coordinator relies on.
+ */
+function fakeGroup(script: Answer[]) {
+  const timeline: string[] = []
+  const requests: HeartbeatRequest[] = []
+  const stop = new AbortController()
+  const describe = (tps: readonly TopicPartition[]): string => tps.map((tp) => `${tp.topic}-${tp.partition}`).join(',')
+  const membership = new GroupMembership({ groupId: 'g', topics: ['logs'], rebalanceTimeoutMs: 30_000 }, {
+    log,
+    transport: {
+      heartbeat: async (request) => {
+        requests.push(request)
+        const owned = request.ownedPartitions.flatMap((tp) => tp.partitions).join(',')
+        timeline.push(`heartbeat epoch=${request.memberEpoch} owned=${owned}`)
+        const answer = script.shift()
+        if (script.length === 0) stop.abort()
+        if (answer instanceof Error) throw answer
+        return { errorCode: 0, errorMessage: null, memberId: request.memberId, memberEpoch: request.memberEpoch, heartbeatIntervalMs: 5, assignment: null, ...answer }
+      },
+      topicNames: async () => new Map([[LOGS, 'logs']]),
+      resetCoordinator: () => timeline.push('reset coordinator')
+    },
+    listener: {
+      onAssigned: async (tps) => void timeline.push(`assigned ${describe(tps)}`),
+      onRevoked: async (tps) => void timeline.push(`revoked ${describe(tps)}`),
+      onLost: async (tps) => void timeline.push(`lost ${describe(tps)}`)
+    }
+  })
+  return { membership, timeline, requests, run: () => membership.run(stop.signal) }
+}
+
+const assign = (epoch: number, ...partitions: number[]): Partial<HeartbeatResponse> => ({ memberEpoch: epoch, assignment: [{ topicId: LOGS, partitions }] satisfies TopicIdPartitions[] })
+
+describe('group membership (KIP-848 heartbeat state machine)', () => {
+  it('joins with epoch 0 and a client-made member id, takes the assignment and acknowledges it at once', async () => {
+    const group = fakeGroup([assign(1, 0, 1), { memberEpoch: 1 }, {}])
+    await group.run()
+    assert.deepEqual(group.timeline, [
+      'heartbeat epoch=0 owned=',
+      'assigned logs-0,logs-1',
+      'heartbeat epoch=1 owned=0,1',
+      'heartbeat epoch=1 owned=0,1',
+      'revoked logs-0,logs-1',
+      'heartbeat epoch=-1 owned='
+    ])
+    assert.ok(group.membership.memberId.length >= 16)
+    assert.ok(group.requests.every((r) => r.memberId === group.membership.memberId), 'one member id for the member\'s lifetime')
+    assert.deepEqual(group.requests[0]?.subscribedTopicNames, ['logs'])
+  })
+
+  it('revokes what a new assignment drops before it assigns anything, and reports the smaller set in the next heartbeat', async () => {
+    const group = fakeGroup([assign(1, 0, 1, 2), assign(1, 1, 2), assign(2, 1, 2, 3), {}])
+    await group.run()
+    assert.deepEqual(group.timeline.slice(0, 6), [
+      'heartbeat epoch=0 owned=',
+      'assigned logs-0,logs-1,logs-2',
+      'heartbeat epoch=1 owned=0,1,2',
+      'revoked logs-0',
+      'heartbeat epoch=1 owned=1,2',
+      'assigned logs-3'
+    ])
+    assert.equal(group.timeline[6], 'heartbeat epoch=2 owned=1,2,3')
+  })
+
+  it('a fenced member (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) drops its partitions without committing and rejoins with epoch 0', async () => {
+    for (const errorCode of [110, 25]) {
+      const group = fakeGroup([assign(3, 4, 5), { errorCode, memberEpoch: -1 }, assign(5, 5), {}])
+      await group.run()
+      assert.deepEqual(group.timeline.slice(0, 6), [
+        'heartbeat epoch=0 owned=',
+        'assigned logs-4,logs-5',
+        'heartbeat epoch=3 owned=4,5',
+        'lost logs-4,logs-5',
+        'heartbeat epoch=0 owned=',
+        'assigned logs-5'
+      ], `error ${errorCode}`)
+      assert.ok(!group.timeline.includes('revoked logs-4,logs-5'), 'lost partitions are not committed: the epoch is gone')
+    }
+  })
+
+  it('finds the coordinator again when it moved or the connection broke, and keeps its assignment', async () => {
+    const connectionLost = Object.assign(new Error('Connection closed'), { name: 'KafkaJSConnectionError' })
+    const group = fakeGroup([assign(1, 0), { errorCode: 16 }, connectionLost, { memberEpoch: 1 }, {}])
+    await group.run()
+    assert.deepEqual(group.timeline.slice(0, 8), [
+      'heartbeat epoch=0 owned=',
+      'assigned logs-0',
+      'heartbeat epoch=1 owned=0',
+      'reset coordinator',
+      'heartbeat epoch=1 owned=0',
+      'reset coordinator',
+      'heartbeat epoch=1 owned=0',
+      'heartbeat epoch=1 owned=0'
+    ])
+  })
+
+  it('an error no rejoin fixes ends the member with one line naming the group and the error', async () => {
+    const group = fakeGroup([{ errorCode: 81, errorMessage: 'max 2 members' }, {}])
+    await assert.rejects(group.run(), (err: Error) => {
+      assert.match(err.message, /^group g: GROUP_MAX_SIZE_REACHED: .*\(max 2 members\)$/)
+      assert.doesNotMatch(err.message, /\n/)
+      return true
+    })
+  })
+})
