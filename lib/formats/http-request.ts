@@ -73,20 +73,20 @@ export type HttpRequestFields = { -readonly [F in HttpRequestField as F['name']]
 /** Number of schema fields; decode reports this many fields read. */
 export const HTTP_REQUEST_FIELD_COUNT = HTTP_REQUEST_SCHEMA.length
 
-function defaultValue(field: HttpRequestField): string | number | bigint {
+function defaultLiteral(field: HttpRequestField): string {
   switch (field.kind) {
-    case 'text': return ''
-    case 'u64': return 0n
-    case 'enum': return field.names[0]
-    default: return 0
+    case 'text': return "''"
+    case 'u64': return '0n'
+    case 'enum': return JSON.stringify(field.names[0])
+    default: return '0'
   }
 }
 
-const EMPTY_HTTP_REQUEST = Object.freeze(Object.fromEntries(HTTP_REQUEST_SCHEMA.map((field) => [field.name, defaultValue(field)]))) as Readonly<HttpRequestFields>
-
-export function emptyHttpRequest(): HttpRequestFields {
-  return { ...EMPTY_HTTP_REQUEST }
-}
+/**
+ * A fresh record with every field at its default, compiled from the schema into one object literal: a parser
+ * makes one per line, and spreading a frozen template was a tenth of the access-log parse in the profile.
+ */
+export const emptyHttpRequest = new Function(`return function emptyHttpRequest() {\n  return { ${HTTP_REQUEST_SCHEMA.map((field) => `${field.name}: ${defaultLiteral(field)}`).join(', ')} }\n}`)() as () => HttpRequestFields
 
 /** Maps a request-line method to the enum; unlisted methods become OTHER rather than failing the line. */
 export function methodFromString(method: string): HttpMethod {
