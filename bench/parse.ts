@@ -8,7 +8,7 @@ import { createGenerator } from '../lib/generators/index.js'
  * (lines per CPU second of this process), best of 5 passes after a warm-up pass; and the generator's records/s. Lines a format rejects count as read
  * (they were parsed too). Run: npm run build && node dist/bench/parse.js [out.json]. A benchmark, not a test.
  */
-const FIXTURES: ReadonlyArray<{ readonly kind: LogKind; readonly file: string }> = [
+export const FIXTURES: ReadonlyArray<{ readonly kind: LogKind; readonly file: string }> = [
   { kind: 'http', file: 'access_apache_semicomplete_2015.log' },
   { kind: 'journald', file: 'journald_fedora37_rpi4_system.json' },
   { kind: 'nginx-error', file: 'nginx_error_chemfh_2023.log' },
@@ -16,7 +16,7 @@ const FIXTURES: ReadonlyArray<{ readonly kind: LogKind; readonly file: string }>
   { kind: 'dns-zeek', file: 'dns_zeek_wrccdc2018_first8000.log' },
   { kind: 'syslog', file: 'syslog_mtail_sftp_chroot.log' }
 ]
-const CORPUS_DIR = new URL('../../test/fixtures/corpus/', import.meta.url)
+export const CORPUS_DIR = new URL('../../test/fixtures/corpus/', import.meta.url)
 /** Lines per timed pass: small files are replayed so every pass runs long enough to time. */
 const PASS_LINES = 100_000
 
