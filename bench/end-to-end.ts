@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, runChild, table, writeJson, type ChildRun } from './lib/harness.js'
 import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
-import { CORPUS_DIR, FIXTURES } from './parse.js'
+import { corpusLines } from '../test/helpers/corpus.js'
+import { FIXTURES } from './parse.js'
 
 /**
  * What a user runs, end to end: `squeeze produce --source file` on each format's corpus file replayed to
@@ -49,7 +50,7 @@ const log = (s: string): void => {
 
 /** The corpus file of `kind` replayed in order until `lines` lines. */
 function writeInput(dir: string, kind: string, file: string, lines: number): Input {
-  const source = readFileSync(new URL(file, CORPUS_DIR), 'utf8').split('\n').filter((l) => l !== '')
+  const source = corpusLines(file).filter((l) => l !== '')
   const out = Array.from({ length: lines }, (_, i) => source[i % source.length] as string)
   const path = join(dir, `${kind}.log`)
   writeFileSync(path, `${out.join('\n')}\n`)

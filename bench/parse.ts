@@ -1,22 +1,16 @@
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { formatFor, type LogKind } from '../lib/formats/index.js'
 import { createGenerator } from '../lib/generators/index.js'
+import { CORPUS_FIXTURES, corpusLines } from '../test/helpers/corpus.js'
 
 /**
  * Lines/s of each format's encodeLine on its corpus file (parse, and for http the Cap'n Proto encode), one core
  * (lines per CPU second of this process), best of 5 passes after a warm-up pass; and the generator's records/s. Lines a format rejects count as read
  * (they were parsed too). Run: npm run build && node dist/bench/parse.js [out.json]. A benchmark, not a test.
  */
-export const FIXTURES: ReadonlyArray<{ readonly kind: LogKind; readonly file: string }> = [
-  { kind: 'http', file: 'access_apache_semicomplete_2015.log' },
-  { kind: 'journald', file: 'journald_fedora37_rpi4_system.json' },
-  { kind: 'nginx-error', file: 'nginx_error_chemfh_2023.log' },
-  { kind: 'dns-dnsmasq', file: 'dns_dnsmasq_iodine_lab_2020.log' },
-  { kind: 'dns-zeek', file: 'dns_zeek_wrccdc2018_first8000.log' },
-  { kind: 'syslog', file: 'syslog_mtail_sftp_chroot.log' }
-]
-export const CORPUS_DIR = new URL('../../test/fixtures/corpus/', import.meta.url)
+/** The first corpus file of each kind. */
+export const FIXTURES = CORPUS_FIXTURES.filter((fixture, i) => CORPUS_FIXTURES.findIndex((f) => f.kind === fixture.kind) === i)
 /** Lines per timed pass: small files are replayed so every pass runs long enough to time. */
 const PASS_LINES = 100_000
 
@@ -27,7 +21,7 @@ function cpuSecondsSince(from: NodeJS.CpuUsage): number {
 }
 
 export function linesPerSecond(kind: LogKind, file: string): number {
-  const lines = readFileSync(new URL(file, CORPUS_DIR), 'utf8').split('\n').filter((l) => l !== '')
+  const lines = corpusLines(file)
   const format = formatFor(kind)
   let best = 0
   for (let pass = 0; pass < 6; pass++) {

@@ -1,4 +1,5 @@
-import type { HttpRequestFields } from '../../lib/formats/index.js'
+import { parseCombinedLine, type HttpRequestFields } from '../../lib/formats/index.js'
+import { kindLines } from './corpus.js'
 
 /**
  * Produced by the reference compiler (capnp 0.9/1.0 tool, not needed to run this test):
@@ -35,4 +36,17 @@ export const CAPNP_TOOL_FIELDS: HttpRequestFields = {
   asn: 4294967295,
   remoteUser: 'frank',
   ident: 'id'
+}
+
+/** Every corpus access line the combined-log parser accepts (9,999 of 10,000), with its fields. */
+export function parsedAccessLines(): Array<{ line: string; fields: HttpRequestFields }> {
+  const parsed: Array<{ line: string; fields: HttpRequestFields }> = []
+  for (const line of kindLines('http')) {
+    try {
+      parsed.push({ line, fields: parseCombinedLine(line) })
+    } catch {
+      // The corpus has one line that is not combined format.
+    }
+  }
+  return parsed
 }
