@@ -1,5 +1,6 @@
 import { parseCombinedLine } from './combined-log.js'
-import { HTTP_REQUEST_FIELD_COUNT, writeHttpRequest } from './http-request.js'
+import { HTTP_REQUEST_FIELD_COUNT } from './http-request.js'
+import { writeHttpRequest } from './http-request-writer.js'
 import { checkHttpRequest, checkHttpRequestAt } from './http-request-reader.js'
 import type { LogFormat } from './log-format.js'
 

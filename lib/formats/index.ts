@@ -9,7 +9,7 @@ import type { LogFormat, LogKind } from './log-format.js'
 
 export type { LogFormat, LogKind } from './log-format.js'
 export type { HttpRequestFields, HttpMethod, Scheme, CacheStatus, TlsVersion } from './http-request.js'
-export { writeHttpRequest } from './http-request.js'
+export { writeHttpRequest } from './http-request-writer.js'
 export { checkHttpRequest, readHttpRequest } from './http-request-reader.js'
 export { parseCombinedLine } from './combined-log.js'
 

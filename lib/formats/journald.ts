@@ -3,6 +3,16 @@ import type { LogFormat } from './log-format.js'
 
 /** `journalctl -o json` lines: the value is the JSON text as is, so decode is one JSON.parse. */
 
+// A flat object of strings, numbers and literals is what journald writes (but for MESSAGE as a byte array when
+// it is not UTF-8). A line FLAT_OBJECT matches is one JSON.parse accepts as an object, and the match costs a
+// quarter of JSON.parse building it; any other line goes to JSON.parse. Linear time: every string, number and
+// separator matches in one way only (the string is the unrolled-loop form).
+const SPACE = String.raw`[ \t\n\r]*`
+const STRING = String.raw`"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"`
+const SCALAR = String.raw`(?:${STRING}|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)`
+const MEMBER = `${STRING}${SPACE}:${SPACE}${SCALAR}${SPACE}`
+const FLAT_OBJECT = new RegExp(`^${SPACE}\\{${SPACE}(?:${MEMBER}(?:,${SPACE}${MEMBER})*)?\\}${SPACE}$`)
+
 function parseObject(text: string): Record<string, unknown> | null {
   let parsed: unknown
   try {
@@ -16,7 +26,7 @@ function parseObject(text: string): Record<string, unknown> | null {
 export const journaldFormat: LogFormat = {
   kind: 'journald',
   encodeLine(line: string): Buffer {
-    if (parseObject(line) === null) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'not a JSON object')
+    if (!FLAT_OBJECT.test(line) && parseObject(line) === null) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'not a JSON object')
     return Buffer.from(line, 'utf8')
   },
   decode(value: Uint8Array): number {

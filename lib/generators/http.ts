@@ -1,4 +1,5 @@
-import { emptyHttpRequest, writeHttpRequest } from '../formats/http-request.js'
+import { emptyHttpRequest } from '../formats/http-request.js'
+import { writeHttpRequest } from '../formats/http-request-writer.js'
 import type { CacheStatus, HttpMethod, HttpRequestFields, TlsVersion } from '../formats/http-request.js'
 import { startTime, timeStep } from './log-generator.js'
 import type { GeneratorOptions, LogGenerator } from './log-generator.js'

@@ -1,8 +1,8 @@
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
-import type { Producer } from '../producer/producer.js'
-import type { SourceItem } from '../sources/source.js'
+import type { Producer, ProducerRecord } from '../producer/producer.js'
+import type { SourceBatch, SourceItem } from '../sources/source.js'
 
 /** What to do with a line its format cannot parse: count it and drop it, or count it and send the raw text. */
 export type ParseErrorPolicy = 'skip' | 'raw'
@@ -16,7 +16,8 @@ export interface ProduceLogsSummary {
 }
 
 export interface ProduceLogsArgs {
-  readonly source: AsyncIterable<SourceItem>
+  /** Items one at a time, or in batches (what a source has ready at once), which cost no promise per item. */
+  readonly source: AsyncIterable<SourceItem | SourceBatch>
   /** Parses text lines; null sends each line's text as the value. */
   readonly format: LogFormat | null
   readonly topic: string
@@ -32,43 +33,69 @@ export interface ProduceLogsArgs {
 export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSummary> {
   const summary: ProduceLogsSummary = { itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0 }
   const progressEvery = args.progressEvery ?? 10000
-  for await (const item of args.source) {
+  const records: ProducerRecord[] = []
+  /** The item number of each record, for the log line of one the producer refuses. */
+  const itemOf: number[] = []
+  for await (const chunk of args.source) {
     if (args.signal?.aborted === true) break
-    summary.itemsRead++
-    let key: Buffer | null = null
-    let value: Buffer
-    let timestamp: number | undefined
-    if (item.kind === 'record') {
-      key = item.key
-      value = item.value
-      timestamp = item.timestampMs
-    } else if (args.format === null) {
-      value = Buffer.from(item.line)
-    } else {
-      try {
-        value = args.format.encodeLine(item.line)
-      } catch (err) {
-        summary.parseErrors++
-        if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {
-          args.log.warn({ line: summary.itemsRead, parseErrors: summary.parseErrors, reason: errorMessage(err), policy: args.onParseError }, 'line does not parse')
-        }
-        if (args.onParseError === 'skip') continue
-        value = Buffer.from(item.line)
-        summary.sentRaw++
-      }
+    const before = summary.itemsRead
+    records.length = 0
+    itemOf.length = 0
+    for (const item of isBatch(chunk) ? chunk : [chunk]) {
+      summary.itemsRead++
+      const record = toRecord(item, args, summary)
+      if (record === undefined) continue
+      records.push(record)
+      itemOf.push(summary.itemsRead)
     }
-    try {
-      await args.producer.send({ topic: args.topic, key, value, ...(timestamp === undefined ? {} : { timestamp }) })
-      summary.recordsSent++
-    } catch (err) {
-      if (err instanceof SqueezeError && err.code === ErrorCodes.RECORD_TOO_LARGE) {
-        summary.rejected++
-        args.log.error({ line: summary.itemsRead, code: err.code }, err.message)
-        continue
-      }
-      throw err
-    }
-    if (summary.itemsRead % progressEvery === 0) args.onProgress?.(summary)
+    await sendAll(records, itemOf, args, summary)
+    if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
   }
   return summary
+}
+
+function isBatch(chunk: SourceItem | SourceBatch): chunk is SourceBatch {
+  return Array.isArray(chunk)
+}
+
+/** The record for one item, or undefined for a line the policy skips. */
+function toRecord(item: SourceItem, args: ProduceLogsArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
+  if (item.kind === 'record') {
+    return { topic: args.topic, key: item.key, value: item.value, ...(item.timestampMs === undefined ? {} : { timestamp: item.timestampMs }) }
+  }
+  if (args.format === null) return { topic: args.topic, key: null, value: Buffer.from(item.line) }
+  try {
+    return { topic: args.topic, key: null, value: args.format.encodeLine(item.line) }
+  } catch (err) {
+    summary.parseErrors++
+    if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {
+      args.log.warn({ line: summary.itemsRead, parseErrors: summary.parseErrors, reason: errorMessage(err), policy: args.onParseError }, 'line does not parse')
+    }
+    if (args.onParseError === 'skip') return undefined
+    summary.sentRaw++
+    return { topic: args.topic, key: null, value: Buffer.from(item.line) }
+  }
+}
+
+/**
+ * Hands the records to sendMany (no await per record). A record too large is counted and logged and the rest
+ * go on: sendMany accepted the ones before it, which the producer's accepted count tells.
+ */
+async function sendAll(records: readonly ProducerRecord[], itemOf: readonly number[], args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
+  let from = 0
+  while (from < records.length) {
+    const acceptedBefore = args.producer.snapshot().recordsAccepted
+    try {
+      await args.producer.sendMany(from === 0 ? records : records.slice(from))
+      summary.recordsSent += records.length - from
+      return
+    } catch (err) {
+      if (!(err instanceof SqueezeError && err.code === ErrorCodes.RECORD_TOO_LARGE)) throw err
+      const accepted = args.producer.snapshot().recordsAccepted - acceptedBefore
+      summary.recordsSent += accepted
+      summary.rejected++
+      args.log.error({ line: itemOf[from + accepted], code: err.code }, err.message)
+      from += accepted + 1
+    }
+  }
 }

@@ -1,10 +1,9 @@
-import { createReadStream } from 'node:fs'
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { StringDecoder } from 'node:string_decoder'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
-import type { SourceItem } from './source.js'
+import type { SourceBatch, SourceItem } from './source.js'
 
 export interface FileSourceOptions {
   /** Keep reading as the file grows, and reopen it when it is rotated or truncated (tail -F). */
@@ -23,20 +22,44 @@ export interface FileSourceOptions {
 
 /** Lines of a file, read once or followed. */
 export async function* readFileLines(path: string, options: FileSourceOptions): AsyncGenerator<SourceItem> {
+  for await (const batch of readFileBatches(path, options)) yield* batch
+}
+
+/** Bytes per read of a file read once: a few thousand lines per batch. */
+const READ_ONCE_BYTES = 1024 * 1024
+
+/**
+ * Lines of a file, read once or followed, a batch per read: the lines a read completed. A file read once is
+ * read in 1 MiB chunks (readline's promise and event per line were a sixth of the producer's CPU).
+ */
+export async function* readFileBatches(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
   try {
     await stat(path)
   } catch (err) {
     throw new SqueezeError(ErrorCodes.SOURCE, `cannot read ${path}: ${errorMessage(err)}`, { cause: err })
   }
-  if (!options.follow) {
-    const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity })
-    for await (const line of lines) {
-      if (options.signal?.aborted === true) return
-      yield { kind: 'line', line }
-    }
+  if (options.follow) {
+    for await (const item of followLines(path, options)) yield [item]
     return
   }
-  yield* followLines(path, options)
+  const handle = await open(path, 'r')
+  try {
+    const chunk = Buffer.allocUnsafe(READ_ONCE_BYTES)
+    const decoder = new StringDecoder('utf8')
+    let pending = ''
+    for (;;) {
+      if (options.signal?.aborted === true) return
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
+      const text = bytesRead === 0 ? decoder.end() : decoder.write(chunk.subarray(0, bytesRead))
+      const lines = (pending + text).split('\n')
+      pending = lines.pop() ?? ''
+      if (bytesRead === 0 && pending !== '') lines.push(pending)
+      if (lines.length > 0) yield lines.map((line) => ({ kind: 'line', line: stripCr(line) }))
+      if (bytesRead === 0) return
+    }
+  } finally {
+    await handle.close()
+  }
 }
 
 /** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */

@@ -1,6 +1,6 @@
 import { createGenerator, type GeneratorOptions } from '../generators/index.js'
 import type { LogKind } from '../formats/index.js'
-import type { SourceItem } from './source.js'
+import type { SourceBatch, SourceItem } from './source.js'
 
 /** Time as the generator sees it: tests pass a fake one to run days of --rate traffic in seconds. */
 export interface Clock {
@@ -29,19 +29,34 @@ export interface GeneratorSourceOptions {
  * times keep to the clock (see eventTiming), so Kafka accepts them and retention keeps them.
  */
 export async function* generateRecords(options: GeneratorSourceOptions): AsyncGenerator<SourceItem> {
+  for await (const batch of generateRecordBatches(options)) yield* batch
+}
+
+/** Records per batch when no rate holds them back. */
+const BATCH_RECORDS = 1000
+
+/** generateRecords a batch at a time: as many as are due (with --rate), else up to BATCH_RECORDS. */
+export async function* generateRecordBatches(options: GeneratorSourceOptions): AsyncGenerator<SourceBatch> {
   const clock = options.clock ?? SYSTEM_CLOCK
   const generator = createGenerator(options.kind, { seed: options.seed, ...eventTiming(options, clock) })
   const limit = options.records ?? Number.POSITIVE_INFINITY
   const started = clock.now()
-  for (let i = 0; i < limit; i++) {
+  for (let i = 0; i < limit;) {
     if (options.signal?.aborted === true) return
+    let end = Math.min(limit, i + BATCH_RECORDS)
     if (options.ratePerSecond !== undefined) {
       const due = started + (i * 1000) / options.ratePerSecond
       const wait = due - clock.now()
       if (wait > 1) await clock.sleep(wait)
+      // Every record due by now, and at least the one waited for.
+      end = Math.min(end, Math.max(i + 1, Math.floor(((clock.now() - started) * options.ratePerSecond) / 1000) + 1))
     }
-    const record = generator.next()
-    yield { kind: 'record', key: record.key, value: record.value, timestampMs: record.timestampMs }
+    const batch: SourceItem[] = []
+    for (; i < end; i++) {
+      const record = generator.next()
+      batch.push({ kind: 'record', key: record.key, value: record.value, timestampMs: record.timestampMs })
+    }
+    yield batch
   }
 }
 

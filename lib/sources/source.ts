@@ -3,3 +3,6 @@ export type SourceItem =
   | { readonly kind: 'line'; readonly line: string }
   /** Without timestampMs the producer stamps the record when it sends it. */
   | { readonly kind: 'record'; readonly key: Buffer | null; readonly value: Buffer; readonly timestampMs?: number }
+
+/** Items a source has ready at once: handed on together, so the pipeline pays no promise per line. */
+export type SourceBatch = readonly SourceItem[]

@@ -13,9 +13,9 @@ import { Producer } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
-import { readFileLines, readStdinLines } from '../../lib/sources/file-source.js'
-import { generateRecords } from '../../lib/sources/generator-source.js'
-import type { SourceItem } from '../../lib/sources/source.js'
+import { readFileBatches, readStdinLines } from '../../lib/sources/file-source.js'
+import { generateRecordBatches } from '../../lib/sources/generator-source.js'
+import type { SourceBatch, SourceItem } from '../../lib/sources/source.js'
 
 export const PRODUCE_HELP = `squeeze produce: read or generate log records, batch them per partition, compress, send to Kafka.
 
@@ -112,10 +112,10 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           await connect(producer.start())
         })
         ready(() => delivery.healthy())
-        const source: AsyncIterable<SourceItem> =
-          sourceKind === 'generate' ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
-          : sourceKind === 'file' ? limit(readFileLines(values.file as string, { follow: values.follow === true, signal }), records)
-          : limit(readStdinLines(signal), records)
+        const source: AsyncIterable<SourceBatch> =
+          sourceKind === 'generate' ? generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
+          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, signal }), records)
+          : limit(oneByOne(readStdinLines(signal)), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
         const summary = await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal,
@@ -138,16 +138,22 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   })
 }
 
-async function* limit<T>(items: AsyncIterable<T>, max: number | undefined): AsyncGenerator<T> {
+/** The first `max` items of the batches. */
+async function* limit(batches: AsyncIterable<SourceBatch>, max: number | undefined): AsyncGenerator<SourceBatch> {
   if (max === undefined) {
-    yield* items
+    yield* batches
     return
   }
   let n = 0
-  for await (const item of items) {
-    yield item
-    if (++n >= max) return
+  for await (const batch of batches) {
+    yield batch.length <= max - n ? batch : batch.slice(0, max - n)
+    n += batch.length
+    if (n >= max) return
   }
+}
+
+async function* oneByOne(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceBatch> {
+  for await (const item of items) yield [item]
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => produceMain(process.argv.slice(2)))
