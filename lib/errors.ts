@@ -57,8 +57,14 @@ export function isRetriable(err: unknown): boolean {
 // kafkajs raises these as not retriable, yet they only mean "the coordinator is still being elected or loaded".
 const TRANSIENT_KAFKAJS_ERRORS = new Set(['KafkaJSGroupCoordinatorNotFound', 'KafkaJSConnectionError', 'KafkaJSRequestTimeoutError'])
 
-/** isRetriable, plus kafkajs's transient coordinator and connection errors: for start-up and coordinator calls. */
+/**
+ * isRetriable, plus kafkajs's transient coordinator and connection errors: for start-up and coordinator calls.
+ * kafkajs's own retries (a cluster's findGroupCoordinator) end in KafkaJSNumberOfRetriesExceeded, marked not
+ * retriable whatever it wraps: a coordinator whose node was just killed is still named by the cluster for the
+ * seconds until it is fenced, so its ECONNREFUSED arrives wrapped, and is as transient as unwrapped.
+ */
 export function isTransient(err: unknown): boolean {
+  if (err instanceof Error && err.name === 'KafkaJSNumberOfRetriesExceeded') return err.cause !== err && isTransient(err.cause)
   return isRetriable(err) || (err instanceof Error && TRANSIENT_KAFKAJS_ERRORS.has(err.name))
 }
 

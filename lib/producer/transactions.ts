@@ -1,8 +1,16 @@
 // Transactions: a transactional producer's records (and consumer offsets) become visible together, or never.
-import { ErrorCodes, SqueezeError } from '../errors.js'
+import { ErrorCodes, SqueezeError, isTransient } from '../errors.js'
 import { nestByTopic } from '../kafka/group-by-topic.js'
 import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { COORDINATOR_RETRY, retry } from '../retry.js'
+import { retry, type RetryOptions } from '../retry.js'
+
+/**
+ * Transaction coordinator calls retry until a deadline, not a count: when the coordinator's node dies, its
+ * __transaction_state partition has no reachable leader until the controller fences the node, elects another
+ * and that one loads the state, which took longer than ten quick retries on a busy 3-node cluster. 60 s is
+ * Kafka's default transaction.timeout.ms (and the Java producer's max.block.ms for commit).
+ */
+export const TRANSACTION_COORDINATOR_RETRY: RetryOptions = { deadlineMs: 60_000, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient }
 
 /** The producer id and epoch the transaction coordinator knows this producer by. */
 export interface TransactionIdentity {
@@ -26,7 +34,12 @@ export class Transactions {
   private offsetsGroupAdded = false
   private readonly partitions = new Set<string>()
 
-  constructor(readonly transactionalId: string, private readonly cluster: KafkajsCluster, private readonly identity: TransactionIdentity) {}
+  constructor(
+    readonly transactionalId: string,
+    private readonly cluster: KafkajsCluster,
+    private readonly identity: TransactionIdentity,
+    private readonly coordinatorRetry: RetryOptions = TRANSACTION_COORDINATOR_RETRY
+  ) {}
 
   get isOpen(): boolean {
     return this.open
@@ -50,14 +63,14 @@ export class Transactions {
       await retry(async () => {
         const coordinator = await this.coordinator()
         await coordinator.addOffsetsToTxn({ transactionalId, ...ids, groupId })
-      }, COORDINATOR_RETRY)
+      }, this.coordinatorRetry)
       this.offsetsGroupAdded = true
     }
     const topics = nestByTopic(offsets, (o) => ({ partition: o.partition, offset: String(o.offset) }))
     await retry(async () => {
       const groupCoordinator = await this.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
       await groupCoordinator.txnOffsetCommit({ transactionalId, groupId, ...ids, topics })
-    }, COORDINATOR_RETRY)
+    }, this.coordinatorRetry)
   }
 
   /** Sends everything (`flush`), then commits; if any batch of the transaction failed, aborts instead and throws. */
@@ -86,7 +99,7 @@ export class Transactions {
     await retry(async () => {
       const coordinator = await this.coordinator()
       await coordinator.addPartitionsToTxn({ transactionalId: this.transactionalId, ...this.ids(), topics })
-    }, { ...COORDINATOR_RETRY, initialDelayMs: 50, maxDelayMs: 1000 })
+    }, { ...this.coordinatorRetry, initialDelayMs: Math.min(50, this.coordinatorRetry.initialDelayMs), maxDelayMs: Math.min(1000, this.coordinatorRetry.maxDelayMs) })
     for (const { queue } of fresh) this.partitions.add(partitionKey(queue))
   }
 
@@ -106,7 +119,7 @@ export class Transactions {
       await retry(async () => {
         const coordinator = await this.coordinator()
         await coordinator.endTxn({ transactionalId: this.transactionalId, ...ids, transactionResult: commit })
-      }, COORDINATOR_RETRY)
+      }, this.coordinatorRetry)
     } finally {
       this.open = false
       this.partitions.clear()

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
-import { Transactions } from '../../../lib/producer/transactions.js'
+import { TRANSACTION_COORDINATOR_RETRY, Transactions } from '../../../lib/producer/transactions.js'
 import { FakeCluster } from '../../helpers/fake-cluster.js'
 
 function setup() {
@@ -78,6 +78,18 @@ describe('transactions', () => {
     await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 1 }])
     await transactions.commit(flush)
     assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'endTxn'])
+  })
+
+  it('keeps retrying EndTxn while the coordinator\'s node is down, past ten tries, until its deadline', async () => {
+    const cluster = new FakeCluster({ topics: { t: 2 } })
+    // The default's deadline and error rule, with millisecond waits.
+    const transactions = new Transactions('tx-1', cluster, { producerId: 1000n, producerEpoch: 3 }, { ...TRANSACTION_COORDINATOR_RETRY, initialDelayMs: 1, maxDelayMs: 2 })
+    const refused = Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9'), { name: 'KafkaJSConnectionError', retriable: true })
+    cluster.coordinatorErrors.endTxn = Array.from({ length: 15 }, () => refused)
+    transactions.begin()
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 1 }])
+    await transactions.commit(async () => undefined)
+    assert.equal(cluster.coordinatorCalls.filter((c) => c.api === 'endTxn').length, 16)
   })
 
   it('refuses a second begin, and commit, abort or offsets outside a transaction', async () => {
