@@ -4,7 +4,7 @@ import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, serviceOp
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
-import { toDeadLetter } from '../../lib/producer/dead-letter.js'
+import { toDeadLetter } from '../../lib/protocol/dead-letter.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
