@@ -1,4 +1,4 @@
-import type { KafkajsDecoder } from './kafkajs-internals.js'
+import type { KafkajsDecoder, KafkajsEncoder } from './kafkajs-internals.js'
 
 /** Kafka requests nest partitions under their topic; this groups flat entries that way, keeping their order. */
 export function groupByTopic<T extends { readonly topic: string }>(entries: readonly T[]): Map<string, T[]> {
@@ -14,6 +14,16 @@ export function groupByTopic<T extends { readonly topic: string }>(entries: read
 /** The `[{ topic, partitions: [...] }]` shape of Kafka's per-partition requests, from flat entries. */
 export function nestByTopic<T extends { readonly topic: string }, P>(entries: readonly T[], partition: (entry: T) => P): Array<{ topic: string; partitions: P[] }> {
   return [...groupByTopic(entries)].map(([topic, list]) => ({ topic, partitions: list.map(partition) }))
+}
+
+/** Writes Kafka's `[topic, [partition, ...fields]]` request arrays, `writePartition` writing each entry's fields. */
+export function writeTopicPartitions<T>(encoder: KafkajsEncoder, byTopic: ReadonlyMap<string, readonly T[]>, writePartition: (entry: T) => void): KafkajsEncoder {
+  encoder.writeInt32(byTopic.size)
+  for (const [topic, entries] of byTopic) {
+    encoder.writeString(topic).writeInt32(entries.length)
+    for (const entry of entries) writePartition(entry)
+  }
+  return encoder
 }
 
 /**
