@@ -8,6 +8,7 @@ import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer }
 import type { RecordHeader } from '../protocol/record.js'
 import { retry } from '../retry.js'
 import { SentOffsets } from './sent-offsets.js'
+import { PartitionTable } from '../kafka/group-by-topic.js'
 
 /** One destination: a codec and level, and the topic it writes. */
 export interface CopyTarget {
@@ -100,7 +101,7 @@ export class Copier {
   private committing: Promise<void> = Promise.resolve()
   private copying: Promise<void> = Promise.resolve()
   /** At-least-once, per destination and partition: the source offset of each copy sent since the last commit. */
-  private readonly sent = new Map<string, SentOffsets[]>()
+  private readonly sent = new PartitionTable(() => new SentOffsets())
   /** Delivery failures since the last commit, sorted out there. */
   private readonly failures: DeliveryFailure[] = []
   /** Copies refused since the last commit: by send() at once, or by a destination (found at commit). */
@@ -245,7 +246,7 @@ export class Copier {
           this.refused.push({ topic: this.config.sourceTopic, partition, record: { offset, timestamp, key: message.key, value: message.value, headers }, code: err.code, reason: err.message, destination: target.topic })
           continue
         }
-        if (!this.config.exactlyOnce) this.sentOffsets(target.topic, partition).push(offset)
+        if (!this.config.exactlyOnce) this.sent.get(target.topic, partition).push(offset)
       }
       this.processed.set(partition, offset + 1)
       resolveOffset(message.offset)
@@ -310,19 +311,6 @@ export class Copier {
     this.stats.commits++
   }
 
-  private sentOffsets(topic: string, partition: number): SentOffsets {
-    let byPartition = this.sent.get(topic)
-    if (byPartition === undefined) {
-      byPartition = []
-      this.sent.set(topic, byPartition)
-    }
-    let offsets = byPartition[partition]
-    if (offsets === undefined) {
-      offsets = new SentOffsets()
-      byPartition[partition] = offsets
-    }
-    return offsets
-  }
 
   /**
    * After a flush, every copy sent is acknowledged or failed. A failure to deliver stops the copy before its
@@ -348,14 +336,14 @@ export class Copier {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${fatal.topic} failed to take ${fatal.records} records (${fatal.error.message}); source offsets are not committed past them`, { cause: fatal.error })
     }
     for (const failure of failures) {
-      const sent = this.sentOffsets(failure.topic, failure.partition)
+      const sent = this.sent.get(failure.topic, failure.partition)
       failure.sent.forEach((record, i) => {
         const offset = sent.offsetOf(failure.firstRecordIndex + i)
         if (offset === undefined) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${failure.topic} refused a record the copier has no source offset for (${failure.error.message})`, { cause: failure.error })
         this.refused.push({ topic: this.config.sourceTopic, partition: failure.partition, record: { ...record, offset }, code: failure.error.code, reason: failure.error.message, destination: failure.topic })
       })
     }
-    for (const byPartition of this.sent.values()) for (const offsets of byPartition) offsets?.forget()
+    for (const offsets of this.sent.values()) offsets.forget()
     const refused = this.refused.splice(0)
     if (refused.length === 0) return
     const policy = this.config.onRefused ?? 'fail'

@@ -40,3 +40,29 @@ export function readTopicPartitions<T>(decoder: KafkajsDecoder, readPartition: (
   }
   return results
 }
+
+/** One value per topic and partition (a partition's queue, its sent offsets), made by `create` on first use. */
+export class PartitionTable<T> {
+  private readonly byTopic = new Map<string, Array<T | undefined>>()
+
+  constructor(private readonly create: (topic: string, partition: number) => T) {}
+
+  get(topic: string, partition: number): T {
+    let byPartition = this.byTopic.get(topic)
+    if (byPartition === undefined) {
+      byPartition = []
+      this.byTopic.set(topic, byPartition)
+    }
+    let value = byPartition[partition]
+    if (value === undefined) {
+      value = this.create(topic, partition)
+      byPartition[partition] = value
+    }
+    return value
+  }
+
+  /** Every value made so far. */
+  * values(): Generator<T> {
+    for (const byPartition of this.byTopic.values()) for (const value of byPartition) if (value !== undefined) yield value
+  }
+}
