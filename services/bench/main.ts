@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
 import { generateBenchInput, readBenchInput } from '../../lib/bench-sweep/bench-input.js'
 import { buildBatches, DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/bench-sweep/codec-sweep.js'
-import { oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { renderBench } from '../../lib/report/bench-table.js'
@@ -50,11 +50,9 @@ const OPTIONS = {
 const MIN_RUN_CPU_SECONDS = 0.05
 
 export async function benchMain(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseCli(argv, OPTIONS)
-  if (values.help === true) {
-    process.stdout.write(`${BENCH_HELP}\n`)
-    return 0
-  }
+  const flags = parseCommandLine(argv, OPTIONS, BENCH_HELP)
+  if (flags === undefined) return 0
+  const { values, positionals } = flags
   return runOneShot({
     name: 'squeeze-bench',
     // No Kafka and no shutdown handlers: the sweep runs in memory, and Ctrl-C ends it at once.

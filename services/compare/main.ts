@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
@@ -86,11 +86,9 @@ function squeezeVersion(): string {
 
 export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   installKafkajsDecoders()
-  const { values } = parseCli(argv, OPTIONS)
-  if (values.help === true) {
-    process.stdout.write(`${COMPARE_HELP}\n`)
-    return 0
-  }
+  const flags = parseCommandLine(argv, OPTIONS, COMPARE_HELP)
+  if (flags === undefined) return 0
+  const { values } = flags
   return runOneShot({
     name: 'squeeze-compare',
     service: serviceOptionsFrom({ ...values, 'log-level': values['log-level'] ?? 'warn' }),
