@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
@@ -15,6 +16,9 @@ export interface CopyTarget {
   readonly spec: CodecSpec
   readonly topic: string
 }
+
+/** Source records copied between two turns of the event loop (and heartbeat checks) within one fetch. */
+const YIELD_EVERY_RECORDS = 256
 
 /**
  * What becomes of a record a destination refuses as it is (over that topic's max.message.bytes, or invalid
@@ -230,6 +234,7 @@ export class Copier {
   private async copyBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload, signal?: AbortSignal): Promise<void> {
     const { partition } = batch
     if (this.rebalanced) await this.recoverFromRebalance()
+    let sinceYield = 0
     for (const message of batch.messages) {
       if (this.done || signal?.aborted === true || !isRunning() || isStale()) return
       const offset = Number(message.offset)
@@ -258,6 +263,13 @@ export class Copier {
       if (this.isCaughtUp()) {
         this.finish()
         return
+      }
+      if (++sinceYield === YIELD_EVERY_RECORDS) {
+        sinceYield = 0
+        // Sends into open batches resolve at once, so without this a fetch of thousands of records would hold the
+        // event loop from start to end: /metrics unanswered, and no heartbeat within a short session timeout.
+        await yieldToEventLoop()
+        await heartbeat()
       }
     }
     this.deps.metrics?.lag(this.config.sourceTopic, partition, Math.max(0, Number(batch.highWatermark) - (this.processed.get(partition) ?? 0)))
