@@ -1,4 +1,4 @@
-import { createCodec, formatCodecSpec, LEVEL_RANGES, type Codec, type CodecName, type CodecSpec } from '../codecs/index.js'
+import { CODEC_NAMES, createCodec, formatCodecSpec, isCodecName, LEVEL_RANGES, parseCodecSpec, resolveCodecSpec, type Codec, type CodecName, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { BATCH } from '../protocol/batch-layout.js'
 import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
@@ -75,6 +75,25 @@ export function defaultLevels(codec: CodecName, ultra: boolean): CodecSpec[] {
   else if (codec === 'zstd') levels = [-5, -1, ...integers(1, ultra ? 22 : 19)]
   else levels = integers(range.min, range.max)
   return levels.map((level) => ({ codec, level }))
+}
+
+/** `zstd,lz4:1` -> zstd's default levels, then lz4 level 1; duplicates dropped, order kept. */
+export function parseCodecList(list: string | undefined, ultra: boolean): CodecSpec[] {
+  const items = list === undefined ? [...CODEC_NAMES] : list.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  if (items.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--codecs is empty: use e.g. zstd,lz4:1 from ${CODEC_NAMES.join(', ')}`)
+  const specs: CodecSpec[] = []
+  for (const item of items) {
+    if (item.includes(':')) {
+      specs.push(parseCodecSpec(item))
+      continue
+    }
+    const name = item.toLowerCase()
+    if (!isCodecName(name)) resolveCodecSpec(name) // throws the one-line "unknown codec ... use one of" error
+    else specs.push(...defaultLevels(name, ultra))
+  }
+  const unique = new Map<string, CodecSpec>()
+  for (const spec of specs) if (!unique.has(formatCodecSpec(spec))) unique.set(formatCodecSpec(spec), spec)
+  return [...unique.values()]
 }
 
 /** Cuts records into batches of at most `batchBytes` (header included) with the producer's own builder. */

@@ -62,6 +62,14 @@ export function parseCli<T extends CliOptions>(argv: readonly string[], options:
   }
 }
 
+/** A command's flags; undefined once `--help` has printed `help` to stdout (the command then exits 0). */
+export function parseCommandLine<T extends CliOptions & { help: { type: 'boolean'; short: 'h' } }>(argv: readonly string[], options: T, help: string): ReturnType<typeof parseCli<T>> | undefined {
+  const parsed = parseCli(argv, options)
+  if ((parsed.values as { help?: boolean }).help !== true) return parsed
+  process.stdout.write(`${help}\n`)
+  return undefined
+}
+
 export function requireString(value: string | undefined, flag: string, hint: string): string {
   if (value === undefined || value.trim() === '') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `missing --${flag}: ${hint}`)
   return value

@@ -2,7 +2,8 @@ import { codecNameForId } from '../codecs/index.js'
 import { errorCode, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
-import type { PoisonRecord } from '../producer/dead-letter.js'
+import type { ConsumerMetricsSink } from '../metrics/consumer-metrics.js'
+import type { PoisonRecord } from '../protocol/dead-letter.js'
 import type { IncomingRecord } from '../protocol/record.js'
 import type { BatchEvent, CorruptBatchEvent, ReaderHandlers } from './partition-reader.js'
 
@@ -22,12 +23,6 @@ export interface TopicMeasurement {
   lastReadAt: number
   /** Bytes the topic's replicas hold on broker disks (DescribeLogDirs), when asked for. */
   diskBytes?: number
-}
-
-
-export interface ConsumerMetricsSink {
-  batchRead(topic: string, codec: string, batch: { records: number; storedBytes: number; uncompressedBytes: number; decompressCpuSeconds: number; decodeCpuSeconds: number }): void
-  corrupt(topic: string, kind: 'record' | 'batch', code: string): void
 }
 
 function copyRecord(record: IncomingRecord): IncomingRecord {

@@ -2,7 +2,7 @@ import type { Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { describeKafkaError, isRetriableKafkaError } from '../kafka/error-codes.js'
+import { describeKafkaError, isRetriableKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import { retry, sleep } from '../retry.js'
 import type { Logger } from '../log/logger.js'
 import { batchOffsets, isAbortMarker, readBatch, splitBatches, type ReadBatch } from '../protocol/record-batch-reader.js'
@@ -161,12 +161,12 @@ export class PartitionReader {
         prefetched = null
         const fetched = await round
         if (fetched === 'done') return
-        if (fetched.every(({ result }) => result.errorCode === 0) && !aborted()) prefetched = this.fetchRound(cursors, signal)
+        if (fetched.every(({ result }) => result.errorCode === KafkaErrorCode.NONE) && !aborted()) prefetched = this.fetchRound(cursors, signal)
         for (const { cursor, result, batches } of fetched) {
           if (cursor.revoked === true) continue
-          if (result.errorCode !== 0) await this.handleError(cursor, result.errorCode, signal)
+          if (result.errorCode !== KafkaErrorCode.NONE) await this.handleError(cursor, result.errorCode, signal)
           else this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
-          if (result.errorCode === 0) this.reportLag(cursor, result)
+          if (result.errorCode === KafkaErrorCode.NONE) this.reportLag(cursor, result)
         }
       }
     } finally {
@@ -216,7 +216,7 @@ export class PartitionReader {
     }
     const fetched: FetchedPartitionRound[] = []
     for (const { cursor, result } of answers.flat()) {
-      if (result.errorCode !== 0) {
+      if (result.errorCode !== KafkaErrorCode.NONE) {
         fetched.push({ cursor, result, batches: [] })
         continue
       }
@@ -331,7 +331,7 @@ export class PartitionReader {
   }
 
   private async handleError(cursor: PartitionCursor, code: number, signal: AbortSignal | undefined): Promise<void> {
-    if (code === 1 /* OFFSET_OUT_OF_RANGE */) {
+    if (code === KafkaErrorCode.OFFSET_OUT_OF_RANGE) {
       const offsets = await this.deps.admin.fetchTopicOffsets(cursor.topic)
       const low = offsets.find((o) => o.partition === cursor.partition)?.low
       this.deps.log.warn({ topic: cursor.topic, partition: cursor.partition, position: cursor.position, low }, 'offset out of range; moving to the earliest offset')

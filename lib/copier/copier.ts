@@ -1,19 +1,24 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
-import { toDeadLetter, type PoisonRecord } from '../producer/dead-letter.js'
+import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
 import type { RecordHeader } from '../protocol/record.js'
 import { retry } from '../retry.js'
 import { SentOffsets } from './sent-offsets.js'
+import { PartitionTable } from '../kafka/group-by-topic.js'
 
 /** One destination: a codec and level, and the topic it writes. */
 export interface CopyTarget {
   readonly spec: CodecSpec
   readonly topic: string
 }
+
+/** Source records copied between two turns of the event loop (and heartbeat checks) within one fetch. */
+const YIELD_EVERY_RECORDS = 256
 
 /**
  * What becomes of a record a destination refuses as it is (over that topic's max.message.bytes, or invalid
@@ -100,7 +105,7 @@ export class Copier {
   private committing: Promise<void> = Promise.resolve()
   private copying: Promise<void> = Promise.resolve()
   /** At-least-once, per destination and partition: the source offset of each copy sent since the last commit. */
-  private readonly sent = new Map<string, SentOffsets[]>()
+  private readonly sent = new PartitionTable(() => new SentOffsets())
   /** Delivery failures since the last commit, sorted out there. */
   private readonly failures: DeliveryFailure[] = []
   /** Copies refused since the last commit: by send() at once, or by a destination (found at commit). */
@@ -234,6 +239,7 @@ export class Copier {
   private async copyBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload, signal?: AbortSignal): Promise<void> {
     const { partition } = batch
     if (this.rebalanced) await this.recoverFromRebalance()
+    let sinceYield = 0
     for (const message of batch.messages) {
       if (this.done || signal?.aborted === true || !isRunning() || isStale()) return
       const offset = Number(message.offset)
@@ -250,7 +256,7 @@ export class Copier {
           this.refused.push({ topic: this.config.sourceTopic, partition, record: { offset, timestamp, key: message.key, value: message.value, headers }, code: err.code, reason: err.message, destination: target.topic })
           continue
         }
-        if (!this.config.exactlyOnce) this.sentOffsets(target.topic, partition).push(offset)
+        if (!this.config.exactlyOnce) this.sent.get(target.topic, partition).push(offset)
       }
       this.processed.set(partition, offset + 1)
       resolveOffset(message.offset)
@@ -262,6 +268,13 @@ export class Copier {
       if (this.isCaughtUp()) {
         this.finish()
         return
+      }
+      if (++sinceYield === YIELD_EVERY_RECORDS) {
+        sinceYield = 0
+        // Sends into open batches resolve at once, so without this a fetch of thousands of records would hold the
+        // event loop from start to end: /metrics unanswered, and no heartbeat within a short session timeout.
+        await yieldToEventLoop()
+        await heartbeat()
       }
     }
     this.deps.metrics?.lag(this.config.sourceTopic, partition, Math.max(0, Number(batch.highWatermark) - (this.processed.get(partition) ?? 0)))
@@ -315,19 +328,6 @@ export class Copier {
     this.stats.commits++
   }
 
-  private sentOffsets(topic: string, partition: number): SentOffsets {
-    let byPartition = this.sent.get(topic)
-    if (byPartition === undefined) {
-      byPartition = []
-      this.sent.set(topic, byPartition)
-    }
-    let offsets = byPartition[partition]
-    if (offsets === undefined) {
-      offsets = new SentOffsets()
-      byPartition[partition] = offsets
-    }
-    return offsets
-  }
 
   /**
    * After a flush, every copy sent is acknowledged or failed. A failure to deliver stops the copy before its
@@ -353,14 +353,14 @@ export class Copier {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${fatal.topic} failed to take ${fatal.records} records (${fatal.error.message}); source offsets are not committed past them`, { cause: fatal.error })
     }
     for (const failure of failures) {
-      const sent = this.sentOffsets(failure.topic, failure.partition)
+      const sent = this.sent.get(failure.topic, failure.partition)
       failure.sent.forEach((record, i) => {
         const offset = sent.offsetOf(failure.firstRecordIndex + i)
         if (offset === undefined) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${failure.topic} refused a record the copier has no source offset for (${failure.error.message})`, { cause: failure.error })
         this.refused.push({ topic: this.config.sourceTopic, partition: failure.partition, record: { ...record, offset }, code: failure.error.code, reason: failure.error.message, destination: failure.topic })
       })
     }
-    for (const byPartition of this.sent.values()) for (const offsets of byPartition) offsets?.forget()
+    for (const offsets of this.sent.values()) offsets.forget()
     const refused = this.refused.splice(0)
     if (refused.length === 0) return
     const policy = this.config.onRefused ?? 'fail'

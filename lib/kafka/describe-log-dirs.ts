@@ -1,5 +1,6 @@
-import { readTopicPartitions } from './group-by-topic.js'
-import { Decoder, Encoder, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
+import { readTopicPartitions, writeTopicPartitions } from './group-by-topic.js'
+import { Decoder, Encoder, type KafkajsCluster } from './kafkajs-internals.js'
+import { ownRequest, type OwnRequest } from './own-request.js'
 
 export interface PartitionDiskSize {
   readonly topic: string
@@ -13,44 +14,30 @@ const DESCRIBE_LOG_DIRS_API_KEY = 35
 // v1: the oldest version Kafka 4.x serves (KIP-896) and the last one before flexible encoding.
 const DESCRIBE_LOG_DIRS_VERSION = 1
 
-function describeLogDirsRequest(topics: ReadonlyMap<string, readonly number[]>): { request: ProtocolRequest; response: ProtocolResponse<Array<Omit<PartitionDiskSize, 'brokerId'>>> } {
-  return {
-    request: {
-      apiKey: DESCRIBE_LOG_DIRS_API_KEY,
-      apiVersion: DESCRIBE_LOG_DIRS_VERSION,
-      apiName: 'DescribeLogDirs',
-      expectResponse: () => true,
-      encode: async () => {
-        const encoder = new Encoder()
-        encoder.writeInt32(topics.size)
-        for (const [topic, partitions] of topics) {
-          encoder.writeString(topic).writeInt32(partitions.length)
-          for (const partition of partitions) encoder.writeInt32(partition)
-        }
-        return encoder
-      }
+function describeLogDirsRequest(topics: ReadonlyMap<string, readonly number[]>): OwnRequest<Array<Omit<PartitionDiskSize, 'brokerId'>>> {
+  return ownRequest({ apiKey: DESCRIBE_LOG_DIRS_API_KEY, apiVersion: DESCRIBE_LOG_DIRS_VERSION, apiName: 'DescribeLogDirs' }, {
+    encode: () => {
+      const encoder = new Encoder()
+      return writeTopicPartitions(encoder, topics, (partition) => encoder.writeInt32(partition))
     },
-    response: {
-      decode: async (raw) => {
-        const decoder = new Decoder(raw)
-        decoder.readInt32() // throttle_time_ms
-        const sizes: Array<Omit<PartitionDiskSize, 'brokerId'>> = []
-        const dirs = decoder.readInt32()
-        for (let d = 0; d < dirs; d++) {
-          decoder.readInt16() // error_code of the log dir: an offline dir simply reports no partitions
-          const logDir = decoder.readString()
-          sizes.push(...readTopicPartitions(decoder, (topic, partition) => {
-            const sizeBytes = Number(decoder.readInt64().toString())
-            decoder.readInt64() // offset_lag
-            decoder.readInt8() // is_future_key
-            return { topic, partition, logDir, sizeBytes }
-          }))
-        }
-        return sizes
-      },
-      parse: async (decoded) => decoded
+    decode: (raw) => {
+      const decoder = new Decoder(raw)
+      decoder.readInt32() // throttle_time_ms
+      const sizes: Array<Omit<PartitionDiskSize, 'brokerId'>> = []
+      const dirs = decoder.readInt32()
+      for (let d = 0; d < dirs; d++) {
+        decoder.readInt16() // error_code of the log dir: an offline dir simply reports no partitions
+        const logDir = decoder.readString()
+        sizes.push(...readTopicPartitions(decoder, (topic, partition) => {
+          const sizeBytes = Number(decoder.readInt64().toString())
+          decoder.readInt64() // offset_lag
+          decoder.readInt8() // is_future_key
+          return { topic, partition, logDir, sizeBytes }
+        }))
+      }
+      return sizes
     }
-  }
+  })
 }
 
 /**

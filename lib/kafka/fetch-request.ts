@@ -1,5 +1,6 @@
-import { groupByTopic, readTopicPartitions } from './group-by-topic.js'
-import { Decoder, Encoder, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
+import { groupByTopic, readTopicPartitions, writeTopicPartitions } from './group-by-topic.js'
+import { Decoder, Encoder } from './kafkajs-internals.js'
+import { ownRequest, type OwnRequest } from './own-request.js'
 
 export interface FetchPartition {
   readonly topic: string
@@ -41,28 +42,19 @@ export function fetchRequest(args: {
   maxBytes: number
   isolationLevel: number
   partitions: readonly FetchPartition[]
-}): { request: ProtocolRequest; response: ProtocolResponse<FetchedPartition[]> } {
+}): OwnRequest<FetchedPartition[]> {
   const byTopic = groupByTopic(args.partitions)
-  const request: ProtocolRequest = {
-    apiKey: FETCH_API_KEY,
-    apiVersion: FETCH_VERSION,
-    apiName: 'Fetch',
-    expectResponse: () => true,
-    encode: async () => {
+  return ownRequest({ apiKey: FETCH_API_KEY, apiVersion: FETCH_VERSION, apiName: 'Fetch' }, {
+    encode: () => {
       const encoder = new Encoder()
       encoder.writeInt32(-1).writeInt32(args.maxWaitMs).writeInt32(args.minBytes).writeInt32(args.maxBytes).writeInt8(args.isolationLevel)
-      encoder.writeInt32(byTopic.size)
-      for (const [topic, entries] of byTopic) {
-        encoder.writeString(topic).writeInt32(entries.length)
-        for (const entry of entries) encoder.writeInt32(entry.partition).writeInt64(String(entry.offset)).writeInt32(entry.maxBytes)
-      }
-      return encoder
-    }
-  }
-  return { request, response: { decode: decodeFetchResponse, parse: async (decoded) => decoded } }
+      return writeTopicPartitions(encoder, byTopic, (entry) => encoder.writeInt32(entry.partition).writeInt64(String(entry.offset)).writeInt32(entry.maxBytes))
+    },
+    decode: decodeFetchResponse
+  })
 }
 
-async function decodeFetchResponse(raw: Buffer): Promise<FetchedPartition[]> {
+function decodeFetchResponse(raw: Buffer): FetchedPartition[] {
   const decoder = new Decoder(raw)
   decoder.readInt32() // throttle_time_ms
   return readTopicPartitions(decoder, (topic, partition): FetchedPartition => {

@@ -1,6 +1,6 @@
 import { groupByTopic, readTopicPartitions } from './group-by-topic.js'
-import { encodedPayload, type ProtocolRequest, type ProtocolResponse } from './kafkajs-internals.js'
-import { Decoder } from './kafkajs-internals.js'
+import { Decoder, encodedPayload } from './kafkajs-internals.js'
+import { ownRequest, type OwnRequest } from './own-request.js'
 
 /** One partition's batch in a produce request. */
 export interface PartitionBatch {
@@ -30,16 +30,13 @@ export function produceRequest(args: {
   timeoutMs: number
   transactionalId: string | null
   batches: readonly PartitionBatch[]
-}): { request: ProtocolRequest; response: ProtocolResponse<PartitionProduceResult[]> } {
+}): OwnRequest<PartitionProduceResult[]> {
   const byTopic = groupByTopic(args.batches)
-  const request: ProtocolRequest = {
-    apiKey: PRODUCE_API_KEY,
-    apiVersion: PRODUCE_VERSION,
-    apiName: 'Produce',
+  return ownRequest({ apiKey: PRODUCE_API_KEY, apiVersion: PRODUCE_VERSION, apiName: 'Produce' }, {
     expectResponse: () => args.acks !== 0,
-    encode: async () => encodedPayload(produceBody(args.transactionalId, args.acks, args.timeoutMs, byTopic))
-  }
-  return { request, response: { decode: decodeProduceResponse, parse: async (decoded) => decoded } }
+    encode: () => encodedPayload(produceBody(args.transactionalId, args.acks, args.timeoutMs, byTopic)),
+    decode: decodeProduceResponse
+  })
 }
 
 /** Produce v7's body in one exact-size buffer; batches go in with TypedArray.set, the fastest copy there is. */
@@ -75,7 +72,7 @@ function produceBody(transactionalId: string | null, acks: number, timeoutMs: nu
   return body
 }
 
-async function decodeProduceResponse(raw: Buffer): Promise<PartitionProduceResult[]> {
+function decodeProduceResponse(raw: Buffer): PartitionProduceResult[] {
   const decoder = new Decoder(raw)
   return readTopicPartitions(decoder, (topic, partition): PartitionProduceResult => {
     const errorCode = decoder.readInt16()

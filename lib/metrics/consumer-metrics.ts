@@ -1,26 +1,27 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
-import type { ConsumerMetricsSink } from '../consumer/measure-topics.js'
 import type { GroupMetricsSink } from '../group/group-reader.js'
 import type { TopicPartition } from '../group/membership.js'
+import { figureCounters } from './registry.js'
+
+/** What the consumer reports per batch and per unreadable record; prom-client objects stay behind this interface. */
+export interface ConsumerMetricsSink {
+  batchRead(topic: string, codec: string, batch: { records: number; storedBytes: number; uncompressedBytes: number; decompressCpuSeconds: number; decodeCpuSeconds: number }): void
+  corrupt(topic: string, kind: 'record' | 'batch', code: string): void
+}
 
 export function createConsumerMetrics(registry: Registry): ConsumerMetricsSink {
-  const labelNames = ['topic', 'codec'] as const
-  const records = new Counter({ name: 'squeeze_records_consumed_total', help: 'Records read and decoded', labelNames, registers: [registry] })
-  const batches = new Counter({ name: 'squeeze_batches_consumed_total', help: 'Record batches read', labelNames, registers: [registry] })
-  const stored = new Counter({ name: 'squeeze_consumed_compressed_bytes_total', help: 'Batch bytes fetched, as stored by the broker', labelNames, registers: [registry] })
-  const uncompressed = new Counter({ name: 'squeeze_consumed_uncompressed_bytes_total', help: 'Batch bytes after decompression', labelNames, registers: [registry] })
-  const decompress = new Counter({ name: 'squeeze_decompress_cpu_seconds_total', help: 'Process CPU time spent decompressing batches', labelNames, registers: [registry] })
-  const decode = new Counter({ name: 'squeeze_decode_cpu_seconds_total', help: 'Process CPU time spent walking records and decoding values', labelNames, registers: [registry] })
+  const batchRead = figureCounters(registry, ['topic', 'codec'], {
+    records: { name: 'squeeze_records_consumed_total', help: 'Records read and decoded' },
+    batches: { name: 'squeeze_batches_consumed_total', help: 'Record batches read' },
+    storedBytes: { name: 'squeeze_consumed_compressed_bytes_total', help: 'Batch bytes fetched, as stored by the broker' },
+    uncompressedBytes: { name: 'squeeze_consumed_uncompressed_bytes_total', help: 'Batch bytes after decompression' },
+    decompressCpuSeconds: { name: 'squeeze_decompress_cpu_seconds_total', help: 'Process CPU time spent decompressing batches' },
+    decodeCpuSeconds: { name: 'squeeze_decode_cpu_seconds_total', help: 'Process CPU time spent walking records and decoding values' }
+  })
   const corrupt = new Counter({ name: 'squeeze_corrupt_total', help: 'Records or batches that could not be read, counted and skipped', labelNames: ['topic', 'kind', 'code'], registers: [registry] })
   return {
     batchRead(topic, codec, batch) {
-      const labels = { topic, codec }
-      records.inc(labels, batch.records)
-      batches.inc(labels)
-      stored.inc(labels, batch.storedBytes)
-      uncompressed.inc(labels, batch.uncompressedBytes)
-      decompress.inc(labels, batch.decompressCpuSeconds)
-      decode.inc(labels, batch.decodeCpuSeconds)
+      batchRead({ topic, codec }, { ...batch, batches: 1 })
     },
     corrupt(topic, kind, code) {
       corrupt.inc({ topic, kind, code })

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { figureCounters } from './registry.js'
 
 export interface BatchLabels {
   topic: string
@@ -19,11 +20,13 @@ const RECORD_BUCKETS = [1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000]
 
 export function createProducerMetrics(registry: Registry): ProducerMetrics {
   const labelNames = ['topic', 'codec', 'level'] as const
-  const records = new Counter({ name: 'squeeze_records_produced_total', help: 'Records acknowledged by the broker', labelNames, registers: [registry] })
-  const uncompressed = new Counter({ name: 'squeeze_produced_uncompressed_bytes_total', help: 'Batch bytes before compression (header plus records)', labelNames, registers: [registry] })
-  const compressed = new Counter({ name: 'squeeze_produced_compressed_bytes_total', help: 'Batch bytes sent to the broker, after compression', labelNames, registers: [registry] })
-  const batches = new Counter({ name: 'squeeze_batches_produced_total', help: 'Record batches acknowledged', labelNames, registers: [registry] })
-  const cpu = new Counter({ name: 'squeeze_compress_cpu_seconds_total', help: 'CPU time spent compressing batches (the compression thread\'s own, or the process\'s when compressing inline)', labelNames, registers: [registry] })
+  const batchSent = figureCounters(registry, labelNames, {
+    records: { name: 'squeeze_records_produced_total', help: 'Records acknowledged by the broker' },
+    uncompressedBytes: { name: 'squeeze_produced_uncompressed_bytes_total', help: 'Batch bytes before compression (header plus records)' },
+    compressedBytes: { name: 'squeeze_produced_compressed_bytes_total', help: 'Batch bytes sent to the broker, after compression' },
+    batches: { name: 'squeeze_batches_produced_total', help: 'Record batches acknowledged' },
+    compressCpuSeconds: { name: 'squeeze_compress_cpu_seconds_total', help: 'CPU time spent compressing batches (the compression thread\'s own, or the process\'s when compressing inline)' }
+  })
   const recordsPerBatch = new Histogram({ name: 'squeeze_batch_records', help: 'Records per batch sent', labelNames, buckets: RECORD_BUCKETS, registers: [registry] })
   const batchBytes = new Histogram({ name: 'squeeze_batch_compressed_bytes', help: 'Compressed size of each batch sent', labelNames, buckets: SIZE_BUCKETS, registers: [registry] })
   const latency = new Histogram({ name: 'squeeze_produce_latency_seconds', help: 'Time from a batch closing to its acknowledgement', labelNames, registers: [registry] })
@@ -32,11 +35,7 @@ export function createProducerMetrics(registry: Registry): ProducerMetrics {
   const buffered = new Gauge({ name: 'squeeze_producer_buffered_bytes', help: 'Bytes reserved by batches not yet acknowledged (bounded by buffer.memory)', registers: [registry] })
   return {
     batchSent(labels, batch) {
-      records.inc(labels, batch.records)
-      uncompressed.inc(labels, batch.uncompressedBytes)
-      compressed.inc(labels, batch.compressedBytes)
-      batches.inc(labels)
-      cpu.inc(labels, batch.compressCpuSeconds)
+      batchSent(labels, { records: batch.records, uncompressedBytes: batch.uncompressedBytes, compressedBytes: batch.compressedBytes, batches: 1, compressCpuSeconds: batch.compressCpuSeconds })
       recordsPerBatch.observe(labels, batch.records)
       batchBytes.observe(labels, batch.compressedBytes)
       latency.observe(labels, batch.latencySeconds)

@@ -1,4 +1,5 @@
 // The accumulator: records into per-partition batches, closed by linger.ms or batch.size, within buffer.memory.
+import { PartitionTable } from '../kafka/group-by-topic.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { Logger } from '../log/logger.js'
@@ -45,7 +46,11 @@ export class RecordAccumulator {
   private readonly allocateBatch = (size: number): Buffer => this.sealer.buffer(size)
   private readonly partitionCounts = new Map<string, number>()
   /** Per topic, indexed by partition: a string key per record cost more than the lookup it saved. */
-  private readonly queuesByTopic = new Map<string, Array<PartitionQueue | undefined>>()
+  private readonly queuesByTopic = new PartitionTable((topic, partition) => {
+    const queue = newPartitionQueue(topic, partition)
+    this.queues.push(queue)
+    return queue
+  })
   private readonly sticky: StickyPartitioner
   private reserved = 0
   private memoryWaiters: Array<() => void> = []
@@ -74,11 +79,11 @@ export class RecordAccumulator {
   queueFor(record: ProducerRecord): PartitionQueue | undefined {
     const partitions = this.partitionCounts.get(record.topic)
     if (partitions === undefined) return undefined
-    return this.partitionQueue(record.topic, this.choosePartition(record, partitions))
+    return this.queuesByTopic.get(record.topic, this.choosePartition(record, partitions))
   }
 
   async queueAfterMetadata(record: ProducerRecord): Promise<PartitionQueue> {
-    return this.partitionQueue(record.topic, this.choosePartition(record, await this.partitionCount(record.topic)))
+    return this.queuesByTopic.get(record.topic, this.choosePartition(record, await this.partitionCount(record.topic)))
   }
 
   /** Appends to the partition's open batch, opening one if buffer.memory allows; false if it must wait for memory. */
@@ -158,20 +163,6 @@ export class RecordAccumulator {
     return count
   }
 
-  private partitionQueue(topic: string, partition: number): PartitionQueue {
-    let byPartition = this.queuesByTopic.get(topic)
-    if (byPartition === undefined) {
-      byPartition = []
-      this.queuesByTopic.set(topic, byPartition)
-    }
-    let queue = byPartition[partition]
-    if (queue === undefined) {
-      queue = newPartitionQueue(topic, partition)
-      byPartition[partition] = queue
-      this.queues.push(queue)
-    }
-    return queue
-  }
 
   private tryOpenBuilder(queue: PartitionQueue): RecordBatchBuilder | null {
     if (queue.open !== null) return queue.open

@@ -7,48 +7,89 @@ import { startServiceEndpoints, type Readiness } from './endpoints.js'
 import { installShutdown } from './lifecycle.js'
 import { untilClusterReady } from './wait-for-cluster.js'
 
-/** What a service's start gets from the skeleton. */
-export interface ServiceContext {
+/** What a one-shot command's start gets from the skeleton. */
+export interface CommandContext {
   readonly log: Logger
-  readonly registry: Registry
-  /** Aborted by the first SIGINT/SIGTERM: stop intake, flush, close. */
+  /** Aborted by the first SIGINT/SIGTERM: stop intake, flush, close. Never aborted when no shutdown was asked for. */
   readonly signal: AbortSignal
-  readonly readiness: Readiness
-  /** Runs a start-up step, retried while --wait-for-brokers-s allows, /readyz saying what it waits for. */
+  /** Runs a start-up step, retried while --wait-for-brokers-s allows. */
   waitForCluster<T>(step: () => Promise<T>): Promise<T>
-  /** A connect attempt whose failure says whether credentials, TLS or reachability is the problem. */
-  connect<T>(attempt: Promise<T>): Promise<T>
+  /**
+   * A connect attempt whose failure says whether credentials, TLS or reachability is the problem, against
+   * `target` or else the configured connection (a command may learn its brokers only once it runs).
+   */
+  connect<T>(attempt: Promise<T>, target?: ConnectTarget): Promise<T>
+}
+
+/** What a long-running service's start gets from the skeleton: a command's context, plus metrics and readiness. */
+export interface ServiceContext extends CommandContext {
+  readonly registry: Registry
+  readonly readiness: Readiness
   /** Start-up is done: /readyz answers 200 from now on, while `healthy` (if given) holds. */
   ready(healthy?: () => boolean): void
 }
 
-/** The settings the skeleton itself needs from a service's validated configuration. */
-export interface ServiceSetup {
+/** The settings the skeleton itself needs from a command's validated configuration. */
+export interface CommandSetup {
+  readonly connection?: ConnectTarget
+  /** How long the first signal waits for the flush before exiting 1; without it no signal handler is installed (Ctrl-C ends the process at once). */
+  readonly shutdownTimeoutMs?: number
+}
+
+/** A service always talks to a configured cluster and always shuts down gracefully. */
+export interface ServiceSetup extends CommandSetup {
   readonly connection: ConnectTarget
-  /** How long the first signal waits for the flush before exiting 1. */
   readonly shutdownTimeoutMs: number
 }
 
-export interface ServiceDefinition<C extends ServiceSetup> {
+interface Definition<C, X> {
   readonly name: string
   readonly service: ServiceOptions
   /** Reads and validates the remaining settings (the logger is there for warnings); nothing connects before it returns. */
   configure(log: Logger): C
-  /** Wires the service's parts and runs it; returns the exit code. Closes what it opened; the skeleton closes the endpoints. */
-  start(ctx: ServiceContext, config: C): Promise<number>
+  /** Wires the parts and runs them; returns the exit code. Closes what it opened. */
+  start(ctx: X, config: C): Promise<number>
 }
 
-/**
- * The start-up every long-running service shares: logger, shutdown handlers, metrics registry, /metrics /healthz
- * /readyz, waiting for the cluster, connect-failure classification, closing the endpoints. Errors propagate to
- * runCommand, which maps them to exit codes.
- */
-export async function runService<C extends ServiceSetup>(definition: ServiceDefinition<C>): Promise<number> {
+export type CommandDefinition<C extends object> = Definition<C, CommandContext>
+/** The skeleton closes the endpoints after start returns. */
+export type ServiceDefinition<C extends ServiceSetup> = Definition<C, ServiceContext>
+
+/** Logger, validated settings, shutdown handling and the cluster helpers: the start-up commands and services share. */
+function begin<C extends object>(definition: Definition<C, never>, readiness?: Readiness): { config: C; context: CommandContext } {
   const { service } = definition
   const log = createLogger({ level: service.logLevel, name: definition.name })
   const config = definition.configure(log)
-  const signal = installShutdown(log, { timeoutMs: config.shutdownTimeoutMs })
-  const registry = createRegistry()
+  // A command's settings may carry neither (bench has no cluster and no flush).
+  const setup: CommandSetup = config
+  const signal = setup.shutdownTimeoutMs === undefined ? new AbortController().signal : installShutdown(log, { timeoutMs: setup.shutdownTimeoutMs })
+  return {
+    config,
+    context: {
+      log,
+      signal,
+      waitForCluster: (step) => untilClusterReady(step, { waitMs: service.waitForBrokersMs, log, signal, ...(readiness === undefined ? {} : { readiness }) }),
+      connect: (attempt, target) => attempt.catch((err: unknown) => {
+        throw connectionFailure(err, target ?? setup.connection)
+      })
+    }
+  }
+}
+
+/**
+ * The skeleton of a command that runs once and exits (compare, bench): logger, shutdown handlers when asked
+ * for, connect-failure classification. Errors propagate to runCommand, which maps them to exit codes.
+ */
+export async function runOneShot<C extends object>(definition: CommandDefinition<C>): Promise<number> {
+  const { config, context } = begin(definition)
+  return definition.start(context, config)
+}
+
+/**
+ * The start-up every long-running service shares: a command's skeleton, plus the metrics registry,
+ * /metrics /healthz /readyz, and closing the endpoints.
+ */
+export async function runService<C extends ServiceSetup>(definition: ServiceDefinition<C>): Promise<number> {
   let started = false
   let healthy = (): boolean => true
   const readiness: Readiness = {
@@ -56,23 +97,19 @@ export async function runService<C extends ServiceSetup>(definition: ServiceDefi
       return started && healthy()
     }
   }
-  const context: ServiceContext = {
-    log,
-    registry,
-    signal,
-    readiness,
-    waitForCluster: (step) => untilClusterReady(step, { waitMs: service.waitForBrokersMs, log, signal, readiness }),
-    connect: (attempt) => attempt.catch((err: unknown) => {
-      throw connectionFailure(err, config.connection)
-    }),
-    ready: (check) => {
-      started = true
-      if (check !== undefined) healthy = check
-    }
-  }
-  const endpoints = await startServiceEndpoints(registry, service, readiness)
+  const { config, context } = begin(definition, readiness)
+  const registry = createRegistry()
+  const endpoints = await startServiceEndpoints(registry, definition.service, readiness)
   try {
-    return await definition.start(context, config)
+    return await definition.start({
+      ...context,
+      registry,
+      readiness,
+      ready: (check) => {
+        started = true
+        if (check !== undefined) healthy = check
+      }
+    }, config)
   } finally {
     await endpoints?.close()
   }

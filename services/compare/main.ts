@@ -1,13 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
-import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
-import { runCompare, type RateEvidence } from '../../lib/compare/run-compare.js'
+import { runCompare, type CompareOutcome, type RateEvidence } from '../../lib/compare/run-compare.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
@@ -16,14 +15,15 @@ import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { lineClock, type LineClock } from '../../lib/formats/line-time.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { ensureTopic } from '../../lib/kafka/topics.js'
-import { createLogger, type Logger } from '../../lib/log/logger.js'
+import type { Logger } from '../../lib/log/logger.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { renderCompareJson } from '../../lib/report/compare-json.js'
 import { renderCompareMarkdown } from '../../lib/report/compare-markdown.js'
 import { renderCompareSvg } from '../../lib/report/compare-svg.js'
 import { renderCompareTable } from '../../lib/report/compare-table.js'
-import { installShutdown, runCommand } from '../../lib/service/lifecycle.js'
+import { runCommand } from '../../lib/service/lifecycle.js'
+import { runOneShot } from '../../lib/service/run-service.js'
 import { readFileLines } from '../../lib/sources/file-source.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
 import type { SourceItem } from '../../lib/sources/source.js'
@@ -86,101 +86,112 @@ function squeezeVersion(): string {
 
 export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   installKafkajsDecoders()
-  const { values } = parseCli(argv, OPTIONS)
-  if (values.help === true) {
-    process.stdout.write(`${COMPARE_HELP}\n`)
-    return 0
-  }
-  const sourceKind = values.topic !== undefined ? 'topic' : oneOf(values.source, 'source', ['generate', 'file'] as const, 'generate')
-  if (values.topic !== undefined && values.source !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --topic (an existing topic) or --source, not both')
-  if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
-  const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
-  const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind)
-  const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
-  const service = serviceOptionsFrom({ ...values, 'log-level': values['log-level'] ?? 'warn' })
-  const partitions = parseInteger(values.partitions, 'partitions', 1, 1000) ?? 3
-  const maxRecords = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 50_000 : undefined)
-  const maxBytes = parseInteger(values.bytes, 'bytes', 1)
-  const durationS = positiveNumber(values['duration-s'], 'duration-s')
-  const cpuBudget = positiveNumber(values['cpu-budget'], 'cpu-budget')
-  const targetRatio = positiveNumber(values['target-ratio'], 'target-ratio')
-  const consumers = parseInteger(values.consumers, 'consumers', 0, 10000) ?? 1
-  const rateWindowH = positiveNumber(values['rate-window-h'], 'rate-window-h')
-  if (rateWindowH !== undefined && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h applies to --topic only: a filled source\'s rate comes from its lines\' or the generator\'s timestamps')
-  const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
-  const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
-  if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
-  if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
-  const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
-  const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination)
+  const flags = parseCommandLine(argv, OPTIONS, COMPARE_HELP)
+  if (flags === undefined) return 0
+  const { values } = flags
+  return runOneShot({
+    name: 'squeeze-compare',
+    service: serviceOptionsFrom({ ...values, 'log-level': values['log-level'] ?? 'warn' }),
+    configure: (log) => {
+      const sourceKind = values.topic !== undefined ? 'topic' as const : oneOf(values.source, 'source', ['generate', 'file'] as const, 'generate')
+      if (values.topic !== undefined && values.source !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --topic (an existing topic) or --source, not both')
+      if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+      const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
+      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind)
+      const producer = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
+      const partitions = parseInteger(values.partitions, 'partitions', 1, 1000) ?? 3
+      const maxRecords = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 50_000 : undefined)
+      const maxBytes = parseInteger(values.bytes, 'bytes', 1)
+      const durationS = positiveNumber(values['duration-s'], 'duration-s')
+      const cpuBudget = positiveNumber(values['cpu-budget'], 'cpu-budget')
+      const targetRatio = positiveNumber(values['target-ratio'], 'target-ratio')
+      const consumers = parseInteger(values.consumers, 'consumers', 0, 10000) ?? 1
+      const rateWindowH = positiveNumber(values['rate-window-h'], 'rate-window-h')
+      if (rateWindowH !== undefined && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h applies to --topic only: a filled source\'s rate comes from its lines\' or the generator\'s timestamps')
+      const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
+      const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
+      if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
+      if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
+      const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
+      return {
+        sourceKind, kind, partitions, seed, sourceTopic,
+        // Without --brokers the cluster is a broker this command starts, so the connection is known only then.
+        connection: explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
+        description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`,
+        lookbackMs: rateWindowH === undefined ? DEFAULT_RATE_LOOKBACK_MS : rateWindowH * 3_600_000,
+        compare: {
+          sourceTopic, targets: parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination),
+          format: formatName === 'none' ? null : formatFor(formatName), producer,
+          ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
+          ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
+          keepTopics: values['keep-topics'] === true, consumers,
+          ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }), ...(targetRatio === undefined ? {} : { targetRatio }),
+          version: squeezeVersion()
+        },
+        shutdownTimeoutMs: 120_000
+      }
+    },
+    start: async ({ log, signal, connect }, settings) => {
+      const { sourceKind, kind, sourceTopic } = settings
+      const progress = (line: string): void => {
+        if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${line}`)
+      }
+      let broker: AcquiredBroker | undefined
+      try {
+        let connection = settings.connection
+        if (connection === undefined) {
+          process.stderr.write('no --brokers: starting Kafka (testcontainers if Docker answers, else the embedded JVM broker)...\n')
+          // Ctrl-C only aborts the copy (the skeleton's shutdown): the broker serves the partial report, then stop()
+          // below ends it. A second Ctrl-C or the shutdown deadline exits at once, and this takes the JVM along.
+          killEmbeddedBrokersOnExit()
+          broker = await acquireBroker((msg: string) => log.info(msg))
+          connection = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-compare' }
+        }
+        const admin = createKafkaClient(connection, log).admin()
+        await connect(admin.connect(), connection)
+        const filled = sourceKind !== 'topic'
+        try {
+          let rateEvidence: RateEvidence
+          if (sourceKind === 'topic') {
+            if (!(await admin.listTopics()).includes(sourceTopic)) throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} not found on ${connection.brokers.join(',')}`)
+            rateEvidence = { kind: 'topic', lookbackMs: settings.lookbackMs }
+          } else {
+            await ensureTopic(admin, sourceTopic, settings.partitions)
+            rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, settings.compare.maxRecords, settings.seed, signal, progress)
+          }
+          const outcome = await runCompare({
+            ...settings.compare, connection, sourceDescription: { kind: sourceKind, description: settings.description }, rateEvidence, log, signal, onProgress: progress
+          })
+          if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
+          return writeReports(outcome, values)
+        } finally {
+          if (filled && values['keep-topics'] !== true) await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
+          await admin.disconnect().catch(() => undefined)
+        }
+      } finally {
+        await broker?.stop()
+      }
+    }
+  })
+}
 
-  const log = createLogger({ level: service.logLevel, name: 'squeeze-compare' })
-  const signal = installShutdown(log, { timeoutMs: 120_000 })
-  const progress = (line: string): void => {
-    if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${line}`)
+/** Prints the table, writes the files asked for; exit 1 when the destinations did not get identical traffic. */
+function writeReports(outcome: CompareOutcome, files: { json?: string | undefined; markdown?: string | undefined; chart?: string | undefined }): number {
+  if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
+  process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
+  if (files.json !== undefined) writeFileSync(files.json, renderCompareJson(outcome.report))
+  if (files.markdown !== undefined) writeFileSync(files.markdown, renderCompareMarkdown(outcome.report))
+  if (files.chart !== undefined) {
+    writeFileSync(files.chart, renderCompareSvg(outcome.report))
+    process.stdout.write(`chart: ${files.chart}\n`)
   }
-  let broker: AcquiredBroker | undefined
-  try {
-    let connection: KafkaConnectionConfig
-    if (explicitBrokers === undefined) {
-      process.stderr.write('no --brokers: starting Kafka (testcontainers if Docker answers, else the embedded JVM broker)...\n')
-      // Ctrl-C only aborts the copy (installShutdown): the broker serves the partial report, then stop() below ends
-      // it. A second Ctrl-C or the shutdown deadline exits at once, and this takes the JVM along.
-      killEmbeddedBrokersOnExit()
-      broker = await acquireBroker((msg: string) => log.info(msg))
-      connection = { ...DEFAULT_CONNECTION, brokers: broker.brokers, clientId: 'squeeze-compare' }
-    } else {
-      connection = connectionFrom({ ...values, brokers: explicitBrokers }, env, log)
-    }
-    const admin = createKafkaClient(connection, log).admin()
-    try {
-      await admin.connect()
-    } catch (err) {
-      throw connectionFailure(err, connection)
-    }
-    const filled = sourceKind !== 'topic'
-    try {
-      let rateEvidence: RateEvidence
-      if (sourceKind === 'topic') {
-        if (!(await admin.listTopics()).includes(sourceTopic)) throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} not found on ${connection.brokers.join(',')}`)
-        rateEvidence = { kind: 'topic', lookbackMs: rateWindowH === undefined ? DEFAULT_RATE_LOOKBACK_MS : rateWindowH * 3_600_000 }
-      } else {
-        await ensureTopic(admin, sourceTopic, partitions)
-        rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, maxRecords, seed, signal, progress)
-      }
-      const description = sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`
-      const outcome = await runCompare({
-        connection, sourceTopic, sourceDescription: { kind: sourceKind, description }, targets,
-        format: formatName === 'none' ? null : formatFor(formatName), rateEvidence, producer: producerConfig,
-        ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
-        ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
-        keepTopics: values['keep-topics'] === true, consumers,
-        ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }), ...(targetRatio === undefined ? {} : { targetRatio }),
-        version: squeezeVersion(), log, signal, onProgress: progress
-      })
-      if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
-      if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
-      process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
-      if (values.json !== undefined) writeFileSync(values.json, renderCompareJson(outcome.report))
-      if (values.markdown !== undefined) writeFileSync(values.markdown, renderCompareMarkdown(outcome.report))
-      if (values.chart !== undefined) {
-        writeFileSync(values.chart, renderCompareSvg(outcome.report))
-        process.stdout.write(`chart: ${values.chart}\n`)
-      }
-      const counts = new Set(outcome.report.targets.map((t) => t.records))
-      const digests = new Set(outcome.report.targets.map((t) => t.digest))
-      if (counts.size > 1 || digests.size > 1) {
-        process.stderr.write('squeeze: destinations differ in records; the comparison is not on identical traffic\n')
-        return 1
-      }
-      return 0
-    } finally {
-      if (filled && values['keep-topics'] !== true) await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
-      await admin.disconnect().catch(() => undefined)
-    }
-  } finally {
-    await broker?.stop()
+  const counts = new Set(outcome.report.targets.map((t) => t.records))
+  const digests = new Set(outcome.report.targets.map((t) => t.digest))
+  if (counts.size > 1 || digests.size > 1) {
+    process.stderr.write('squeeze: destinations differ in records; the comparison is not on identical traffic\n')
+    return 1
   }
+  return 0
 }
 
 /** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
-import { toDeadLetter } from '../../lib/producer/dead-letter.js'
+import { toDeadLetter } from '../../lib/protocol/dead-letter.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -53,11 +53,9 @@ const OPTIONS = {
 } as const
 
 export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { values } = parseCli(argv, OPTIONS)
-  if (values.help === true) {
-    process.stdout.write(`${CONSUME_HELP}\n`)
-    return 0
-  }
+  const flags = parseCommandLine(argv, OPTIONS, CONSUME_HELP)
+  if (flags === undefined) return 0
+  const { values } = flags
   const topics = (values.topic ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '')
   if (topics.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
   const service = serviceOptionsFrom(values)

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { COPIER_PRODUCER_DEFAULTS, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
@@ -61,11 +61,9 @@ const OPTIONS = {
 
 export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   installKafkajsDecoders()
-  const { values } = parseCli(argv, OPTIONS)
-  if (values.help === true) {
-    process.stdout.write(`${COPY_HELP}\n`)
-    return 0
-  }
+  const flags = parseCommandLine(argv, OPTIONS, COPY_HELP)
+  if (flags === undefined) return 0
+  const { values } = flags
   const source = requireString(values.topic, 'topic', 'name the source topic')
   const service = serviceOptionsFrom(values)
   return runService({

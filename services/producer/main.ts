@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
@@ -63,11 +63,9 @@ const OPTIONS = {
 } as const
 
 export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { values } = parseCli(argv, OPTIONS)
-  if (values.help === true) {
-    process.stdout.write(`${PRODUCE_HELP}\n`)
-    return 0
-  }
+  const flags = parseCommandLine(argv, OPTIONS, PRODUCE_HELP)
+  if (flags === undefined) return 0
+  const { values } = flags
   // Every setting is validated before anything connects (runService's configure).
   const topic = requireString(values.topic, 'topic', 'name the destination topic')
   const service = serviceOptionsFrom(values)

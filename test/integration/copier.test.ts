@@ -13,6 +13,8 @@ import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.j
 import { checkRecompression } from '../../lib/verify/recompression.js'
 import { SqueezeError } from '../../lib/errors.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { scrapeCounter } from '../helpers/metrics.js'
+import { freePort } from '../helpers/ports.js'
 
 // Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
 const RECENT_MS = Date.now() - 3_600_000
@@ -94,6 +96,37 @@ describe('copier', () => {
       assert.ok(check.batchesChecked > 0)
     })
   }
+
+  it('/metrics answers while the copier works through one large fetch: a scrape lands mid-fetch (0 < copied < total)', async (t) => {
+    const source = await kafka.createTopic(t, { partitions: 1 })
+    const total = 30_000
+    const producer = await kafka.startProducer({ codec: parseCodecSpec('zstd:3'), lingerMs: 20 })
+    await producer.sendMany(Array.from({ length: total }, (_, i) => ({ topic: source, partition: 0, key: null, value: Buffer.from(String(i)), timestamp: RECENT_MS + i })))
+    await producer.close()
+    // One fetch (the copier asks for 256 KiB per partition) holds the whole source, so a scrape can land mid-copy
+    // only if the copy loop lets the event loop run within a fetch, not just between fetches.
+    const stored = (await kafka.readAll([source])).reduce((n, { batch }) => n + batch.storedBytes, 0)
+    assert.ok(stored < 256 * 1024, `the source takes ${stored} bytes, more than one fetch`)
+    const [target] = targetsFor(source, ['none']) as [CopyTarget]
+    t.after(() => kafka.admin.deleteTopics({ topics: [target.topic] }).catch(() => undefined))
+    const port = await freePort()
+    const child = spawn(process.execPath, [CLI, 'copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', 'none', '--until-end', '--metrics-port', String(port), '--log-level', 'warn'], { env: { ...process.env, KAFKA_BROKERS: '' } })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    let exited = false
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+      exited = true
+      resolve(code)
+    }))
+    const counts: number[] = []
+    while (!exited) {
+      const copied = await scrapeCounter(port, 'squeeze_copier_source_records_total')
+      if (copied !== null) counts.push(copied)
+    }
+    assert.equal(await exit, 0, stderr)
+    const midway = counts.filter((n) => n > 0 && n < total)
+    assert.ok(midway.length > 0, `no scrape answered mid-copy; counts seen: ${[...new Set(counts)].join(', ')}`)
+  })
 
   it('a destination with another compression.type is an error that says what to change, and nothing is created', async (t) => {
     const source = await kafka.createTopic(t, { partitions: 2 })

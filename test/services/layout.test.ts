@@ -30,3 +30,9 @@ function crossServiceImports(): string[] {
 it('no service imports another service: shared code lives in lib/ (only services/cli dispatches to them)', () => {
   assert.deepEqual(crossServiceImports(), [])
 })
+
+it('every command main runs in the shared skeleton (runService or runOneShot), so it only parses flags and wires parts', () => {
+  const mains = readdirSync(SERVICES, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'cli').map((d) => d.name)
+  const outside = mains.filter((name) => !/\brun(Service|OneShot)\(/.test(readFileSync(join(SERVICES, name, 'main.ts'), 'utf8')))
+  assert.deepEqual(outside, [])
+})

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { describe, it } from 'node:test'
 import { repoRoot } from '../../helpers/repo-root.js'
 
@@ -25,6 +25,19 @@ function importGraph(): Map<string, string[]> {
     const targets = [...text.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)]
       .map((m) => resolve(dirname(file), (m[1] as string).replace(/\.js$/, '.ts')))
     graph.set(file, targets)
+  }
+  return graph
+}
+
+/** The same imports between lib/'s top folders (a file directly in lib/ is a node of its own); imports inside a folder drop out. */
+function folderGraph(files: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
+  const folder = (file: string): string => join(LIB, relative(LIB, file).split(sep)[0] as string)
+  const graph = new Map<string, string[]>()
+  for (const [file, targets] of files) {
+    const from = folder(file)
+    const edges = graph.get(from) ?? []
+    for (const to of targets.map(folder)) if (to !== from && !edges.includes(to)) edges.push(to)
+    graph.set(from, edges)
   }
   return graph
 }
@@ -59,6 +72,12 @@ describe('lib/ import layering', () => {
 
   it('has no import cycle between files', () => {
     assert.deepEqual(cycles(graph), [])
+  })
+
+  it('has no import cycle between folders (metrics -> consumer -> producer -> metrics was one): each folder is a layer', () => {
+    const folders = folderGraph(graph)
+    assert.ok(folders.has(join(LIB, 'producer')) && folders.has(join(LIB, 'metrics')), 'the folder graph names lib/\'s folders')
+    assert.deepEqual(cycles(folders), [])
   })
 
   it('keeps compare and report one way: report reads compare\'s data, compare never imports report', () => {

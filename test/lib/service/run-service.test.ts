@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
-import { runService } from '../../../lib/service/run-service.js'
+import { runOneShot, runService } from '../../../lib/service/run-service.js'
 import { freePort } from '../../helpers/ports.js'
 
 const connection = { brokers: ['127.0.0.1:1'] }
@@ -57,4 +57,18 @@ it('a failed connect attempt is classified against the configured brokers (unrea
     configure: () => ({ connection, shutdownTimeoutMs: 1000 }),
     start: async ({ waitForCluster, connect }) => waitForCluster(() => connect(Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:1'))))
   }), (err: unknown) => err instanceof SqueezeError && err.code === ErrorCodes.BROKER_UNREACHABLE && err.message.includes('at 127.0.0.1:1') && err.retriable)
+})
+
+it('a one-shot command classifies a connect failure against the brokers it learned while running, and installs no signal handler unless asked', async () => {
+  const handlers = process.listenerCount('SIGINT')
+  await assert.rejects(runOneShot({
+    name: 'squeeze-test',
+    service: { logLevel: 'silent', metricsPort: undefined, metricsHost: '127.0.0.1', waitForBrokersMs: 0 },
+    configure: () => ({}),
+    start: async ({ connect, signal }) => {
+      assert.equal(process.listenerCount('SIGINT'), handlers)
+      assert.equal(signal.aborted, false)
+      return connect(Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:2')), { brokers: ['127.0.0.1:2'] })
+    }
+  }), (err: unknown) => err instanceof SqueezeError && err.code === ErrorCodes.BROKER_UNREACHABLE && err.message.includes('at 127.0.0.1:2'))
 })

@@ -1,4 +1,4 @@
-import type { IncomingRecord, OutgoingRecord, RecordHeader } from '../protocol/record.js'
+import type { IncomingRecord, OutgoingRecord, RecordHeader } from './record.js'
 
 /** A record squeeze could not handle: where it came from and why, for a dead-letter topic. */
 export interface PoisonRecord {
