@@ -1,5 +1,6 @@
 import type { CompareReport, Recommendation } from '../compare/compare-report.js'
 import { COMPARE_HEADERS, compareRow, formatLargeBytes, ingestRateText, recommendationReason } from './compare-table.js'
+import { projectionMarkdown } from './projection-markdown.js'
 import { formatBytes } from './table.js'
 
 /** The comparison as a Markdown document, for a ticket or a pull request: results, recommendation, source, settings. */
@@ -13,6 +14,7 @@ export function renderCompareMarkdown(report: CompareReport): string {
     '',
     `Generated ${escapeInline(report.generatedAt)} by squeeze ${escapeInline(report.squeezeVersion)}.`,
     '',
+    ...projectionMarkdown(report, markdownRow, escapeInline),
     '## Results',
     '',
     markdownRow(COMPARE_HEADERS),

@@ -1,5 +1,6 @@
 import type { CompareReport, CompareTargetResult, RecompressionVerdict, Recommendation } from '../compare/compare-report.js'
 import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest-rate.js'
+import { projectionLines } from './projection-text.js'
 import { formatBytes, formatNumber, renderTable } from './table.js'
 
 export const COMPARE_HEADERS = [
@@ -31,6 +32,7 @@ export function compareRow(t: CompareTargetResult): string[] {
 export function formatVerdict(v: RecompressionVerdict): string {
   if (v.verdict === 'recompressed') return `RECOMPRESSED ${v.batchesRewritten}/${v.batchesChecked}`
   if (v.verdict === 'kept') return `kept ${v.batchesChecked}/${v.batchesChecked}`
+  if (v.verdict === 'not-checked') return 'not checked (read-only)'
   return 'unknown'
 }
 
@@ -118,5 +120,6 @@ export function recommendationLines(report: CompareReport): string[] {
 /** The comparison for a terminal: one row per target, then the recommendation. */
 export function renderCompareTable(report: CompareReport): string {
   const table = renderTable(COMPARE_HEADERS, report.targets.map(compareRow))
-  return [table, '', ...recommendationLines(report)].join('\n')
+  const projection = projectionLines(report)
+  return [...projection.before, table, '', ...recommendationLines(report), ...projection.after].join('\n')
 }

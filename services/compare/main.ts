@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCli, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
@@ -8,6 +9,11 @@ import { parseProperties, producerConfigFrom } from '../../lib/config/producer-p
 import { connectionFailure } from '../../lib/kafka/connect-failure.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
 import { runCompare, type RateEvidence } from '../../lib/compare/run-compare.js'
+import type { CompareReport } from '../../lib/compare/compare-report.js'
+import { missingCopyAcl } from '../../lib/compare/copy-acl.js'
+import { runProjection, type ProjectionRunOptions } from '../../lib/compare/projection/run-projection.js'
+import { parseBatchSizeList, parseLingerList } from '../../lib/compare/projection/sweep-flags.js'
+import { renderBatchingHeatmapSvg } from '../../lib/report/batching-heatmap-svg.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
@@ -18,7 +24,7 @@ import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnect
 import { ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
-import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer, type ProducerConfig } from '../../lib/producer/producer.js'
 import { renderCompareJson } from '../../lib/report/compare-json.js'
 import { renderCompareMarkdown } from '../../lib/report/compare-markdown.js'
 import { renderCompareSvg } from '../../lib/report/compare-svg.js'
@@ -32,6 +38,7 @@ export const COMPARE_HELP = `squeeze compare: copy one topic into a topic per co
 codec costs (CPU) and saves (bytes on the broker), with a recommendation.
 
 Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an existing topic on your cluster)
+       squeeze compare --topic SOURCE --brokers HOST:PORT --mode projection  (read-only: Read+Describe on SOURCE)
        squeeze compare --source generate|file [--kind KIND] [--file PATH] (fills a source topic first;
                                                                         without --brokers a checkout starts its own broker)
 Input and budget:
@@ -43,6 +50,14 @@ Input and budget:
   --records N, --bytes N     copy at most N source records / uncompressed bytes (generate default 50000)
   --duration-s S             stop copying after S seconds (a partial report)
   --format KIND|none         decode destination records as KIND while measuring (default: --kind for filled sources, none for --topic)
+Mode:
+  --mode copy|projection     copy (default): write one topic per target and take stored sizes from the broker.
+                             projection: read-only, creates nothing; re-batches the records as the producer would
+                             (same partitions, batch.size, linger.ms on the records' timestamps) and compresses
+                             every batch per target in memory
+  --threads N                projection: targets compressed in parallel (default: the machine's cores)
+  --linger-ms LIST           projection: batching what-if over these linger.ms values, e.g. 0,5,50,200,1000
+  --batch-size LIST          projection: ... and these batch.size values, e.g. 16KiB,128KiB,1MiB (default: -X batch.size)
 Targets and output:
   --targets LIST             codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
   --destination TEMPLATE     destination names, {source} and {target} replaced (default {source}.{target})
@@ -50,7 +65,7 @@ Targets and output:
   --target-ratio X           recommend the cheapest target reaching ratio X
   --consumers N              consumer groups reading the topic, for bytes/day saved (default 1)
   --rate-window-h H          with --topic: measure its ingest rate over the last H hours of broker offsets (default 24)
-  --json FILE  --markdown FILE  --chart FILE.svg
+  --json FILE  --markdown FILE  --chart FILE.svg   (with a what-if, also FILE.batching.svg: a heatmap)
   --keep-topics              keep the destination (and filled source) topics
   -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
 ${COMMON_HELP}
@@ -66,7 +81,7 @@ const OPTIONS = {
   records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
   targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
-  'keep-topics': { type: 'boolean' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
+  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
 } as const
 
 /** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
@@ -108,6 +123,8 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
   const rateWindowH = positiveNumber(values['rate-window-h'], 'rate-window-h')
   if (rateWindowH !== undefined && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h applies to --topic only: a filled source\'s rate comes from its lines\' or the generator\'s timestamps')
   const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
+  const projection = projectionFlags(values, producerConfig)
+  if (projection !== undefined && durationS !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--duration-s applies to --mode copy; bound a projection with --records or --bytes')
   const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
   if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
   if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
@@ -149,7 +166,13 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, maxRecords, seed, signal, progress)
       }
       const description = sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`
-      const outcome = await runCompare({
+      const outcome = projection !== undefined ? await runProjection({
+        connection, sourceTopic, sourceDescription: { kind: sourceKind, description }, targets, format: formatName === 'none' ? null : formatName, rateEvidence,
+        batching: producerConfig, ...projection,
+        ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }), consumers,
+        ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }), ...(targetRatio === undefined ? {} : { targetRatio }),
+        version: squeezeVersion(), log, signal, onProgress: progress
+      }) : await runCompare({
         connection, sourceTopic, sourceDescription: { kind: sourceKind, description }, targets,
         format: formatName === 'none' ? null : formatFor(formatName), rateEvidence, producer: producerConfig,
         ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
@@ -157,6 +180,8 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         keepTopics: values['keep-topics'] === true, consumers,
         ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }), ...(targetRatio === undefined ? {} : { targetRatio }),
         version: squeezeVersion(), log, signal, onProgress: progress
+      }).catch((err: unknown) => {
+        throw missingCopyAcl(err, sourceTopic) ?? err
       })
       if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
       if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
@@ -166,6 +191,8 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (values.chart !== undefined) {
         writeFileSync(values.chart, renderCompareSvg(outcome.report))
         process.stdout.write(`chart: ${values.chart}\n`)
+        const heatmap = writeBatchingHeatmap(outcome.report, values.chart)
+        if (heatmap !== undefined) process.stdout.write(`batching heatmap: ${heatmap}\n`)
       }
       const counts = new Set(outcome.report.targets.map((t) => t.records))
       const digests = new Set(outcome.report.targets.map((t) => t.digest))
@@ -181,6 +208,31 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
   } finally {
     await broker?.stop()
   }
+}
+
+/** --mode projection's settings, checked once; undefined in copy mode, where the projection flags are refused. */
+function projectionFlags(values: { mode?: string; threads?: string; 'linger-ms'?: string; 'batch-size'?: string }, producer: ProducerConfig): Pick<ProjectionRunOptions, 'threads' | 'sweep'> | undefined {
+  const mode = oneOf(values.mode, 'mode', ['copy', 'projection'] as const, 'copy')
+  if (mode === 'copy') {
+    const misplaced = (['threads', 'linger-ms', 'batch-size'] as const).filter((flag) => values[flag] !== undefined)
+    if (misplaced.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --mode projection only`)
+    return undefined
+  }
+  const threads = parseInteger(values.threads, 'threads', 1, 1024) ?? availableParallelism()
+  if (values['linger-ms'] === undefined && values['batch-size'] === undefined) return { threads }
+  const lingerMs = values['linger-ms'] === undefined ? [producer.lingerMs] : parseLingerList(values['linger-ms'])
+  const batchSizeBytes = values['batch-size'] === undefined ? [producer.batchSizeBytes] : parseBatchSizeList(values['batch-size'])
+  return { threads, sweep: { lingerMs, batchSizeBytes } }
+}
+
+/** Beside the chart, FILE.batching.svg: the what-if heatmap for the recommended target (else the first). */
+function writeBatchingHeatmap(report: CompareReport, chart: string): string | undefined {
+  const sweep = report.projection?.sweep
+  const target = report.recommendation?.target ?? report.targets[0]?.target
+  if (sweep === undefined || sweep === null || target === undefined) return undefined
+  const path = chart.replace(/(\.svg)?$/i, '.batching.svg')
+  writeFileSync(path, renderBatchingHeatmapSvg(sweep, target, `squeeze compare: ${report.source.topic}`))
+  return path
 }
 
 /** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */

@@ -1,0 +1,155 @@
+import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
+import type { CopyTarget } from '../../copier/copier.js'
+import type { LogKind } from '../../formats/index.js'
+import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../../kafka/connection.js'
+import type { Logger } from '../../log/logger.js'
+import { BATCH } from '../../protocol/batch-layout.js'
+import type { CompareReport, CompareSource, CompareTargetResult } from '../compare-report.js'
+import { isKnownRate, TimestampSample } from '../ingest-rate.js'
+import { recommend } from '../recommend.js'
+import { measureIngestRate, type CompareOutcome, type RateEvidence } from '../run-compare.js'
+import { bootstrapRatioInterval } from './bootstrap.js'
+import { lingerAdvice, sweepBatching } from './batching-sweep.js'
+import { meanWaitMs, packBatches } from './pack-batches.js'
+import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
+import { readSourceRecords } from './read-source.js'
+import { rebatch, type BatchingSettings } from './rebatch.js'
+import type { TargetProjection } from './project-target.js'
+import { runProjectionTasks } from './worker-pool.js'
+
+export interface ProjectionRunOptions {
+  readonly connection: KafkaConnectionConfig
+  readonly sourceTopic: string
+  readonly sourceDescription: { kind: CompareSource['kind']; description: string }
+  readonly targets: readonly CopyTarget[]
+  readonly format: LogKind | null
+  readonly rateEvidence: RateEvidence
+  readonly batching: BatchingSettings
+  /** Worker threads the targets are compressed on (one target per thread at a time). */
+  readonly threads: number
+  /** The what-if grid; absent for none. */
+  readonly sweep?: { readonly lingerMs: readonly number[]; readonly batchSizeBytes: readonly number[] }
+  readonly maxRecords?: number
+  readonly maxBytes?: number
+  readonly consumers: number
+  readonly cpuBudgetSecondsPerGiB?: number
+  readonly targetRatio?: number
+  readonly version: string
+  readonly log: Logger
+  readonly signal?: AbortSignal
+  readonly onProgress?: (line: string) => void
+}
+
+const GIB = 1024 ** 3
+
+export interface ProjectionOutcome extends CompareOutcome {
+  /** Per target, stored bytes per source partition (what DescribeLogDirs reports for a copy). */
+  readonly storedBytesByPartition: ReadonlyMap<string, Readonly<Record<number, number>>>
+}
+
+/**
+ * The read-only comparison: read the source's records (Read and Describe on it, nothing else), batch them as
+ * the copier's producer would, compress every batch per target in memory with the producer's own sealing
+ * and read each back, then report as the copy mode does. Nothing is written to the cluster: stored bytes are
+ * the sealed batches' sizes, which is what a broker keeps of a producer's batches (compression.type=producer).
+ */
+export async function runProjection(options: ProjectionRunOptions): Promise<ProjectionOutcome> {
+  const { connection, log } = options
+  const admin = createKafkaClient(connection, log).admin()
+  const cluster = createCluster(connection, log)
+  await admin.connect()
+  await cluster.connect()
+  try {
+    options.onProgress?.(`reading ${options.sourceTopic}`)
+    const source = await readSourceRecords({ cluster, admin, log }, options.sourceTopic, {
+      ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+    }, options.signal)
+    const batches = rebatch(source.byPartition, options.batching)
+    const { data, slots } = packBatches(batches)
+    options.onProgress?.(`compressing ${batches.length} batches with ${options.targets.length} targets on ${options.threads} threads`)
+    const projected = await runProjectionTasks(options.targets.map((t) => ({ spec: t.spec, format: options.format, data, slots, readBack: true })), options.threads, (t) => formatCodecSpec(t.spec))
+    const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection))
+    const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
+    const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
+    const uncompressedBytes = withBaseline[0]?.uncompressedBytes ?? 0
+    const [metadata] = (await admin.fetchTopicMetadata({ topics: [options.sourceTopic] })).topics
+    const replicationFactor = metadata?.partitions[0]?.replicas.length ?? 1
+    const timestamps = new TimestampSample()
+    for (const records of source.byPartition.values()) for (const r of records) timestamps.add(r.timestamp)
+    options.onProgress?.('measuring the source\'s ingest rate')
+    const ingestRate = await measureIngestRate(options, admin, source.records === 0 ? 0 : uncompressedBytes / source.records, options.rateEvidence.kind === 'topic' ? timestamps : undefined)
+    const recommendation = recommend(withBaseline, {
+      ingressBytesPerSecond: isKnownRate(ingestRate) ? ingestRate.bytesPerSecond : null,
+      replicationFactor,
+      consumers: options.consumers,
+      ...(options.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: options.cpuBudgetSecondsPerGiB }),
+      ...(options.targetRatio === undefined ? {} : { targetRatio: options.targetRatio })
+    })
+    const uncompressedPerBatch = slots.map((s) => s.end - s.start + BATCH.HEADER_BYTES)
+    const meanLingerUsedMs = meanWaitMs(batches)
+    const projection: ProjectionDetails = {
+      threads: options.threads,
+      meanLingerUsedMs,
+      intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...bootstrapRatioInterval(uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes) })),
+      sweep: options.sweep === undefined ? null : await whatIf(options, source.byPartition, recommendation?.target ?? withBaseline[0]?.target, withBaseline, meanLingerUsedMs)
+    }
+    const report: CompareReport = {
+      generatedAt: new Date().toISOString(),
+      mode: 'projection',
+      projection,
+      squeezeVersion: options.version,
+      source: {
+        kind: options.sourceDescription.kind, topic: options.sourceTopic, description: options.sourceDescription.description,
+        records: source.records, partitions: metadata?.partitions.length ?? 0, uncompressedBytes, ingestRate
+      },
+      settings: { lingerMs: options.batching.lingerMs, batchSizeBytes: options.batching.batchSizeBytes, replicationFactor, consumers: options.consumers },
+      targets: withBaseline,
+      recommendation
+    }
+    return {
+      report, partial: options.signal?.aborted === true, sentBytesByTopic: new Map(),
+      storedBytesByPartition: new Map(withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition]))
+    }
+  } finally {
+    await cluster.disconnect().catch(() => undefined)
+    await admin.disconnect().catch(() => undefined)
+  }
+}
+
+async function whatIf(options: ProjectionRunOptions, byPartition: Parameters<typeof sweepBatching>[0], advised: string | undefined,
+  results: readonly CompareTargetResult[], meanLingerUsedMs: number): Promise<BatchingSweep> {
+  const grid = options.sweep as NonNullable<ProjectionRunOptions['sweep']>
+  options.onProgress?.(`batching what-if: ${grid.lingerMs.length} linger.ms x ${grid.batchSizeBytes.length} batch.size`)
+  const sweep = await sweepBatching(byPartition, options.targets.map((t): CodecSpec => t.spec), grid, options.threads)
+  const current = results.find((r) => r.target === advised)
+  const advice = current === undefined ? null : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })
+  return { ...sweep, advice }
+}
+
+function targetResult(target: CopyTarget, p: TargetProjection): CompareTargetResult {
+  const perGiB = (seconds: number): number => (p.uncompressedBytes === 0 ? 0 : seconds / (p.uncompressedBytes / GIB))
+  return {
+    target: formatCodecSpec(target.spec),
+    codec: target.spec.codec,
+    level: target.spec.level,
+    // No topic is written: the row names what it was projected from.
+    topic: `${target.topic} (not created)`,
+    records: p.records,
+    batches: p.batches,
+    meanRecordsPerBatch: p.batches === 0 ? 0 : p.records / p.batches,
+    uncompressedBytes: p.uncompressedBytes,
+    sentBytes: p.storedBytes,
+    storedBytes: p.storedBytes,
+    ratio: p.storedBytes === 0 ? 0 : p.uncompressedBytes / p.storedBytes,
+    ratioVsNone: null,
+    compressCpuSeconds: p.compressCpuSeconds,
+    compressCpuSecondsPerGiB: perGiB(p.compressCpuSeconds),
+    compressMBPerSecondPerCore: p.compressCpuSeconds === 0 ? 0 : p.uncompressedBytes / 1e6 / p.compressCpuSeconds,
+    decompressCpuSeconds: p.decompressCpuSeconds,
+    decompressCpuSecondsPerGiB: perGiB(p.decompressCpuSeconds),
+    decodeCpuSecondsPerGiB: perGiB(p.decodeCpuSeconds),
+    consumerRecordsPerSecond: p.records / p.readSeconds,
+    recompression: { verdict: 'not-checked', batchesChecked: 0, batchesRewritten: 0 },
+    digest: p.digest
+  }
+}
