@@ -9,6 +9,7 @@ export function projectionLines(report: CompareReport): { before: string[]; afte
   const before = [
     `mode: read-only projection (nothing written; stored bytes are the producer's sealed batches, computed in memory on ${p.threads} thread${p.threads === 1 ? '' : 's'})`,
     `batching: linger.ms ${report.settings.lingerMs} on the records' own timestamps, batch.size ${formatBytes(report.settings.batchSizeBytes)}; mean linger used ${formatNumber(p.meanLingerUsedMs, 0)} ms`,
+    ...samplingLines(p),
     `ratio 95% interval (bootstrap over batches): ${p.intervals.map((i) => `${i.target} ${formatNumber(i.low)}-${formatNumber(i.high)}x`).join(', ')}`
   ]
   return { before, after: sweepLines(p) }
@@ -35,4 +36,12 @@ export function sweepFindings(sweep: BatchingSweep): string[] {
 function sweepLines(p: ProjectionDetails): string[] {
   if (p.sweep === null) return []
   return ['', 'batching what-if:', renderTable(SWEEP_HEADERS, sweepRows(p.sweep)), ...sweepFindings(p.sweep)]
+}
+
+function samplingLines(p: ProjectionDetails): string[] {
+  const s = p.sampling
+  if (s === null) return []
+  const sampled = s.windows.reduce((n, w) => n + w.records, 0)
+  return [`sample: ${sampled} of ${s.topicRecords} records in ${s.windows.length} windows (${s.windowsPerPartition} per partition x ${s.partitions} partitions), ` +
+    `stamped ${new Date(s.fromMs).toISOString()} to ${new Date(s.toMs).toISOString()}`]
 }

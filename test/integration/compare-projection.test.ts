@@ -23,7 +23,7 @@ import { CORPUS_FIXTURES, corpusLines } from '../helpers/corpus.js'
 import { createTestTls, type TestTls } from '../helpers/tls.js'
 
 /** Enough of each fixture for several batches at the batch.size below, little enough for CI. */
-const LINES_PER_FIXTURE = 2000
+const LINES_PER_FIXTURE = 1200
 const TARGETS = 'none,gzip:6,lz4,zstd:3'
 /** linger.ms far beyond the copy's duration: both modes then close batches on batch.size alone. */
 const SETTINGS = { lingerMs: 600_000, batchSizeBytes: 32 * 1024 }
@@ -152,13 +152,17 @@ describe('compare on a secured cluster (SASL_SSL, ACLs enforced)', () => {
       env: { KAFKA_SASL_USERNAME: READER.name, KAFKA_SASL_PASSWORD: READER.password }
     }
     const json = join(dir, `${topic}.json`)
-    const projected = await squeeze([...auth.args, '--mode', 'projection', '--threads', '2', '--json', json], auth.env)
+    const chart = join(dir, `${topic}.svg`)
+    const projected = await squeeze([...auth.args, '--mode', 'projection', '--threads', '2', '--json', json, '--chart', chart, '--linger-ms', '0,1000', '--batch-size', '16KiB,64KiB'], auth.env)
     assert.equal(projected.code, 0, projected.stderr)
     assert.match(projected.stdout, /^mode: read-only projection/)
     const report = JSON.parse(readFileSync(json, 'utf8')) as CompareReportJson
     assert.equal(report.mode, 'projection')
     assert.equal(report.source.records, values.length)
     assert.deepEqual(report.targets.map((x) => x.recompression.verdict), ['not-checked', 'not-checked'])
+    assert.equal(report.projection?.sweep?.cells.length, 2 * 2 * 2, 'the what-if: 2 linger.ms x 2 batch.size x 2 targets')
+    assert.match(projected.stdout, /batching what-if:/)
+    assert.match(readFileSync(join(dir, `${topic}.batching.svg`), 'utf8'), /^<svg /)
 
     const copied = await squeeze(auth.args, auth.env)
     assert.notEqual(copied.code, 0)

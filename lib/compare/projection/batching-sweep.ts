@@ -2,7 +2,7 @@ import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
 import { meanWaitMs, packBatches } from './pack-batches.js'
 import type { BatchingSweep, GrowthStop, LingerAdvice, SweepCell } from './projection-details.js'
 import { rebatch, type SourceRecord } from './rebatch.js'
-import { runProjectionTasks } from './worker-pool.js'
+import type { ProjectionPool } from './worker-pool.js'
 
 /** Batches grow by less than this from one batch.size to the next: they have stopped growing. */
 const GROWTH_THRESHOLD = 1.02
@@ -14,13 +14,13 @@ const ADVICE_MIN_GAIN = 1.05
  * target (sizes only: no read back). One batching at a time is held in memory.
  */
 export async function sweepBatching(byPartition: ReadonlyMap<number, readonly SourceRecord[]>, specs: readonly CodecSpec[],
-  grid: { lingerMs: readonly number[]; batchSizeBytes: readonly number[] }, threads: number): Promise<Omit<BatchingSweep, 'advice'>> {
+  grid: { lingerMs: readonly number[]; batchSizeBytes: readonly number[] }, pool: ProjectionPool): Promise<Omit<BatchingSweep, 'advice'>> {
   const cells: SweepCell[] = []
   for (const lingerMs of grid.lingerMs) {
     for (const batchSizeBytes of grid.batchSizeBytes) {
       const batches = rebatch(byPartition, { lingerMs, batchSizeBytes })
       const { data, slots } = packBatches(batches)
-      const results = await runProjectionTasks(specs.map((spec) => ({ spec, format: null, data, slots, readBack: false })), threads, (t) => formatCodecSpec(t.spec))
+      const results = await pool.run(specs.map((spec) => ({ spec, format: null, data, slots, readBack: false })))
       const records = slots.reduce((n, s) => n + s.count, 0)
       const waited = meanWaitMs(batches)
       results.forEach((r, i) => cells.push({

@@ -1,3 +1,5 @@
+import type { SamplingPlan } from './sample-windows.js'
+
 /** How a read-only projection was made, and what its batching what-if found; part of the compare report. */
 export interface ProjectionDetails {
   /** Threads the targets were compressed on. */
@@ -6,6 +8,8 @@ export interface ProjectionDetails {
   readonly meanLingerUsedMs: number
   /** Each target's ratio with a 95% bootstrap interval over batches (how much the ratio depends on which batches were read). */
   readonly intervals: readonly RatioInterval[]
+  /** --sample: the windows read; null when the topic was read from its start. */
+  readonly sampling: SamplingPlan | null
   /** The --linger-ms x --batch-size what-if; null when not asked for. */
   readonly sweep: BatchingSweep | null
 }

@@ -13,9 +13,10 @@ import { lingerAdvice, sweepBatching } from './batching-sweep.js'
 import { meanWaitMs, packBatches } from './pack-batches.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
 import { readSourceRecords } from './read-source.js'
+import { sampleWindows } from './sample-windows.js'
 import { rebatch, type BatchingSettings } from './rebatch.js'
 import type { TargetProjection } from './project-target.js'
-import { runProjectionTasks } from './worker-pool.js'
+import { ProjectionPool } from './worker-pool.js'
 
 export interface ProjectionRunOptions {
   readonly connection: KafkaConnectionConfig
@@ -31,6 +32,8 @@ export interface ProjectionRunOptions {
   readonly sweep?: { readonly lingerMs: readonly number[]; readonly batchSizeBytes: readonly number[] }
   readonly maxRecords?: number
   readonly maxBytes?: number
+  /** Read about this many records as windows spread over every partition's retained range, instead of from the start. */
+  readonly sample?: { readonly records: number; readonly windows?: number }
   readonly consumers: number
   readonly cpuBudgetSecondsPerGiB?: number
   readonly targetRatio?: number
@@ -57,17 +60,19 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
   const { connection, log } = options
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
+  const pool = new ProjectionPool(options.threads, (t) => formatCodecSpec(t.spec))
   await admin.connect()
   await cluster.connect()
   try {
     options.onProgress?.(`reading ${options.sourceTopic}`)
-    const source = await readSourceRecords({ cluster, admin, log }, options.sourceTopic, {
-      ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
-    }, options.signal)
+    const sampled = options.sample === undefined ? null : await sampleWindows({ cluster, admin }, options.sourceTopic, options.sample.records, options.sample.windows)
+    const source = sampled ?? await readSourceRecords({ cluster, admin, log }, options.sourceTopic, {
+        ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+      }, options.signal)
     const batches = rebatch(source.byPartition, options.batching)
     const { data, slots } = packBatches(batches)
     options.onProgress?.(`compressing ${batches.length} batches with ${options.targets.length} targets on ${options.threads} threads`)
-    const projected = await runProjectionTasks(options.targets.map((t) => ({ spec: t.spec, format: options.format, data, slots, readBack: true })), options.threads, (t) => formatCodecSpec(t.spec))
+    const projected = await pool.run(options.targets.map((t) => ({ spec: t.spec, format: options.format, data, slots, readBack: true })))
     const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection))
     const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
     const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
@@ -90,8 +95,9 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const projection: ProjectionDetails = {
       threads: options.threads,
       meanLingerUsedMs,
+      sampling: sampled?.plan ?? null,
       intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...bootstrapRatioInterval(uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes) })),
-      sweep: options.sweep === undefined ? null : await whatIf(options, source.byPartition, recommendation?.target ?? withBaseline[0]?.target, withBaseline, meanLingerUsedMs)
+      sweep: options.sweep === undefined ? null : await whatIf(options, pool, source.byPartition, recommendation?.target ?? withBaseline[0]?.target, withBaseline, meanLingerUsedMs)
     }
     const report: CompareReport = {
       generatedAt: new Date().toISOString(),
@@ -111,16 +117,17 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       storedBytesByPartition: new Map(withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition]))
     }
   } finally {
+    await pool.close()
     await cluster.disconnect().catch(() => undefined)
     await admin.disconnect().catch(() => undefined)
   }
 }
 
-async function whatIf(options: ProjectionRunOptions, byPartition: Parameters<typeof sweepBatching>[0], advised: string | undefined,
+async function whatIf(options: ProjectionRunOptions, pool: ProjectionPool, byPartition: Parameters<typeof sweepBatching>[0], advised: string | undefined,
   results: readonly CompareTargetResult[], meanLingerUsedMs: number): Promise<BatchingSweep> {
   const grid = options.sweep as NonNullable<ProjectionRunOptions['sweep']>
   options.onProgress?.(`batching what-if: ${grid.lingerMs.length} linger.ms x ${grid.batchSizeBytes.length} batch.size`)
-  const sweep = await sweepBatching(byPartition, options.targets.map((t): CodecSpec => t.spec), grid, options.threads)
+  const sweep = await sweepBatching(byPartition, options.targets.map((t): CodecSpec => t.spec), grid, pool)
   const current = results.find((r) => r.target === advised)
   const advice = current === undefined ? null : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })
   return { ...sweep, advice }
