@@ -56,6 +56,9 @@ Mode:
                              (same partitions, batch.size, linger.ms on the records' timestamps) and compresses
                              every batch per target in memory
   --threads N                projection: targets compressed in parallel (default: the machine's cores)
+  --sample N                 projection: about N records, read as windows spread over every partition's
+                             retained range (not the first N); the report gives the plan and 95% intervals
+  --sample-windows K         windows per partition for --sample (default 8)
   --linger-ms LIST           projection: batching what-if over these linger.ms values, e.g. 0,5,50,200,1000
   --batch-size LIST          projection: ... and these batch.size values, e.g. 16KiB,128KiB,1MiB (default: -X batch.size)
 Targets and output:
@@ -81,7 +84,7 @@ const OPTIONS = {
   records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
   targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
-  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
+  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
 } as const
 
 /** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
@@ -211,18 +214,22 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
 }
 
 /** --mode projection's settings, checked once; undefined in copy mode, where the projection flags are refused. */
-function projectionFlags(values: { mode?: string; threads?: string; 'linger-ms'?: string; 'batch-size'?: string }, producer: ProducerConfig): Pick<ProjectionRunOptions, 'threads' | 'sweep'> | undefined {
+function projectionFlags(values: { mode?: string; threads?: string; sample?: string; 'sample-windows'?: string; 'linger-ms'?: string; 'batch-size'?: string }, producer: ProducerConfig): Pick<ProjectionRunOptions, 'threads' | 'sweep' | 'sample'> | undefined {
   const mode = oneOf(values.mode, 'mode', ['copy', 'projection'] as const, 'copy')
   if (mode === 'copy') {
-    const misplaced = (['threads', 'linger-ms', 'batch-size'] as const).filter((flag) => values[flag] !== undefined)
+    const misplaced = (['threads', 'sample', 'sample-windows', 'linger-ms', 'batch-size'] as const).filter((flag) => values[flag] !== undefined)
     if (misplaced.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --mode projection only`)
     return undefined
   }
   const threads = parseInteger(values.threads, 'threads', 1, 1024) ?? availableParallelism()
-  if (values['linger-ms'] === undefined && values['batch-size'] === undefined) return { threads }
+  const sampleRecords = parseInteger(values.sample, 'sample', 1)
+  const windows = parseInteger(values['sample-windows'], 'sample-windows', 1, 10_000)
+  if (windows !== undefined && sampleRecords === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--sample-windows needs --sample')
+  const sample = sampleRecords === undefined ? {} : { sample: { records: sampleRecords, ...(windows === undefined ? {} : { windows }) } }
+  if (values['linger-ms'] === undefined && values['batch-size'] === undefined) return { threads, ...sample }
   const lingerMs = values['linger-ms'] === undefined ? [producer.lingerMs] : parseLingerList(values['linger-ms'])
   const batchSizeBytes = values['batch-size'] === undefined ? [producer.batchSizeBytes] : parseBatchSizeList(values['batch-size'])
-  return { threads, sweep: { lingerMs, batchSizeBytes } }
+  return { threads, ...sample, sweep: { lingerMs, batchSizeBytes } }
 }
 
 /** Beside the chart, FILE.batching.svg: the what-if heatmap for the recommended target (else the first). */

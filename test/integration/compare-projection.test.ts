@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it, type TestContext } from 'node:test'
+import { Ajv } from 'ajv'
 import kafkajs, { type Admin } from 'kafkajs'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { runProjection } from '../../lib/compare/projection/run-projection.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseTargets } from '../../lib/copier/targets.js'
-import { formatFor } from '../../lib/formats/index.js'
+import { formatFor, type LogKind } from '../../lib/formats/index.js'
 import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { killEmbeddedBrokersOnExit, startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -82,6 +83,18 @@ async function fill(topic: string, perPartition: ReadonlyArray<readonly Buffer[]
   return perPartition.map((v) => v.length)
 }
 
+/** The first `limit` lines of a fixture that its format encodes (what the file source sends; it skips the rest). */
+function encodedLines(file: string, kind: LogKind, limit: number): Buffer[] {
+  const format = formatFor(kind)
+  return corpusLines(file).slice(0, limit).flatMap((line) => {
+    try {
+      return [format.encodeLine(line)]
+    } catch {
+      return []
+    }
+  })
+}
+
 function squeeze(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '', ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
@@ -94,16 +107,7 @@ describe('compare --mode projection against the copy mode', () => {
   it('on every corpus fixture (one per partition), projected stored bytes per target are within 2% of what the broker stored for the copies', async (t) => {
     // One topic, fixture i in partition i: one copy run and one projection cover every fixture.
     const topic = await createTopic(t, CORPUS_FIXTURES.length)
-    const counts = await fill(topic, CORPUS_FIXTURES.map(({ file, kind }) => {
-      const format = formatFor(kind)
-      return corpusLines(file).slice(0, LINES_PER_FIXTURE).flatMap((line) => {
-        try {
-          return [format.encodeLine(line)]
-        } catch {
-          return []
-        }
-      })
-    }))
+    const counts = await fill(topic, CORPUS_FIXTURES.map(({ file, kind }) => encodedLines(file, kind, LINES_PER_FIXTURE)))
     const targets = parseTargets(TARGETS, topic)
     const common = {
       connection, sourceTopic: topic, sourceDescription: { kind: 'topic' as const, description: topic }, targets,
@@ -139,7 +143,7 @@ describe('compare --mode projection against the copy mode', () => {
 describe('compare on a secured cluster (SASL_SSL, ACLs enforced)', () => {
   it('a user with only Read and Describe on the topic runs the projection; copy mode tells it in one line which ACL is missing', async (t) => {
     const topic = await createTopic(t, 2)
-    const values = corpusLines('nginx_error_chemfh_2023.log').map((line) => formatFor('nginx-error').encodeLine(line))
+    const values = encodedLines('nginx_error_chemfh_2023.log', 'nginx-error', Number.POSITIVE_INFINITY)
     await fill(topic, [values.filter((_, i) => i % 2 === 0), values.filter((_, i) => i % 2 === 1)])
     await admin.createAcls({
       acl: [kafkajs.AclOperationTypes.READ, kafkajs.AclOperationTypes.DESCRIBE].map((operation) => ({
@@ -157,6 +161,8 @@ describe('compare on a secured cluster (SASL_SSL, ACLs enforced)', () => {
     assert.equal(projected.code, 0, projected.stderr)
     assert.match(projected.stdout, /^mode: read-only projection/)
     const report = JSON.parse(readFileSync(json, 'utf8')) as CompareReportJson
+    const validate = new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/compare-report.schema.json', import.meta.url)), 'utf8')) as object)
+    assert.equal(validate(report), true, JSON.stringify(validate.errors))
     assert.equal(report.mode, 'projection')
     assert.equal(report.source.records, values.length)
     assert.deepEqual(report.targets.map((x) => x.recompression.verdict), ['not-checked', 'not-checked'])
@@ -172,5 +178,33 @@ describe('compare on a secured cluster (SASL_SSL, ACLs enforced)', () => {
     assert.match(lines[0] as string, /--mode projection .* only Read and Describe/)
     const left = (await admin.listTopics()).filter((name) => name.startsWith(`${topic}.`))
     assert.deepEqual(left, [], 'neither mode left a topic behind')
+  })
+})
+
+describe('compare --mode projection --sample on a topic whose traffic changed over time', () => {
+  it('the windows\' 95% interval covers the whole topic\'s ratio; the first N records\' interval does not', async (t) => {
+    const topic = await createTopic(t, 2)
+    // Three eras: web access logs, then DNS logs, then journald: each compresses differently.
+    const eras = (['access_apache_semicomplete_2015.log', 'dns_zeek_wrccdc2018_first8000.log', 'journald_fedora37_rpi4_system.json'] as const)
+      .flatMap((file) => encodedLines(file, CORPUS_FIXTURES.find((f) => f.file === file)?.kind ?? 'http', file.startsWith('journald') ? 1800 : 900))
+    await fill(topic, [eras.filter((_, i) => i % 2 === 0), eras.filter((_, i) => i % 2 === 1)])
+    const run = (extra: Partial<Parameters<typeof runProjection>[0]>) => runProjection({
+      connection, sourceTopic: topic, sourceDescription: { kind: 'topic', description: topic }, targets: parseTargets('zstd:3', topic), format: null,
+      rateEvidence: { kind: 'topic', lookbackMs: 3_600_000 }, batching: { lingerMs: 100, batchSizeBytes: 8 * 1024 }, threads: 1, consumers: 1, version: 'test', log, ...extra
+    })
+    const whole = (await run({})).report
+    const sampled = (await run({ sample: { records: 600, windows: 6 } })).report
+    const firstN = (await run({ maxRecords: 600 })).report
+    const ratio = whole.targets[0]?.ratio ?? 0
+    const interval = (r: typeof whole) => r.projection?.intervals[0] ?? { low: 0, high: 0 }
+    const plan = sampled.projection?.sampling
+    assert.ok(plan !== null && plan !== undefined)
+    assert.equal(plan.partitions, 2)
+    assert.equal(plan.windows.length, 12, 'six windows in each partition')
+    assert.equal(plan.topicRecords, eras.length)
+    const read = plan.windows.reduce((n, w) => n + w.records, 0)
+    assert.ok(Math.abs(read - 600) <= 12, `${read} records sampled`)
+    assert.ok(interval(sampled).low <= ratio && ratio <= interval(sampled).high, `sampled ${JSON.stringify(interval(sampled))} covers ${ratio}`)
+    assert.ok(ratio < interval(firstN).low || ratio > interval(firstN).high, `first 600 ${JSON.stringify(interval(firstN))} misses ${ratio}`)
   })
 })

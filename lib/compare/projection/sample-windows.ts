@@ -29,11 +29,13 @@ export const DEFAULT_WINDOWS = 8
  * retained offsets (and so over its time range), each partition's share in proportion to its size: a topic
  * whose traffic changed over time is sampled across the change, not at its oldest end.
  */
-export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, records: number, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { plan: SamplingPlan }> {
+export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, records: number, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
+  await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
   const byPartition = new Map<number, SourceRecord[]>()
   const plan: Array<SamplingPlan['windows'][number]> = []
+  const read: Array<{ partition: number; records: SourceRecord[] }> = []
   let bytes = 0
   for (const { partition, low, high } of offsets) {
     const span = high - low
@@ -46,6 +48,7 @@ export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admi
     for (let i = 0; i < count && perWindow > 0; i++) {
       const from = Math.max(low, Math.min(high - perWindow, low + Math.floor(((i + 0.5) * span) / count - perWindow / 2)))
       const fresh = await readRange(deps.cluster, topic, partition, from, Math.min(high, from + perWindow))
+      read.push({ partition, records: fresh.map((r) => r.record) })
       for (const r of fresh) {
         list.push(r.record)
         bytes += (r.record.key?.length ?? 0) + (r.record.value?.length ?? 0) + r.record.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
@@ -57,7 +60,7 @@ export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admi
   const all = plan.filter((w) => w.records > 0)
   const sampled = all.reduce((n, w) => n + w.records, 0)
   return {
-    byPartition, records: sampled, bytes,
+    byPartition, records: sampled, bytes, windows: read,
     plan: {
       requestedRecords: records, windowsPerPartition: windows, partitions: offsets.length, windows: all, topicRecords,
       fromMs: Math.min(...all.map((w) => w.fromMs)), toMs: Math.max(...all.map((w) => w.toMs))
