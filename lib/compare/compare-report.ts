@@ -1,10 +1,12 @@
 import type { CodecName } from '../codecs/index.js'
 import type { CurrentBaseline } from './baseline.js'
 import type { IngestRate } from './ingest-rate.js'
+import type { ProjectionDetails } from './projection/projection-details.js'
 
 /** Did the broker keep the copier's batches byte for byte (CRC and size compared per batch)? */
 export interface RecompressionVerdict {
-  readonly verdict: 'kept' | 'recompressed' | 'unknown'
+  /** not-checked: a read-only projection wrote nothing, so there is no stored batch to compare. */
+  readonly verdict: 'kept' | 'recompressed' | 'unknown' | 'not-checked'
   readonly batchesChecked: number
   readonly batchesRewritten: number
 }
@@ -83,6 +85,12 @@ export type Recommendation = RecommendationCriterion & {
 
 export interface CompareReport {
   readonly generatedAt: string
+  /**
+   * copy (the default, absent in older reports): stored bytes as the broker reports them for real copies.
+   * projection: read-only, every batch compressed in memory; `projection` says how.
+   */
+  readonly mode?: 'copy' | 'projection'
+  readonly projection?: ProjectionDetails
   readonly squeezeVersion: string
   readonly source: CompareSource
   readonly settings: {

@@ -182,7 +182,8 @@ async function assertFreshDestinations(admin: Admin, targets: readonly CopyTarge
   }
 }
 
-async function measureIngestRate(options: CompareRunOptions, admin: Admin, bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined): Promise<IngestRate> {
+/** The source's ingest rate from the evidence the run has; `recordTimestamps` is a topic's fallback. */
+export async function measureIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' | 'sourceTopic'>, admin: Admin, bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined): Promise<IngestRate> {
   const evidence = options.rateEvidence
   if (evidence.kind === 'sample') return rateFromSample(evidence.sample, bytesPerRecord, evidence.source)
   const fromOffsets = await topicIngestRate(admin, options.sourceTopic, bytesPerRecord, { lookbackMs: evidence.lookbackMs, nowMs: Date.now() })

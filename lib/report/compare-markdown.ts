@@ -1,6 +1,7 @@
 import type { CompareReport, Recommendation } from '../compare/compare-report.js'
 import { againstCurrentLines, currentSummary } from './compare-current.js'
 import { COMPARE_HEADERS, compareRows, formatLargeBytes, ingestRateText, recommendationReason } from './compare-table.js'
+import { projectionMarkdown } from './projection-markdown.js'
 import { formatBytes } from './table.js'
 
 /** The comparison as a Markdown document, for a ticket or a pull request: results, recommendation, source, settings. */
@@ -14,6 +15,7 @@ export function renderCompareMarkdown(report: CompareReport): string {
     '',
     `Generated ${escapeInline(report.generatedAt)} by squeeze ${escapeInline(report.squeezeVersion)}.`,
     '',
+    ...projectionMarkdown(report, markdownRow, escapeInline),
     '## Results',
     '',
     markdownRow(COMPARE_HEADERS),

@@ -2,6 +2,7 @@ import type { CompareReport, CompareTargetResult, RecompressionVerdict, Recommen
 import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest-rate.js'
 import type { CurrentBaseline } from '../compare/baseline.js'
 import { againstCurrentLines, currentSummary } from './compare-current.js'
+import { projectionLines } from './projection-text.js'
 import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './table.js'
 
 export { formatLargeBytes }
@@ -55,6 +56,7 @@ export function compareRow(t: CompareTargetResult, storedVsCurrent: number | nul
 export function formatVerdict(v: RecompressionVerdict): string {
   if (v.verdict === 'recompressed') return `RECOMPRESSED ${v.batchesRewritten}/${v.batchesChecked}`
   if (v.verdict === 'kept') return `kept ${v.batchesChecked}/${v.batchesChecked}`
+  if (v.verdict === 'not-checked') return 'not checked (read-only)'
   return 'unknown'
 }
 
@@ -133,5 +135,6 @@ export function recommendationLines(report: CompareReport): string[] {
 export function renderCompareTable(report: CompareReport): string {
   const table = renderTable(COMPARE_HEADERS, compareRows(report))
   const current = report.current === null ? [] : [currentSummary(report.current), '']
-  return [table, '', ...current, ...recommendationLines(report), ...againstCurrentLines(report)].join('\n')
+  const projection = projectionLines(report)
+  return [...projection.before, table, '', ...current, ...recommendationLines(report), ...againstCurrentLines(report), ...projection.after].join('\n')
 }

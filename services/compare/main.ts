@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
@@ -7,6 +8,11 @@ import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
 import { runCompare, type CompareOutcome, type RateEvidence } from '../../lib/compare/run-compare.js'
+import type { CompareReport } from '../../lib/compare/compare-report.js'
+import { missingCopyAcl } from '../../lib/compare/copy-acl.js'
+import { runProjection, type ProjectionRunOptions } from '../../lib/compare/projection/run-projection.js'
+import { parseBatchSizeList, parseLingerList } from '../../lib/compare/projection/sweep-flags.js'
+import { renderBatchingHeatmapSvg } from '../../lib/report/batching-heatmap-svg.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
@@ -17,7 +23,7 @@ import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnect
 import { ensureTopic } from '../../lib/kafka/topics.js'
 import type { Logger } from '../../lib/log/logger.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
-import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer, type ProducerConfig } from '../../lib/producer/producer.js'
 import { renderCompareJson } from '../../lib/report/compare-json.js'
 import { renderCompareMarkdown } from '../../lib/report/compare-markdown.js'
 import { renderCompareSvg } from '../../lib/report/compare-svg.js'
@@ -32,6 +38,7 @@ export const COMPARE_HELP = `squeeze compare: copy one topic into a topic per co
 codec costs (CPU) and saves (bytes on the broker), with a recommendation.
 
 Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an existing topic on your cluster)
+       squeeze compare --topic SOURCE --brokers HOST:PORT --mode projection  (read-only: Read+Describe on SOURCE)
        squeeze compare --source generate|file [--kind KIND] [--file PATH] (fills a source topic first;
                                                                         without --brokers a checkout starts its own broker)
 Input and budget:
@@ -43,6 +50,17 @@ Input and budget:
   --records N, --bytes N     copy at most N source records / uncompressed bytes (generate default 50000)
   --duration-s S             stop copying after S seconds (a partial report)
   --format KIND|none         decode destination records as KIND while measuring (default: --kind for filled sources, none for --topic)
+Mode:
+  --mode copy|projection     copy (default): write one topic per target and take stored sizes from the broker.
+                             projection: read-only, creates nothing; re-batches the records as the producer would
+                             (same partitions, batch.size, linger.ms on the records' timestamps) and compresses
+                             every batch per target in memory
+  --threads N                projection: targets compressed in parallel (default: the machine's cores)
+  --sample N                 projection: about N records, read as windows spread over every partition's
+                             retained range (not the first N); the report gives the plan and 95% intervals
+  --sample-windows K         windows per partition for --sample (default 8)
+  --linger-ms LIST           projection: batching what-if over these linger.ms values, e.g. 0,5,50,200,1000
+  --batch-size LIST          projection: ... and these batch.size values, e.g. 16KiB,128KiB,1MiB (default: -X batch.size)
 Targets and output:
   --targets LIST             codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
   --destination TEMPLATE     destination names, {source} and {target} replaced (default {source}.{target})
@@ -50,7 +68,7 @@ Targets and output:
   --target-ratio X           recommend the cheapest target reaching ratio X
   --consumers N              consumer groups reading the topic, for bytes/day saved (default 1)
   --rate-window-h H          with --topic: measure its ingest rate over the last H hours of broker offsets (default 24)
-  --json FILE  --markdown FILE  --chart FILE.svg
+  --json FILE  --markdown FILE  --chart FILE.svg   (with a what-if, also FILE.batching.svg: a heatmap)
   --keep-topics              keep the destination (and filled source) topics
   -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
 ${COMMON_HELP}
@@ -66,7 +84,7 @@ const OPTIONS = {
   records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
   targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
-  'keep-topics': { type: 'boolean' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
+  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
 } as const
 
 /** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
@@ -109,12 +127,14 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const rateWindowH = positiveNumber(values['rate-window-h'], 'rate-window-h')
       if (rateWindowH !== undefined && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h applies to --topic only: a filled source\'s rate comes from its lines\' or the generator\'s timestamps')
       const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
+      const projection = projectionFlags(values, producer)
+      if (projection !== undefined && durationS !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--duration-s applies to --mode copy; bound a projection with --records or --bytes')
       const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
       if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
       if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
       const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
       return {
-        sourceKind, kind, partitions, seed, sourceTopic,
+        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName,
         // Without --brokers the cluster is a broker this command starts, so the connection is known only then.
         connection: explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
         description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`,
@@ -159,9 +179,18 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
             await ensureTopic(admin, sourceTopic, settings.partitions)
             rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, settings.compare.maxRecords, settings.seed, signal, progress)
           }
-          const outcome = await runCompare({
-            ...settings.compare, connection, sourceDescription: { kind: sourceKind, description: settings.description }, rateEvidence, log, signal, onProgress: progress
-          })
+          const sourceDescription = { kind: sourceKind, description: settings.description }
+          const { compare, projection, formatName } = settings
+          const outcome = projection !== undefined ? await runProjection({
+            connection, sourceTopic, sourceDescription, targets: compare.targets, format: formatName === 'none' ? null : formatName, rateEvidence,
+            batching: compare.producer, ...projection,
+            ...(compare.maxRecords === undefined ? {} : { maxRecords: compare.maxRecords }), ...(compare.maxBytes === undefined ? {} : { maxBytes: compare.maxBytes }),
+            consumers: compare.consumers,
+            ...(compare.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: compare.cpuBudgetSecondsPerGiB }),
+            ...(compare.targetRatio === undefined ? {} : { targetRatio: compare.targetRatio }),
+            version: compare.version, log, signal, onProgress: progress
+          }) : await runCompare({ ...compare, connection, sourceDescription, rateEvidence, log, signal, onProgress: progress })
+            .catch((err: unknown) => { throw missingCopyAcl(err, sourceTopic) ?? err })
           if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
           return writeReports(outcome, values)
         } finally {
@@ -184,6 +213,8 @@ function writeReports(outcome: CompareOutcome, files: { json?: string | undefine
   if (files.chart !== undefined) {
     writeFileSync(files.chart, renderCompareSvg(outcome.report))
     process.stdout.write(`chart: ${files.chart}\n`)
+    const heatmap = writeBatchingHeatmap(outcome.report, files.chart)
+    if (heatmap !== undefined) process.stdout.write(`batching heatmap: ${heatmap}\n`)
   }
   const counts = new Set(outcome.report.targets.map((t) => t.records))
   const digests = new Set(outcome.report.targets.map((t) => t.digest))
@@ -192,6 +223,35 @@ function writeReports(outcome: CompareOutcome, files: { json?: string | undefine
     return 1
   }
   return 0
+}
+
+/** --mode projection's settings, checked once; undefined in copy mode, where the projection flags are refused. */
+function projectionFlags(values: { mode?: string; threads?: string; sample?: string; 'sample-windows'?: string; 'linger-ms'?: string; 'batch-size'?: string }, producer: ProducerConfig): Pick<ProjectionRunOptions, 'threads' | 'sweep' | 'sample'> | undefined {
+  const mode = oneOf(values.mode, 'mode', ['copy', 'projection'] as const, 'copy')
+  if (mode === 'copy') {
+    const misplaced = (['threads', 'sample', 'sample-windows', 'linger-ms', 'batch-size'] as const).filter((flag) => values[flag] !== undefined)
+    if (misplaced.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --mode projection only`)
+    return undefined
+  }
+  const threads = parseInteger(values.threads, 'threads', 1, 1024) ?? availableParallelism()
+  const sampleRecords = parseInteger(values.sample, 'sample', 1)
+  const windows = parseInteger(values['sample-windows'], 'sample-windows', 1, 10_000)
+  if (windows !== undefined && sampleRecords === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--sample-windows needs --sample')
+  const sample = sampleRecords === undefined ? {} : { sample: { records: sampleRecords, ...(windows === undefined ? {} : { windows }) } }
+  if (values['linger-ms'] === undefined && values['batch-size'] === undefined) return { threads, ...sample }
+  const lingerMs = values['linger-ms'] === undefined ? [producer.lingerMs] : parseLingerList(values['linger-ms'])
+  const batchSizeBytes = values['batch-size'] === undefined ? [producer.batchSizeBytes] : parseBatchSizeList(values['batch-size'])
+  return { threads, ...sample, sweep: { lingerMs, batchSizeBytes } }
+}
+
+/** Beside the chart, FILE.batching.svg: the what-if heatmap for the recommended target (else the first). */
+function writeBatchingHeatmap(report: CompareReport, chart: string): string | undefined {
+  const sweep = report.projection?.sweep
+  const target = report.recommendation?.target ?? report.targets[0]?.target
+  if (sweep === undefined || sweep === null || target === undefined) return undefined
+  const path = chart.replace(/(\.svg)?$/i, '.batching.svg')
+  writeFileSync(path, renderBatchingHeatmapSvg(sweep, target, `squeeze compare: ${report.source.topic}`))
+  return path
 }
 
 /** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */
