@@ -1,5 +1,4 @@
 import type { CodecName } from '../codecs/index.js'
-import type { CurrentBaseline } from './baseline.js'
 import type { IngestRate } from './ingest-rate.js'
 import type { ProjectionDetails } from './projection/projection-details.js'
 
@@ -103,4 +102,94 @@ export interface CompareReport {
   readonly current: CurrentBaseline | null
   readonly targets: readonly CompareTargetResult[]
   readonly recommendation: Recommendation | null
+}
+
+// The "current (as stored)" baseline's shape (lib/compare/baseline.ts computes it).
+/** Stored bytes per batch, as the broker holds them. */
+export interface BatchSizeSpread {
+  readonly p10: number
+  readonly median: number
+  readonly p90: number
+}
+
+export interface CurrentCodec {
+  readonly codec: string
+  readonly batches: number
+  readonly records: number
+  readonly storedBytes: number
+}
+
+/** What the source range costs today, as its own producers batched and compressed it. */
+export interface CurrentRow {
+  readonly label: 'current (as stored)'
+  /** The one codec found in the batches' attributes, or `mix` when producers differ (see codecs). */
+  readonly codec: string
+  /** Every codec found, most stored bytes first. */
+  readonly codecs: readonly CurrentCodec[]
+  readonly records: number
+  readonly batches: number
+  readonly meanRecordsPerBatch: number
+  readonly batchBytes: BatchSizeSpread
+  /** Sum of the source batches' sizes: exactly what the broker stores for them (one replica). */
+  readonly storedBytes: number
+  /** The source batches decompressed (header plus records). */
+  readonly uncompressedBytes: number
+  /** uncompressedBytes / storedBytes: how well today's batches compress their own bytes. */
+  readonly ratio: number
+  /** `none` target's stored bytes per record / current's; null without a `none` target. */
+  readonly ratioVsNone: number | null
+  /** Where current sits on the targets' ratio axis: the targets' uncompressed bytes per record / current's stored bytes per record. */
+  readonly equivalentRatio: number
+  /** CPU a consumer spends decompressing today's batches, per GiB decompressed. */
+  readonly decompressCpuSecondsPerGiB: number
+  /** Source batches that did not read and are left out. */
+  readonly corruptBatches: number
+}
+
+/**
+ * One target against current, per record (the copy and the source range hold the same records): its share of
+ * today's stored bytes, and what it saves on disk (x replication factor) and in fetch traffic (x consumers).
+ */
+export interface SavingVsCurrent {
+  readonly target: string
+  /** Target's stored bytes / current's: "stores 0.62x of what you store now". */
+  readonly storedShare: number
+  /** Null when no trustworthy ingest rate exists: see the per-GiB figures. */
+  readonly storedBytesPerDaySaved: number | null
+  readonly fetchBytesPerDaySaved: number | null
+  /** Per GiB of uncompressed input. */
+  readonly storedBytesSavedPerGiB: number
+  readonly fetchBytesSavedPerGiB: number
+}
+
+export interface SharePoint {
+  readonly target: string
+  readonly storedShare: number
+}
+
+/** The recommendation against current: change to a target, or keep what is there when none beats it by the margin. */
+export type VerdictVsCurrent =
+  | { readonly action: 'change'; readonly target: string; readonly storedShare: number; readonly margin: number }
+  | { readonly action: 'keep'; readonly margin: number; readonly best: SharePoint | null }
+
+/** Today's batches are small: the targets' re-batching, and how much of a gain batching alone gives. */
+export interface BatchingLimit {
+  readonly medianBatchBytes: number
+  readonly meanRecordsPerBatch: number
+  readonly thresholds: { readonly medianBatchBytes: number; readonly recordsPerBatch: number }
+  /** What squeeze's targets were re-batched at. */
+  readonly lingerMs: number
+  readonly batchSizeBytes: number
+  /** The current codec re-batched alone; null when current is a mix or no target has its codec. */
+  readonly rebatched: SharePoint | null
+  /** A target's saving against current, as shares of current's bytes: from re-batching, and from the codec on top. */
+  readonly split: { readonly target: string; readonly fromBatching: number; readonly fromCodec: number } | null
+}
+
+export interface CurrentBaseline {
+  readonly row: CurrentRow
+  /** One per target, in the targets' order. */
+  readonly savings: readonly SavingVsCurrent[]
+  readonly verdict: VerdictVsCurrent
+  readonly batchingLimit: BatchingLimit | null
 }

@@ -1,6 +1,6 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { CONSUMER_GROUP_HEARTBEAT_API_KEY, consumerGroupHeartbeatRequest, type HeartbeatRequest, type HeartbeatResponse } from '../kafka/consumer-group-heartbeat.js'
-import { describeKafkaError } from '../kafka/error-codes.js'
+import { describeKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsClassicGroupCalls, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from '../kafka/kafkajs-internals.js'
 import { offsetCommitRequest, type OffsetCommitArgs, type PartitionError } from '../kafka/offset-commit.js'
 import { offsetFetchRequest, type OffsetFetchArgs, type OffsetFetchResult } from '../kafka/offset-fetch.js'
@@ -32,12 +32,12 @@ export class GroupCoordinator implements MembershipTransport, ClassicTransport {
 
   async topicNames(topics: readonly string[]): Promise<Map<string, string>> {
     const identities = await this.send(topicMetadataRequest(topics))
-    return new Map(identities.filter((t) => t.errorCode === 0).map((t) => [t.topicId, t.name]))
+    return new Map(identities.filter((t) => t.errorCode === KafkaErrorCode.NONE).map((t) => [t.topicId, t.name]))
   }
 
   /** Commits the offsets; a partition the coordinator refused throws with its error (STALE_MEMBER_EPOCH, ...). */
   async commit(args: OffsetCommitArgs): Promise<void> {
-    const errors = (await this.send(offsetCommitRequest(args))).filter((p) => p.errorCode !== 0)
+    const errors = (await this.send(offsetCommitRequest(args))).filter((p) => p.errorCode !== KafkaErrorCode.NONE)
     if (errors.length > 0) throw commitError(errors)
   }
 

@@ -1,6 +1,7 @@
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import type { PartitionReader, PartitionPosition, ReaderHandlers } from '../consumer/partition-reader.js'
-import { describeKafkaError } from '../kafka/error-codes.js'
+import { describeKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
+import type { GroupMetricsSink } from '../metrics/consumer-metrics.js'
 import type { Logger } from '../log/logger.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import type { GroupCoordinator } from './coordinator.js'
@@ -29,10 +30,6 @@ interface Member {
 }
 
 /** What a group member reports beyond the reader's own measurements. */
-export interface GroupMetricsSink {
-  assigned(partitions: readonly TopicPartition[]): void
-  rebalance(): void
-}
 
 /**
  * A PartitionReader driven by group membership: it reads only the partitions the coordinator assigns, starts
@@ -92,7 +89,7 @@ export class GroupReader {
       // A KIP-848 member's fetch is checked against its epoch; a classic group's is an unchecked one.
       const member = this.config.protocol === 'consumer' ? { memberId: this.membership.memberId, memberEpoch: this.membership.memberEpoch } : { memberId: null, memberEpoch: -1 }
       const answer = await this.deps.coordinator.fetchOffsets({ groupId: this.config.groupId, ...member, partitions })
-      const failed = answer.errorCode !== 0 ? answer.errorCode : answer.offsets.find((o) => o.errorCode !== 0)?.errorCode
+      const failed = answer.errorCode !== KafkaErrorCode.NONE ? answer.errorCode : answer.offsets.find((o) => o.errorCode !== KafkaErrorCode.NONE)?.errorCode
       if (failed !== undefined) {
         if (failed === 14 || failed === 15 || failed === 16) this.deps.coordinator.resetCoordinator()
         // UNSTABLE_OFFSET_COMMIT: a transaction holding offsets of these partitions is still open; it ends soon.

@@ -5,7 +5,8 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
 import { retry, COORDINATOR_RETRY } from '../retry.js'
 import { GroupCoordinator } from './coordinator.js'
-import { GroupReader, type GroupMetricsSink } from './group-reader.js'
+import type { GroupMetricsSink } from '../metrics/consumer-metrics.js'
+import { GroupReader } from './group-reader.js'
 
 /** The Java client's defaults: auto.commit.interval.ms, max.poll.interval.ms (the rebalance timeout), and the classic session and heartbeat. */
 const DEFAULT_COMMIT_INTERVAL_MS = 5000

@@ -1,7 +1,11 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
-import type { GroupMetricsSink } from '../group/group-reader.js'
-import type { TopicPartition } from '../group/membership.js'
 import { figureCounters } from './registry.js'
+
+/** What group membership reports: the partitions it now owns, and each rebalance. */
+export interface GroupMetricsSink {
+  assigned(partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>): void
+  rebalance(): void
+}
 
 /** What the consumer reports per batch and per unreadable record; prom-client objects stay behind this interface. */
 export interface ConsumerMetricsSink {
@@ -38,7 +42,7 @@ export function createConsumerGroupMetrics(registry: Registry): ConsumerGroupMet
   const lag = new Gauge({ name: 'squeeze_consumer_lag_records', help: 'Records between the read position and the partition end (high watermark, or last stable offset under read_committed), per partition this consumer reads', labelNames: ['topic', 'partition'], registers: [registry] })
   const assigned = new Gauge({ name: 'squeeze_consumer_assigned_partitions', help: 'Partitions the group assigned to this consumer', labelNames: ['topic'], registers: [registry] })
   const rebalances = new Counter({ name: 'squeeze_consumer_rebalances_total', help: 'Assignment changes this group member reconciled (or lost, when fenced)', registers: [registry] })
-  let reported: readonly TopicPartition[] = []
+  let reported: ReadonlyArray<{ readonly topic: string; readonly partition: number }> = []
   return {
     lag(topic, partition, records) {
       lag.set({ topic, partition: String(partition) }, records)

@@ -1,7 +1,7 @@
 import type { Admin } from 'kafkajs'
 import { AbortedTransactions } from '../../consumer/aborted-transactions.js'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
-import { describeKafkaError } from '../../kafka/error-codes.js'
+import { describeKafkaError, KafkaErrorCode } from '../../kafka/error-codes.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
 import { isAbortMarker, readBatch, splitBatches } from '../../protocol/record-batch-reader.js'
@@ -82,7 +82,7 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
     })
     const [result] = (await broker.connectionPool.send({ request, response })) as FetchedPartition[]
     if (result === undefined) break
-    if (result.errorCode !== 0) throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${topic}-${partition} at offset ${at} failed: ${describeKafkaError(result.errorCode)}`)
+    if (result.errorCode !== KafkaErrorCode.NONE) throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${topic}-${partition} at offset ${at} failed: ${describeKafkaError(result.errorCode)}`)
     const batches = splitBatches(result.records)
     if (batches.length === 0) break
     const aborted = new AbortedTransactions(result.abortedTransactions)
