@@ -133,8 +133,8 @@ function unknownInQueries(samples: Sample[], declared: Set<string>, source: stri
     if (!allHaveSamples) continue
     for (const by of expr.matchAll(/\bby \(([^)]*)\)/g)) {
       for (const label of (by[1] ?? '').split(',').map((l) => l.trim())) {
-        // job, pod and service are target labels the scrape configuration adds; le is on every histogram bucket.
-        if (!['job', 'pod', 'service', 'le'].includes(label) && !labelsInExpr.has(label)) problems.push(`${panel}: groups by ${label}, which none of its metrics carries`)
+        // job, instance, pod and service are target labels Prometheus or the scrape configuration adds; le is on every histogram bucket.
+        if (!['job', 'instance', 'pod', 'service', 'le'].includes(label) && !labelsInExpr.has(label)) problems.push(`${panel}: groups by ${label}, which none of its metrics carries`)
       }
     }
   }
