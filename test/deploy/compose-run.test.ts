@@ -79,7 +79,7 @@ describe('docker-compose.yml run from the built image', () => {
     await docker(['build', '--network', 'host', '--tag', producer.image, ROOT], 1_200_000)
     assert.equal(await docker(['image', 'inspect', '--format', '{{.Config.User}}', producer.image]), '1000:1000')
     const loaded = await docker(['run', '--rm', '--read-only', '--network', 'none', '--entrypoint', 'node', producer.image, '-e',
-      "for (const m of ['lz4', 'zstd-napi', 'snappy']) require(m); process.stdout.write(process.getuid() + ' ' + process.version)"])
+      "for (const m of ['squeeze-lz4', 'zstd-napi', 'snappy']) require(m); process.stdout.write(process.getuid() + ' ' + process.version)"])
     assert.match(loaded, /^1000 v\d+\./)
   })
 
