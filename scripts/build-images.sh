@@ -15,7 +15,9 @@ SUITE=bookworm
 MIRROR="${SQUEEZE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # One root filesystem for every stand-in: Kafka's JRE, Prometheus, and the toolchain node-gyp needs.
 PACKAGES=openjdk-17-jre-headless,prometheus,python3,make,g++,ca-certificates,wget,procps
-NODE_VERSION="${SQUEEZE_NODE_VERSION:-24.21.0}"
+# The Node the suite runs on (scripts/node-lts.sh), so the image runs the version `engines` names as tested.
+source scripts/node-lts.sh
+NODE_VERSION="${SQUEEZE_NODE_VERSION:-$SQUEEZE_NODE_LTS}"
 NPM_VERSION="${SQUEEZE_NPM_VERSION:-11.21.2}"
 LABEL=org.squeeze.stand-in
 # CAs the host added to its trust store; the node stand-in trusts them too (npm during `docker build`).
