@@ -7,7 +7,7 @@ import type { SourceBatch, SourceBatchScan } from './source-batches.js'
 export const CURRENT_LABEL: CurrentRow['label'] = 'current (as stored)'
 /**
  * Below either figure the producers' batches, not the codec, limit what compression can do: the field report's
- * nginx error logs shrank 8x once batched for 1 s (/work/shared/reference/kafka-compression-field-report.md).
+ * nginx error logs shrank 8x once batched for 1 s (the Kafka compression field report the project started from).
  */
 export const SMALL_BATCH_MEDIAN_BYTES = 16 * 1024
 export const FEW_RECORDS_PER_BATCH = 50

@@ -5,6 +5,7 @@ import { consumeMain } from '../consumer/main.js'
 import { copyMain } from '../copier/main.js'
 import { produceMain } from '../producer/main.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
+import { dropNegativeTimeoutWarnings } from '../../lib/service/process-warnings.js'
 
 const USAGE = `squeeze: measure what each Kafka compression codec and level costs and saves on your own logs.
 
@@ -25,6 +26,7 @@ const COMMANDS: Readonly<Record<string, (argv: readonly string[]) => Promise<num
   bench: benchMain
 }
 
+dropNegativeTimeoutWarnings()
 await runCommand(async () => {
   const [command, ...rest] = process.argv.slice(2)
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
