@@ -132,13 +132,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     options.onProgress?.('measuring the source\'s ingest rate')
     const ingestRate = await measureIngestRate(options, admin, bytesPerRecord, copiedTimestamps)
     const replicationFactor = sourceMetadata?.partitions[0]?.replicas.length ?? 1
-    const recommendation = recommend(withBaseline, {
-      ingressBytesPerSecond: isKnownRate(ingestRate) ? ingestRate.bytesPerSecond : null,
-      replicationFactor,
-      consumers: options.consumers,
-      ...(options.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: options.cpuBudgetSecondsPerGiB }),
-      ...(options.targetRatio === undefined ? {} : { targetRatio: options.targetRatio })
-    })
+    const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
     options.onProgress?.('reading the source\'s stored batches')
     // Partitions the copy never reached are not in the range; the rest up to where the copy stopped.
     const copiedUpTo = new Map([...(sourceMetadata?.partitions ?? [])].map((p) => [p.partitionId, copier.copiedUpTo().get(p.partitionId) ?? 0]))
@@ -264,4 +258,16 @@ function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement,
     },
     digest: createHash('sha256').update(digests.join('\n')).digest('hex')
   }
+}
+
+/** The recommendation for measured rows, with the run's budget and target and the source's rate: both modes ask alike. */
+export function recommendFor(targets: readonly CompareTargetResult[], options: Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsPerGiB' | 'targetRatio'>,
+  ingestRate: IngestRate, replicationFactor: number): ReturnType<typeof recommend> {
+  return recommend(targets, {
+    ingressBytesPerSecond: isKnownRate(ingestRate) ? ingestRate.bytesPerSecond : null,
+    replicationFactor,
+    consumers: options.consumers,
+    ...(options.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: options.cpuBudgetSecondsPerGiB }),
+    ...(options.targetRatio === undefined ? {} : { targetRatio: options.targetRatio })
+  })
 }

@@ -6,9 +6,8 @@ import { BATCH } from '../../protocol/batch-layout.js'
 import { currentBaseline } from '../baseline.js'
 import { scanSourceBatches } from '../source-batches.js'
 import type { CompareReport, CompareTargetResult } from '../compare-report.js'
-import { isKnownRate, TimestampSample } from '../ingest-rate.js'
-import { recommend } from '../recommend.js'
-import { measureIngestRate, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
+import { TimestampSample } from '../ingest-rate.js'
+import { measureIngestRate, recommendFor, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
 import { bootstrapRatioInterval } from './bootstrap.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
 import { meanWaitMs, packBatches } from './pack-batches.js'
@@ -73,13 +72,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     for (const records of source.byPartition.values()) for (const r of records) timestamps.add(r.timestamp)
     options.onProgress?.('measuring the source\'s ingest rate')
     const ingestRate = await measureIngestRate(options, admin, records === 0 ? 0 : uncompressedBytes / records, options.rateEvidence.kind === 'topic' ? timestamps : undefined)
-    const recommendation = recommend(withBaseline, {
-      ingressBytesPerSecond: isKnownRate(ingestRate) ? ingestRate.bytesPerSecond : null,
-      replicationFactor,
-      consumers: options.consumers,
-      ...(options.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: options.cpuBudgetSecondsPerGiB }),
-      ...(options.targetRatio === undefined ? {} : { targetRatio: options.targetRatio })
-    })
+    const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
     const uncompressedPerBatch = slots.map((s) => s.end - s.start + BATCH.HEADER_BYTES)
     const meanLingerUsedMs = meanWaitMs(batches)
     const projection: ProjectionDetails = {
