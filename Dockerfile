@@ -9,16 +9,16 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${BUILD_IMAGE} AS toolchain
 WORKDIR /app
-# node-gyp uses the headers that ship in the Node image instead of downloading them;
-# prebuild-install (zstd-napi) is told to build from source rather than fetch a binary.
-ENV npm_config_nodedir=/usr/local \
-    npm_config_build_from_source=true \
+# node-gyp uses the headers that ship in the Node image instead of downloading them (npm_package_config_node_gyp_*
+# is node-gyp's own prefix; npm 11 warns that unknown npm_config_* settings stop working in its next major).
+# prebuild-install (zstd-napi) builds from source rather than fetching a binary: .prebuild-installrc says so.
+ENV npm_package_config_node_gyp_nodedir=/usr/local \
     npm_config_update_notifier=false \
     npm_config_fund=false \
     npm_config_audit=false
 
 FROM toolchain AS build
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .prebuild-installrc ./
 # squeeze's own N-API lz4 addon: a file: dependency that npm ci links and builds in place.
 COPY native native
 RUN npm ci
@@ -31,7 +31,7 @@ COPY schema schema
 RUN npx tsc -p tsconfig.json && rm -rf dist/test
 
 FROM toolchain AS prod-deps
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .prebuild-installrc ./
 COPY native native
 RUN npm ci --omit=dev && npm cache clean --force
 

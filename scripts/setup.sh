@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The pinned Node LTS and its headers (scripts/node-lts.sh): npm passes ~/.npmrc's nodedir on to scripts as
-# npm_config_nodedir, which must not pick the headers the addons are built against.
+# npm_config_nodedir, which must not pick the headers the addons are built against (node-lts.sh overrides it).
 source scripts/node-lts.sh
 squeeze_use_node "$SQUEEZE_NODE_LTS"
 # Compilers for the native addons (node-gyp builds them from source).
