@@ -1,5 +1,6 @@
 /** The records an in-memory codec sweep runs over: a log file parsed by its format, or seeded generated logs. */
 import { ErrorCodes, SqueezeError } from '../errors.js'
+import { buildBatches, type BatchSet } from './codec-sweep.js'
 import { formatFor, type LogKind } from '../formats/index.js'
 import { createGenerator } from '../generators/index.js'
 import { DEFAULT_START_MS } from '../generators/log-generator.js'
@@ -10,6 +11,18 @@ export interface BenchInput {
   readonly description: string
   readonly records: OutgoingRecord[]
   readonly linesNotParsed: number
+}
+
+/** What a sweep runs over, whatever the input: a description, and the records cut into batches at a batch.size. */
+export interface BenchSource {
+  readonly description: string
+  readonly linesNotParsed: number
+  batchesAt(batchBytes: number): BatchSet
+}
+
+/** A file's or the generator's records, cut at batch.size alone (one stream, no partitions, no linger). */
+export function benchSourceOf(input: BenchInput): BenchSource {
+  return { description: input.description, linesNotParsed: input.linesNotParsed, batchesAt: (batchBytes) => buildBatches(input.records, batchBytes) }
 }
 
 /** A file's lines as records of `kind`, at most `maxLines`; lines that do not parse are counted and skipped. */

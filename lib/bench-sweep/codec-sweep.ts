@@ -122,6 +122,16 @@ export function buildBatches(records: Iterable<OutgoingRecord>, batchBytes: numb
   return { sections, recordCounts, records: count, batchBytes }
 }
 
+/** Batches already cut (a topic's, re-batched as the producer would) as the sweep's input; the sections are views, not copies. */
+export function batchSetOf(batches: ReadonlyArray<{ readonly records: Uint8Array; readonly count: number }>, batchBytes: number): BatchSet {
+  return {
+    sections: batches.map((b) => Buffer.from(b.records.buffer, b.records.byteOffset, b.records.byteLength)),
+    recordCounts: batches.map((b) => b.count),
+    records: batches.reduce((n, b) => n + b.count, 0),
+    batchBytes
+  }
+}
+
 /** Compresses and decompresses every batch with each spec, verifying each round trip; throws on the first mismatch. */
 export function sweepCodecs(batches: BatchSet, specs: readonly CodecSpec[], options: SweepOptions): LevelResult[] {
   if (!Number.isInteger(options.runs) || options.runs < 1) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `runs must be a whole number >= 1, got ${options.runs}`)
@@ -160,10 +170,13 @@ function sweepOne(batches: BatchSet, spec: CodecSpec, options: SweepOptions): Le
   }
 }
 
-/** Ratio of each target at each batch size: bigger batches give the codec more history to match against. */
-export function sweepBatchSizes(records: readonly OutgoingRecord[], sizes: readonly number[], specs: readonly CodecSpec[] = BATCH_SWEEP_TARGETS): BatchSizeResult[] {
+/**
+ * Ratio of each target at each batch size: bigger batches give the codec more history to match against.
+ * `batchesAt` cuts the same records at a batch size (buildBatches for a file, the producer's batching for a topic).
+ */
+export function sweepBatchSizes(batchesAt: (batchBytes: number) => BatchSet, sizes: readonly number[], specs: readonly CodecSpec[] = BATCH_SWEEP_TARGETS): BatchSizeResult[] {
   return sizes.map((batchBytes) => {
-    const batches = buildBatches(records, batchBytes)
+    const batches = batchesAt(batchBytes)
     const ratios: Record<string, number> = {}
     for (const spec of specs) ratios[formatCodecSpec(spec)] = sweepOne(batches, spec, { runs: 1 }).ratio
     return {

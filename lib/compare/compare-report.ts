@@ -76,7 +76,10 @@ export type RecommendationCriterion =
 export type Recommendation = RecommendationCriterion & {
   readonly target: string
   readonly chosen: RecommendedPoint
-  /** Bytes per day saved against `none`: ingest rate x (1 - 1/ratioVsNone) x (replication factor + consumers); null when the rate is unknown. */
+  /**
+   * Bytes per day saved against `none`: ingest rate x (1 - 1/ratioVsNone) x (replication factor + consumers), disk
+   * and fetch traffic together (lib/compare/savings.ts has them apart); null when the rate is unknown.
+   */
   readonly bytesPerDaySaved: number | null
   /** Bytes saved against `none` per GiB of uncompressed input, same multipliers; null without a `none` target. */
   readonly bytesSavedPerGiB: number | null

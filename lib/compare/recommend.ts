@@ -77,9 +77,15 @@ function byKnee(targets: readonly CompareTargetResult[], candidates: readonly Co
  * consuming group; null without a `none` target.
  */
 export function bytesSavedPerGiB(targets: readonly CompareTargetResult[], target: CompareTargetResult, options: RecommendOptions): number | null {
+  const share = savedShareVsNone(targets, target)
+  return share === null ? null : GIB * share * (options.replicationFactor + options.consumers)
+}
+
+/** The share of `none`'s stored bytes `target` does not store (negative when it stores more); null without a none target. */
+export function savedShareVsNone(targets: readonly CompareTargetResult[], target: CompareTargetResult): number | null {
   const none = targets.find((t) => t.codec === 'none')
   if (none === undefined || none.storedBytes <= 0) return null
-  return GIB * (1 - target.storedBytes / none.storedBytes) * (options.replicationFactor + options.consumers)
+  return 1 - target.storedBytes / none.storedBytes
 }
 
 /** Bytes per day `target` saves against `none`: the per-GiB saving at the ingest rate; null when either is unknown. */

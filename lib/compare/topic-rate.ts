@@ -26,13 +26,30 @@ export async function brokerCountSince(admin: Admin, topic: string): Promise<Cou
  * overstatement on such topics.
  */
 export async function topicIngestRate(admin: Admin, topic: string, bytesPerRecord: number, options: { lookbackMs: number; nowMs: number }): Promise<IngestRate> {
-  const lookback = `the last ${formatHours(options.lookbackMs)}`
+  return rateFromOffsets(admin, topic, bytesPerRecord, { fromMs: options.nowMs - options.lookbackMs, toMs: options.nowMs }, {
+    over: `the last ${formatHours(options.lookbackMs)}`, lookbackSeconds: options.lookbackMs / 1000, withinOnly: false
+  })
+}
+
+/**
+ * The topic's ingest rate over the time span a sample covers (its earliest to its latest record), from offsets
+ * by timestamp as above: the bytes per day then rest on the same stretch of the topic as the sampled ratio.
+ * Records stamped after the span are left out (the sample's last window ends before the topic does).
+ */
+export async function sampledSpanIngestRate(admin: Admin, topic: string, bytesPerRecord: number, span: { fromMs: number; toMs: number }): Promise<IngestRate> {
+  return rateFromOffsets(admin, topic, bytesPerRecord, span, { over: 'the sampled time span', lookbackSeconds: null, withinOnly: true })
+}
+
+async function rateFromOffsets(admin: Admin, topic: string, bytesPerRecord: number, range: { fromMs: number; toMs: number },
+  how: { over: string; lookbackSeconds: number | null; withinOnly: boolean }): Promise<IngestRate> {
   try {
-    const span = await robustSpan(await brokerCountSince(admin, topic), { fromMs: options.nowMs - options.lookbackMs, toMs: options.nowMs })
-    if ('unknown' in span) return { unknown: `broker offsets over ${lookback}: ${span.unknown}` }
-    return rateFromSpan(span, bytesPerRecord, 'broker-offsets', options.lookbackMs / 1000)
+    const countSince = await brokerCountSince(admin, topic)
+    const later = how.withinOnly ? await countSince(Math.floor(range.toMs) + 1) : 0
+    const span = await robustSpan(async (ms) => Math.max(0, (await countSince(ms)) - later), range)
+    if ('unknown' in span) return { unknown: `broker offsets over ${how.over}: ${span.unknown}` }
+    return rateFromSpan(span, bytesPerRecord, 'broker-offsets', how.lookbackSeconds)
   } catch (err) {
-    return { unknown: `broker offsets over ${lookback}: ${errorMessage(err)}` }
+    return { unknown: `broker offsets over ${how.over}: ${errorMessage(err)}` }
   }
 }
 

@@ -1,19 +1,21 @@
-import type { BenchInput } from '../bench-sweep/bench-input.js'
+import type { BenchSource } from '../bench-sweep/bench-input.js'
 import type { BatchSizeResult, LevelResult } from '../bench-sweep/codec-sweep.js'
 import { formatBytes, formatNumber, renderTable } from './table.js'
 
 export interface BenchSettings {
+  /** Records in the batches swept. */
+  readonly records: number
   readonly batches: number
   readonly batchBytes: number
   readonly runs: number
 }
 
 /** `squeeze bench`'s report: a heading, the per-level table and the ratio-by-batch-size table. */
-export function renderBench(input: BenchInput, settings: BenchSettings, levels: readonly LevelResult[], sizes: readonly BatchSizeResult[]): string {
-  const { batches, batchBytes, runs } = settings
+export function renderBench(input: Pick<BenchSource, 'description' | 'linesNotParsed'>, settings: BenchSettings, levels: readonly LevelResult[], sizes: readonly BatchSizeResult[]): string {
+  const { records, batches, batchBytes, runs } = settings
   const first = levels[0]
   const uncompressed = first === undefined ? 0 : first.uncompressedBytes
-  const heading = `${input.description}: ${input.records.length} records` +
+  const heading = `${input.description}: ${records} records` +
     (input.linesNotParsed > 0 ? ` (${input.linesNotParsed} line${input.linesNotParsed === 1 ? '' : 's'} not parsed, skipped)` : '') +
     `, ${batches} batches of <= ${formatBytes(batchBytes)}, ${formatBytes(uncompressed)} uncompressed; median of ${runs} run${runs === 1 ? '' : 's'}, MB/s per core of CPU time`
   const levelTable = renderTable(

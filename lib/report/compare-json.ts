@@ -1,4 +1,5 @@
 import type { CompareReport, Recommendation } from '../compare/compare-report.js'
+import { savingsVsNone, type SavingsVsNone } from '../compare/savings.js'
 import { recommendationReason } from './compare-table.js'
 
 /** The recommendation as schema/compare-report.schema.json has it: the pick, the rule, the reason in words, the savings. */
@@ -11,7 +12,7 @@ export interface RecommendationJson {
 }
 
 /** The `--json` document, as schema/compare-report.schema.json describes it. */
-export type CompareReportJson = Omit<CompareReport, 'recommendation'> & { readonly recommendation: RecommendationJson | null }
+export type CompareReportJson = Omit<CompareReport, 'recommendation'> & { readonly recommendation: RecommendationJson | null; readonly savingsVsNone: SavingsVsNone }
 
 export function compareReportJson(report: CompareReport): CompareReportJson {
   const rec = report.recommendation
@@ -23,7 +24,8 @@ export function compareReportJson(report: CompareReport): CompareReportJson {
       reason: recommendationReason(rec, report.settings),
       bytesPerDaySaved: rec.bytesPerDaySaved,
       bytesSavedPerGiB: rec.bytesSavedPerGiB
-    }
+    },
+    savingsVsNone: savingsVsNone(report)
   }
 }
 

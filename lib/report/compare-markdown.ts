@@ -1,6 +1,7 @@
-import type { CompareReport, Recommendation } from '../compare/compare-report.js'
+import type { CompareReport } from '../compare/compare-report.js'
 import { againstCurrentLines, currentSummary } from './compare-current.js'
-import { COMPARE_HEADERS, compareRows, formatLargeBytes, ingestRateText, recommendationReason } from './compare-table.js'
+import { COMPARE_HEADERS, compareRows, ingestRateText, recommendationReason, savingLines } from './compare-table.js'
+import { savingsTable } from './savings-text.js'
 import { projectionMarkdown } from './projection-markdown.js'
 import { formatBytes } from './table.js'
 
@@ -28,8 +29,9 @@ export function renderCompareMarkdown(report: CompareReport): string {
       ? 'No measured target meets the criteria (or every target was recompressed by the broker).'
       : `**${escapeInline(rec.target)}** (${rec.criterion}): ${escapeInline(recommendationReason(rec, settings))}`,
     '',
-    ...(rec === null ? [] : savings(rec, `(replication factor ${settings.replicationFactor} + ${settings.consumers} consumers)`)),
+    ...(rec === null ? [] : savingLines(report, rec).map((line) => `- ${escapeInline(line)}`)),
     '',
+    ...savingsSection(report),
     ...(report.current === null ? [] : [
       '## Against what is stored today',
       '',
@@ -55,14 +57,9 @@ export function renderCompareMarkdown(report: CompareReport): string {
   ].join('\n')
 }
 
-function savings(rec: Recommendation, across: string): string[] {
-  if (rec.bytesSavedPerGiB === null) return ['- Bytes per day saved: unknown (no `none` target to compare with)']
-  return [
-    rec.bytesPerDaySaved === null
-      ? '- Bytes per day saved: unknown (no trustworthy ingest rate; see the saving per GiB of input)'
-      : `- Bytes per day saved against \`none\`: ${formatLargeBytes(rec.bytesPerDaySaved)} ${across}`,
-    `- Bytes saved per GiB of input against \`none\`: ${formatLargeBytes(rec.bytesSavedPerGiB)} ${across}`
-  ]
+function savingsSection(report: CompareReport): string[] {
+  const { title, headers, rows } = savingsTable(report)
+  return ['## Bytes saved', '', escapeInline(title.replace(/:$/, '.')), '', markdownRow(headers), markdownRow(headers.map((_, i) => (i === 0 ? ':---' : '---:'))), ...rows.map(markdownRow), '']
 }
 
 function markdownRow(cells: readonly string[]): string {

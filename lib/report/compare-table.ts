@@ -3,9 +3,8 @@ import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest
 import type { CurrentBaseline } from '../compare/baseline.js'
 import { againstCurrentLines, currentSummary } from './compare-current.js'
 import { projectionLines } from './projection-text.js'
+import { savingSplitText, savingsTable } from './savings-text.js'
 import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './table.js'
-
-export { formatLargeBytes }
 
 export const COMPARE_HEADERS = [
   'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored per replica', 'stored all replicas', 'ratio', 'vs none',
@@ -71,21 +70,21 @@ const RATE_SOURCES: Readonly<Record<RateSource, string>> = {
 export function ingestRateText(rate: IngestRate): string {
   if (!isKnownRate(rate)) return `unknown (${rate.unknown})`
   const { window } = rate
-  const lookback = window.lookbackSeconds === null ? '' : ` over the last ${formatNumber(window.lookbackSeconds / 3600, window.lookbackSeconds % 3600 === 0 ? 0 : 2)} h`
+  // Broker offsets without a lookback were read over the span a --sample covers.
+  const lookback = window.lookbackSeconds !== null ? ` over the last ${formatNumber(window.lookbackSeconds / 3600, window.lookbackSeconds % 3600 === 0 ? 0 : 2)} h`
+    : window.source === 'broker-offsets' ? ' over the sampled time span' : ''
   return `${formatBytes(Math.round(rate.bytesPerSecond))}/s (${formatNumber(rate.recordsPerSecond)} records/s x ${formatBytes(Math.round(rate.bytesPerRecord))}) ` +
     `from ${RATE_SOURCES[window.source]}${lookback}: ${window.records} records stamped ${window.from} to ${window.to}`
 }
 
-/** What the recommendation saves against none, as lines: per day at the ingest rate when known, always per GiB of input. */
+/** What the recommendation saves against none, as lines: per day at the ingest rate when known, always per GiB of input; disk and fetch apart. */
 export function savingLines(report: CompareReport, rec: Recommendation): string[] {
-  const { replicationFactor, consumers } = report.settings
-  if (rec.bytesSavedPerGiB === null) return ['bytes/day saved: unknown (no none target to compare with)']
-  const across = `(replication factor ${replicationFactor} + ${consumers} consumer${consumers === 1 ? '' : 's'})`
+  const perGiB = savingSplitText(report, rec.target, 'GiB')
+  if (perGiB === null) return ['bytes/day saved: unknown (no none target to compare with)']
+  const perDay = savingSplitText(report, rec.target, 'day')
   return [
-    rec.bytesPerDaySaved === null
-      ? 'bytes/day saved: unknown (no trustworthy ingest rate; see the saving per GiB of input)'
-      : `bytes/day saved vs none: ${formatLargeBytes(rec.bytesPerDaySaved)}/day ${across}`,
-    `bytes saved per GiB of input vs none: ${formatLargeBytes(rec.bytesSavedPerGiB)} ${across}`
+    perDay === null ? 'bytes/day saved: unknown (no trustworthy ingest rate; see the saving per GiB of input)' : `bytes/day saved vs none: ${perDay}`,
+    `bytes saved per GiB of input vs none: ${perGiB}`
   ]
 }
 
@@ -136,5 +135,6 @@ export function renderCompareTable(report: CompareReport): string {
   const table = renderTable(COMPARE_HEADERS, compareRows(report))
   const current = report.current === null ? [] : [currentSummary(report.current), '']
   const projection = projectionLines(report)
-  return [...projection.before, table, '', ...current, ...recommendationLines(report), ...againstCurrentLines(report), ...projection.after].join('\n')
+  const savings = savingsTable(report)
+  return [...projection.before, table, '', savings.title, renderTable(savings.headers, savings.rows), '', ...current, ...recommendationLines(report), ...againstCurrentLines(report), ...projection.after].join('\n')
 }

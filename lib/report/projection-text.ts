@@ -42,6 +42,7 @@ function samplingLines(p: ProjectionDetails): string[] {
   const s = p.sampling
   if (s === null) return []
   const sampled = s.windows.reduce((n, w) => n + w.records, 0)
-  return [`sample: ${sampled} of ${s.topicRecords} records in ${s.windows.length} windows (${s.windowsPerPartition} per partition x ${s.partitions} partitions), ` +
-    `stamped ${new Date(s.fromMs).toISOString()} to ${new Date(s.toMs).toISOString()}`]
+  const asked = s.requestedBytes !== null ? `${formatBytes(s.requestedBytes)} of record bytes asked` : `${s.requestedRecords} records asked`
+  return [`sample: ${sampled} of ${s.topicRecords} records, ${formatBytes(s.bytes)} of record bytes (${asked}) in ${s.windows.length} windows ` +
+    `(${s.windowsPerPartition} per partition x ${s.partitions} partitions), stamped ${new Date(s.fromMs).toISOString()} to ${new Date(s.toMs).toISOString()}`]
 }

@@ -1,24 +1,39 @@
 import { writeFile } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
-import { generateBenchInput, readBenchInput } from '../../lib/bench-sweep/bench-input.js'
-import { buildBatches, DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/bench-sweep/codec-sweep.js'
-import { oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { benchSourceOf, generateBenchInput, readBenchInput } from '../../lib/bench-sweep/bench-input.js'
+import { DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/bench-sweep/codec-sweep.js'
+import { readTopicBenchSource, type TopicBenchOptions } from '../../lib/bench-sweep/topic-input.js'
+import { parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
+import { COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
+import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import type { Logger } from '../../lib/log/logger.js'
+import { DEFAULT_PRODUCER_CONFIG } from '../../lib/producer/producer.js'
 import { renderBench } from '../../lib/report/bench-table.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
-import { runOneShot } from '../../lib/service/run-service.js'
+import { runOneShot, type CommandContext } from '../../lib/service/run-service.js'
 
 export const BENCH_HELP = `squeeze bench: an lzbench-style sweep of every codec and level over real Kafka record batches, in memory.
 
 Usage: squeeze bench (--file PATH --kind KIND | --generate KIND) [options]
+       squeeze bench --topic TOPIC --brokers HOST:PORT [--sample N|SIZE] [options]   (Read and Describe on TOPIC)
 
 Input:
   --file PATH            log file; lines are parsed by --kind (access logs become Cap'n Proto HTTP records)
   --kind KIND            with --file: ${LOG_KINDS.join(', ')} (default http)
   --generate KIND        generate seeded synthetic records of this kind instead
-  --records N            generated records (default 50000); with --file, read at most N lines
+  --topic TOPIC          pull real batches from a topic: nothing is written, no consumer group is used
+  --records N            generated records (default 50000); with --file, read at most N lines; with --topic, at
+                         most N records from the start
   --seed N               generator seed (default 1)
+  --sample N|SIZE        with --topic: about N records, or SIZE of record bytes (64MiB), read as windows spread over
+                         every partition's retained range, as compare --mode projection samples
+  --sample-windows K     windows per partition for --sample (default 8)
+  --linger-ms MS         with --topic: linger.ms replayed on the records' own timestamps (default ${DEFAULT_PRODUCER_CONFIG.lingerMs})
+  --brokers HOST:PORT    with --topic (env KAFKA_BROKERS); TLS and SASL as in compare --help (--security-protocol,
+                         --sasl-mechanism, --sasl-username, --sasl-password-file, --ssl-ca-file, --client-config, ...)
+  --log-level LEVEL      trace|debug|info|warn|error|silent (default warn); logs are JSON on stderr
 Sweep:
   --batch-bytes N        batch.size to cut batches at (default 1048576)
   --codecs LIST          comma-separated, e.g. zstd,lz4:1,gzip:6; a bare name sweeps its levels
@@ -28,16 +43,27 @@ Sweep:
   --json FILE            also write the results as JSON
   -h, --help             this help
 
+A topic's records are batched as squeeze's producer batches them: per partition, batch.size on the uncompressed
+batch, linger.ms on their timestamps. A file's are cut at batch.size alone, one stream on a steady 1 ms clock.
 MB/s is 10^6 bytes of uncompressed records per second of process CPU time, so it reads per core.
 Every level's round trip is checked byte for byte. The batch-size table shows zstd:3 and lz4:1 at
-16 KiB..4 MiB batches. Exit codes: 0 done; 1 runtime failure (a round trip mismatch); 2 invalid arguments.`
+16 KiB..4 MiB batches. Exit codes: 0 done; 1 runtime failure (a round trip mismatch, a missing topic, no broker);
+2 invalid arguments.`
+
+// Connection, security and log flags: bench serves no metrics and waits for no broker.
+const { 'metrics-port': _metricsPort, 'metrics-host': _metricsHost, 'wait-for-brokers-s': _waitForBrokers, ...CONNECTION_OPTIONS } = COMMON_OPTIONS
 
 const OPTIONS = {
+  ...CONNECTION_OPTIONS,
   file: { type: 'string' },
   kind: { type: 'string' },
   generate: { type: 'string' },
+  topic: { type: 'string' },
   records: { type: 'string' },
   seed: { type: 'string' },
+  sample: { type: 'string' },
+  'sample-windows': { type: 'string' },
+  'linger-ms': { type: 'string' },
   'batch-bytes': { type: 'string' },
   codecs: { type: 'string' },
   ultra: { type: 'boolean' },
@@ -49,46 +75,81 @@ const OPTIONS = {
 /** Whole passes of fast codecs over small inputs would otherwise be timed at the CPU clock's resolution. */
 const MIN_RUN_CPU_SECONDS = 0.05
 
-export async function benchMain(argv: readonly string[]): Promise<number> {
+export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const flags = parseCommandLine(argv, OPTIONS, BENCH_HELP)
   if (flags === undefined) return 0
   const { values, positionals } = flags
   return runOneShot({
     name: 'squeeze-bench',
-    // No Kafka and no shutdown handlers: the sweep runs in memory, and Ctrl-C ends it at once.
-    service: serviceOptionsFrom({ 'log-level': 'warn' }),
-    configure: () => {
+    // No shutdown handlers: the sweep runs in memory, and Ctrl-C ends it at once.
+    service: serviceOptionsFrom({ 'log-level': values['log-level'] ?? 'warn' }),
+    configure: (log) => {
       if (positionals.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `unexpected argument "${positionals[0]}"; see --help`)
-      if ((values.file === undefined) === (values.generate === undefined)) {
-        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --file PATH (with --kind) or --generate KIND; see --help')
+      if ([values.file, values.generate, values.topic].filter((v) => v !== undefined).length !== 1) {
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give one of --file PATH (with --kind), --generate KIND or --topic TOPIC (with --brokers); see --help')
       }
       if (values.generate !== undefined && values.kind !== undefined) {
         throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--kind goes with --file; --generate takes the kind itself (--generate http)')
       }
+      const sample = parseSampleFlags(values)
+      if (values.topic === undefined) {
+        const misplaced = (['sample', 'sample-windows', 'linger-ms', 'brokers'] as const).filter((flag) => values[flag] !== undefined)
+        if (misplaced.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --topic only`)
+      }
+      const records = parseInteger(values.records, 'records', 1)
+      if (sample !== undefined && records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --sample (windows across the topic) or --records (the first N records), not both')
       return {
         kind: values.generate !== undefined ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind) : oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
-        records: parseInteger(values.records, 'records', 1),
+        records,
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
         batchBytes: parseInteger(values['batch-bytes'], 'batch-bytes', 1024, 256 * 1024 * 1024) ?? 1024 * 1024,
         runs: parseInteger(values.runs, 'runs', 1, 100) ?? 3,
-        specs: parseCodecList(values.codecs, values.ultra === true)
+        specs: parseCodecList(values.codecs, values.ultra === true),
+        topic: values.topic === undefined ? undefined : {
+          name: values.topic, ...(sample === undefined ? {} : { sample }),
+          lingerMs: parseInteger(values['linger-ms'], 'linger-ms', 0, 3_600_000) ?? DEFAULT_PRODUCER_CONFIG.lingerMs
+        },
+        // Only a topic's sweep talks to a cluster.
+        connection: values.topic === undefined ? undefined : connectionFrom(values, env, log)
       }
     },
-    start: async (_ctx, { kind, records, seed, batchBytes, runs, specs }) => {
-      const input = values.file !== undefined ? await readBenchInput(values.file, kind, records) : generateBenchInput(kind, seed, records ?? 50_000)
-      if (input.records.length === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no records to benchmark: ${input.description} gave none`)
-      const batches = buildBatches(input.records, batchBytes)
+    start: async ({ log, connect }, config) => {
+      const { kind, records, seed, batchBytes, runs, specs, topic, connection } = config
+      const source = topic !== undefined && connection !== undefined
+        ? await readTopic(connection, { topic: topic.name, brokers: connection.brokers, lingerMs: topic.lingerMs, ...(topic.sample === undefined ? {} : { sample: topic.sample }), ...(records === undefined ? {} : { maxRecords: records }) }, log, connect)
+        : benchSourceOf(values.file !== undefined ? await readBenchInput(values.file, kind, records) : generateBenchInput(kind, seed, records ?? 50_000))
+      const batches = source.batchesAt(batchBytes)
+      if (batches.records === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no records to benchmark: ${source.description} gave none`)
       const levels = sweepCodecs(batches, specs, { runs, minRunCpuSeconds: MIN_RUN_CPU_SECONDS })
-      const batchSizes = sweepBatchSizes(input.records, DEFAULT_BATCH_SIZES)
-      process.stdout.write(`${renderBench(input, { batches: batches.sections.length, batchBytes, runs }, levels, batchSizes)}\n`)
+      const batchSizes = sweepBatchSizes((size) => source.batchesAt(size), DEFAULT_BATCH_SIZES)
+      const settings = { records: batches.records, batches: batches.sections.length, batchBytes, runs }
+      process.stdout.write(`${renderBench(source, settings, levels, batchSizes)}\n`)
       if (values.json !== undefined) {
-        const document = { generatedAt: new Date().toISOString(), input: { description: input.description, records: input.records.length, linesNotParsed: input.linesNotParsed }, settings: { batchBytes, runs, batches: batches.sections.length }, levels, batchSizes }
+        const sampling = 'sampling' in source ? { sampling: source.sampling } : {}
+        const document = {
+          generatedAt: new Date().toISOString(), input: { description: source.description, records: batches.records, linesNotParsed: source.linesNotParsed, ...sampling },
+          settings: { batchBytes, runs, batches: batches.sections.length, ...(topic === undefined ? {} : { lingerMs: topic.lingerMs }) }, levels, batchSizes
+        }
         // JSON has no Infinity; a level too fast to time reports null rather than a made-up figure.
         await writeFile(values.json, `${JSON.stringify(document, (_, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`)
       }
       return 0
     }
   })
+}
+
+/** The topic's batches, through clients that connect (a failure says why: reachability, TLS, credentials) and close here. */
+async function readTopic(connection: KafkaConnectionConfig, options: TopicBenchOptions, log: Logger, connect: CommandContext['connect']): Promise<Awaited<ReturnType<typeof readTopicBenchSource>>> {
+  const admin = createKafkaClient(connection, log).admin()
+  const cluster = createCluster(connection, log)
+  try {
+    await connect(admin.connect(), connection)
+    await connect(cluster.connect(), connection)
+    return await readTopicBenchSource({ admin, cluster, log }, options)
+  } finally {
+    await cluster.disconnect().catch(() => undefined)
+    await admin.disconnect().catch(() => undefined)
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => benchMain(process.argv.slice(2)))

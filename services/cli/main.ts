@@ -16,7 +16,8 @@ Commands:
   consume   read topics, decompress and decode every record, report bytes and CPU per topic
   copy      mirror a topic into one topic per codec/level (same records, partitions, keys, timestamps, headers)
   compare   copy a topic into one topic per codec/level, read them back, report cost and savings, recommend one
-  bench     sweep every codec and level over real record batches in memory (no Kafka): ratio, compress and decompress MB/s`
+  bench     sweep every codec and level over real record batches in memory (a file, or a topic's batches read-only):
+            ratio, compress and decompress MB/s`
 
 const COMMANDS: Readonly<Record<string, (argv: readonly string[]) => Promise<number>>> = {
   produce: produceMain,

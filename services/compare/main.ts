@@ -11,7 +11,7 @@ import { runCompare, type CompareOutcome, type RateEvidence } from '../../lib/co
 import type { CompareReport } from '../../lib/compare/compare-report.js'
 import { missingCopyAcl } from '../../lib/compare/copy-acl.js'
 import { runProjection, type ProjectionRunOptions } from '../../lib/compare/projection/run-projection.js'
-import { parseBatchSizeList, parseLingerList } from '../../lib/compare/projection/sweep-flags.js'
+import { parseBatchSizeList, parseLingerList, parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
 import { renderBatchingHeatmapSvg } from '../../lib/report/batching-heatmap-svg.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
@@ -56,8 +56,9 @@ Mode:
                              (same partitions, batch.size, linger.ms on the records' timestamps) and compresses
                              every batch per target in memory
   --threads N                projection: targets compressed in parallel (default: the machine's cores)
-  --sample N                 projection: about N records, read as windows spread over every partition's
-                             retained range (not the first N); the report gives the plan and 95% intervals
+  --sample N|SIZE            projection: about N records, or SIZE of record bytes (64MiB), read as windows spread
+                             over every partition's retained range (not the first N); the report gives the plan
+                             and 95% intervals, and the ingest rate over the sampled time span
   --sample-windows K         windows per partition for --sample (default 8)
   --linger-ms LIST           projection: batching what-if over these linger.ms values, e.g. 0,5,50,200,1000
   --batch-size LIST          projection: ... and these batch.size values, e.g. 16KiB,128KiB,1MiB (default: -X batch.size)
@@ -66,8 +67,10 @@ Targets and output:
   --destination TEMPLATE     destination names, {source} and {target} replaced (default {source}.{target})
   --cpu-budget S             recommend the smallest stored size costing at most S compress CPU seconds per GiB
   --target-ratio X           recommend the cheapest target reaching ratio X
-  --consumers N              consumer groups reading the topic, for bytes/day saved (default 1)
-  --rate-window-h H          with --topic: measure its ingest rate over the last H hours of broker offsets (default 24)
+  --consumers N              consumer groups reading the topic: fetch bytes saved count N times (default 1);
+                             bytes on disk count once per replica
+  --rate-window-h H          with --topic: measure its ingest rate over the last H hours of broker offsets (default 24;
+                             with --sample: over the sampled time span)
   --json FILE  --markdown FILE  --chart FILE.svg   (with a what-if, also FILE.batching.svg: a heatmap)
   --keep-topics              keep the destination (and filled source) topics
   -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
@@ -126,6 +129,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const consumers = parseInteger(values.consumers, 'consumers', 0, 10000) ?? 1
       const rateWindowH = positiveNumber(values['rate-window-h'], 'rate-window-h')
       if (rateWindowH !== undefined && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h applies to --topic only: a filled source\'s rate comes from its lines\' or the generator\'s timestamps')
+      if (rateWindowH !== undefined && values.sample !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h does not apply with --sample: a sample\'s rate is measured over the time span it covers')
       const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
       const projection = projectionFlags(values, producer)
       if (projection !== undefined && durationS !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--duration-s applies to --mode copy; bound a projection with --records or --bytes')
@@ -234,10 +238,8 @@ function projectionFlags(values: { mode?: string; threads?: string; sample?: str
     return undefined
   }
   const threads = parseInteger(values.threads, 'threads', 1, 1024) ?? availableParallelism()
-  const sampleRecords = parseInteger(values.sample, 'sample', 1)
-  const windows = parseInteger(values['sample-windows'], 'sample-windows', 1, 10_000)
-  if (windows !== undefined && sampleRecords === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--sample-windows needs --sample')
-  const sample = sampleRecords === undefined ? {} : { sample: { records: sampleRecords, ...(windows === undefined ? {} : { windows }) } }
+  const budget = parseSampleFlags(values)
+  const sample = budget === undefined ? {} : { sample: budget }
   if (values['linger-ms'] === undefined && values['batch-size'] === undefined) return { threads, ...sample }
   const lingerMs = values['linger-ms'] === undefined ? [producer.lingerMs] : parseLingerList(values['linger-ms'])
   const batchSizeBytes = values['batch-size'] === undefined ? [producer.batchSizeBytes] : parseBatchSizeList(values['batch-size'])

@@ -33,6 +33,19 @@ function within(actual: number, expected: number, share: number, what: string): 
   assert.ok(Math.abs(actual - expected) <= Math.abs(expected) * share, `${what}: ${actual} vs ${expected} (more than ${share * 100}% apart)`)
 }
 
+/** zstd:3's saving against none: the ingest rate x its saved share, once per replica on disk and once per consumer group in fetch traffic. */
+function assertSavingsSplit(report: CompareReportJson | undefined, consumers: number): void {
+  const none = report?.targets.find((x) => x.target === 'none')
+  const zstd = report?.targets.find((x) => x.target === 'zstd:3')
+  const saving = report?.savingsVsNone.targets.find((x) => x.target === 'zstd:3')
+  assert.ok(none !== undefined && zstd !== undefined && saving !== undefined && report !== undefined)
+  assert.equal(report.savingsVsNone.consumers, consumers)
+  const perDay = knownRate(report).bytesPerSecond * DAY_S * (1 - zstd.storedBytes / none.storedBytes)
+  within(saving.storedBytesPerDaySaved ?? NaN, perDay * report.settings.replicationFactor, 1e-9, 'disk bytes per day saved')
+  within(saving.fetchBytesPerDaySaved ?? NaN, perDay * consumers, 1e-9, 'fetch bytes per day saved')
+  assert.ok(perDay > 0)
+}
+
 function syslogLine(ms: number, i: number): string {
   return `${rfc3164Time(ms)} web-${i % 7} sshd[${1000 + (i % 97)}]: Accepted publickey for user${i % 13} from 10.0.${i % 250}.${(i * 7) % 250} port ${40000 + (i % 20000)} ssh2`
 }
@@ -66,7 +79,8 @@ describe('squeeze compare: bytes per day from the source\'s own ingest rate', ()
     const clean = await topicOverTheLastHour(t, now, [])
     const withOutlier = await topicOverTheLastHour(t, now, [{ at: 1500, ms: Date.UTC(2019, 5, 1) }])
     const brokers = kafka.broker.brokers.join(',')
-    const [a, b] = [await compare(['--brokers', brokers, '--topic', clean, '--targets', 'none,zstd:3']), await compare(['--brokers', brokers, '--topic', withOutlier, '--targets', 'none,zstd:3'])]
+    const args = ['--targets', 'none,zstd:3', '--consumers', '3']
+    const [a, b] = [await compare(['--brokers', brokers, '--topic', clean, ...args]), await compare(['--brokers', brokers, '--topic', withOutlier, ...args])]
     assert.equal(a.code, 0, a.stderr)
     assert.equal(b.code, 0, b.stderr)
     const [rateA, rateB] = [knownRate(a.report), knownRate(b.report)]
@@ -88,6 +102,37 @@ describe('squeeze compare: bytes per day from the source\'s own ingest rate', ()
     within(currentB.fetch, currentA.fetch, 0.05, 'fetch bytes per day saved against current with the outlier')
     assert.ok(Date.parse(rateB.window.from) >= now - 3600_000, `the window starts within the hour: ${rateB.window.from}`)
     assert.match(b.stdout, /ingest rate: .* from broker offsets over the last 24 h: \d+ records stamped /)
+    // Against none, disk (x replication factor 1) and fetch traffic (x 3 consumer groups) apart.
+    assertSavingsSplit(a.report, 3)
+    assert.match(a.stdout, /disk bytes\/day saved vs none \(x1 replica\) +fetch bytes\/day saved vs none \(x3 consumer groups\)/)
+  })
+
+  it('a --sample 48KiB projection: reads the budget plus at most a record per window, and takes the rate over the sampled span', async (t) => {
+    const topic = await topicOverTheLastHour(t, Date.now(), [])
+    // Records 1.2 s apart: only a long linger.ms batches them (each window then is one batch) for zstd:3 to save anything.
+    const markdown = join(mkdtempSync(join(tmpdir(), 'squeeze-compare-rate-')), 'r.md')
+    const run = await compare(['--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--mode', 'projection', '--sample', '48KiB', '--sample-windows', '4',
+      '--targets', 'none,zstd:3', '--consumers', '2', '--markdown', markdown, '-X', 'linger.ms=600000'])
+    assert.equal(run.code, 0, run.stderr)
+    const plan = run.report?.projection?.sampling
+    assert.ok(plan !== null && plan !== undefined)
+    assert.equal(plan.requestedBytes, 48 * 1024)
+    assert.equal(plan.requestedRecords, null)
+    assert.equal(plan.windows.length, 8, 'four windows in each of two partitions')
+    // A window stops at the record that fills its share; each record here is at most 2 + 120 bytes.
+    assert.ok(plan.bytes >= 48 * 1024 && plan.bytes <= 48 * 1024 + plan.windows.length * 122, `${plan.bytes} record bytes read`)
+    assert.equal(plan.windows.reduce((n, w) => n + w.bytes, 0), plan.bytes)
+    assert.ok(plan.windows.reduce((n, w) => n + w.records, 0) < 3000 / 2, 'a sample, not the topic')
+    assert.match(run.stdout, /\nsample: \d+ of 3000 records, 48\.\d+KiB of record bytes \(48\.0KiB of record bytes asked\) in 8 windows \(4 per partition x 2 partitions\)/)
+
+    const rate = knownRate(run.report)
+    assert.equal(rate.window.source, 'broker-offsets')
+    assert.equal(rate.window.lookbackSeconds, null)
+    assert.ok(Date.parse(rate.window.from) >= plan.fromMs && Date.parse(rate.window.to) <= plan.toMs, `rate window ${rate.window.from}..${rate.window.to} inside the sample's span`)
+    within(rate.recordsPerSecond, 1 / 1.2, 0.05, 'records per second over the sampled span')
+    assert.match(run.stdout, /ingest rate: .* from broker offsets over the sampled time span: \d+ records stamped /)
+    assertSavingsSplit(run.report, 2)
+    assert.match(readFileSync(markdown, 'utf8'), /## Bytes saved\n\nbytes saved per day at the ingest rate .*\n\n\| target \| disk bytes\/day saved vs none \(x1 replica\) \| fetch bytes\/day saved vs none \(x2 consumer groups\) \|/)
   })
 
   it('a file: bytes/day from the lines\' own timestamps over days (across New Year), not from how fast compare replayed it', async () => {

@@ -7,6 +7,7 @@ import { currentBaseline } from '../baseline.js'
 import { scanSourceBatches } from '../source-batches.js'
 import type { CompareReport, CompareTargetResult } from '../compare-report.js'
 import { TimestampSample } from '../ingest-rate.js'
+import { sampledSpanIngestRate } from '../topic-rate.js'
 import { measureIngestRate, recommendFor, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
 import { bootstrapRatioInterval } from './bootstrap.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
@@ -14,6 +15,7 @@ import { meanWaitMs, packBatches } from './pack-batches.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
 import { readSourceRecords } from './read-source.js'
 import { sampleWindows } from './sample-windows.js'
+import type { SampleBudget } from './sweep-flags.js'
 import { rebatch, rebatchPartition, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
 import type { TargetProjection } from './project-target.js'
 import { ProjectionPool } from './worker-pool.js'
@@ -27,8 +29,8 @@ export interface ProjectionRunOptions extends Omit<CompareRunOptions, 'format' |
   readonly threads: number
   /** The what-if grid; absent for none. */
   readonly sweep?: { readonly lingerMs: readonly number[]; readonly batchSizeBytes: readonly number[] }
-  /** Read about this many records as windows spread over every partition's retained range, instead of from the start. */
-  readonly sample?: { readonly records: number; readonly windows?: number }
+  /** Read about this many records (or record bytes) as windows spread over every partition's retained range, instead of from the start. */
+  readonly sample?: SampleBudget & { readonly windows?: number }
 }
 
 const GIB = 1024 ** 3
@@ -53,7 +55,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
   await cluster.connect()
   try {
     options.onProgress?.(`reading ${options.sourceTopic}`)
-    const sampled = options.sample === undefined ? null : await sampleWindows({ cluster, admin }, options.sourceTopic, options.sample.records, options.sample.windows)
+    const sampled = options.sample === undefined ? null : await sampleWindows({ cluster, admin }, options.sourceTopic, options.sample, options.sample.windows)
     const source = sampled ?? await readSourceRecords({ cluster, admin, log }, options.sourceTopic, {
         ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
       }, options.signal)
@@ -71,7 +73,10 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const timestamps = new TimestampSample()
     for (const records of source.byPartition.values()) for (const r of records) timestamps.add(r.timestamp)
     options.onProgress?.('measuring the source\'s ingest rate')
-    const ingestRate = await measureIngestRate(options, admin, records === 0 ? 0 : uncompressedBytes / records, options.rateEvidence.kind === 'topic' ? timestamps : undefined)
+    const bytesPerRecord = records === 0 ? 0 : uncompressedBytes / records
+    // A sample's rate is over the span it covers: the bytes per day then rest on the same records as its ratio.
+    const ingestRate = sampled !== null && options.rateEvidence.kind === 'topic' ? await sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, sampled.plan)
+      : await measureIngestRate(options, admin, bytesPerRecord, options.rateEvidence.kind === 'topic' ? timestamps : undefined)
     const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
     const uncompressedPerBatch = slots.map((s) => s.end - s.start + BATCH.HEADER_BYTES)
     const meanLingerUsedMs = meanWaitMs(batches)
@@ -121,7 +126,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
  * windows read 7% under the topic's ratio). The first batch opens at the window's first record, as a batch
  * opens at whichever record finds none open, so it is kept.
  */
-function windowBatches(partition: number, records: readonly SourceRecord[], settings: BatchingSettings): ProjectedBatch[] {
+export function windowBatches(partition: number, records: readonly SourceRecord[], settings: BatchingSettings): ProjectedBatch[] {
   const batches = rebatchPartition(partition, records, settings)
   return batches.length > 1 ? batches.slice(0, -1) : batches
 }

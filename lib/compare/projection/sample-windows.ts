@@ -7,16 +7,24 @@ import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
 import { isAbortMarker, readBatch, splitBatches } from '../../protocol/record-batch-reader.js'
 import type { SourceRecord } from './rebatch.js'
 import type { SourceRead } from './read-source.js'
+import type { SampleBudget } from './sweep-flags.js'
+
+const FETCH_BYTES = 1024 * 1024
+const MIN_FETCH_BYTES = 16 * 1024
 
 /** Where the sample came from: enough for a reader to judge how much of the topic it stands for. */
 export interface SamplingPlan {
-  /** Records asked for with --sample. */
-  readonly requestedRecords: number
+  /** Records asked for with --sample N; null when a size was asked for. */
+  readonly requestedRecords: number | null
+  /** Record bytes (key, value, headers) asked for with --sample 64MiB; null when records were asked for. */
+  readonly requestedBytes: number | null
   readonly windowsPerPartition: number
   readonly partitions: number
-  readonly windows: ReadonlyArray<{ readonly partition: number; readonly fromOffset: number; readonly records: number; readonly fromMs: number; readonly toMs: number }>
+  readonly windows: ReadonlyArray<{ readonly partition: number; readonly fromOffset: number; readonly records: number; readonly bytes: number; readonly fromMs: number; readonly toMs: number }>
   /** Records the topic held when sampled (end minus start offsets, every partition). */
   readonly topicRecords: number
+  /** Record bytes read, counted as --bytes counts them. */
+  readonly bytes: number
   /** Earliest and latest record timestamp in the sample: the time span it covers. */
   readonly fromMs: number
   readonly toMs: number
@@ -24,61 +32,120 @@ export interface SamplingPlan {
 
 export const DEFAULT_WINDOWS = 8
 
+/** One window's offsets: read from `from`, never at or past `until`, and at most `maxBytes` of records. */
+interface WindowRange {
+  readonly from: number
+  readonly until: number
+  readonly maxBytes: number
+}
+
 /**
- * Reads about `records` records as `windows` equal windows per partition, spread evenly over each partition's
- * retained offsets (and so over its time range), each partition's share in proportion to its size: a topic
- * whose traffic changed over time is sampled across the change, not at its oldest end.
+ * Reads about `budget` (records, or record bytes) as `windows` windows per partition, spread evenly over each
+ * partition's retained offsets (and so over its time range), each partition's share in proportion to its
+ * records: a topic whose traffic changed over time is sampled across the change, not at its oldest end.
  */
-export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, records: number, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
+export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
   const byPartition = new Map<number, SourceRecord[]>()
   const plan: Array<SamplingPlan['windows'][number]> = []
-  const read: Array<{ partition: number; records: SourceRecord[] }> = []
-  let bytes = 0
+  const read: Array<{ partition: number; records: SourceRecord[]; reachedOffset: number | null }> = []
+  const seen = { records: 0, bytes: 0 }
   for (const { partition, low, high } of offsets) {
-    const span = high - low
-    const share = topicRecords === 0 ? 0 : Math.min(span, Math.round((records * span) / topicRecords))
-    // A sample as large as the partition is the partition: one window, no overlaps.
-    const count = share >= span ? 1 : windows
-    const perWindow = share >= span ? span : Math.ceil(share / windows)
     const list: SourceRecord[] = []
     byPartition.set(partition, list)
-    for (let i = 0; i < count && perWindow > 0; i++) {
-      const from = Math.max(low, Math.min(high - perWindow, low + Math.floor(((i + 0.5) * span) / count - perWindow / 2)))
-      const fresh = await readRange(deps.cluster, topic, partition, from, Math.min(high, from + perWindow))
-      read.push({ partition, records: fresh.map((r) => r.record) })
-      for (const r of fresh) {
-        list.push(r.record)
-        bytes += (r.record.key?.length ?? 0) + (r.record.value?.length ?? 0) + r.record.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
+    // Placed one at a time: a byte-sized window is centred using the bytes per record read so far.
+    for (let i = 0; ; i++) {
+      const range = 'records' in budget ? recordWindow(budget.records, windows, i, { low, high, topicRecords }) : byteWindow(budget.bytes, windows, i, { low, high, topicRecords }, seen)
+      if (range === undefined) break
+      if (range.until <= range.from) continue
+      const { records, complete } = await readRange(deps.cluster, topic, partition, range)
+      const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
+      seen.records += records.length
+      seen.bytes += bytes
+      // A window that runs on from where the last one read to its end (a budget as large as the partition)
+      // continues one stretch of records, batched as one: no batch is cut at the seam.
+      const last = read[read.length - 1]
+      const stretch: (typeof read)[number] = last !== undefined && last.partition === partition && last.reachedOffset === range.from ? last : { partition, records: [], reachedOffset: null }
+      if (stretch !== last) read.push(stretch)
+      stretch.reachedOffset = complete ? range.until : null
+      let fromMs = Number.POSITIVE_INFINITY
+      let toMs = Number.NEGATIVE_INFINITY
+      for (const r of records) {
+        stretch.records.push(r)
+        list.push(r)
+        fromMs = Math.min(fromMs, r.timestamp)
+        toMs = Math.max(toMs, r.timestamp)
       }
-      const times = fresh.map((r) => r.record.timestamp)
-      plan.push({ partition, fromOffset: from, records: fresh.length, fromMs: Math.min(...times), toMs: Math.max(...times) })
+      plan.push({ partition, fromOffset: range.from, records: records.length, bytes, fromMs, toMs })
     }
   }
   const all = plan.filter((w) => w.records > 0)
-  const sampled = all.reduce((n, w) => n + w.records, 0)
   return {
-    byPartition, records: sampled, bytes, windows: read,
+    byPartition, records: seen.records, bytes: seen.bytes, windows: read.map(({ partition, records }) => ({ partition, records })),
     plan: {
-      requestedRecords: records, windowsPerPartition: windows, partitions: offsets.length, windows: all, topicRecords,
+      requestedRecords: 'records' in budget ? budget.records : null, requestedBytes: 'bytes' in budget ? budget.bytes : null,
+      windowsPerPartition: windows, partitions: offsets.length, windows: all, topicRecords, bytes: seen.bytes,
       fromMs: Math.min(...all.map((w) => w.fromMs)), toMs: Math.max(...all.map((w) => w.toMs))
     }
   }
 }
 
-/** Records of one partition in offsets [from, until), fetched from its leader; aborted transactions left out. */
-async function readRange(cluster: KafkajsCluster, topic: string, partition: number, from: number, until: number): Promise<Array<{ offset: number; record: SourceRecord }>> {
-  const out: Array<{ offset: number; record: SourceRecord }> = []
+interface PartitionSpan {
+  readonly low: number
+  readonly high: number
+  readonly topicRecords: number
+}
+
+/** Window i of a records budget, centred in its slot; a share as large as the partition is one window over all of it. */
+function recordWindow(records: number, windows: number, i: number, { low, high, topicRecords }: PartitionSpan): WindowRange | undefined {
+  const span = high - low
+  const share = topicRecords === 0 ? 0 : Math.min(span, Math.round((records * span) / topicRecords))
+  const count = share >= span ? 1 : windows
+  const perWindow = share >= span ? span : Math.ceil(share / windows)
+  if (i >= count || perWindow <= 0) return undefined
+  const from = Math.max(low, Math.min(high - perWindow, low + Math.floor(((i + 0.5) * span) / count - perWindow / 2)))
+  return { from, until: Math.min(high, from + perWindow), maxBytes: Number.POSITIVE_INFINITY }
+}
+
+/**
+ * Window i of a bytes budget: its slot is the i-th of `windows` equal stretches of offsets, and it reads from
+ * where its expected records centre it in the slot (by the bytes per record read so far; from the slot's start
+ * before any record is read) until its share of bytes, never past the slot. So a partition smaller than its
+ * share is read whole, its windows joined into one stretch.
+ */
+function byteWindow(bytes: number, windows: number, i: number, { low, high, topicRecords }: PartitionSpan, seen: { records: number; bytes: number }): WindowRange | undefined {
+  if (i >= windows) return undefined
+  const span = high - low
+  const perWindow = topicRecords === 0 ? 0 : (bytes * span) / topicRecords / windows
+  const start = low + Math.floor((i * span) / windows)
+  const until = low + Math.floor(((i + 1) * span) / windows)
+  const expected = seen.bytes === 0 ? until - start : perWindow / (seen.bytes / seen.records)
+  const from = Math.max(start, Math.min(until - 1, Math.floor((start + until) / 2 - expected / 2)))
+  return perWindow <= 0 ? { from, until: from, maxBytes: 0 } : { from, until, maxBytes: Math.ceil(perWindow) }
+}
+
+/** Key, value and header bytes: what --bytes and a byte-sized --sample count. */
+function recordBytes(r: SourceRecord): number {
+  return (r.key?.length ?? 0) + (r.value?.length ?? 0) + r.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
+}
+
+/**
+ * Records of one partition in offsets [from, until), fetched from its leader; aborted transactions left out.
+ * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
+ */
+async function readRange(cluster: KafkajsCluster, topic: string, partition: number, { from, until, maxBytes }: WindowRange): Promise<{ records: SourceRecord[]; complete: boolean }> {
+  const out: SourceRecord[] = []
+  let bytes = 0
   let at = from
-  while (at < until) {
+  while (at < until && bytes < maxBytes) {
     const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader
     if (leader === undefined || leader < 0) throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${topic}-${partition}`)
     const broker = await cluster.findBroker({ nodeId: leader })
     const { request, response } = fetchRequest({
       maxWaitMs: 100, minBytes: 1, maxBytes: 8 * 1024 * 1024, isolationLevel: ISOLATION.READ_COMMITTED,
-      partitions: [{ topic, partition, offset: at, maxBytes: 1024 * 1024 }]
+      partitions: [{ topic, partition, offset: at, maxBytes: Math.min(FETCH_BYTES, Math.max(MIN_FETCH_BYTES, maxBytes - bytes)) }]
     })
     const [result] = (await broker.connectionPool.send({ request, response })) as FetchedPartition[]
     if (result === undefined) break
@@ -86,14 +153,20 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
     const batches = splitBatches(result.records)
     if (batches.length === 0) break
     const aborted = new AbortedTransactions(result.abortedTransactions)
-    for (const bytes of batches) {
-      const batch = readBatch(bytes, { fromOffset: at })
+    for (const raw of batches) {
+      const batch = readBatch(raw, { fromOffset: at })
       const { isTransactional, isControl, producerId, lastOffset } = batch
-      if (!aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) }) && !isControl) {
-        for (const r of batch.records) if (r.offset < until) out.push({ offset: r.offset, record: { key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp } })
+      if (!aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(raw) }) && !isControl) {
+        for (const r of batch.records) {
+          if (r.offset >= until || bytes >= maxBytes) break
+          const record = { key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp }
+          out.push(record)
+          bytes += recordBytes(record)
+        }
       }
       at = Math.max(at, lastOffset + 1)
+      if (bytes >= maxBytes) break
     }
   }
-  return out
+  return { records: out, complete: at >= until && bytes < maxBytes }
 }

@@ -107,7 +107,7 @@ describe('defaultLevels', () => {
 
 describe('sweepBatchSizes', () => {
   it('shows bigger batches compress better with zstd: 1 MiB batches beat 16 KiB ones', () => {
-    const sizes = sweepBatchSizes(RECORDS, [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024])
+    const sizes = sweepBatchSizes((batchBytes) => buildBatches(RECORDS, batchBytes), [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024])
     assert.deepEqual(sizes.map((s) => s.batchBytes), [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024])
     const zstd = sizes.map((s) => s.ratios['zstd:3'] ?? Number.NaN)
     assert.ok(zstd[3]! > zstd[0]!, `zstd:3 at 1 MiB ${zstd[3]} vs 16 KiB ${zstd[0]}`)

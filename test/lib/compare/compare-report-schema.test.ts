@@ -58,7 +58,11 @@ describe('compare report JSON schema', () => {
     const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { required: string[]; definitions: Record<string, { required: string[] }> }
     const report = sampleReport()
     const keys = (o: object): string[] => Object.keys(o).sort()
-    assert.deepEqual([...schema.required].sort(), keys(report))
+    assert.deepEqual([...schema.required].sort(), keys(compareReportJson(report)))
+    const savings = compareReportJson(report).savingsVsNone
+    assert.deepEqual([...schema.definitions.savingsVsNone!.required].sort(), keys(savings))
+    const savingItem = (schema.definitions.savingsVsNone as unknown as { properties: { targets: { items: { required: string[] } } } }).properties.targets.items
+    assert.deepEqual([...savingItem.required].sort(), keys(savings.targets[0]!))
     assert.deepEqual([...schema.definitions.source!.required].sort(), keys(report.source))
     const rate = report.source.ingestRate
     assert.ok(isKnownRate(rate))

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { currentBaseline } from '../../../lib/compare/baseline.js'
+import type { KnownIngestRate } from '../../../lib/compare/ingest-rate.js'
 import { renderCompareTable } from '../../../lib/report/compare-table.js'
-import { sampleReport, SAMPLE_TARGETS, target } from '../compare/sample-report.js'
+import { formatLargeBytes } from '../../../lib/report/table.js'
+import { sampleReport, sampleScan, SAMPLE_TARGETS, target } from '../compare/sample-report.js'
 
 describe('renderCompareTable', () => {
   const text = renderCompareTable(sampleReport())
@@ -20,9 +23,9 @@ describe('renderCompareTable', () => {
 
   it('ends with the recommendation, its reason and the saving per day in human units', () => {
     assert.match(text, /\nrecommendation: zstd:3 \(best-ratio-per-cpu\)\n {2}zstd:3 is the knee/)
-    // 123456789012 bytes is 114.98 GiB.
-    assert.match(text, /bytes\/day saved vs none: 114\.98GiB\/day \(replication factor 3 \+ 2 consumers\)/)
-    assert.match(text, /bytes saved per GiB of input vs none: 4\.50GiB \(replication factor 3 \+ 2 consumers\)/)
+    // 2.34375 GiB/day of input, zstd:3 saving 90% of it: x3 replicas on disk, x2 consumer groups in fetch traffic.
+    assert.match(text, /bytes\/day saved vs none: 6\.33GiB on disk \(x3 replicas\) \+ 4\.22GiB of fetch traffic \(x2 consumer groups\) = 10\.55GiB\/day\n/)
+    assert.match(text, /bytes saved per GiB of input vs none: 2\.70GiB on disk \(x3 replicas\) \+ 1\.80GiB of fetch traffic \(x2 consumer groups\) = 4\.50GiB$/)
   })
 
   it('says which rate and window the daily saving rests on, or that the rate is unknown and why', () => {
@@ -35,7 +38,7 @@ describe('renderCompareTable', () => {
     })
     assert.match(unknown, /ingest rate: unknown \(no line timestamps to measure a rate from\)/)
     assert.match(unknown, /bytes\/day saved: unknown \(no trustworthy ingest rate/)
-    assert.match(unknown, /bytes saved per GiB of input vs none: 4\.50GiB/)
+    assert.match(unknown, /bytes saved per GiB of input vs none: 2\.70GiB on disk \(x3 replicas\) \+ 1\.80GiB of fetch traffic/)
   })
 
   it('says so when no target qualifies, or when there is no none target to measure savings against', () => {
@@ -51,7 +54,35 @@ describe('renderCompareTable', () => {
   })
 
   it('shows large daily savings in TiB rather than thousands of GiB', () => {
-    const big = { ...sampleReport(), recommendation: { ...sampleReport().recommendation!, bytesPerDaySaved: 5 * 1024 ** 4 } }
-    assert.match(renderCompareTable(big), /5\.00TiB\/day/)
+    const report = sampleReport()
+    const rate = report.source.ingestRate as KnownIngestRate
+    // zstd:3 saves 90% of the input, counted 3 + 2 times: 5 TiB a day.
+    const big = { ...report, source: { ...report.source, ingestRate: { ...rate, bytesPerSecond: (5 * 1024 ** 4) / 86_400 / 0.9 / 5 } } }
+    assert.match(renderCompareTable(big), /= 5\.00TiB\/day\n/)
+  })
+
+  it('has a savings table: per target, bytes saved against none on disk (x replicas) and in fetch traffic (x consumer groups) apart', () => {
+    assert.match(text, /\nbytes saved per day at the ingest rate \(2\.34GiB\/day uncompressed\), on disk across every replica and in fetch traffic once per consumer group:\n/)
+    assert.match(text, /\ntarget +disk bytes\/day saved vs none \(x3 replicas\) +fetch bytes\/day saved vs none \(x2 consumer groups\)\n/)
+    assert.match(text, /\nnone +0B +0B\n/)
+    assert.match(text, /\nzstd:3 +6\.33GiB +4\.22GiB\n/)
+    assert.match(text, /\nlz4:1 +5\.63GiB +3\.75GiB\n/)
+
+    const report = sampleReport()
+    const unknown = renderCompareTable({ ...report, source: { ...report.source, ingestRate: { unknown: 'no line timestamps to measure a rate from' } } })
+    assert.match(unknown, /\nbytes saved per GiB of input \(no trustworthy ingest rate\)/)
+    assert.match(unknown, /\ntarget +disk bytes\/GiB of input saved vs none \(x3 replicas\) +fetch bytes\/GiB of input saved vs none \(x2 consumer groups\)\n/)
+    assert.match(unknown, /\nzstd:3 +2\.70GiB +1\.80GiB\n/)
+
+    const context = {
+      targets: report.targets, recommendation: report.recommendation, ingestRate: report.source.ingestRate, uncompressedBytesPerRecord: 262.144,
+      replicationFactor: 3, consumers: 2, lingerMs: 100, batchSizeBytes: 1_048_576
+    }
+    const current = currentBaseline(sampleScan({ codec: 'lz4', batches: 20_000, batchBytes: 2048, records: 20 }), context)
+    const saving = current?.savings.find((x) => x.target === 'zstd:3')
+    assert.ok(saving?.storedBytesPerDaySaved != null && saving.fetchBytesPerDaySaved != null)
+    const withCurrent = renderCompareTable({ ...report, current })
+    assert.match(withCurrent, / +disk bytes\/day saved vs current \(x3 replicas\) +fetch bytes\/day saved vs current \(x2 consumer groups\)\n/)
+    assert.match(withCurrent, new RegExp(`\\nzstd:3 +6\\.33GiB +4\\.22GiB +${formatLargeBytes(saving.storedBytesPerDaySaved).replace('.', '\\.')} +${formatLargeBytes(saving.fetchBytesPerDaySaved).replace('.', '\\.')}\\n`))
   })
 })
