@@ -1,24 +1,39 @@
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { spawn, execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, runChild, table, writeJson, type ChildRun } from './lib/harness.js'
 import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
 import { corpusLines } from '../test/helpers/corpus.js'
 import { FIXTURES } from './parse.js'
+import { BATCH_BYTES, LINGER_MS } from './producer.js'
 
 /**
  * What a user runs, end to end: `squeeze produce --source file` on each format's corpus file replayed to
- * BENCH_E2E_LINES lines (parse, encode, batch, compress, acknowledged), next to `kcat -P -l` shipping the same
- * file as raw lines to the same broker with the same codec, linger.ms and batch.size: no parsing, the upper bound.
- *   node dist/bench/end-to-end.js [out.json]      Env: BENCH_RUNS (3), BENCH_E2E_LINES (200000), KAFKA_BROKERS
- * Lines/s = lines / wall of the whole process (start-up and final flush included, for both); CPU s per GB of the
- * file; peak RSS; stored ratio = file bytes / bytes on the broker's disk. Medians of BENCH_RUNS, with min-max.
+ * BENCH_E2E_LINES lines (parse, encode, batch, compress, acknowledged), next to the log shipper people already
+ * run, rsyslog (`imfile` -> `omkafka`, librdkafka inside), and `kcat -P -l`, both shipping the same file as raw
+ * lines to the same broker with the same codec, linger.ms and batch.size: kcat, with no parsing, is the upper bound.
+ *   node dist/bench/end-to-end.js [out.json]      (or `bash scripts/bench.sh e2e`)
+ * Env: BENCH_RUNS (3), BENCH_E2E_LINES (200000), BENCH_E2E_CODEC (zstd:3), BENCH_E2E_KINDS (all: http,journald,...),
+ * KAFKA_BROKERS.
+ * Lines/s = lines / wall from spawn until the last line is acknowledged: squeeze and kcat exit then, so it is
+ * their whole process (start-up and final flush included); rsyslogd never exits, so it is spawn until the
+ * topic's offsets count every line. CPU s per GB of the file: the whole process's user+system CPU (GNU time;
+ * rsyslogd's from /proc at that moment); peak RSS likewise; stored ratio = file bytes / bytes on the broker's
+ * disk. Medians of BENCH_RUNS, with min-max.
  */
 const CLI = fileURLToPath(new URL('../services/cli/main.js', import.meta.url))
 const CODEC = process.env['BENCH_E2E_CODEC'] ?? 'zstd:3'
-const LINGER_MS = 100
-const BATCH_BYTES = 1_048_576
+const RSYSLOGD = '/usr/sbin/rsyslogd'
+/** How often the topic's offsets are read while rsyslogd ships: a few % of a run, at the rates seen here. */
+const RSYSLOG_POLL_MS = 20
+/** No new line in the topic for this long: rsyslogd is not shipping (an action suspended, a broker refusing). */
+const RSYSLOG_STALL_MS = 60_000
+
+export const E2E_PEERS = ['squeeze', 'rsyslog', 'kcat'] as const
+export type EndToEndPeer = (typeof E2E_PEERS)[number]
 
 interface Input {
   readonly kind: string
@@ -34,9 +49,11 @@ interface Sample {
   readonly storedRatio: number
 }
 
-interface Row {
+export interface EndToEndRow {
   readonly kind: string
-  readonly peer: 'squeeze' | 'kcat'
+  readonly peer: EndToEndPeer
+  /** What its records hold: squeeze turns access-log lines into Cap'n Proto HTTP records; the rest are lines. */
+  readonly stores: string
   readonly lines: number
   readonly bytes: number
   readonly median: Sample
@@ -44,9 +61,16 @@ interface Row {
   readonly max: Sample
 }
 
-const log = (s: string): void => {
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
+export interface EndToEndResult {
+  readonly lines: number
+  readonly codec: string
+  readonly runs: number
+  /** 1-minute load average when the section started and ended (2 cores: above 2 the peers queue for CPU). */
+  readonly load: { readonly start: number; readonly end: number }
+  readonly rows: EndToEndRow[]
 }
+
+type Measured = Pick<ChildRun, 'wallSeconds' | 'cpuSeconds' | 'maxRssMb'>
 
 /** The corpus file of `kind` replayed in order until `lines` lines. */
 function writeInput(dir: string, kind: string, file: string, lines: number): Input {
@@ -57,68 +81,194 @@ function writeInput(dir: string, kind: string, file: string, lines: number): Inp
   return { kind, path, lines, bytes: statSync(path).size }
 }
 
+/** librdkafka's names for the codec and level, for kcat and omkafka alike. */
+function librdkafkaCompression(): { codec: string; level: string } {
+  const [codec, level] = CODEC.split(':')
+  return { codec: codec as string, level: level ?? '-1' }
+}
+
+/** The producer settings every librdkafka peer gets, the same as squeeze's defaults and -X flags here. */
+function librdkafkaSettings(): string[] {
+  return [`linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'batch.num.messages=1000000', 'enable.idempotence=true', `compression.codec=${librdkafkaCompression().codec}`]
+}
+
 function squeezeArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
   return [CLI, 'produce', '--brokers', kafka.brokers, '--topic', topic, '--kind', input.kind, '--source', 'file', '--file', input.path,
     '--codec', CODEC, '-X', `linger.ms=${LINGER_MS}`, '-X', `batch.size=${BATCH_BYTES}`]
 }
 
 function kcatArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
-  const [codec, level] = CODEC.split(':')
-  return ['-P', '-b', kafka.brokers, '-t', topic, '-z', codec as string, '-X', `compression.level=${level ?? -1}`, '-X', `linger.ms=${LINGER_MS}`,
-    '-X', `batch.size=${BATCH_BYTES}`, '-X', 'batch.num.messages=1000000', '-X', 'enable.idempotence=true', '-l', input.path]
+  const settings = [...librdkafkaSettings(), `compression.level=${librdkafkaCompression().level}`]
+  return ['-P', '-b', kafka.brokers, '-t', topic, ...settings.flatMap((s) => ['-X', s]), '-l', input.path]
 }
 
-async function sample(kafka: BenchKafka, input: Input, peer: Row['peer'], round: number): Promise<Sample> {
+/**
+ * rsyslogd's own configuration: no system inputs (no /dev/log, no kernel log), only `imfile` reading the file
+ * from its start into `omkafka`, each line's text as the record value (no syslog header, no newline), the
+ * librdkafka settings in confParam and the level, a topic setting, in topicConfParam; keyless records go to
+ * librdkafka's partitioner (partitions.auto), as kcat's do.
+ */
+function rsyslogConfig(work: string, input: Input, brokers: string, topic: string): string {
+  const list = (values: readonly string[]): string => `[${values.map((v) => `"${v}"`).join(', ')}]`
+  return `global(workDirectory="${work}" parser.escapeControlCharactersOnReceive="off")
+module(load="imfile" mode="inotify")
+module(load="omkafka")
+template(name="line" type="string" string="%rawmsg%")
+input(type="imfile" file="${input.path}" tag="bench" ruleset="ship" freshStartTail="off")
+ruleset(name="ship") {
+  action(type="omkafka" broker=${list(brokers.split(','))} topic="${topic}" template="line" partitions.auto="on"
+         confParam=${list(librdkafkaSettings())}
+         topicConfParam=${list([`compression.level=${librdkafkaCompression().level}`])})
+}
+`
+}
+
+let clockTicks: number | undefined
+
+/** User+system CPU seconds and peak RSS of a running process, from /proc (all its threads). */
+function procUsage(pid: number): { cpuSeconds: number; maxRssMb: number } {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name, which is in parentheses: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const ticks = Number(fields[14 - 3]) + Number(fields[15 - 3])
+  const hwmKb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+  return { cpuSeconds: ticks / clockTicks, maxRssMb: hwmKb / 1024 }
+}
+
+/** A foreground rsyslogd with its own config, pid file and work directory, until every line is in the topic. */
+async function rsyslogRun(kafka: BenchKafka, input: Input, topic: string, dir: string): Promise<Measured> {
+  const home = mkdtempSync(join(dir, 'rsyslog-'))
+  const work = join(home, 'work')
+  mkdirSync(work)
+  const conf = join(home, 'rsyslog.conf')
+  writeFileSync(conf, rsyslogConfig(work, input, kafka.brokers, topic))
+  const spawnedAt = process.hrtime.bigint()
+  const child = spawn(RSYSLOGD, ['-n', '-f', conf, '-i', join(home, 'rsyslogd.pid')], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString('utf8') })
+  let exit: number | null | undefined
+  const exited = new Promise<void>((resolve) => child.on('close', (code) => { exit = code; resolve() }))
+  const failure = (why: string): Error => new Error(`rsyslogd ${input.kind}: ${why}; stderr tail:\n${stderr.trimEnd().split('\n').slice(-15).join('\n')}`)
+  try {
+    let last = -1
+    let progressAt = Date.now()
+    for (;;) {
+      const count = await kafka.recordCount(topic)
+      if (count >= input.lines) {
+        const wallSeconds = Number(process.hrtime.bigint() - spawnedAt) / 1e9
+        if (count !== input.lines) throw failure(`${count} records for ${input.lines} lines`)
+        return { wallSeconds, ...procUsage(child.pid as number) }
+      }
+      if (exit !== undefined) throw failure(`exited ${exit} with ${count} of ${input.lines} lines in the topic`)
+      if (count !== last) {
+        last = count
+        progressAt = Date.now()
+      } else if (Date.now() - progressAt > RSYSLOG_STALL_MS) {
+        throw failure(`stuck at ${count} of ${input.lines} lines in the topic for ${RSYSLOG_STALL_MS / 1000} s`)
+      }
+      await sleep(RSYSLOG_POLL_MS)
+    }
+  } finally {
+    if (exit === undefined) child.kill('SIGTERM')
+    await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))])
+    rmSync(home, { recursive: true, force: true })
+  }
+}
+
+async function sample(kafka: BenchKafka, input: Input, peer: EndToEndPeer, round: number, dir: string): Promise<Sample> {
   const topic = await kafka.createTopic(`bench-e2e-${peer}-${input.kind}-${round}-${Date.now()}`, PARTITIONS)
-  const run: ChildRun = peer === 'squeeze'
+  const run: Measured = peer === 'squeeze'
     ? must(await runChild(process.execPath, squeezeArgs(kafka, topic, input), { timeoutMs: 600_000 }), `squeeze produce ${input.kind}`)
-    : must(await runChild('kcat', kcatArgs(kafka, topic, input), { timeoutMs: 600_000 }), `kcat -P ${input.kind}`)
+    : peer === 'kcat'
+      ? must(await runChild('kcat', kcatArgs(kafka, topic, input), { timeoutMs: 600_000 }), `kcat -P ${input.kind}`)
+      : await rsyslogRun(kafka, input, topic, dir)
   const stored = await kafka.storedBytes(topic)
   return { linesPerSecond: input.lines / run.wallSeconds, cpuSecondsPerGb: run.cpuSeconds / gb(input.bytes), maxRssMb: run.maxRssMb, storedRatio: ratio(input.bytes, stored) }
 }
 
-function summarise(samples: readonly Sample[], pick: (s: Sample) => number, how: (values: number[]) => number): number {
-  return how(samples.map(pick))
+function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndToEndRow {
+  const at = (how: (values: number[]) => number): Sample => ({
+    linesPerSecond: how(samples.map((s) => s.linesPerSecond)),
+    cpuSecondsPerGb: how(samples.map((s) => s.cpuSecondsPerGb)),
+    maxRssMb: how(samples.map((s) => s.maxRssMb)),
+    storedRatio: how(samples.map((s) => s.storedRatio))
+  })
+  const stores = peer === 'squeeze' && input.kind === 'http' ? 'Cap\'n Proto HTTP records' : peer === 'squeeze' ? 'lines (checked)' : 'lines'
+  return { kind: input.kind, peer, stores, lines: input.lines, bytes: input.bytes, median: at(median), min: at((v) => Math.min(...v)), max: at((v) => Math.max(...v)) }
 }
 
-function row(input: Input, peer: Row['peer'], samples: readonly Sample[]): Row {
-  const at = (how: (values: number[]) => number): Sample => ({
-    linesPerSecond: summarise(samples, (s) => s.linesPerSecond, how),
-    cpuSecondsPerGb: summarise(samples, (s) => s.cpuSecondsPerGb, how),
-    maxRssMb: summarise(samples, (s) => s.maxRssMb, how),
-    storedRatio: summarise(samples, (s) => s.storedRatio, how)
-  })
-  return { kind: input.kind, peer, lines: input.lines, bytes: input.bytes, median: at(median), min: at((v) => Math.min(...v)), max: at((v) => Math.max(...v)) }
+/**
+ * Fails now, not after the squeeze rows, when rsyslog cannot run: not installed (scripts/bench.sh installs the
+ * Debian packages), or the configuration does not load (`rsyslogd -N1`: a missing omkafka would otherwise only
+ * be logged, and the run would wait for lines that never come).
+ */
+function checkRsyslog(dir: string, input: Input, brokers: string): void {
+  if (!existsSync(RSYSLOGD)) throw new Error(`end-to-end bench: ${RSYSLOGD} is missing (apt-get install rsyslog rsyslog-kafka; scripts/bench.sh does)`)
+  const conf = join(dir, 'rsyslog-check.conf')
+  writeFileSync(conf, rsyslogConfig(dir, input, brokers, 'bench-e2e-check'))
+  try {
+    execFileSync(RSYSLOGD, ['-N1', '-f', conf], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (err) {
+    const out = err as { stdout?: string; stderr?: string }
+    throw new Error(`end-to-end bench: rsyslogd -N1 refuses its configuration:\n${out.stderr ?? ''}${out.stdout ?? ''}`)
+  }
+}
+
+/** Every format's file through squeeze, rsyslog and kcat, BENCH_RUNS rounds, peers interleaved per round. */
+export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: string) => void): Promise<EndToEndResult> {
+  const lines = envInt('BENCH_E2E_LINES', 200_000)
+  const runs = benchRuns()
+  const start = loadavg()[0] as number
+  const kinds = process.env['BENCH_E2E_KINDS']?.split(',')
+  const inputs = FIXTURES.filter(({ kind }) => kinds?.includes(kind) ?? true).map(({ kind, file }) => writeInput(dir, kind, file, lines))
+  checkRsyslog(dir, inputs[0] as Input, kafka.brokers)
+  const samples = new Map<string, Sample[]>()
+  for (let round = 0; round < runs; round++) {
+    // Peers interleaved per round, so a load spike on the shared machine spreads over all of them.
+    for (const input of inputs) {
+      for (const peer of E2E_PEERS) {
+        log(`e2e round ${round + 1}/${runs}: ${peer} ${input.kind} (load ${loadavg()[0]?.toFixed(1)})`)
+        const key = `${peer} ${input.kind}`
+        samples.set(key, [...(samples.get(key) ?? []), await sample(kafka, input, peer, round, dir)])
+        await kafka.deleteCreatedTopics()
+      }
+    }
+  }
+  const rows = inputs.flatMap((input) => E2E_PEERS.map((peer) => row(input, peer, samples.get(`${peer} ${input.kind}`) ?? [])))
+  return { lines, codec: CODEC, runs, load: { start, end: loadavg()[0] as number }, rows }
+}
+
+/** squeeze's median lines/s over the peer's, per format. */
+export function versusPeer(rows: readonly EndToEndRow[], kind: string, peer: EndToEndPeer): number {
+  const rate = (p: EndToEndPeer): number => rows.find((r) => r.peer === p && r.kind === kind)?.median.linesPerSecond ?? NaN
+  return ratio(rate('squeeze'), rate(peer))
+}
+
+export function endToEndTitle(result: EndToEndResult): string {
+  return `End to end, ${result.lines} lines per file, ${result.codec}, medians of ${result.runs} (load average ${result.load.start.toFixed(1)} -> ${result.load.end.toFixed(1)} on the 2 cores)`
+}
+
+export function endToEndTable(result: EndToEndResult): string {
+  const spread = (r: EndToEndRow): string => `${fmt(r.min.linesPerSecond / 1000)}-${fmt(r.max.linesPerSecond / 1000)}`
+  return table(
+    ['format', 'peer', 'stores', 'MB', 'k lines/s', 'min-max', 'CPU s/GB', 'min-max', 'peak RSS MB', 'stored ratio', 'vs rsyslog', 'vs kcat'],
+    result.rows.map((r) => [r.kind, r.peer, r.stores, fmt(r.bytes / 1e6, 1), fmt(r.median.linesPerSecond / 1000), spread(r), fmt(r.median.cpuSecondsPerGb, 1),
+      `${fmt(r.min.cpuSecondsPerGb, 1)}-${fmt(r.max.cpuSecondsPerGb, 1)}`, fmt(r.median.maxRssMb), fmt(r.median.storedRatio, 2),
+      r.peer === 'squeeze' ? fmtRatio(versusPeer(result.rows, r.kind, 'rsyslog')) : '', r.peer === 'squeeze' ? fmtRatio(versusPeer(result.rows, r.kind, 'kcat')) : ''])
+  )
 }
 
 async function main(): Promise<void> {
-  const lines = envInt('BENCH_E2E_LINES', 200_000)
-  const runs = benchRuns()
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-e2e-'))
   const kafka = await openBenchKafka()
+  const log = (s: string): void => {
+    process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
+  }
   try {
-    const inputs = FIXTURES.map(({ kind, file }) => writeInput(dir, kind, file, lines))
-    const samples = new Map<string, Sample[]>()
-    for (let round = 0; round < runs; round++) {
-      // Peers interleaved per round, so a load spike on the shared machine spreads over all of them.
-      for (const input of inputs) {
-        for (const peer of ['squeeze', 'kcat'] as const) {
-          log(`round ${round + 1}/${runs}: ${peer} ${input.kind}`)
-          const key = `${peer} ${input.kind}`
-          samples.set(key, [...(samples.get(key) ?? []), await sample(kafka, input, peer, round)])
-          await kafka.deleteCreatedTopics()
-        }
-      }
-    }
-    const rows = inputs.flatMap((input) => (['squeeze', 'kcat'] as const).map((peer) => row(input, peer, samples.get(`${peer} ${input.kind}`) ?? [])))
-    const kcatRate = (kind: string): number => rows.find((r) => r.peer === 'kcat' && r.kind === kind)?.median.linesPerSecond ?? NaN
-    const spread = (r: Row): string => `${fmt(r.min.linesPerSecond / 1000)}-${fmt(r.max.linesPerSecond / 1000)}`
-    process.stdout.write(`\n## End to end, ${lines} lines per file, ${CODEC}, medians of ${runs}\n\n${table(
-      ['format', 'peer', 'MB', 'k lines/s', 'min-max', 'CPU s/GB', 'peak RSS MB', 'stored ratio', 'vs kcat'],
-      rows.map((r) => [r.kind, r.peer, fmt(r.bytes / 1e6, 1), fmt(r.median.linesPerSecond / 1000), spread(r), fmt(r.median.cpuSecondsPerGb, 1), fmt(r.median.maxRssMb), fmt(r.median.storedRatio, 2),
-        r.peer === 'squeeze' ? fmtRatio(r.median.linesPerSecond / kcatRate(r.kind)) : ''])
-    )}\n`)
-    writeJson(process.argv[2] ?? 'bench-end-to-end.json', { lines, codec: CODEC, runs, rows })
+    const result = await endToEndBench(kafka, dir, log)
+    process.stdout.write(`\n## ${endToEndTitle(result)}\n\n${endToEndTable(result)}\n`)
+    writeJson(process.argv[2] ?? 'bench-end-to-end.json', result)
   } finally {
     await kafka.deleteCreatedTopics().catch(() => undefined)
     await kafka.close()
@@ -126,4 +276,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main()
+if (import.meta.url === `file://${process.argv[1]}`) await main()

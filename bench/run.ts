@@ -5,17 +5,19 @@ import { fileURLToPath } from 'node:url'
 import { ceilingFor, ceilingTable, codecCeiling, type CeilingRow } from './codec-ceiling.js'
 import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, type CopierRow } from './copier.js'
+import { endToEndBench, endToEndTable, endToEndTitle, versusPeer, type EndToEndResult } from './end-to-end.js'
 import { benchRuns, envInt, median, must, ratio, runChild, writeJson } from './lib/harness.js'
 import { readLengthPrefixed, writeInputs, type InputFiles } from './lib/inputs.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
+import { FIXTURES, generatorRecordsPerSecond, linesPerSecond } from './parse.js'
 import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, type ProducerRow } from './producer.js'
 
 /**
  * Every benchmark in one run on one broker and the same inputs:
- *   node dist/bench/run.js [ceiling] [producer] [consumer] [copier] [decode]   (default: all)
+ *   node dist/bench/run.js [ceiling] [producer] [consumer] [copier] [decode] [parse] [e2e]   (default: all)
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
- * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), KAFKA_BROKERS (else the embedded broker).
+ * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), BENCH_E2E_LINES (200000), KAFKA_BROKERS (else the embedded broker).
  * Prints each table and writes bench-<section>.json plus bench-summary.json (targets met or missed).
  */
 
@@ -45,7 +47,26 @@ async function httpDecodeRatio(): Promise<{ ratio: number; runs: number[] }> {
   return { ratio: median(ratios), runs: ratios }
 }
 
-function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<string, number>, ceilings: readonly CeilingRow[], consumer: readonly ConsumerRow[], copier: CopierRow | undefined, decode: number | undefined): Target[] {
+interface ParseRates {
+  readonly linesPerSecond: Readonly<Record<string, number>>
+  readonly generatorRecordsPerSecond: number
+}
+
+/** Issue 16's parse figures: lines per CPU second of each format's encodeLine, and the http generator's records. */
+function parseRates(): ParseRates {
+  return {
+    linesPerSecond: Object.fromEntries(FIXTURES.map(({ kind, file }) => [kind, linesPerSecond(kind, file)])),
+    generatorRecordsPerSecond: generatorRecordsPerSecond('http')
+  }
+}
+
+function parseTable(rates: ParseRates): string {
+  const rows = Object.entries(rates.linesPerSecond).map(([kind, rate]) => `| ${kind} encodeLine | ${rate.toLocaleString('en-US')} |`)
+  return ['| lines or records per CPU second (best of 5 passes) | |', '|---|---|', ...rows, `| http generator | ${rates.generatorRecordsPerSecond.toLocaleString('en-US')} |`].join('\n')
+}
+
+function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<string, number>, ceilings: readonly CeilingRow[], consumer: readonly ConsumerRow[], copier: CopierRow | undefined, decode: number | undefined,
+  parse: ParseRates | undefined, e2e: EndToEndResult | undefined): Target[] {
   const targets: Target[] = []
   const add = (name: string, value: number, threshold: string, met: boolean): void => {
     targets.push({ name, value, threshold, met: Number.isFinite(value) && met })
@@ -73,11 +94,24 @@ function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<stri
   }
   if (copier !== undefined) add('copier peak RSS MB (6 targets)', copier.maxRssMb, '<= 300', copier.maxRssMb <= 300)
   if (decode !== undefined) add('Cap\'n Proto HTTP decode vs JSON.parse records/s', decode, '>= 1.0x', decode >= 1.0)
+  if (parse !== undefined) {
+    for (const [kind, rate] of Object.entries(parse.linesPerSecond)) add(`${kind} encodeLine lines per CPU s (k)`, rate / 1000, '>= 300', rate >= 300_000)
+    add('http generator records per CPU s (k)', parse.generatorRecordsPerSecond / 1000, '>= 500', parse.generatorRecordsPerSecond >= 500_000)
+  }
+  if (e2e !== undefined) {
+    for (const r of e2e.rows.filter((x) => x.peer === 'squeeze')) {
+      const rsyslog = versusPeer(e2e.rows, r.kind, 'rsyslog')
+      const kcat = versusPeer(e2e.rows, r.kind, 'kcat')
+      if (r.kind === 'http' || r.kind === 'syslog') add(`end to end lines/s vs rsyslog+omkafka (${r.kind} ${e2e.codec})`, rsyslog, '>= 1.0x', rsyslog >= 1.0)
+      add(`end to end lines/s vs kcat -P -l (${r.kind} ${e2e.codec})`, kcat, '>= 0.5x', kcat >= 0.5)
+      add(`end to end peak RSS MB (${r.kind})`, r.median.maxRssMb, '<= 300', r.median.maxRssMb <= 300)
+    }
+  }
   return targets
 }
 
 async function main(): Promise<void> {
-  const all = ['ceiling', 'producer', 'consumer', 'copier', 'decode']
+  const all = ['ceiling', 'producer', 'consumer', 'copier', 'decode', 'parse', 'e2e']
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
   // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
@@ -97,6 +131,8 @@ async function main(): Promise<void> {
   let consumer: ConsumerRow[] = []
   let copier: CopierRow | undefined
   let decode: { ratio: number; runs: number[] } | undefined
+  let parse: ParseRates | undefined
+  let e2e: EndToEndResult | undefined
   const javaRatios = new Map<string, number>()
   try {
     if (wanted.has('ceiling') || wanted.has('producer')) {
@@ -104,7 +140,12 @@ async function main(): Promise<void> {
       section('Codec ceiling (same batches, codec alone)', ceilingTable(ceilings))
       writeJson('bench-codec-ceiling.json', { meta, rows: ceilings })
     }
-    const needsBroker = ['producer', 'consumer', 'copier'].some((s) => wanted.has(s))
+    if (wanted.has('parse')) {
+      parse = parseRates()
+      section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
+      writeJson('bench-parse.json', { meta, ...parse })
+    }
+    const needsBroker = ['producer', 'consumer', 'copier', 'e2e'].some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
@@ -138,6 +179,11 @@ async function main(): Promise<void> {
           writeJson('bench-copier.json', { meta, row: copier })
         }
       }
+      if (kafka !== undefined && wanted.has('e2e')) {
+        e2e = await endToEndBench(kafka, dir, log)
+        section(endToEndTitle(e2e), endToEndTable(e2e))
+        writeJson('bench-end-to-end.json', { meta, ...e2e })
+      }
       await kafka?.deleteCreatedTopics()
     } finally {
       await kafka?.close()
@@ -146,8 +192,8 @@ async function main(): Promise<void> {
       decode = await httpDecodeRatio()
       section('HTTP decode (bench/http-decode.ts)', `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`)
     }
-    const targets = evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio)
-    section('Issue 6 targets', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
+    const targets = evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e)
+    section('Targets (issues 6 and 16)', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
     writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
     process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
   } finally {

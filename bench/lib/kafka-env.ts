@@ -1,5 +1,7 @@
 import type { Admin } from 'kafkajs'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
+import { isTransient } from '../../lib/errors.js'
+import { retry } from '../../lib/retry.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { javaBinary, javaClasspath, kafkaLog4jConfig } from '../../lib/embedded-broker/kafka-jars.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../../lib/kafka/connection.js'
@@ -16,6 +18,8 @@ export interface BenchKafka {
   createTopic(name: string, partitions: number): Promise<string>
   /** Bytes of the topic's log on the broker's disk (DescribeLogDirs), all partitions. */
   storedBytes(topic: string): Promise<number>
+  /** Records in the topic: the sum of its partitions' high minus low watermarks. */
+  recordCount(topic: string): Promise<number>
   /** Batches as stored: count, records and uncompressed bytes (read back with squeeze's reader, untimed). */
   batchShape(topic: string): Promise<{ batches: number; records: number; uncompressedBytes: number }>
   deleteCreatedTopics(): Promise<void>
@@ -56,6 +60,11 @@ export async function openBenchKafka(): Promise<BenchKafka> {
       const sizes = await describeLogDirs(cluster, [topic])
       return sizes.reduce((sum, s) => sum + s.sizeBytes, 0)
     }),
+    async recordCount(topic) {
+      // A topic created a moment ago may answer NOT_LEADER until its leader is known everywhere.
+      const offsets = await retry(() => admin.fetchTopicOffsets(topic), { retries: 10, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: isTransient })
+      return offsets.reduce((sum, o) => sum + Number(o.high) - Number(o.low), 0)
+    },
     batchShape: (topic) => withCluster(async (cluster) => {
       const shape = { batches: 0, records: 0, uncompressedBytes: 0 }
       const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], verifyCrc: false }, { cluster, admin, log })

@@ -1,4 +1,5 @@
-import capnp from 'capnp-ts'
+import { createRequire } from 'node:module'
+import type CapnpTs from 'capnp-ts'
 
 /**
  * The HttpRequest record of http-request.capnp, defined once in HTTP_REQUEST_SCHEMA below: the fast writer
@@ -104,14 +105,38 @@ export function enumName<T extends string>(names: readonly T[], wire: number): T
   return names[wire] ?? (names[0] as T)
 }
 
-export class HttpRequest extends capnp.Struct {
-  static override readonly _capnp = {
-    displayName: 'HttpRequest',
-    id: 'ca1a0c389748766b',
-    size: new capnp.ObjectSize(HTTP_REQUEST_DATA_BYTES, HTTP_REQUEST_POINTERS)
-  }
+type Capnp = typeof CapnpTs
 
-  override toString(): string { return 'HttpRequest_' + super.toString() }
+interface Reference {
+  readonly capnp: Capnp
+  readonly HttpRequest: ReturnType<typeof httpRequestStruct>
+}
+
+function httpRequestStruct(capnp: Capnp) {
+  return class HttpRequest extends capnp.Struct {
+    static override readonly _capnp = {
+      displayName: 'HttpRequest',
+      id: 'ca1a0c389748766b',
+      size: new capnp.ObjectSize(HTTP_REQUEST_DATA_BYTES, HTTP_REQUEST_POINTERS)
+    }
+
+    override toString(): string { return 'HttpRequest_' + super.toString() }
+  }
+}
+
+let reference: Reference | undefined
+
+/**
+ * capnp-ts and the struct class, loaded the first time the reference writer or reader runs: the services
+ * never write through it and read through it only for messages the fast reader does not handle, and its
+ * sixty-odd modules were a tenth of every command's start-up.
+ */
+function capnpTs(): Reference {
+  if (reference === undefined) {
+    const capnp = createRequire(import.meta.url)('capnp-ts') as Capnp
+    reference = { capnp, HttpRequest: httpRequestStruct(capnp) }
+  }
+  return reference
 }
 
 /**
@@ -119,6 +144,7 @@ export class HttpRequest extends capnp.Struct {
  * tests hold byte-identical to this one.
  */
 export function writeHttpRequestViaCapnpTs(f: HttpRequestFields): Buffer {
+  const { capnp, HttpRequest } = capnpTs()
   const message = new capnp.Message()
   const r = message.initRoot(HttpRequest)
   const values = f as unknown as Record<string, string | number | bigint>
@@ -142,6 +168,7 @@ export function writeHttpRequestViaCapnpTs(f: HttpRequestFields): Buffer {
  * fast reader, so tests cross-check the two. Callers must catch: capnp-ts throws plain Errors.
  */
 export function readHttpRequestViaCapnpTs(value: Uint8Array): HttpRequestFields {
+  const { capnp, HttpRequest } = capnpTs()
   const r = new capnp.Message(value, false).getRoot(HttpRequest)
   const fields = emptyHttpRequest()
   const values = fields as unknown as Record<string, string | number | bigint>

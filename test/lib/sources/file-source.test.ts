@@ -3,7 +3,7 @@ import { appendFileSync, closeSync, copyFileSync, mkdtempSync, openSync, renameS
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
-import { readFileLines, type FileSourceOptions } from '../../../lib/sources/file-source.js'
+import { readFileBatches, readFileLines, type FileSourceOptions } from '../../../lib/sources/file-source.js'
 
 function tempLog(): string {
   return join(mkdtempSync(join(tmpdir(), 'squeeze-follow-')), 'app.log')
@@ -36,6 +36,46 @@ function assertExactlyOnce(got: readonly string[], ...files: ReadonlyArray<reado
   assert.deepEqual([...got].sort(), files.flat().sort())
   for (const lines of files) assert.deepEqual(got.filter((l) => lines.includes(l)), lines)
 }
+
+/** Every line of `path` read once with reads of `readSizeBytes`, and how many batches they came in. */
+async function readOnce(path: string, readSizeBytes: number): Promise<{ lines: string[]; batches: number }> {
+  const lines: string[] = []
+  let batches = 0
+  for await (const batch of readFileBatches(path, { follow: false, readSizeBytes })) {
+    batches++
+    for (const item of batch) if (item.kind === 'line') lines.push(item.line)
+  }
+  return { lines, batches }
+}
+
+describe('file source (read once)', () => {
+  it('gives every line exactly as written whatever the read size: characters across reads, lines longer than a read, empty lines, CRLF, no final newline', async () => {
+    const long = `GET /${'x'.repeat(5000)}é`
+    const lines = ['naïve café', '', 'prix: 12 €', long, 'clef 𝄞 and 😀 emoji', 'windows line', '日本語のログ行', 'last, unterminated']
+    const path = tempLog()
+    writeFileSync(path, `${lines.slice(0, 5).join('\n')}\n${lines[5]}\r\n${lines[6]}\n${lines[7]}`)
+    for (const readSizeBytes of [1, 2, 3, 5, 7, 64, 4096, 1024 * 1024]) {
+      assert.deepEqual((await readOnce(path, readSizeBytes)).lines, lines, `read size ${readSizeBytes}`)
+    }
+  })
+
+  it('hands a large file over in batches of many lines, not a line at a time', async () => {
+    const path = tempLog()
+    const lines = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${'é'.repeat(i % 7)}`)
+    writeFileSync(path, `${lines.join('\n')}\n`)
+    const read = await readOnce(path, 64 * 1024)
+    assert.deepEqual(read.lines, lines)
+    assert.ok(read.batches < 20, `${read.batches} batches`)
+  })
+
+  it('a file that ends in a newline has no empty last line; an empty file has no lines', async () => {
+    const path = tempLog()
+    writeFileSync(path, 'a\nb\n')
+    assert.deepEqual((await readOnce(path, 3)).lines, ['a', 'b'])
+    writeFileSync(path, '')
+    assert.deepEqual((await readOnce(path, 3)).lines, [])
+  })
+})
 
 describe('file source (--follow)', () => {
   it('keeps multi-byte characters whole when they straddle a read boundary', async (t) => {
