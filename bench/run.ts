@@ -7,13 +7,14 @@ import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, type CopierRow } from './copier.js'
 import { benchRuns, envInt, median, must, ratio, runChild, writeJson } from './lib/harness.js'
 import { readLengthPrefixed, writeInputs, type InputFiles } from './lib/inputs.js'
+import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
 import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, type ProducerRow } from './producer.js'
 
 /**
  * Every benchmark in one run on one broker and the same inputs:
- *   node dist/bench/run.js [ceiling] [producer] [consumer] [copier] [decode]   (default: all)
+ *   node dist/bench/run.js [ceiling] [producer] [keeping-up] [consumer] [copier] [decode]   (default: all)
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
  * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), KAFKA_BROKERS (else the embedded broker).
  * Prints each table and writes bench-<section>.json plus bench-summary.json (targets met or missed).
@@ -77,7 +78,7 @@ function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<stri
 }
 
 async function main(): Promise<void> {
-  const all = ['ceiling', 'producer', 'consumer', 'copier', 'decode']
+  const all = ['ceiling', 'producer', 'keeping-up', 'consumer', 'copier', 'decode']
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
   // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
@@ -97,6 +98,7 @@ async function main(): Promise<void> {
   let consumer: ConsumerRow[] = []
   let copier: CopierRow | undefined
   let decode: { ratio: number; runs: number[] } | undefined
+  let keepingUp: KeepingUpResult | undefined
   const javaRatios = new Map<string, number>()
   try {
     if (wanted.has('ceiling') || wanted.has('producer')) {
@@ -104,7 +106,7 @@ async function main(): Promise<void> {
       section('Codec ceiling (same batches, codec alone)', ceilingTable(ceilings))
       writeJson('bench-codec-ceiling.json', { meta, rows: ceilings })
     }
-    const needsBroker = ['producer', 'consumer', 'copier'].some((s) => wanted.has(s))
+    const needsBroker = ['producer', 'keeping-up', 'consumer', 'copier'].some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
@@ -122,6 +124,11 @@ async function main(): Promise<void> {
           .map((r) => `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`)
         process.stdout.write(`squeeze compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}\n`)
         writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
+      }
+      if (kafka !== undefined && wanted.has('keeping-up')) {
+        keepingUp = await keepingUpBench(kafka, log)
+        section(`Keeping up (http, ${keepingUp.schedule} records/s for ${keepingUp.stepSeconds} s each; medians and min-max of ${benchRuns()} runs)`, keepingUpTable(keepingUp))
+        writeJson('bench-keeping-up.json', { meta, result: keepingUp })
       }
       if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier'))) {
         const http = inputs[1] as InputFiles
@@ -146,7 +153,7 @@ async function main(): Promise<void> {
       decode = await httpDecodeRatio()
       section('HTTP decode (bench/http-decode.ts)', `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`)
     }
-    const targets = evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio)
+    const targets = [...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio), ...(keepingUp === undefined ? [] : keepingUpTargets(keepingUp))]
     section('Issue 6 targets', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
     writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
     process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
