@@ -4,7 +4,13 @@ import type { CodecSpec } from '../../codecs/index.js'
 import { AdaptiveLevel, missedLinger } from '../../producer/adaptive-level.js'
 import { DEFAULT_PRODUCER_CONFIG } from '../../producer/config.js'
 import { BATCH } from '../../protocol/batch-layout.js'
-import type { BatchSlot } from './project-target.js'
+
+/** What the replay needs of a batch: its size (records section) and its closing time. */
+export interface ReplaySlot {
+  readonly start: number
+  readonly end: number
+  readonly maxTimestamp: number
+}
 
 /**
  * Batches close at their last record's time; each waits for the simulated thread, then takes the wall time its
@@ -22,10 +28,10 @@ export class AdaptiveReplay {
   private threadFreeAt = Number.NEGATIVE_INFINITY
   private lastDoneAt: number | null = null
 
-  constructor(spec: CodecSpec, private readonly slots: readonly BatchSlot[], private readonly lingerMs: number) {
-    this.order = slots.map((_, i) => i).sort((a, b) => (slots[a] as BatchSlot).maxTimestamp - (slots[b] as BatchSlot).maxTimestamp)
+  constructor(spec: CodecSpec, private readonly slots: readonly ReplaySlot[], private readonly lingerMs: number) {
+    this.order = slots.map((_, i) => i).sort((a, b) => (slots[a] as ReplaySlot).maxTimestamp - (slots[b] as ReplaySlot).maxTimestamp)
     this.levels = new Array<number>(slots.length).fill(0)
-    this.clock.ms = slots.length === 0 ? 0 : (slots[this.order[0] as number] as BatchSlot).maxTimestamp
+    this.clock.ms = slots.length === 0 ? 0 : (slots[this.order[0] as number] as ReplaySlot).maxTimestamp
     this.controller = new AdaptiveLevel(spec, { clock: this.clock })
   }
 
@@ -37,7 +43,7 @@ export class AdaptiveReplay {
   /** The batch at `position` in `order` was sealed with `spec` in `seconds`. */
   sealed(position: number, spec: CodecSpec, seconds: number): void {
     const index = this.order[position] as number
-    const slot = this.slots[index] as BatchSlot
+    const slot = this.slots[index] as ReplaySlot
     const level = spec.level as number
     this.levels[index] = level
     const bytes = BATCH.HEADER_BYTES + slot.end - slot.start
@@ -46,7 +52,7 @@ export class AdaptiveReplay {
     this.threadFreeAt = doneAt
     let queued = 0
     for (let k = position + 1; k < this.order.length; k++) {
-      const next = this.slots[this.order[k] as number] as BatchSlot
+      const next = this.slots[this.order[k] as number] as ReplaySlot
       if (next.maxTimestamp > doneAt) break
       queued += BATCH.HEADER_BYTES + next.end - next.start
     }

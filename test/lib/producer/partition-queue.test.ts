@@ -19,6 +19,6 @@ describe('partition queue', () => {
   it('starts a batch unsealed, unsent and unstamped', () => {
     const batch = newPendingBatch(5, 7, 1024, 42, NONE)
     assert.equal(isReady(batch), false)
-    assert.deepEqual({ ...batch }, { records: 5, firstIndex: 7, inFlight: false, sealed: null, closedAt: 42, reserved: 1024, attempts: 0, retryAt: 0, stampedGeneration: -1 })
+    assert.deepEqual({ ...batch }, { records: 5, firstIndex: 7, spec: NONE, inFlight: false, sealed: null, closedAt: 42, reserved: 1024, attempts: 0, retryAt: 0, stampedGeneration: -1 })
   })
 })
