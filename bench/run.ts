@@ -8,6 +8,7 @@ import { copierBench, copierTable, type CopierRow } from './copier.js'
 import { endToEndBench, endToEndTable, endToEndTitle, versusPeer, type EndToEndResult } from './end-to-end.js'
 import { benchRuns, envInt, median, must, ratio, runChild, writeJson } from './lib/harness.js'
 import { readLengthPrefixed, writeInputs, type InputFiles } from './lib/inputs.js'
+import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
 import { FIXTURES, generatorRecordsPerSecond, linesPerSecond } from './parse.js'
@@ -15,7 +16,7 @@ import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable,
 
 /**
  * Every benchmark in one run on one broker and the same inputs:
- *   node dist/bench/run.js [ceiling] [producer] [consumer] [copier] [decode] [parse] [e2e]   (default: all)
+ *   node dist/bench/run.js [ceiling] [producer] [keeping-up] [consumer] [copier] [decode] [parse] [e2e]   (default: all)
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
  * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), BENCH_E2E_LINES (200000), KAFKA_BROKERS (else the embedded broker).
  * Prints each table and writes bench-<section>.json plus bench-summary.json (targets met or missed).
@@ -111,7 +112,7 @@ function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<stri
 }
 
 async function main(): Promise<void> {
-  const all = ['ceiling', 'producer', 'consumer', 'copier', 'decode', 'parse', 'e2e']
+  const all = ['ceiling', 'producer', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e']
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
   // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
@@ -133,6 +134,7 @@ async function main(): Promise<void> {
   let decode: { ratio: number; runs: number[] } | undefined
   let parse: ParseRates | undefined
   let e2e: EndToEndResult | undefined
+  let keepingUp: KeepingUpResult | undefined
   const javaRatios = new Map<string, number>()
   try {
     if (wanted.has('ceiling') || wanted.has('producer')) {
@@ -145,7 +147,7 @@ async function main(): Promise<void> {
       section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
       writeJson('bench-parse.json', { meta, ...parse })
     }
-    const needsBroker = ['producer', 'consumer', 'copier', 'e2e'].some((s) => wanted.has(s))
+    const needsBroker = ['producer', 'keeping-up', 'consumer', 'copier', 'e2e'].some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
@@ -163,6 +165,11 @@ async function main(): Promise<void> {
           .map((r) => `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`)
         process.stdout.write(`squeeze compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}\n`)
         writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
+      }
+      if (kafka !== undefined && wanted.has('keeping-up')) {
+        keepingUp = await keepingUpBench(kafka, log)
+        section(`Keeping up (http, ${keepingUp.schedule} records/s for ${keepingUp.stepSeconds} s each; medians and min-max of ${benchRuns()} runs)`, keepingUpTable(keepingUp))
+        writeJson('bench-keeping-up.json', { meta, result: keepingUp })
       }
       if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier'))) {
         const http = inputs[1] as InputFiles
@@ -192,8 +199,8 @@ async function main(): Promise<void> {
       decode = await httpDecodeRatio()
       section('HTTP decode (bench/http-decode.ts)', `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`)
     }
-    const targets = evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e)
-    section('Targets (issues 6 and 16)', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
+    const targets = [...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e), ...(keepingUp === undefined ? [] : keepingUpTargets(keepingUp))]
+    section('Targets (issues 6, 14 and 16)', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
     writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
     process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
   } finally {

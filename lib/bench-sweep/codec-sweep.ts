@@ -1,4 +1,4 @@
-import { CODEC_NAMES, createCodec, formatCodecSpec, isCodecName, LEVEL_RANGES, parseCodecSpec, resolveCodecSpec, type Codec, type CodecName, type CodecSpec } from '../codecs/index.js'
+import { CODEC_NAMES, createCodec, formatCodecSpec, isAdaptive, isCodecName, LEVEL_RANGES, parseCodecSpec, resolveCodecSpec, type Codec, type CodecName, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { BATCH } from '../protocol/batch-layout.js'
 import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
@@ -84,7 +84,10 @@ export function parseCodecList(list: string | undefined, ultra: boolean): CodecS
   const specs: CodecSpec[] = []
   for (const item of items) {
     if (item.includes(':')) {
-      specs.push(parseCodecSpec(item))
+      const spec = parseCodecSpec(item)
+      // A sweep measures each level alone; which levels adaptive would pick depends on a producer's load.
+      if (isAdaptive(spec)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--codecs ${item}: the sweep measures fixed levels; name them (e.g. zstd:1,zstd:9), or compare zstd:adaptive with squeeze compare`)
+      specs.push(spec)
       continue
     }
     const name = item.toLowerCase()

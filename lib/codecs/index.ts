@@ -20,10 +20,34 @@ export const LEVEL_RANGES: Readonly<Partial<Record<CodecName, LevelRange>>> = {
   zstd: { min: -131072, max: 22, default: 3, configName: 'compression.zstd.level' }
 }
 
-/** A codec and level as the user names it: `zstd:3`, `gzip`, `none`. */
+/**
+ * A codec and level as the user names it: `zstd:3`, `gzip`, `none`, or `zstd:adaptive`, whose level the
+ * producer picks per batch (level null until then; see lib/producer/adaptive-level.ts).
+ */
 export interface CodecSpec {
   readonly codec: CodecName
   readonly level: number | null
+  readonly adaptive?: true
+}
+
+/** The levels an adaptive codec moves over by default: where the level changes the output (lz4's C library caps LZ4HC at 12). */
+export const ADAPTIVE_RANGES: Readonly<Partial<Record<CodecName, { readonly min: number; readonly max: number }>>> = {
+  gzip: { min: 1, max: 9 },
+  lz4: { min: 1, max: 12 },
+  zstd: { min: 1, max: 19 }
+}
+
+export function isAdaptive(spec: CodecSpec): boolean {
+  return spec.adaptive === true
+}
+
+/** `codec:adaptive`, for a codec whose level changes anything. */
+export function adaptiveCodecSpec(codec: string): CodecSpec {
+  const { codec: name } = resolveCodecSpec(codec)
+  if (ADAPTIVE_RANGES[name] === undefined) {
+    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `codec ${name} has no levels to adapt: adaptive works for ${Object.keys(ADAPTIVE_RANGES).join(', ')}`)
+  }
+  return { codec: name, level: null, adaptive: true }
 }
 
 export function isCodecName(name: string): name is CodecName {
@@ -66,19 +90,23 @@ export function parseCodecSpec(text: string): CodecSpec {
   if (colon === -1) return resolveCodecSpec(trimmed.toLowerCase())
   const name = trimmed.slice(0, colon).toLowerCase()
   const levelText = trimmed.slice(colon + 1)
+  if (levelText.toLowerCase() === 'adaptive') return adaptiveCodecSpec(name)
   const level = /^-?\d+$/.test(levelText) ? Number(levelText) : Number.NaN
   if (Number.isNaN(level)) {
     if (!isCodecName(name)) resolveCodecSpec(name)
-    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `invalid level "${levelText}" in "${text}": ${describeLevels(name as CodecName)}`)
+    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `invalid level "${levelText}" in "${text}": ${describeLevels(name as CodecName)}, or adaptive`)
   }
   return resolveCodecSpec(name, level)
 }
 
 export function formatCodecSpec(spec: CodecSpec): string {
+  if (isAdaptive(spec)) return `${spec.codec}:adaptive`
   return spec.level === null ? spec.codec : `${spec.codec}:${spec.level}`
 }
 
+/** A codec at one level: an adaptive spec must first be given its batch's level (createCodec would guess). */
 export function createCodec(spec: CodecSpec): Codec {
+  if (isAdaptive(spec)) throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `${formatCodecSpec(spec)} needs a level per batch; ask its AdaptiveLevel`)
   const { codec, level } = resolveCodecSpec(spec.codec, spec.level)
   switch (codec) {
     case 'none':

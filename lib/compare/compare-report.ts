@@ -44,6 +44,13 @@ export interface CompareTargetResult {
   readonly recompression: RecompressionVerdict
   /** Order-insensitive digest of every record (partition, key, value, headers, timestamp): equal across targets. */
   readonly digest: string
+  /** codec:adaptive only: each level used, lowest first, with its share of the uncompressed bytes. */
+  readonly levelMix?: readonly LevelShare[]
+}
+
+export interface LevelShare {
+  readonly level: number
+  readonly share: number
 }
 
 export interface CompareSource {

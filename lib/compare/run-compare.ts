@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Admin } from 'kafkajs'
-import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
+import { formatCodecSpec, isAdaptive, type CodecSpec } from '../codecs/index.js'
 import { Copier, type CopyTarget } from '../copier/copier.js'
 import { prepareDestinations } from '../copier/destinations.js'
 import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent } from '../consumer/partition-reader.js'
@@ -17,6 +17,7 @@ import { checkRecompression } from '../verify/recompression.js'
 import type { CompareReport, CompareSource, CompareTargetResult } from './compare-report.js'
 import { isKnownRate, rateFromSample, TimestampSample, type IngestRate } from './ingest-rate.js'
 import { currentBaseline } from './baseline.js'
+import { levelMix } from './level-mix.js'
 import { recommend } from './recommend.js'
 import { scanSourceBatches } from './source-batches.js'
 import { topicIngestRate } from './topic-rate.js'
@@ -256,7 +257,8 @@ function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement,
       batchesChecked: check.batchesChecked,
       batchesRewritten: check.batchesRewritten
     },
-    digest: createHash('sha256').update(digests.join('\n')).digest('hex')
+    digest: createHash('sha256').update(digests.join('\n')).digest('hex'),
+    ...(isAdaptive(spec) ? { levelMix: levelMix(acked) } : {})
   }
 }
 

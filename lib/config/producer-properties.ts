@@ -1,7 +1,8 @@
 import { z } from 'zod'
-import { LEVEL_RANGES, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
+import { isAdaptive, LEVEL_RANGES, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import { DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../producer/config.js'
+import { adaptiveRange } from '../producer/adaptive-level.js'
+import { DEFAULT_PRODUCER_CONFIG, type AdaptiveLevelSettings, type ProducerConfig } from '../producer/config.js'
 import { validateConfig } from './validate.js'
 
 const int = (min: number, max: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min).max(max)
@@ -21,6 +22,9 @@ const producerPropertiesSchema = z
     'retry.backoff.max.ms': int(0, 3_600_000),
     'max.in.flight.requests.per.connection': int(1, 5),
     'squeeze.compression.thread': z.enum(['true', 'false']),
+    'squeeze.compression.level.min': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
+    'squeeze.compression.level.max': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
+    'squeeze.compression.cpu.budget': z.coerce.number({ invalid_type_error: 'must be a number' }).positive('must be above 0 (CPU seconds per GiB)'),
     'compression.type': z.string(),
     'compression.gzip.level': int(LEVEL_RANGES.gzip?.min ?? 1, LEVEL_RANGES.gzip?.max ?? 9),
     'compression.lz4.level': z.coerce.number().int(),
@@ -83,10 +87,22 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
     maxInFlightPerPartition: props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
     compressionThread: props['squeeze.compression.thread'] === undefined ? serviceDefaults.compressionThread ?? DEFAULT_PRODUCER_CONFIG.compressionThread : props['squeeze.compression.thread'] === 'true',
-    codec: spec
+    codec: spec,
+    ...adaptiveSettings(props, spec)
   }
   if (config.bufferMemoryBytes < config.batchSizeBytes) {
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `buffer.memory (${config.bufferMemoryBytes}) must be at least batch.size (${config.batchSizeBytes})`)
   }
   return Object.freeze(config)
+}
+
+/** squeeze.compression.level.min/max and cpu.budget, for codec:adaptive (checked against the codec here, at start-up). */
+function adaptiveSettings(props: ProducerProperties, spec: CodecSpec): { adaptiveLevel?: AdaptiveLevelSettings } {
+  const settings: AdaptiveLevelSettings = {
+    ...(props['squeeze.compression.level.min'] === undefined ? {} : { min: props['squeeze.compression.level.min'] }),
+    ...(props['squeeze.compression.level.max'] === undefined ? {} : { max: props['squeeze.compression.level.max'] }),
+    ...(props['squeeze.compression.cpu.budget'] === undefined ? {} : { cpuBudgetSecondsPerGiB: props['squeeze.compression.cpu.budget'] })
+  }
+  if (isAdaptive(spec)) adaptiveRange(spec.codec, settings.min, settings.max)
+  return Object.keys(settings).length === 0 ? {} : { adaptiveLevel: Object.freeze(settings) }
 }

@@ -7,8 +7,18 @@ export interface BatchLabels {
   level: string
 }
 
+/** A topic's codec, for the adaptive level's figures (the level is the value, or its own label). */
+export interface TopicCodecLabels {
+  topic: string
+  codec: string
+}
+
 /** What the producer reports per batch; prom-client objects stay behind this interface. */
 export interface ProducerMetrics {
+  /** A batch was sealed at `labels.level` for a topic whose level adapts: sets the level gauge, counts the batch. */
+  adaptiveBatch(labels: BatchLabels): void
+  /** The adaptive level moved, and why (buffer, linger, idle, budget). */
+  levelChanged(labels: TopicCodecLabels, direction: 'up' | 'down', reason: string): void
   batchSent(labels: BatchLabels, batch: { records: number; uncompressedBytes: number; compressedBytes: number; compressCpuSeconds: number; latencySeconds: number }): void
   recordsFailed(labels: BatchLabels, records: number, code: string): void
   retried(labels: BatchLabels, code: string): void
@@ -32,8 +42,18 @@ export function createProducerMetrics(registry: Registry): ProducerMetrics {
   const latency = new Histogram({ name: 'squeeze_produce_latency_seconds', help: 'Time from a batch closing to its acknowledgement', labelNames, registers: [registry] })
   const failed = new Counter({ name: 'squeeze_records_failed_total', help: 'Records that could not be delivered', labelNames: [...labelNames, 'code'], registers: [registry] })
   const retries = new Counter({ name: 'squeeze_produce_retries_total', help: 'Batches sent again after a retriable error', labelNames: [...labelNames, 'code'], registers: [registry] })
+  const level = new Gauge({ name: 'squeeze_compression_level', help: 'Compression level of the latest batch sealed, per topic whose level adapts (codec:adaptive)', labelNames: ['topic', 'codec'], registers: [registry] })
+  const atLevel = new Counter({ name: 'squeeze_compression_level_batches_total', help: 'Batches sealed at each level, per topic whose level adapts', labelNames, registers: [registry] })
+  const changes = new Counter({ name: 'squeeze_compression_level_changes_total', help: 'Adaptive level decisions: direction up or down, reason buffer, linger, idle or budget', labelNames: ['topic', 'codec', 'direction', 'reason'], registers: [registry] })
   const buffered = new Gauge({ name: 'squeeze_producer_buffered_bytes', help: 'Bytes reserved by batches not yet acknowledged (bounded by buffer.memory)', registers: [registry] })
   return {
+    adaptiveBatch(labels) {
+      level.set({ topic: labels.topic, codec: labels.codec }, Number(labels.level))
+      atLevel.inc(labels)
+    },
+    levelChanged(labels, direction, reason) {
+      changes.inc({ ...labels, direction, reason })
+    },
     batchSent(labels, batch) {
       batchSent(labels, { records: batch.records, uncompressedBytes: batch.uncompressedBytes, compressedBytes: batch.compressedBytes, batches: 1, compressCpuSeconds: batch.compressCpuSeconds })
       recordsPerBatch.observe(labels, batch.records)

@@ -8,6 +8,7 @@ import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { retry } from '../retry.js'
 import { createBatchSealer, type BatchSealer } from './batch-sealer.js'
+import { BatchLevels } from './batch-levels.js'
 import type { ProducerConfig, TopicCodecs } from './config.js'
 import { newPartitionQueue, newPendingBatch, type PartitionQueue, type PendingBatch } from './partition-queue.js'
 import { partitionForKey, StickyPartitioner } from './partitioner.js'
@@ -30,9 +31,11 @@ export interface AccumulatorDeps {
   readonly log: Logger
   readonly metrics?: ProducerMetrics
   readonly random?: () => number
+  /** A compression thread of the test's own (one that is slow, or dies); the real one when absent. */
+  readonly compressionWorkerUrl?: URL
 }
 
-type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThread'>
+type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThread' | 'adaptiveLevel'>
 
 /**
  * Each open batch reserves batch.size bytes of buffer.memory; once sealed it holds only its compressed size,
@@ -43,6 +46,7 @@ export class RecordAccumulator {
   readonly queues: PartitionQueue[] = []
   recordsAccepted = 0
   private readonly sealer: BatchSealer
+  private readonly levels: BatchLevels
   private readonly allocateBatch = (size: number): Buffer => this.sealer.buffer(size)
   private readonly partitionCounts = new Map<string, number>()
   /** Per topic, indexed by partition: a string key per record cost more than the lookup it saved. */
@@ -58,10 +62,11 @@ export class RecordAccumulator {
   constructor(
     private readonly config: AccumulatorConfig,
     private readonly deps: AccumulatorDeps,
-    private readonly codecs: TopicCodecs,
+    codecs: TopicCodecs,
     private readonly events: AccumulatorEvents
   ) {
-    this.sealer = createBatchSealer(config.compressionThread, deps.log)
+    this.sealer = createBatchSealer(config.compressionThread, deps.log, deps.compressionWorkerUrl)
+    this.levels = new BatchLevels(config, codecs, deps)
     this.sticky = new StickyPartitioner(deps.random)
   }
 
@@ -187,9 +192,13 @@ export class RecordAccumulator {
       return
     }
     // The batch takes its place in the partition's queue now, so batches leave in order however long each takes to compress.
-    const pending = newPendingBatch(builder.recordCount, queue.accepted - builder.recordCount, this.config.batchSizeBytes, Date.now())
+    const batch = builder.finish()
+    const recordsBytes = batch.records.byteLength
+    const spec = this.levels.sealing(queue.topic, recordsBytes)
+    const pending = newPendingBatch(builder.recordCount, queue.accepted - builder.recordCount, this.config.batchSizeBytes, Date.now(), spec)
     queue.queue.push(pending)
-    this.sealer.seal(builder.finish(), this.codecs.spec(queue.topic), (result) => {
+    this.sealer.seal(batch, spec, (result) => {
+      this.levels.sealed(queue.topic, spec, recordsBytes, pending.closedAt, this.reserved, result)
       if (result instanceof Error) {
         this.events.sealFailed(queue, pending, new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot compress a batch of ${pending.records} records for ${queue.topic}-${queue.partition}: ${result.message}`, { cause: result }))
         return

@@ -1,6 +1,7 @@
 // The producer's settings, and the codec (and metric labels) each destination topic gets from them.
-import { resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
+import { adaptiveCodecSpec, isAdaptive, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
 import type { BatchLabels } from '../metrics/producer-metrics.js'
+import { AdaptiveLevel } from './adaptive-level.js'
 
 /** Producer settings, under Kafka's own names and meanings (see README for where squeeze differs). */
 export interface ProducerConfig {
@@ -29,6 +30,16 @@ export interface ProducerConfig {
   readonly maxInFlightPerPartition: number
   /** Compress batches on a worker thread, beside the event loop; false compresses inline. */
   readonly compressionThread: boolean
+  /** For codec:adaptive: the levels it moves over (clamped to the codec's), and an optional CPU budget. */
+  readonly adaptiveLevel?: AdaptiveLevelSettings
+}
+
+export interface AdaptiveLevelSettings {
+  /** squeeze.compression.level.min / .max; default 1 and the codec's top useful level (zstd 19, gzip 9, lz4 12). */
+  readonly min?: number
+  readonly max?: number
+  /** squeeze.compression.cpu.budget: CPU seconds per GiB of uncompressed input. */
+  readonly cpuBudgetSecondsPerGiB?: number
 }
 
 export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
@@ -47,33 +58,45 @@ export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
   codec: { codec: 'zstd', level: 3 }
 }
 
-/** The resolved codec of each destination topic, and its metric labels, each worked out once per topic. */
+/**
+ * The resolved codec of each destination topic, and its metric labels, each worked out once per topic (and
+ * level: an adaptive topic's batches are labelled with the level each was compressed at).
+ */
 export class TopicCodecs {
   private readonly specs = new Map<string, CodecSpec>()
   private readonly labelsByTopic = new Map<string, BatchLabels>()
 
-  constructor(private readonly config: Pick<ProducerConfig, 'codec' | 'topicCodecs'>) {
-    // Bad codecs and levels fail here, at start-up, not at the first batch.
-    for (const spec of [config.codec, ...Object.values(config.topicCodecs ?? {})]) resolveCodecSpec(spec.codec, spec.level)
+  constructor(private readonly config: Pick<ProducerConfig, 'codec' | 'topicCodecs' | 'adaptiveLevel'>) {
+    // Bad codecs and levels (an adaptive range or budget too) fail here, at start-up, not at the first batch.
+    for (const spec of [config.codec, ...Object.values(config.topicCodecs ?? {})]) {
+      const resolved = resolve(spec)
+      if (isAdaptive(resolved)) new AdaptiveLevel(resolved, { ...config.adaptiveLevel, clock: { now: () => 0 } })
+    }
   }
 
+  /** The topic's codec as configured: possibly adaptive, whose batches each get a level of their own. */
   spec(topic: string): CodecSpec {
     let spec = this.specs.get(topic)
     if (spec === undefined) {
-      const named = this.config.topicCodecs?.[topic] ?? this.config.codec
-      spec = resolveCodecSpec(named.codec, named.level)
+      spec = resolve(this.config.topicCodecs?.[topic] ?? this.config.codec)
       this.specs.set(topic, spec)
     }
     return spec
   }
 
-  labels(topic: string): BatchLabels {
-    let labels = this.labelsByTopic.get(topic)
+  /** Labels for a batch of the topic sealed with `spec` (the topic's own when not given). */
+  labels(topic: string, spec: CodecSpec = this.spec(topic)): BatchLabels {
+    const level = spec.level === null ? '' : String(spec.level)
+    const key = isAdaptive(this.spec(topic)) ? `${topic}\u0000${level}` : topic
+    let labels = this.labelsByTopic.get(key)
     if (labels === undefined) {
-      const spec = this.spec(topic)
-      labels = { topic, codec: spec.codec, level: spec.level === null ? '' : String(spec.level) }
-      this.labelsByTopic.set(topic, labels)
+      labels = { topic, codec: spec.codec, level }
+      this.labelsByTopic.set(key, labels)
     }
     return labels
   }
+}
+
+function resolve(spec: CodecSpec): CodecSpec {
+  return isAdaptive(spec) ? adaptiveCodecSpec(spec.codec) : resolveCodecSpec(spec.codec, spec.level)
 }

@@ -1,11 +1,14 @@
 // One partition's batches, from the open one being filled to the sealed ones awaiting acknowledgement: the
 // state the accumulator fills, the sender drains and idempotence stamps.
+import type { CodecSpec } from '../codecs/index.js'
 import type { RecordBatchBuilder, SealedBatch } from '../protocol/record-batch-builder.js'
 
 export interface PendingBatch {
   readonly records: number
   /** The partition's count of accepted records before this batch's first one. */
   readonly firstIndex: number
+  /** The codec and level it is compressed with: an adaptive topic's level varies from batch to batch. */
+  readonly spec: CodecSpec
   inFlight: boolean
   /** null while the batch is being compressed. */
   sealed: SealedBatch | null
@@ -48,8 +51,8 @@ export function newPartitionQueue(topic: string, partition: number): PartitionQu
   return { topic, partition, open: null, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, accepted: 0, sequenceConfirmed: false, nextSequence: 0 }
 }
 
-export function newPendingBatch(records: number, firstIndex: number, reserved: number, closedAt: number): PendingBatch {
-  return { records, firstIndex, inFlight: false, sealed: null, closedAt, reserved, attempts: 0, retryAt: 0, stampedGeneration: -1 }
+export function newPendingBatch(records: number, firstIndex: number, reserved: number, closedAt: number, spec: CodecSpec): PendingBatch {
+  return { records, firstIndex, spec, inFlight: false, sealed: null, closedAt, reserved, attempts: 0, retryAt: 0, stampedGeneration: -1 }
 }
 
 /** Takes `batch` out of its queue; false if it is no longer there (already acknowledged or failed). */

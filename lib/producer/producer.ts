@@ -25,6 +25,8 @@ export interface ProducerDeps {
   readonly metrics?: ProducerMetrics
   readonly random?: () => number
   readonly transactionalId?: string
+  /** Tests only: a compression thread of their own (see AccumulatorDeps). */
+  readonly compressionWorkerUrl?: URL
 }
 
 const ACCEPTED: Promise<void> = Promise.resolve()

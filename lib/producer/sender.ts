@@ -51,6 +51,8 @@ export interface AckedBatch {
   readonly sizeBytes: number
   readonly uncompressedBytes: number
   readonly compressCpuSeconds: number
+  /** The level it was compressed at (null for codecs without levels): an adaptive topic's vary. */
+  readonly level: number | null
 }
 
 export interface DeliveryStats {
@@ -146,7 +148,7 @@ export class Sender {
     this.accumulator.release(batch.reserved)
     const records = batch.records
     this.stats.recordsFailed += records
-    this.deps.metrics?.recordsFailed(this.codecs.labels(queue.topic), records, error.code)
+    this.deps.metrics?.recordsFailed(this.codecs.labels(queue.topic, batch.spec), records, error.code)
     this.deps.log.error({ topic: queue.topic, partition: queue.partition, records, code: error.code }, error.message)
     // A copy: a batch without compression is a view of a builder buffer that goes back to the pool.
     const sent = this.failureHandlers.length === 0 || batch.sealed === null ? [] : readBatch(Buffer.from(batch.sealed.bytes), { verifyCrc: false }).records
@@ -294,11 +296,11 @@ export class Sender {
    */
   private split(queue: PartitionQueue, batch: ReadyBatch, code: string): void {
     const records = readBatch(batch.sealed.bytes, { verifyCrc: false }).records
-    const codec = createCodec(this.codecs.spec(queue.topic))
+    const codec = createCodec(batch.spec)
     const half = Math.ceil(records.length / 2)
     const halves = [records.slice(0, half), records.slice(half)].map((part, i) => {
       const sealed = buildBatch(part, codec)
-      const pending = newPendingBatch(part.length, batch.firstIndex + i * half, sealed.bytes.length, batch.closedAt)
+      const pending = newPendingBatch(part.length, batch.firstIndex + i * half, sealed.bytes.length, batch.closedAt, batch.spec)
       pending.sealed = sealed
       return pending
     })
@@ -308,7 +310,7 @@ export class Sender {
     this.accumulator.release(batch.reserved)
     queue.needsResend = true
     this.stats.retries++
-    this.deps.metrics?.retried(this.codecs.labels(queue.topic), code)
+    this.deps.metrics?.retried(this.codecs.labels(queue.topic, batch.spec), code)
     this.deps.log.warn({ topic: queue.topic, partition: queue.partition, records: records.length }, 'batch over the topic\'s max.message.bytes; resending it in halves')
   }
 
@@ -322,7 +324,7 @@ export class Sender {
     this.stats.uncompressedBytes += sealed.uncompressedBytes
     this.stats.compressedBytes += sealed.bytes.length
     this.stats.compressCpuSeconds += sealed.compressCpuSeconds
-    this.deps.metrics?.batchSent(this.codecs.labels(queue.topic), {
+    this.deps.metrics?.batchSent(this.codecs.labels(queue.topic, batch.spec), {
       records: sealed.recordCount,
       uncompressedBytes: sealed.uncompressedBytes,
       compressedBytes: sealed.bytes.length,
@@ -332,7 +334,8 @@ export class Sender {
     if (this.ackHandlers.length > 0) {
       const acked: AckedBatch = {
         topic: queue.topic, partition: queue.partition, baseOffset, records: sealed.recordCount,
-        crc: sealed.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sealed.bytes.length, uncompressedBytes: sealed.uncompressedBytes, compressCpuSeconds: sealed.compressCpuSeconds
+        crc: sealed.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sealed.bytes.length, uncompressedBytes: sealed.uncompressedBytes, compressCpuSeconds: sealed.compressCpuSeconds,
+        level: batch.spec.level
       }
       for (const handler of this.ackHandlers) handler(acked)
     }
@@ -342,7 +345,7 @@ export class Sender {
     queue.needsResend = true
     batch.retryAt = Date.now() + this.backoff(batch.attempts++)
     this.stats.retries++
-    this.deps.metrics?.retried(this.codecs.labels(queue.topic), code)
+    this.deps.metrics?.retried(this.codecs.labels(queue.topic, batch.spec), code)
   }
 
   private backoff(attempt: number): number {

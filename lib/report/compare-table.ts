@@ -37,10 +37,16 @@ function currentRow({ row }: CurrentBaseline, replicationFactor: number): string
   return [...sizeCells(`${row.label}: ${row.codec}`, row, row.storedBytes * replicationFactor), '1.00x', '-', '-', formatNumber(row.decompressCpuSecondsPerGiB), '-', '-', 'as stored']
 }
 
+/** The target as named, and for codec:adaptive the levels it used: `zstd:adaptive (3×41%, 6×59%)`. */
+export function targetLabel(t: Pick<CompareTargetResult, 'target' | 'levelMix'>): string {
+  if (t.levelMix === undefined || t.levelMix.length === 0) return t.target
+  return `${t.target} (${t.levelMix.map((m) => `${m.level}×${Math.round(m.share * 100)}%`).join(', ')})`
+}
+
 /** One row of text cells per target, in COMPARE_HEADERS order. */
 export function compareRow(t: CompareTargetResult, storedVsCurrent: number | null = null): string[] {
   return [
-    ...sizeCells(t.target, t, t.storedBytesAllReplicas),
+    ...sizeCells(targetLabel(t), t, t.storedBytesAllReplicas),
     storedVsCurrent === null ? '-' : `${formatNumber(storedVsCurrent)}x`,
     formatNumber(t.compressCpuSecondsPerGiB),
     // none does no compression work, so a throughput would be a division by (almost) zero.

@@ -1,3 +1,4 @@
+import { ErrorCodes, SqueezeError } from '../errors.js'
 import { createGenerator, type GeneratorOptions } from '../generators/index.js'
 import type { LogKind } from '../formats/index.js'
 import type { SourceBatch, SourceItem } from './source.js'
@@ -20,6 +21,8 @@ export interface GeneratorSourceOptions {
   readonly records?: number
   /** Records per second; as fast as the producer takes them when absent. */
   readonly ratePerSecond?: number
+  /** Rates that change on a schedule, each for its seconds; the last holds after them. Overrides ratePerSecond. */
+  readonly rateSchedule?: readonly RateStep[]
   readonly signal?: AbortSignal
   readonly clock?: Clock
 }
@@ -35,21 +38,76 @@ export async function* generateRecords(options: GeneratorSourceOptions): AsyncGe
 /** Records per batch when no rate holds them back. */
 const BATCH_RECORDS = 1000
 
+/** One step of a rate schedule: this many records per second for this many seconds. */
+export interface RateStep {
+  readonly recordsPerSecond: number
+  readonly seconds: number
+}
+
+/**
+ * Parses --rate: `N` (records per second), or `N:S,M:T,...` (N per second for S seconds, then M for T, ...; the
+ * last rate holds once the schedule ends).
+ */
+export function parseRateSchedule(text: string): RateStep[] {
+  const steps = text.split(',').map((part) => {
+    const [rate, seconds, extra] = part.trim().split(':')
+    const r = Number(rate)
+    const s = seconds === undefined ? Number.POSITIVE_INFINITY : Number(seconds)
+    const valid = extra === undefined && rate !== '' && Number.isInteger(r) && r >= 1 && (seconds === undefined || (seconds !== '' && s > 0 && Number.isFinite(s)))
+    if (!valid) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--rate "${text}": write records per second (e.g. 5000), or a schedule of rate:seconds steps (e.g. 2000:30,10000:30,2000:30)`)
+    return { recordsPerSecond: r, seconds: s }
+  })
+  return steps
+}
+
+/** When each record is due, and how many are due by a time, under a piecewise-constant rate (ms since the start). */
+export class RateSchedule {
+  private readonly starts: Array<{ atMs: number; records: number; rate: number }> = []
+
+  constructor(steps: readonly RateStep[]) {
+    let atMs = 0
+    let records = 0
+    for (const step of steps) {
+      this.starts.push({ atMs, records, rate: step.recordsPerSecond })
+      atMs += step.seconds * 1000
+      records += step.recordsPerSecond * step.seconds
+    }
+  }
+
+  /** Milliseconds after the start at which record `index` (from 0) is due. */
+  dueAtMs(index: number): number {
+    const step = this.stepWhere((s) => s.records <= index)
+    return step.atMs + ((index - step.records) * 1000) / step.rate
+  }
+
+  /** Records due by `elapsedMs` (the record due exactly then included). */
+  dueBy(elapsedMs: number): number {
+    const step = this.stepWhere((s) => s.atMs <= elapsedMs)
+    return Math.floor(step.records + ((elapsedMs - step.atMs) * step.rate) / 1000) + 1
+  }
+
+  private stepWhere(started: (s: { atMs: number; records: number }) => boolean): { atMs: number; records: number; rate: number } {
+    let found = this.starts[0] as { atMs: number; records: number; rate: number }
+    for (const s of this.starts) if (started(s)) found = s
+    return found
+  }
+}
+
 /** generateRecords a batch at a time: as many as are due (with --rate), else up to BATCH_RECORDS. */
 export async function* generateRecordBatches(options: GeneratorSourceOptions): AsyncGenerator<SourceBatch> {
   const clock = options.clock ?? SYSTEM_CLOCK
   const generator = createGenerator(options.kind, { seed: options.seed, ...eventTiming(options, clock) })
   const limit = options.records ?? Number.POSITIVE_INFINITY
+  const schedule = rateScheduleOf(options)
   const started = clock.now()
   for (let i = 0; i < limit;) {
     if (options.signal?.aborted === true) return
     let end = Math.min(limit, i + BATCH_RECORDS)
-    if (options.ratePerSecond !== undefined) {
-      const due = started + (i * 1000) / options.ratePerSecond
-      const wait = due - clock.now()
+    if (schedule !== null) {
+      const wait = started + schedule.dueAtMs(i) - clock.now()
       if (wait > 1) await clock.sleep(wait)
       // Every record due by now, and at least the one waited for.
-      end = Math.min(end, Math.max(i + 1, Math.floor(((clock.now() - started) * options.ratePerSecond) / 1000) + 1))
+      end = Math.min(end, Math.max(i + 1, schedule.dueBy(clock.now() - started)))
     }
     const batch: SourceItem[] = []
     for (; i < end; i++) {
@@ -71,9 +129,14 @@ const PROBE_RECORDS = 10_000
  */
 function eventTiming(options: GeneratorSourceOptions, clock: Clock): Pick<GeneratorOptions, 'startTimeMs' | 'clock'> {
   const now = (): number => clock.now()
-  if (options.ratePerSecond !== undefined) return { clock: { now, mode: 'follow' } }
+  if (rateScheduleOf(options) !== null) return { clock: { now, mode: 'follow' } }
   const span = options.records === undefined ? 0 : modelledSpanMs(options.kind, options.seed, options.records)
   return { startTimeMs: clock.now() - span, clock: { now, mode: 'bound' } }
+}
+
+function rateScheduleOf(options: GeneratorSourceOptions): RateSchedule | null {
+  if (options.rateSchedule !== undefined && options.rateSchedule.length > 0) return new RateSchedule(options.rateSchedule)
+  return options.ratePerSecond === undefined ? null : new RateSchedule([{ recordsPerSecond: options.ratePerSecond, seconds: Number.POSITIVE_INFINITY }])
 }
 
 function modelledSpanMs(kind: LogKind, seed: number, records: number): number {

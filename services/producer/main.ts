@@ -14,7 +14,7 @@ import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
 import { readFileBatches, readStdinLines } from '../../lib/sources/file-source.js'
-import { generateRecordBatches } from '../../lib/sources/generator-source.js'
+import { generateRecordBatches, parseRateSchedule } from '../../lib/sources/generator-source.js'
 import type { SourceBatch, SourceItem } from '../../lib/sources/source.js'
 
 export const PRODUCE_HELP = `squeeze produce: read or generate log records, batch them per partition, compress, send to Kafka.
@@ -28,19 +28,24 @@ Input:
   --follow                       keep reading the file as it grows, across rotation (tail -F)
   --records N                    stop after N records (generate default 100000)
   --rate N                       generated records per second, stamped with the current time (default: as fast as
-                                 possible, with modelled times ending now)
+                                 possible, with modelled times ending now); N:S,M:T,... steps the rate: N a second
+                                 for S seconds, then M for T, ... (the last rate holds after)
   --seed N                       generator seed (default 1): equal seeds give the same records, times aside
   --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
 Kafka:
   --topic TOPIC                  destination topic
-  --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072..22] (default zstd:3)
+  --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072..22] (default zstd:3); LEVEL
+                                 adaptive (zstd, gzip, lz4) picks it per batch from what compression keeps up with
   --create-partitions N          create the topic with N partitions (compression.type=producer) if missing
   --replication-factor N         replication factor of a topic it creates (default: the broker's default.replication.factor)
   -X NAME=VALUE                  producer setting by Kafka name, repeatable: linger.ms (100), batch.size (1048576),
                                  buffer.memory (33554432), max.request.size, acks (all), enable.idempotence (true),
                                  delivery.timeout.ms, request.timeout.ms, retry.backoff.ms, compression.type,
                                  compression.gzip.level, compression.lz4.level, compression.zstd.level,
-                                 max.in.flight.requests.per.connection (5), squeeze.compression.thread (true)
+                                 max.in.flight.requests.per.connection (5), squeeze.compression.thread (true),
+                                 squeeze.compression.level.min / .max (adaptive's range: 1 and zstd 19, gzip 9,
+                                 lz4 12), squeeze.compression.cpu.budget (CPU s per GiB: adaptive's highest
+                                 level whose measured cost fits)
 ${COMMON_HELP}
 
 Exit codes: 0 all records delivered; 1 runtime failure or undelivered records; 2 invalid arguments.`
@@ -80,7 +85,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         connection, producerConfig, sourceKind,
         kind: oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
         records: parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined),
-        rate: parseInteger(values.rate, 'rate', 1),
+        rate: values.rate === undefined ? undefined : parseRateSchedule(values.rate),
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
         onParseError: oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip'),
         createPartitions: parseInteger(values['create-partitions'], 'create-partitions', 1, 10000),
@@ -111,7 +116,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         })
         ready(() => delivery.healthy())
         const source: AsyncIterable<SourceBatch> =
-          sourceKind === 'generate' ? generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { ratePerSecond: rate }) })
+          sourceKind === 'generate' ? generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { rateSchedule: rate }) })
           : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, signal }), records)
           : limit(oneByOne(readStdinLines(signal)), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')

@@ -121,6 +121,8 @@ function retryCounter(): { metrics: ProducerMetrics; codes: Map<string, number> 
     codes,
     metrics: {
       batchSent: () => undefined,
+      adaptiveBatch: () => undefined,
+      levelChanged: () => undefined,
       recordsFailed: () => undefined,
       bufferedBytes: () => undefined,
       retried: (_labels, code) => codes.set(code, (codes.get(code) ?? 0) + 1)

@@ -99,7 +99,7 @@ async function sendRaw(topic: string, batch: Buffer): Promise<PartitionProduceRe
 }
 
 function ackedFor(topic: string, batch: Buffer, baseOffset: number, records: number): AckedBatch {
-  return { topic, partition: 0, baseOffset, records, crc: batch.readUInt32BE(BATCH.CRC), sizeBytes: batch.length, uncompressedBytes: 0, compressCpuSeconds: 0 }
+  return { topic, partition: 0, baseOffset, records, crc: batch.readUInt32BE(BATCH.CRC), sizeBytes: batch.length, uncompressedBytes: 0, compressCpuSeconds: 0, level: null }
 }
 
 /** 2,000 log records through squeeze's producer; every batch the broker acknowledged, as sent. */

@@ -20,7 +20,7 @@ export async function sweepBatching(byPartition: ReadonlyMap<number, readonly So
     for (const batchSizeBytes of grid.batchSizeBytes) {
       const batches = rebatch(byPartition, { lingerMs, batchSizeBytes })
       const { data, slots } = packBatches(batches)
-      const results = await pool.run(specs.map((spec) => ({ spec, format: null, data, slots, readBack: false })))
+      const results = await pool.run(specs.map((spec) => ({ spec, format: null, data, slots, readBack: false, lingerMs })))
       const records = slots.reduce((n, s) => n + s.count, 0)
       const waited = meanWaitMs(batches)
       results.forEach((r, i) => cells.push({

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
-import { createCodec, decoderForId, type CodecSpec } from '../../codecs/index.js'
+import { CODEC_IDS, codecCache, decoderForId, isAdaptive, type CodecSpec } from '../../codecs/index.js'
 import { formatFor, type LogKind } from '../../formats/index.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 import { NON_IDEMPOTENT, sealRecords, stampProducerState } from '../../protocol/record-batch-builder.js'
 import { readBatch } from '../../protocol/record-batch-reader.js'
+import { AdaptiveReplay } from './adaptive-replay.js'
 
 /** Where each uncompressed batch sits in the shared buffer, and the header fields it needs. */
 export interface BatchSlot {
@@ -25,6 +26,8 @@ export interface ProjectionTask {
   readonly slots: readonly BatchSlot[]
   /** Read every batch back (consumer CPU, digest); a batching what-if needs sizes only. */
   readonly readBack: boolean
+  /** linger.ms the batches were made with: codec:adaptive's replay counts waits beyond it as missed deadlines. */
+  readonly lingerMs: number
 }
 
 /** What compressing every batch, and reading each back as a consumer would, measured for one target. */
@@ -45,6 +48,8 @@ export interface TargetProjection {
   readonly readSeconds: number
   /** sha256 of every batch's records as read back, in order: equal across targets when every codec round-tripped. */
   readonly digest: string
+  /** codec:adaptive: the level each batch was sealed at, in slot order. */
+  readonly levels?: readonly number[]
 }
 
 /**
@@ -54,22 +59,30 @@ export interface TargetProjection {
  * all, then read and decode all (minus the decompression pass). The digest pass is not timed.
  */
 export function projectTarget(task: ProjectionTask): TargetProjection {
-  const codec = createCodec(task.spec)
+  const codecFor = codecCache()
+  const codecId = CODEC_IDS[task.spec.codec]
+  const replay = isAdaptive(task.spec) ? new AdaptiveReplay(task.spec, task.slots, task.lingerMs) : null
   const format = task.format === null ? null : formatFor(task.format)
   const shared = new Uint8Array(task.data)
   // Codecs get an ordinary buffer: not every native binding takes memory a SharedArrayBuffer backs.
   let scratch = Buffer.allocUnsafe(1024 * 1024)
-  const sealed: Buffer[] = []
+  const sealed: Buffer[] = new Array<Buffer>(task.slots.length)
   const compressStart = threadCpuSeconds()
-  for (const slot of task.slots) {
+  // An adaptive target seals in the order the batches closed, each at the level its replay picks by then.
+  const order = replay?.order ?? task.slots.map((_, i) => i)
+  for (const [position, index] of order.entries()) {
+    const slot = task.slots[index] as BatchSlot
     const length = slot.end - slot.start
     if (length > scratch.length) scratch = Buffer.allocUnsafe(length)
     scratch.set(shared.subarray(slot.start, slot.end))
-    const batch = sealRecords({ records: scratch.subarray(0, length), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, codec, Buffer.allocUnsafe)
+    const spec = replay?.spec ?? task.spec
+    const startedAt = performance.now()
+    const batch = sealRecords({ records: scratch.subarray(0, length), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, codecFor(spec), Buffer.allocUnsafe)
+    replay?.sealed(position, spec, (performance.now() - startedAt) / 1000)
     // A copy: the 'none' codec's output is a view of the scratch buffer.
-    const bytes = codec.id === 0 ? Buffer.from(batch.bytes) : batch.bytes
+    const bytes = codecId === 0 ? Buffer.from(batch.bytes) : batch.bytes
     stampProducerState(bytes, NON_IDEMPOTENT)
-    sealed.push(bytes)
+    sealed[index] = bytes
   }
   const compressCpuSeconds = threadCpuSeconds() - compressStart
   const batchStoredBytes = sealed.map((b) => b.length)
@@ -83,13 +96,14 @@ export function projectTarget(task: ProjectionTask): TargetProjection {
     storedBytes: batchStoredBytes.reduce((a, b) => a + b, 0),
     batchStoredBytes,
     storedBytesByPartition,
-    compressCpuSeconds
+    compressCpuSeconds,
+    ...(replay === null ? {} : { levels: replay.levels })
   }
   if (!task.readBack) return { ...sizes, records: task.slots.reduce((n, s) => n + s.count, 0), decompressCpuSeconds: 0, decodeCpuSeconds: 0, readSeconds: 0, digest: '' }
 
-  const decoder = decoderForId(codec.id)
+  const decoder = decoderForId(codecId)
   const decompressStart = threadCpuSeconds()
-  if (codec.id !== 0 && decoder !== undefined) {
+  if (codecId !== 0 && decoder !== undefined) {
     for (const bytes of sealed) {
       const written = decoder.decompressInto?.(bytes.subarray(BATCH.HEADER_BYTES), scratch) ?? -1
       if (written < 0) decoder.decompress(bytes.subarray(BATCH.HEADER_BYTES))
@@ -121,7 +135,7 @@ export function projectTarget(task: ProjectionTask): TargetProjection {
   const hash = createHash('sha256')
   for (const bytes of sealed) {
     const body = bytes.subarray(BATCH.HEADER_BYTES)
-    hash.update(codec.id === 0 || decoder === undefined ? body : decoder.decompress(body))
+    hash.update(codecId === 0 || decoder === undefined ? body : decoder.decompress(body))
   }
   return {
     ...sizes,

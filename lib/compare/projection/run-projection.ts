@@ -17,7 +17,8 @@ import { readSourceRecords } from './read-source.js'
 import { sampleWindows } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
 import { rebatch, rebatchPartition, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
-import type { TargetProjection } from './project-target.js'
+import type { BatchSlot, TargetProjection } from './project-target.js'
+import { levelMix } from '../level-mix.js'
 import { ProjectionPool } from './worker-pool.js'
 
 /** The copy mode's options, less what only a copy has (producer, topics to keep, a duration), plus how to project. */
@@ -63,10 +64,10 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const { data, slots } = packBatches(batches)
     const records = slots.reduce((n, x) => n + x.count, 0)
     options.onProgress?.(`compressing ${batches.length} batches with ${options.targets.length} targets on ${options.threads} threads`)
-    const projected = await pool.run(options.targets.map((t) => ({ spec: t.spec, format: options.format, data, slots, readBack: true })))
+    const projected = await pool.run(options.targets.map((t) => ({ spec: t.spec, format: options.format, data, slots, readBack: true, lingerMs: options.batching.lingerMs })))
     const [metadata] = (await admin.fetchTopicMetadata({ topics: [options.sourceTopic] })).topics
     const replicationFactor = metadata?.partitions[0]?.replicas.length ?? 1
-    const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection, replicationFactor))
+    const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection, replicationFactor, slots))
     const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
     const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
     const uncompressedBytes = withBaseline[0]?.uncompressedBytes ?? 0
@@ -142,7 +143,7 @@ async function whatIf(options: ProjectionRunOptions, pool: ProjectionPool, byPar
 }
 
 /** Every replica of a partition holds the same batches, so all replicas store replicationFactor times one. */
-function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor: number): CompareTargetResult {
+function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor: number, slots: readonly BatchSlot[]): CompareTargetResult {
   const perGiB = (seconds: number): number => (p.uncompressedBytes === 0 ? 0 : seconds / (p.uncompressedBytes / GIB))
   return {
     target: formatCodecSpec(target.spec),
@@ -167,6 +168,7 @@ function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor
     decodeCpuSecondsPerGiB: perGiB(p.decodeCpuSeconds),
     consumerRecordsPerSecond: p.records / p.readSeconds,
     recompression: { verdict: 'not-checked', batchesChecked: 0, batchesRewritten: 0 },
-    digest: p.digest
+    digest: p.digest,
+    ...(p.levels === undefined ? {} : { levelMix: levelMix(slots.map((s, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: BATCH.HEADER_BYTES + s.end - s.start }))) })
   }
 }

@@ -9,6 +9,8 @@ import { buildBatch } from '../../../lib/protocol/record-batch-builder.js'
 import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
 import { FakeCluster } from '../../helpers/fake-cluster.js'
 
+const NONE = { codec: 'none', level: null } as const
+
 const log = createLogger({ level: 'silent', name: 'test' })
 const none = codecCache()({ codec: 'none', level: null })
 
@@ -26,7 +28,7 @@ function setup(options: { idempotent?: boolean; maxInFlight?: number; transactio
 
 function readyBatch(records: number): ReadyBatch {
   const sealed = buildBatch(Array.from({ length: records }, (_, i) => ({ key: null, value: Buffer.from(`r${i}`) })), none)
-  return { ...newPendingBatch(records, 0, sealed.bytes.length, 0), sealed }
+  return { ...newPendingBatch(records, 0, sealed.bytes.length, 0, NONE), sealed }
 }
 
 describe('idempotence', () => {
@@ -96,8 +98,8 @@ describe('idempotence', () => {
 
   it('retries an out-of-order batch behind the head under the same id; needs a new id for a refused head or an unknown producer id', async () => {
     const { idempotence, queue } = setup()
-    const head = newPendingBatch(1, 0, 0, 0)
-    const behind = newPendingBatch(1, 0, 0, 0)
+    const head = newPendingBatch(1, 0, 0, 0, NONE)
+    const behind = newPendingBatch(1, 0, 0, 0, NONE)
     queue.queue.push(head, behind)
     assert.equal(idempotence.sequenceRefused(KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, queue, behind), true)
     assert.equal(idempotence.stale, false)
@@ -114,7 +116,7 @@ describe('idempotence', () => {
   it('renews a stale producer id only with nothing in flight, and asks for a retry when InitProducerId fails', async () => {
     const { idempotence, cluster, retries } = setup()
     await idempotence.init()
-    const sent = newPendingBatch(1, 0, 0, 0)
+    const sent = newPendingBatch(1, 0, 0, 0, NONE)
     sent.stampedGeneration = idempotence.generation
     idempotence.failed(sent)
     assert.equal(idempotence.stale, true)
@@ -146,7 +148,7 @@ describe('idempotence', () => {
 
   it('does not renew for a failed batch that was never sent', () => {
     const { idempotence } = setup()
-    idempotence.failed(newPendingBatch(1, 0, 0, 0))
+    idempotence.failed(newPendingBatch(1, 0, 0, 0, NONE))
     assert.equal(idempotence.stale, false)
   })
 })

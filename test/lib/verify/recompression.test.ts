@@ -22,7 +22,7 @@ function sentAndStored(topic: string, partition: number, baseOffset: number, spe
   const sent = buildBatch(recs, createCodec(parseCodecSpec(spec)), undefined, 0)
   const acked: AckedBatch = {
     topic, partition, baseOffset, records: sent.recordCount,
-    crc: sent.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sent.bytes.length, uncompressedBytes: sent.uncompressedBytes, compressCpuSeconds: sent.compressCpuSeconds
+    crc: sent.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sent.bytes.length, uncompressedBytes: sent.uncompressedBytes, compressCpuSeconds: sent.compressCpuSeconds, level: parseCodecSpec(spec).level
   }
   const storedBytes = Buffer.from(storedSpec === spec ? sent.bytes : buildBatch(recs, createCodec(parseCodecSpec(storedSpec)), undefined, 0).bytes)
   // The broker assigns the base offset and leader epoch in place; neither is covered by the CRC.

@@ -1,0 +1,75 @@
+// The codec and level each batch is sealed with: a topic's own, or for codec:adaptive, its AdaptiveLevel's
+// current pick, fed with what the accumulator sees when each batch comes back from compression.
+import { isAdaptive, type CodecSpec } from '../codecs/index.js'
+import type { Logger } from '../log/logger.js'
+import type { ProducerMetrics } from '../metrics/producer-metrics.js'
+import type { SealedBatch } from '../protocol/record-batch-builder.js'
+import { AdaptiveLevel, missedLinger } from './adaptive-level.js'
+import type { ProducerConfig, TopicCodecs } from './config.js'
+
+type LevelConfig = Pick<ProducerConfig, 'lingerMs' | 'bufferMemoryBytes' | 'adaptiveLevel'>
+
+export interface BatchLevelsDeps {
+  readonly log: Logger
+  readonly metrics?: ProducerMetrics
+  readonly clock?: { now(): number }
+}
+
+export class BatchLevels {
+  private readonly controllers = new Map<string, AdaptiveLevel>()
+  private readonly clock: { now(): number }
+  /** Uncompressed bytes handed to the sealer and not back yet. */
+  private queued = 0
+  /** Compression CPU since the last observation, and when that was: the compression threads' busy share. */
+  private busySeconds = 0
+  private windowStart: number | null = null
+
+  constructor(private readonly config: LevelConfig, private readonly codecs: TopicCodecs, private readonly deps: BatchLevelsDeps) {
+    this.clock = deps.clock ?? { now: () => Date.now() }
+  }
+
+  /** The spec to seal the topic's next batch with, and takes note of the bytes going to compression. */
+  sealing(topic: string, uncompressedBytes: number): CodecSpec {
+    this.queued += uncompressedBytes
+    this.windowStart ??= this.clock.now()
+    const spec = this.codecs.spec(topic)
+    return isAdaptive(spec) ? this.controller(topic, spec).spec : spec
+  }
+
+  /** A batch came back from compression (or failed): feeds the topic's controller, if its level adapts. */
+  sealed(topic: string, spec: CodecSpec, uncompressedBytes: number, closedAt: number, bufferedBytes: number, result: SealedBatch | Error): void {
+    this.queued -= uncompressedBytes
+    if (result instanceof Error) return
+    this.busySeconds += result.compressCpuSeconds
+    const controller = this.controllers.get(topic)
+    if (controller === undefined || spec.level === null) return
+    const labels = this.codecs.labels(topic, spec)
+    this.deps.metrics?.adaptiveBatch(labels)
+    const now = this.clock.now()
+    const elapsedSeconds = (now - (this.windowStart ?? now)) / 1000
+    const idleFraction = elapsedSeconds <= 0 ? undefined : Math.max(0, 1 - this.busySeconds / elapsedSeconds)
+    this.busySeconds = 0
+    this.windowStart = now
+    const waitedMs = now - closedAt - result.compressCpuSeconds * 1000
+    const decision = controller.observe({
+      bufferedBytes,
+      bufferMemoryBytes: this.config.bufferMemoryBytes,
+      queuedBytes: this.queued,
+      ...(idleFraction === undefined ? {} : { idleFraction }),
+      lingerMissed: missedLinger(waitedMs, this.config.lingerMs),
+      sealed: { level: spec.level, compressSecondsPerByte: result.uncompressedBytes > 0 ? result.compressCpuSeconds / result.uncompressedBytes : 0 }
+    })
+    if (decision === null) return
+    this.deps.metrics?.levelChanged({ topic, codec: spec.codec }, decision.direction, decision.reason)
+    this.deps.log.debug({ topic, codec: spec.codec, ...decision }, 'compression level changed')
+  }
+
+  private controller(topic: string, spec: CodecSpec): AdaptiveLevel {
+    let controller = this.controllers.get(topic)
+    if (controller === undefined) {
+      controller = new AdaptiveLevel(spec, { ...this.config.adaptiveLevel, clock: this.clock })
+      this.controllers.set(topic, controller)
+    }
+    return controller
+  }
+}
