@@ -8,6 +8,7 @@ import { chooseProtocol, createMember, fetchIdentity, type GroupProtocol, type M
 import type { TopicPartition } from '../group/membership.js'
 import { PartitionTable } from '../kafka/group-by-topic.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { CommitRefusedError } from '../kafka/offset-commit.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
@@ -498,7 +499,8 @@ export class Copier {
    * Commits as this member, with its current epoch. The coordinator bumps a member's epoch once a rebalance
    * settles, which can happen while a commit is on the wire: a commit refused then goes once more with the epoch
    * the next heartbeat brings. The offsets are still this member's at that epoch, since partitions leave a copier
-   * only through revoke(), which waits for this commit. Refused again, or with no new epoch, the member is fenced.
+   * only through revoke(), which waits for this commit. Refused again, with no new epoch, or refused for another
+   * reason (the coordinator no longer knows the member), the member is fenced.
    */
   private async asMember(commit: (member: GroupMemberIdentity) => Promise<void>): Promise<void> {
     const member = this.member
@@ -507,7 +509,7 @@ export class Copier {
     try {
       await commit({ memberId: member.memberId, generationId: epoch })
     } catch (err) {
-      if (errorCode(err) !== ErrorCodes.GROUP_FENCED) throw err
+      if (!(err instanceof CommitRefusedError && err.staleEpoch)) throw err
       const deadline = Date.now() + EPOCH_WAIT_MS
       while (member.memberEpoch === epoch && Date.now() < deadline && !this.stopping) await sleep(50)
       if (member.memberEpoch === epoch || member.memberEpoch <= 0) throw err

@@ -135,9 +135,10 @@ export class GroupMembership {
     this.deps.log.warn({ memberId: this.memberId, epoch: this.epoch, why }, 'fenced by the group coordinator; partitions lost, rejoining')
     const lost = this.owned
     this.owned = []
+    // Before onLost: a commit waiting for a new epoch sees at once that there is none.
+    this.epoch = 0
     if (lost.length > 0) await this.deps.listener.onLost(lost)
     if (leaveFirst) await this.deps.transport.heartbeat(await this.request(-1)).catch(() => undefined)
-    this.epoch = 0
     this.deps.onRebalance?.()
   }
 

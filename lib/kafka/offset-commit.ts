@@ -80,10 +80,21 @@ const FENCED = new Set<number>([
   KafkaErrorCode.FENCED_INSTANCE_ID, KafkaErrorCode.FENCED_MEMBER_EPOCH, KafkaErrorCode.STALE_MEMBER_EPOCH
 ])
 
-/** The error of a commit the coordinator refused for some partitions: retriable, fenced (GROUP_FENCED), or other. */
-export function commitRefused(errors: readonly PartitionError[], what = 'offset commit'): SqueezeError {
-  const first = errors[0]
-  const codes = [...new Set(errors.map((e) => e.errorCode))]
-  const code = codes.every((c) => FENCED.has(c)) ? ErrorCodes.GROUP_FENCED : ErrorCodes.GROUP
-  return new SqueezeError(code, `${what} refused for ${errors.length} partition(s), e.g. ${first?.topic}-${first?.partition}: ${codes.map(describeKafkaError).join('; ')}`, { retriable: codes.every((c) => RETRY_COMMIT.has(c)) })
+/** A commit the coordinator refused for some partitions: retriable, fenced (GROUP_FENCED), or other. */
+export class CommitRefusedError extends SqueezeError {
+  constructor(errors: readonly PartitionError[], what: string, readonly kafkaCodes: readonly number[] = [...new Set(errors.map((e) => e.errorCode))]) {
+    const first = errors[0]
+    super(kafkaCodes.every((c) => FENCED.has(c)) ? ErrorCodes.GROUP_FENCED : ErrorCodes.GROUP,
+      `${what} refused for ${errors.length} partition(s), e.g. ${first?.topic}-${first?.partition}: ${kafkaCodes.map(describeKafkaError).join('; ')}`,
+      { retriable: kafkaCodes.every((c) => RETRY_COMMIT.has(c)) })
+  }
+
+  /** Refused for an epoch or generation the member has just left behind: a member still in the group. */
+  get staleEpoch(): boolean {
+    return this.kafkaCodes.every((c) => c === KafkaErrorCode.ILLEGAL_GENERATION || c === KafkaErrorCode.STALE_MEMBER_EPOCH)
+  }
+}
+
+export function commitRefused(errors: readonly PartitionError[], what = 'offset commit'): CommitRefusedError {
+  return new CommitRefusedError(errors, what)
 }
