@@ -1,5 +1,6 @@
 // Transactions: a transactional producer's records (and consumer offsets) become visible together, or never.
 import { ErrorCodes, SqueezeError, isTransient } from '../errors.js'
+import { KafkaErrorCode } from '../kafka/error-codes.js'
 import { nestByTopic } from '../kafka/group-by-topic.js'
 import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { commitRefused } from '../kafka/offset-commit.js'
@@ -77,7 +78,7 @@ export class Transactions {
     const call = txnOffsetCommitRequest({ transactionalId, groupId, producerId, producerEpoch, offsets, ...(member === undefined ? {} : { member }) })
     await retry(async () => {
       const groupCoordinator = await this.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-      const refused = (await groupCoordinator.connectionPool.send(call)).filter((p) => p.errorCode !== 0)
+      const refused = (await groupCoordinator.connectionPool.send(call)).filter((p) => p.errorCode !== KafkaErrorCode.NONE)
       if (refused.length > 0) throw commitRefused(refused, 'transactional offset commit')
     }, this.coordinatorRetry)
   }
