@@ -464,6 +464,8 @@ export class Copier {
    * aborts, drops every partition and rejoins: the next owner copies from the last accepted commit.
    */
   private async commit(): Promise<void> {
+    // Exactly-once, once the copy stopped: the last transaction is committed and no other begins.
+    if (this.config.exactlyOnce && !this.transactionOpen) return
     const offsets = [...this.processed].filter(([partition, offset]) => this.committed.get(partition) !== offset)
     const topicOffsets = offsets.map(([partition, offset]) => ({ topic: this.config.sourceTopic, partition, offset }))
     this.deps.log.debug({ offsets: Object.fromEntries(offsets) }, 'committing')
