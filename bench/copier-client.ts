@@ -10,7 +10,7 @@ import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
 /**
  * squeeze's copier in its own process, wired as `squeeze copy --until-end` wires it:
  *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,...
- * The clock and the CPU meter start at the first source record (after the consumer group formed) and stop
+ * The clock and the CPU meter start at the first source record (after the copier joined its group) and stop
  * when every target acknowledged the last one. Prints one JSON line.
  */
 async function main(): Promise<void> {
@@ -23,20 +23,20 @@ async function main(): Promise<void> {
   })
   const log = createLogger({ level: 'warn', name: 'bench-copier' })
   const connection = { ...DEFAULT_CONNECTION, brokers: (values.brokers ?? '').split(',') }
-  const kafka = createKafkaClient(connection, log)
-  const admin = kafka.admin()
+  const admin = createKafkaClient(connection, log).admin()
+  const cluster = createCluster(connection, log)
   const producer = new Producer(
     { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
     { cluster: createCluster(connection, log), log }
   )
-  await admin.connect()
+  await Promise.all([admin.connect(), cluster.connect()])
   await prepareDestinations(admin, source, targets)
   await producer.start()
   let t0: bigint | undefined
   let cpu0: NodeJS.CpuUsage | undefined
   const copier = new Copier(
     { sourceTopic: source, groupId: values.group ?? `bench-copier-${Date.now()}`, targets, exactlyOnce: false, commitIntervalMs: 1000, stopAtEnd: true },
-    { kafka, admin, producer, log, onProgress: () => {
+    { cluster, admin, producer, log, onProgress: () => {
       if (t0 !== undefined) return
       t0 = process.hrtime.bigint()
       cpu0 = process.cpuUsage()
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const seconds = t0 === undefined ? NaN : Number(process.hrtime.bigint() - t0) / 1e9
   const cpu = process.cpuUsage(cpu0)
   await producer.close()
-  await admin.disconnect()
+  await Promise.all([admin.disconnect(), cluster.disconnect()])
   const stats = copier.snapshot()
   const produced = producer.snapshot()
   process.stdout.write(`${JSON.stringify({

@@ -40,7 +40,9 @@ export const ErrorCodes = {
   PRODUCER_CLOSED: 'SQUEEZE_ERR_PRODUCER_CLOSED',
   TIMEOUT: 'SQUEEZE_ERR_TIMEOUT',
   SOURCE: 'SQUEEZE_ERR_SOURCE',
-  GROUP: 'SQUEEZE_ERR_GROUP_MEMBERSHIP'
+  GROUP: 'SQUEEZE_ERR_GROUP_MEMBERSHIP',
+  /** An offset commit from a group member that no longer owns the partitions (KIP-447): abort, drop them, rejoin. */
+  GROUP_FENCED: 'SQUEEZE_ERR_GROUP_FENCED'
 } as const
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]

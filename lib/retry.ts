@@ -66,3 +66,19 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 }
+
+/** Waits another part of the code can end early with wake() (a rejoin asked for between heartbeats). */
+export class Wakeable {
+  private woken: AbortController | null = null
+
+  async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    const woken = new AbortController()
+    this.woken = woken
+    await sleep(ms, AbortSignal.any([signal, woken.signal]))
+    this.woken = null
+  }
+
+  wake(): void {
+    this.woken?.abort()
+  }
+}

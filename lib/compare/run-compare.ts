@@ -87,6 +87,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     const stop = (): void => copyAbort.abort()
     options.signal?.addEventListener('abort', stop, { once: true })
     const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs)
+    const sourceCluster = createCluster(connection, log)
     const copier = new Copier(
       {
         sourceTopic: options.sourceTopic, groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`, targets: options.targets,
@@ -94,16 +95,18 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
         ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
         ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
       },
-      { kafka, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.(`copied ${s.sourceRecords} records to ${options.targets.length} targets`) }
+      { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.(`copied ${s.sourceRecords} records to ${options.targets.length} targets`) }
     )
     // Operators (and the Ctrl-C test) watch for this line: from here on an interrupt still gets a partial report.
     log.info({ sourceTopic: options.sourceTopic, targets: options.targets.length }, 'copy started')
     try {
+      await sourceCluster.connect()
       await copier.run(copyAbort.signal)
     } finally {
       if (timer !== undefined) clearTimeout(timer)
       options.signal?.removeEventListener('abort', stop)
       await producer.close()
+      await sourceCluster.disconnect().catch(() => undefined)
     }
     const copied = copier.snapshot()
     const acked = copier.ackedBatches()

@@ -60,7 +60,8 @@ export interface CorruptBatchEvent {
 }
 
 export interface ReaderHandlers {
-  onBatch(event: BatchEvent): void
+  /** A returned promise is awaited before the next batch (the copier's sends): the reader reads ahead one round at most. */
+  onBatch(event: BatchEvent): void | Promise<void>
   onCorruptBatch(event: CorruptBatchEvent): void
 }
 
@@ -165,8 +166,8 @@ export class PartitionReader {
         for (const { cursor, result, batches } of fetched) {
           if (cursor.revoked === true) continue
           if (result.errorCode !== KafkaErrorCode.NONE) await this.handleError(cursor, result.errorCode, signal)
-          else this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
-          if (result.errorCode === KafkaErrorCode.NONE) this.reportLag(cursor, result)
+          else await this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
+          if (result.errorCode === KafkaErrorCode.NONE && !isRevoked(cursor)) this.reportLag(cursor, result)
         }
       }
     } finally {
@@ -299,9 +300,10 @@ export class PartitionReader {
     return fetched
   }
 
-  private consume(cursor: PartitionCursor, batches: readonly FetchedBatch[], aborted: AbortedTransactions, handlers: ReaderHandlers): void {
+  private async consume(cursor: PartitionCursor, batches: readonly FetchedBatch[], aborted: AbortedTransactions, handlers: ReaderHandlers): Promise<void> {
     for (const { bytes, baseOffset, lastOffset } of batches) {
-      if (lastOffset < cursor.position) continue
+      // Revoked while an earlier batch's handler was awaited: the rest belongs to the partition's next owner.
+      if (lastOffset < cursor.position || cursor.revoked === true) continue
       const before = process.cpuUsage()
       let batch: ReadBatch
       try {
@@ -321,12 +323,13 @@ export class PartitionReader {
       // read_uncommitted answers list none, so nothing is skipped there.
       const { isTransactional, isControl, producerId } = batch
       if (aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) })) continue
-      handlers.onBatch({
+      const handled = handlers.onBatch({
         topic: cursor.topic,
         partition: cursor.partition,
         batch,
         framingCpuSeconds: Math.max(0, (spent.user + spent.system) / 1e6 - batch.decompressCpuSeconds)
       })
+      if (handled instanceof Promise) await handled
     }
   }
 
@@ -345,6 +348,11 @@ export class PartitionReader {
     await this.deps.cluster.refreshMetadata().catch(() => undefined)
     await sleep(100, signal)
   }
+}
+
+/** Read anew after an await: a handler's await may let the group revoke the partition meanwhile. */
+function isRevoked(cursor: PartitionCursor): boolean {
+  return cursor.revoked === true
 }
 
 /** One stored batch of a fetch answer, with the offsets its header gives. */

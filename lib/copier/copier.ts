@@ -1,15 +1,22 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs'
+import type { Admin } from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
-import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
+import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent, type CorruptBatchEvent } from '../consumer/partition-reader.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
+import { GroupCoordinator } from '../group/coordinator.js'
+import { chooseProtocol, createMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
+import type { TopicPartition } from '../group/membership.js'
+import { PartitionTable } from '../kafka/group-by-topic.js'
+import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { CommitRefusedError } from '../kafka/offset-commit.js'
+import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
 import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
+import type { IncomingRecord } from '../protocol/record.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
-import type { RecordHeader } from '../protocol/record.js'
-import { retry } from '../retry.js'
+import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import { SentOffsets } from './sent-offsets.js'
-import { PartitionTable } from '../kafka/group-by-topic.js'
 
 /** One destination: a codec and level, and the topic it writes. */
 export interface CopyTarget {
@@ -17,8 +24,18 @@ export interface CopyTarget {
   readonly topic: string
 }
 
-/** Source records copied between two turns of the event loop (and heartbeat checks) within one fetch. */
+/** Source records copied between two turns of the event loop within one batch; also where a stop can cut in. */
 const YIELD_EVERY_RECORDS = 256
+/**
+ * Per source partition and fetch. A fetch's records stay in memory decompressed until copied, and 1 MiB (10 MB
+ * once decompressed per partition) put the copier's peak RSS at 333-344 MB in the bench against 278 MB, at the
+ * same speed. A larger batch still comes whole (Kafka returns at least one).
+ */
+const PARTITION_FETCH_BYTES = 256 * 1024
+/** How long a commit refused for a stale epoch waits for the heartbeat that brings the new one (Kafka's interval is 5 s). */
+const EPOCH_WAIT_MS = 6000
+/** The Java client's max.poll.interval.ms: how long a member may take to give up revoked partitions. */
+const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
 
 /**
  * What becomes of a record a destination refuses as it is (over that topic's max.message.bytes, or invalid
@@ -42,8 +59,15 @@ export interface CopierConfig {
   readonly maxRecords?: number
   /** Stop after this many uncompressed source bytes (key + value + headers). */
   readonly maxBytes?: number
-  /** Consumer group session: how long a dead copier's partitions wait before moving (default 10 s). */
+  /**
+   * Classic protocol only: how long a dead copier's partitions wait before moving (default 10 s). The new
+   * protocol's session is the broker's group.consumer.session.timeout.ms (45 s by default).
+   */
   readonly sessionTimeoutMs?: number
+  /** -X group.protocol: unset, the new protocol (KIP-848) where the group coordinator serves it, else classic. */
+  readonly groupProtocol?: GroupProtocol
+  /** -X max.poll.interval.ms: how long this copier may take to commit and give up revoked partitions. */
+  readonly rebalanceTimeoutMs?: number
   /** Default 'fail'. 'skip' and 'dead-letter' need at-least-once: a refusal aborts the whole transaction. */
   readonly onRefused?: RefusedPolicy
   /** Where refused records go with 'dead-letter', unchanged, with the error and their origin in headers. */
@@ -57,18 +81,23 @@ export interface CopierStats {
   aborts: number
   /** Copies a destination refused (one per record and destination), skipped or sent to the dead-letter topic. */
   refused: number
+  /** Commits the group coordinator refused because this copier no longer owned the partitions (KIP-447 fencing). */
+  fencedCommits: number
   firstTimestamp: number
   lastTimestamp: number
 }
 
 export interface CopierDeps {
-  readonly kafka: Kafka
+  /** The source's cluster: fetches and the group coordinator's calls go through its connections. */
+  readonly cluster: KafkajsCluster
   readonly admin: Admin
   /** One producer for every target (per-topic codecs), transactional when exactly-once. */
   readonly producer: Producer
   readonly log: Logger
   readonly metrics?: CopierMetrics
   readonly onProgress?: (stats: Readonly<CopierStats>) => void
+  /** The group's coordinator; by default one on `cluster`. */
+  readonly coordinator?: GroupCoordinator
 }
 
 /**
@@ -86,24 +115,33 @@ export function defaultDestination(source: string, spec: CodecSpec): string {
 /**
  * Mirrors a source topic into one topic per codec/level: same partition, key, value, headers and timestamp.
  * Source offsets are committed only after every target acknowledged the records before them (at-least-once),
- * or inside the same Kafka transaction as the copies (exactly-once). A slow target slows the source:
- * the producer's send() waits while its buffer.memory is full, and the consumer's batch loop waits on it.
+ * or inside the same Kafka transaction as the copies (exactly-once), whose offsets carry this member's id and
+ * epoch so a copier that lost its partitions cannot commit them (KIP-447). Copiers of one group split the source
+ * partitions (squeeze's own group membership, lib/group) and read them with squeeze's own fetches. A slow target
+ * slows the source: the producer's send() waits while its buffer.memory is full, and the reader waits on it.
  */
 export class Copier {
-  private consumer: Consumer | null = null
-  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
-  /** Next offset to copy per source partition (what a commit would record). */
+  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, fencedCommits: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
+  /** Next offset to copy per source partition this copier owns (what a commit would record). */
   private readonly processed = new Map<number, number>()
+  /** The group's committed offset per partition, as this copier last committed or fetched it. */
   private readonly committed = new Map<number, number>()
-  private endOffsets = new Map<number, number>()
+  /** Where each source partition started and ended when the copy started. */
+  private sourceRange = new Map<number, { low: number; high: number }>()
+  /** The source partitions the group assigned to this copier. */
+  private readonly owned = new Set<number>()
   private lastCommitAt = Date.now()
-  private rebalanced = false
-  private done = false
-  private finished: (() => void) | null = null
+  /** Set once the copy stops (done, aborted or failed): what is being copied ends at its next cut. */
+  private readonly stop = new AbortController()
   private failure: unknown = null
+  private transactionOpen = false
   private readonly acked: AckedBatch[] = []
-  private committing: Promise<void> = Promise.resolve()
-  private copying: Promise<void> = Promise.resolve()
+  /** Copying, committing and every change of assignment run one at a time, in this chain. */
+  private lane: Promise<void> = Promise.resolve()
+  private member: Member | null = null
+  private coordinator: GroupCoordinator | null = null
+  private protocol: GroupProtocol = 'consumer'
+  private reader: PartitionReader | null = null
   /** At-least-once, per destination and partition: the source offset of each copy sent since the last commit. */
   private readonly sent = new PartitionTable(() => new SentOffsets())
   /** Delivery failures since the last commit, sorted out there. */
@@ -131,7 +169,12 @@ export class Copier {
 
   /** Per source partition, the next offset not copied: the end of the source range the copy read. */
   copiedUpTo(): ReadonlyMap<number, number> {
-    return new Map(this.processed)
+    return new Map([...this.committed, ...this.processed])
+  }
+
+  /** The source partitions this copier owns now. */
+  assignment(): number[] {
+    return [...this.owned].sort((a, b) => a - b)
   }
 
   /** Every batch a destination acknowledged, for the recompression and stored-bytes checks. */
@@ -139,9 +182,73 @@ export class Copier {
     return this.acked
   }
 
-  /** Copies until the budget or the end is reached, or `signal` aborts; commits what was copied, then resolves. */
+  /**
+   * Joins the group and copies the partitions it assigns until the budget or the end is reached, or `signal`
+   * aborts; then commits what was copied, leaves the group and resolves.
+   */
   async run(signal?: AbortSignal): Promise<void> {
     const { sourceTopic, groupId } = this.config
+    this.sourceRange = await this.sourceOffsets()
+    const onAbort = (): void => this.stop.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    // An abort while the offsets above were being fetched fired before the listener existed.
+    if (signal?.aborted === true) this.stop.abort()
+    const coordinator = this.deps.coordinator ?? new GroupCoordinator(this.deps.cluster, groupId)
+    this.coordinator = coordinator
+    this.protocol = await chooseProtocol(coordinator, this.config.groupProtocol)
+    this.deps.log.info({ groupId, protocol: this.protocol }, 'joining the group')
+    // A 10 s classic session (Kafka's default minimum is 6 s) lets a restarted copier take over a dead one's partitions quickly.
+    const sessionTimeoutMs = this.config.sessionTimeoutMs ?? 10_000
+    const member = createMember(
+      { groupId, topics: [sourceTopic], protocol: this.protocol, rebalanceTimeoutMs: this.config.rebalanceTimeoutMs ?? DEFAULT_REBALANCE_TIMEOUT_MS, sessionTimeoutMs, heartbeatIntervalMs: Math.max(100, Math.floor(sessionTimeoutMs / 10)) },
+      {
+        coordinator,
+        cluster: this.deps.cluster,
+        log: this.deps.log,
+        listener: {
+          onAssigned: (partitions) => this.exclusive(() => this.assign(partitions)),
+          onRevoked: (partitions) => this.exclusive(() => this.revoke(partitions)),
+          onLost: (partitions) => this.exclusive(() => this.lose(partitions))
+        },
+        onRebalance: () => {
+          this.deps.metrics?.rebalance()
+          this.deps.metrics?.assigned(member.assignment)
+        }
+      }
+    )
+    this.member = member
+    // maxWaitMs: the long poll is also how long a stop waits for the fetch on the wire.
+    const reader = new PartitionReader(
+      { ...DEFAULT_READER_CONFIG, topics: [sourceTopic], partitions: 'assigned', untilEnd: false, isolation: 'read_committed', maxWaitMs: 500, partitionMaxBytes: PARTITION_FETCH_BYTES },
+      { cluster: this.deps.cluster, admin: this.deps.admin, log: this.deps.log, ...(this.deps.metrics === undefined ? {} : { lag: this.deps.metrics.lag }) }
+    )
+    this.reader = reader
+    if (this.config.exactlyOnce) this.begin()
+    const handlers = {
+      onBatch: (event: BatchEvent) => this.exclusive(() => this.copyBatch(event)),
+      onCorruptBatch: ({ partition, baseOffset, lastOffset, error }: CorruptBatchEvent) => {
+        throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `source batch ${sourceTopic}-${partition} offsets ${baseOffset}-${lastOffset} cannot be copied: ${error.message}`, { cause: error })
+      }
+    }
+    // Whichever ends first (done, aborted, failed) stops the others; leaving the group commits what was copied.
+    const tasks = [reader.run(handlers, this.stop.signal), member.run(this.stop.signal), this.tick(this.stop.signal)]
+    try {
+      await Promise.all(tasks.map((task) => task.catch((err: unknown) => this.fail(err)).finally(() => this.stop.abort())))
+      await this.lane
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+    }
+    // Leaving the group committed what it gave up (onRevoked); partitions still held mean the leave did not happen.
+    if (this.failure === null && this.owned.size > 0) await this.commit().catch((err: unknown) => this.fail(err))
+    if (this.transactionOpen) await this.abort().catch(() => undefined)
+    if (this.failure !== null) {
+      throw this.failure instanceof SqueezeError ? this.failure : new SqueezeError(ErrorCodes.PRODUCE_FAILED, `copy failed: ${errorMessage(this.failure)}`, { cause: this.failure })
+    }
+  }
+
+  /** The source's partitions with their first and next offsets: --until-end copies up to the latter. */
+  private async sourceOffsets(): Promise<Map<number, { low: number; high: number }>> {
+    const { sourceTopic } = this.config
     const offsets = await retry(async () => {
       const { topics } = await this.deps.admin.fetchTopicMetadata({ topics: [sourceTopic] })
       const partitions = topics[0]?.partitions.length ?? 0
@@ -153,181 +260,277 @@ export class Copier {
     }, { retries: 10, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: isTransient }).catch((err: unknown) => {
       throw new SqueezeError(ErrorCodes.SOURCE, `cannot read source topic ${sourceTopic}: ${errorMessage(err)}`, { cause: err })
     })
-    this.endOffsets = new Map(offsets.map((o) => [o.partition, Number(o.high)]))
-    // Where a previous run (or a crashed one) left off: the group's committed offsets, else each partition's start.
-    // A fresh cluster's group coordinator answers "loading" for a few seconds; kafkajs marks that retriable.
-    const [groupOffsets] = await retry(() => this.deps.admin.fetchOffsets({ groupId, topics: [sourceTopic] }), { retries: 10, initialDelayMs: 200, maxDelayMs: 2000, shouldRetry: isTransient })
-    for (const { partition, offset } of groupOffsets?.partitions ?? []) {
-      const low = Number(offsets.find((o) => o.partition === partition)?.low ?? 0)
-      this.committed.set(partition, Number(offset) >= 0 ? Number(offset) : low)
-    }
-    if (this.config.exactlyOnce) this.deps.producer.beginTransaction()
+    return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]))
+  }
 
-    // A 10 s session (Kafka's default minimum is 6 s) lets a restarted copier take over a dead one's partitions quickly.
-    const sessionTimeout = this.config.sessionTimeoutMs ?? 10_000
-    // maxWaitTimeInMs: kafkajs's default long poll (5 s) is also how long consumer.stop() waits for the last
-    // fetch, which added ~4 s to every --until-end copy once the source was copied. 256 KiB per partition:
-    // kafkajs holds a fetch's records decompressed, and 1 MiB (10 MB once decompressed per partition) put the
-    // copier's peak RSS at 333-344 MB in the bench against 278 MB, at the same speed. A larger batch still
-    // comes whole (Kafka returns at least one).
-    const consumer = this.deps.kafka.consumer({
-      groupId, readUncommitted: false, allowAutoTopicCreation: false, maxBytesPerPartition: 256 * 1024, maxWaitTimeInMs: 500,
-      sessionTimeout, heartbeatInterval: Math.max(100, Math.floor(sessionTimeout / 10))
-    })
-    this.consumer = consumer
-    consumer.on(consumer.events.REBALANCING, () => {
-      this.rebalanced = true
-    })
-    const stopped = new Promise<void>((resolve) => {
-      this.finished = resolve
-    })
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      this.failure ??= payload.error
-      this.finished?.()
-    })
-    signal?.addEventListener('abort', () => this.finished?.(), { once: true })
-    // An abort while the offsets above were being fetched fired before the listener existed; copyBatch would then
-    // skip every batch and the copy would never catch up.
-    if (signal?.aborted === true) this.finished?.()
-
-    await consumer.connect()
-    await consumer.subscribe({ topics: [sourceTopic], fromBeginning: true })
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      eachBatch: (payload) => {
-        const copying = this.copyBatch(payload, signal)
-        this.copying = copying.catch(() => undefined)
-        return copying
+  /** Every 200 ms: is the copy done, is a commit due, and (--until-end) where other members stand. */
+  private async tick(signal: AbortSignal): Promise<void> {
+    let othersCheckedAt = 0
+    while (await sleep(Math.min(200, this.config.commitIntervalMs), signal)) {
+      if (this.isCaughtUp()) {
+        this.stop.abort()
+        return
       }
-    })
-    const ticker = setInterval(() => {
-      if (this.isCaughtUp()) this.finish()
-    }, 200)
-    try {
-      await stopped
-    } finally {
-      clearInterval(ticker)
-    }
-    // The batch being copied ends at its next record boundary: every target gets each record, or none does.
-    await this.copying
-    // Commit before stopping: an at-least-once commit goes through the running consumer.
-    if (this.failure === null) await this.commit()
-    else if (this.config.exactlyOnce) await this.deps.producer.abortTransaction().catch(() => undefined)
-    await consumer.stop()
-    await consumer.disconnect()
-    if (this.failure !== null) {
-      throw this.failure instanceof SqueezeError ? this.failure : new SqueezeError(ErrorCodes.PRODUCE_FAILED, `copy failed: ${errorMessage(this.failure)}`, { cause: this.failure })
+      if (Date.now() - this.lastCommitAt >= this.config.commitIntervalMs) await this.exclusive(() => this.commit())
+      // --until-end across several copiers: a partition another copier owns is done once the group committed its end.
+      if (this.config.stopAtEnd && this.ownDone() && Date.now() - othersCheckedAt >= 1000) {
+        othersCheckedAt = Date.now()
+        await this.refreshOthers()
+      }
     }
   }
 
-  private finish(): void {
-    this.done = true
-    this.finished?.()
+  /** Runs `work` after everything queued before it: no commit ever lands in the middle of a batch's copies. */
+  private exclusive(work: () => Promise<void>): Promise<void> {
+    const next = this.lane.then(work)
+    this.lane = next.catch(() => undefined)
+    return next
+  }
+
+  private fail(err: unknown): void {
+    this.failure ??= err
+    this.stop.abort()
+  }
+
+  private get stopping(): boolean {
+    return this.stop.signal.aborted
   }
 
   private isCaughtUp(): boolean {
     if (this.config.maxRecords !== undefined && this.stats.sourceRecords >= this.config.maxRecords) return true
     if (this.config.maxBytes !== undefined && this.stats.sourceBytes >= this.config.maxBytes) return true
     if (!this.config.stopAtEnd) return false
-    for (const [partition, end] of this.endOffsets) {
-      if ((this.processed.get(partition) ?? this.committed.get(partition) ?? 0) < end) return false
+    for (const [partition, { high }] of this.sourceRange) {
+      if ((this.processed.get(partition) ?? this.committed.get(partition) ?? 0) < high) return false
     }
     return true
   }
 
-  private async copyBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload, signal?: AbortSignal): Promise<void> {
-    const { partition } = batch
-    if (this.rebalanced) await this.recoverFromRebalance()
-    let sinceYield = 0
-    for (const message of batch.messages) {
-      if (this.done || signal?.aborted === true || !isRunning() || isStale()) return
-      const offset = Number(message.offset)
-      if (offset < (this.processed.get(partition) ?? -1)) continue
-      const headers = toHeaders(message.headers)
-      const timestamp = Number(message.timestamp)
-      for (const target of this.config.targets) {
-        try {
-          await this.deps.producer.send({ topic: target.topic, partition, key: message.key, value: message.value, headers, timestamp })
-        } catch (err) {
-          // Over max.request.size: the producer refuses it before any destination sees it. In a transaction
-          // nothing can be left out, so it stops the copy there as any refusal does.
-          if (!isRecordRefusal(err) || this.config.exactlyOnce) throw err
-          this.refused.push({ topic: this.config.sourceTopic, partition, record: { offset, timestamp, key: message.key, value: message.value, headers }, code: err.code, reason: err.message, destination: target.topic })
-          continue
-        }
-        if (!this.config.exactlyOnce) this.sent.get(target.topic, partition).push(offset)
-      }
-      this.processed.set(partition, offset + 1)
-      resolveOffset(message.offset)
-      this.stats.sourceRecords++
-      this.deps.metrics?.sourceRecords(this.config.sourceTopic, 1)
-      this.stats.sourceBytes += (message.key?.length ?? 0) + (message.value?.length ?? 0) + headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
-      this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, timestamp)
-      this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, timestamp)
-      if (this.isCaughtUp()) {
-        this.finish()
+  private ownDone(): boolean {
+    return [...this.owned].every((p) => (this.processed.get(p) ?? 0) >= (this.sourceRange.get(p)?.high ?? 0))
+  }
+
+  private async refreshOthers(): Promise<void> {
+    const others = [...this.sourceRange.keys()].filter((p) => !this.owned.has(p)).map((partition) => ({ topic: this.config.sourceTopic, partition }))
+    if (others.length === 0 || this.coordinator === null) return
+    for (const { partition, offset } of await this.coordinator.committedOffsets(null, others)) {
+      if (offset !== null && !this.owned.has(partition)) this.committed.set(partition, offset)
+    }
+  }
+
+  /** New partitions: each starts at the group's committed offset, or at the partition's start. */
+  private async assign(partitions: readonly TopicPartition[]): Promise<void> {
+    if (this.member === null || this.coordinator === null || this.reader === null) return
+    const committed = await this.coordinator.committedOffsets(fetchIdentity(this.protocol, this.member), partitions)
+    const starts = committed.map(({ topic, partition, offset }) => {
+      if (offset !== null) this.committed.set(partition, offset)
+      else this.committed.delete(partition)
+      const start = offset ?? this.sourceRange.get(partition)?.low ?? 0
+      this.processed.set(partition, start)
+      this.owned.add(partition)
+      return { topic, partition, offset: start }
+    })
+    this.deps.log.info({ partitions: starts.map((s) => `${s.partition}@${s.offset}`) }, 'copying assigned partitions')
+    await this.reader.assign(starts)
+  }
+
+  /**
+   * Partitions go to another copier: commit first (the transaction, exactly-once) so it starts where this one
+   * stopped. After a failure nothing is committed; the next owner starts from the last commit.
+   */
+  private async revoke(partitions: readonly TopicPartition[]): Promise<void> {
+    if (this.failure === null) await this.commit().catch((err: unknown) => this.fail(err))
+    this.drop(partitions.map((tp) => tp.partition))
+  }
+
+  /**
+   * Fenced: the partitions may be another copier's already and nothing may be committed for them. Exactly-once,
+   * the open transaction may hold copies of them, so it is aborted and the partitions kept go back to their
+   * committed offsets (their uncommitted copies were in it too).
+   */
+  private async lose(partitions: readonly TopicPartition[]): Promise<void> {
+    this.drop(partitions.map((tp) => tp.partition))
+    if (this.config.exactlyOnce && this.failure === null) await this.abortAndRewind()
+  }
+
+  private drop(partitions: readonly number[]): void {
+    this.reader?.revoke(partitions.map((partition) => ({ topic: this.config.sourceTopic, partition })))
+    for (const partition of partitions) {
+      this.owned.delete(partition)
+      this.processed.delete(partition)
+    }
+  }
+
+  private async abortAndRewind(): Promise<void> {
+    this.deps.log.warn({ processed: Object.fromEntries(this.processed) }, 'aborting the open transaction and rewinding to committed offsets')
+    if (this.transactionOpen) await this.abort()
+    this.stats.aborts++
+    const kept = [...this.owned].map((partition) => ({ topic: this.config.sourceTopic, partition, offset: this.committed.get(partition) ?? this.sourceRange.get(partition)?.low ?? 0 }))
+    this.reader?.revoke(kept)
+    for (const { partition, offset } of kept) this.processed.set(partition, offset)
+    await this.reader?.assign(kept)
+    this.begin()
+  }
+
+  private begin(): void {
+    this.deps.producer.beginTransaction()
+    this.transactionOpen = true
+  }
+
+  private async abort(): Promise<void> {
+    this.transactionOpen = false
+    await this.deps.producer.abortTransaction()
+  }
+
+  private async copyBatch({ partition, batch }: BatchEvent): Promise<void> {
+    if (this.stopping || !this.owned.has(partition)) return
+    const from = this.processed.get(partition) ?? 0
+    // A transaction marker holds no record to copy; a destination gets its own markers from the copier's transactions.
+    const records = batch.isControl ? [] : batch.records.filter((r) => r.offset >= from)
+    for (let i = 0; i < records.length; i += YIELD_EVERY_RECORDS) {
+      if (this.stopping) return
+      const chunk = this.withinBudget(records.slice(i, i + YIELD_EVERY_RECORDS))
+      try {
+        await this.sendToTargets(chunk, partition)
+      } catch (err) {
+        this.fail(err)
         return
       }
-      if (++sinceYield === YIELD_EVERY_RECORDS) {
-        sinceYield = 0
-        // Sends into open batches resolve at once, so without this a fetch of thousands of records would hold the
-        // event loop from start to end: /metrics unanswered, and no heartbeat within a short session timeout.
-        await yieldToEventLoop()
-        await heartbeat()
+      this.account(chunk, partition)
+      if (this.isCaughtUp()) {
+        this.stop.abort()
+        return
       }
+      // Sends into open batches resolve at once, so without this a batch of thousands of records would hold the
+      // event loop from start to end: /metrics unanswered, and no heartbeat within the session.
+      await yieldToEventLoop()
     }
-    this.deps.metrics?.lag(this.config.sourceTopic, partition, Math.max(0, Number(batch.highWatermark) - (this.processed.get(partition) ?? 0)))
-    await heartbeat()
-    if (Date.now() - this.lastCommitAt >= this.config.commitIntervalMs) await this.commit()
+    // Past the whole batch: its marker, or offsets compaction removed, are not copied again nor waited for.
+    this.processed.set(partition, Math.max(this.processed.get(partition) ?? 0, batch.lastOffset + 1))
     this.deps.onProgress?.(this.stats)
   }
 
   /**
-   * Exactly-once across a rebalance: the open transaction may hold copies of partitions that now belong to
-   * another member, so it is aborted and every partition goes back to its last committed offset.
+   * Sends each record to every target, in source order. A record the producer refuses before any destination
+   * sees it (over max.request.size) is set aside as --on-refused says; in a transaction nothing can be left
+   * out, so it stops the copy there as any refusal does.
    */
-  private async recoverFromRebalance(): Promise<void> {
-    this.rebalanced = false
-    if (!this.config.exactlyOnce) return
-    this.deps.log.warn({ processed: Object.fromEntries(this.processed) }, 'group rebalanced: aborting the open transaction and rewinding to committed offsets')
-    await this.deps.producer.abortTransaction()
-    this.stats.aborts++
-    for (const [partition] of this.processed) {
-      const offset = this.committed.get(partition)
-      if (offset === undefined) this.processed.delete(partition)
-      else this.processed.set(partition, offset)
-      this.consumer?.seek({ topic: this.config.sourceTopic, partition, offset: String(offset ?? 0) })
+  private async sendToTargets(records: readonly IncomingRecord[], partition: number): Promise<void> {
+    for (const record of records) {
+      const { key, value, headers, timestamp, offset } = record
+      for (const target of this.config.targets) {
+        try {
+          await this.deps.producer.send({ topic: target.topic, partition, key, value, headers, timestamp })
+        } catch (err) {
+          if (!isRecordRefusal(err) || this.config.exactlyOnce) throw err
+          this.refused.push({ topic: this.config.sourceTopic, partition, record, code: err.code, reason: err.message, destination: target.topic })
+          continue
+        }
+        if (!this.config.exactlyOnce) this.sent.get(target.topic, partition).push(offset)
+      }
     }
-    this.deps.producer.beginTransaction()
   }
 
-  /** Commits the source offsets of everything every target has acknowledged (or, exactly-once, the transaction). */
-  private commit(): Promise<void> {
-    // The batch loop and the final stop may both want to commit; commits run one after the other.
-    const next = this.committing.then(() => this.commitNow())
-    this.committing = next.catch(() => undefined)
-    return next
+  /** The records up to and including the one that reaches --records or --bytes. */
+  private withinBudget(records: readonly IncomingRecord[]): readonly IncomingRecord[] {
+    const { maxRecords, maxBytes } = this.config
+    if (maxRecords === undefined && maxBytes === undefined) return records
+    let count = this.stats.sourceRecords
+    let bytes = this.stats.sourceBytes
+    for (let i = 0; i < records.length; i++) {
+      count++
+      bytes += recordBytes(records[i] as IncomingRecord)
+      if ((maxRecords !== undefined && count >= maxRecords) || (maxBytes !== undefined && bytes >= maxBytes)) return records.slice(0, i + 1)
+    }
+    return records
   }
 
-  private async commitNow(): Promise<void> {
-    this.deps.log.debug({ processed: Object.fromEntries(this.processed), done: this.done }, 'committing')
+  private account(records: readonly IncomingRecord[], partition: number): void {
+    const last = records[records.length - 1]
+    if (last === undefined) return
+    this.processed.set(partition, last.offset + 1)
+    this.stats.sourceRecords += records.length
+    this.deps.metrics?.sourceRecords(this.config.sourceTopic, records.length)
+    for (const record of records) {
+      this.stats.sourceBytes += recordBytes(record)
+      this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, record.timestamp)
+      this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, record.timestamp)
+    }
+  }
+
+  /**
+   * Commits the source offsets of everything copied (exactly-once: with the transaction, the offsets carrying
+   * this member's id and epoch). A commit refused as fenced (the group gave the partitions to another copier)
+   * aborts, drops every partition and rejoins: the next owner copies from the last accepted commit.
+   */
+  private async commit(): Promise<void> {
+    // Exactly-once, once the copy stopped: the last transaction is committed and no other begins.
+    if (this.config.exactlyOnce && !this.transactionOpen) return
     const offsets = [...this.processed].filter(([partition, offset]) => this.committed.get(partition) !== offset)
     const topicOffsets = offsets.map(([partition, offset]) => ({ topic: this.config.sourceTopic, partition, offset }))
-    if (this.config.exactlyOnce) {
-      if (topicOffsets.length > 0) await this.deps.producer.sendOffsets(this.config.groupId, topicOffsets)
-      await this.deps.producer.commitTransaction()
-      if (!this.done) this.deps.producer.beginTransaction()
-    } else {
-      await this.deps.producer.flush()
-      await this.settleFailures()
-      if (topicOffsets.length > 0) await this.consumer?.commitOffsets(topicOffsets.map((o) => ({ ...o, offset: String(o.offset) })))
+    this.deps.log.debug({ offsets: Object.fromEntries(offsets) }, 'committing')
+    try {
+      if (this.config.exactlyOnce) await this.commitTransaction(topicOffsets)
+      else await this.commitAcknowledged(topicOffsets)
+    } catch (err) {
+      if (errorCode(err) !== ErrorCodes.GROUP_FENCED) throw err
+      await this.fenced(err)
+      return
     }
     for (const [partition, offset] of offsets) this.committed.set(partition, offset)
     this.lastCommitAt = Date.now()
     this.stats.commits++
   }
 
+  private async commitTransaction(offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+    if (offsets.length > 0) await this.asMember((member) => this.deps.producer.sendOffsets(this.config.groupId, offsets, member))
+    this.transactionOpen = false
+    await this.deps.producer.commitTransaction()
+    if (!this.stopping) this.begin()
+  }
+
+  private async commitAcknowledged(offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+    await this.deps.producer.flush()
+    await this.settleFailures()
+    const coordinator = this.coordinator
+    if (offsets.length === 0 || coordinator === null) return
+    await this.asMember(({ memberId, generationId }) => retry(() => coordinator.commit({ groupId: this.config.groupId, generationIdOrMemberEpoch: generationId, memberId, offsets }), COORDINATOR_RETRY))
+  }
+
+  /**
+   * Commits as this member, with its current epoch. The coordinator bumps a member's epoch once a rebalance
+   * settles, which can happen while a commit is on the wire: a commit refused then goes once more with the epoch
+   * the next heartbeat brings. The offsets are still this member's at that epoch, since partitions leave a copier
+   * only through revoke(), which waits for this commit. Refused again, with no new epoch, or refused for another
+   * reason (the coordinator no longer knows the member), the member is fenced.
+   */
+  private async asMember(commit: (member: GroupMemberIdentity) => Promise<void>): Promise<void> {
+    const member = this.member
+    if (member === null) return
+    const epoch = member.memberEpoch
+    try {
+      await commit({ memberId: member.memberId, generationId: epoch })
+    } catch (err) {
+      if (!(err instanceof CommitRefusedError && err.staleEpoch)) throw err
+      const deadline = Date.now() + EPOCH_WAIT_MS
+      while (member.memberEpoch === epoch && Date.now() < deadline && !this.stopping) await sleep(50)
+      if (member.memberEpoch === epoch || member.memberEpoch <= 0) throw err
+      await commit({ memberId: member.memberId, generationId: member.memberEpoch })
+    }
+  }
+
+  private async fenced(err: unknown): Promise<void> {
+    this.stats.fencedCommits++
+    this.deps.log.warn({ err: errorMessage(err), partitions: [...this.owned] }, 'commit refused: this copier no longer owns its partitions; dropping them and rejoining')
+    const partitions = [...this.owned]
+    if (this.config.exactlyOnce) {
+      if (this.transactionOpen) await this.abort()
+      this.stats.aborts++
+      if (!this.stopping) this.begin()
+    }
+    this.drop(partitions)
+    this.member?.rejoin()
+  }
 
   /**
    * After a flush, every copy sent is acknowledged or failed. A failure to deliver stops the copy before its
@@ -385,13 +588,6 @@ export class Copier {
   }
 }
 
-/** kafkajs hands headers as an object (repeated keys as arrays); squeeze sends them as an ordered list. */
-function toHeaders(headers: IHeaders | undefined): RecordHeader[] {
-  if (headers === undefined) return []
-  const list: RecordHeader[] = []
-  for (const [key, value] of Object.entries(headers)) {
-    const values = Array.isArray(value) ? value : [value]
-    for (const v of values) list.push({ key, value: v === undefined || v === null ? null : Buffer.isBuffer(v) ? v : Buffer.from(v) })
-  }
-  return list
+function recordBytes(record: IncomingRecord): number {
+  return (record.key?.length ?? 0) + (record.value?.length ?? 0) + record.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
 }

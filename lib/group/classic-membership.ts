@@ -2,7 +2,7 @@ import { AssignerProtocol } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 import type { KafkajsClassicGroupCalls, KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
-import { backoffDelay, sleep } from '../retry.js'
+import { backoffDelay, sleep, Wakeable } from '../retry.js'
 import type { MembershipListener, TopicPartition } from './membership.js'
 
 export interface ClassicMembershipConfig {
@@ -54,6 +54,8 @@ export class ClassicMembership {
   memberId = ''
   private generationId = -1
   private owned: TopicPartition[] = []
+  private rejoinAsked = false
+  private readonly pause = new Wakeable()
 
   constructor(
     private readonly config: ClassicMembershipConfig,
@@ -69,9 +71,19 @@ export class ClassicMembership {
     return this.owned
   }
 
+  /** A commit was refused as fenced: before the next heartbeat, drop every partition uncommitted and join again. */
+  rejoin(): void {
+    this.rejoinAsked = true
+    this.pause.wake()
+  }
+
   async run(signal: AbortSignal): Promise<void> {
     let failures = 0
     while (!signal.aborted) {
+      if (this.rejoinAsked) {
+        this.rejoinAsked = false
+        await this.dropPartitions(true)
+      }
       try {
         if (this.generationId < 0) await this.join()
         else await this.heartbeat()
@@ -89,7 +101,7 @@ export class ClassicMembership {
         await sleep(backoffDelay(failures++, BACKOFF), signal)
         continue
       }
-      if (this.generationId >= 0) await sleep(this.config.heartbeatIntervalMs, signal)
+      if (this.generationId >= 0) await this.pause.sleep(this.config.heartbeatIntervalMs, signal)
     }
     await this.leave()
   }

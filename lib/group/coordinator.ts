@@ -1,12 +1,21 @@
-import { ErrorCodes, SqueezeError } from '../errors.js'
+import { ErrorCodes, SqueezeError, isTransient } from '../errors.js'
 import { CONSUMER_GROUP_HEARTBEAT_API_KEY, consumerGroupHeartbeatRequest, type HeartbeatRequest, type HeartbeatResponse } from '../kafka/consumer-group-heartbeat.js'
 import { describeKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsClassicGroupCalls, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from '../kafka/kafkajs-internals.js'
-import { offsetCommitRequest, type OffsetCommitArgs, type PartitionError } from '../kafka/offset-commit.js'
+import { commitRefused, offsetCommitRequest, type OffsetCommitArgs } from '../kafka/offset-commit.js'
 import { offsetFetchRequest, type OffsetFetchArgs, type OffsetFetchResult } from '../kafka/offset-fetch.js'
 import { topicMetadataRequest } from '../kafka/topic-ids.js'
 import type { ClassicTransport } from './classic-membership.js'
-import type { MembershipTransport } from './membership.js'
+import { retry, type RetryOptions } from '../retry.js'
+import type { MembershipTransport, TopicPartition } from './membership.js'
+
+const COORDINATOR_MOVED = new Set<number>([KafkaErrorCode.GROUP_LOAD_IN_PROGRESS, KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP])
+/**
+ * Until a deadline rather than ten tries: the open transaction of an exactly-once copier that died under another
+ * transactional id keeps its partitions' offsets unstable until the transaction coordinator aborts it, after the
+ * producer's transaction timeout (60 s).
+ */
+const OFFSET_FETCH_RETRY: RetryOptions = { deadlineMs: 120_000, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient }
 
 /**
  * The group's coordinator broker, found once through FindCoordinator and looked up again after any failure
@@ -38,11 +47,32 @@ export class GroupCoordinator implements MembershipTransport, ClassicTransport {
   /** Commits the offsets; a partition the coordinator refused throws with its error (STALE_MEMBER_EPOCH, ...). */
   async commit(args: OffsetCommitArgs): Promise<void> {
     const errors = (await this.send(offsetCommitRequest(args))).filter((p) => p.errorCode !== KafkaErrorCode.NONE)
-    if (errors.length > 0) throw commitError(errors)
+    if (errors.length > 0) throw commitRefused(errors)
   }
 
   async fetchOffsets(args: OffsetFetchArgs): Promise<OffsetFetchResult> {
     return this.send(offsetFetchRequest(args))
+  }
+
+  /**
+   * The group's committed offset of each partition (null where none), retried while the coordinator moves or
+   * loads, or while a transaction holding offsets of these partitions is still open. A KIP-848 member's fetch
+   * is checked against its epoch (`member`); null asks unchecked (a classic member, an admin).
+   */
+  async committedOffsets(member: { memberId: string; memberEpoch: number } | null, partitions: readonly TopicPartition[]): Promise<Array<TopicPartition & { offset: number | null }>> {
+    const committed = await retry(async () => {
+      const answer = await this.fetchOffsets({ groupId: this.groupId, memberId: member?.memberId ?? null, memberEpoch: member?.memberEpoch ?? -1, partitions })
+      const failed = answer.errorCode !== KafkaErrorCode.NONE ? answer.errorCode : answer.offsets.find((o) => o.errorCode !== KafkaErrorCode.NONE)?.errorCode
+      if (failed !== undefined) {
+        if (COORDINATOR_MOVED.has(failed)) this.resetCoordinator()
+        throw new SqueezeError(ErrorCodes.GROUP, `offset fetch for group ${this.groupId}: ${describeKafkaError(failed)}`, { retriable: COORDINATOR_MOVED.has(failed) || failed === KafkaErrorCode.UNSTABLE_OFFSET_COMMIT })
+      }
+      return answer.offsets
+    }, OFFSET_FETCH_RETRY)
+    return partitions.map((tp) => {
+      const found = committed.find((o) => o.topic === tp.topic && o.partition === tp.partition)
+      return { ...tp, offset: found === undefined || found.offset < 0 ? null : found.offset }
+    })
   }
 
   resetCoordinator(): void {
@@ -65,12 +95,4 @@ export class GroupCoordinator implements MembershipTransport, ClassicTransport {
       throw err
     }
   }
-}
-
-function commitError(errors: readonly PartitionError[]): SqueezeError {
-  const first = errors[0]
-  const codes = [...new Set(errors.map((e) => e.errorCode))]
-  // Coordinator moves and loads are worth another try; a stale or fenced epoch is not (the heartbeat fixes it).
-  const retriable = codes.every((c) => c === 14 || c === 15 || c === 16)
-  return new SqueezeError(ErrorCodes.GROUP, `offset commit refused for ${errors.length} partition(s), e.g. ${first?.topic}-${first?.partition}: ${codes.map(describeKafkaError).join('; ')}`, { retriable })
 }

@@ -1,35 +1,16 @@
-import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
+import { errorMessage, isTransient, SqueezeError } from '../errors.js'
 import type { PartitionReader, PartitionPosition, ReaderHandlers } from '../consumer/partition-reader.js'
-import { describeKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import type { GroupMetricsSink } from '../metrics/consumer-metrics.js'
 import type { Logger } from '../log/logger.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import type { GroupCoordinator } from './coordinator.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { ClassicMembership } from './classic-membership.js'
-import { GroupMembership, type TopicPartition } from './membership.js'
+import { createMember, fetchIdentity, type Member, type MemberConfig } from './member.js'
+import type { TopicPartition } from './membership.js'
 
-export interface GroupReaderConfig {
-  readonly groupId: string
-  readonly topics: readonly string[]
-  readonly protocol: 'consumer' | 'classic'
+export interface GroupReaderConfig extends MemberConfig {
   readonly commitIntervalMs: number
-  readonly rebalanceTimeoutMs: number
-  /** Classic protocol only: the new protocol's session and heartbeat are the broker's (group.consumer.*). */
-  readonly sessionTimeoutMs: number
-  readonly heartbeatIntervalMs: number
 }
-
-/** What the reader needs of a membership, whichever protocol: KIP-848's or the classic one. */
-interface Member {
-  readonly memberId: string
-  /** The member epoch (KIP-848) or generation id (classic) that commits carry. */
-  readonly memberEpoch: number
-  readonly assignment: readonly TopicPartition[]
-  run(signal: AbortSignal): Promise<void>
-}
-
-/** What a group member reports beyond the reader's own measurements. */
 
 /**
  * A PartitionReader driven by group membership: it reads only the partitions the coordinator assigns, starts
@@ -45,7 +26,9 @@ export class GroupReader {
     private readonly config: GroupReaderConfig,
     private readonly deps: { reader: PartitionReader; coordinator: GroupCoordinator; cluster: KafkajsCluster; log: Logger; metrics?: GroupMetricsSink }
   ) {
-    const common = {
+    this.membership = createMember(config, {
+      coordinator: deps.coordinator,
+      cluster: deps.cluster,
       log: deps.log,
       onRebalance: () => {
         deps.metrics?.rebalance()
@@ -58,11 +41,7 @@ export class GroupReader {
           this.deps.reader.revoke(partitions)
         }
       }
-    }
-    const { groupId, topics, rebalanceTimeoutMs } = config
-    this.membership = config.protocol === 'consumer'
-      ? new GroupMembership({ groupId, topics, rebalanceTimeoutMs }, { ...common, transport: deps.coordinator })
-      : new ClassicMembership({ groupId, topics, rebalanceTimeoutMs, sessionTimeoutMs: config.sessionTimeoutMs, heartbeatIntervalMs: config.heartbeatIntervalMs }, { ...common, transport: deps.coordinator, cluster: deps.cluster })
+    })
   }
 
   async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
@@ -85,23 +64,7 @@ export class GroupReader {
   }
 
   private async assign(partitions: readonly TopicPartition[]): Promise<void> {
-    const committed = await retry(async () => {
-      // A KIP-848 member's fetch is checked against its epoch; a classic group's is an unchecked one.
-      const member = this.config.protocol === 'consumer' ? { memberId: this.membership.memberId, memberEpoch: this.membership.memberEpoch } : { memberId: null, memberEpoch: -1 }
-      const answer = await this.deps.coordinator.fetchOffsets({ groupId: this.config.groupId, ...member, partitions })
-      const failed = answer.errorCode !== KafkaErrorCode.NONE ? answer.errorCode : answer.offsets.find((o) => o.errorCode !== KafkaErrorCode.NONE)?.errorCode
-      if (failed !== undefined) {
-        if (failed === 14 || failed === 15 || failed === 16) this.deps.coordinator.resetCoordinator()
-        // UNSTABLE_OFFSET_COMMIT: a transaction holding offsets of these partitions is still open; it ends soon.
-        throw new SqueezeError(ErrorCodes.GROUP, `offset fetch for group ${this.config.groupId}: ${describeKafkaError(failed)}`, { retriable: [14, 15, 16, 88].includes(failed) })
-      }
-      return answer.offsets
-    }, COORDINATOR_RETRY)
-    const offsetOf = (tp: TopicPartition): number | null => {
-      const found = committed.find((o) => o.topic === tp.topic && o.partition === tp.partition)
-      return found === undefined || found.offset < 0 ? null : found.offset
-    }
-    await this.deps.reader.assign(partitions.map((tp) => ({ ...tp, offset: offsetOf(tp) })))
+    await this.deps.reader.assign(await this.deps.coordinator.committedOffsets(fetchIdentity(this.config.protocol, this.membership), partitions))
   }
 
   private async commitPeriodically(signal: AbortSignal): Promise<void> {

@@ -3,7 +3,7 @@ import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.j
 import type { HeartbeatRequest, HeartbeatResponse, TopicIdPartitions } from '../kafka/consumer-group-heartbeat.js'
 import { describeKafkaError, isRetriableKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import type { Logger } from '../log/logger.js'
-import { backoffDelay, sleep } from '../retry.js'
+import { backoffDelay, sleep, Wakeable } from '../retry.js'
 
 export interface TopicPartition {
   readonly topic: string
@@ -54,6 +54,9 @@ export class GroupMembership {
   private owned: TopicPartition[] = []
   private namesById = new Map<string, string>()
   private intervalMs = 1000
+  private rejoinAsked = false
+  /** Ends the current wait between heartbeats (a rejoin asked for). */
+  private readonly pause = new Wakeable()
 
   constructor(
     private readonly config: MembershipConfig,
@@ -68,10 +71,23 @@ export class GroupMembership {
     return this.owned
   }
 
+  /**
+   * A commit was refused as fenced: the partitions may be another member's already. Between two heartbeats (never
+   * while one is on the wire, whose answer would set the epoch again) they are dropped and the member joins again.
+   */
+  rejoin(): void {
+    this.rejoinAsked = true
+    this.pause.wake()
+  }
+
   /** Heartbeats until `signal` aborts, then gives its partitions up (onRevoked) and leaves the group. */
   async run(signal: AbortSignal): Promise<void> {
     let failures = 0
     while (!signal.aborted) {
+      if (this.rejoinAsked) {
+        this.rejoinAsked = false
+        await this.dropPartitions('a commit was refused as fenced', true)
+      }
       let response: HeartbeatResponse
       try {
         response = await this.deps.transport.heartbeat(await this.request(this.epoch))
@@ -85,7 +101,7 @@ export class GroupMembership {
       const next = await this.handle(response)
       failures = next === 'backoff' ? failures + 1 : 0
       if (next === 'now') continue
-      await sleep(next === 'backoff' ? backoffDelay(failures - 1, BACKOFF) : this.intervalMs, signal)
+      await this.pause.sleep(next === 'backoff' ? backoffDelay(failures - 1, BACKOFF) : this.intervalMs, signal)
     }
     await this.leave()
   }
@@ -100,12 +116,7 @@ export class GroupMembership {
       return (await this.reconcile(response.assignment)) ? 'now' : 'wait'
     }
     if (REJOIN.has(code)) {
-      this.deps.log.warn({ memberId: this.memberId, epoch: this.epoch, error: describeKafkaError(code) }, 'fenced by the group coordinator; partitions lost, rejoining')
-      const lost = this.owned
-      this.owned = []
-      this.epoch = 0
-      if (lost.length > 0) await this.deps.listener.onLost(lost)
-      this.deps.onRebalance?.()
+      await this.dropPartitions(describeKafkaError(code), code !== KafkaErrorCode.UNKNOWN_MEMBER_ID)
       return 'now'
     }
     if (COORDINATOR_MOVED.has(code) || isRetriableKafkaError(code)) {
@@ -113,6 +124,22 @@ export class GroupMembership {
       return 'backoff'
     }
     throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: ${describeKafkaError(code)}${response.errorMessage === null ? '' : ` (${response.errorMessage})`}`)
+  }
+
+  /**
+   * Fenced: the partitions are lost uncommitted (the epoch is gone) and the member joins again with epoch 0.
+   * A coordinator that still knows the member answers a join with epoch 0 under its id FENCED_MEMBER_EPOCH again
+   * (Kafka 4.1 checks the epoch of a known member, 0 included), so such a member first leaves (epoch -1).
+   */
+  private async dropPartitions(why: string, leaveFirst: boolean): Promise<void> {
+    this.deps.log.warn({ memberId: this.memberId, epoch: this.epoch, why }, 'fenced by the group coordinator; partitions lost, rejoining')
+    const lost = this.owned
+    this.owned = []
+    // Before onLost: a commit waiting for a new epoch sees at once that there is none.
+    this.epoch = 0
+    if (lost.length > 0) await this.deps.listener.onLost(lost)
+    if (leaveFirst) await this.deps.transport.heartbeat(await this.request(-1)).catch(() => undefined)
+    this.deps.onRebalance?.()
   }
 
   /** Revokes what the new assignment drops, then takes what it adds; true when something changed. */

@@ -1,12 +1,11 @@
 import type { PartitionReader, ReaderHandlers } from '../consumer/partition-reader.js'
 import type { ConsumerProperties } from '../config/consumer-properties.js'
-import { ErrorCodes, SqueezeError } from '../errors.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
-import { retry, COORDINATOR_RETRY } from '../retry.js'
 import { GroupCoordinator } from './coordinator.js'
 import type { GroupMetricsSink } from '../metrics/consumer-metrics.js'
 import { GroupReader } from './group-reader.js'
+import { chooseProtocol } from './member.js'
 
 /** The Java client's defaults: auto.commit.interval.ms, max.poll.interval.ms (the rebalance timeout), and the classic session and heartbeat. */
 const DEFAULT_COMMIT_INTERVAL_MS = 5000
@@ -26,11 +25,7 @@ export async function runGroupMember(
   signal?: AbortSignal
 ): Promise<void> {
   const coordinator = new GroupCoordinator(deps.cluster, config.groupId)
-  const newProtocol = await retry(() => coordinator.supportsConsumerProtocol(), COORDINATOR_RETRY)
-  const protocol = config.properties['group.protocol'] ?? (newProtocol ? 'consumer' : 'classic')
-  if (protocol === 'consumer' && !newProtocol) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `group.protocol=consumer: the group coordinator does not serve ConsumerGroupHeartbeat (Kafka 4.0+ has it); use -X group.protocol=classic`)
-  }
+  const protocol = await chooseProtocol(coordinator, config.properties['group.protocol'])
   deps.log.info({ groupId: config.groupId, protocol }, 'joining the group')
   const commitIntervalMs = config.properties['auto.commit.interval.ms'] ?? DEFAULT_COMMIT_INTERVAL_MS
   const rebalanceTimeoutMs = config.properties['max.poll.interval.ms'] ?? DEFAULT_REBALANCE_TIMEOUT_MS

@@ -28,7 +28,7 @@ export class FlexibleWriter {
     return this.push(b)
   }
 
-  int64(value: number): this {
+  int64(value: number | bigint): this {
     const b = Buffer.allocUnsafe(8)
     b.writeBigInt64BE(BigInt(value))
     return this.push(b)

@@ -65,7 +65,6 @@ export interface KafkajsBroker {
   initProducerId(args: { transactionalId?: string; transactionTimeout?: number }): Promise<{ producerId: string; producerEpoch: number }>
   addPartitionsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; topics: Array<{ topic: string; partitions: number[] }> }): Promise<unknown>
   addOffsetsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; groupId: string }): Promise<unknown>
-  txnOffsetCommit(args: { transactionalId: string; groupId: string; producerId: string; producerEpoch: number; topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<unknown>
   offsetCommit(args: { groupId: string; groupGenerationId: number; memberId: string; topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<unknown>
   endTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; transactionResult: boolean }): Promise<unknown>
   isConnected(): boolean

@@ -40,13 +40,20 @@ export interface ConsumerGroupMetrics extends GroupMetricsSink {
 
 export function createConsumerGroupMetrics(registry: Registry): ConsumerGroupMetrics {
   const lag = new Gauge({ name: 'squeeze_consumer_lag_records', help: 'Records between the read position and the partition end (high watermark, or last stable offset under read_committed), per partition this consumer reads', labelNames: ['topic', 'partition'], registers: [registry] })
-  const assigned = new Gauge({ name: 'squeeze_consumer_assigned_partitions', help: 'Partitions the group assigned to this consumer', labelNames: ['topic'], registers: [registry] })
-  const rebalances = new Counter({ name: 'squeeze_consumer_rebalances_total', help: 'Assignment changes this group member reconciled (or lost, when fenced)', registers: [registry] })
-  let reported: ReadonlyArray<{ readonly topic: string; readonly partition: number }> = []
   return {
     lag(topic, partition, records) {
       lag.set({ topic, partition: String(partition) }, records)
     },
+    ...createGroupGauges(registry, 'consumer', lag)
+  }
+}
+
+/** squeeze_<service>_assigned_partitions and _rebalances_total; a partition given up leaves `lag`. */
+export function createGroupGauges(registry: Registry, service: 'consumer' | 'copier', lag: Gauge<'topic' | 'partition'>): GroupMetricsSink {
+  const assigned = new Gauge({ name: `squeeze_${service}_assigned_partitions`, help: `Partitions the group assigned to this ${service}`, labelNames: ['topic'], registers: [registry] })
+  const rebalances = new Counter({ name: `squeeze_${service}_rebalances_total`, help: 'Assignment changes this group member reconciled (or lost, when fenced)', registers: [registry] })
+  let reported: ReadonlyArray<{ readonly topic: string; readonly partition: number }> = []
+  return {
     assigned(partitions) {
       // A partition given up leaves the lag gauge: its next owner reports it, and sums over members stay right.
       const now = new Set(partitions.map((tp) => `${tp.topic}:${tp.partition}`))

@@ -2,6 +2,7 @@
 import { formatCodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { connectionFailure } from '../kafka/connect-failure.js'
+import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
@@ -78,9 +79,13 @@ export class Producer {
     this.transactions.begin()
   }
 
-  /** Adds consumer offsets to the open transaction, so they commit exactly when its records do. */
-  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
-    await this.transactional().sendOffsets(groupId, offsets)
+  /**
+   * Adds consumer offsets to the open transaction, so they commit exactly when its records do. `member` (the
+   * consumer's member id and generation or epoch, as Java's ConsumerGroupMetadata) lets the group coordinator
+   * refuse them from a member that lost the partitions (KIP-447).
+   */
+  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>, member?: GroupMemberIdentity): Promise<void> {
+    await this.transactional().sendOffsets(groupId, offsets, member)
   }
 
   /** Sends everything, then commits. If any batch of the transaction failed, aborts it instead and throws. */

@@ -1,7 +1,10 @@
 // Transactions: a transactional producer's records (and consumer offsets) become visible together, or never.
 import { ErrorCodes, SqueezeError, isTransient } from '../errors.js'
+import { KafkaErrorCode } from '../kafka/error-codes.js'
 import { nestByTopic } from '../kafka/group-by-topic.js'
 import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { commitRefused } from '../kafka/offset-commit.js'
+import { txnOffsetCommitRequest, type GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import { retry, type RetryOptions } from '../retry.js'
 
 /**
@@ -53,7 +56,12 @@ export class Transactions {
     this.offsetsGroupAdded = false
   }
 
-  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+  /**
+   * Adds the offsets to the transaction (TxnOffsetCommit v3). With `member`, the group coordinator checks it is
+   * still the member that owns them (KIP-447): a member fenced or gone since fails with SQUEEZE_ERR_GROUP_FENCED,
+   * and the transaction must be aborted.
+   */
+  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>, member?: GroupMemberIdentity): Promise<void> {
     this.requireOpen()
     const { transactionalId } = this
     const ids = this.ids()
@@ -66,10 +74,12 @@ export class Transactions {
       }, this.coordinatorRetry)
       this.offsetsGroupAdded = true
     }
-    const topics = nestByTopic(offsets, (o) => ({ partition: o.partition, offset: String(o.offset) }))
+    const { producerId, producerEpoch } = this.identity
+    const call = txnOffsetCommitRequest({ transactionalId, groupId, producerId, producerEpoch, offsets, ...(member === undefined ? {} : { member }) })
     await retry(async () => {
       const groupCoordinator = await this.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-      await groupCoordinator.txnOffsetCommit({ transactionalId, groupId, ...ids, topics })
+      const refused = (await groupCoordinator.connectionPool.send(call)).filter((p) => p.errorCode !== KafkaErrorCode.NONE)
+      if (refused.length > 0) throw commitRefused(refused, 'transactional offset commit')
     }, this.coordinatorRetry)
   }
 

@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
+import { copierGroupProperties } from '../../lib/config/consumer-properties.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { COPIER_PRODUCER_DEFAULTS, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
@@ -22,11 +23,15 @@ Usage: squeeze copy --topic SOURCE [options]
   --topic SOURCE            source topic (must exist)
   --targets LIST            codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
   --destination TEMPLATE    destination name; {source} and {target} are replaced (default {source}.{target}, e.g. logs.zstd-3)
-  --group ID                consumer group of the source (default squeeze-copier.<source>); run more copies to scale out
-  --exactly-once            Kafka transactions: each destination holds each source record once for read_committed readers
-  --transactional-id ID     with --exactly-once: this instance's id, stable across restarts (default squeeze-copier.<group>.<host>)
+  --group ID                consumer group of the source (default squeeze-copier.<source>); run more copies to scale out:
+                            they split the source partitions (KIP-848 group protocol where the brokers have it, else classic)
+  --exactly-once            Kafka transactions: each destination holds each source record once for read_committed readers;
+                            the offsets in each transaction carry the copier's group member id and epoch (KIP-447)
+  --transactional-id ID     with --exactly-once: this instance's id, unique among running copiers and stable across
+                            its restarts (default squeeze-copier.<group>.<hostname>; see README, "Scaling the copier")
   --commit-interval-ms MS   how often source offsets are committed (default 1000)
-  --session-timeout-ms MS   consumer group session; a dead copier's partitions move after it (default 10000)
+  --session-timeout-ms MS   classic group protocol only: a dead copier's partitions move after it (default 10000);
+                            under KIP-848 the brokers' group.consumer.session.timeout.ms applies
   --until-end               stop once the source's end offsets at start are copied (default: keep following)
   --records N, --bytes N    stop after N source records / uncompressed bytes
   --on-refused fail|skip|dead-letter
@@ -36,7 +41,8 @@ Usage: squeeze copy --topic SOURCE [options]
                             --dead-letter-topic, else fail
   --dead-letter-topic TOPIC refused records go there unchanged, with headers squeeze.error, squeeze.error.code,
                             squeeze.source.{topic,partition,offset}, squeeze.destination.topic (created if missing)
-  -X NAME=VALUE             producer settings by Kafka name, for every target (linger.ms, batch.size, buffer.memory, ...)
+  -X NAME=VALUE             producer settings by Kafka name, for every target (linger.ms, batch.size, buffer.memory, ...);
+                            and group.protocol=consumer|classic, max.poll.interval.ms (the rebalance timeout)
 ${COMMON_HELP}
 
 Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
@@ -72,11 +78,12 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     configure: (log) => {
       const connection = connectionFrom(values, env, log)
       const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
-      const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
+      const properties = copierGroupProperties(parseProperties(values.X ?? []))
+      const producerConfig = producerConfigFrom(properties.producer, undefined, COPIER_PRODUCER_DEFAULTS)
       const groupId = values.group ?? `squeeze-copier.${source}`
       const deadLetterTopic = values['dead-letter-topic']
       const copy = {
-        connection, targets, producerConfig, groupId,
+        connection, targets, producerConfig, groupId, group: properties.group,
         exactlyOnce: values['exactly-once'] === true,
         transactionalId: values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`,
         commitIntervalMs: parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000,
@@ -92,23 +99,28 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       }
       return copy
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused }) => {
-      const kafka = createKafkaClient(connection, log)
-      const admin = kafka.admin()
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, group, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused }) => {
+      const admin = createKafkaClient(connection, log).admin()
+      const sourceCluster = createCluster(connection, log)
       const producer = new Producer(
         { ...producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
         { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry), ...(exactlyOnce ? { transactionalId } : {}) }
       )
       try {
         await waitForCluster(async () => {
-          await connect(admin.connect())
+          await connect(Promise.all([admin.connect(), sourceCluster.connect()]))
           const created = await prepareDestinations(admin, source, targets, deadLetterTopic)
           if (created.length > 0) log.info({ topics: created }, 'created destination topics')
           await producer.start()
         })
         const copier = new Copier(
-          { sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }) },
-          { kafka, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
+          {
+            sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused,
+            ...(group['group.protocol'] === undefined ? {} : { groupProtocol: group['group.protocol'] }),
+            ...(group['max.poll.interval.ms'] === undefined ? {} : { rebalanceTimeoutMs: group['max.poll.interval.ms'] }),
+            ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes })
+          },
+          { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
         )
         ready()
         await copier.run(signal)
@@ -121,7 +133,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         return 0
       } finally {
         await producer.close().catch(() => undefined)
-        await admin.disconnect().catch(() => undefined)
+        await Promise.allSettled([admin.disconnect(), sourceCluster.disconnect()])
       }
     }
   })

@@ -1,8 +1,11 @@
 // A kafkajs cluster in memory for the producer's unit tests: it records every produce request, decodes the
 // batches' producer fields and values, and answers only when the test says so (or at once, with autoRespond).
 import type { KafkajsBroker, KafkajsCluster, PartitionMetadata, ProtocolRequest } from '../../lib/kafka/kafkajs-internals.js'
+import type { PartitionError } from '../../lib/kafka/offset-commit.js'
 import type { PartitionProduceResult } from '../../lib/kafka/produce-request.js'
 import { readBatch } from '../../lib/protocol/record-batch-reader.js'
+
+const TXN_OFFSET_COMMIT_API_KEY = 28
 
 export interface SentBatch {
   readonly topic: string
@@ -46,6 +49,8 @@ export class FakeCluster implements KafkajsCluster {
   initProducerIdCalls: Array<{ transactionalId?: string; via: 'controller' | 'coordinator' }> = []
   /** The next calls of each coordinator API fail with these errors, one each. */
   readonly coordinatorErrors: Partial<Record<CoordinatorCall['api'], Error[]>> = {}
+  /** The next TxnOffsetCommit calls are answered with this error code for the first partition, one each. */
+  readonly txnOffsetCommitRefusals: number[] = []
   /** The next InitProducerId calls fail with these errors, one each. */
   initProducerIdErrors: Error[] = []
   autoRespond: boolean
@@ -102,7 +107,12 @@ export class FakeCluster implements KafkajsCluster {
     return {
       nodeId,
       isConnected: () => true,
-      connectionPool: { send: async <T>(args: { request: ProtocolRequest }): Promise<T> => (await this.produce(nodeId, args.request)) as T },
+      connectionPool: {
+        send: async <T>(args: { request: ProtocolRequest }): Promise<T> => {
+          if (args.request.apiKey === TXN_OFFSET_COMMIT_API_KEY) return (await this.txnOffsetCommit(args.request)) as T
+          return (await this.produce(nodeId, args.request)) as T
+        }
+      },
       initProducerId: async (args) => {
         this.initProducerIdCalls.push({ ...(args.transactionalId === undefined ? {} : { transactionalId: args.transactionalId }), via })
         const error = this.initProducerIdErrors.shift()
@@ -111,10 +121,20 @@ export class FakeCluster implements KafkajsCluster {
       },
       addPartitionsToTxn: record('addPartitionsToTxn'),
       addOffsetsToTxn: record('addOffsetsToTxn'),
-      txnOffsetCommit: record('txnOffsetCommit'),
       endTxn: record('endTxn'),
       offsetCommit: async () => ({})
     }
+  }
+
+  /** squeeze's own TxnOffsetCommit: recorded with its body (after the header's tag byte); answers no errors unless told. */
+  private async txnOffsetCommit(request: ProtocolRequest): Promise<PartitionError[]> {
+    const encoded = await request.encode()
+    if (!('buf' in encoded)) throw new Error('expected squeeze\'s own TxnOffsetCommit')
+    this.coordinatorCalls.push({ api: 'txnOffsetCommit', args: { version: request.apiVersion, body: encoded.buffer.subarray(1).toString('hex') } })
+    const error = this.coordinatorErrors.txnOffsetCommit?.shift()
+    if (error !== undefined) throw error
+    const refusal = this.txnOffsetCommitRefusals.shift()
+    return refusal === undefined ? [] : [{ topic: 'src', partition: 0, errorCode: refusal }]
   }
 
   private async produce(leader: number, request: ProtocolRequest): Promise<PartitionProduceResult[]> {

@@ -89,7 +89,7 @@ async function testKafkaOn(broker: AcquiredBroker, log: Logger, replicationFacto
       try {
         const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics, ...config }, { cluster, admin, log })
         await reader.run({
-          onBatch: ({ topic, partition, batch }) => out.push({ topic, partition, batch }),
+          onBatch: ({ topic, partition, batch }) => void out.push({ topic, partition, batch }),
           onCorruptBatch: ({ error }) => {
             throw error
           }

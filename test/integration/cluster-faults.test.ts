@@ -22,6 +22,7 @@ import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { retry } from '../../lib/retry.js'
 import { startTestKafkaCluster, type TestKafkaCluster } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
+import { compareRecords, valuesByPartition } from '../helpers/record-figures.js'
 import { freePort } from '../helpers/ports.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
 
@@ -68,50 +69,6 @@ async function waitForFullIsr(topics: string[]): Promise<void> {
     const lagging = metadata.flatMap((t) => t.partitions.filter((p) => p.isr.length < 3 || p.leader < 0).map((p) => `${t.name}-${p.partitionId} isr [${p.isr.join(',')}]`))
     if (lagging.length > 0) throw new Error(`not in sync yet: ${lagging.join('; ')}`)
   }, { deadlineMs: 120_000, initialDelayMs: 250, maxDelayMs: 1000, shouldRetry: () => true })
-}
-
-/** Per partition, the values in offset order. */
-async function valuesByPartition(topic: string): Promise<Map<number, string[]>> {
-  const out = new Map<number, string[]>()
-  for (const { partition, batch } of await kafka.readAll([topic], { isolation: 'read_committed' })) {
-    const list = out.get(partition) ?? []
-    for (const r of batch.records) list.push(r.value?.toString() ?? '')
-    out.set(partition, list)
-  }
-  return out
-}
-
-interface Figures {
-  sent: number
-  received: number
-  lost: number
-  duplicated: number
-  outOfOrder: number
-}
-
-/** What `got` holds of `expected`, partition by partition: missing records, extra copies, and order. */
-function compareRecords(expected: ReadonlyMap<number, readonly string[]>, got: ReadonlyMap<number, readonly string[]>): Figures {
-  const figures: Figures = { sent: 0, received: 0, lost: 0, duplicated: 0, outOfOrder: 0 }
-  for (const [partition, values] of expected) {
-    const copies = new Map<string, number>()
-    const received = got.get(partition) ?? []
-    for (const v of received) copies.set(v, (copies.get(v) ?? 0) + 1)
-    figures.sent += values.length
-    figures.received += received.length
-    for (const v of values) if (!copies.has(v)) figures.lost++
-    for (const n of copies.values()) if (n > 1) figures.duplicated += n - 1
-    // Order: the first copy of each record comes after the first copy of the one sent before it.
-    const firstAt = new Map<string, number>()
-    received.forEach((v, i) => firstAt.has(v) || firstAt.set(v, i))
-    let last = -1
-    for (const v of values) {
-      const at = firstAt.get(v)
-      if (at === undefined) continue
-      if (at < last) figures.outOfOrder++
-      last = at
-    }
-  }
-  return figures
 }
 
 /** Counts the producer's retries by Kafka error code (or squeeze code for a failed request). */
@@ -175,7 +132,7 @@ async function produceThroughFault(t: { after(fn: () => Promise<void>): void }, 
   }
   const stats = producer.snapshot()
   await waitForFullIsr([topic])
-  const figures = compareRecords(expected, await valuesByPartition(topic))
+  const figures = compareRecords(expected, await valuesByPartition(kafka, topic))
   return { figures, ackedAtFault, total, stats, codes, victim: victim.nodeId, leaderAfter }
 }
 
@@ -254,14 +211,14 @@ describe('three-node cluster', () => {
     assert.equal(run.code, 0, `copier failed: ${run.stderr.split('\n').filter((l) => !l.includes('"kafkajs"')).join('\n').slice(-3000)}`)
     const newCoordinator = await transactionCoordinator(transactionalId)
     await waitForFullIsr([source, destination])
-    const expected = await valuesByPartition(source)
-    const figures = compareRecords(expected, await valuesByPartition(destination))
+    const expected = await valuesByPartition(kafka, source)
+    const figures = compareRecords(expected, await valuesByPartition(kafka, destination))
     console.log(`copier --exactly-once, SIGKILL of coordinator node ${victim.nodeId}: ${JSON.stringify({ ...figures, copiedAtKill, coordinatorAfter: newCoordinator })}`)
     assert.ok(copiedAtKill > 0 && copiedAtKill < total, `the kill landed mid-copy: ${copiedAtKill} of ${total} copied`)
     assert.equal(figures.lost, 0, 'records lost')
     assert.equal(figures.duplicated, 0, 'records duplicated (read_committed)')
     assert.equal(figures.outOfOrder, 0, 'records out of order')
-    assert.deepEqual(await valuesByPartition(destination), expected, 'same records, same partitions, same order')
+    assert.deepEqual(await valuesByPartition(kafka, destination), expected, 'same records, same partitions, same order')
   })
 
   it('compare: stored bytes per replica and across all replicas, labelled, equal to Kafka\'s LogDirsCommand summed over the brokers', { timeout: 240_000 }, async (t) => {

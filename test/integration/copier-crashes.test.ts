@@ -91,8 +91,11 @@ describe(`copier killed with SIGKILL ${KILLS} times at seeded random points`, ()
       await fill(source, total)
       const targets = ['none', 'zstd:1']
       t.after(() => kafka.admin.deleteTopics({ topics: targets.map((s) => defaultDestination(source, parseCodecSpec(s))) }).catch(() => undefined))
+      // The classic group protocol with a 1 s session: each restart takes the killed copier's partitions over within a
+      // second. Under KIP-848 the broker's session (6 s here) holds them per restart, which took this file past its
+      // timeout on the shared machine; copier-group.test.ts covers KIP-848 copiers.
       const args = ['copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', targets.join(','), '--until-end',
-        '--commit-interval-ms', '200', '--session-timeout-ms', '1000', '-X', 'linger.ms=5', '-X', 'batch.size=32768', '--log-level', 'error',
+        '--commit-interval-ms', '200', '--session-timeout-ms', '1000', '-X', 'group.protocol=classic', '-X', 'linger.ms=5', '-X', 'batch.size=32768', '--log-level', 'error',
         ...(mode === 'exactly-once' ? ['--exactly-once', '--transactional-id', `crash-${source}`] : [])]
       const random = seeded(mode === 'exactly-once' ? 7 : 11)
       const copiedAtKills: number[] = []

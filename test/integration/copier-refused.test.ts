@@ -7,7 +7,7 @@ import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { Copier, defaultDestination } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
-import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { createCluster } from '../../lib/kafka/connection.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
@@ -132,8 +132,11 @@ describe('copier: a record one destination refuses (over its max.message.bytes)'
     await producer.start()
     t.after(() => producer.close())
     const registry = createRegistry()
+    const sourceCluster = createCluster(kafka.connection, kafka.log)
+    await sourceCluster.connect()
+    t.after(() => sourceCluster.disconnect())
     const copier = new Copier({ sourceTopic: source, groupId: `g-${source}`, targets, exactlyOnce: false, commitIntervalMs: 200, stopAtEnd: true, onRefused: 'skip' },
-      { kafka: createKafkaClient(kafka.connection, kafka.log), admin: kafka.admin, producer, log: kafka.log, metrics: createCopierMetrics(registry) })
+      { cluster: sourceCluster, admin: kafka.admin, producer, log: kafka.log, metrics: createCopierMetrics(registry) })
     await copier.run()
     assert.equal(copier.snapshot().sourceRecords, RECORDS)
     assert.equal(copier.snapshot().refused, 1)

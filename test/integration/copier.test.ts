@@ -8,7 +8,7 @@ import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
-import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { checkRecompression } from '../../lib/verify/recompression.js'
 import { SqueezeError } from '../../lib/errors.js'
@@ -63,15 +63,17 @@ function targetsFor(source: string, specs: string[]): CopyTarget[] {
 
 async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean): Promise<Copier> {
   await prepareDestinations(kafka.admin, source, targets)
-  const client = createKafkaClient(kafka.connection, kafka.log)
+  const cluster = createCluster(kafka.connection, kafka.log)
+  await cluster.connect()
   const producer = new Producer(
     { ...DEFAULT_PRODUCER_CONFIG, lingerMs: 20, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
     { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, ...(exactlyOnce ? { transactionalId: `tx-${source}` } : {}) }
   )
   await producer.start()
-  const copier = new Copier({ sourceTopic: source, groupId: `g-${source}`, targets, exactlyOnce, commitIntervalMs: 300, stopAtEnd: true }, { kafka: client, admin: kafka.admin, producer, log: kafka.log })
+  const copier = new Copier({ sourceTopic: source, groupId: `g-${source}`, targets, exactlyOnce, commitIntervalMs: 300, stopAtEnd: true }, { cluster, admin: kafka.admin, producer, log: kafka.log })
   await copier.run()
   await producer.close()
+  await cluster.disconnect()
   return copier
 }
 

@@ -75,15 +75,37 @@ describe('group membership (KIP-848 heartbeat state machine)', () => {
     assert.equal(group.timeline[6], 'heartbeat epoch=2 owned=1,2,3')
   })
 
+  it('rejoin() (a commit refused as fenced) ends the wait between heartbeats, drops the partitions uncommitted and joins with epoch 0', async () => {
+    const group = fakeGroup([assign(3, 4, 5), { memberEpoch: 3, heartbeatIntervalMs: 60_000 }, {}, assign(4, 4), {}])
+    const running = group.run()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    group.membership.rejoin()
+    await running
+    assert.deepEqual(group.timeline, [
+      'heartbeat epoch=0 owned=',
+      'assigned logs-4,logs-5',
+      'heartbeat epoch=3 owned=4,5',
+      'lost logs-4,logs-5',
+      'heartbeat epoch=-1 owned=',
+      'heartbeat epoch=0 owned=',
+      'assigned logs-4',
+      'heartbeat epoch=4 owned=4',
+      'revoked logs-4',
+      'heartbeat epoch=-1 owned='
+    ])
+  })
+
   it('a fenced member (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) drops its partitions without committing and rejoins with epoch 0', async () => {
-    for (const errorCode of [110, 25]) {
-      const group = fakeGroup([assign(3, 4, 5), { errorCode, memberEpoch: -1 }, assign(5, 5), {}])
+    // A member the coordinator still knows (FENCED_MEMBER_EPOCH) leaves first: Kafka 4.1 fences its epoch-0 join too.
+    for (const [errorCode, leave] of [[110, ['heartbeat epoch=-1 owned=']], [25, []]] as const) {
+      const group = fakeGroup([assign(3, 4, 5), { errorCode, memberEpoch: -1 }, ...(leave.length > 0 ? [{}] : []), assign(5, 5), {}])
       await group.run()
-      assert.deepEqual(group.timeline.slice(0, 6), [
+      assert.deepEqual(group.timeline.slice(0, 6 + leave.length), [
         'heartbeat epoch=0 owned=',
         'assigned logs-4,logs-5',
         'heartbeat epoch=3 owned=4,5',
         'lost logs-4,logs-5',
+        ...leave,
         'heartbeat epoch=0 owned=',
         'assigned logs-5'
       ], `error ${errorCode}`)

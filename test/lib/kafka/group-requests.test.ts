@@ -8,6 +8,7 @@ import { FlexibleReader } from '../../../lib/kafka/flexible.js'
 import { decodeOffsetCommitResponse, offsetCommitBody } from '../../../lib/kafka/offset-commit.js'
 import { decodeOffsetFetchResponse, offsetFetchBody } from '../../../lib/kafka/offset-fetch.js'
 import { decodeTopicMetadata, topicMetadataBody } from '../../../lib/kafka/topic-ids.js'
+import { txnOffsetCommitBody } from '../../../lib/kafka/txn-offset-commit.js'
 
 const TOPIC_ID = 'AAECAwQFBgcICQoLDA0ODw'
 const hex = (s: string): Buffer => Buffer.from(s, 'hex')
@@ -37,6 +38,17 @@ describe('group request encoders (Kafka 4.1.1 golden bytes)', () => {
     assert.equal(body.toString('hex'), '02036731046d2d310000000402056c6f677303000000000000000200000100')
     const result = decodeOffsetFetchResponse(new FlexibleReader(hex('000000000203673102056c6f67730300000000000000000000002affffffff0100000000000002ffffffffffffffffffffffff010000000000000000')))
     assert.deepEqual(result, { errorCode: 0, offsets: [{ topic: 'logs', partition: 0, offset: 42, errorCode: 0 }, { topic: 'logs', partition: 2, offset: -1, errorCode: 0 }] })
+  })
+
+  it('TxnOffsetCommit v3 request with the member id and generation (KIP-447), one without them, and the response', () => {
+    const offsets = [{ topic: 'logs', partition: 0, offset: 42 }, { topic: 'logs', partition: 2, offset: 5_000_000_000 }, { topic: 'métriques', partition: 1, offset: 7 }]
+    const fenced = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'g1', producerId: 5_000_000_000n, producerEpoch: 3, member: { memberId: 'm-1', generationId: 7 }, offsets })
+    assert.equal(fenced.toString('hex'), '0574782d31036731000000012a05f200000300000007046d2d310003056c6f67730300000000000000000000002affffffff000000000002000000012a05f200ffffffff0000000b6dc3a97472697175657302000000010000000000000007ffffffff00000000')
+    // Without a member: generation -1, an empty member id and no instance id, Kafka's defaults.
+    const unfenced = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'g1', producerId: 1000n, producerEpoch: 0, offsets: [{ topic: 'logs', partition: 1, offset: 9 }] })
+    assert.equal(unfenced.toString('hex'), '0574782d3103673100000000000003e80000ffffffff010002056c6f677302000000010000000000000009ffffffff00000000')
+    const errors = decodeOffsetCommitResponse(new FlexibleReader(hex('0000000002056c6f67730300000000000000000000020019000000')))
+    assert.deepEqual(errors, [{ topic: 'logs', partition: 0, errorCode: 0 }, { topic: 'logs', partition: 2, errorCode: 25 }])
   })
 
   it('Metadata v12 request by name, and the topic id in its response', () => {

@@ -12,7 +12,7 @@ const require = createRequire(import.meta.url)
 /** Each internal module squeeze requires or reaches through a cluster, and the methods it calls on its instances. */
 const PROTOTYPES: Readonly<Record<string, readonly string[]>> = {
   'kafkajs/src/cluster': ['connect', 'disconnect', 'isConnected', 'addTargetTopic', 'addMultipleTargetTopics', 'refreshMetadata', 'findTopicPartitionMetadata', 'findBroker', 'findControllerBroker', 'findGroupCoordinator'],
-  'kafkajs/src/broker': ['initProducerId', 'addPartitionsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'offsetCommit', 'endTxn', 'joinGroup', 'syncGroup', 'heartbeat', 'leaveGroup', 'isConnected'],
+  'kafkajs/src/broker': ['initProducerId', 'addPartitionsToTxn', 'addOffsetsToTxn', 'offsetCommit', 'endTxn', 'joinGroup', 'syncGroup', 'heartbeat', 'leaveGroup', 'isConnected'],
   'kafkajs/src/network/connectionPool': ['send'],
   'kafkajs/src/protocol/encoder': ['writeInt8', 'writeInt16', 'writeInt32', 'writeInt64', 'writeString', 'writeBuffer', 'writeArray', 'writeEncoder', 'size'],
   'kafkajs/src/protocol/decoder': ['readInt8', 'readInt16', 'readInt32', 'readInt64', 'readString', 'readBytes', 'readArray', 'canReadInt32']

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
+import { txnOffsetCommitBody } from '../../../lib/kafka/txn-offset-commit.js'
 import { TRANSACTION_COORDINATOR_RETRY, Transactions } from '../../../lib/producer/transactions.js'
 import { FakeCluster } from '../../helpers/fake-cluster.js'
 
@@ -66,7 +67,25 @@ describe('transactions', () => {
     await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 12 }])
     await transactions.commit(flush)
     assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'txnOffsetCommit', 'txnOffsetCommit', 'endTxn'])
-    assert.deepEqual(cluster.coordinatorCalls[1]!.args, { ...ids, groupId: 'group-a', topics: [{ topic: 'src', partitions: [{ partition: 0, offset: '10' }, { partition: 1, offset: '7' }] }] })
+    const body = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'group-a', producerId: 1000n, producerEpoch: 3, offsets: [{ topic: 'src', partition: 0, offset: 10 }, { topic: 'src', partition: 1, offset: 7 }] })
+    assert.deepEqual(cluster.coordinatorCalls[1]!.args, { version: 3, body: body.toString('hex') })
+  })
+
+  it('KIP-447: the offsets carry the member id and epoch; a commit refused as fenced fails with GROUP_FENCED, not retried', async () => {
+    const { cluster, transactions } = setup()
+    transactions.begin()
+    const member = { memberId: 'm-1', generationId: 7 }
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 10 }], member)
+    const body = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'group-a', producerId: 1000n, producerEpoch: 3, member, offsets: [{ topic: 'src', partition: 0, offset: 10 }] })
+    assert.deepEqual(cluster.coordinatorCalls[1]!.args, { version: 3, body: body.toString('hex') })
+    for (const code of [25, 110, 22]) {
+      cluster.txnOffsetCommitRefusals.push(code)
+      await assert.rejects(transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 11 }], member), { code: ErrorCodes.GROUP_FENCED })
+    }
+    // A coordinator still loading is retried.
+    cluster.txnOffsetCommitRefusals.push(14)
+    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 11 }], member)
+    assert.equal(cluster.coordinatorCalls.filter((c) => c.api === 'txnOffsetCommit').length, 6)
   })
 
   it('retries AddOffsetsToTxn while the coordinator still finishes the previous transaction (CONCURRENT_TRANSACTIONS)', async () => {
