@@ -1,15 +1,14 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs'
+import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage } from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
 import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
-import type { RecordHeader } from '../protocol/record.js'
+import type { IncomingRecord, RecordHeader } from '../protocol/record.js'
 import { retry } from '../retry.js'
-import { SentOffsets } from './sent-offsets.js'
-import { PartitionTable } from '../kafka/group-by-topic.js'
+import { FanOut } from './fan-out.js'
 
 /** One destination: a codec and level, and the topic it writes. */
 export interface CopyTarget {
@@ -104,8 +103,8 @@ export class Copier {
   private readonly acked: AckedBatch[] = []
   private committing: Promise<void> = Promise.resolve()
   private copying: Promise<void> = Promise.resolve()
-  /** At-least-once, per destination and partition: the source offset of each copy sent since the last commit. */
-  private readonly sent = new PartitionTable(() => new SentOffsets())
+  /** Hands source records to every target; at-least-once, it knows the source offset of each copy sent since the last commit. */
+  private readonly fanOut: FanOut
   /** Delivery failures since the last commit, sorted out there. */
   private readonly failures: DeliveryFailure[] = []
   /** Copies refused since the last commit: by send() at once, or by a destination (found at commit). */
@@ -120,6 +119,7 @@ export class Copier {
     if (config.onRefused === 'dead-letter' && config.deadLetterTopic === undefined) {
       throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--on-refused dead-letter needs --dead-letter-topic')
     }
+    this.fanOut = new FanOut(deps.producer, { sourceTopic: config.sourceTopic, destinations: config.targets.map((t) => t.topic), exactlyOnce: config.exactlyOnce })
     deps.producer.onBatchAcked((batch) => this.acked.push(batch))
     // In a transaction any failure fails the commit (the producer aborts it), so there is nothing to sort out.
     if (!config.exactlyOnce) deps.producer.onDeliveryFailure((failure) => this.failures.push(failure))
@@ -226,12 +226,14 @@ export class Copier {
     this.finished?.()
   }
 
-  private isCaughtUp(): boolean {
-    if (this.config.maxRecords !== undefined && this.stats.sourceRecords >= this.config.maxRecords) return true
-    if (this.config.maxBytes !== undefined && this.stats.sourceBytes >= this.config.maxBytes) return true
+  /** Whether the copy is done once `records` and `bytes` are copied and `partition`, if given, is copied up to `next`. */
+  private isCaughtUp(records = this.stats.sourceRecords, bytes = this.stats.sourceBytes, partition?: number, next?: number): boolean {
+    if (this.config.maxRecords !== undefined && records >= this.config.maxRecords) return true
+    if (this.config.maxBytes !== undefined && bytes >= this.config.maxBytes) return true
     if (!this.config.stopAtEnd) return false
-    for (const [partition, end] of this.endOffsets) {
-      if ((this.processed.get(partition) ?? this.committed.get(partition) ?? 0) < end) return false
+    for (const [p, end] of this.endOffsets) {
+      const at = (p === partition ? next : undefined) ?? this.processed.get(p) ?? this.committed.get(p) ?? 0
+      if (at < end) return false
     }
     return true
   }
@@ -239,48 +241,56 @@ export class Copier {
   private async copyBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload, signal?: AbortSignal): Promise<void> {
     const { partition } = batch
     if (this.rebalanced) await this.recoverFromRebalance()
-    let sinceYield = 0
-    for (const message of batch.messages) {
+    for (let at = 0; at < batch.messages.length;) {
       if (this.done || signal?.aborted === true || !isRunning() || isStale()) return
-      const offset = Number(message.offset)
-      if (offset < (this.processed.get(partition) ?? -1)) continue
-      const headers = toHeaders(message.headers)
-      const timestamp = Number(message.timestamp)
-      for (const target of this.config.targets) {
-        try {
-          await this.deps.producer.send({ topic: target.topic, partition, key: message.key, value: message.value, headers, timestamp })
-        } catch (err) {
-          // Over max.request.size: the producer refuses it before any destination sees it. In a transaction
-          // nothing can be left out, so it stops the copy there as any refusal does.
-          if (!isRecordRefusal(err) || this.config.exactlyOnce) throw err
-          this.refused.push({ topic: this.config.sourceTopic, partition, record: { offset, timestamp, key: message.key, value: message.value, headers }, code: err.code, reason: err.message, destination: target.topic })
-          continue
-        }
-        if (!this.config.exactlyOnce) this.sent.get(target.topic, partition).push(offset)
+      const next = this.nextRecords(batch.messages, at, partition)
+      at = next.end
+      const last = next.records[next.records.length - 1]
+      if (last === undefined) continue
+      // Every target gets each record of the slice, or (when this rejects) the copy stops within it, uncommitted.
+      this.refused.push(...await this.fanOut.send(partition, next.records))
+      this.processed.set(partition, last.offset + 1)
+      resolveOffset(String(last.offset))
+      this.stats.sourceRecords += next.records.length
+      this.stats.sourceBytes += next.bytes
+      for (const { timestamp } of next.records) {
+        this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, timestamp)
+        this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, timestamp)
       }
-      this.processed.set(partition, offset + 1)
-      resolveOffset(message.offset)
-      this.stats.sourceRecords++
-      this.deps.metrics?.sourceRecords(this.config.sourceTopic, 1)
-      this.stats.sourceBytes += (message.key?.length ?? 0) + (message.value?.length ?? 0) + headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
-      this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, timestamp)
-      this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, timestamp)
+      this.deps.metrics?.sourceRecords(this.config.sourceTopic, next.records.length)
       if (this.isCaughtUp()) {
         this.finish()
         return
       }
-      if (++sinceYield === YIELD_EVERY_RECORDS) {
-        sinceYield = 0
-        // Sends into open batches resolve at once, so without this a fetch of thousands of records would hold the
-        // event loop from start to end: /metrics unanswered, and no heartbeat within a short session timeout.
-        await yieldToEventLoop()
-        await heartbeat()
-      }
+      // Sends into open batches resolve at once, so without this a fetch of thousands of records would hold the
+      // event loop from start to end: /metrics unanswered, and no heartbeat within a short session timeout.
+      await yieldToEventLoop()
+      await heartbeat()
     }
     this.deps.metrics?.lag(this.config.sourceTopic, partition, Math.max(0, Number(batch.highWatermark) - (this.processed.get(partition) ?? 0)))
     await heartbeat()
     if (Date.now() - this.lastCommitAt >= this.config.commitIntervalMs) await this.commit()
     this.deps.onProgress?.(this.stats)
+  }
+
+  /**
+   * The records to copy next from `messages[from]` on: up to YIELD_EVERY_RECORDS, none copied before, and none
+   * past the one the copy is caught up at (so --max-records and --max-bytes stop exactly), with their bytes.
+   */
+  private nextRecords(messages: readonly KafkaMessage[], from: number, partition: number): { records: IncomingRecord[]; bytes: number; end: number } {
+    const records: IncomingRecord[] = []
+    let bytes = 0
+    let end = from
+    while (end < messages.length && records.length < YIELD_EVERY_RECORDS) {
+      const message = messages[end++] as KafkaMessage
+      const offset = Number(message.offset)
+      if (offset < (this.processed.get(partition) ?? -1)) continue
+      const headers = toHeaders(message.headers)
+      records.push({ offset, timestamp: Number(message.timestamp), key: message.key, value: message.value, headers })
+      bytes += (message.key?.length ?? 0) + (message.value?.length ?? 0) + headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
+      if (this.isCaughtUp(this.stats.sourceRecords + records.length, this.stats.sourceBytes + bytes, partition, offset + 1)) break
+    }
+    return { records, bytes, end }
   }
 
   /**
@@ -353,14 +363,13 @@ export class Copier {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${fatal.topic} failed to take ${fatal.records} records (${fatal.error.message}); source offsets are not committed past them`, { cause: fatal.error })
     }
     for (const failure of failures) {
-      const sent = this.sent.get(failure.topic, failure.partition)
       failure.sent.forEach((record, i) => {
-        const offset = sent.offsetOf(failure.firstRecordIndex + i)
+        const offset = this.fanOut.sourceOffset(failure.topic, failure.partition, failure.firstRecordIndex + i)
         if (offset === undefined) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${failure.topic} refused a record the copier has no source offset for (${failure.error.message})`, { cause: failure.error })
         this.refused.push({ topic: this.config.sourceTopic, partition: failure.partition, record: { ...record, offset }, code: failure.error.code, reason: failure.error.message, destination: failure.topic })
       })
     }
-    for (const offsets of this.sent.values()) offsets.forget()
+    this.fanOut.forget()
     const refused = this.refused.splice(0)
     if (refused.length === 0) return
     const policy = this.config.onRefused ?? 'fail'
