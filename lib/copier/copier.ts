@@ -247,7 +247,7 @@ export class Copier {
       at = next.end
       const last = next.records[next.records.length - 1]
       if (last === undefined) continue
-      // Every target gets each record of the slice, or (when this rejects) the copy stops within it, uncommitted.
+      // Every target gets each record of the slice; if this rejects, none of it counts as copied (nor is committed).
       this.refused.push(...await this.fanOut.send(partition, next.records))
       this.processed.set(partition, last.offset + 1)
       resolveOffset(String(last.offset))
