@@ -87,11 +87,12 @@ async function fillTopic(kafka: BenchKafka, input: InputFiles, name: string, cod
 /** Records per consumer topic: the input three times over by default, so each read lasts long enough to time. */
 const CONSUMER_RECORDS_FACTOR = envInt('BENCH_CONSUMER_REPEAT', 3)
 
-export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (s: string) => void): Promise<{ rows: ConsumerRow[]; sourceTopics: Map<string, string> }> {
+/** `peers`: [] only fills the topics (the copier's sources). */
+export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (s: string) => void, peers: readonly ConsumerPeer[] = PEERS): Promise<{ rows: ConsumerRow[]; sourceTopics: Map<string, string> }> {
   const runs = benchRuns()
   const one = await fillTopic(kafka, input, `bench-cons-startup-${Date.now()}`, 'zstd', 3, 1)
   const startup = new Map<ConsumerPeer, { cpu: number; wall: number }>()
-  for (const peer of PEERS) {
+  for (const peer of peers) {
     const r = (await runPeer(peer, kafka, one, 1)).run
     startup.set(peer, { cpu: r.cpuSeconds, wall: r.wallSeconds })
   }
@@ -106,7 +107,7 @@ export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (
   const samples = new Map<string, Array<{ rps: number; firstRps: number; cpu: number; rss: number }>>()
   for (let run = 0; run < runs; run++) {
     for (const [target, topic] of topics) {
-      for (const peer of PEERS) {
+      for (const peer of peers) {
         const r = await runPeer(peer, kafka, topic, records)
         const key = `${peer}|${target}`
         samples.set(key, [...(samples.get(key) ?? []), { rps: r.recordsPerSecond, firstRps: r.firstPassRecordsPerSecond ?? NaN, cpu: Math.max(0, r.run.cpuSeconds - (startup.get(peer)?.cpu ?? 0)) / (r.passes ?? 1), rss: r.run.maxRssMb }])
@@ -116,7 +117,7 @@ export async function consumerBench(kafka: BenchKafka, input: InputFiles, log: (
   }
   const rows: ConsumerRow[] = []
   for (const target of topics.keys()) {
-    for (const peer of PEERS) {
+    for (const peer of peers) {
       const list = samples.get(`${peer}|${target}`) ?? []
       const rps = median(list.map((s) => s.rps))
       rows.push({

@@ -12,10 +12,14 @@ import type { BenchKafka } from './lib/kafka-env.js'
 export const COPY_TARGETS = ['none', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6']
 
 export interface CopierRow {
+  /** 'this build', or 'baseline' for BENCH_COPIER_BASELINE's. */
+  readonly build: string
   readonly runs: number
   readonly targets: number
   readonly sourceRecords: number
   readonly sourceMbPerSecond: number
+  /** Each run's figure, in run order (the median's spread). */
+  readonly sourceMbPerSecondRuns: readonly number[]
   readonly recordsPerSecond: number
   readonly cpuSecondsPerGbPerTarget: number
   readonly compressShareOfCpu: number
@@ -24,29 +28,55 @@ export interface CopierRow {
 
 const CLIENT = fileURLToPath(new URL('./copier-client.js', import.meta.url))
 
-export async function copierBench(kafka: BenchKafka, source: string, log: (s: string) => void): Promise<CopierRow> {
-  const runs = benchRuns()
-  const samples: Array<{ mbps: number; rps: number; cpuPerGbPerTarget: number; compressShare: number; rss: number; records: number }> = []
-  for (let run = 0; run < runs; run++) {
-    const prefix = `bench-copy-${run}-${Date.now()}`
-    const r = must(await runChild(process.execPath, [CLIENT, '--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix], { timeoutMs: 180_000 }), 'copier')
-    const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { sourceRecords: number; sourceBytes: number; seconds: number; cpuSeconds: number; compressCpuSeconds: number; recordsFailed: number }
-    if (out.recordsFailed > 0) throw new Error(`copier: ${out.recordsFailed} records undelivered`)
-    samples.push({
-      mbps: mb(out.sourceBytes) / out.seconds, rps: out.sourceRecords / out.seconds, cpuPerGbPerTarget: out.cpuSeconds / gb(out.sourceBytes) / COPY_TARGETS.length,
-      compressShare: out.compressCpuSeconds / out.cpuSeconds, rss: r.maxRssMb, records: out.sourceRecords
-    })
-    log(`copier run ${run + 1}/${runs}: ${(mb(out.sourceBytes) / out.seconds).toFixed(1)} source MB/s, ${out.cpuSeconds.toFixed(2)} s CPU, ${r.maxRssMb.toFixed(0)} MB RSS`)
-  }
+/**
+ * BENCH_COPIER_BASELINE: another build's dist/bench/copier-client.js (the commit before a change, built in a second
+ * worktree). It copies the same source alternately with this build, each going first every other run, so a
+ * before/after comes from one run on one broker rather than from two runs under different load.
+ */
+const BASELINE = process.env.BENCH_COPIER_BASELINE
+
+interface CopierSample { mbps: number; rps: number; cpuPerGbPerTarget: number; compressShare: number; rss: number; records: number }
+
+async function copyOnce(client: string, kafka: BenchKafka, source: string, prefix: string): Promise<CopierSample & { cpuSeconds: number }> {
+  const r = must(await runChild(process.execPath, [client, '--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix], { timeoutMs: 180_000 }), 'copier')
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { sourceRecords: number; sourceBytes: number; seconds: number; cpuSeconds: number; compressCpuSeconds: number; recordsFailed: number }
+  if (out.recordsFailed > 0) throw new Error(`copier: ${out.recordsFailed} records undelivered`)
   return {
-    runs, targets: COPY_TARGETS.length, sourceRecords: samples[0]?.records ?? 0,
-    sourceMbPerSecond: median(samples.map((s) => s.mbps)), recordsPerSecond: median(samples.map((s) => s.rps)),
-    cpuSecondsPerGbPerTarget: median(samples.map((s) => s.cpuPerGbPerTarget)), compressShareOfCpu: median(samples.map((s) => s.compressShare)),
-    maxRssMb: Math.max(...samples.map((s) => s.rss))
+    mbps: mb(out.sourceBytes) / out.seconds, rps: out.sourceRecords / out.seconds, cpuPerGbPerTarget: out.cpuSeconds / gb(out.sourceBytes) / COPY_TARGETS.length,
+    compressShare: out.compressCpuSeconds / out.cpuSeconds, rss: r.maxRssMb, records: out.sourceRecords, cpuSeconds: out.cpuSeconds
   }
 }
 
-export function copierTable(row: CopierRow): string {
-  return table(['targets', 'source records', 'source MB/s (sustained)', 'source records/s', 'CPU s per GB per target', 'compress share of CPU', 'peak RSS MB'],
-    [[COPY_TARGETS.join(','), fmt(row.sourceRecords), fmt(row.sourceMbPerSecond, 1), fmt(row.recordsPerSecond), fmt(row.cpuSecondsPerGbPerTarget, 1), `${(row.compressShareOfCpu * 100).toFixed(0)}%`, fmt(row.maxRssMb)]])
+/** This build's row first, then the baseline's when BENCH_COPIER_BASELINE names one. */
+export async function copierBench(kafka: BenchKafka, source: string, log: (s: string) => void): Promise<CopierRow[]> {
+  const runs = benchRuns()
+  const builds = [{ build: 'this build', client: CLIENT }, ...(BASELINE === undefined || BASELINE === '' ? [] : [{ build: 'baseline', client: BASELINE }])]
+  const samples = new Map<string, CopierSample[]>(builds.map((b) => [b.build, []]))
+  for (let run = 0; run < runs; run++) {
+    for (const { build, client } of run % 2 === 0 ? builds : [...builds].reverse()) {
+      const s = await copyOnce(client, kafka, source, `bench-copy-${run}-${build === 'baseline' ? 'base-' : ''}${Date.now()}`)
+      samples.get(build)?.push(s)
+      log(`copier run ${run + 1}/${runs}${builds.length > 1 ? ` (${build})` : ''}: ${s.mbps.toFixed(1)} source MB/s, ${s.cpuSeconds.toFixed(2)} s CPU, ${s.rss.toFixed(0)} MB RSS`)
+    }
+  }
+  return builds.map(({ build }) => {
+    const list = samples.get(build) ?? []
+    return {
+      build, runs, targets: COPY_TARGETS.length, sourceRecords: list[0]?.records ?? 0,
+      sourceMbPerSecond: median(list.map((s) => s.mbps)), sourceMbPerSecondRuns: list.map((s) => s.mbps), recordsPerSecond: median(list.map((s) => s.rps)),
+      cpuSecondsPerGbPerTarget: median(list.map((s) => s.cpuPerGbPerTarget)), compressShareOfCpu: median(list.map((s) => s.compressShare)),
+      maxRssMb: Math.max(...list.map((s) => s.rss))
+    }
+  })
+}
+
+export function copierTable(rows: readonly CopierRow[]): string {
+  const [current, baseline] = rows
+  const pairs = current === undefined || baseline === undefined ? [] : current.sourceMbPerSecondRuns.map((v, i) => v / (baseline.sourceMbPerSecondRuns[i] ?? NaN))
+  const body = table(['build', 'targets', 'source records', 'source MB/s (sustained)', 'runs (MB/s)', 'source records/s', 'CPU s per GB per target', 'compress share of CPU', 'peak RSS MB'],
+    rows.map((row) => [row.build, COPY_TARGETS.join(','), fmt(row.sourceRecords), fmt(row.sourceMbPerSecond, 1), row.sourceMbPerSecondRuns.map((v) => v.toFixed(1)).join(', '),
+      fmt(row.recordsPerSecond), fmt(row.cpuSecondsPerGbPerTarget, 1), `${(row.compressShareOfCpu * 100).toFixed(0)}%`, fmt(row.maxRssMb)]))
+  if (pairs.length === 0) return body
+  const sorted = [...pairs].sort((a, b) => a - b)
+  return `${body}\n\nthis build / baseline, source MB/s: ${(median(pairs)).toFixed(2)}x median of the ${pairs.length} back-to-back pairs (${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${((current?.sourceMbPerSecond ?? NaN) / (baseline?.sourceMbPerSecond ?? NaN)).toFixed(2)}x`
 }

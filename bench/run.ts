@@ -18,7 +18,8 @@ import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable,
  * Every benchmark in one run on one broker and the same inputs:
  *   node dist/bench/run.js [ceiling] [producer] [keeping-up] [consumer] [copier] [decode] [parse] [e2e]   (default: all)
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
- * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), BENCH_E2E_LINES (200000), KAFKA_BROKERS (else the embedded broker).
+ * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), BENCH_E2E_LINES (200000), KAFKA_BROKERS (else the embedded broker),
+ * BENCH_COPIER_BASELINE (another build's dist/bench/copier-client.js, run alternately with this one: bench/copier.ts).
  * Prints each table and writes bench-<section>.json plus bench-summary.json (targets met or missed).
  */
 
@@ -173,7 +174,8 @@ async function main(): Promise<void> {
       }
       if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier'))) {
         const http = inputs[1] as InputFiles
-        const c = await consumerBench(kafka, http, log)
+        // The copier needs only the consumer's source topics, not its peers' runs.
+        const c = await consumerBench(kafka, http, log, wanted.has('consumer') ? undefined : [])
         if (wanted.has('consumer')) {
           consumer = c.rows
           section(`Consumer (http input, ${consumer[0]?.records ?? http.records} records, medians)`, consumerTable(consumer, ceilings))
@@ -181,9 +183,10 @@ async function main(): Promise<void> {
         }
         const source = c.sourceTopics.get('zstd:3')
         if (wanted.has('copier') && source !== undefined) {
-          copier = await copierBench(kafka, source, log)
-          section(`Copier (source: http zstd:3, ${copier.sourceRecords} records, to six targets, medians)`, copierTable(copier))
-          writeJson('bench-copier.json', { meta, row: copier })
+          const rows = await copierBench(kafka, source, log)
+          copier = rows[0]
+          section(`Copier (source: http zstd:3, ${copier?.sourceRecords} records, to six targets, medians)`, copierTable(rows))
+          writeJson('bench-copier.json', { meta, rows })
         }
       }
       if (kafka !== undefined && wanted.has('e2e')) {

@@ -6,7 +6,6 @@ import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '
 import { GroupCoordinator } from '../group/coordinator.js'
 import { chooseProtocol, createMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
 import type { TopicPartition } from '../group/membership.js'
-import { PartitionTable } from '../kafka/group-by-topic.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { CommitRefusedError } from '../kafka/offset-commit.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
@@ -16,7 +15,7 @@ import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
 import type { IncomingRecord } from '../protocol/record.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
-import { SentOffsets } from './sent-offsets.js'
+import { FanOut } from './fan-out.js'
 
 /** One destination: a codec and level, and the topic it writes. */
 export interface CopyTarget {
@@ -142,8 +141,8 @@ export class Copier {
   private coordinator: GroupCoordinator | null = null
   private protocol: GroupProtocol = 'consumer'
   private reader: PartitionReader | null = null
-  /** At-least-once, per destination and partition: the source offset of each copy sent since the last commit. */
-  private readonly sent = new PartitionTable(() => new SentOffsets())
+  /** Hands source records to every target; at-least-once, it knows the source offset of each copy sent since the last commit. */
+  private readonly fanOut: FanOut
   /** Delivery failures since the last commit, sorted out there. */
   private readonly failures: DeliveryFailure[] = []
   /** Copies refused since the last commit: by send() at once, or by a destination (found at commit). */
@@ -158,6 +157,7 @@ export class Copier {
     if (config.onRefused === 'dead-letter' && config.deadLetterTopic === undefined) {
       throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--on-refused dead-letter needs --dead-letter-topic')
     }
+    this.fanOut = new FanOut(deps.producer, { sourceTopic: config.sourceTopic, destinations: config.targets.map((t) => t.topic), exactlyOnce: config.exactlyOnce })
     deps.producer.onBatchAcked((batch) => this.acked.push(batch))
     // In a transaction any failure fails the commit (the producer aborts it), so there is nothing to sort out.
     if (!config.exactlyOnce) deps.producer.onDeliveryFailure((failure) => this.failures.push(failure))
@@ -411,24 +411,12 @@ export class Copier {
   }
 
   /**
-   * Sends each record to every target, in source order. A record the producer refuses before any destination
-   * sees it (over max.request.size) is set aside as --on-refused says; in a transaction nothing can be left
-   * out, so it stops the copy there as any refusal does.
+   * Sends the records to every target, with one sendMany per target. A record the producer refuses before any
+   * destination sees it (over max.request.size) is set aside as --on-refused says; in a transaction nothing can
+   * be left out, so the fan-out rejects and the copy stops there as any refusal does.
    */
   private async sendToTargets(records: readonly IncomingRecord[], partition: number): Promise<void> {
-    for (const record of records) {
-      const { key, value, headers, timestamp, offset } = record
-      for (const target of this.config.targets) {
-        try {
-          await this.deps.producer.send({ topic: target.topic, partition, key, value, headers, timestamp })
-        } catch (err) {
-          if (!isRecordRefusal(err) || this.config.exactlyOnce) throw err
-          this.refused.push({ topic: this.config.sourceTopic, partition, record, code: err.code, reason: err.message, destination: target.topic })
-          continue
-        }
-        if (!this.config.exactlyOnce) this.sent.get(target.topic, partition).push(offset)
-      }
-    }
+    this.refused.push(...await this.fanOut.send(partition, records))
   }
 
   /** The records up to and including the one that reaches --records or --bytes. */
@@ -556,14 +544,13 @@ export class Copier {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${fatal.topic} failed to take ${fatal.records} records (${fatal.error.message}); source offsets are not committed past them`, { cause: fatal.error })
     }
     for (const failure of failures) {
-      const sent = this.sent.get(failure.topic, failure.partition)
       failure.sent.forEach((record, i) => {
-        const offset = sent.offsetOf(failure.firstRecordIndex + i)
+        const offset = this.fanOut.sourceOffset(failure.topic, failure.partition, failure.firstRecordIndex + i)
         if (offset === undefined) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `destination ${failure.topic} refused a record the copier has no source offset for (${failure.error.message})`, { cause: failure.error })
         this.refused.push({ topic: this.config.sourceTopic, partition: failure.partition, record: { ...record, offset }, code: failure.error.code, reason: failure.error.message, destination: failure.topic })
       })
     }
-    for (const offsets of this.sent.values()) offsets.forget()
+    this.fanOut.forget()
     const refused = this.refused.splice(0)
     if (refused.length === 0) return
     const policy = this.config.onRefused ?? 'fail'

@@ -61,7 +61,7 @@ function targetsFor(source: string, specs: string[]): CopyTarget[] {
   return specs.map((s) => ({ spec: parseCodecSpec(s), topic: defaultDestination(source, parseCodecSpec(s)) }))
 }
 
-async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean): Promise<Copier> {
+async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean, budget: { maxRecords?: number; maxBytes?: number } = {}): Promise<Copier> {
   await prepareDestinations(kafka.admin, source, targets)
   const cluster = createCluster(kafka.connection, kafka.log)
   await cluster.connect()
@@ -70,7 +70,7 @@ async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boo
     { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, ...(exactlyOnce ? { transactionalId: `tx-${source}` } : {}) }
   )
   await producer.start()
-  const copier = new Copier({ sourceTopic: source, groupId: `g-${source}`, targets, exactlyOnce, commitIntervalMs: 300, stopAtEnd: true }, { cluster, admin: kafka.admin, producer, log: kafka.log })
+  const copier = new Copier({ sourceTopic: source, groupId: `g-${targets[0]?.topic ?? source}`, targets, exactlyOnce, commitIntervalMs: 300, stopAtEnd: true, ...budget }, { cluster, admin: kafka.admin, producer, log: kafka.log })
   await copier.run()
   await producer.close()
   await cluster.disconnect()
@@ -98,6 +98,26 @@ describe('copier', () => {
       assert.ok(check.batchesChecked > 0)
     })
   }
+
+  it('--records and --bytes budgets stop at a record: every destination holds the same records, the ones the source offsets were copied up to', async (t) => {
+    const source = await kafka.createTopic(t, { partitions: 3 })
+    await fillSource(source, 3000)
+    const expected = await partitionDigests(source)
+    for (const budget of [{ maxRecords: 1234 }, { maxBytes: 50_000 }]) {
+      const targets = targetsFor(source, ['none', 'lz4:1']).map((target) => ({ ...target, topic: `${target.topic}-${Object.keys(budget)[0]}` }))
+      t.after(() => kafka.admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))
+      const copier = await runCopier(source, targets, false, budget)
+      const { sourceRecords, sourceBytes } = copier.snapshot()
+      if (budget.maxRecords !== undefined) assert.equal(sourceRecords, budget.maxRecords)
+      else assert.ok(sourceBytes >= budget.maxBytes && sourceBytes < budget.maxBytes + 200, `${sourceBytes} bytes copied for a budget of ${budget.maxBytes}`)
+      // Each partition's copy is its source's first records, up to where the copy says it read.
+      const upTo = copier.copiedUpTo()
+      const copied = new Map<number, string[]>()
+      for (const [partition, list] of expected) if ((upTo.get(partition) ?? 0) > 0) copied.set(partition, list.slice(0, upTo.get(partition)))
+      assert.equal([...copied.values()].reduce((n, list) => n + list.length, 0), sourceRecords)
+      for (const target of targets) assert.deepEqual(await partitionDigests(target.topic), copied, `${target.topic} holds the budget's records`)
+    }
+  })
 
   it('/metrics answers while the copier works through one large fetch: a scrape lands mid-fetch (0 < copied < total)', async (t) => {
     const source = await kafka.createTopic(t, { partitions: 1 })

@@ -1,0 +1,77 @@
+import { PartitionTable } from '../kafka/group-by-topic.js'
+import type { PoisonRecord } from '../protocol/dead-letter.js'
+import type { IncomingRecord } from '../protocol/record.js'
+import { isRecordRefusal, type Producer, type ProducerRecord } from '../producer/producer.js'
+import { SentOffsets } from './sent-offsets.js'
+
+/** What the fan-out needs of the producer: sendMany, and its count of accepted records to tell where sendMany stopped. */
+export type FanOutProducer = Pick<Producer, 'sendMany'> & { snapshot(): { readonly recordsAccepted: number } }
+
+export interface FanOutConfig {
+  readonly sourceTopic: string
+  /** One destination topic per target, each with the source's partitions. */
+  readonly destinations: readonly string[]
+  /** In a transaction nothing may be left out (a refusal rejects), and a failure aborts it whole (no offsets kept). */
+  readonly exactlyOnce: boolean
+}
+
+/**
+ * Copies the records of one source partition to the same partition of every destination, with one sendMany per
+ * destination: records that fit an open batch are taken without a promise per record and destination, which
+ * `await send()` for each cost. At-least-once, it keeps the source offset of every copy the producer accepted,
+ * by its place among the copies of that destination partition, as delivery failures name them.
+ */
+export class FanOut {
+  private readonly sent = new PartitionTable(() => new SentOffsets())
+
+  constructor(private readonly producer: FanOutProducer, private readonly config: FanOutConfig) {}
+
+  /**
+   * Resolves once every destination accepted every record, or refused one as it is (over max.request.size):
+   * those copies come back in source order, one record's after the other's. Any other failure rejects (the
+   * copies accepted before it stay accounted for), as does a refusal exactly-once.
+   */
+  async send(partition: number, records: readonly IncomingRecord[]): Promise<PoisonRecord[]> {
+    const refused: PoisonRecord[] = []
+    for (const topic of this.config.destinations) await this.sendTo(topic, partition, records, refused)
+    return refused.length > 1 ? refused.sort((a, b) => a.record.offset - b.record.offset) : refused
+  }
+
+  /** The source offset of the `index`-th copy accepted for that destination partition since the last forget(). */
+  sourceOffset(topic: string, partition: number, index: number): number | undefined {
+    return this.sent.get(topic, partition).offsetOf(index)
+  }
+
+  /** Every copy sent so far was acknowledged or reported: drops their offsets (the places keep counting). */
+  forget(): void {
+    for (const offsets of this.sent.values()) offsets.forget()
+  }
+
+  private async sendTo(topic: string, partition: number, records: readonly IncomingRecord[], refused: PoisonRecord[]): Promise<void> {
+    const copies: ProducerRecord[] = records.map(({ key, value, headers, timestamp }) => ({ topic, partition, key, value, headers, timestamp }))
+    let from = 0
+    while (from < copies.length) {
+      // sendMany accepted the copies before the one it failed at, which the producer's accepted count tells.
+      const acceptedBefore = this.producer.snapshot().recordsAccepted
+      try {
+        await this.producer.sendMany(from === 0 ? copies : copies.slice(from))
+      } catch (err) {
+        const failedAt = from + this.producer.snapshot().recordsAccepted - acceptedBefore
+        this.accepted(topic, partition, records, from, failedAt)
+        const record = records[failedAt]
+        if (!isRecordRefusal(err) || this.config.exactlyOnce || record === undefined) throw err
+        refused.push({ topic: this.config.sourceTopic, partition, record, code: err.code, reason: err.message, destination: topic })
+        from = failedAt + 1
+        continue
+      }
+      this.accepted(topic, partition, records, from, copies.length)
+      return
+    }
+  }
+
+  private accepted(topic: string, partition: number, records: readonly IncomingRecord[], from: number, to: number): void {
+    if (this.config.exactlyOnce) return
+    const sent = this.sent.get(topic, partition)
+    for (let i = from; i < to; i++) sent.push((records[i] as IncomingRecord).offset)
+  }
+}

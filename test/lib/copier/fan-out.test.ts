@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { FanOut, type FanOutProducer } from '../../../lib/copier/fan-out.js'
+import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
+import { KafkaErrorCode } from '../../../lib/kafka/error-codes.js'
+import { createLogger } from '../../../lib/log/logger.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure, type ProducerRecord } from '../../../lib/producer/producer.js'
+import type { IncomingRecord } from '../../../lib/protocol/record.js'
+import { FakeCluster, settle, until } from '../../helpers/fake-cluster.js'
+
+const log = createLogger({ level: 'silent', name: 'test' })
+
+/** Source records at `offsets`, each value naming its offset; `big` ones over max.request.size, `refuse` ones marked. */
+function sourceRecords(offsets: readonly number[], big: ReadonlySet<number> = new Set(), refuse: ReadonlySet<number> = new Set()): IncomingRecord[] {
+  return offsets.map((offset) => ({
+    offset,
+    timestamp: 1_700_000_000_000 + offset,
+    key: offset % 3 === 0 ? null : Buffer.from(`k${offset}`),
+    value: Buffer.from(`${refuse.has(offset) ? 'refuse-me ' : ''}record ${offset} ${'x'.repeat(big.has(offset) ? 5000 : 40)}`),
+    headers: offset % 4 === 0 ? [{ key: 'trace', value: Buffer.from(`t${offset}`) }] : []
+  }))
+}
+
+/** A producer that takes records until `failOn` says otherwise, recording what it accepted. */
+class RecordingProducer implements FanOutProducer {
+  readonly accepted: ProducerRecord[] = []
+
+  constructor(private readonly failOn: (record: ProducerRecord) => SqueezeError | undefined) {}
+
+  snapshot(): { recordsAccepted: number } {
+    return { recordsAccepted: this.accepted.length }
+  }
+
+  async sendMany(records: readonly ProducerRecord[]): Promise<void> {
+    for (const record of records) {
+      const error = this.failOn(record)
+      if (error !== undefined) throw error
+      this.accepted.push(record)
+      // A wait for buffer.memory now and then, as the real producer's.
+      if (this.accepted.length % 7 === 0) await settle()
+    }
+  }
+}
+
+describe('FanOut', () => {
+  it('with the real producer: every destination gets every record in order; a copy refused at send comes back per destination in source order; a destination\'s refusal maps back to its source offset', async () => {
+    const cluster = new FakeCluster({ topics: { a: 2, b: 2 } })
+    // Small batches, so a partition's copies span several batches and the refused one sits in the middle of one; one
+    // batch in flight per partition, because the fake cluster answers without checking sequences as a broker would.
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, compressionThread: false, lingerMs: 60_000, batchSizeBytes: 1024, maxRequestSizeBytes: 4096, maxInFlightPerPartition: 1 }, { cluster, log })
+    await producer.start()
+    const failures: DeliveryFailure[] = []
+    producer.onDeliveryFailure((failure) => failures.push(failure))
+    const fanOut = new FanOut(producer, { sourceTopic: 'src', destinations: ['a', 'b'], exactlyOnce: false })
+    // Offsets with gaps (a transaction marker, compaction); 110 and 114 (one slice) are over max.request.size; b refuses 125.
+    const offsets = Array.from({ length: 40 }, (_, i) => 100 + i).filter((o) => o !== 120 && o !== 121)
+    const records = sourceRecords(offsets, new Set([110, 114]), new Set([125]))
+    const refused = [...await fanOut.send(1, records.slice(0, 15)), ...await fanOut.send(1, records.slice(15))]
+    assert.deepEqual(refused.map((p) => [p.record.offset, p.destination, p.code, p.topic, p.partition]), [
+      [110, 'a', ErrorCodes.RECORD_TOO_LARGE, 'src', 1], [110, 'b', ErrorCodes.RECORD_TOO_LARGE, 'src', 1],
+      [114, 'a', ErrorCodes.RECORD_TOO_LARGE, 'src', 1], [114, 'b', ErrorCodes.RECORD_TOO_LARGE, 'src', 1]
+    ])
+    assert.equal(refused[0]?.record, records[offsets.indexOf(110)], 'the refused record as read, for the dead-letter topic')
+
+    let flushed = false
+    void producer.flush().then(() => (flushed = true))
+    await until(() => {
+      // b's partition 1 refuses any batch holding the marked record (over its max.message.bytes, say): the producer splits it down to that one record.
+      for (const call of cluster.pending()) call.respond(call.batches.some((b) => b.topic === 'b' && b.values.some((v) => v.startsWith('refuse-me'))) ? { 'b-1': KafkaErrorCode.MESSAGE_TOO_LARGE } : 0)
+      return flushed
+    }, 'every copy acknowledged or failed')
+    const values = (skip: readonly number[]): string[] => records.filter((r) => !skip.includes(r.offset)).map((r) => r.value?.toString() ?? '')
+    assert.deepEqual(cluster.log.get('a-1'), values([110, 114]))
+    assert.deepEqual(cluster.log.get('b-1'), values([110, 114, 125]))
+    assert.equal(cluster.log.get('a-0'), undefined, 'the source partition\'s copies stay in that partition')
+
+    assert.equal(failures.length, 1)
+    const [failure] = failures as [DeliveryFailure]
+    assert.equal(failure.topic, 'b')
+    assert.deepEqual(failure.sent.map((_, i) => fanOut.sourceOffset('b', 1, failure.firstRecordIndex + i)), [125])
+    assert.deepEqual(failure.sent[0]?.value, records[offsets.indexOf(125)]?.value)
+    // Every copy a accepted maps back, one after the other, around the gaps and the refused ones.
+    assert.deepEqual(offsets.filter((o) => o !== 110 && o !== 114).map((_, i) => fanOut.sourceOffset('a', 1, i)), offsets.filter((o) => o !== 110 && o !== 114))
+    fanOut.forget()
+    assert.equal(fanOut.sourceOffset('b', 1, failure.firstRecordIndex), undefined)
+    await producer.close()
+  })
+
+  it('a failure to accept rejects, and the copies accepted before it stay accounted for (a rerun slice maps after them)', async () => {
+    let failing = true
+    const producer = new RecordingProducer((record) => (failing && record.topic === 'b' && record.value?.toString().startsWith('record 9 ') === true ? new SqueezeError(ErrorCodes.PRODUCER_CLOSED, 'closing') : undefined))
+    const fanOut = new FanOut(producer, { sourceTopic: 'src', destinations: ['a', 'b', 'c'], exactlyOnce: false })
+    const records = sourceRecords(Array.from({ length: 12 }, (_, i) => i))
+    await assert.rejects(fanOut.send(0, records), { code: ErrorCodes.PRODUCER_CLOSED })
+    const copies = (topic: string): string[] => producer.accepted.filter((r) => r.topic === topic).map((r) => r.value?.toString() ?? '')
+    assert.equal(copies('a').length, 12)
+    assert.equal(copies('b').length, 9)
+    assert.equal(copies('c').length, 0, 'c not reached: the slice stops at the failure')
+    assert.deepEqual([7, 8, 9].map((i) => fanOut.sourceOffset('b', 0, i)), [7, 8, undefined])
+    failing = false
+    assert.deepEqual(await fanOut.send(0, records), [])
+    assert.deepEqual([8, 9, 10, 20, 21].map((i) => fanOut.sourceOffset('b', 0, i)), [8, 0, 1, 11, undefined], 'b\'s copies count on from where it stopped')
+    assert.deepEqual(producer.accepted.filter((r) => r.topic === 'c').map((r) => [r.partition, r.timestamp, r.key, r.headers]), records.map((r) => [0, r.timestamp, r.key, r.headers]))
+  })
+
+  it('exactly-once: a copy refused at send rejects (a transaction cannot leave it out), and no offsets are kept', async () => {
+    const producer = new RecordingProducer((record) => ((record.value?.length ?? 0) > 1000 ? new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, 'over max.request.size') : undefined))
+    const fanOut = new FanOut(producer, { sourceTopic: 'src', destinations: ['a', 'b'], exactlyOnce: true })
+    assert.deepEqual(await fanOut.send(2, sourceRecords([1, 2, 3])), [])
+    assert.equal(fanOut.sourceOffset('a', 2, 0), undefined)
+    await assert.rejects(fanOut.send(2, sourceRecords([4, 5, 6], new Set([5]))), { code: ErrorCodes.RECORD_TOO_LARGE })
+    assert.equal(producer.accepted.length, 7, 'a\'s copies before the refused one, and none of b\'s')
+  })
+})
