@@ -1,68 +1,149 @@
 // compare, copy vs projection: the same source topic and targets through both modes on one embedded broker.
-// Usage: node dist/bench/compare-modes.js [MiB of source, default 64]. Prints a table and writes
-// bench-compare-modes.json. Node CPU is this process's (every thread); the broker's JVM is not counted.
-import { writeFileSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
+// Usage: node dist/bench/compare-modes.js [MiB of source, default 64] [--mode both|copy|projection].
+// Prints a table and writes bench-compare-modes-<mode>-<MiB>MiB.json; a projection-only run reads the copy-only
+// run's file for the same MiB (so a long copy run need not be repeated). Node CPU is this process's (every
+// thread); the broker's JVM is not counted.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism, loadavg } from 'node:os'
+import { parseArgs } from 'node:util'
+import { buildBatches, sweepCodecs } from '../lib/bench-sweep/codec-sweep.js'
 import { installKafkajsDecoders } from '../lib/codecs/kafkajs-plugin.js'
-import { runProjection } from '../lib/compare/projection/run-projection.js'
-import { runCompare } from '../lib/compare/run-compare.js'
+import { runProjection, type ProjectionOutcome } from '../lib/compare/projection/run-projection.js'
+import { runCompare, type CompareOutcome } from '../lib/compare/run-compare.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../lib/copier/targets.js'
 import { killEmbeddedBrokersOnExit, startKraftBroker } from '../lib/embedded-broker/kraft-broker.js'
+import { createGenerator } from '../lib/generators/index.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createTopicsAndWait } from '../lib/kafka/topics.js'
 import { createLogger } from '../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
-import { generateRecords } from '../lib/sources/generator-source.js'
+import { BATCH } from '../lib/protocol/batch-layout.js'
+import type { OutgoingRecord } from '../lib/protocol/record.js'
+import { corpusValues } from './lib/inputs.js'
 
-const mib = Number(process.argv[2] ?? 64)
+const { values: flags, positionals } = parseArgs({ options: { mode: { type: 'string', default: 'both' } }, allowPositionals: true })
+const mib = Number(positionals[0] ?? 64)
+const mode = flags.mode as 'both' | 'copy' | 'projection'
+if (!['both', 'copy', 'projection'].includes(mode) || !(mib > 0)) throw new Error('usage: compare-modes.js [MiB] [--mode both|copy|projection]')
+const PARTITIONS = 3
+/** Records per millisecond of record time: a 1 MiB batch fills in a few ms, so both modes close batches on batch.size alone. */
+const RECORDS_PER_MS = 1000
+/** Source records the codec ceiling is measured on: enough for every target's speed, little enough for a minute. */
+const CEILING_SAMPLE_BYTES = 32 * 1024 * 1024
+
 const log = createLogger({ level: 'warn', name: 'bench-compare-modes' })
+const loadAtStart = loadavg()
+
+/**
+ * The source: generated http request logs (binary, seed 7) and the real Apache access log (test/fixtures/corpus)
+ * in turn, over 3 partitions, stamped RECORDS_PER_MS a millisecond from a minute ago. Deterministic, so a copy
+ * run and a projection run in two processes see the same records.
+ */
+function* sourceRecords(limitBytes: number, topic: string): Generator<OutgoingRecord & { topic: string; partition: number }> {
+  const http = createGenerator('http', { seed: 7 })
+  const corpus = corpusValues(100_000)
+  const start = Date.now() - 60_000
+  let bytes = 0
+  for (let i = 0; bytes < limitBytes; i++) {
+    const value = i % 2 === 0 ? http.next().value : corpus[(i >> 1) % corpus.length] as Buffer
+    bytes += value.length
+    yield { topic, partition: i % PARTITIONS, key: null, value, timestamp: start + Math.floor(i / RECORDS_PER_MS) }
+  }
+}
+
+async function fill(producer: Producer, topic: string): Promise<{ bytes: number; records: number }> {
+  let bytes = 0
+  let records = 0
+  let block: Array<OutgoingRecord & { topic: string; partition: number }> = []
+  for (const record of sourceRecords(mib * 1024 * 1024, topic)) {
+    block.push(record)
+    bytes += record.value?.length ?? 0
+    records++
+    if (block.length === 5000) {
+      await producer.sendMany(block)
+      block = []
+    }
+  }
+  await producer.sendMany(block)
+  await producer.flush()
+  return { bytes, records }
+}
+
+/** Each target's in-process compress speed (MB of records per CPU second) on the first records of the source, batched at batch.size. */
+function codecCeiling(targets: ReturnType<typeof parseTargets>): Map<string, number> {
+  const batches = buildBatches(sourceRecords(Math.min(CEILING_SAMPLE_BYTES, mib * 1024 * 1024), 'ceiling'), DEFAULT_PRODUCER_CONFIG.batchSizeBytes)
+  const speeds = sweepCodecs(batches, targets.map((t) => t.spec), { runs: 3, minRunCpuSeconds: 0.3 })
+  return new Map(speeds.map((s) => [s.target, s.compressMBPerSecond]))
+}
+
+const measure = async <T>(run: () => Promise<T>): Promise<{ result: T; seconds: number; cpuSeconds: number }> => {
+  const cpu = process.cpuUsage()
+  const start = performance.now()
+  const result = await run()
+  const used = process.cpuUsage(cpu)
+  return { result, seconds: (performance.now() - start) / 1000, cpuSeconds: (used.user + used.system) / 1e6 }
+}
+
 installKafkajsDecoders()
 killEmbeddedBrokersOnExit()
-const broker = await startKraftBroker({ heapMb: 1024 })
+// A loaded machine can take minutes to start a JVM broker.
+const broker = await startKraftBroker({ heapMb: 1024, startTimeoutMs: 600_000 })
 try {
   const connection = { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap], clientId: 'bench' }
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
   const topic = `bench-modes-${Date.now()}`
-  await createTopicsAndWait(admin, [{ topic, numPartitions: 3, replicationFactor: 1 }])
+  await createTopicsAndWait(admin, [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }])
   const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } }, { cluster: createCluster(connection, log), log })
   await producer.start()
-  let bytes = 0
-  for await (const item of generateRecords({ kind: 'http', seed: 7 })) {
-    if (item.kind !== 'record') continue
-    await producer.send({ topic, key: item.key, value: item.value })
-    bytes += item.value?.length ?? 0
-    if (bytes >= mib * 1024 * 1024) break
-  }
+  const source = await fill(producer, topic)
   await producer.close()
   const targets = parseTargets(DEFAULT_TARGETS.join(','), topic)
-  const common = { connection, sourceTopic: topic, sourceDescription: { kind: 'topic' as const, description: topic }, targets, format: null, rateEvidence: { kind: 'topic' as const, lookbackMs: 3_600_000 }, consumers: 1, version: 'bench', log }
-  const measure = async <T>(run: () => Promise<T>): Promise<{ result: T; seconds: number; cpuSeconds: number }> => {
-    const cpu = process.cpuUsage()
-    const start = performance.now()
-    const result = await run()
-    const used = process.cpuUsage(cpu)
-    return { result, seconds: (performance.now() - start) / 1000, cpuSeconds: (used.user + used.system) / 1e6 }
-  }
-  const copy = await measure(() => runCompare({ ...common, producer: { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS }, keepTopics: false }))
   const threads = availableParallelism()
-  const projection = await measure(() => runProjection({ ...common, batching: DEFAULT_PRODUCER_CONFIG, threads }))
-  // The codec ceiling for this target set: every target's compress CPU, spread over the cores, is the least wall time.
-  const compressCpu = projection.result.report.targets.reduce((n, t) => n + t.compressCpuSeconds, 0)
-  const bound = compressCpu / threads
-  const rows = {
-    sourceMiB: bytes / 1024 / 1024, records: projection.result.report.source.records, targets: targets.length, cores: threads,
-    copy: { seconds: copy.seconds, nodeCpuSeconds: copy.cpuSeconds },
-    projection: { seconds: projection.seconds, nodeCpuSeconds: projection.cpuSeconds, compressCpuSeconds: compressCpu, codecCeilingSeconds: bound, fractionOfCeiling: bound / projection.seconds },
-    speedup: copy.seconds / projection.seconds,
-    storedBytes: Object.fromEntries(copy.result.report.targets.map((t) => [t.target, { copy: t.storedBytes, projection: projection.result.report.targets.find((p) => p.target === t.target)?.storedBytes ?? 0 }]))
+  const common = { connection, sourceTopic: topic, sourceDescription: { kind: 'topic' as const, description: topic }, targets, format: null, rateEvidence: { kind: 'topic' as const, lookbackMs: 3_600_000 }, consumers: 1, version: 'bench', log }
+  const rows: Record<string, unknown> = { sourceMiB: source.bytes / 1024 / 1024, records: source.records, targets: targets.length, cores: threads, loadAverageAtStart: loadAtStart }
+  const say = (line: string): void => void process.stdout.write(`${line}\n`)
+  say(`source ${(source.bytes / 1024 / 1024).toFixed(1)} MiB (${source.records} records), ${targets.length} targets, ${threads} cores, load ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`)
+
+  let copy: { result: CompareOutcome; seconds: number; cpuSeconds: number } | undefined
+  if (mode !== 'projection') {
+    copy = await measure(() => runCompare({ ...common, producer: { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS }, keepTopics: false }))
+    rows['copy'] = { seconds: copy.seconds, nodeCpuSeconds: copy.cpuSeconds, storedBytes: Object.fromEntries(copy.result.report.targets.map((t) => [t.target, t.storedBytes])), loadAverageAfter: loadavg() }
+    say(`copy:       ${copy.seconds.toFixed(1)} s wall, ${copy.cpuSeconds.toFixed(1)} s node CPU`)
   }
-  process.stdout.write(`source ${rows.sourceMiB.toFixed(1)} MiB (${rows.records} records), ${rows.targets} targets, ${threads} cores\n` +
-    `copy:       ${copy.seconds.toFixed(1)} s wall, ${copy.cpuSeconds.toFixed(1)} s node CPU\n` +
-    `projection: ${projection.seconds.toFixed(1)} s wall, ${projection.cpuSeconds.toFixed(1)} s node CPU; codec ceiling ${bound.toFixed(1)} s (${(rows.projection.fractionOfCeiling * 100).toFixed(0)}%)\n` +
-    `projection is ${rows.speedup.toFixed(1)}x faster\n`)
-  writeFileSync('bench-compare-modes.json', `${JSON.stringify(rows, null, 2)}\n`)
+  if (mode !== 'copy') {
+    // Wall-clock phases from the projection's own progress lines: reading (and compressing as it reads), then the tail.
+    const phases: Array<{ at: number; what: string }> = []
+    const started = performance.now()
+    const projection = await measure(() => runProjection({ ...common, batching: DEFAULT_PRODUCER_CONFIG, threads, onProgress: (what) => phases.push({ at: (performance.now() - started) / 1000, what }) }))
+    const report = (projection.result as ProjectionOutcome).report
+    const ceiling = codecCeiling(targets)
+    // Records sections only: the ceiling's MB/s count what the codec compresses, not the batch headers.
+    const sectionMB = report.targets.length === 0 ? 0 : (report.source.uncompressedBytes - (report.targets[0]?.batches ?? 0) * BATCH.HEADER_BYTES) / 1e6
+    // The codec ceiling: every target's compress CPU for this source at its in-process library speed, spread over the cores.
+    const ceilingSeconds = report.targets.reduce((n, t) => n + sectionMB / (ceiling.get(t.target) ?? Number.POSITIVE_INFINITY), 0) / threads
+    const ownCompressCpu = report.targets.reduce((n, t) => n + t.compressCpuSeconds, 0)
+    rows['projection'] = {
+      seconds: projection.seconds, nodeCpuSeconds: projection.cpuSeconds, phases: [...phases, { at: projection.seconds, what: 'done' }],
+      compressCpuSeconds: ownCompressCpu, decompressCpuSeconds: report.targets.reduce((n, t) => n + t.decompressCpuSeconds, 0),
+      libCompressMBPerCpuSecond: Object.fromEntries(ceiling), codecCeilingSeconds: ceilingSeconds, fractionOfCeiling: ceilingSeconds / projection.seconds,
+      ownCompressCeilingSeconds: ownCompressCpu / threads, storedBytes: Object.fromEntries(report.targets.map((t) => [t.target, t.storedBytes])),
+      meanRecordsPerBatch: report.targets[0]?.meanRecordsPerBatch, loadAverageAfter: loadavg()
+    }
+    say(`projection: ${projection.seconds.toFixed(1)} s wall, ${projection.cpuSeconds.toFixed(1)} s node CPU; codec ceiling ${ceilingSeconds.toFixed(1)} s (${((ceilingSeconds / projection.seconds) * 100).toFixed(0)}%)`)
+    for (const p of phases) say(`  ${p.at.toFixed(1).padStart(7)} s  ${p.what}`)
+  }
+  const copyFile = `bench-compare-modes-copy-${mib}MiB.json`
+  const copyRow = (rows['copy'] ?? (mode === 'projection' && existsSync(copyFile) ? (JSON.parse(readFileSync(copyFile, 'utf8')) as { copy?: unknown }).copy : undefined)) as { seconds: number; nodeCpuSeconds: number } | undefined
+  const projectionRow = rows['projection'] as { seconds: number; nodeCpuSeconds: number } | undefined
+  if (copyRow !== undefined && projectionRow !== undefined) {
+    rows['copy'] = copyRow
+    rows['speedup'] = copyRow.seconds / projectionRow.seconds
+    rows['cpuRatio'] = copyRow.nodeCpuSeconds / projectionRow.nodeCpuSeconds
+    say(`projection is ${(copyRow.seconds / projectionRow.seconds).toFixed(1)}x faster (wall), ${(copyRow.nodeCpuSeconds / projectionRow.nodeCpuSeconds).toFixed(1)}x less node CPU`)
+  }
+  writeFileSync(`bench-compare-modes-${mode}-${mib}MiB.json`, `${JSON.stringify(rows, null, 2)}\n`)
   await admin.disconnect()
 } finally {
   await broker.stop()

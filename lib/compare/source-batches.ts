@@ -2,6 +2,7 @@ import { codecNameForId } from '../codecs/index.js'
 import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent } from '../consumer/partition-reader.js'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
+import type { ReadBatch } from '../protocol/record-batch-reader.js'
 
 /** One stored batch of the source, as its producer wrote it: only the header figures the baseline needs. */
 export interface SourceBatch {
@@ -19,6 +20,18 @@ export interface SourceBatchScan {
   readonly batches: readonly SourceBatch[]
   /** Batches that did not read (CRC, framing): left out of the baseline, and counted so the report can say so. */
   readonly corruptBatches: number
+}
+
+/** The baseline's figures of one stored batch. */
+export function sourceBatch(partition: number, batch: ReadBatch): SourceBatch {
+  return {
+    partition,
+    codec: batch.isControl ? null : codecNameForId(batch.codecId) ?? `id${batch.codecId}`,
+    records: batch.isControl ? 0 : batch.recordCount,
+    storedBytes: batch.storedBytes,
+    uncompressedBytes: batch.uncompressedBytes,
+    decompressCpuSeconds: batch.decompressCpuSeconds
+  }
 }
 
 /**
@@ -42,14 +55,7 @@ export async function scanSourceBatches(connection: KafkaConnectionConfig, topic
     await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], isolation: 'read_uncommitted', reuseBatchMemory: true }, { cluster, admin, log }).run({
       onBatch: ({ partition, batch }: BatchEvent) => {
         if (batch.baseOffset >= limit(partition)) return
-        batches.push({
-          partition,
-          codec: batch.isControl ? null : codecNameForId(batch.codecId) ?? `id${batch.codecId}`,
-          records: batch.isControl ? 0 : batch.recordCount,
-          storedBytes: batch.storedBytes,
-          uncompressedBytes: batch.uncompressedBytes,
-          decompressCpuSeconds: batch.decompressCpuSeconds
-        })
+        batches.push(sourceBatch(partition, batch))
         reached.set(partition, batch.lastOffset + 1)
         // A live topic keeps growing past what compare read: stop once every partition is covered.
         if (done()) stop.abort()

@@ -63,6 +63,10 @@ export interface ReaderHandlers {
   /** A returned promise is awaited before the next batch (the copier's sends): the reader reads ahead one round at most. */
   onBatch(event: BatchEvent): void | Promise<void>
   onCorruptBatch(event: CorruptBatchEvent): void
+  /** Every batch that read, before read_committed leaves out aborted ones: what the log stores. */
+  onStoredBatch?(event: BatchEvent): void
+  /** Awaited after each fetch round is handed over: a handler that cannot keep up holds the reader here. */
+  betweenRounds?(): Promise<void>
 }
 
 /** Where to start reading a partition handed to the reader: a committed offset, or null for the `from` policy. */
@@ -169,6 +173,7 @@ export class PartitionReader {
           else await this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
           if (result.errorCode === KafkaErrorCode.NONE && !isRevoked(cursor)) this.reportLag(cursor, result)
         }
+        await handlers.betweenRounds?.()
       }
     } finally {
       // A fetch still on the wire when reading stops (abort, handler error) must not reject unobserved.
@@ -321,14 +326,11 @@ export class PartitionReader {
       if (this.scratch !== null && batch.uncompressedBytes > this.scratch.length) this.scratch = Buffer.allocUnsafe(batch.uncompressedBytes)
       // Per answer, not per cursor: the broker lists every aborted transaction overlapping the answer, and
       // read_uncommitted answers list none, so nothing is skipped there.
+      const event = { topic: cursor.topic, partition: cursor.partition, batch, framingCpuSeconds: Math.max(0, (spent.user + spent.system) / 1e6 - batch.decompressCpuSeconds) }
+      handlers.onStoredBatch?.(event)
       const { isTransactional, isControl, producerId } = batch
       if (aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) })) continue
-      const handled = handlers.onBatch({
-        topic: cursor.topic,
-        partition: cursor.partition,
-        batch,
-        framingCpuSeconds: Math.max(0, (spent.user + spent.system) / 1e6 - batch.decompressCpuSeconds)
-      })
+      const handled = handlers.onBatch(event)
       if (handled instanceof Promise) await handled
     }
   }

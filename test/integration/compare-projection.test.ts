@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,7 +8,10 @@ import { after, before, describe, it, type TestContext } from 'node:test'
 import { Ajv } from 'ajv'
 import kafkajs, { type Admin } from 'kafkajs'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
+import { currentBaseline } from '../../lib/compare/baseline.js'
+import type { CompareReport, CurrentBaseline } from '../../lib/compare/compare-report.js'
 import { runProjection } from '../../lib/compare/projection/run-projection.js'
+import { scanSourceBatches } from '../../lib/compare/source-batches.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseTargets } from '../../lib/copier/targets.js'
@@ -19,6 +22,7 @@ import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnect
 import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
+import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { CORPUS_FIXTURES, corpusLines } from '../helpers/corpus.js'
 import { createTestTls, type TestTls } from '../helpers/tls.js'
@@ -208,3 +212,89 @@ describe('compare --mode projection --sample on a topic whose traffic changed ov
     assert.ok(ratio < interval(firstN).low || ratio > interval(firstN).high, `first 600 ${JSON.stringify(interval(firstN))} misses ${ratio}`)
   })
 })
+
+/** The figures of a baseline that do not depend on CPU timing. */
+function withoutCpu(current: CurrentBaseline | null): unknown {
+  assert.ok(current !== null, 'a baseline')
+  return { ...current, row: { ...current.row, decompressCpuSecondsPerGiB: 0 } }
+}
+
+function projectionOf(topic: string, onProgress?: (line: string) => void): ReturnType<typeof runProjection> {
+  return runProjection({
+    connection, sourceTopic: topic, sourceDescription: { kind: 'topic', description: topic }, targets: parseTargets('none,zstd:3', topic), format: null,
+    rateEvidence: { kind: 'topic', lookbackMs: 3_600_000 }, batching: SETTINGS, threads: 2, consumers: 1, version: 'test', log, ...(onProgress === undefined ? {} : { onProgress })
+  })
+}
+
+/**
+ * Appends `count` records to partition 0 and returns once they are acknowledged, blocking this thread: a
+ * projection's progress callback can then change the topic at an exact point of the run.
+ */
+function appendBlocking(topic: string, count: number): void {
+  const script = `
+    const { DEFAULT_PRODUCER_CONFIG, Producer } = await import(${JSON.stringify(new URL('../../lib/producer/producer.js', import.meta.url).href)})
+    const { createCluster, DEFAULT_CONNECTION } = await import(${JSON.stringify(new URL('../../lib/kafka/connection.js', import.meta.url).href)})
+    const { createLogger } = await import(${JSON.stringify(new URL('../../lib/log/logger.js', import.meta.url).href)})
+    const log = createLogger({ level: 'silent', name: 'append' })
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 5, compressionThread: false }, { cluster: createCluster({ ...DEFAULT_CONNECTION, brokers: [${JSON.stringify(broker.bootstrap)}] }, log), log })
+    producer.onDeliveryFailure((failure) => { console.error(failure); process.exit(1) })
+    await producer.start()
+    await producer.sendMany(Array.from({ length: ${count} }, (_, i) => ({ topic: ${JSON.stringify(topic)}, partition: 0, key: null, value: Buffer.from('appended while compare ran ' + i) })))
+    await producer.flush()
+    await producer.close()`
+  execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 120_000, stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
+describe('compare --mode projection: the "current (as stored)" baseline comes from the same read as the records', () => {
+  it('with aborted and committed transactions and two codecs, the baseline is what a scan of the stored batches gives, and the log\'s size', async (t) => {
+    const topic = await createTopic(t, 2)
+    const values = encodedLines('access_apache_semicomplete_2015.log', 'http', 600)
+    assert.equal(values.length, 600)
+    await fill(topic, [values.slice(0, 300), values.slice(300)])
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('gzip:6'), lingerMs: 5 }, { cluster: createCluster(connection, log), log, transactionalId: `tx-${topic}` })
+    await producer.start()
+    t.after(() => producer.close())
+    for (const outcome of ['abort', 'commit'] as const) {
+      producer.beginTransaction()
+      await producer.sendMany(values.slice(0, 100).map((value, i) => ({ topic, partition: i % 2, key: null, value })))
+      if (outcome === 'abort') await producer.abortTransaction()
+      else await producer.commitTransaction()
+    }
+
+    const { report } = await projectionOf(topic)
+    assert.equal(report.source.records, 700, 'the aborted transaction\'s records are not projected')
+    const scanned = currentBaseline(await scanSourceBatches(connection, topic, undefined, log), contextOf(report))
+    assert.deepEqual(withoutCpu(report.current), withoutCpu(scanned))
+    assert.deepEqual(report.current?.row.codecs.map((c) => c.codec).sort(), ['gzip', 'lz4'])
+    assert.equal(report.current?.row.records, 800, 'aborted records are stored too')
+    const cluster = createCluster(connection, log)
+    await cluster.connect()
+    const sizes = await describeLogDirs(cluster, [topic]).finally(() => cluster.disconnect())
+    assert.equal(report.current?.row.storedBytes, sizes.reduce((n, s) => n + s.sizeBytes, 0))
+  })
+
+  it('on a topic that grows while compare runs, the baseline covers exactly the records projected', async (t) => {
+    const topic = await createTopic(t, 2)
+    await fill(topic, [encodedLines('nginx_error_chemfh_2023.log', 'nginx-error', 300), encodedLines('syslog_mtail_sftp_chroot.log', 'syslog', 200)])
+    let appended = false
+    // Once the records are read, more arrive: a second read of the stored batches would count them.
+    const { report } = await projectionOf(topic, (line) => {
+      if (!appended && line.startsWith('measuring the source\'s ingest rate')) {
+        appended = true
+        appendBlocking(topic, 500)
+      }
+    })
+    assert.ok(appended, 'the topic grew during the run')
+    assert.equal(report.current?.row.records, report.source.records)
+    const offsets = await admin.fetchTopicOffsets(topic)
+    assert.equal(offsets.reduce((n, o) => n + Number(o.high), 0), report.source.records + 500)
+  })
+})
+
+function contextOf(report: CompareReport): Parameters<typeof currentBaseline>[1] {
+  return {
+    targets: report.targets, recommendation: report.recommendation, ingestRate: report.source.ingestRate,
+    uncompressedBytesPerRecord: report.source.uncompressedBytes / report.source.records, replicationFactor: report.settings.replicationFactor,
+    consumers: report.settings.consumers, lingerMs: report.settings.lingerMs, batchSizeBytes: report.settings.batchSizeBytes
+  }
+}

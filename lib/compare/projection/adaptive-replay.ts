@@ -19,25 +19,36 @@ export interface ReplaySlot {
  * the rate these records arrived, on one compression thread.
  */
 export class AdaptiveReplay {
-  /** Slot indices in the order their batches close. */
-  readonly order: readonly number[]
-  /** The level each slot was sealed at, by slot index. */
-  readonly levels: number[]
-  private readonly controller: AdaptiveLevel
+  /** Slot indices of the current chunk in the order their batches close. */
+  order: readonly number[] = []
+  /** The level each slot of the current chunk was sealed at, by slot index. */
+  levels: number[] = []
+  private slots: readonly ReplaySlot[] = []
+  /** Made at the first batch's time: the controller starts its hysteresis clock when it is made. */
+  private controller: AdaptiveLevel | null = null
   private readonly clock = { ms: 0, now: (): number => this.clock.ms }
   private threadFreeAt = Number.NEGATIVE_INFINITY
   private lastDoneAt: number | null = null
 
-  constructor(spec: CodecSpec, private readonly slots: readonly ReplaySlot[], private readonly lingerMs: number) {
+  constructor(private readonly target: CodecSpec, private readonly lingerMs: number) {}
+
+  /**
+   * The next chunk's batches. The controller, the simulated thread and the clock carry over from the chunks
+   * before, as they would in one producer; only batches queued behind a chunk's end go unseen until the next.
+   */
+  next(slots: readonly ReplaySlot[]): void {
+    this.slots = slots
     this.order = slots.map((_, i) => i).sort((a, b) => (slots[a] as ReplaySlot).maxTimestamp - (slots[b] as ReplaySlot).maxTimestamp)
     this.levels = new Array<number>(slots.length).fill(0)
-    this.clock.ms = slots.length === 0 ? 0 : (slots[this.order[0] as number] as ReplaySlot).maxTimestamp
-    this.controller = new AdaptiveLevel(spec, { clock: this.clock })
+    if (this.controller === null && slots.length > 0) {
+      this.clock.ms = (slots[this.order[0] as number] as ReplaySlot).maxTimestamp
+      this.controller = new AdaptiveLevel(this.target, { clock: this.clock })
+    }
   }
 
   /** The spec for the next batch in `order`. */
   get spec(): CodecSpec {
-    return this.controller.spec
+    return this.controller?.spec ?? this.target
   }
 
   /** The batch at `position` in `order` was sealed with `spec` in `seconds`. */
@@ -59,7 +70,7 @@ export class AdaptiveReplay {
     const window = this.lastDoneAt === null ? null : doneAt - this.lastDoneAt
     this.lastDoneAt = doneAt
     this.clock.ms = doneAt
-    this.controller.observe({
+    this.controller?.observe({
       bufferedBytes: queued + bytes,
       bufferMemoryBytes: DEFAULT_PRODUCER_CONFIG.bufferMemoryBytes,
       queuedBytes: queued,

@@ -1,5 +1,5 @@
 import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
-import { meanWaitMs, packBatches } from './pack-batches.js'
+import { ChunkedProjection, projectBatches } from './chunked-projection.js'
 import type { BatchingSweep, GrowthStop, LingerAdvice, SweepCell } from './projection-details.js'
 import { rebatch, type SourceRecord } from './rebatch.js'
 import type { ProjectionPool } from './worker-pool.js'
@@ -11,18 +11,16 @@ const ADVICE_MIN_GAIN = 1.05
 
 /**
  * Re-batches the same records at every linger.ms x batch.size pair and compresses each batching with every
- * target (sizes only: no read back). One batching at a time is held in memory.
+ * target (sizes only: no read back). One batching at a time is held in memory, a few chunks of it projected at once.
  */
 export async function sweepBatching(byPartition: ReadonlyMap<number, readonly SourceRecord[]>, specs: readonly CodecSpec[],
   grid: { lingerMs: readonly number[]; batchSizeBytes: readonly number[] }, pool: ProjectionPool): Promise<Omit<BatchingSweep, 'advice'>> {
   const cells: SweepCell[] = []
   for (const lingerMs of grid.lingerMs) {
     for (const batchSizeBytes of grid.batchSizeBytes) {
-      const batches = rebatch(byPartition, { lingerMs, batchSizeBytes })
-      const { data, slots } = packBatches(batches)
-      const results = await pool.run(specs.map((spec) => ({ spec, format: null, data, slots, readBack: false, lingerMs })))
-      const records = slots.reduce((n, s) => n + s.count, 0)
-      const waited = meanWaitMs(batches)
+      const projection = new ChunkedProjection(pool, specs, { format: null, readBack: false, lingerMs })
+      const results = await projectBatches(rebatch(byPartition, { lingerMs, batchSizeBytes }), projection)
+      const { records, meanWaitMs: waited } = projection
       results.forEach((r, i) => cells.push({
         target: formatCodecSpec(specs[i] as CodecSpec), lingerMs, batchSizeBytes, ratio: r.storedBytes === 0 ? 0 : r.uncompressedBytes / r.storedBytes,
         batches: r.batches, meanRecordsPerBatch: r.batches === 0 ? 0 : records / r.batches, meanLingerUsedMs: waited

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto'
-import { CODEC_IDS, codecCache, decoderForId, isAdaptive, type CodecSpec } from '../../codecs/index.js'
+import { createCodec, decoderForId, formatCodecSpec, isAdaptive, type Codec, type CodecSpec } from '../../codecs/index.js'
+import { ErrorCodes, SqueezeError } from '../../errors.js'
 import { formatFor, type LogKind } from '../../formats/index.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { BATCH } from '../../protocol/batch-layout.js'
-import { NON_IDEMPOTENT, sealRecords, stampProducerState } from '../../protocol/record-batch-builder.js'
+import { crc32c } from '../../protocol/crc32c.js'
+import { NON_IDEMPOTENT, sealRecords, stampProducerState, writeBatchHeader } from '../../protocol/record-batch-builder.js'
 import { readBatch } from '../../protocol/record-batch-reader.js'
 import { AdaptiveReplay } from './adaptive-replay.js'
 
-/** Where each uncompressed batch sits in the shared buffer, and the header fields it needs. */
+/** Where each uncompressed batch sits in a chunk's shared buffer, and the header fields it needs. */
 export interface BatchSlot {
   readonly partition: number
   readonly start: number
@@ -17,132 +19,161 @@ export interface BatchSlot {
   readonly maxTimestamp: number
 }
 
-/** One target over one batching: the batches' records live in `data`, shared by every thread without a copy. */
+/** One target over one chunk of batches: the records live in `data`, shared by every thread without a copy. */
 export interface ProjectionTask {
   readonly spec: CodecSpec
   /** Decode every value as this log kind while reading back; null reads bytes only. */
   readonly format: LogKind | null
   readonly data: SharedArrayBuffer
   readonly slots: readonly BatchSlot[]
-  /** Read every batch back (consumer CPU, digest); a batching what-if needs sizes only. */
+  /** Read every batch back (consumer CPU, round-trip check); a batching what-if needs sizes only. */
   readonly readBack: boolean
-  /** linger.ms the batches were made with: codec:adaptive's replay counts waits beyond it as missed deadlines. */
-  readonly lingerMs: number
+  /**
+   * codec:adaptive: linger.ms the batches were made with (the replay counts waits beyond it as missed deadlines),
+   * and a key naming the target's replay, whose state carries from one chunk to the next on the same thread.
+   */
+  readonly adaptive?: { readonly lingerMs: number; readonly replayKey: string }
 }
 
-/** What compressing every batch, and reading each back as a consumer would, measured for one target. */
-export interface TargetProjection {
-  readonly batches: number
+/** What sealing one chunk's batches with one target, and reading them back as a consumer would, measured. */
+export interface ChunkProjection {
   readonly records: number
-  readonly uncompressedBytes: number
-  /** Bytes of the sealed batches: what the broker stores, since it keeps a producer's batches as they are. */
-  readonly storedBytes: number
-  /** Stored bytes per batch, in slot order: what the confidence interval resamples. */
+  /** Bytes of each sealed batch, in slot order: what the broker stores, since it keeps a producer's batches as they are. */
   readonly batchStoredBytes: readonly number[]
-  /** Stored bytes per source partition, as DescribeLogDirs would report them for a copy. */
-  readonly storedBytesByPartition: Readonly<Record<number, number>>
   readonly compressCpuSeconds: number
   readonly decompressCpuSeconds: number
-  /** Walking the records and decoding their values, decompression left out. */
+  /** CRC check, walking the records and decoding their values: a consumer's work besides decompression. */
   readonly decodeCpuSeconds: number
   readonly readSeconds: number
-  /** sha256 of every batch's records as read back, in order: equal across targets when every codec round-tripped. */
-  readonly digest: string
+  /** null when every batch read back byte for byte as it went in; else the sha256 of what was read back. */
+  readonly mismatch: string | null
   /** codec:adaptive: the level each batch was sealed at, in slot order. */
   readonly levels?: readonly number[]
 }
 
+/** Decompressed batches need headroom past their exact size: LZ4 bounds its output by whole blocks (up to 4 MiB). */
+const DECOMPRESS_HEADROOM = 4 * 1024 * 1024
+
 /**
- * Seals every batch with the producer's own sealRecords and reads it back in memory. Each cost is measured
- * over a whole pass with this thread's CPU clock (process.cpuUsage would count the other targets' threads, and
- * the thread clock only ticks every few ms, so per-batch readings would not add up): compress all, decompress
- * all, then read and decode all (minus the decompression pass). The digest pass is not timed.
+ * A projection thread's reusable memory and codecs: a thread projects many chunks, and a fresh buffer per chunk
+ * costs page faults, a codec per chunk its context set-up.
  */
-export function projectTarget(task: ProjectionTask): TargetProjection {
-  const codecFor = codecCache()
-  const codecId = CODEC_IDS[task.spec.codec]
-  const replay = isAdaptive(task.spec) ? new AdaptiveReplay(task.spec, task.slots, task.lingerMs) : null
-  const format = task.format === null ? null : formatFor(task.format)
-  const shared = new Uint8Array(task.data)
-  // Codecs get an ordinary buffer: not every native binding takes memory a SharedArrayBuffer backs.
-  let scratch = Buffer.allocUnsafe(1024 * 1024)
-  const sealed: Buffer[] = new Array<Buffer>(task.slots.length)
-  const compressStart = threadCpuSeconds()
-  // An adaptive target seals in the order the batches closed, each at the level its replay picks by then.
-  const order = replay?.order ?? task.slots.map((_, i) => i)
-  for (const [position, index] of order.entries()) {
-    const slot = task.slots[index] as BatchSlot
-    const length = slot.end - slot.start
-    if (length > scratch.length) scratch = Buffer.allocUnsafe(length)
-    scratch.set(shared.subarray(slot.start, slot.end))
-    const spec = replay?.spec ?? task.spec
-    const startedAt = performance.now()
-    const batch = sealRecords({ records: scratch.subarray(0, length), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, codecFor(spec), Buffer.allocUnsafe)
-    replay?.sealed(position, spec, (performance.now() - startedAt) / 1000)
-    // A copy: the 'none' codec's output is a view of the scratch buffer.
-    const bytes = codecId === 0 ? Buffer.from(batch.bytes) : batch.bytes
-    stampProducerState(bytes, NON_IDEMPOTENT)
-    sealed[index] = bytes
-  }
-  const compressCpuSeconds = threadCpuSeconds() - compressStart
-  const batchStoredBytes = sealed.map((b) => b.length)
-  const storedBytesByPartition: Record<number, number> = {}
-  task.slots.forEach((slot, i) => {
-    storedBytesByPartition[slot.partition] = (storedBytesByPartition[slot.partition] ?? 0) + (batchStoredBytes[i] as number)
-  })
-  const sizes = {
-    batches: sealed.length,
-    uncompressedBytes: task.slots.reduce((n, s) => n + BATCH.HEADER_BYTES + s.end - s.start, 0),
-    storedBytes: batchStoredBytes.reduce((a, b) => a + b, 0),
-    batchStoredBytes,
-    storedBytesByPartition,
-    compressCpuSeconds,
-    ...(replay === null ? {} : { levels: replay.levels })
-  }
-  if (!task.readBack) return { ...sizes, records: task.slots.reduce((n, s) => n + s.count, 0), decompressCpuSeconds: 0, decodeCpuSeconds: 0, readSeconds: 0, digest: '' }
+export class ChunkProjector {
+  private readonly codecs = new Map<string, Codec>()
+  /** codec:adaptive replays by key: every chunk of one target in one projection comes to the same thread, in order. */
+  private readonly replays = new Map<string, AdaptiveReplay>()
+  private scratch = Buffer.allocUnsafe(1024 * 1024)
+  private plain = Buffer.allocUnsafe(0)
 
-  const decoder = decoderForId(codecId)
-  const decompressStart = threadCpuSeconds()
-  if (codecId !== 0 && decoder !== undefined) {
-    for (const bytes of sealed) {
-      const written = decoder.decompressInto?.(bytes.subarray(BATCH.HEADER_BYTES), scratch) ?? -1
-      if (written < 0) decoder.decompress(bytes.subarray(BATCH.HEADER_BYTES))
+  /**
+   * Seals every batch with the producer's own sealRecords, then reads each back once as a consumer does:
+   * decompress into one buffer, then check the CRC and walk (and decode) the records. Each cost is measured over
+   * a whole pass with this thread's CPU clock (process.cpuUsage would count the other targets' threads, and the
+   * thread clock moves in scheduler ticks, so per-batch readings would not add up). Comparing what was read back
+   * with what went in is not timed.
+   */
+  project(task: ProjectionTask): ChunkProjection {
+    const replay = this.replayFor(task)
+    const codec = this.codecFor(replay?.spec ?? task.spec)
+    const shared = Buffer.from(task.data)
+    const sealed = new Array<Buffer>(task.slots.length)
+    // An adaptive target seals in the order the batches closed, each at the level its replay picks by then.
+    const order = replay?.order ?? task.slots.map((_, i) => i)
+    const compressStart = threadCpuSeconds()
+    for (const [position, index] of order.entries()) {
+      const slot = task.slots[index] as BatchSlot
+      const length = slot.end - slot.start
+      // Codecs get an ordinary buffer: not every native binding takes memory a SharedArrayBuffer backs.
+      if (length > this.scratch.length) this.scratch = Buffer.allocUnsafe(length)
+      this.scratch.set(shared.subarray(slot.start, slot.end))
+      const spec = replay?.spec ?? task.spec
+      const startedAt = performance.now()
+      const batch = sealRecords({ records: this.scratch.subarray(0, length), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, replay === null ? codec : this.codecFor(spec), Buffer.allocUnsafe)
+      replay?.sealed(position, spec, (performance.now() - startedAt) / 1000)
+      sealed[index] = batch.bytes
     }
+    const compressCpuSeconds = threadCpuSeconds() - compressStart
+    for (const bytes of sealed) stampProducerState(bytes, NON_IDEMPOTENT)
+    const batchStoredBytes = sealed.map((b) => b.length)
+    const levels = replay === null ? {} : { levels: [...replay.levels] }
+    if (!task.readBack) return { records: task.slots.reduce((n, s) => n + s.count, 0), batchStoredBytes, compressCpuSeconds, decompressCpuSeconds: 0, decodeCpuSeconds: 0, readSeconds: 0, mismatch: null, ...levels }
+    return { batchStoredBytes, compressCpuSeconds, ...this.readBack(task, codec, sealed, shared), ...levels }
   }
-  const decompressCpuSeconds = threadCpuSeconds() - decompressStart
 
-  let records = 0
-  const readStartedAt = performance.now()
-  const readStart = threadCpuSeconds()
-  for (const bytes of sealed) {
-    const batch = readBatch(bytes, { verifyCrc: true, into: scratch })
-    if (batch.uncompressedBytes > scratch.length) scratch = Buffer.allocUnsafe(batch.uncompressedBytes)
-    records += batch.recordCount
-    if (format !== null) {
-      const decodeAt = format.decodeAt?.bind(format) ?? ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end)))
-      batch.forEachValue((b, start, end) => {
-        try {
-          decodeAt(b, start, end)
-        } catch {
-          // Counted by the copy mode's consumer; here a value that does not decode costs what it cost.
-        }
+  private readBack(task: ProjectionTask, codec: Codec, sealed: readonly Buffer[], shared: Buffer): Omit<ChunkProjection, 'batchStoredBytes' | 'compressCpuSeconds'> {
+    const format = task.format === null ? null : formatFor(task.format)
+    const decoder = codec.id === 0 ? undefined : decoderForId(codec.id)
+    // Each batch decompressed in place behind room for a header: uncompressed, it reads as a consumer's batch.
+    const total = task.slots.reduce((n, s) => n + BATCH.HEADER_BYTES + s.end - s.start, 0)
+    if (decoder !== undefined && this.plain.length < total + DECOMPRESS_HEADROOM) this.plain = Buffer.allocUnsafe(total + DECOMPRESS_HEADROOM)
+    const plainAt: number[] = []
+    let at = 0
+    for (const slot of task.slots) {
+      plainAt.push(at)
+      at += BATCH.HEADER_BYTES + slot.end - slot.start
+    }
+
+    const decompressStart = threadCpuSeconds()
+    if (decoder !== undefined) {
+      sealed.forEach((bytes, i) => {
+        const body = bytes.subarray(BATCH.HEADER_BYTES)
+        const into = this.plain.subarray((plainAt[i] as number) + BATCH.HEADER_BYTES)
+        if ((decoder.decompressInto?.(body, into) ?? -1) < 0) decoder.decompress(body).copy(into)
       })
     }
-  }
-  const readCpuSeconds = threadCpuSeconds() - readStart
-  const readSeconds = Math.max((performance.now() - readStartedAt) / 1000, 1e-6)
+    const decompressCpuSeconds = threadCpuSeconds() - decompressStart
 
-  const hash = createHash('sha256')
-  for (const bytes of sealed) {
-    const body = bytes.subarray(BATCH.HEADER_BYTES)
-    hash.update(codecId === 0 || decoder === undefined ? body : decoder.decompress(body))
+    const readable = decoder === undefined ? sealed : task.slots.map((slot, i) => {
+      const view = this.plain.subarray(plainAt[i] as number, (plainAt[i] as number) + BATCH.HEADER_BYTES + slot.end - slot.start)
+      writeBatchHeader(view, { count: slot.count, attributes: 0, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp })
+      return view
+    })
+    const decodeAt = format === null ? null : format.decodeAt?.bind(format) ?? ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end)))
+    let records = 0
+    const readStartedAt = performance.now()
+    const readStart = threadCpuSeconds()
+    sealed.forEach((bytes, i) => {
+      if (crc32c(bytes, BATCH.ATTRIBUTES) !== bytes.readUInt32BE(BATCH.CRC)) throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `${formatCodecSpec(task.spec)}: a sealed batch fails its CRC`)
+      const batch = readBatch(readable[i] as Buffer, { verifyCrc: false })
+      records += batch.recordCount
+      if (decodeAt !== null) {
+        batch.forEachValue((b, start, end) => {
+          try {
+            decodeAt(b, start, end)
+          } catch {
+            // Counted by the copy mode's consumer; here a value that does not decode costs what it cost.
+          }
+        })
+      }
+    })
+    const decodeCpuSeconds = threadCpuSeconds() - readStart
+    const readSeconds = (performance.now() - readStartedAt) / 1000
+
+    const bodies = readable.map((b) => b.subarray(BATCH.HEADER_BYTES))
+    const same = task.slots.every((slot, i) => shared.subarray(slot.start, slot.end).equals(bodies[i] as Buffer))
+    const mismatch = same ? null : bodies.reduce((hash, body) => hash.update(body), createHash('sha256')).digest('hex')
+    return { records, decompressCpuSeconds, decodeCpuSeconds, readSeconds, mismatch }
   }
-  return {
-    ...sizes,
-    records,
-    decompressCpuSeconds,
-    decodeCpuSeconds: Math.max(0, readCpuSeconds - decompressCpuSeconds),
-    readSeconds,
-    digest: hash.digest('hex')
+
+  /** codec:adaptive: the target's replay, fed this chunk's batches; null for a fixed level. */
+  private replayFor(task: ProjectionTask): AdaptiveReplay | null {
+    if (!isAdaptive(task.spec) || task.adaptive === undefined) return null
+    let replay = this.replays.get(task.adaptive.replayKey)
+    if (replay === undefined) {
+      replay = new AdaptiveReplay(task.spec, task.adaptive.lingerMs)
+      this.replays.set(task.adaptive.replayKey, replay)
+    }
+    replay.next(task.slots)
+    return replay
+  }
+
+  private codecFor(spec: CodecSpec): Codec {
+    const key = formatCodecSpec(spec)
+    let codec = this.codecs.get(key)
+    if (codec === undefined) {
+      codec = createCodec(spec)
+      this.codecs.set(key, codec)
+    }
+    return codec
   }
 }

@@ -1,41 +1,47 @@
 import type { Admin } from 'kafkajs'
-import { DEFAULT_READER_CONFIG, PartitionReader } from '../../consumer/partition-reader.js'
+import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent } from '../../consumer/partition-reader.js'
 import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
 import type { Logger } from '../../log/logger.js'
+import { sourceBatch, type SourceBatch } from '../source-batches.js'
 import type { SourceRecord } from './rebatch.js'
 
 export interface SourceRead {
-  readonly byPartition: Map<number, SourceRecord[]>
   readonly records: number
   /** Key, value and header bytes, counted as the copier counts its --bytes budget. */
   readonly bytes: number
 }
 
+export interface SourceReadHandlers {
+  /** Each record, in its partition's offset order. */
+  onRecord(partition: number, record: SourceRecord): void
+  /** Every stored batch in the range read, aborted transactions and their markers included: the baseline's input. */
+  onStoredBatch?(batch: SourceBatch): void
+  /** Awaited between fetch rounds: a consumer of the records that falls behind holds the read here. */
+  betweenRounds?(): Promise<void>
+}
+
 /**
  * Reads the source's records, every partition from its start, with its own Fetch requests and no consumer
  * group: Read and Describe on the topic are all it needs. Stops at the end the topic had when the read began,
- * or once `maxRecords` / `maxBytes` is reached (the copy mode's budgets, counted the same way).
+ * or once `maxRecords` / `maxBytes` is reached (the copy mode's budgets, counted the same way). One pass gives
+ * both the records and the stored batches they sit in. With `transient`, a record's bytes are valid only during
+ * onRecord (the read decompresses every batch into one reused buffer).
  */
-export async function readSourceRecords(deps: { cluster: KafkajsCluster; admin: Admin; log: Logger }, topic: string, budget: { maxRecords?: number; maxBytes?: number }, signal?: AbortSignal): Promise<SourceRead> {
-  const byPartition = new Map<number, SourceRecord[]>()
+export async function readSource(deps: { cluster: KafkajsCluster; admin: Admin; log: Logger }, topic: string, budget: { maxRecords?: number; maxBytes?: number },
+  handlers: SourceReadHandlers, options: { transient: boolean; signal?: AbortSignal | undefined }): Promise<SourceRead> {
   let records = 0
   let bytes = 0
   const enough = new AbortController()
   const stop = (): void => enough.abort()
-  signal?.addEventListener('abort', stop, { once: true })
+  options.signal?.addEventListener('abort', stop, { once: true })
   const full = (): boolean => (budget.maxRecords !== undefined && records >= budget.maxRecords) || (budget.maxBytes !== undefined && bytes >= budget.maxBytes)
   try {
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic] }, deps).run({
+    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient }, deps).run({
       onBatch: ({ partition, batch }) => {
         if (batch.isControl) return
-        let list = byPartition.get(partition)
-        if (list === undefined) {
-          list = []
-          byPartition.set(partition, list)
-        }
         for (const r of batch.records) {
           if (full()) break
-          list.push({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp })
+          handlers.onRecord(partition, r)
           records++
           bytes += (r.key?.length ?? 0) + (r.value?.length ?? 0) + r.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
         }
@@ -43,10 +49,25 @@ export async function readSourceRecords(deps: { cluster: KafkajsCluster; admin: 
       },
       onCorruptBatch: ({ error }) => {
         throw error
-      }
+      },
+      ...(handlers.onStoredBatch === undefined ? {} : { onStoredBatch: ({ partition, batch }: BatchEvent) => handlers.onStoredBatch?.(sourceBatch(partition, batch)) }),
+      ...(handlers.betweenRounds === undefined ? {} : { betweenRounds: handlers.betweenRounds })
     }, enough.signal)
   } finally {
-    signal?.removeEventListener('abort', stop)
+    options.signal?.removeEventListener('abort', stop)
   }
-  return { byPartition, records, bytes }
+  return { records, bytes }
+}
+
+/** Every record read, by partition, kept (not transient): for callers that re-batch the whole read more than once. */
+export async function readSourceRecords(deps: Parameters<typeof readSource>[0], topic: string, budget: { maxRecords?: number; maxBytes?: number }, signal?: AbortSignal): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]> }> {
+  const byPartition = new Map<number, SourceRecord[]>()
+  const read = await readSource(deps, topic, budget, {
+    onRecord: (partition, record) => {
+      const list = byPartition.get(partition)
+      if (list === undefined) byPartition.set(partition, [record])
+      else list.push(record)
+    }
+  }, { transient: false, signal })
+  return { ...read, byPartition }
 }

@@ -26,35 +26,54 @@ export interface ProjectedBatch extends OpenBatch {
  * the clock: a batch opens at its first record, linger.ms after that its timer closes it, and it closes at once
  * when batch.size (uncompressed) is reached or the next record does not fit. The same RecordBatchBuilder the
  * producer fills writes the records, so each batch's bytes are those the producer would compress. An
- * out-of-order timestamp counts as arriving at once.
+ * out-of-order timestamp counts as arriving at once. Records come one at a time, so a topic is re-batched as it
+ * is read, without holding it.
  */
-export function rebatchPartition(partition: number, records: readonly SourceRecord[], settings: BatchingSettings): ProjectedBatch[] {
-  const batches: ProjectedBatch[] = []
-  let builder: RecordBatchBuilder | null = null
-  let openedAt = 0
-  let lastAt = 0
-  const close = (waitedMs: number): void => {
-    if (builder !== null && builder.recordCount > 0) batches.push({ ...builder.finish(), partition, waitedMs })
-    builder = null
-  }
-  const open = (at: number): RecordBatchBuilder => {
-    openedAt = at
-    lastAt = at
-    return new RecordBatchBuilder(settings.batchSizeBytes, Math.min(settings.batchSizeBytes, 64 * 1024))
-  }
-  for (const record of records) {
-    if (builder !== null && record.timestamp - openedAt > settings.lingerMs) close(settings.lingerMs)
-    builder ??= open(record.timestamp)
+export class PartitionRebatcher {
+  private builder: RecordBatchBuilder | null = null
+  private openedAt = 0
+  private lastAt = 0
+
+  constructor(private readonly partition: number, private readonly settings: BatchingSettings, private readonly emit: (batch: ProjectedBatch) => void) {}
+
+  add(record: SourceRecord): void {
+    const { lingerMs, batchSizeBytes } = this.settings
+    if (this.builder !== null && record.timestamp - this.openedAt > lingerMs) this.close(lingerMs)
+    let builder = this.builder ?? this.open(record.timestamp)
     if (!builder.tryAppend(record, record.timestamp)) {
-      close(lastAt - openedAt)
-      builder = open(record.timestamp)
+      this.close(this.lastAt - this.openedAt)
+      builder = this.open(record.timestamp)
       builder.tryAppend(record, record.timestamp)
     }
-    lastAt = Math.max(lastAt, record.timestamp)
-    if (builder.sizeBytes >= settings.batchSizeBytes) close(lastAt - openedAt)
+    this.lastAt = Math.max(this.lastAt, record.timestamp)
+    if (builder.sizeBytes >= batchSizeBytes) this.close(this.lastAt - this.openedAt)
   }
-  // The end of the sample is a flush (as the copier's close): the last batch waited as long as its records span.
-  close(lastAt - openedAt)
+
+  /** The end of the records is a flush (as the copier's close): the last batch waited as long as its records span. */
+  flush(): void {
+    this.close(this.lastAt - this.openedAt)
+  }
+
+  private open(at: number): RecordBatchBuilder {
+    this.openedAt = at
+    this.lastAt = at
+    this.builder = new RecordBatchBuilder(this.settings.batchSizeBytes, Math.min(this.settings.batchSizeBytes, 64 * 1024))
+    return this.builder
+  }
+
+  private close(waitedMs: number): void {
+    const builder = this.builder
+    this.builder = null
+    if (builder !== null && builder.recordCount > 0) this.emit({ ...builder.finish(), partition: this.partition, waitedMs })
+  }
+}
+
+/** One partition's records re-batched at once (see PartitionRebatcher). */
+export function rebatchPartition(partition: number, records: readonly SourceRecord[], settings: BatchingSettings): ProjectedBatch[] {
+  const batches: ProjectedBatch[] = []
+  const rebatcher = new PartitionRebatcher(partition, settings, (b) => batches.push(b))
+  for (const record of records) rebatcher.add(record)
+  rebatcher.flush()
   return batches
 }
 

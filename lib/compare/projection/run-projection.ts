@@ -2,22 +2,20 @@ import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
 import type { CopyTarget } from '../../copier/copier.js'
 import type { LogKind } from '../../formats/index.js'
 import { createCluster, createKafkaClient } from '../../kafka/connection.js'
-import { BATCH } from '../../protocol/batch-layout.js'
 import { currentBaseline } from '../baseline.js'
-import { scanSourceBatches } from '../source-batches.js'
+import type { SourceBatch } from '../source-batches.js'
 import type { CompareReport, CompareTargetResult } from '../compare-report.js'
 import { TimestampSample } from '../ingest-rate.js'
 import { sampledSpanIngestRate } from '../topic-rate.js'
 import { measureIngestRate, recommendFor, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
 import { bootstrapRatioInterval } from './bootstrap.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
-import { meanWaitMs, packBatches } from './pack-batches.js'
+import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
-import { readSourceRecords } from './read-source.js'
-import { sampleWindows } from './sample-windows.js'
+import { readSource } from './read-source.js'
+import { sampleWindows, type SamplingPlan } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
-import { rebatch, rebatchPartition, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
-import type { BatchSlot, TargetProjection } from './project-target.js'
+import { PartitionRebatcher, rebatchPartition, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
 import { levelMix } from '../level-mix.js'
 import { ProjectionPool } from './worker-pool.js'
 
@@ -46,6 +44,8 @@ export interface ProjectionOutcome extends CompareOutcome {
  * the copier's producer would, compress every batch per target in memory with the producer's own sealing
  * and read each back, then report as the copy mode does. Nothing is written to the cluster: stored bytes are
  * the sealed batches' sizes, which is what a broker keeps of a producer's batches (compression.type=producer).
+ * Batches are compressed while the source is still being read, so the run takes about as long as the slower of
+ * the two, not their sum.
  */
 export async function runProjection(options: ProjectionRunOptions): Promise<ProjectionOutcome> {
   const { connection, log } = options
@@ -55,51 +55,45 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
   await admin.connect()
   await cluster.connect()
   try {
-    options.onProgress?.(`reading ${options.sourceTopic}`)
-    const sampled = options.sample === undefined ? null : await sampleWindows({ cluster, admin }, options.sourceTopic, options.sample, options.sample.windows)
-    const source = sampled ?? await readSourceRecords({ cluster, admin, log }, options.sourceTopic, {
-        ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
-      }, options.signal)
-    const batches = sampled === null ? rebatch(source.byPartition, options.batching) : sampled.windows.flatMap((w) => windowBatches(w.partition, w.records, options.batching))
-    const { data, slots } = packBatches(batches)
-    const records = slots.reduce((n, x) => n + x.count, 0)
-    options.onProgress?.(`compressing ${batches.length} batches with ${options.targets.length} targets on ${options.threads} threads`)
-    const projected = await pool.run(options.targets.map((t) => ({ spec: t.spec, format: options.format, data, slots, readBack: true, lingerMs: options.batching.lingerMs })))
-    const [metadata] = (await admin.fetchTopicMetadata({ topics: [options.sourceTopic] })).topics
+    // The threads load their modules while the first records are fetched.
+    pool.start()
+    const projection = new ChunkedProjection(pool, options.targets.map((t) => t.spec), { format: options.format, readBack: true, lingerMs: options.batching.lingerMs })
+    const timestamps = new TimestampSample()
+    options.onProgress?.(`reading ${options.sourceTopic}, compressing with ${options.targets.length} targets on ${options.threads} threads as it is read`)
+    const source = await readAndProject(options, { cluster, admin, log }, projection, timestamps)
+    const records = projection.records
+    const uncompressedBytes = projection.uncompressedBytes
+    options.onProgress?.('measuring the source\'s ingest rate while the last chunks compress')
+    // The rate's broker round trips overlap the threads' last chunks.
+    const bytesPerRecord = records === 0 ? 0 : uncompressedBytes / records
+    const [projected, ingestRate, [metadata]] = await Promise.all([
+      projection.finish(),
+      // A sample's rate is over the span it covers: the bytes per day then rest on the same records as its ratio.
+      source.sampling !== null && options.rateEvidence.kind === 'topic' ? sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, source.sampling)
+        : measureIngestRate(options, admin, bytesPerRecord, options.rateEvidence.kind === 'topic' ? timestamps : undefined),
+      admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
+    ])
     const replicationFactor = metadata?.partitions[0]?.replicas.length ?? 1
-    const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection, replicationFactor, slots))
+    const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection, replicationFactor, projection.uncompressedPerBatch))
     const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
     const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
-    const uncompressedBytes = withBaseline[0]?.uncompressedBytes ?? 0
-    const timestamps = new TimestampSample()
-    for (const records of source.byPartition.values()) for (const r of records) timestamps.add(r.timestamp)
-    options.onProgress?.('measuring the source\'s ingest rate')
-    const bytesPerRecord = records === 0 ? 0 : uncompressedBytes / records
-    // A sample's rate is over the span it covers: the bytes per day then rest on the same records as its ratio.
-    const ingestRate = sampled !== null && options.rateEvidence.kind === 'topic' ? await sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, sampled.plan)
-      : await measureIngestRate(options, admin, bytesPerRecord, options.rateEvidence.kind === 'topic' ? timestamps : undefined)
     const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
-    const uncompressedPerBatch = slots.map((s) => s.end - s.start + BATCH.HEADER_BYTES)
-    const meanLingerUsedMs = meanWaitMs(batches)
-    const projection: ProjectionDetails = {
+    const meanLingerUsedMs = projection.meanWaitMs
+    const details: ProjectionDetails = {
       threads: options.threads,
       meanLingerUsedMs,
-      sampling: sampled?.plan ?? null,
-      intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...bootstrapRatioInterval(uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes) })),
-      sweep: options.sweep === undefined ? null : await whatIf(options, pool, source.byPartition, recommendation?.target ?? withBaseline[0]?.target, withBaseline, meanLingerUsedMs)
+      sampling: source.sampling,
+      intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...bootstrapRatioInterval(projection.uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes) })),
+      sweep: source.byPartition === null ? null : await whatIf(options, pool, source.byPartition, recommendation?.target ?? withBaseline[0]?.target, withBaseline, meanLingerUsedMs)
     }
-    // The baseline is what the source stores for the records read; only a whole-topic read (no sample, no
-    // budget) names that range without offsets, so a bounded projection has none.
-    const wholeTopic = sampled === null && options.maxRecords === undefined && options.maxBytes === undefined
-    options.onProgress?.('reading the source\'s stored batches')
-    const current = !wholeTopic ? null : currentBaseline(await scanSourceBatches(options.connection, options.sourceTopic, undefined, options.log), {
+    const current = source.storedBatches === null ? null : currentBaseline({ batches: source.storedBatches, corruptBatches: 0 }, {
       targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: records === 0 ? 0 : uncompressedBytes / records, replicationFactor,
       consumers: options.consumers, lingerMs: options.batching.lingerMs, batchSizeBytes: options.batching.batchSizeBytes
     })
     const report: CompareReport = {
       generatedAt: new Date().toISOString(),
       mode: 'projection',
-      projection,
+      projection: details,
       squeezeVersion: options.version,
       source: {
         kind: options.sourceDescription.kind, topic: options.sourceTopic, description: options.sourceDescription.description,
@@ -119,6 +113,57 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     await cluster.disconnect().catch(() => undefined)
     await admin.disconnect().catch(() => undefined)
   }
+}
+
+interface ProjectedSource {
+  readonly sampling: SamplingPlan | null
+  /** Every record read, by partition, for the what-if's re-batching; null when no what-if was asked for. */
+  readonly byPartition: ReadonlyMap<number, readonly SourceRecord[]> | null
+  /**
+   * The stored batches the records were read from, for the baseline. Only a whole-topic read (no sample, no
+   * budget) names that range without offsets, so a bounded projection has none.
+   */
+  readonly storedBatches: readonly SourceBatch[] | null
+}
+
+/**
+ * Reads the source once and hands every batch to `projection` as it closes: the records' own batches feed the
+ * baseline in the same pass, and reading waits only when the threads are a few chunks behind.
+ */
+async function readAndProject(options: ProjectionRunOptions, deps: Parameters<typeof readSource>[0], projection: ChunkedProjection, timestamps: TimestampSample): Promise<ProjectedSource> {
+  if (options.sample !== undefined) {
+    const sampled = await sampleWindows(deps, options.sourceTopic, options.sample, options.sample.windows)
+    for (const list of sampled.byPartition.values()) for (const r of list) timestamps.add(r.timestamp)
+    for (const w of sampled.windows) {
+      for (const batch of windowBatches(w.partition, w.records, options.batching)) projection.push(batch)
+      await projection.belowLimit()
+    }
+    return { sampling: sampled.plan, byPartition: options.sweep === undefined ? null : sampled.byPartition, storedBatches: null }
+  }
+  const kept = options.sweep === undefined ? null : new Map<number, SourceRecord[]>()
+  const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
+  const storedBatches: SourceBatch[] = []
+  const rebatchers = new Map<number, PartitionRebatcher>()
+  const push = (batch: ProjectedBatch): void => projection.push(batch)
+  await readSource(deps, options.sourceTopic, {
+    ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+  }, {
+    onRecord: (partition, record) => {
+      let rebatcher = rebatchers.get(partition)
+      if (rebatcher === undefined) {
+        rebatcher = new PartitionRebatcher(partition, options.batching, push)
+        rebatchers.set(partition, rebatcher)
+        kept?.set(partition, [])
+      }
+      rebatcher.add(record)
+      timestamps.add(record.timestamp)
+      kept?.get(partition)?.push(record)
+    },
+    ...(wholeTopic ? { onStoredBatch: (batch: SourceBatch) => storedBatches.push(batch) } : {}),
+    betweenRounds: () => projection.belowLimit()
+  }, { transient: kept === null, signal: options.signal })
+  for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
+  return { sampling: null, byPartition: kept, storedBatches: wholeTopic ? storedBatches : null }
 }
 
 /**
@@ -143,7 +188,7 @@ async function whatIf(options: ProjectionRunOptions, pool: ProjectionPool, byPar
 }
 
 /** Every replica of a partition holds the same batches, so all replicas store replicationFactor times one. */
-function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor: number, slots: readonly BatchSlot[]): CompareTargetResult {
+function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor: number, uncompressedPerBatch: readonly number[]): CompareTargetResult {
   const perGiB = (seconds: number): number => (p.uncompressedBytes === 0 ? 0 : seconds / (p.uncompressedBytes / GIB))
   return {
     target: formatCodecSpec(target.spec),
@@ -169,6 +214,6 @@ function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor
     consumerRecordsPerSecond: p.records / p.readSeconds,
     recompression: { verdict: 'not-checked', batchesChecked: 0, batchesRewritten: 0 },
     digest: p.digest,
-    ...(p.levels === undefined ? {} : { levelMix: levelMix(slots.map((s, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: BATCH.HEADER_BYTES + s.end - s.start }))) })
+    ...(p.levels === undefined ? {} : { levelMix: levelMix(uncompressedPerBatch.map((bytes, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: bytes }))) })
   }
 }

@@ -44,7 +44,7 @@ interface WindowRange {
  * partition's retained offsets (and so over its time range), each partition's share in proportion to its
  * records: a topic whose traffic changed over time is sampled across the change, not at its oldest end.
  */
-export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
+export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]>; plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)

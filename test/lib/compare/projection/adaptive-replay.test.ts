@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseCodecSpec } from '../../../../lib/codecs/index.js'
 import { levelMix } from '../../../../lib/compare/level-mix.js'
-import { packBatches } from '../../../../lib/compare/projection/pack-batches.js'
-import { projectTarget } from '../../../../lib/compare/projection/project-target.js'
+import { ChunkedProjection, projectBatches } from '../../../../lib/compare/projection/chunked-projection.js'
 import { rebatch, type SourceRecord } from '../../../../lib/compare/projection/rebatch.js'
+import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
 import { targetLabel } from '../../../../lib/report/compare-table.js'
 
 /** Log-like records, `gapMs` apart: `n` of them over `partitions` partitions. */
@@ -19,26 +19,36 @@ function source(n: number, gapMs: number, partitions = 2): Map<number, SourceRec
   return byPartition
 }
 
-function project(byPartition: Map<number, SourceRecord[]>, lingerMs: number): { levels: readonly number[]; mix: ReturnType<typeof levelMix> } {
+/**
+ * Projects one zstd:adaptive target on two threads in small chunks (256 KiB, a few batches each), so the replay
+ * has to carry its level and simulated thread from chunk to chunk, whichever thread is least loaded.
+ */
+async function project(byPartition: Map<number, SourceRecord[]>, lingerMs: number): Promise<{ levels: readonly number[]; mix: ReturnType<typeof levelMix> }> {
   const batches = rebatch(byPartition, { lingerMs, batchSizeBytes: 64 * 1024 })
-  const { data, slots } = packBatches(batches)
-  const p = projectTarget({ spec: parseCodecSpec('zstd:adaptive'), format: null, data, slots, readBack: false, lingerMs })
-  assert.ok(p.levels !== undefined && p.levels.length === slots.length)
-  return { levels: p.levels, mix: levelMix(slots.map((s, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: s.end - s.start }))) }
+  const pool = new ProjectionPool(2, (t) => t.spec.codec)
+  const projection = new ChunkedProjection(pool, [parseCodecSpec('zstd:adaptive'), parseCodecSpec('zstd:3')], { format: null, readBack: false, lingerMs, chunkBytes: 256 * 1024 })
+  try {
+    const [p] = await projectBatches(batches, projection)
+    assert.ok(p?.levels !== undefined && p.levels.length === batches.length)
+    const sizes = projection.uncompressedPerBatch
+    return { levels: p.levels, mix: levelMix(sizes.map((bytes, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: bytes }))) }
+  } finally {
+    await pool.close()
+  }
 }
 
 describe('compare --mode projection with zstd:adaptive', () => {
-  it('at a trickle the replayed producer keeps up and climbs above the default level', () => {
+  it('at a trickle the replayed producer keeps up and climbs above the default level', async () => {
     // 20 records a second: a batch of 4 records closes by linger.ms every 200 ms and takes microseconds to compress.
-    const { levels, mix } = project(source(1_500, 50, 1), 200)
+    const { levels, mix } = await project(source(1_500, 50, 1), 200)
     assert.equal(levels[0], 3, 'starts at zstd\'s default')
     assert.ok(Math.max(...levels) > 3, `climbed: ${levels.join(',')}`)
     assert.ok(mix.length >= 2)
     assert.ok(Math.abs(mix.reduce((n, m) => n + m.share, 0) - 1) < 1e-9)
   })
 
-  it('records all stamped in the same millisecond are a burst no thread keeps up with: the level comes down to the minimum', () => {
-    const { levels } = project(source(200_000, 0), 5)
+  it('records all stamped in the same millisecond are a burst no thread keeps up with: the level comes down to the minimum', async () => {
+    const { levels } = await project(source(200_000, 0), 5)
     assert.equal(levels[levels.length - 1], 1, `came down: ${levels.join(',')}`)
   })
 

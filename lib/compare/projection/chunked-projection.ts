@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto'
+import { isAdaptive, type CodecSpec } from '../../codecs/index.js'
+import type { LogKind } from '../../formats/index.js'
+import { BATCH } from '../../protocol/batch-layout.js'
+import type { BatchSlot, ChunkProjection } from './project-target.js'
+import type { ProjectedBatch } from './rebatch.js'
+import type { ProjectionPool } from './worker-pool.js'
+
+/** What compressing every batch with one target, and reading each back as a consumer would, measured. */
+export interface TargetProjection {
+  readonly batches: number
+  readonly records: number
+  readonly uncompressedBytes: number
+  /** Bytes of the sealed batches: what the broker stores, since it keeps a producer's batches as they are. */
+  readonly storedBytes: number
+  /** Stored bytes per batch, in the order the batches closed: what the confidence interval resamples. */
+  readonly batchStoredBytes: readonly number[]
+  /** Stored bytes per source partition, as DescribeLogDirs would report them for a copy. */
+  readonly storedBytesByPartition: Readonly<Record<number, number>>
+  readonly compressCpuSeconds: number
+  readonly decompressCpuSeconds: number
+  /** CRC check, walking the records and decoding their values, decompression left out. */
+  readonly decodeCpuSeconds: number
+  readonly readSeconds: number
+  /**
+   * sha256 over each chunk's sha256 of its records as read back, in order: equal across the targets of a run when
+   * every codec round-tripped. A chunk that read back as it went in is hashed once, not once per target.
+   */
+  readonly digest: string
+  /** codec:adaptive: the level each batch was sealed at, in the order the batches closed. */
+  readonly levels?: readonly number[]
+}
+
+/**
+ * A chunk is a few batch.size's worth of batches: one message to a thread per target carries it, so hand-offs
+ * cost little next to compressing it, and a few chunks in flight keep every thread busy while the reader
+ * fetches the next ones.
+ */
+export const CHUNK_BYTES = 8 * 1024 * 1024
+export const CHUNKS_IN_FLIGHT = 4
+/** Names each projection's adaptive replays apart, on threads a pool keeps for many projections. */
+let projections = 0
+/** A target's cost before its first chunk is measured: 100 MB per CPU second, a middling codec level. */
+const DEFAULT_CPU_PER_BYTE = 1e-8
+
+interface Chunk {
+  readonly slots: readonly BatchSlot[]
+  /** sha256 of the chunk's records as they went in; null without a read-back. */
+  readonly digest: Buffer | null
+  readonly results: Array<ChunkProjection | undefined>
+}
+
+/**
+ * Projects batches as they close: copies them into shared chunks that every projection thread reads without a
+ * copy of its own, hands each full chunk to the pool once per target, and adds up each target's results in
+ * batch order. Reading, re-batching and compressing then overlap, and memory holds a few chunks, not the topic.
+ */
+export class ChunkedProjection {
+  private data: SharedArrayBuffer | null = null
+  private view: Uint8Array = new Uint8Array(0)
+  private at = 0
+  private slots: BatchSlot[] = []
+  private readonly chunks: Chunk[] = []
+  private readonly work: Array<Promise<void>> = []
+  private inFlight = 0
+  private wake: Array<() => void> = []
+  private failure: unknown = null
+  private waitedMs = 0
+  /** Per target, CPU seconds per byte of the last chunk projected (DEFAULT_CPU_PER_BYTE until one is). */
+  private readonly cpuPerByte: number[] = []
+  /** Uncompressed size of every batch (header included), in the order they closed. */
+  readonly uncompressedPerBatch: number[] = []
+  records = 0
+  private readonly id = ++projections
+
+  constructor(private readonly pool: ProjectionPool, private readonly specs: readonly CodecSpec[],
+    private readonly options: { readonly format: LogKind | null; readonly readBack: boolean; readonly chunkBytes?: number; readonly lingerMs?: number }) {}
+
+  get batches(): number {
+    return this.uncompressedPerBatch.length
+  }
+
+  get uncompressedBytes(): number {
+    return this.uncompressedPerBatch.reduce((a, b) => a + b, 0)
+  }
+
+  /** Mean wait of each batch's first record before its batch closed. */
+  get meanWaitMs(): number {
+    return this.batches === 0 ? 0 : this.waitedMs / this.batches
+  }
+
+  push(batch: ProjectedBatch): void {
+    const length = batch.records.length
+    if (this.data !== null && this.at + length > this.data.byteLength) this.submit()
+    if (this.data === null) {
+      this.data = new SharedArrayBuffer(Math.max(this.options.chunkBytes ?? CHUNK_BYTES, length, 1))
+      this.view = new Uint8Array(this.data)
+      this.at = 0
+    }
+    this.view.set(batch.records, this.at)
+    this.slots.push({ partition: batch.partition, start: this.at, end: this.at + length, count: batch.count, firstTimestamp: batch.firstTimestamp, maxTimestamp: batch.maxTimestamp })
+    this.at += length
+    this.uncompressedPerBatch.push(BATCH.HEADER_BYTES + length)
+    this.waitedMs += batch.waitedMs
+    this.records += batch.count
+  }
+
+  /** Resolves once fewer than CHUNKS_IN_FLIGHT chunks are being projected: a reader waits here, so memory stays bounded. */
+  async belowLimit(): Promise<void> {
+    while (this.inFlight >= CHUNKS_IN_FLIGHT && this.failure === null) await new Promise<void>((resolve) => this.wake.push(resolve))
+    if (this.failure !== null) throw this.failure
+  }
+
+  /** Projects the batches still held, then every target's totals, in the order of the specs. */
+  async finish(): Promise<TargetProjection[]> {
+    if (this.data !== null) this.submit()
+    await Promise.all(this.work)
+    if (this.failure !== null) throw this.failure
+    return this.specs.map((_, t) => this.total(t))
+  }
+
+  private submit(): void {
+    const data = this.data as SharedArrayBuffer
+    const chunk: Chunk = {
+      slots: this.slots,
+      digest: this.options.readBack ? createHash('sha256').update(this.view.subarray(0, this.at)).digest() : null,
+      results: []
+    }
+    this.chunks.push(chunk)
+    this.data = null
+    this.slots = []
+    this.inFlight++
+    const bytes = this.at
+    const tasks = this.specs.map((spec, t) => ({
+      spec, format: this.options.format, data, slots: chunk.slots, readBack: this.options.readBack,
+      ...(isAdaptive(spec) ? { adaptive: { lingerMs: this.options.lingerMs ?? 0, replayKey: `${this.id}:${t}` } } : {})
+    }))
+    this.work.push(this.pool.run(tasks, (task) => bytes * (this.cpuPerByte[this.specs.indexOf(task.spec)] ?? DEFAULT_CPU_PER_BYTE)).then((results) => {
+      chunk.results.push(...results)
+      // What this chunk cost each target is the best guess of what the next one will: it spreads them over the threads.
+      results.forEach((r, t) => {
+        this.cpuPerByte[t] = Math.max(1e-12, (r.compressCpuSeconds + r.decompressCpuSeconds + r.decodeCpuSeconds) / Math.max(bytes, 1))
+      })
+    }, (err: unknown) => {
+      this.failure ??= err
+    }).finally(() => {
+      this.inFlight--
+      for (const resolve of this.wake.splice(0)) resolve()
+    }))
+  }
+
+  private total(target: number): TargetProjection {
+    const storedBytesByPartition: Record<number, number> = {}
+    const batchStoredBytes: number[] = []
+    const digest = createHash('sha256')
+    const levels: number[] = []
+    let records = 0
+    let compressCpuSeconds = 0
+    let decompressCpuSeconds = 0
+    let decodeCpuSeconds = 0
+    let readSeconds = 0
+    for (const chunk of this.chunks) {
+      const r = chunk.results[target] as ChunkProjection
+      chunk.slots.forEach((slot, i) => {
+        storedBytesByPartition[slot.partition] = (storedBytesByPartition[slot.partition] ?? 0) + (r.batchStoredBytes[i] as number)
+      })
+      batchStoredBytes.push(...r.batchStoredBytes)
+      if (r.levels !== undefined) levels.push(...r.levels)
+      records += r.records
+      compressCpuSeconds += r.compressCpuSeconds
+      decompressCpuSeconds += r.decompressCpuSeconds
+      decodeCpuSeconds += r.decodeCpuSeconds
+      readSeconds += r.readSeconds
+      if (chunk.digest !== null) digest.update(r.mismatch === null ? chunk.digest : Buffer.from(r.mismatch, 'hex'))
+    }
+    return {
+      batches: batchStoredBytes.length, records, uncompressedBytes: this.uncompressedBytes,
+      storedBytes: batchStoredBytes.reduce((a, b) => a + b, 0), batchStoredBytes, storedBytesByPartition,
+      compressCpuSeconds, decompressCpuSeconds, decodeCpuSeconds, readSeconds: Math.max(readSeconds, 1e-6),
+      digest: this.options.readBack ? digest.digest('hex') : '',
+      ...(isAdaptive(this.specs[target] as CodecSpec) ? { levels } : {})
+    }
+  }
+}
+
+/** Projects a list of batches already made (a sample's windows, a what-if's batching). */
+export async function projectBatches(batches: Iterable<ProjectedBatch>, projection: ChunkedProjection): Promise<TargetProjection[]> {
+  for (const batch of batches) {
+    projection.push(batch)
+    await projection.belowLimit()
+  }
+  return projection.finish()
+}
