@@ -65,6 +65,8 @@ export interface KraftBrokerOptions {
   logDir?: string
   /** Max heap in MiB (default 512; -Xms is min(256, heapMb)). */
   heapMb?: number
+  /** Extra JVM options, after squeeze's own (a later option wins). */
+  jvmArgs?: string[]
   /** Extra or replacing server.properties entries. */
   serverOverrides?: Record<string, string>
   listeners?: KraftListenerOptions
@@ -412,7 +414,8 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
       const fmt = await runKafkaJavaTool(
         KafkaMainClasses.STORAGE_TOOL,
         ['format', '-t', SQUEEZE_CLUSTER_ID, '-c', propsFile, '--ignore-formatted', ...scramFormatArgs(opts.security)],
-        { timeoutMs: 60_000 }
+        // Part of the start, and as slow as it on a loaded machine: three nodes format at once in a cluster.
+        { timeoutMs: startTimeoutMs }
       )
       if (fmt.code !== 0) {
         throw new SqueezeError(
@@ -437,6 +440,7 @@ export async function startKraftBroker(opts: KraftBrokerOptions = {}): Promise<E
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${kafkaLog4jConfig()}`,
     `-Dsqueeze.kafka.logFile=${logFile}`,
+    ...(opts.jvmArgs ?? []),
     '-cp',
     classpath,
     KafkaMainClasses.BROKER,

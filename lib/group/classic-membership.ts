@@ -85,7 +85,7 @@ export class ClassicMembership {
         await this.dropPartitions(true)
       }
       try {
-        if (this.generationId < 0) await this.join()
+        if (this.generationId < 0) await this.join(signal)
         else await this.heartbeat()
         failures = 0
       } catch (err) {
@@ -106,16 +106,20 @@ export class ClassicMembership {
     await this.leave()
   }
 
-  private async join(): Promise<void> {
+  /** Returns early, without an assignment, when `signal` aborts: run() then leaves the group. */
+  private async join(signal: AbortSignal): Promise<void> {
     const broker = await this.deps.transport.broker()
     await this.deps.cluster.addMultipleTargetTopics([...this.config.topics])
-    const joined = await broker.joinGroup({
+    // The coordinator answers a JoinGroup only once every member rejoined or timed out: behind a dead member that
+    // is its whole session (45 s by default), longer than a shutdown may take. Leaving ends the wait for the others.
+    const joined = await unlessAborted(signal, broker.joinGroup({
       groupId: this.config.groupId,
       sessionTimeout: this.config.sessionTimeoutMs,
       rebalanceTimeout: this.config.rebalanceTimeoutMs,
       memberId: this.memberId,
       groupProtocols: [{ name: PROTOCOL, metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics: [...this.config.topics], userData: Buffer.alloc(0) }) }]
-    })
+    }))
+    if (joined === undefined) return
     this.memberId = joined.memberId
     let groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }> = []
     if (joined.leaderId === joined.memberId) {
@@ -125,7 +129,8 @@ export class ClassicMembership {
       const counts = new Map([...topics].map((t) => [t, this.deps.cluster.findTopicPartitionMetadata(t).length]))
       groupAssignment = [...rangeAssign(members, counts)].map(([memberId, tps]) => ({ memberId, memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: byTopic(tps), userData: Buffer.alloc(0) }) }))
     }
-    const synced = await broker.syncGroup({ groupId: this.config.groupId, generationId: joined.generationId, memberId: this.memberId, groupAssignment })
+    const synced = await unlessAborted(signal, broker.syncGroup({ groupId: this.config.groupId, generationId: joined.generationId, memberId: this.memberId, groupAssignment }))
+    if (synced === undefined) return
     const decoded = AssignerProtocol.MemberAssignment.decode(synced.memberAssignment)?.assignment ?? {}
     this.generationId = joined.generationId
     const assigned = Object.entries(decoded).flatMap(([topic, partitions]) => partitions.map((partition) => ({ topic, partition })))
@@ -156,6 +161,23 @@ export class ClassicMembership {
     } catch (err) {
       this.deps.log.warn({ err: errorMessage(err) }, 'could not leave the group; the coordinator will time the member out')
     }
+  }
+}
+
+/** `request`'s answer, or undefined as soon as `signal` aborts; a request cannot be taken back, its late answer is dropped. */
+async function unlessAborted<T>(signal: AbortSignal, request: Promise<T>): Promise<T | undefined> {
+  // Nobody waits for a dropped answer: its failure must not surface as an unhandled rejection.
+  void request.catch(() => undefined)
+  if (signal.aborted) return undefined
+  let onAbort = (): void => undefined
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([request, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
   }
 }
 

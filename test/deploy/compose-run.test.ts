@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { CompareReport } from '../../lib/compare/compare-report.js'
+import { poll, type PollOptions } from '../helpers/poll.js'
 import { addressOn, composeService, docker, dockerAnswers, healthy, runService, type ComposeService } from './compose-runner.js'
 import { dashboardQueries, ROOT } from './manifests.js'
 
@@ -15,16 +16,6 @@ import { dashboardQueries, ROOT } from './manifests.js'
  */
 
 interface PromSeries { metric: Record<string, string>; value: [number, string] }
-
-async function pollUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, describeState: () => Promise<string> = async () => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check().catch(() => undefined)
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${await describeState()}`)
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-  }
-}
 
 function flag(command: string[], name: string): string {
   const i = command.indexOf(name)
@@ -50,14 +41,18 @@ describe('docker-compose.yml run from the built image', () => {
     const parts = await Promise.all([...containers.values()].map(async (c) => `--- ${c}\n${await docker(['logs', '--tail', '30', c]).catch((e: Error) => e.message)}`))
     return parts.join('\n')
   }
-  const waitHealthy = (s: ComposeService, timeoutMs = 180_000): Promise<true> =>
-    pollUntil(`${s.name} to pass its compose healthcheck`, async () => ((await healthy(s, nameOf(s.name))) ? true : undefined), timeoutMs, logs)
+  // Each probe spawns docker or asks Prometheus: once a second is enough.
+  const slowly: PollOptions = { intervalMs: 1000, describeState: logs }
+  const waitHealthy = (s: ComposeService, timeoutMs = 180_000): Promise<boolean> =>
+    poll(`${s.name} to pass its compose healthcheck`, () => healthy(s, nameOf(s.name)), (ok) => ok, timeoutMs, slowly)
   const query = async (promql: string): Promise<PromSeries[]> => {
     const res = await fetch(`http://${prometheus}:9090/api/v1/query?query=${encodeURIComponent(promql)}`, { signal: AbortSignal.timeout(10_000) })
     const body = (await res.json()) as { status: string; error?: string; data?: { result: PromSeries[] } }
     if (body.status !== 'success' || body.data === undefined) throw new Error(`${promql}: ${body.error ?? res.status}`)
     return body.data.result
   }
+  // Prometheus answers only once its container is up and has scraped: until then a poll sees no series.
+  const queryOrNone = (promql: string): Promise<PromSeries[]> => query(promql).catch(() => [])
 
   before(async () => {
     assert.ok(await dockerAnswers(), 'no Docker engine answers (scripts/test.sh starts one when run as root)')
@@ -93,10 +88,8 @@ describe('docker-compose.yml run from the built image', () => {
     // A fixed backlog first, so the copier and compare batch the same records the same way.
     await start(producer)
     await waitHealthy(producer)
-    await pollUntil('the producer to be scraped with 10000 records produced', async () => {
-      const [r] = await query(`sum(squeeze_records_produced_total{job="squeeze-producer"})`)
-      return r !== undefined && Number(r.value[1]) >= 10_000 ? true : undefined
-    }, 120_000, logs)
+    await poll('the producer to be scraped with 10000 records produced', () => queryOrNone(`sum(squeeze_records_produced_total{job="squeeze-producer"})`),
+      (r) => Number(r[0]?.value[1] ?? 0) >= 10_000, 120_000, slowly)
     await docker(['stop', '--time', String(producer.stopGraceSeconds), nameOf('producer')], (producer.stopGraceSeconds + 30) * 1000)
     assert.equal(await docker(['inspect', '--format', '{{.State.ExitCode}}', nameOf('producer')]), '0', await logs())
 
@@ -115,10 +108,8 @@ describe('docker-compose.yml run from the built image', () => {
     assert.ok(report.source.records >= 10_000, `compare read the whole backlog (${report.source.records} records)`)
 
     // Every copy holds the whole backlog in Prometheus's latest scrape of the copier; then the ratios are final.
-    const byTopic = await pollUntil('the copier to have copied every source record into every codec topic', async () => {
-      const counts = await query(`sum by (topic) (squeeze_records_produced_total{job="squeeze-copier"})`)
-      return counts.length === report.targets.length && counts.every((c) => Number(c.value[1]) === report.source.records) ? counts : undefined
-    }, 180_000, logs)
+    const byTopic = await poll('the copier to have copied every source record into every codec topic', () => queryOrNone(`sum by (topic) (squeeze_records_produced_total{job="squeeze-copier"})`),
+      (counts) => counts.length === report.targets.length && counts.every((c) => Number(c.value[1]) === report.source.records), 180_000, slowly)
     assert.equal(byTopic.length, report.targets.length)
     const ratios = await query(
       `sum by (topic) (squeeze_produced_uncompressed_bytes_total{job="squeeze-copier"}) / sum by (topic) (squeeze_produced_compressed_bytes_total{job="squeeze-copier"})`
@@ -137,10 +128,7 @@ describe('docker-compose.yml run from the built image', () => {
   it("every Grafana dashboard query returns data from that Prometheus while the three services run", async () => {
     await docker(['start', nameOf('producer')])
     await waitHealthy(producer)
-    const up = await pollUntil('producer, copier and consumer up in Prometheus', async () => {
-      const r = await query('up{job=~"squeeze-.*"} == 1')
-      return r.length === 3 ? r : undefined
-    }, 60_000, logs)
+    const up = await poll('producer, copier and consumer up in Prometheus', () => queryOrNone('up{job=~"squeeze-.*"} == 1'), (r) => r.length === 3, 60_000, slowly)
     assert.deepEqual(up.map((r) => r.metric['service']).sort(), ['consumer', 'copier', 'producer'])
 
     const source = dashboardSource()
@@ -164,11 +152,7 @@ describe('docker-compose.yml run from the built image', () => {
       }
       return problems
     }
-    let last: string[] = []
-    await pollUntil('every dashboard query to return data', async () => {
-      last = await empty()
-      return last.length === 0 ? true : undefined
-    }, 90_000, async () => last.join('\n'))
+    await poll('every dashboard query to return data', () => empty().catch((e: Error) => [e.message]), (problems) => problems.length === 0, 90_000, { intervalMs: 1000 })
   })
 })
 

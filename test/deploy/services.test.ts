@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { poll } from '../helpers/poll.js'
 import { dashboardQueries } from './manifests.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
@@ -57,18 +58,12 @@ async function scrape(port: number): Promise<string> {
   return res.text()
 }
 
-/** Resolves when `check` holds; rejects on timeout or when the service exits first. */
-async function waitFor(service: Service, what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  let exitCode: number | undefined
-  void service.exited.then((code) => {
-    exitCode = code
-  })
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (await check()) return
-    if (exitCode !== undefined) throw new Error(`${service.name} exited (${exitCode}) while waiting for ${what}:\n${service.stderr()}`)
-    if (Date.now() > deadline) throw new Error(`${service.name}: timed out waiting for ${what}:\n${service.stderr()}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
+/** `probe` while the service runs: once it has exited no wait can succeed, so the probe fails with its stderr. */
+function whileRunning<T>(service: Service, probe: () => Promise<T>): () => Promise<T> {
+  return async () => {
+    const { exitCode, signalCode } = service.child
+    if (exitCode !== null || signalCode !== null) throw new Error(`${service.name} exited (${exitCode ?? signalCode}):\n${service.stderr()}`)
+    return probe()
   }
 }
 
@@ -190,21 +185,21 @@ describe('services against a broker: health, readiness and the metrics the dashb
     const targets = parseTargets(DEFAULT_TARGETS.join(','), source)
     const producer = await startService('producer', ['produce', '--brokers', brokers, '--topic', source, '--create-partitions', '2', '--kind', 'http', '--rate', '2000', '--records', '1000000', '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000'])
     services.push(producer)
-    await waitFor(producer, '/readyz 200', async () => (await status(producer.port, '/readyz')) === 200)
+    await poll('producer /readyz 200', whileRunning(producer, () => status(producer.port, '/readyz')), (code) => code === 200, 60_000, { describeState: producer.stderr })
     const copier = await startService('copier', ['copy', '--brokers', brokers, '--topic', source, '--targets', DEFAULT_TARGETS.join(','), '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000'])
     services.push(copier)
-    await waitFor(copier, '/readyz 200', async () => (await status(copier.port, '/readyz')) === 200)
+    await poll('copier /readyz 200', whileRunning(copier, () => status(copier.port, '/readyz')), (code) => code === 200, 60_000, { describeState: copier.stderr })
     const consumer = await startService('consumer', ['consume', '--brokers', brokers, '--topic', targets.map((t) => t.topic).join(','), '--format', 'http', '--follow'])
     services.push(consumer)
-    await waitFor(consumer, '/readyz 200', async () => (await status(consumer.port, '/readyz')) === 200)
+    await poll('consumer /readyz 200', whileRunning(consumer, () => status(consumer.port, '/readyz')), (code) => code === 200, 60_000, { describeState: consumer.stderr })
 
     // A few thousand records through every stage, every destination read back.
-    await waitFor(producer, '3000 records produced', async () => total(parseExposition(await scrape(producer.port)), 'squeeze_records_produced_total') >= 3000)
-    await waitFor(consumer, 'records consumed from every destination', async () => {
+    await poll('3000 records produced', whileRunning(producer, async () => total(parseExposition(await scrape(producer.port)), 'squeeze_records_produced_total')), (n) => n >= 3000, 60_000, { describeState: producer.stderr })
+    await poll('records consumed from every destination', whileRunning(consumer, async () => {
       const samples = parseExposition(await scrape(consumer.port))
-      return targets.every((t) => total(samples, 'squeeze_records_consumed_total', (l) => l.topic === t.topic) > 0)
-    }, 90_000)
-    await waitFor(copier, 'copier lag reported', async () => parseExposition(await scrape(copier.port)).some((s) => s.name === 'squeeze_copier_lag_records'))
+      return targets.map((t) => total(samples, 'squeeze_records_consumed_total', (l) => l.topic === t.topic))
+    }), (counts) => counts.every((n) => n > 0), 90_000, { describeState: consumer.stderr })
+    await poll('copier lag reported', whileRunning(copier, async () => parseExposition(await scrape(copier.port)).some((s) => s.name === 'squeeze_copier_lag_records')), (reported) => reported, 60_000, { describeState: copier.stderr })
 
     for (const s of [producer, copier, consumer]) {
       assert.equal(await status(s.port, '/healthz'), 200, `${s.name} /healthz`)

@@ -72,9 +72,11 @@ export async function groupOnTopic(kafka: TestKafka, t: TestContext, extraArgs: 
  * The scale-out scenario on a 6-partition topic: 1 member reads everything; 2 join and the next wave is counted
  * exactly once; one member is SIGKILLed and the survivors resume its partitions from its commits; a new member
  * takes a share. Committed offsets are sampled throughout and must never go backwards.
+ * `args` go to every member (the protocol and its timeouts); `victim` is the index of the member killed, in
+ * joining order (the classic protocol's group leader is the first).
  */
-export async function scaleKillAndAdd(kafka: TestKafka, t: TestContext): Promise<void> {
-  const group = await groupOnTopic(kafka, t, [])
+export async function scaleKillAndAdd(kafka: TestKafka, t: TestContext, options: { args?: readonly string[]; victim?: 0 | 1 | 2 } = {}): Promise<void> {
+  const group = await groupOnTopic(kafka, t, options.args ?? [])
   const { topic, groupId, members, join, produceWave, allCommitted } = group
   // Committed offsets sampled all along: none may ever go backwards, whoever commits.
   const history: number[][] = []
@@ -106,12 +108,12 @@ export async function scaleKillAndAdd(kafka: TestKafka, t: TestContext): Promise
   assert.equal(await counted(members), group.produced, 'in steady state each record is counted by exactly one member')
 
   // SIGKILL one member: after its session times out the other two own its partitions and resume at its commits.
-  const victim = members[2]
+  const victim = members[options.victim ?? 2]
   assert.ok(victim !== undefined)
   const victimCount = (await scrapeCounter(victim.metricsPort, 'squeeze_records_consumed_total')) ?? 0
   victim.kill('SIGKILL')
   await victim.exited
-  const survivors = members.slice(0, 2)
+  const survivors = members.filter((m) => m !== victim)
   await produceWave()
   await poll('the 2 survivors owning all 6 partitions', () => owners(survivors), settled, 90_000)
   await allCommitted()

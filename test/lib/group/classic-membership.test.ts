@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { rangeAssign } from '../../../lib/group/classic-membership.js'
+import { AssignerProtocol } from 'kafkajs'
+import { ClassicMembership, rangeAssign } from '../../../lib/group/classic-membership.js'
+import type { TopicPartition } from '../../../lib/group/membership.js'
+import type { KafkajsClassicGroupCalls } from '../../../lib/kafka/kafkajs-internals.js'
+import { createLogger } from '../../../lib/log/logger.js'
+import { FakeCluster } from '../../helpers/fake-cluster.js'
+import { poll } from '../../helpers/poll.js'
 
 const ranges = (assignment: Map<string, Array<{ topic: string; partition: number }>>): Record<string, string[]> =>
   Object.fromEntries([...assignment].map(([member, tps]) => [member, tps.map((tp) => `${tp.topic}-${tp.partition}`)]))
@@ -18,5 +24,51 @@ describe('range assignment (classic protocol)', () => {
   it('leaves members beyond the partition count without partitions', () => {
     const members = ['m1', 'm2', 'm3'].map((memberId) => ({ memberId, topics: ['logs'] }))
     assert.deepEqual(ranges(rangeAssign(members, new Map([['logs', 2]]))), { m1: ['logs-0'], m2: ['logs-1'], m3: [] })
+  })
+})
+
+const kafkaError = (type: string): Error => Object.assign(new Error(type), { type })
+
+describe('classic group membership', () => {
+  it('shuts down while its JoinGroup waits on a dead member: it stops waiting and leaves, which ends the wait for the others', { timeout: 10_000 }, async () => {
+    const timeline: string[] = []
+    const stop = new AbortController()
+    let joins = 0
+    let endPendingJoin = (_err: Error): void => undefined
+    // A coordinator whose second JoinGroup (the rebalance after a member died) is answered only when this member
+    // leaves: the dead member's session outlasts the test.
+    const coordinator: KafkajsClassicGroupCalls = {
+      joinGroup: async ({ memberId }) => {
+        timeline.push(`join ${memberId === '' ? '(new)' : memberId}`)
+        if (++joins === 1) return { generationId: 1, leaderId: 'm1', memberId: 'm1', members: [{ memberId: 'm1', memberMetadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics: ['logs'], userData: Buffer.alloc(0) }) }] }
+        return new Promise((_resolve, reject) => {
+          endPendingJoin = reject
+        })
+      },
+      syncGroup: async ({ groupAssignment }) => ({ memberAssignment: groupAssignment[0]?.memberAssignment ?? Buffer.alloc(0) }),
+      heartbeat: async () => {
+        throw kafkaError('REBALANCE_IN_PROGRESS')
+      },
+      leaveGroup: async ({ memberId }) => {
+        timeline.push(`leave ${memberId}`)
+        endPendingJoin(kafkaError('UNKNOWN_MEMBER_ID'))
+      }
+    }
+    const names = (tps: readonly TopicPartition[]): string => tps.map((tp) => `${tp.topic}-${tp.partition}`).join(',')
+    const membership = new ClassicMembership({ groupId: 'g', topics: ['logs'], sessionTimeoutMs: 45_000, rebalanceTimeoutMs: 300_000, heartbeatIntervalMs: 5 }, {
+      transport: { broker: async () => coordinator, resetCoordinator: () => undefined },
+      cluster: new FakeCluster({ topics: { logs: 2 } }),
+      log: createLogger({ level: 'silent', name: 'classic-membership-test' }),
+      listener: {
+        onAssigned: async (tps) => void timeline.push(`assigned ${names(tps)}`),
+        onRevoked: async (tps) => void timeline.push(`revoked ${names(tps)}`),
+        onLost: async (tps) => void timeline.push(`lost ${names(tps)}`)
+      }
+    })
+    const run = membership.run(stop.signal)
+    await poll('the rejoin after the rebalance', async () => joins, (n) => n === 2, 5_000)
+    stop.abort()
+    await run
+    assert.deepEqual(timeline, ['join (new)', 'assigned logs-0,logs-1', 'revoked logs-0,logs-1', 'join m1', 'leave m1'])
   })
 })

@@ -3,27 +3,59 @@ import { describe, it } from 'node:test'
 import { Worker } from 'node:worker_threads'
 import { threadCpuSeconds } from '../../../lib/metrics/thread-cpu.js'
 
-function spin(ms: number): void {
-  const end = Date.now() + ms
-  while (Date.now() < end);
+const processCpuSeconds = (): number => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1e6
 }
 
-describe('threadCpuSeconds', () => {
-  it('counts this thread\'s CPU, not another thread\'s', async () => {
-    const before = threadCpuSeconds()
-    spin(200)
-    const spent = threadCpuSeconds() - before
-    assert.ok(spent > 0.05, `a 200 ms spin shows as CPU (got ${spent})`)
+// A spin measured by the thread's own clock, not the wall clock: on a loaded machine a thread may get a few
+// milliseconds of CPU in a second, so only the clocks' figures against each other say anything.
+const SPIN_CPU_SECONDS = 0.2
+// Far beyond any load: only a clock that never advances reaches it.
+const GIVE_UP_MS = 120_000
 
-    // Another thread spins while this one waits: process CPU grows, this thread's barely does.
-    const idleBefore = threadCpuSeconds()
-    const processBefore = process.cpuUsage()
-    const worker = new Worker('const end = Date.now() + 400; while (Date.now() < end);', { eval: true })
+const MODULE_URL = new URL('../../../lib/metrics/thread-cpu.js', import.meta.url).href
+// The worker spins on its own thread's clock and reports what that clock counted.
+const WORKER_SPIN = `
+const { parentPort } = require('node:worker_threads')
+import(${JSON.stringify(MODULE_URL)}).then(({ threadCpuSeconds }) => {
+  const start = threadCpuSeconds()
+  const giveUp = Date.now() + ${GIVE_UP_MS}
+  while (threadCpuSeconds() - start < ${SPIN_CPU_SECONDS} && Date.now() < giveUp);
+  parentPort.postMessage(threadCpuSeconds() - start)
+})
+`
+
+describe('threadCpuSeconds', () => {
+  it('advances while this thread computes, never faster than the wall clock, and within the process\'s CPU', () => {
+    const wallStart = process.hrtime.bigint()
+    const processStart = processCpuSeconds()
+    const start = threadCpuSeconds()
+    const giveUp = Date.now() + GIVE_UP_MS
+    while (threadCpuSeconds() - start < SPIN_CPU_SECONDS && Date.now() < giveUp);
+    const spent = threadCpuSeconds() - start
+    const processSpent = processCpuSeconds() - processStart
+    const wall = Number(process.hrtime.bigint() - wallStart) / 1e9
+    assert.ok(spent >= SPIN_CPU_SECONDS, `the thread's clock advanced while it spun (${spent} s)`)
+    assert.ok(spent <= wall, `a thread computes at most as long as the wall clock runs: thread ${spent} s, wall ${wall} s`)
+    // Both read the kernel's scheduler accounting: the process's figure holds the thread's (1 ms for rounding).
+    if (process.platform === 'linux') assert.ok(processSpent + 0.001 >= spent, `this thread ${spent} s, whole process ${processSpent} s`)
+  })
+
+  it('counts this thread\'s CPU, not another thread\'s', async () => {
+    const idleStart = threadCpuSeconds()
+    const processStart = processCpuSeconds()
+    const worker = new Worker(WORKER_SPIN, { eval: true })
+    const workerSpent = await new Promise<number>((resolve, reject) => {
+      worker.once('message', resolve)
+      worker.once('error', reject)
+    })
     await new Promise((resolve) => worker.once('exit', resolve))
-    const idle = threadCpuSeconds() - idleBefore
-    const used = process.cpuUsage(processBefore)
-    const processSpent = (used.user + used.system) / 1e6
-    if (process.platform === 'linux') assert.ok(idle < processSpent / 2, `this thread ${idle} s, whole process ${processSpent} s`)
-    assert.ok(processSpent > 0.1, 'the worker\'s spin shows in process CPU')
+    const idle = threadCpuSeconds() - idleStart
+    const processSpent = processCpuSeconds() - processStart
+    assert.ok(workerSpent >= SPIN_CPU_SECONDS, `the worker's own clock advanced while it spun (${workerSpent} s)`)
+    assert.ok(processSpent + 0.001 >= workerSpent, `the worker's CPU is part of the process's: worker ${workerSpent} s, process ${processSpent} s`)
+    // This thread only waited for the worker: its clock moved by far less than the worker's did.
+    if (process.platform === 'linux') assert.ok(idle < workerSpent / 2, `this thread ${idle} s, the worker ${workerSpent} s`)
   })
 })
