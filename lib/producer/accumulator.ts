@@ -7,7 +7,7 @@ import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { retry } from '../retry.js'
-import { createBatchSealer, type BatchSealer } from './batch-sealer.js'
+import { createBatchSealer, type BatchSealer, type SealerLoad } from './batch-sealer.js'
 import type { ProducerConfig, TopicCodecs } from './config.js'
 import { newPartitionQueue, newPendingBatch, type PartitionQueue, type PendingBatch } from './partition-queue.js'
 import { partitionForKey, StickyPartitioner } from './partitioner.js'
@@ -32,7 +32,7 @@ export interface AccumulatorDeps {
   readonly random?: () => number
 }
 
-type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThread'>
+type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads'>
 
 /**
  * Each open batch reserves batch.size bytes of buffer.memory; once sealed it holds only its compressed size,
@@ -61,13 +61,18 @@ export class RecordAccumulator {
     private readonly codecs: TopicCodecs,
     private readonly events: AccumulatorEvents
   ) {
-    this.sealer = createBatchSealer(config.compressionThread, deps.log)
+    this.sealer = createBatchSealer(config.compressionThreads, deps.log)
     this.sticky = new StickyPartitioner(deps.random)
   }
 
-  /** Starts the compression thread now, not under the first full batch (its start-up is ~50 ms of CPU). */
+  /** Starts the first compression thread now, not under the first full batch (its start-up is ~50 ms of CPU). */
   start(): void {
     this.sealer.start()
+  }
+
+  /** Bytes waiting for compression, and how busy each compression thread has been. */
+  compressionLoad(): SealerLoad {
+    return this.sealer.load()
   }
 
   /** Bytes reserved right now by open and unacknowledged batches. */

@@ -40,7 +40,7 @@ Kafka:
                                  buffer.memory (33554432), max.request.size, acks (all), enable.idempotence (true),
                                  delivery.timeout.ms, request.timeout.ms, retry.backoff.ms, compression.type,
                                  compression.gzip.level, compression.lz4.level, compression.zstd.level,
-                                 max.in.flight.requests.per.connection (5), squeeze.compression.thread (true)
+                                 max.in.flight.requests.per.connection (5), squeeze.compression.threads (cores - 1)
 ${COMMON_HELP}
 
 Exit codes: 0 all records delivered; 1 runtime failure or undelivered records; 2 invalid arguments.`
