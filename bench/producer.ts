@@ -128,8 +128,9 @@ async function javaPerf(ctx: RunContext): Promise<PeerRun> {
   const level = [`compression.${ctx.spec.codec}.level=${javaLevel(ctx.spec)}`]
   const run = must(await runJava(KafkaMainClasses.PRODUCER_PERFORMANCE, ['--topic', ctx.topic, '--num-records', String(ctx.records), '--payload-file', ctx.input.delimited, '--throughput', '-1',
     '--producer-props', `bootstrap.servers=${ctx.kafka.brokers}`, `compression.type=${ctx.spec.codec}`, ...level, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'acks=all', 'enable.idempotence=true', 'max.request.size=4194304']), 'ProducerPerformance')
-  const m = /records sent, ([\d.]+) records\/sec/.exec(run.stdout)
-  return { run, recordsPerSecond: m === null ? NaN : Number(m[1]) }
+  // The summary is the last such line: a slow start also prints 5-second progress lines before it.
+  const m = [...run.stdout.matchAll(/records sent, ([\d.]+) records\/sec/g)].at(-1)
+  return { run, recordsPerSecond: m === undefined ? NaN : Number(m[1]) }
 }
 
 /**
