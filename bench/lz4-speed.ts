@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildBatches } from '../lib/bench-sweep/codec-sweep.js'
-import { compressLz4Frame, decompressLz4Frame } from '../lib/codecs/lz4.js'
+import { compressLz4Frame, compressLz4FrameTransient, decompressLz4Frame } from '../lib/codecs/lz4.js'
 import { BATCH_BYTES } from './producer.js'
 import { envInt, fmt, median, must, runChild, table, writeJson } from './lib/harness.js'
 import { corpusValues, httpValues, type InputKind } from './lib/inputs.js'
@@ -12,11 +12,13 @@ import { PEERS_DIR } from './lib/peers.js'
 /**
  * lz4 level 1 (LZ4's fast compressor) on the batches the producer seals (batch.size of uncompressed records
  * sections), each compressed into a Kafka LZ4 frame (independent 64 KiB blocks, no checksums):
- *  - squeeze's codec (native/squeeze-lz4: N-API, one native call per batch);
+ *  - squeeze's codec (native/squeeze-lz4: N-API, one native call per batch), as the producer seals a batch: into
+ *    memory the thread reuses (compressTransient), and through compress(), a fresh output buffer per batch;
  *  - the nan `lz4` package's block functions with a frame loop in JS, as squeeze used it before;
  *  - lz4-napi's frame encoder (lz4_flex), without checksums (it writes 256 KiB blocks and has no option for 64 KiB);
  *  - the `lz4` CLI on a file of the same batches: its own in-memory benchmark (`-b1 -B4`: 64 KiB blocks, wall
- *    clock, best loop), and a real `lz4 -1 -B4 -BI --no-frame-crc` run of the file (process CPU, GNU time).
+ *    clock, best loop), and real `lz4 -1 -B4 -BI --no-frame-crc` runs of the file (process CPU, GNU time), in
+ *    Kafka's 64 KiB blocks and in the CLI's default 4 MiB blocks (`-B7`: not Kafka's frame, for comparison).
  * In-process figures are MB of batch bytes per CPU second of this thread, median and range over BENCH_RUNS rounds,
  * candidates interleaved in each round so load spikes on the shared machine spread over all of them.
  *   bash scripts/bench-lz4.sh     (installs the peers, builds, runs this; writes bench-lz4-speed.json)
@@ -76,7 +78,13 @@ function lz4NapiCandidate(): Candidate {
 
 /** Peers that are not installed (run without scripts/bench-lz4.sh) are left out, and said so. */
 function candidates(): Candidate[] {
-  const all: Candidate[] = [{ name: 'squeeze (N-API, native/squeeze-lz4)', compress: (b) => compressLz4Frame(b, 1) }]
+  const all: Candidate[] = [
+    { name: 'squeeze (N-API, native/squeeze-lz4), reused output (as the producer seals)', compress: (b) => {
+      const frame = compressLz4FrameTransient(b, 1)
+      return Buffer.from(frame.buffer, frame.byteOffset, frame.length)
+    } },
+    { name: 'squeeze compress(): a fresh output buffer per batch', compress: (b) => compressLz4Frame(b, 1) }
+  ]
   for (const make of [nanLz4Candidate, lz4NapiCandidate]) {
     try {
       all.push(make())
@@ -128,6 +136,7 @@ async function cliRows(input: InputKind, batches: readonly Buffer[], bytes: numb
   writeFileSync(file, Buffer.concat(Array.from({ length: copies }, () => batches).flat()))
   const bench: number[] = []
   const run: number[] = []
+  const defaultBlocks: number[] = []
   let ratio = NaN
   for (let r = 0; r < RUNS; r++) {
     // lz4 prints its benchmark result on stderr, after \r progress lines.
@@ -138,9 +147,12 @@ async function cliRows(input: InputKind, batches: readonly Buffer[], bytes: numb
     bench.push(Number(m[2]))
     const c = must(await runChild('lz4', ['-1', '-B4', '-BI', '--no-frame-crc', '-f', '-q', '-c', file], { dropStdout: true }), 'lz4 -1')
     run.push((copies * bytes) / 1e6 / c.cpuSeconds)
+    const d = must(await runChild('lz4', ['-1', '-B7', '-BI', '--no-frame-crc', '-f', '-q', '-c', file], { dropStdout: true }), 'lz4 -1 -B7')
+    defaultBlocks.push((copies * bytes) / 1e6 / d.cpuSeconds)
   }
   const row = (candidate: string, values: number[]): Row => ({ input, candidate, ratio, medianMBps: median(values), minMBps: Math.min(...values), maxMBps: Math.max(...values) })
-  return [row('lz4 CLI 1.9.4: -b1 -B4 (its benchmark, wall clock), 64 KiB blocks', bench), row('lz4 CLI 1.9.4: -1 -B4 -BI --no-frame-crc (CPU time), 64 KiB blocks', run)]
+  return [row('lz4 CLI 1.9.4: -b1 -B4 (its benchmark, wall clock), 64 KiB blocks', bench), row('lz4 CLI 1.9.4: -1 -B4 -BI --no-frame-crc (CPU time), 64 KiB blocks', run),
+    { ...row('lz4 CLI 1.9.4: -1 -B7 -BI --no-frame-crc (CPU time), 4 MiB blocks (its default; not Kafka\'s frame)', defaultBlocks), ratio: NaN }]
 }
 
 async function main(): Promise<void> {
@@ -168,7 +180,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true })
   }
   // The reference is the CLI's CPU time: the in-process figures are CPU time too, while its -b1 benchmark is wall clock.
-  const cli = (input: InputKind): Row | undefined => rows.find((r) => r.input === input && r.candidate.includes('CPU time'))
+  const cli = (input: InputKind): Row | undefined => rows.find((r) => r.input === input && r.candidate.includes('CPU time') && r.candidate.includes('-B4'))
   process.stdout.write(`lz4 level 1, ${BATCH_BYTES}-byte batches, ${RUNS} rounds, Node ${process.version}\n`)
   process.stdout.write(`${table(['input', 'compressor', 'ratio', 'MB/s median', 'min-max', 'vs lz4 -1 (CPU)'], rows.map((r) => [r.input, r.candidate, fmt(r.ratio, 2), fmt(r.medianMBps), `${fmt(r.minMBps)}-${fmt(r.maxMBps)}`, `${(r.medianMBps / (cli(r.input)?.medianMBps ?? NaN)).toFixed(2)}x`]))}\n`)
   writeJson('bench-lz4-speed.json', { node: process.version, batchBytes: BATCH_BYTES, runs: RUNS, rows })

@@ -12,6 +12,7 @@ import { loadConfluentKafkaJavascript } from './lib/peers.js'
  * One producer run in its own process, so the parent measures its CPU and peak RSS with GNU time:
  *   node dist/bench/producer-client.js --client squeeze|kafkajs-each|kafkajs-1000|confluent \
  *     --brokers B --topic T --input FILE.lp --codec zstd|lz4 --level N --linger-ms N --batch-size N [--passes N]
+ *     [--threads N]   (squeeze's compression threads; default cores - 1)
  * Values are loaded before the clock starts; each pass's clock stops when every record is acknowledged.
  * Prints one JSON line: records (per pass), seconds (last pass), passSeconds, cpuSeconds (this process, all
  * passes), and squeeze's own stats.
@@ -42,12 +43,14 @@ interface Args {
   lingerMs: number
   batchSize: number
   passes: number
+  threads: number | undefined
 }
 
 async function runSqueeze(a: Args): Promise<Partial<ClientResult>> {
   const log = createLogger({ level: 'warn', name: 'bench-producer' })
   const cluster = createCluster({ ...DEFAULT_CONNECTION, brokers: a.brokers.split(',') }, log)
-  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: a.lingerMs, batchSizeBytes: a.batchSize, codec: a.spec }, { cluster, log })
+  const threads = a.threads === undefined ? {} : { compressionThreads: a.threads }
+  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: a.lingerMs, batchSizeBytes: a.batchSize, codec: a.spec, ...threads }, { cluster, log })
   await producer.start()
   return timed(a.passes, async () => {
     // sendMany in slices of 1,000: intake without an await per record, as confluent's produce() and kcat's
@@ -139,7 +142,7 @@ async function main(): Promise<void> {
     options: {
       client: { type: 'string' }, brokers: { type: 'string' }, topic: { type: 'string' }, input: { type: 'string' },
       codec: { type: 'string' }, level: { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, records: { type: 'string' },
-      passes: { type: 'string' }
+      passes: { type: 'string' }, threads: { type: 'string' }
     }
   })
   const client = v.client as NodeClient
@@ -149,7 +152,8 @@ async function main(): Promise<void> {
   const args: Args = {
     client, brokers: v.brokers ?? '', topic: v.topic ?? '', values,
     spec: { codec, level: v.level === undefined ? (codec === 'lz4' ? 1 : 3) : Number(v.level) },
-    lingerMs: Number(v['linger-ms'] ?? 100), batchSize: Number(v['batch-size'] ?? 1048576), passes: Math.max(1, Number(v.passes ?? 1))
+    lingerMs: Number(v['linger-ms'] ?? 100), batchSize: Number(v['batch-size'] ?? 1048576), passes: Math.max(1, Number(v.passes ?? 1)),
+    threads: v.threads === undefined ? undefined : Number(v.threads)
   }
   const run = client === 'squeeze' ? runSqueeze(args)
     : client === 'kafkajs-each' ? runKafkajs(args, 1)

@@ -18,7 +18,7 @@ import { confluentPeer } from './lib/peers.js'
 export const LINGER_MS = envInt('BENCH_LINGER_MS', 100)
 export const BATCH_BYTES = envInt('BENCH_BATCH_BYTES', 1_048_576)
 
-type PeerName = 'squeeze' | 'kafkajs-1000' | 'kafkajs-each' | 'confluent' | 'kcat' | 'java-perf'
+export type PeerName = 'squeeze' | 'squeeze-1t' | 'squeeze-2t' | 'kafkajs-1000' | 'kafkajs-each' | 'confluent' | 'kcat' | 'java-perf'
 
 export interface ProducerSample {
   readonly recordsPerSecond: number
@@ -39,6 +39,8 @@ export interface ProducerRow {
   readonly target: string
   readonly runs: number
   readonly recordsPerSecond: number
+  /** records/s of each run, in run order: runs of different peers with the same index ran in the same round. */
+  readonly perRun: readonly number[]
   /** Node peers: the first of their passes (cold: V8 still compiling the send path). */
   readonly firstPassRecordsPerSecond?: number
   readonly mbPerSecond: number
@@ -80,12 +82,12 @@ interface PeerRun {
   firstPassRecordsPerSecond?: number
 }
 
-function nodeClient(client: string) {
+function nodeClient(client: string, extraArgs: readonly string[] = []) {
   return async (ctx: RunContext): Promise<PeerRun> => {
     const passes = ctx.records === 1 ? 1 : NODE_PASSES
     const run = must(await runChild(NODE, [CLIENT, '--client', client, '--brokers', ctx.kafka.brokers, '--topic', ctx.topic, '--input', ctx.input.lengthPrefixed,
       '--codec', ctx.spec.codec, '--level', String(ctx.spec.level), '--linger-ms', String(LINGER_MS), '--batch-size', String(BATCH_BYTES), '--records', String(ctx.records),
-      '--passes', String(passes)]), client)
+      '--passes', String(passes), ...extraArgs]), client)
     const out = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { records: number; seconds: number; passSeconds: number[]; compressCpuSeconds?: number; batchBytes?: number }
     const compressMBps = out.compressCpuSeconds !== undefined && out.batchBytes !== undefined ? mb(out.batchBytes) / out.compressCpuSeconds : undefined
     const first = out.passSeconds[0]
@@ -126,8 +128,9 @@ async function javaPerf(ctx: RunContext): Promise<PeerRun> {
   const level = [`compression.${ctx.spec.codec}.level=${javaLevel(ctx.spec)}`]
   const run = must(await runJava(KafkaMainClasses.PRODUCER_PERFORMANCE, ['--topic', ctx.topic, '--num-records', String(ctx.records), '--payload-file', ctx.input.delimited, '--throughput', '-1',
     '--producer-props', `bootstrap.servers=${ctx.kafka.brokers}`, `compression.type=${ctx.spec.codec}`, ...level, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'acks=all', 'enable.idempotence=true', 'max.request.size=4194304']), 'ProducerPerformance')
-  const m = /records sent, ([\d.]+) records\/sec/.exec(run.stdout)
-  return { run, recordsPerSecond: m === null ? NaN : Number(m[1]) }
+  // The summary is the last such line: a slow start also prints 5-second progress lines before it.
+  const m = [...run.stdout.matchAll(/records sent, ([\d.]+) records\/sec/g)].at(-1)
+  return { run, recordsPerSecond: m === undefined ? NaN : Number(m[1]) }
 }
 
 /**
@@ -148,18 +151,32 @@ interface PeerDef {
   readonly run: (ctx: RunContext) => Promise<PeerRun>
 }
 
-export function producerPeers(): PeerDef[] {
-  const confluent = confluentPeer()
+/**
+ * The producer peers, or those of them named. `squeeze` runs its default compression pool (cores - 1 threads);
+ * `squeeze-1t` and `squeeze-2t` set the pool to 1 and 2 threads (-X squeeze.compression.threads).
+ */
+export function producerPeers(names?: readonly PeerName[]): PeerDef[] {
+  const confluent = names === undefined || names.includes('confluent') ? confluentPeer() : null
   const all = (i: InputFiles): number => i.records
   const ok = (): null => null
-  return [
+  const peers: PeerDef[] = [
     { name: 'squeeze', records: all, accepts: ok, run: nodeClient('squeeze') },
+    { name: 'squeeze-1t', records: all, accepts: ok, run: nodeClient('squeeze', ['--threads', '1']) },
+    { name: 'squeeze-2t', records: all, accepts: ok, run: nodeClient('squeeze', ['--threads', '2']) },
     { name: 'kcat', records: all, accepts: ok, run: kcat },
     { name: 'java-perf', records: all, accepts: (i) => (i.javaReplayable ? null : 'ProducerPerformance reads --payload-file as UTF-8 text split on a delimiter: binary Cap\'n Proto values cannot be replayed unchanged'), run: javaPerf },
     { name: 'confluent', records: all, accepts: () => (confluent === null ? 'left out by BENCH_SKIP=confluent' : null), run: nodeClient('confluent') },
     { name: 'kafkajs-1000', records: all, accepts: ok, run: nodeClient('kafkajs-1000') },
     { name: 'kafkajs-each', records: (i) => Math.min(SLOW_RECORDS, i.records), accepts: ok, run: nodeClient('kafkajs-each') }
   ]
+  const wanted = names ?? ['squeeze', 'kcat', 'java-perf', 'confluent', 'kafkajs-1000', 'kafkajs-each']
+  return peers.filter((p) => wanted.includes(p.name))
+}
+
+export interface ProducerBenchOptions {
+  readonly targets?: readonly CodecSpec[]
+  readonly peers?: readonly PeerName[]
+  readonly runs?: number
 }
 
 /** Start-up CPU of each tool (a 1-record run): subtracted so CPU per GB measures the sending, not the JVM or Node starting. */
@@ -174,9 +191,10 @@ async function startupCost(kafka: BenchKafka, peers: readonly PeerDef[], input: 
   return out
 }
 
-export async function producerBench(kafka: BenchKafka, inputs: readonly InputFiles[], ceilings: readonly CeilingRow[], log: (s: string) => void): Promise<ProducerRow[]> {
-  const peers = producerPeers()
-  const runs = benchRuns()
+export async function producerBench(kafka: BenchKafka, inputs: readonly InputFiles[], ceilings: readonly CeilingRow[], log: (s: string) => void, options: ProducerBenchOptions = {}): Promise<ProducerRow[]> {
+  const peers = producerPeers(options.peers)
+  const targets = options.targets ?? TARGETS
+  const runs = options.runs ?? benchRuns()
   const firstInput = inputs[0]
   if (firstInput === undefined) return []
   const startup = await startupCost(kafka, peers, firstInput)
@@ -184,7 +202,7 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
   const samples = new Map<string, ProducerSample[]>()
   for (let run = 0; run < runs; run++) {
     for (const input of inputs) {
-      for (const spec of TARGETS) {
+      for (const spec of targets) {
         for (const peer of peers) {
           if (peer.accepts(input) !== null) continue
           const target = formatCodecSpec(spec)
@@ -212,7 +230,7 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
   }
   const rows: ProducerRow[] = []
   for (const input of inputs) {
-    for (const spec of TARGETS) {
+    for (const spec of targets) {
       const target = formatCodecSpec(spec)
       for (const peer of peers) {
         const list = samples.get(`${peer.name}|${input.kind}|${target}`)
@@ -224,6 +242,7 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
         rows.push({
           peer: peer.name, input: input.kind, target, runs: list.length,
           recordsPerSecond: rps,
+          perRun: list.map((s) => s.recordsPerSecond),
           ...(Number.isFinite(firstPass) ? { firstPassRecordsPerSecond: firstPass } : {}),
           mbPerSecond: rps * (first.valueBytes / first.records) / 1e6,
           cpuSecondsPerGb: median(list.map((s) => s.cpuSeconds / gb(s.valueBytes))),
@@ -266,4 +285,21 @@ export async function javaOrderedRatio(kafka: BenchKafka, input: InputFiles, spe
   const shape = await kafka.batchShape(topic)
   await kafka.deleteCreatedTopics()
   return { ratio: input.valueBytes / stored, meanBatchKb: shape.uncompressedBytes / shape.batches / 1024, batches: shape.batches }
+}
+
+/**
+ * Medians with their spread over runs, and each row's records/s over `reference`'s: as a ratio of medians, and
+ * run by run (the runs with one index ran in the same round, minutes apart at most), with the range of those.
+ */
+export function spreadTable(rows: readonly ProducerRow[], reference: PeerName): string {
+  return table(
+    ['input', 'codec', 'peer', 'runs', 'records/s median', 'min-max', 'CPU s/GB', 'peak RSS MB', 'ratio', `/${reference} (medians)`, `/${reference} per run, min-max`],
+    rows.map((r) => {
+      const ref = rows.find((o) => o.peer === reference && o.input === r.input && o.target === r.target)
+      const paired = ref === undefined || ref === r ? [] : r.perRun.map((v, i) => ratio(v, ref.perRun[i] ?? NaN)).filter(Number.isFinite)
+      return [r.input, r.target, r.peer, String(r.runs), fmt(r.recordsPerSecond), `${fmt(Math.min(...r.perRun))}-${fmt(Math.max(...r.perRun))}`, fmt(r.cpuSecondsPerGb, 1), fmt(r.maxRssMb), fmt(r.ratio, 2),
+        ref === undefined || ref === r ? '-' : fmtRatio(ratio(r.recordsPerSecond, ref.recordsPerSecond)),
+        paired.length === 0 ? '-' : `${fmtRatio(Math.min(...paired))}-${fmtRatio(Math.max(...paired))}`]
+    })
+  )
 }

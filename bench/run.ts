@@ -12,11 +12,14 @@ import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult 
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
 import { FIXTURES, generatorRecordsPerSecond, linesPerSecond } from './parse.js'
-import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, type ProducerRow } from './producer.js'
+import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, spreadTable, type ProducerRow } from './producer.js'
+import type { CodecSpec } from '../lib/codecs/index.js'
 
 /**
  * Every benchmark in one run on one broker and the same inputs:
- *   node dist/bench/run.js [ceiling] [producer] [keeping-up] [consumer] [copier] [decode] [parse] [e2e]   (default: all)
+ *   node dist/bench/run.js [ceiling] [producer] [levels] [lz4] [keeping-up] [consumer] [copier] [decode] [parse] [e2e]   (default: all)
+ * `levels`: zstd:6 and zstd:9 with squeeze's compression pool at 1 and 2 threads, kcat and ProducerPerformance;
+ * `lz4`: squeeze and kcat at lz4:1, at least 5 runs.
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
  * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), BENCH_E2E_LINES (200000), KAFKA_BROKERS (else the embedded broker),
  * BENCH_COPIER_BASELINE (another build's dist/bench/copier-client.js, run alternately with this one: bench/copier.ts).
@@ -112,8 +115,20 @@ function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<stri
   return targets
 }
 
+const LEVEL_TARGETS: readonly CodecSpec[] = [{ codec: 'zstd', level: 6 }, { codec: 'zstd', level: 9 }]
+
+/** Issue 14: the pool at zstd:6, and the lz4 producer, each against kcat (ratio of medians over the runs). */
+function poolAndLz4Targets(levels: readonly ProducerRow[], lz4: readonly ProducerRow[]): Target[] {
+  const versus = (rows: readonly ProducerRow[], peer: string, target: string, name: string): Target[] => rows.filter((r) => r.peer === peer && r.target === target).flatMap((s) => {
+    const kcat = rows.find((r) => r.peer === 'kcat' && r.input === s.input && r.target === s.target)
+    const value = kcat === undefined ? NaN : ratio(s.recordsPerSecond, kcat.recordsPerSecond)
+    return [{ name: `${name} (${s.input}, median of ${s.runs})`, value, threshold: '>= 1.0x', met: value >= 1.0 }]
+  })
+  return [...versus(levels, 'squeeze-2t', 'zstd:6', 'producer records/s vs kcat, zstd:6, compression pool of 2 threads'), ...versus(lz4, 'squeeze', 'lz4:1', 'lz4 producer records/s vs kcat')]
+}
+
 async function main(): Promise<void> {
-  const all = ['ceiling', 'producer', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e']
+  const all = ['ceiling', 'producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e']
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
   // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
@@ -130,6 +145,8 @@ async function main(): Promise<void> {
 
   let ceilings: CeilingRow[] = []
   let producer: ProducerRow[] = []
+  let levels: ProducerRow[] = []
+  let lz4: ProducerRow[] = []
   let consumer: ConsumerRow[] = []
   let copier: CopierRow | undefined
   let decode: { ratio: number; runs: number[] } | undefined
@@ -148,7 +165,7 @@ async function main(): Promise<void> {
       section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
       writeJson('bench-parse.json', { meta, ...parse })
     }
-    const needsBroker = ['producer', 'keeping-up', 'consumer', 'copier', 'e2e'].some((s) => wanted.has(s))
+    const needsBroker = ['producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'e2e'].some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
@@ -166,6 +183,16 @@ async function main(): Promise<void> {
           .map((r) => `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`)
         process.stdout.write(`squeeze compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}\n`)
         writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
+      }
+      if (kafka !== undefined && wanted.has('levels')) {
+        levels = await producerBench(kafka, inputs, ceilings, log, { targets: LEVEL_TARGETS, peers: ['squeeze-1t', 'squeeze-2t', 'kcat', 'java-perf'] })
+        section('Producer at high zstd levels: squeeze\'s compression pool (-X squeeze.compression.threads=1, 2) vs kcat and ProducerPerformance', spreadTable(levels, 'kcat'))
+        writeJson('bench-producer-levels.json', { meta, rows: levels })
+      }
+      if (kafka !== undefined && wanted.has('lz4')) {
+        lz4 = await producerBench(kafka, inputs, ceilings, log, { targets: [{ codec: 'lz4', level: 1 }], peers: ['squeeze', 'kcat'], runs: Math.max(5, benchRuns()) })
+        section('lz4 producer vs kcat (at least 5 runs)', spreadTable(lz4, 'kcat'))
+        writeJson('bench-producer-lz4.json', { meta, rows: lz4 })
       }
       if (kafka !== undefined && wanted.has('keeping-up')) {
         keepingUp = await keepingUpBench(kafka, log)
@@ -202,7 +229,7 @@ async function main(): Promise<void> {
       decode = await httpDecodeRatio()
       section('HTTP decode (bench/http-decode.ts)', `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`)
     }
-    const targets = [...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e), ...(keepingUp === undefined ? [] : keepingUpTargets(keepingUp))]
+    const targets = [...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e), ...poolAndLz4Targets(levels, lz4), ...(keepingUp === undefined ? [] : keepingUpTargets(keepingUp))]
     section('Targets (issues 6, 14 and 16)', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
     writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
     process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)

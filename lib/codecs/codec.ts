@@ -15,6 +15,12 @@ export interface Codec {
   /** The level this instance compresses at; null for codecs without levels (none, snappy). */
   readonly level: number | null
   compress(input: Uint8Array): Buffer
+  /**
+   * compress() into memory this thread reuses: the view returned is valid only until the next compression on this
+   * thread, for a caller that copies it at once (sealing a batch). A fresh 1 MiB output per batch (allocation,
+   * external-memory GC) cost lz4 a third of its speed (docs/benchmarks.md, issue 14).
+   */
+  compressTransient?(input: Uint8Array): Uint8Array
   decompress(input: Uint8Array): Buffer
   /**
    * Decompresses into `output` (from its start) and returns the byte count, or -1 when the result would not

@@ -33,6 +33,16 @@ export function compressLz4Frame(input: Uint8Array, level: number): Buffer {
   return out.subarray(0, bindings.compressFrame(input, out, level))
 }
 
+// Grown to the largest frame bound seen; one per thread (each worker thread loads its own copy of this module).
+let scratch = Buffer.alloc(0)
+
+/** compressLz4Frame into this thread's reused scratch; the view is overwritten by the next call. */
+export function compressLz4FrameTransient(input: Uint8Array, level: number): Uint8Array {
+  const bound = bindings.frameBound(input.length)
+  if (scratch.length < bound) scratch = Buffer.allocUnsafeSlow(bound)
+  return scratch.subarray(0, bindings.compressFrame(input, scratch, level))
+}
+
 export function decompressLz4Frame(input: Uint8Array): Buffer {
   const frame = readFrameLayout(input)
   const out = Buffer.allocUnsafe(frame.bound)
@@ -115,6 +125,7 @@ export function createLz4Codec(level: number): Codec {
     id: 3,
     level,
     compress: (input) => compressLz4Frame(input, level),
+    compressTransient: (input) => compressLz4FrameTransient(input, level),
     decompress: decompressLz4Frame,
     decompressInto: decompressLz4FrameInto
   }

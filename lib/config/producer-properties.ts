@@ -25,6 +25,7 @@ const producerPropertiesSchema = z
     'squeeze.compression.level.min': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
     'squeeze.compression.level.max': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
     'squeeze.compression.cpu.budget': z.coerce.number({ invalid_type_error: 'must be a number' }).positive('must be above 0 (CPU seconds per GiB)'),
+    'squeeze.compression.threads': int(0, 256),
     'compression.type': z.string(),
     'compression.gzip.level': int(LEVEL_RANGES.gzip?.min ?? 1, LEVEL_RANGES.gzip?.max ?? 9),
     'compression.lz4.level': z.coerce.number().int(),
@@ -55,7 +56,7 @@ export function parseProperties(pairs: readonly string[]): Record<string, string
  * compression.type with compression.<codec>.level is the Kafka way; --codec zstd:3 is shorthand for both.
  * `serviceDefaults` replaces squeeze's defaults where a service needs others (the copier compresses inline).
  */
-export function producerConfigFrom(properties: Record<string, string>, codec?: CodecSpec, serviceDefaults: Pick<Partial<ProducerConfig>, 'compressionThread'> = {}): ProducerConfig {
+export function producerConfigFrom(properties: Record<string, string>, codec?: CodecSpec, serviceDefaults: Pick<Partial<ProducerConfig>, 'compressionThreads'> = {}): ProducerConfig {
   const props = validateConfig(producerPropertiesSchema, properties, 'producer settings')
   let spec: CodecSpec
   if (codec !== undefined) {
@@ -86,7 +87,7 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     retryBackoffMs: props['retry.backoff.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMs,
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
     maxInFlightPerPartition: props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
-    compressionThread: props['squeeze.compression.thread'] === undefined ? serviceDefaults.compressionThread ?? DEFAULT_PRODUCER_CONFIG.compressionThread : props['squeeze.compression.thread'] === 'true',
+    compressionThreads: compressionThreads(props, serviceDefaults.compressionThreads ?? DEFAULT_PRODUCER_CONFIG.compressionThreads),
     codec: spec,
     ...adaptiveSettings(props, spec)
   }
@@ -105,4 +106,20 @@ function adaptiveSettings(props: ProducerProperties, spec: CodecSpec): { adaptiv
   }
   if (isAdaptive(spec)) adaptiveRange(spec.codec, settings.min, settings.max)
   return Object.keys(settings).length === 0 ? {} : { adaptiveLevel: Object.freeze(settings) }
+}
+
+/**
+ * squeeze.compression.threads=N (0: on the event loop). The older squeeze.compression.thread still works:
+ * false is 0 threads, true the default pool (cores - 1) where the service would compress inline.
+ */
+function compressionThreads(props: ProducerProperties, serviceDefault: number): number {
+  const threads = props['squeeze.compression.threads']
+  const thread = props['squeeze.compression.thread']
+  if (thread !== undefined && threads !== undefined && (thread === 'true') !== (threads > 0)) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `squeeze.compression.thread=${thread} contradicts squeeze.compression.threads=${threads}: give squeeze.compression.threads alone`)
+  }
+  if (threads !== undefined) return threads
+  if (thread === 'false') return 0
+  if (thread === 'true') return serviceDefault > 0 ? serviceDefault : DEFAULT_PRODUCER_CONFIG.compressionThreads
+  return serviceDefault
 }

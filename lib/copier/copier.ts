@@ -103,9 +103,9 @@ export interface CopierDeps {
  * Producer defaults the copier differs in. It compresses on the event loop: with one source fanned out to six
  * targets x 3 partitions, the compression thread's buffers crossing threads (each thread has its own malloc
  * arena) cost 60-100 MB of peak RSS in the bench, more than the ~10% of speed it gained while the broker on
- * the same two cores was the limit. -X squeeze.compression.thread=true turns it back on.
+ * the same two cores was the limit. -X squeeze.compression.threads=N turns threads back on.
  */
-export const COPIER_PRODUCER_DEFAULTS = { compressionThread: false } as const
+export const COPIER_PRODUCER_DEFAULTS = { compressionThreads: 0 } as const
 
 export function defaultDestination(source: string, spec: CodecSpec): string {
   return `${source}.${formatCodecSpec(spec).replace(':', '-')}`

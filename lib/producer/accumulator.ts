@@ -7,7 +7,7 @@ import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { retry } from '../retry.js'
-import { createBatchSealer, type BatchSealer } from './batch-sealer.js'
+import { createBatchSealer, type BatchSealer, type SealerLoad } from './batch-sealer.js'
 import { BatchLevels } from './batch-levels.js'
 import type { ProducerConfig, TopicCodecs } from './config.js'
 import { newPartitionQueue, newPendingBatch, type PartitionQueue, type PendingBatch } from './partition-queue.js'
@@ -35,7 +35,7 @@ export interface AccumulatorDeps {
   readonly compressionWorkerUrl?: URL
 }
 
-type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThread' | 'adaptiveLevel'>
+type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads' | 'adaptiveLevel'>
 
 /**
  * Each open batch reserves batch.size bytes of buffer.memory; once sealed it holds only its compressed size,
@@ -65,14 +65,19 @@ export class RecordAccumulator {
     codecs: TopicCodecs,
     private readonly events: AccumulatorEvents
   ) {
-    this.sealer = createBatchSealer(config.compressionThread, deps.log, deps.compressionWorkerUrl)
+    this.sealer = createBatchSealer(config.compressionThreads, deps.log, deps.compressionWorkerUrl)
     this.levels = new BatchLevels(config, codecs, deps)
     this.sticky = new StickyPartitioner(deps.random)
   }
 
-  /** Starts the compression thread now, not under the first full batch (its start-up is ~50 ms of CPU). */
+  /** Starts the first compression thread now, not under the first full batch (its start-up is ~50 ms of CPU). */
   start(): void {
     this.sealer.start()
+  }
+
+  /** Bytes waiting for compression, and how busy each compression thread has been. */
+  compressionLoad(): SealerLoad {
+    return this.sealer.load()
   }
 
   /** Bytes reserved right now by open and unacknowledged batches. */

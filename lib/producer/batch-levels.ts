@@ -7,7 +7,7 @@ import type { SealedBatch } from '../protocol/record-batch-builder.js'
 import { AdaptiveLevel, missedLinger } from './adaptive-level.js'
 import type { ProducerConfig, TopicCodecs } from './config.js'
 
-type LevelConfig = Pick<ProducerConfig, 'lingerMs' | 'bufferMemoryBytes' | 'adaptiveLevel'>
+type LevelConfig = Pick<ProducerConfig, 'lingerMs' | 'bufferMemoryBytes' | 'adaptiveLevel' | 'compressionThreads'>
 
 export interface BatchLevelsDeps {
   readonly log: Logger
@@ -20,7 +20,7 @@ export class BatchLevels {
   private readonly clock: { now(): number }
   /** Uncompressed bytes handed to the sealer and not back yet. */
   private queued = 0
-  /** Compression CPU since the last observation, and when that was: the compression threads' busy share. */
+  /** Compression CPU since the last observation, and when that was: the compression threads' busy share (of all of them). */
   private busySeconds = 0
   private windowStart: number | null = null
 
@@ -47,7 +47,9 @@ export class BatchLevels {
     this.deps.metrics?.adaptiveBatch(labels)
     const now = this.clock.now()
     const elapsedSeconds = (now - (this.windowStart ?? now)) / 1000
-    const idleFraction = elapsedSeconds <= 0 ? undefined : Math.max(0, 1 - this.busySeconds / elapsedSeconds)
+    // The pool's threads (or the event loop, compressing inline) could have compressed for this long in all.
+    const capacitySeconds = elapsedSeconds * Math.max(1, this.config.compressionThreads)
+    const idleFraction = elapsedSeconds <= 0 ? undefined : Math.max(0, 1 - this.busySeconds / capacitySeconds)
     this.busySeconds = 0
     this.windowStart = now
     const waitedMs = now - closedAt - result.compressCpuSeconds * 1000

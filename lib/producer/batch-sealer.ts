@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import { codecCache, type CodecSpec } from '../codecs/index.js'
 import type { Logger } from '../log/logger.js'
@@ -7,38 +8,71 @@ import type { SealReply, SealRequest } from './compression-worker.js'
 
 export type SealDone = (result: SealedBatch | Error) => void
 
+/** One compression thread's (or, sealing inline, the event loop's) figures, cumulative since it started. */
+export interface ThreadLoad {
+  /** Wall seconds the thread held at least one batch, queued on it or being compressed. */
+  readonly busySeconds: number
+  /** Wall seconds since it started that it held none. */
+  readonly idleSeconds: number
+  /** CPU seconds it spent sealing: the sum of its batches' compressCpuSeconds. */
+  readonly cpuSeconds: number
+  readonly batches: number
+  /** False once the thread died; its figures stay as they were. */
+  readonly alive: boolean
+}
+
+/** What an adaptive compression level reads: how far compression is behind, and how busy it is. */
+export interface SealerLoad {
+  /** Record bytes handed to the compression threads and not sealed yet (waiting, or being compressed). */
+  readonly queuedBytes: number
+  /** Of those, the bytes no thread has started on: they wait behind another batch. */
+  readonly waitingBytes: number
+  readonly queuedBatches: number
+  /** Every thread started so far, in start order; one entry for the event loop when sealing inline. */
+  readonly threads: readonly ThreadLoad[]
+}
+
 /**
  * Compresses finished batches, and recycles the builders' buffers. On the event loop, compressing batch N
- * blocks encoding batch N+1 and handling acknowledgements; on a worker thread they overlap on the second core.
+ * blocks encoding batch N+1 and handling acknowledgements; on compression threads they overlap, and batches
+ * (of any partition) compress in parallel. A partition's batches leave in order whatever order they finish
+ * in: each takes its place in its partition queue when closed, and sequence numbers are stamped at send.
  * Fresh 1 MiB buffers cost page faults and GC on every batch, hence the recycling.
  */
 export interface BatchSealer {
-  /** Starts the compression thread, if any, ahead of the first batch. */
+  /** Starts the first compression thread, if any, ahead of the first batch. */
   start(): void
   /** A buffer for a new batch builder: a recycled one when there is one of this size. */
   buffer(size: number): Buffer
   /** Calls `done` with the sealed batch, or the codec's error; synchronously when sealing inline. */
   seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void
+  load(): SealerLoad
   close(): Promise<void>
 }
 
-/** Below this many record bytes a round trip to the worker costs more than compressing here. */
+/** Below this many record bytes a round trip to a thread costs more than compressing here. */
 export const INLINE_BELOW_BYTES = 16 * 1024
 /** Spare builder buffers kept for reuse (beyond buffer.memory, which counts only batches in use). */
 const SPARE_BUFFERS = 4
 
 const WORKER_URL = new URL('./compression-worker.js', import.meta.url)
 
-/** `workerUrl` is for tests that need a compression thread which misbehaves. */
-export function createBatchSealer(useWorker: boolean, log: Logger, workerUrl: URL = WORKER_URL): BatchSealer {
-  return useWorker ? new WorkerSealer(log, workerUrl) : new InlineSealer()
+/**
+ * `threads` 0 seals on the event loop; N starts up to N compression threads, one more each time a batch
+ * finds every running thread busy. `workerUrl` is for tests that need a thread which misbehaves.
+ */
+export function createBatchSealer(threads: number, log: Logger, workerUrl: URL = WORKER_URL): BatchSealer {
+  return threads > 0 ? new PoolSealer(threads, log, workerUrl) : new InlineSealer()
 }
 
-class InlineSealer implements BatchSealer {
+abstract class RecyclingSealer implements BatchSealer {
   private readonly codec = codecCache()
   private readonly spares: Buffer[] = []
   /** Buffers this sealer handed out: only these may be recycled or transferred to another thread. */
   protected readonly owned = new WeakSet<ArrayBufferLike>()
+
+  abstract seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void
+  abstract load(): SealerLoad
 
   buffer(size: number): Buffer {
     const spare = this.spares.pop()
@@ -50,6 +84,8 @@ class InlineSealer implements BatchSealer {
 
   start(): void {}
 
+  async close(): Promise<void> {}
+
   /** The records' backing buffer when this sealer handed it out (so it may be recycled or transferred), else null. */
   protected ownedBacking(records: Uint8Array): ArrayBuffer | null {
     const backing = records.buffer
@@ -60,7 +96,7 @@ class InlineSealer implements BatchSealer {
     if (this.spares.length < SPARE_BUFFERS) this.spares.push(Buffer.from(buffer))
   }
 
-  seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void {
+  protected sealHere(batch: OpenBatch, spec: CodecSpec): SealedBatch | Error {
     let result: SealedBatch | Error
     try {
       result = sealRecords(batch, this.codec(spec), Buffer.allocUnsafe)
@@ -69,10 +105,32 @@ class InlineSealer implements BatchSealer {
     }
     const backing = this.ownedBacking(batch.records)
     if (backing !== null) this.recycle(backing)
+    return result
+  }
+}
+
+class InlineSealer extends RecyclingSealer {
+  private readonly startedAt = performance.now()
+  private busyMs = 0
+  private cpuSeconds = 0
+  private batches = 0
+
+  seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void {
+    const t0 = performance.now()
+    const result = this.sealHere(batch, spec)
+    this.busyMs += performance.now() - t0
+    if (!(result instanceof Error)) {
+      this.cpuSeconds += result.compressCpuSeconds
+      this.batches++
+    }
     done(result)
   }
 
-  async close(): Promise<void> {}
+  load(): SealerLoad {
+    const busySeconds = this.busyMs / 1000
+    const thread: ThreadLoad = { busySeconds, idleSeconds: (performance.now() - this.startedAt) / 1000 - busySeconds, cpuSeconds: this.cpuSeconds, batches: this.batches, alive: true }
+    return { queuedBytes: 0, waitingBytes: 0, queuedBatches: 0, threads: [thread] }
+  }
 }
 
 interface InFlightSeal {
@@ -82,63 +140,117 @@ interface InFlightSeal {
   readonly done: SealDone
 }
 
-/**
- * One compression thread, started at the first large batch. The builder's buffer is transferred to it (no
- * copy) and comes back with the sealed batch for the next builder. If the thread dies, the batches it held
- * fail with a clear error (counted, reported to onDeliveryFailure) and later batches are sealed inline.
- */
-class WorkerSealer extends InlineSealer {
-  private worker: Worker | null = null
-  private broken = false
-  private nextId = 0
-  private readonly inFlight = new Map<number, InFlightSeal>()
+interface PoolThread {
+  /** 1-based, for messages: "compression thread 2 of 3". */
+  readonly number: number
+  readonly worker: Worker
+  readonly startedAt: number
+  /** This thread's batches by request id, in the order it seals them. */
+  readonly inFlight: Map<number, InFlightSeal>
+  queuedBytes: number
+  /** When it last went from holding no batch to holding one; null while it holds none. */
+  busySince: number | null
+  busyMs: number
+  cpuSeconds: number
+  batches: number
+  alive: boolean
+}
 
-  constructor(private readonly log: Logger, private readonly workerUrl: URL) {
+/**
+ * Up to `size` compression threads. A batch goes to an idle thread, to a new one while fewer than `size` run,
+ * else to the thread with the fewest bytes queued. The builder's buffer is transferred (no copy) and comes back
+ * with the sealed batch for the next builder. A thread that dies fails the batches it held with one clear error
+ * (counted, reported to onDeliveryFailure) and is not replaced; when none is left, batches are sealed inline.
+ */
+class PoolSealer extends RecyclingSealer {
+  private readonly threads: PoolThread[] = []
+  private nextId = 0
+  private closing = false
+
+  constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL) {
     super()
   }
 
-  override seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void {
-    if (this.broken || spec.codec === 'none' || batch.records.length < INLINE_BELOW_BYTES) {
-      super.seal(batch, spec, done)
+  seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void {
+    const thread = spec.codec === 'none' || batch.records.length < INLINE_BELOW_BYTES ? null : this.pick()
+    if (thread === null) {
+      done(this.sealHere(batch, spec))
       return
     }
-    const worker = this.startWorker()
     const id = this.nextId++
-    // Referenced while it holds batches, so the process cannot exit with records still being compressed.
-    if (this.inFlight.size === 0) worker.ref()
-    this.inFlight.set(id, { count: batch.count, recordsBytes: batch.records.byteLength, firstTimestamp: batch.firstTimestamp, done })
+    if (thread.inFlight.size === 0) {
+      // Referenced while it holds batches, so the process cannot exit with records still being compressed.
+      thread.worker.ref()
+      thread.busySince = performance.now()
+    }
+    thread.inFlight.set(id, { count: batch.count, recordsBytes: batch.records.byteLength, firstTimestamp: batch.firstTimestamp, done })
+    thread.queuedBytes += batch.records.byteLength
     // A buffer this sealer did not hand out may be shared (Node's pool): send a copy of the records instead.
     const records = this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
     const request: SealRequest = { id, spec, batch: { ...batch, records } }
-    worker.postMessage(request, [records.buffer as ArrayBuffer])
+    thread.worker.postMessage(request, [records.buffer as ArrayBuffer])
   }
 
   override start(): void {
-    if (!this.broken) this.startWorker()
+    if (this.threads.length === 0) this.startThread()
   }
 
-  private startWorker(): Worker {
-    if (this.worker !== null) return this.worker
-    const worker = new Worker(this.workerUrl)
-    worker.unref()
-    worker.on('message', (reply: SealReply) => this.onReply(reply))
-    worker.on('error', (err) => this.fail(`compression thread failed: ${err.message}`))
-    worker.on('exit', (code) => {
-      if (this.worker === worker) this.fail(`compression thread exited with code ${code}`)
+  load(): SealerLoad {
+    const now = performance.now()
+    let queuedBytes = 0
+    let waitingBytes = 0
+    let queuedBatches = 0
+    const threads = this.threads.map((t): ThreadLoad => {
+      queuedBytes += t.queuedBytes
+      queuedBatches += t.inFlight.size
+      const head = t.inFlight.values().next().value
+      waitingBytes += t.queuedBytes - (head?.recordsBytes ?? 0)
+      const busySeconds = (t.busyMs + (t.busySince === null ? 0 : now - t.busySince)) / 1000
+      return { busySeconds, idleSeconds: (now - t.startedAt) / 1000 - busySeconds, cpuSeconds: t.cpuSeconds, batches: t.batches, alive: t.alive }
     })
-    this.worker = worker
-    return worker
+    return { queuedBytes, waitingBytes, queuedBatches, threads }
   }
 
-  private onReply(reply: SealReply): void {
-    const pending = this.inFlight.get(reply.id)
+  override async close(): Promise<void> {
+    this.closing = true
+    await Promise.all(this.threads.map((t) => t.worker.terminate()))
+  }
+
+  /** The thread for the next batch, or null when every thread died. */
+  private pick(): PoolThread | null {
+    let best: PoolThread | null = null
+    for (const t of this.threads) if (t.alive && (best === null || t.queuedBytes < best.queuedBytes)) best = t
+    if ((best === null || best.queuedBytes > 0) && this.threads.length < this.size) return this.startThread()
+    return best
+  }
+
+  private startThread(): PoolThread {
+    // Named, so `top -H` and /proc/PID/task/*/comm show which threads compress.
+    const worker = new Worker(this.workerUrl, { name: `compression-${this.threads.length + 1}`, workerData: { thread: this.threads.length } })
+    worker.unref()
+    const thread: PoolThread = {
+      number: this.threads.length + 1, worker, startedAt: performance.now(), inFlight: new Map(),
+      queuedBytes: 0, busySince: null, busyMs: 0, cpuSeconds: 0, batches: 0, alive: true
+    }
+    worker.on('message', (reply: SealReply) => this.onReply(thread, reply))
+    worker.on('error', (err) => this.fail(thread, `failed: ${err.message}`))
+    worker.on('exit', (code) => this.fail(thread, `exited with code ${code}`))
+    this.threads.push(thread)
+    return thread
+  }
+
+  private onReply(thread: PoolThread, reply: SealReply): void {
+    const pending = thread.inFlight.get(reply.id)
     if (pending === undefined) return
-    this.inFlight.delete(reply.id)
-    if (this.inFlight.size === 0) this.worker?.unref()
+    thread.inFlight.delete(reply.id)
+    thread.queuedBytes -= pending.recordsBytes
+    if (thread.inFlight.size === 0) this.idle(thread)
     if ('error' in reply) {
       pending.done(new Error(reply.error))
       return
     }
+    thread.cpuSeconds += reply.compressCpuSeconds
+    thread.batches++
     this.owned.add(reply.records)
     this.recycle(reply.records)
     pending.done({
@@ -150,19 +262,22 @@ class WorkerSealer extends InlineSealer {
     })
   }
 
-  private fail(reason: string): void {
-    if (this.broken) return
-    this.broken = true
-    this.worker = null
-    this.log.warn({ batches: this.inFlight.size }, `${reason}; compressing on the event loop from now on`)
-    const pending = [...this.inFlight.values()]
-    this.inFlight.clear()
-    for (const p of pending) p.done(new Error(reason))
+  private idle(thread: PoolThread): void {
+    thread.worker.unref()
+    if (thread.busySince !== null) thread.busyMs += performance.now() - thread.busySince
+    thread.busySince = null
   }
 
-  override async close(): Promise<void> {
-    const worker = this.worker
-    this.worker = null
-    if (worker !== null) await worker.terminate()
+  private fail(thread: PoolThread, what: string): void {
+    if (!thread.alive || this.closing) return
+    thread.alive = false
+    const reason = `compression thread ${thread.number} of ${this.size} ${what}`
+    const left = this.threads.filter((t) => t.alive).length + this.size - this.threads.length
+    const pending = [...thread.inFlight.values()]
+    thread.inFlight.clear()
+    thread.queuedBytes = 0
+    this.idle(thread)
+    this.log.warn({ batches: pending.length, threadsLeft: left }, `${reason}; ${left > 0 ? 'the other threads go on' : 'compressing on the event loop from now on'}`)
+    for (const p of pending) p.done(new Error(reason))
   }
 }

@@ -3,7 +3,7 @@ import { codecCache, type CodecSpec } from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
 import { sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
 
-/** What the producer's event loop sends to the compression thread: one batch to seal. */
+/** What the producer's event loop sends to a compression thread: one batch to seal. */
 export interface SealRequest {
   readonly id: number
   readonly spec: CodecSpec
@@ -15,13 +15,14 @@ export type SealReply =
   | { readonly id: number; readonly bytes: ArrayBuffer; readonly records: ArrayBuffer; readonly compressCpuSeconds: number }
   | { readonly id: number; readonly error: string }
 
-// Runs on the compression thread: one codec instance per codec and level, batches sealed in arrival order.
+// Runs on each compression thread of the pool: one codec instance per codec and level, batches sealed in arrival order.
 if (parentPort !== null) {
   const port = parentPort
   const codecFor = codecCache()
-  // This thread does nothing but seal batches, so its own CPU time is the compression path's. The kernel
-  // updates a running thread's figure only every scheduler tick (4 ms here), so each reply carries the
-  // thread's CPU since the previous reply: single batches are off by up to a tick, their sums are exact.
+  // This thread does nothing but seal batches, so its own CPU time (not the process's, which would count every
+  // thread of the pool) is the compression path's. The kernel updates a running thread's figure only every
+  // scheduler tick (4 ms here), so each reply carries the thread's CPU since its previous reply: single batches
+  // are off by up to a tick, their sums per thread are exact.
   let cpuAtLastReply: number | undefined
   port.on('message', (request: SealRequest) => {
     cpuAtLastReply ??= threadCpuSeconds()

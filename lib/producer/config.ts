@@ -1,4 +1,5 @@
 // The producer's settings, and the codec (and metric labels) each destination topic gets from them.
+import { availableParallelism } from 'node:os'
 import { adaptiveCodecSpec, isAdaptive, resolveCodecSpec, type CodecSpec } from '../codecs/index.js'
 import type { BatchLabels } from '../metrics/producer-metrics.js'
 import { AdaptiveLevel } from './adaptive-level.js'
@@ -28,8 +29,11 @@ export interface ProducerConfig {
    * idempotence only, where the broker's sequence checks keep them in order; otherwise squeeze sends one at a time.
    */
   readonly maxInFlightPerPartition: number
-  /** Compress batches on a worker thread, beside the event loop; false compresses inline. */
-  readonly compressionThread: boolean
+  /**
+   * squeeze.compression.threads: how many compression threads (batches of different partitions compress in
+   * parallel); 0 compresses on the event loop.
+   */
+  readonly compressionThreads: number
   /** For codec:adaptive: the levels it moves over (clamped to the codec's), and an optional CPU budget. */
   readonly adaptiveLevel?: AdaptiveLevelSettings
 }
@@ -41,6 +45,9 @@ export interface AdaptiveLevelSettings {
   /** squeeze.compression.cpu.budget: CPU seconds per GiB of uncompressed input. */
   readonly cpuBudgetSecondsPerGiB?: number
 }
+
+/** One core stays for the event loop (encoding, sending), the rest compress; at least one thread. */
+export const DEFAULT_COMPRESSION_THREADS = Math.max(1, availableParallelism() - 1)
 
 export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
   lingerMs: 100,
@@ -54,7 +61,7 @@ export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
   retryBackoffMs: 100,
   retryBackoffMaxMs: 1000,
   maxInFlightPerPartition: 5,
-  compressionThread: true,
+  compressionThreads: DEFAULT_COMPRESSION_THREADS,
   codec: { codec: 'zstd', level: 3 }
 }
 

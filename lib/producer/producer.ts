@@ -7,6 +7,7 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordAccumulator, type ProducerRecord } from './accumulator.js'
+import type { SealerLoad } from './batch-sealer.js'
 import { TopicCodecs, type ProducerConfig } from './config.js'
 import { Idempotence } from './idempotence.js'
 import { Sender, type AckedBatch, type DeliveryFailure, type DeliveryStats } from './sender.js'
@@ -14,6 +15,7 @@ import { Transactions } from './transactions.js'
 
 export { DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from './config.js'
 export type { ProducerRecord } from './accumulator.js'
+export type { SealerLoad, ThreadLoad } from './batch-sealer.js'
 export { isRecordRefusal, type AckedBatch, type DeliveryFailure } from './sender.js'
 
 export interface ProducerStats extends DeliveryStats {
@@ -112,6 +114,11 @@ export class Producer {
   /** Bytes reserved right now by open and unacknowledged batches. */
   get bufferedBytes(): number {
     return this.accumulator.reservedBytes
+  }
+
+  /** Bytes waiting for compression, and each compression thread's busy, idle and CPU seconds so far. */
+  compressionLoad(): SealerLoad {
+    return this.accumulator.compressionLoad()
   }
 
   /**

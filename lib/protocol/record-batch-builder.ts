@@ -165,7 +165,8 @@ export interface OpenBatch {
  */
 export function sealRecords(batch: OpenBatch, codec: Codec, allocate: (size: number) => Buffer): SealedBatch {
   const before = process.cpuUsage()
-  const compressed = codec.id === 0 ? batch.records : codec.compress(batch.records)
+  // Copied into `out` at once, so the codec may compress into memory it reuses.
+  const compressed = codec.id === 0 ? batch.records : codec.compressTransient?.(batch.records) ?? codec.compress(batch.records)
   const spent = process.cpuUsage(before)
   const compressCpuSeconds = codec.id === 0 ? 0 : (spent.user + spent.system) / 1e6
   const out = allocate(BATCH.HEADER_BYTES + compressed.length)

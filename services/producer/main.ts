@@ -42,7 +42,7 @@ Kafka:
                                  buffer.memory (33554432), max.request.size, acks (all), enable.idempotence (true),
                                  delivery.timeout.ms, request.timeout.ms, retry.backoff.ms, compression.type,
                                  compression.gzip.level, compression.lz4.level, compression.zstd.level,
-                                 max.in.flight.requests.per.connection (5), squeeze.compression.thread (true),
+                                 max.in.flight.requests.per.connection (5), squeeze.compression.threads (cores - 1),
                                  squeeze.compression.level.min / .max (adaptive's range: 1 and zstd 19, gzip 9,
                                  lz4 12), squeeze.compression.cpu.budget (CPU s per GiB: adaptive's highest
                                  level whose measured cost fits)

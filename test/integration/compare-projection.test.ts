@@ -236,7 +236,7 @@ function appendBlocking(topic: string, count: number): void {
     const { createCluster, DEFAULT_CONNECTION } = await import(${JSON.stringify(new URL('../../lib/kafka/connection.js', import.meta.url).href)})
     const { createLogger } = await import(${JSON.stringify(new URL('../../lib/log/logger.js', import.meta.url).href)})
     const log = createLogger({ level: 'silent', name: 'append' })
-    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 5, compressionThread: false }, { cluster: createCluster({ ...DEFAULT_CONNECTION, brokers: [${JSON.stringify(broker.bootstrap)}] }, log), log })
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 5, compressionThreads: 0 }, { cluster: createCluster({ ...DEFAULT_CONNECTION, brokers: [${JSON.stringify(broker.bootstrap)}] }, log), log })
     producer.onDeliveryFailure((failure) => { console.error(failure); process.exit(1) })
     await producer.start()
     await producer.sendMany(Array.from({ length: ${count} }, (_, i) => ({ topic: ${JSON.stringify(topic)}, partition: 0, key: null, value: Buffer.from('appended while compare ran ' + i) })))

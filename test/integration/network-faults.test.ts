@@ -7,6 +7,7 @@ import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnect
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG } from '../../lib/consumer/partition-reader.js'
+import { poll } from '../helpers/poll.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 
 const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent' })
@@ -114,4 +115,47 @@ describe('a stalled or cut connection', () => {
     const seen = await countValues('cut')
     assert.ok(seen.has('before') && seen.has('after'), 'records before the cut and after it healed arrived')
   })
+})
+
+describe('compression threads (squeeze.compression.threads) through a cut connection', () => {
+  for (const threads of [1, 2, 3]) {
+    it(`${threads} thread(s): every record arrives once, each partition in send order, across the retries`, async () => {
+      const topic = `pool-${threads}`
+      const admin = createKafkaClient(connection, log).admin()
+      await admin.connect()
+      await createTopicsAndWait(admin, [{ topic, numPartitions: 4 }])
+      await admin.disconnect()
+      const producer = new Producer(
+        { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 6 }, lingerMs: 5, batchSizeBytes: 32 * 1024, compressionThreads: threads, requestTimeoutMs: 3000, deliveryTimeoutMs: 60_000, retryBackoffMaxMs: 200 },
+        { cluster: createCluster(connection, log), log }
+      )
+      await producer.start()
+      const total = 24_000
+      const slice = 6000
+      const record = (i: number) => ({ topic, key: Buffer.from(`k${i % 16}`), value: Buffer.from(`v${i} GET /static/${i % 97}.css 200 ${(i * 7919) % 50000}`) })
+      // Whole slices without an await per record: about ten batches close in one tick, so every thread gets some.
+      const send = async (from: number, to: number): Promise<void> => {
+        for (let i = from; i < to; i += slice) await producer.sendMany(Array.from({ length: Math.min(slice, to - i) }, (_, j) => record(i + j)))
+      }
+      await send(0, total / 2)
+      proxy.cut()
+      await send(total / 2, total)
+      await poll('a produce request to fail and be retried', async () => producer.snapshot().retries, (n) => n > 0)
+      proxy.heal()
+      await producer.flush()
+      const load = producer.compressionLoad()
+      await producer.close()
+      const stats = producer.snapshot()
+      assert.equal(stats.recordsFailed, 0)
+      assert.equal(stats.recordsAcked, total)
+      assert.equal(load.threads.filter((t) => t.batches > 0).length, threads, `every thread compressed batches: ${JSON.stringify(load.threads)}`)
+      const { seen, byPartition } = await readBack(topic)
+      assert.equal(seen.size, total, 'nothing lost')
+      assert.ok([...seen.values()].every((n) => n === 1), 'nothing duplicated (idempotent retries)')
+      for (const [partition, values] of byPartition) {
+        const indices = values.map((v) => Number(v.slice(1, v.indexOf(' '))))
+        assert.ok(indices.every((n, i) => i === 0 || n > (indices[i - 1] as number)), `partition ${partition} kept send order`)
+      }
+    })
+  }
 })

@@ -47,7 +47,7 @@ describe('FanOut', () => {
     const cluster = new FakeCluster({ topics: { a: 2, b: 2 } })
     // Small batches, so a partition's copies span several batches and the refused one sits in the middle of one; one
     // batch in flight per partition, because the fake cluster answers without checking sequences as a broker would.
-    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, compressionThread: false, lingerMs: 60_000, batchSizeBytes: 1024, maxRequestSizeBytes: 4096, maxInFlightPerPartition: 1 }, { cluster, log })
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, compressionThreads: 0, lingerMs: 60_000, batchSizeBytes: 1024, maxRequestSizeBytes: 4096, maxInFlightPerPartition: 1 }, { cluster, log })
     await producer.start()
     const failures: DeliveryFailure[] = []
     producer.onDeliveryFailure((failure) => failures.push(failure))

@@ -10,7 +10,7 @@ import { FakeCluster, until } from '../../helpers/fake-cluster.js'
 const log = createLogger({ level: 'silent', name: 'test' })
 
 function newAccumulator(overrides: Partial<ProducerConfig>, topics: Record<string, number> = { t: 4 }) {
-  const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'none', level: null }, compressionThread: false, lingerMs: 60_000, ...overrides }
+  const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'none', level: null }, compressionThreads: 0, lingerMs: 60_000, ...overrides }
   const events = { ready: 0, sealFailures: [] as SqueezeError[] }
   const accumulator = new RecordAccumulator(config, { cluster: new FakeCluster({ topics }), log }, new TopicCodecs(config), {
     batchReady: () => events.ready++,

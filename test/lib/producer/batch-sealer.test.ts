@@ -1,17 +1,32 @@
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, it } from 'node:test'
 import { createCodec, type CodecSpec } from '../../../lib/codecs/index.js'
-import { createLogger } from '../../../lib/log/logger.js'
+import { pino } from 'pino'
+import { createLogger, type Logger } from '../../../lib/log/logger.js'
 import { createBatchSealer, INLINE_BELOW_BYTES, type BatchSealer } from '../../../lib/producer/batch-sealer.js'
 import { RecordBatchBuilder, type SealedBatch } from '../../../lib/protocol/record-batch-builder.js'
 import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
 import { NON_IDEMPOTENT, stampProducerState } from '../../../lib/protocol/record-batch-builder.js'
 
 const log = createLogger({ level: 'silent', name: 'test' })
+
+/** CPU seconds the kernel counted for this process's thread of that name (Linux schedstat). */
+function threadCpuByName(name: string): number {
+  const task = readdirSync('/proc/self/task').find((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === name)
+  assert.ok(task !== undefined, `a thread named ${name}`)
+  return Number(readFileSync(`/proc/self/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e9
+}
+
+/** A logger that keeps its warnings' messages, to check what a failure says and how often. */
+function capturedWarnings(): { log: Logger; messages: () => string[] } {
+  const lines: string[] = []
+  const captured = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) })
+  return { log: captured, messages: () => lines.map((l) => (JSON.parse(l) as { msg: string }).msg) }
+}
 
 function fill(sealer: BatchSealer, capacity: number, prefix: string): RecordBatchBuilder {
   const builder = new RecordBatchBuilder(capacity, capacity, (size) => sealer.buffer(size))
@@ -30,8 +45,8 @@ function values(sealed: SealedBatch): string[] {
 
 describe('batch sealer', () => {
   it('seals on the compression thread byte for byte as inline, in order, and recycles the builders\' buffers', async () => {
-    const threaded = createBatchSealer(true, log)
-    const inline = createBatchSealer(false, log)
+    const threaded = createBatchSealer(1, log)
+    const inline = createBatchSealer(0, log)
     try {
       for (const spec of [{ codec: 'zstd', level: 3 }, { codec: 'lz4', level: 1 }, { codec: 'gzip', level: 6 }, { codec: 'snappy', level: null }] as CodecSpec[]) {
         const a = fill(threaded, 256 * 1024, spec.codec)
@@ -66,7 +81,7 @@ describe('batch sealer', () => {
   })
 
   it('seals small batches inline (synchronously) and reports a codec error instead of throwing', async () => {
-    const sealer = createBatchSealer(true, log)
+    const sealer = createBatchSealer(1, log)
     try {
       const builder = new RecordBatchBuilder(INLINE_BELOW_BYTES / 2)
       builder.tryAppend({ key: null, value: Buffer.from('small') }, 1)
@@ -80,14 +95,87 @@ describe('batch sealer', () => {
     }
   })
 
-  it('fails the batches a dying compression thread held, with a clear error, then seals inline', async () => {
+  it('fails the batches a dying compression thread held, with one clear error, then seals inline when it was the only one', async () => {
     const dying = join(tmpdir(), `squeeze-dying-worker-${process.pid}.mjs`)
     writeFileSync(dying, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\n")
-    const sealer = createBatchSealer(true, log, pathToFileURL(dying))
+    const warnings = capturedWarnings()
+    const sealer = createBatchSealer(1, warnings.log, pathToFileURL(dying))
     try {
-      await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /compression thread exited with code 3/)
+      await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /^Error: compression thread 1 of 1 exited with code 3$/)
       const after = await seal(sealer, fill(sealer, 64 * 1024, 'after'), { codec: 'zstd', level: 3 })
       assert.match(values(after)[0] ?? '', /^after /)
+      assert.deepEqual(warnings.messages(), ['compression thread 1 of 1 exited with code 3; compressing on the event loop from now on'])
+    } finally {
+      await sealer.close()
+    }
+  })
+
+  it('in a pool, a thread that dies fails only the batches it held, once, and the other threads go on', async () => {
+    // Thread 0 dies at its first batch; the others run the real compression thread.
+    const dying = join(tmpdir(), `squeeze-dying-first-worker-${process.pid}.mjs`)
+    writeFileSync(dying, [
+      "import { parentPort, workerData } from 'node:worker_threads'",
+      `if (workerData.thread === 0) parentPort.on('message', () => process.exit(3))`,
+      `else await import(${JSON.stringify(new URL('../../../lib/producer/compression-worker.js', import.meta.url).href)})`
+    ].join('\n'))
+    const warnings = capturedWarnings()
+    const sealer = createBatchSealer(2, warnings.log, pathToFileURL(dying))
+    try {
+      await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /^Error: compression thread 1 of 2 exited with code 3$/)
+      for (const prefix of ['second', 'third']) assert.match(values(await seal(sealer, fill(sealer, 64 * 1024, prefix), { codec: 'zstd', level: 3 }))[0] ?? '', new RegExp(`^${prefix} `))
+      const [dead, alive] = sealer.load().threads
+      assert.equal(dead?.alive, false)
+      assert.equal(dead?.batches, 0)
+      assert.equal(alive?.alive, true)
+      assert.equal(alive?.batches, 2, 'the batches after the death went to the other thread, not inline')
+      assert.deepEqual(warnings.messages(), ['compression thread 1 of 2 exited with code 3; the other threads go on'])
+    } finally {
+      await sealer.close()
+    }
+  })
+})
+
+describe('compression pool', () => {
+  it('seals batches on several threads at once, reports the bytes queued, and counts each thread\'s CPU exactly', async () => {
+    const sealer = createBatchSealer(3, log)
+    try {
+      const spec: CodecSpec = { codec: 'zstd', level: 9 }
+      const builders = Array.from({ length: 9 }, (_, i) => fill(sealer, 512 * 1024, `p${i}`))
+      const started = process.cpuUsage()
+      const queued: number[] = []
+      const sealing = builders.map((b) => {
+        const batch = b.finish()
+        queued.push(batch.records.byteLength)
+        return new Promise<SealedBatch>((resolve, reject) => sealer.seal(batch, spec, (r) => (r instanceof Error ? reject(r) : resolve(r))))
+      })
+      // Each batch found the threads started so far busy, so a new one started, up to three; then the least loaded.
+      const during = sealer.load()
+      assert.equal(during.threads.length, 3)
+      assert.equal(during.queuedBatches, 9)
+      assert.equal(during.queuedBytes, queued.reduce((a, b) => a + b, 0))
+      assert.ok(during.waitingBytes <= during.queuedBytes && during.waitingBytes >= during.queuedBytes - 3 * 512 * 1024, 'at most one batch per thread is being compressed')
+      const sealed = await Promise.all(sealing)
+      const used = process.cpuUsage(started)
+      sealed.forEach((s, i) => assert.match(values(s)[0] ?? '', new RegExp(`^p${i} `)))
+      const after = sealer.load()
+      assert.equal(after.queuedBytes, 0)
+      assert.equal(after.waitingBytes, 0)
+      assert.equal(after.queuedBatches, 0)
+      assert.deepEqual(after.threads.map((t) => t.batches), [3, 3, 3])
+      for (const t of after.threads) {
+        assert.ok(t.cpuSeconds > 0 && t.busySeconds > 0 && t.idleSeconds >= 0, JSON.stringify(t))
+      }
+      // Every batch's CPU is its own thread's, since that thread's previous batch: the per-batch figures add up
+      // to the per-thread sums, and (each thread measuring itself, not the process) to no more than the process used.
+      // The kernel's own figure for each thread (found by its name) bounds what it reported.
+      after.threads.forEach((t, i) => {
+        const own = threadCpuByName(`compression-${i + 1}`)
+        assert.ok(t.cpuSeconds <= own + 1e-9, `thread ${i + 1} reported ${t.cpuSeconds} s, the kernel says it used ${own} s in all`)
+      })
+      const perBatch = sealed.reduce((sum, s) => sum + s.compressCpuSeconds, 0)
+      const perThread = after.threads.reduce((sum, t) => sum + t.cpuSeconds, 0)
+      assert.ok(Math.abs(perBatch - perThread) < 1e-9, `${perBatch} = ${perThread}`)
+      assert.ok(perThread <= (used.user + used.system) / 1e6 + 0.01, `no more than the whole process used (${perThread} s of ${(used.user + used.system) / 1e6} s)`)
     } finally {
       await sealer.close()
     }

@@ -6,7 +6,7 @@ import { DEFAULT_PRODUCER_CONFIG, Producer, type AckedBatch, type ProducerConfig
 import { FakeCluster } from '../../helpers/fake-cluster.js'
 
 const log = createLogger({ level: 'silent', name: 'test' })
-const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, compressionThread: false, lingerMs: 60_000 }
+const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, compressionThreads: 0, lingerMs: 60_000 }
 
 describe('producer', () => {
   it('accepts records only between start() and close(), and flush() waits for every acknowledgement', async () => {

@@ -10,7 +10,7 @@ const log = createLogger({ level: 'silent', name: 'test' })
 
 /** Inline sealing, no codec, no linger: each flush() closes the open batch at once, so a test decides the batches. */
 function newProducer(cluster: FakeCluster, overrides: Partial<ProducerConfig> = {}): Producer {
-  const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'none', level: null }, compressionThread: false, lingerMs: 60_000, retryBackoffMs: 1, retryBackoffMaxMs: 1, ...overrides }
+  const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'none', level: null }, compressionThreads: 0, lingerMs: 60_000, retryBackoffMs: 1, retryBackoffMaxMs: 1, ...overrides }
   return new Producer(config, { cluster, log })
 }
 

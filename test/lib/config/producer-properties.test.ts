@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict'
+import { availableParallelism } from 'node:os'
+import { describe, it } from 'node:test'
+import { producerConfigFrom } from '../../../lib/config/producer-properties.js'
+import { COPIER_PRODUCER_DEFAULTS } from '../../../lib/copier/copier.js'
+import { ErrorCodes } from '../../../lib/errors.js'
+import { DEFAULT_COMPRESSION_THREADS } from '../../../lib/producer/config.js'
+
+describe('producer properties: compression threads', () => {
+  it('squeeze.compression.threads sets the pool size, 0 compresses on the event loop, default cores - 1', () => {
+    assert.equal(DEFAULT_COMPRESSION_THREADS, Math.max(1, availableParallelism() - 1))
+    assert.equal(producerConfigFrom({}).compressionThreads, DEFAULT_COMPRESSION_THREADS)
+    assert.equal(producerConfigFrom({ 'squeeze.compression.threads': '3' }).compressionThreads, 3)
+    assert.equal(producerConfigFrom({ 'squeeze.compression.threads': '0' }).compressionThreads, 0)
+    assert.equal(producerConfigFrom({}, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads, 0, 'the copier compresses inline by default')
+    assert.equal(producerConfigFrom({ 'squeeze.compression.threads': '2' }, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads, 2)
+  })
+
+  it('the older squeeze.compression.thread=true|false still works, and a contradiction is a start-up error', () => {
+    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'false' }).compressionThreads, 0)
+    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'true' }).compressionThreads, DEFAULT_COMPRESSION_THREADS)
+    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'true' }, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads, DEFAULT_COMPRESSION_THREADS)
+    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'true', 'squeeze.compression.threads': '2' }).compressionThreads, 2)
+    assert.throws(() => producerConfigFrom({ 'squeeze.compression.thread': 'false', 'squeeze.compression.threads': '2' }), { code: ErrorCodes.CONFIG_INVALID, message: /squeeze\.compression\.thread=false contradicts squeeze\.compression\.threads=2/ })
+    assert.throws(() => producerConfigFrom({ 'squeeze.compression.threads': '-1' }), { code: ErrorCodes.CONFIG_INVALID, message: /squeeze\.compression\.threads/ })
+  })
+})
