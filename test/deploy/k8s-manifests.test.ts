@@ -18,10 +18,12 @@ function policyProblems(resources: Resource[]): string[] {
   const data = isObject(config?.data) ? config.data : {}
   if (config === undefined) problems.push('ConfigMap squeeze-config is missing')
   const deliveryTimeoutS = Number(data.DELIVERY_TIMEOUT_MS ?? 120_000) / 1000
-  const deployments = resources.filter((r) => r.kind === 'Deployment')
-  for (const component of ['producer', 'copier', 'consumer']) if (find('Deployment', `squeeze-${component}`) === undefined) problems.push(`Deployment squeeze-${component} is missing`)
-  for (const d of deployments) {
-    const id = `Deployment/${d.metadata.name}`
+  const workloads = resources.filter((r) => r.kind === 'Deployment' || r.kind === 'StatefulSet')
+  for (const component of ['producer', 'consumer']) if (find('Deployment', `squeeze-${component}`) === undefined) problems.push(`Deployment squeeze-${component} is missing`)
+  // Its pods' names are the copiers' transactional ids: a Deployment would give a replaced pod a new one.
+  if (find('StatefulSet', 'squeeze-copier') === undefined) problems.push('StatefulSet squeeze-copier is missing (the copier needs stable pod names for its transactional ids)')
+  for (const d of workloads) {
+    const id = `${d.kind}/${d.metadata.name}`
     const pod = podSpecOf(d) ?? {}
     const grace = Number(pod.terminationGracePeriodSeconds ?? 30)
     // The copier's shutdown deadline is delivery.timeout.ms + 10 s (services/copier/main.ts).
@@ -59,7 +61,7 @@ function policyProblems(resources: Resource[]): string[] {
       }
     }
   }
-  const podLabels = deployments.map((d) => {
+  const podLabels = workloads.map((d) => {
     const spec = d.spec as JsonObject
     const template = spec.template as JsonObject
     return isObject(template.metadata) && isObject(template.metadata.labels) ? template.metadata.labels : {}
@@ -108,12 +110,12 @@ function policyProblems(resources: Resource[]): string[] {
     const user = resources.find((r) => r.kind === 'KafkaUser')
     const auth = user !== undefined && isObject(user.spec) && isObject(user.spec.authentication) ? user.spec.authentication.type : undefined
     if (auth !== 'scram-sha-512') problems.push('no KafkaUser with scram-sha-512')
-    for (const d of deployments) {
+    for (const d of workloads) {
       for (const c of containersOf(d)) {
         const env = Array.isArray(c.env) ? c.env.filter(isObject) : []
         const password = env.find((e) => e.name === 'KAFKA_SASL_PASSWORD')
         const ref = isObject(password?.valueFrom) && isObject(password.valueFrom.secretKeyRef) ? password.valueFrom.secretKeyRef : {}
-        if (ref.name !== user?.metadata.name || ref.key !== 'password') problems.push(`Deployment/${d.metadata.name}: KAFKA_SASL_PASSWORD must come from the KafkaUser's Secret ${String(user?.metadata.name)} key password`)
+        if (ref.name !== user?.metadata.name || ref.key !== 'password') problems.push(`${d.kind}/${d.metadata.name}: KAFKA_SASL_PASSWORD must come from the KafkaUser's Secret ${String(user?.metadata.name)} key password`)
       }
     }
     if (data.KAFKA_SASL_USERNAME !== user?.metadata.name) problems.push('squeeze-config KAFKA_SASL_USERNAME is not the KafkaUser')
@@ -214,14 +216,14 @@ describe('Kubernetes manifests', () => {
     for (const overlay of OVERLAYS) {
       const resources = renderKustomization(join(K8S, 'overlays', overlay))
       const kinds = new Set(resources.map((r) => r.kind))
-      for (const kind of ['ConfigMap', 'Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']) assert.ok(kinds.has(kind), `${overlay}: ${kind}`)
+      for (const kind of ['ConfigMap', 'Deployment', 'StatefulSet', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']) assert.ok(kinds.has(kind), `${overlay}: ${kind}`)
       for (const kind of ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser']) assert.equal(kinds.has(kind), WITH_STRIMZI.has(overlay), `${overlay}: ${kind}`)
       assert.ok(resources.every((r) => typeof r.metadata.namespace === 'string'), `${overlay}: every resource gets the overlay's namespace`)
     }
     const prod = renderKustomization(join(K8S, 'overlays', 'prod'))
     const pools = prod.filter((r) => r.kind === 'KafkaNodePool').map((r) => ({ roles: (r.spec as JsonObject).roles, replicas: (r.spec as JsonObject).replicas }))
     assert.deepEqual(pools, [{ roles: ['controller'], replicas: 3 }, { roles: ['broker'], replicas: 3 }])
-    const copier = prod.find((r) => r.metadata.name === 'squeeze-copier' && r.kind === 'Deployment') as Resource
+    const copier = prod.find((r) => r.metadata.name === 'squeeze-copier' && r.kind === 'StatefulSet') as Resource
     assert.equal(containersOf(copier)[0]?.image, 'registry.example.com/squeeze:0.1.0')
     assert.ok((containersOf(copier)[0]?.args as string[]).includes('--ssl-ca-file'))
   })
@@ -271,11 +273,27 @@ describe('Kubernetes manifests', () => {
     })
     try {
       const problems = validateTree(dir)
-      assert.ok(problems.includes('overlay prod: Deployment/squeeze-copier: sets spec.replicas, which HorizontalPodAutoscaler/squeeze-copier manages'), problems.join('\n'))
+      assert.ok(problems.includes('overlay prod: StatefulSet/squeeze-copier: sets spec.replicas, which HorizontalPodAutoscaler/squeeze-copier manages'), problems.join('\n'))
       assert.ok(problems.includes('overlay dev: Deployment/squeeze-consumer: consume without --group (every replica would read every partition)'), problems.join('\n'))
       assert.ok(problems.includes('overlay dev: Kafka/squeeze: annotation strimzi.io/kraft is ignored since Strimzi 0.48.0'), problems.join('\n'))
       assert.ok(problems.includes('overlay prod: Kafka/squeeze: annotation strimzi.io/node-pools is ignored since Strimzi 0.48.0'), problems.join('\n'))
       assert.ok(problems.some((p) => p.startsWith('overlay prod: Kafka/squeeze: Strimzi 0.49.0 does not support Kafka 4.2.0')), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+
+  it('a copier run as a Deployment fails: a replaced pod would come back under a new transactional id', () => {
+    const dir = editedCopy((k8s) => {
+      replaceIn(join(k8s, 'base/copier.yaml'), 'kind: StatefulSet', 'kind: Deployment')
+      replaceIn(join(k8s, 'base/copier.yaml'), /^ {2}serviceName: .*\n {2}(#.*\n {2})?podManagementPolicy: .*\n/m, '')
+      replaceIn(join(k8s, 'base/autoscalers.yaml'), 'kind: StatefulSet', 'kind: Deployment')
+      replaceIn(join(k8s, 'overlays/dev/kustomization.yaml'), 'kind: StatefulSet', 'kind: Deployment')
+      replaceIn(join(k8s, 'overlays/prod/kustomization.yaml'), /^ {2}# The copier is a StatefulSet.*\n(.*\n){4}/m, '')
+    })
+    try {
+      const problems = validateTree(dir)
+      assert.ok(problems.includes('overlay prod: StatefulSet squeeze-copier is missing (the copier needs stable pod names for its transactional ids)'), problems.join('\n'))
     } finally {
       rmSync(join(dir, '..'), { recursive: true, force: true })
     }
@@ -325,7 +343,7 @@ describe('Kubernetes manifests', () => {
     })
     try {
       const problems = validateTree(dir)
-      assert.ok(problems.some((p) => p.includes('Deployment/squeeze-copier: terminationGracePeriodSeconds 30 does not exceed')), problems.join('\n'))
+      assert.ok(problems.some((p) => p.includes('StatefulSet/squeeze-copier: terminationGracePeriodSeconds 30 does not exceed')), problems.join('\n'))
       assert.ok(problems.some((p) => p.includes('DESTINATION_TOPICS')), problems.join('\n'))
     } finally {
       rmSync(join(dir, '..'), { recursive: true, force: true })
