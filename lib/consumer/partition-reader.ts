@@ -33,6 +33,9 @@ export interface ReaderConfig {
   readonly reuseBatchMemory?: boolean
 }
 
+/** How often a round with leaderless partitions refreshes the metadata while other partitions are read. */
+const LEADERLESS_REFRESH_MS = 1000
+
 export const DEFAULT_READER_CONFIG: Omit<ReaderConfig, 'topics'> = {
   from: 'earliest',
   untilEnd: true,
@@ -109,6 +112,8 @@ export class PartitionReader {
   private scratch: Buffer | null
   /** The partitions an 'assigned' reader reads; changed in place by assign() and revoke() between rounds. */
   private readonly assigned: PartitionCursor[] = []
+  /** When the metadata was last refreshed for partitions without a known leader (at most every LEADERLESS_REFRESH_MS). */
+  private leaderlessRefreshAt = 0
 
   constructor(
     private readonly config: ReaderConfig,
@@ -211,6 +216,13 @@ export class PartitionReader {
     const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.end === null || cursor.fetchAt < cursor.end)
     if (active.length === 0) return 'done'
     const byLeader = this.groupByLeader(active)
+    // A partition whose leader the metadata lacks (a topic created moments ago, an election) is left out of the
+    // round; while other partitions still answer nothing else would refresh the metadata, so it would never be read.
+    const leaderless = active.length - [...byLeader.values()].reduce((n, group) => n + group.length, 0)
+    if (leaderless > 0 && byLeader.size > 0 && Date.now() - this.leaderlessRefreshAt >= LEADERLESS_REFRESH_MS) {
+      this.leaderlessRefreshAt = Date.now()
+      await this.deps.cluster.refreshMetadata().catch(() => undefined)
+    }
     let answers
     try {
       if (byLeader.size === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${active.length} partition(s)`, { retriable: true })

@@ -67,3 +67,34 @@ it('a fetch error no retry fixes ends the read with SQUEEZE_ERR_SOURCE and its c
   assert.equal(fetches(), 1)
   assert.deepEqual(warnings, [])
 })
+
+it('a partition without a known leader is read once the metadata names one, while the other partitions keep answering', async () => {
+  // Before: the round fetched the partitions with a leader and never refreshed the metadata, so a topic created a
+  // moment before the reader started (its leader not yet in kafkajs's cache) was skipped for as long as it ran.
+  let refreshed = false
+  const lagged = new Set<number>()
+  const cluster = {
+    addMultipleTargetTopics: async () => {},
+    refreshMetadata: async () => { refreshed = true },
+    findTopicPartitionMetadata: () => [{ partitionId: 0, leader: 1 }, { partitionId: 1, leader: refreshed ? 1 : -1 }],
+    findBroker: async () => ({
+      // A broker's answer takes a turn of the event loop, so the test's own timer can end a read that never gets there.
+      connectionPool: { send: () => new Promise((resolve) => setImmediate(() => resolve([EMPTY_PARTITION, { ...EMPTY_PARTITION, partition: 1 }]))) }
+    })
+  } as unknown as KafkajsCluster
+  const admin = { fetchTopicOffsets: async () => [0, 1].map((partition) => ({ partition, low: '0', high: '0', offset: '0' })) } as unknown as Admin
+  const log = { warn: () => {} } as unknown as Logger
+  const controller = new AbortController()
+  const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: ['t'], untilEnd: false, maxWaitMs: 10 }, {
+    cluster, admin, log,
+    lag: (_topic, partition) => {
+      lagged.add(partition)
+      if (lagged.has(1)) controller.abort()
+    }
+  })
+  const stop = setTimeout(() => controller.abort(), 10_000)
+  await reader.run(handlers, controller.signal)
+  clearTimeout(stop)
+  assert.ok(refreshed, 'the reader refreshed the metadata')
+  assert.deepEqual([...lagged].sort(), [0, 1], 'both partitions were fetched')
+})
