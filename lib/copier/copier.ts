@@ -4,10 +4,9 @@ import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent, type CorruptBatchEvent } from '../consumer/partition-reader.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 import { GroupCoordinator } from '../group/coordinator.js'
-import { chooseProtocol, createMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
+import { chooseProtocol, commitAsMember, createMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
 import type { TopicPartition } from '../group/membership.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { CommitRefusedError } from '../kafka/offset-commit.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
@@ -31,8 +30,6 @@ const YIELD_EVERY_RECORDS = 256
  * same speed. A larger batch still comes whole (Kafka returns at least one).
  */
 const PARTITION_FETCH_BYTES = 256 * 1024
-/** How long a commit refused for a stale epoch waits for the heartbeat that brings the new one (Kafka's interval is 5 s). */
-const EPOCH_WAIT_MS = 6000
 /** The Java client's max.poll.interval.ms: how long a member may take to give up revoked partitions. */
 const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
 
@@ -485,26 +482,8 @@ export class Copier {
     await this.asMember(({ memberId, generationId }) => retry(() => coordinator.commit({ groupId: this.config.groupId, generationIdOrMemberEpoch: generationId, memberId, offsets }), COORDINATOR_RETRY))
   }
 
-  /**
-   * Commits as this member, with its current epoch. The coordinator bumps a member's epoch once a rebalance
-   * settles, which can happen while a commit is on the wire: a commit refused then goes once more with the epoch
-   * the next heartbeat brings. The offsets are still this member's at that epoch, since partitions leave a copier
-   * only through revoke(), which waits for this commit. Refused again, with no new epoch, or refused for another
-   * reason (the coordinator no longer knows the member), the member is fenced.
-   */
   private async asMember(commit: (member: GroupMemberIdentity) => Promise<void>): Promise<void> {
-    const member = this.member
-    if (member === null) return
-    const epoch = member.memberEpoch
-    try {
-      await commit({ memberId: member.memberId, generationId: epoch })
-    } catch (err) {
-      if (!(err instanceof CommitRefusedError && err.staleEpoch)) throw err
-      const deadline = Date.now() + EPOCH_WAIT_MS
-      while (member.memberEpoch === epoch && Date.now() < deadline && !this.stopping) await sleep(50)
-      if (member.memberEpoch === epoch || member.memberEpoch <= 0) throw err
-      await commit({ memberId: member.memberId, generationId: member.memberEpoch })
-    }
+    if (this.member !== null) await commitAsMember(this.member, commit, () => this.stopping)
   }
 
   private async fenced(err: unknown): Promise<void> {
