@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Admin } from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
-import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent, type CorruptBatchEvent } from '../consumer/partition-reader.js'
+import { DEFAULT_READER_CONFIG, PartitionReader, type AbortedBatchEvent, type BatchEvent, type CorruptBatchEvent } from '../consumer/partition-reader.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 import { GroupCoordinator } from '../group/coordinator.js'
 import { chooseProtocol, commitAsMember, createMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
@@ -223,6 +223,7 @@ export class Copier {
     if (this.config.exactlyOnce) this.begin()
     const handlers = {
       onBatch: (event: BatchEvent) => this.exclusive(() => this.copyBatch(event)),
+      onAbortedBatch: ({ partition, lastOffset }: AbortedBatchEvent) => this.exclusive(async () => this.passed(partition, lastOffset)),
       onCorruptBatch: ({ partition, baseOffset, lastOffset, error }: CorruptBatchEvent) => {
         throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `source batch ${sourceTopic}-${partition} offsets ${baseOffset}-${lastOffset} cannot be copied: ${error.message}`, { cause: error })
       }
@@ -402,9 +403,15 @@ export class Copier {
       // event loop from start to end: /metrics unanswered, and no heartbeat within the session.
       await yieldToEventLoop()
     }
-    // Past the whole batch: its marker, or offsets compaction removed, are not copied again nor waited for.
-    this.processed.set(partition, Math.max(this.processed.get(partition) ?? 0, batch.lastOffset + 1))
+    this.passed(partition, batch.lastOffset)
     this.deps.onProgress?.(this.stats)
+  }
+
+  /** Past the whole batch: its marker, offsets compaction removed, or an aborted transaction are not copied again nor waited for. */
+  private passed(partition: number, lastOffset: number): void {
+    // Revoked meanwhile: the partition's offsets are its next owner's to commit.
+    if (!this.owned.has(partition)) return
+    this.processed.set(partition, Math.max(this.processed.get(partition) ?? 0, lastOffset + 1))
   }
 
   /**
