@@ -7,7 +7,7 @@ import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, type CopierRow } from './copier.js'
 import { endToEndBench, endToEndTable, endToEndTitle, versusPeer, type EndToEndResult } from './end-to-end.js'
 import { benchRuns, envInt, median, must, ratio, runChild, writeJson } from './lib/harness.js'
-import { readLengthPrefixed, writeInputs, type InputFiles } from './lib/inputs.js'
+import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type InputKind } from './lib/inputs.js'
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
@@ -134,14 +134,19 @@ async function main(): Promise<void> {
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
   const started = Date.now()
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-'))
-  const inputs: InputFiles[] = [writeInputs(dir, 'corpus', envInt('BENCH_CORPUS_RECORDS', 200_000)), writeInputs(dir, 'http', envInt('BENCH_HTTP_RECORDS', 100_000))]
+  const inputs: InputFiles[] = inputsFor(wanted).map((kind) => writeInputs(dir, kind, kind === 'corpus' ? envInt('BENCH_CORPUS_RECORDS', 200_000) : envInt('BENCH_HTTP_RECORDS', 100_000)))
+  const input = (kind: InputKind): InputFiles => {
+    const found = inputs.find((i) => i.kind === kind)
+    if (found === undefined) throw new Error(`no ${kind} input written for sections ${[...wanted].join(', ')}`)
+    return found
+  }
   const meta = {
     date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', runs: benchRuns(),
     partitions: PARTITIONS, lingerMs: LINGER_MS, batchBytes: BATCH_BYTES, librdkafkaConfluent,
     inputs: inputs.map((i) => ({ kind: i.kind, records: i.records, valueBytes: i.valueBytes }))
   }
   process.stdout.write(`squeeze benchmarks ${meta.date}: ${meta.cpus} cores (${meta.cpuModel}), ${meta.runs} runs per figure (medians), ${PARTITIONS} partitions, linger.ms=${LINGER_MS}, batch.size=${BATCH_BYTES}\n`)
-  process.stdout.write(`inputs: ${inputs.map((i) => `${i.kind} ${i.records} records, ${(i.valueBytes / 1e6).toFixed(1)} MB of values`).join('; ')}\n`)
+  if (inputs.length > 0) process.stdout.write(`inputs: ${inputs.map((i) => `${i.kind} ${i.records} records, ${(i.valueBytes / 1e6).toFixed(1)} MB of values`).join('; ')}\n`)
 
   let ceilings: CeilingRow[] = []
   let producer: ProducerRow[] = []
@@ -170,7 +175,7 @@ async function main(): Promise<void> {
     try {
       if (kafka !== undefined && wanted.has('producer')) {
         producer = await producerBench(kafka, inputs, ceilings, log)
-        const corpus = inputs[0] as InputFiles
+        const corpus = input('corpus')
         const javaOrdered: Array<{ target: string; ratio: number; meanBatchKb: number; batches: number }> = []
         for (const spec of [{ codec: 'zstd' as const, level: 3 }, { codec: 'lz4' as const, level: 1 }]) {
           const j = await javaOrderedRatio(kafka, corpus, spec)
@@ -200,7 +205,7 @@ async function main(): Promise<void> {
         writeJson('bench-keeping-up.json', { meta, result: keepingUp })
       }
       if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier'))) {
-        const http = inputs[1] as InputFiles
+        const http = input('http')
         // The copier needs only the consumer's source topics, not its peers' runs.
         const c = await consumerBench(kafka, http, log, wanted.has('consumer') ? undefined : [])
         if (wanted.has('consumer')) {

@@ -29,6 +29,17 @@ export interface InputFiles {
   readonly javaReplayable: boolean
 }
 
+/** The sections of bench/run.ts that read each input; the others (parse, decode, keeping-up, e2e) make their own. */
+const SECTIONS_READING: Readonly<Record<InputKind, readonly string[]>> = {
+  corpus: ['ceiling', 'producer', 'levels', 'lz4'],
+  http: ['ceiling', 'producer', 'levels', 'lz4', 'consumer', 'copier']
+}
+
+/** The inputs the wanted sections read, so a run of parse or e2e alone writes no file it never opens. */
+export function inputsFor(sections: ReadonlySet<string>): InputKind[] {
+  return (['corpus', 'http'] as const).filter((kind) => SECTIONS_READING[kind].some((s) => sections.has(s)))
+}
+
 export const CORPUS_FILE = process.env['BENCH_CORPUS'] ?? new URL('../../../test/fixtures/corpus/access_apache_semicomplete_2015.log', import.meta.url).pathname
 
 // No NUL byte: kcat reads -D as a C string.

@@ -30,6 +30,15 @@ export interface Codec {
   decompressInto?(input: Uint8Array, output: Buffer): number
 }
 
+/**
+ * The compressed bytes in a buffer of their own, for a caller that keeps them: compressed into this thread's reused
+ * memory and copied out at their size where the codec can (compressTransient), rather than into compress()'s fresh
+ * worst-case-sized output, which the kept view would hold whole.
+ */
+export function compressToOwnBuffer(codec: Codec, input: Uint8Array): Buffer {
+  return codec.compressTransient === undefined ? codec.compress(input) : Buffer.from(codec.compressTransient(input))
+}
+
 /** What levels a codec accepts, and which one Kafka uses by default. */
 export interface LevelRange {
   readonly min: number

@@ -5,7 +5,7 @@ import { createLz4Codec } from './lz4.js'
 import { createSnappyCodec } from './snappy.js'
 import { createZstdCodec } from './zstd.js'
 
-export { CODEC_IDS, CODEC_NAMES, codecNameForId, type Codec, type CodecName, type LevelRange } from './codec.js'
+export { CODEC_IDS, CODEC_NAMES, codecNameForId, compressToOwnBuffer, type Codec, type CodecName, type LevelRange } from './codec.js'
 
 /**
  * Level ranges use Kafka's names, ranges and defaults (KIP-390), except lz4's meaning and default. squeeze's

@@ -1,5 +1,5 @@
 import kafkajs from 'kafkajs'
-import type { Codec } from './codec.js'
+import { compressToOwnBuffer, type Codec } from './codec.js'
 import { decoderForId } from './index.js'
 
 /** kafkajs's codec plugin shape: `CompressionCodecs[type] = () => ({ compress(encoder), decompress(buffer) })`. */
@@ -10,7 +10,8 @@ export interface KafkajsCodec {
 
 export function toKafkajsCodec(codec: Codec): () => KafkajsCodec {
   const plugin: KafkajsCodec = {
-    compress: async (encoder) => codec.compress(encoder.buffer),
+    // Copied out before the await: another batch's compression may reuse this thread's memory before kafkajs reads it.
+    compress: async (encoder) => compressToOwnBuffer(codec, encoder.buffer),
     decompress: async (buffer) => codec.decompress(buffer)
   }
   return () => plugin

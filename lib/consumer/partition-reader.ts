@@ -54,6 +54,12 @@ export interface BatchEvent {
   readonly framingCpuSeconds: number
 }
 
+export interface AbortedBatchEvent {
+  readonly topic: string
+  readonly partition: number
+  readonly lastOffset: number
+}
+
 export interface CorruptBatchEvent {
   readonly topic: string
   readonly partition: number
@@ -68,6 +74,12 @@ export interface ReaderHandlers {
   onCorruptBatch(event: CorruptBatchEvent): void
   /** Every batch that read, before read_committed leaves out aborted ones: what the log stores. */
   onStoredBatch?(event: BatchEvent): void
+  /**
+   * A batch read_committed leaves out (an aborted transaction's records, or its abort marker), awaited as onBatch
+   * is: a handler that counts how far it got moves past it here, or it would wait forever for an end that lies
+   * behind an aborted transaction.
+   */
+  onAbortedBatch?(event: AbortedBatchEvent): void | Promise<void>
   /** Awaited after each fetch round is handed over: a handler that cannot keep up holds the reader here. */
   betweenRounds?(): Promise<void>
 }
@@ -341,8 +353,9 @@ export class PartitionReader {
       const event = { topic: cursor.topic, partition: cursor.partition, batch, framingCpuSeconds: Math.max(0, (spent.user + spent.system) / 1e6 - batch.decompressCpuSeconds) }
       handlers.onStoredBatch?.(event)
       const { isTransactional, isControl, producerId } = batch
-      if (aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) })) continue
-      const handled = handlers.onBatch(event)
+      const handled = aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) })
+        ? handlers.onAbortedBatch?.({ topic: cursor.topic, partition: cursor.partition, lastOffset })
+        : handlers.onBatch(event)
       if (handled instanceof Promise) await handled
     }
   }

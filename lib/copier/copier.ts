@@ -1,13 +1,12 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Admin } from 'kafkajs'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
-import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent, type CorruptBatchEvent } from '../consumer/partition-reader.js'
+import { DEFAULT_READER_CONFIG, PartitionReader, type AbortedBatchEvent, type BatchEvent, type CorruptBatchEvent } from '../consumer/partition-reader.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 import { GroupCoordinator } from '../group/coordinator.js'
-import { chooseProtocol, createMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
+import { chooseProtocol, commitAsMember, createMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
 import type { TopicPartition } from '../group/membership.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { CommitRefusedError } from '../kafka/offset-commit.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
@@ -31,8 +30,6 @@ const YIELD_EVERY_RECORDS = 256
  * same speed. A larger batch still comes whole (Kafka returns at least one).
  */
 const PARTITION_FETCH_BYTES = 256 * 1024
-/** How long a commit refused for a stale epoch waits for the heartbeat that brings the new one (Kafka's interval is 5 s). */
-const EPOCH_WAIT_MS = 6000
 /** The Java client's max.poll.interval.ms: how long a member may take to give up revoked partitions. */
 const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
 
@@ -226,6 +223,7 @@ export class Copier {
     if (this.config.exactlyOnce) this.begin()
     const handlers = {
       onBatch: (event: BatchEvent) => this.exclusive(() => this.copyBatch(event)),
+      onAbortedBatch: ({ partition, lastOffset }: AbortedBatchEvent) => this.exclusive(async () => this.passed(partition, lastOffset)),
       onCorruptBatch: ({ partition, baseOffset, lastOffset, error }: CorruptBatchEvent) => {
         throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `source batch ${sourceTopic}-${partition} offsets ${baseOffset}-${lastOffset} cannot be copied: ${error.message}`, { cause: error })
       }
@@ -405,9 +403,15 @@ export class Copier {
       // event loop from start to end: /metrics unanswered, and no heartbeat within the session.
       await yieldToEventLoop()
     }
-    // Past the whole batch: its marker, or offsets compaction removed, are not copied again nor waited for.
-    this.processed.set(partition, Math.max(this.processed.get(partition) ?? 0, batch.lastOffset + 1))
+    this.passed(partition, batch.lastOffset)
     this.deps.onProgress?.(this.stats)
+  }
+
+  /** Past the whole batch: its marker, offsets compaction removed, or an aborted transaction are not copied again nor waited for. */
+  private passed(partition: number, lastOffset: number): void {
+    // Revoked meanwhile: the partition's offsets are its next owner's to commit.
+    if (!this.owned.has(partition)) return
+    this.processed.set(partition, Math.max(this.processed.get(partition) ?? 0, lastOffset + 1))
   }
 
   /**
@@ -485,26 +489,8 @@ export class Copier {
     await this.asMember(({ memberId, generationId }) => retry(() => coordinator.commit({ groupId: this.config.groupId, generationIdOrMemberEpoch: generationId, memberId, offsets }), COORDINATOR_RETRY))
   }
 
-  /**
-   * Commits as this member, with its current epoch. The coordinator bumps a member's epoch once a rebalance
-   * settles, which can happen while a commit is on the wire: a commit refused then goes once more with the epoch
-   * the next heartbeat brings. The offsets are still this member's at that epoch, since partitions leave a copier
-   * only through revoke(), which waits for this commit. Refused again, with no new epoch, or refused for another
-   * reason (the coordinator no longer knows the member), the member is fenced.
-   */
   private async asMember(commit: (member: GroupMemberIdentity) => Promise<void>): Promise<void> {
-    const member = this.member
-    if (member === null) return
-    const epoch = member.memberEpoch
-    try {
-      await commit({ memberId: member.memberId, generationId: epoch })
-    } catch (err) {
-      if (!(err instanceof CommitRefusedError && err.staleEpoch)) throw err
-      const deadline = Date.now() + EPOCH_WAIT_MS
-      while (member.memberEpoch === epoch && Date.now() < deadline && !this.stopping) await sleep(50)
-      if (member.memberEpoch === epoch || member.memberEpoch <= 0) throw err
-      await commit({ memberId: member.memberId, generationId: member.memberEpoch })
-    }
+    if (this.member !== null) await commitAsMember(this.member, commit, () => this.stopping)
   }
 
   private async fenced(err: unknown): Promise<void> {

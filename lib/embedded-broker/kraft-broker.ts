@@ -15,6 +15,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import kafkajs from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+// Fixes kafkajs's request-queue timer before the probe below opens a connection (a process may load no other kafka module).
+import '../kafka/kafkajs-internals.js'
 import { retry } from '../retry.js'
 import { ensureKafkaJars, javaBinary, kafkaLog4jConfig, kafkaVersion } from './kafka-jars.js'
 import { KafkaMainClasses, runKafkaJavaTool } from './java-tools.js'

@@ -1,11 +1,11 @@
-import { errorMessage, isTransient, SqueezeError } from '../errors.js'
+import { ErrorCodes, errorCode, errorMessage, isTransient, SqueezeError } from '../errors.js'
 import type { PartitionReader, PartitionPosition, ReaderHandlers } from '../consumer/partition-reader.js'
 import type { GroupMetricsSink } from '../metrics/consumer-metrics.js'
 import type { Logger } from '../log/logger.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import type { GroupCoordinator } from './coordinator.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { createMember, fetchIdentity, type Member, type MemberConfig } from './member.js'
+import { commitAsMember, createMember, fetchIdentity, type Member, type MemberConfig } from './member.js'
 import type { TopicPartition } from './membership.js'
 
 export interface GroupReaderConfig extends MemberConfig {
@@ -21,6 +21,7 @@ export interface GroupReaderConfig extends MemberConfig {
 export class GroupReader {
   private commits: Promise<void> = Promise.resolve()
   private readonly membership: Member
+  private readonly stop = new AbortController()
 
   constructor(
     private readonly config: GroupReaderConfig,
@@ -45,7 +46,7 @@ export class GroupReader {
   }
 
   async run(handlers: ReaderHandlers, signal?: AbortSignal): Promise<void> {
-    const stop = new AbortController()
+    const { stop } = this
     const onAbort = (): void => stop.abort()
     signal?.addEventListener('abort', onAbort, { once: true })
     const tasks = [
@@ -80,16 +81,26 @@ export class GroupReader {
     return next
   }
 
+  /**
+   * Commits the positions as this member. Refused as fenced (the coordinator gave the partitions to another
+   * member, or no longer knows this one), the partitions are dropped uncommitted and the member joins again: their
+   * next owner re-reads from the last accepted commit. A coordinator out of reach after the retries is logged, and
+   * the next commit carries these offsets; any other refusal ends the read with its one-line error.
+   */
   private async commit(positions: readonly PartitionPosition[], why: 'periodic' | 'revoke'): Promise<void> {
     if (positions.length === 0) return
     const offsets = positions.map(({ topic, partition, position }) => ({ topic, partition, offset: position }))
+    const { coordinator, log } = this.deps
     try {
-      await retry(() => this.deps.coordinator.commit({ groupId: this.config.groupId, generationIdOrMemberEpoch: this.membership.memberEpoch, memberId: this.membership.memberId, offsets }), COORDINATOR_RETRY)
+      await commitAsMember(this.membership, ({ memberId, generationId }) => retry(() => coordinator.commit({ groupId: this.config.groupId, generationIdOrMemberEpoch: generationId, memberId, offsets }), COORDINATOR_RETRY), () => this.stop.signal.aborted)
     } catch (err) {
-      // A refused commit (stale or fenced epoch) is not fatal: the partitions go to another member, which re-reads
-      // from the last accepted commit (at least once). Counted in the log, never a crash loop.
-      if (!isTransient(err) && !(err instanceof SqueezeError)) throw err
-      this.deps.log.warn({ err: errorMessage(err), why, partitions: positions.length }, 'offset commit failed')
+      if (errorCode(err) === ErrorCodes.GROUP_FENCED) {
+        log.warn({ err: errorMessage(err), why, partitions: positions.length }, 'offset commit refused: this member no longer owns its partitions; dropping them and rejoining')
+        this.membership.rejoin()
+        return
+      }
+      if (!isTransient(err)) throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: ${errorMessage(err)}`, { cause: err })
+      log.warn({ err: errorMessage(err), why, partitions: positions.length }, 'offset commit failed; the next commit carries these offsets')
     }
   }
 }

@@ -1,12 +1,17 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import { CommitRefusedError } from '../kafka/offset-commit.js'
+import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
-import { COORDINATOR_RETRY, retry } from '../retry.js'
+import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import { ClassicMembership } from './classic-membership.js'
 import type { GroupCoordinator } from './coordinator.js'
 import { GroupMembership, type MembershipListener, type TopicPartition } from './membership.js'
 
 export type GroupProtocol = 'consumer' | 'classic'
+
+/** How long a commit refused for a stale epoch waits for the heartbeat that brings the new one (Kafka's interval is 5 s). */
+const EPOCH_WAIT_MS = 6000
 
 /** What a group's user needs of a membership, whichever protocol: KIP-848's or the classic one. */
 export interface Member {
@@ -56,4 +61,25 @@ export async function chooseProtocol(coordinator: GroupCoordinator, requested: G
 /** A KIP-848 member's offset fetch is checked against its epoch; a classic group's is an unchecked one. */
 export function fetchIdentity(protocol: GroupProtocol, member: Member): { memberId: string; memberEpoch: number } | null {
   return protocol === 'consumer' ? { memberId: member.memberId, memberEpoch: member.memberEpoch } : null
+}
+
+/**
+ * Commits as the member, with its current epoch. The coordinator bumps a member's epoch once a rebalance settles,
+ * which can happen while a commit is on the wire: a commit refused then (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION)
+ * goes once more with the epoch the next heartbeat brings. The offsets are still the member's at that epoch as long
+ * as its partitions leave only through onRevoked, which waits for this commit; a member fenced meanwhile has epoch
+ * 0 or less. Refused again, with no new epoch, or for another reason, the error is thrown: a CommitRefusedError
+ * coded GROUP_FENCED means the partitions may be another member's already (drop them and rejoin).
+ */
+export async function commitAsMember(member: Member, commit: (identity: GroupMemberIdentity) => Promise<void>, stopping: () => boolean): Promise<void> {
+  const epoch = member.memberEpoch
+  try {
+    await commit({ memberId: member.memberId, generationId: epoch })
+  } catch (err) {
+    if (!(err instanceof CommitRefusedError && err.staleEpoch)) throw err
+    const deadline = Date.now() + EPOCH_WAIT_MS
+    while (member.memberEpoch === epoch && Date.now() < deadline && !stopping()) await sleep(50)
+    if (member.memberEpoch === epoch || member.memberEpoch <= 0) throw err
+    await commit({ memberId: member.memberId, generationId: member.memberEpoch })
+  }
 }

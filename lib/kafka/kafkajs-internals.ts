@@ -115,5 +115,42 @@ export type KafkajsLogCreator = (level: number) => (entry: { namespace: string; 
 export const KAFKAJS_LOG_LEVELS = loggers.LEVELS
 export const createKafkajsLogger = loggers.createLogger
 
+/** The fields of kafkajs's per-connection request queue that its pending-request check reads. */
+export interface KafkajsRequestQueue {
+  pending: unknown[]
+  /** ms since the epoch; -1 until a broker throttles the connection. */
+  throttledUntil: number
+  throttleCheckTimeoutId: NodeJS.Timeout | null
+  checkPendingRequests(): void
+  scheduleCheckPendingRequests(): void
+}
+
+export const RequestQueue = require('kafkajs/src/network/requestQueue') as new (options: Record<string, unknown>) => KafkajsRequestQueue
+
+/** kafkajs's CHECK_PENDING_REQUESTS_INTERVAL: how often a queue holding requests looks again once unthrottled. */
+const PENDING_RECHECK_MS = 10
+
+/**
+ * When a request queue should next look at its pending requests: undefined when none wait, since push() schedules
+ * a look whenever it queues one. kafkajs 2.2.4 (issues 1704 and 1751) schedules `throttledUntil - now` even with
+ * nothing pending: after every response, on every connection, a timer of about -1.8e12 ms, which Node runs 1 ms
+ * later (a TimeoutNegativeWarning on Node 24) and which schedules the next one, a 1 ms loop for the connection's life.
+ */
+export function pendingCheckDelayMs(pendingCount: number, throttledUntil: number, now: number): number | undefined {
+  if (pendingCount === 0) return undefined
+  const untilUnthrottled = throttledUntil - now
+  return untilUnthrottled > 0 ? untilUnthrottled : PENDING_RECHECK_MS
+}
+
+RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: KafkajsRequestQueue): void {
+  if (this.throttleCheckTimeoutId) return
+  const delayMs = pendingCheckDelayMs(this.pending.length, this.throttledUntil, Date.now())
+  if (delayMs === undefined) return
+  this.throttleCheckTimeoutId = setTimeout(() => {
+    this.throttleCheckTimeoutId = null
+    this.checkPendingRequests()
+  }, delayMs)
+}
+
 /** The consumer still imports the error table from here; it lives in error-codes.ts, squeeze's own copy. */
 export { kafkaError as protocolError } from './error-codes.js'

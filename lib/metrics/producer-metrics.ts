@@ -35,7 +35,7 @@ export function createProducerMetrics(registry: Registry): ProducerMetrics {
     uncompressedBytes: { name: 'squeeze_produced_uncompressed_bytes_total', help: 'Batch bytes before compression (header plus records)' },
     compressedBytes: { name: 'squeeze_produced_compressed_bytes_total', help: 'Batch bytes sent to the broker, after compression' },
     batches: { name: 'squeeze_batches_produced_total', help: 'Record batches acknowledged' },
-    compressCpuSeconds: { name: 'squeeze_compress_cpu_seconds_total', help: 'CPU time spent compressing batches (the compression thread\'s own, or the process\'s when compressing inline)' }
+    compressCpuSeconds: { name: 'squeeze_compress_cpu_seconds_total', help: 'CPU time spent compressing batches (each compression thread\'s own, summed over the pool, or the process\'s when compressing inline)' }
   })
   const recordsPerBatch = new Histogram({ name: 'squeeze_batch_records', help: 'Records per batch sent', labelNames, buckets: RECORD_BUCKETS, registers: [registry] })
   const batchBytes = new Histogram({ name: 'squeeze_batch_compressed_bytes', help: 'Compressed size of each batch sent', labelNames, buckets: SIZE_BUCKETS, registers: [registry] })

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { runCommand } from '../../lib/service/lifecycle.js'
-import { dropNegativeTimeoutWarnings } from '../../lib/service/process-warnings.js'
 
 const USAGE = `squeeze: measure what each Kafka compression codec and level costs and saves on your own logs.
 
@@ -25,7 +24,6 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   bench: async () => (await import('../bench/main.js')).benchMain
 }
 
-dropNegativeTimeoutWarnings()
 await runCommand(async () => {
   const [command, ...rest] = process.argv.slice(2)
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
+import { freePort } from '../helpers/ports.js'
 import { dashboardQueries } from './manifests.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
@@ -17,15 +17,6 @@ interface Service {
   readonly child: ChildProcess
   readonly exited: Promise<number>
   stderr(): string
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
 }
 
 async function startService(name: string, args: string[]): Promise<Service> {

@@ -88,6 +88,18 @@ describe('sweepCodecs', () => {
     assert.throws(() => sweepCodecs(batches, [{ codec: 'zstd', level: 1 }], { runs: 1, codecFor: () => truncating }), /not byte-exact/)
   })
 
+  it('keeps each compressed batch in memory of its own size, not in a worst-case output per batch', () => {
+    for (const spec of [{ codec: 'lz4', level: 1 }, { codec: 'zstd', level: 3 }] as CodecSpec[]) {
+      const real = createCodec(spec)
+      const kept: Uint8Array[] = []
+      const watching = { ...real, decompress: (input: Uint8Array): Buffer => (kept.push(input), real.decompress(input)) }
+      sweepCodecs(batches, [spec], { runs: 1, codecFor: () => watching })
+      const held = kept.reduce((sum, c) => sum + c.buffer.byteLength, 0)
+      const bytes = kept.reduce((sum, c) => sum + c.byteLength, 0)
+      assert.ok(held < 2 * bytes, `${formatCodecSpec(spec)}: ${held} bytes held for ${bytes} compressed`)
+    }
+  })
+
   it('rejects a run count that cannot give a median', () => {
     assert.throws(() => sweepCodecs(batches, SPECS, { runs: 0 }), /runs must be a whole number >= 1/)
   })

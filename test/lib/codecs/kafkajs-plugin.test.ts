@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
 import kafkajs from 'kafkajs'
 import { createCodec, parseCodecSpec } from '../../../lib/codecs/index.js'
-import { installKafkajsDecoders, type KafkajsCodec } from '../../../lib/codecs/kafkajs-plugin.js'
+import { installKafkajsDecoders, toKafkajsCodec, type KafkajsCodec } from '../../../lib/codecs/kafkajs-plugin.js'
 
 const COPIER = new URL('../../../lib/copier/copier.js', import.meta.url).href
 
@@ -27,6 +28,20 @@ process.stdout.write(JSON.stringify([2, 3, 4].filter((id, i) => kafkajs.Compress
       const plugin = registry[id]
       assert.ok(plugin !== undefined, name)
       assert.deepEqual(await plugin().decompress(Buffer.from(compressed)), input, name)
+    }
+  })
+  it('compresses batches kafkajs encodes side by side each into a buffer of its own size', async () => {
+    for (const name of ['lz4', 'zstd'] as const) {
+      const codec = createCodec(parseCodecSpec(name))
+      const plugin = toKafkajsCodec(codec)()
+      // Hex of random bytes: outputs too large for Buffer's shared pool (half of Buffer.poolSize), so each gets memory of its own.
+      const inputs = [1, 2].map((n) => Buffer.from(randomBytes(n * Buffer.poolSize).toString('hex')))
+      // kafkajs awaits each compress() among others: both results must survive the other's compression.
+      const outputs = await Promise.all(inputs.map((buffer) => plugin.compress({ buffer })))
+      outputs.forEach((out, i) => {
+        assert.deepEqual(codec.decompress(out), inputs[i], name)
+        assert.equal(out.buffer.byteLength, out.length, `${name}: the batch holds ${out.buffer.byteLength} bytes for ${out.length}`)
+      })
     }
   })
 })

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, it } from 'node:test'
-import { encodedPayload } from '../../../lib/kafka/kafkajs-internals.js'
+import { encodedPayload, pendingCheckDelayMs, RequestQueue } from '../../../lib/kafka/kafkajs-internals.js'
 import { kafkaError } from '../../../lib/kafka/error-codes.js'
 
 const require = createRequire(import.meta.url)
@@ -14,6 +14,7 @@ const PROTOTYPES: Readonly<Record<string, readonly string[]>> = {
   'kafkajs/src/cluster': ['connect', 'disconnect', 'isConnected', 'addTargetTopic', 'addMultipleTargetTopics', 'refreshMetadata', 'findTopicPartitionMetadata', 'findBroker', 'findControllerBroker', 'findGroupCoordinator'],
   'kafkajs/src/broker': ['initProducerId', 'addPartitionsToTxn', 'addOffsetsToTxn', 'offsetCommit', 'endTxn', 'joinGroup', 'syncGroup', 'heartbeat', 'leaveGroup', 'isConnected'],
   'kafkajs/src/network/connectionPool': ['send'],
+  'kafkajs/src/network/requestQueue': ['push', 'checkPendingRequests', 'scheduleCheckPendingRequests', 'destroy'],
   'kafkajs/src/protocol/encoder': ['writeInt8', 'writeInt16', 'writeInt32', 'writeInt64', 'writeString', 'writeBuffer', 'writeArray', 'writeEncoder', 'size'],
   'kafkajs/src/protocol/decoder': ['readInt8', 'readInt16', 'readInt32', 'readInt64', 'readString', 'readBytes', 'readArray', 'canReadInt32']
 }
@@ -84,6 +85,36 @@ describe('kafkajs internals squeeze relies on', () => {
       .filter((e) => kafkaError(e.code).type !== e.type || kafkaError(e.code).retriable !== e.retriable)
       .map((e) => `${e.code}: kafkajs ${e.type} retriable=${e.retriable}, lib/kafka/error-codes.ts ${kafkaError(e.code).type} retriable=${kafkaError(e.code).retriable}`)
     assert.deepEqual(differences, [], `kafkajs's error table changed:\n  ${differences.join('\n  ')}`)
+  })
+
+  it('look at a request queue\'s pending requests only when some wait, after any throttle', () => {
+    const now = 1_796_057_535_225
+    assert.equal(pendingCheckDelayMs(0, -1, now), undefined, 'never throttled, nothing pending: no timer')
+    assert.equal(pendingCheckDelayMs(0, now + 500, now), undefined, 'throttled, nothing pending: push() schedules when it queues')
+    assert.equal(pendingCheckDelayMs(2, now + 500, now), 500, 'pending while throttled: when the throttle ends')
+    assert.equal(pendingCheckDelayMs(2, -1, now), 10, 'pending, unthrottled (in-flight limit): kafkajs\'s 10 ms recheck')
+    assert.equal(pendingCheckDelayMs(2, now, now), 10, 'a throttle ending now is not a zero-delay timer')
+  })
+
+  it('leave an idle request queue without a timer, and still send a request queued behind a throttle', async (t) => {
+    const loggers = load('kafkajs/src/loggers') as { createLogger(options: Record<string, unknown>): unknown; LEVELS: Record<string, number> }
+    const logger = loggers.createLogger({ level: loggers.LEVELS.NOTHING, logCreator: () => () => undefined })
+    const queue = new RequestQueue({ maxInFlightRequests: null, requestTimeout: 30000, enforceRequestTimeout: false, clientId: 'c', broker: 'b', logger })
+    t.after(() => (queue as unknown as { destroy(): void }).destroy())
+    assert.equal(queue.throttledUntil, -1, 'kafkajs/src/network/requestQueue: field throttledUntil starts unthrottled at -1')
+    // What every response does (fulfillRequest): before, this armed a timer of -1.8e12 ms that re-armed itself every 1 ms.
+    queue.checkPendingRequests()
+    assert.equal(queue.throttleCheckTimeoutId, null)
+
+    queue.throttledUntil = Date.now() + 20
+    const sent = new Promise<void>((resolve) => {
+      const push = (queue as unknown as { push(request: Record<string, unknown>): void }).push.bind(queue)
+      push({ entry: { correlationId: 1, resolve: () => undefined, reject: () => undefined }, expectResponse: false, sendRequest: resolve })
+    })
+    assert.equal(queue.pending.length, 1, 'kafkajs/src/network/requestQueue: field pending holds the throttled request')
+    assert.notEqual(queue.throttleCheckTimeoutId, null, 'a queued request arms the check')
+    await sent
+    assert.equal(queue.pending.length, 0)
   })
 
   it('are those of the exact kafkajs version package.json pins', () => {
