@@ -34,6 +34,8 @@ interface Site {
 
 interface Client {
   ip: string
+  /** EDGE_LOCATIONS index of `edge` times 16: the ray id's colo bits. */
+  edgeBits: number
   userAgent: string
   bot: boolean
   country: string
@@ -49,9 +51,42 @@ interface Session {
   client: Client
   site: Site
   port: number
+  /** The record key: client address and port, the same for every request of the connection. */
+  key: Buffer
   /** Edge server that terminated this keep-alive connection. */
   server: number
   queue: Array<{ asset: Asset | null; page: Page; referer: string }>
+}
+
+const PROTOCOLS = [['HTTP/2', 0.55], ['HTTP/1.1', 0.35], ['HTTP/3', 0.1]] as const
+const RARE_METHODS: readonly HttpMethod[] = ['HEAD', 'POST', 'OPTIONS']
+const ASSET_CACHE = [['hit', 0.86], ['miss', 0.08], ['expired', 0.04], ['revalidated', 0.02]] as const
+const QUERIES = ['page=2', 'page=3', 'utm_source=newsletter&utm_medium=email', 'ref=hn']
+
+/** One of QUERIES or a search for a word, each as likely; the word is drawn first either way, as it always was. */
+function pickQuery(rng: Rng): string {
+  const word = rng.pick(WORDS)
+  const i = rng.int(QUERIES.length + 1)
+  return i < QUERIES.length ? (QUERIES[i] as string) : `q=${word}`
+}
+
+const HEX_DIGITS = Array.from('0123456789abcdef', (c) => c.charCodeAt(0))
+
+function hexDigit(n: number, shift: number): number {
+  return HEX_DIGITS[(n >>> shift) & 15] as number
+}
+
+/**
+ * A snowflake-style id as 16 hex digits: ms time above 22 bits of colo and server (10) and per-server sequence
+ * (12). Two 32-bit halves in plain numbers and one flat string, not a BigInt and toString(16): the generator's
+ * rate is a target of its own, and those were a tenth of it.
+ */
+function rayIdHex(ms: number, colo: number, sequence: number): string {
+  const high = Math.floor(ms / 1024) >>> 0
+  const low = (((ms % 1024) << 22) | (colo << 12) | sequence) >>> 0
+  return String.fromCharCode(
+    hexDigit(high, 28), hexDigit(high, 24), hexDigit(high, 20), hexDigit(high, 16), hexDigit(high, 12), hexDigit(high, 8), hexDigit(high, 4), hexDigit(high, 0),
+    hexDigit(low, 28), hexDigit(low, 24), hexDigit(low, 20), hexDigit(low, 16), hexDigit(low, 12), hexDigit(low, 8), hexDigit(low, 4), hexDigit(low, 0))
 }
 
 /** Visitors in flight at once; their requests interleave in the log. */
@@ -110,15 +145,17 @@ function buildClient(rng: Rng, agents: ZipfPicker<string>): Client {
   const userAgent = agents.pick(rng)
   const [country, asn] = rng.pick(GEO)
   const tls: TlsVersion = rng.chance(0.8) ? 'TLSv1.3' : 'TLSv1.2'
+  const edge = edgeFor(country)
   return {
     ip: randomPublicIpv4(rng),
+    edgeBits: EDGE_LOCATIONS.indexOf(edge) * 16,
     userAgent,
     bot: /bot|crawler|spider|curl|wget|python|go-http|feed/i.test(userAgent),
     country,
     asn,
-    edge: edgeFor(country),
+    edge,
     tls,
-    protocol: rng.weighted([['HTTP/2', 0.55], ['HTTP/1.1', 0.35], ['HTTP/3', 0.1]] as const),
+    protocol: rng.weighted(PROTOCOLS),
     returning: rng.chance(0.35)
   }
 }
@@ -141,7 +178,10 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
   const startSession = (): Session => {
     const client = clients.pick(rng)
     const site = sites.pick(rng)
-    const session: Session = { client, site, port: rng.range(32768, 60999), server: rng.int(16), queue: [] }
+    const port = rng.range(32768, 60999)
+    // Keyed by connection (client address and port): a visit's requests stay in order on one partition, and
+    // thousands of connections spread evenly over partitions (three hosts, or Zipf-popular clients, do not).
+    const session: Session = { client, site, port, key: Buffer.from(`${client.ip}:${port}`), server: rng.int(16), queue: [] }
     let referer = client.bot ? '' : rng.chance(0.5) ? '' : rng.pick(SEARCH_REFERERS)
     const pages = client.bot ? rng.geometric(2) : rng.geometric(1.8)
     for (let p = 0; p < pages; p++) {
@@ -158,18 +198,20 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
     return session
   }
 
+  // One record object, refilled for each request: the writer copies what it needs, and a fresh one per record
+  // was a tenth of the generator's garbage. requestId, remoteUser and ident stay empty.
+  const f = emptyHttpRequest()
   const fields = (s: Session, item: Session['queue'][number]): HttpRequestFields => {
-    const f = emptyHttpRequest()
     const { client } = s
     // Edge logs stamp requests at millisecond precision.
     f.timestampNs = BigInt(nowMs) * 1_000_000n
     f.clientIp = client.ip
     f.clientPort = s.port
-    f.method = item.asset === null && rng.chance(0.02) ? rng.pick<HttpMethod>(['HEAD', 'POST', 'OPTIONS']) : 'GET'
+    f.method = item.asset === null && rng.chance(0.02) ? rng.pick(RARE_METHODS) : 'GET'
     f.scheme = client.bot && rng.chance(0.2) ? 'http' : 'https'
     f.host = s.site.host
     f.path = item.asset?.path ?? item.page.path
-    if (item.asset === null && rng.chance(0.08)) f.query = rng.pick(['page=2', 'page=3', 'utm_source=newsletter&utm_medium=email', 'ref=hn', `q=${rng.pick(WORDS)}`])
+    f.query = item.asset === null && rng.chance(0.08) ? pickQuery(rng) : ''
     f.protocol = client.protocol
     f.userAgent = client.userAgent
     f.referer = item.referer
@@ -179,14 +221,12 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
     f.edgeLocation = client.edge
     // Snowflake-style id (ms time | edge server | per-server sequence), the way edge request ids are
     // usually minted without coordination: unique per request, yet mostly predictable bits.
-    const server = s.server
     rayCounter = (rayCounter + 1) & 0xfff
-    const id = (BigInt(nowMs) << 22n) | (BigInt(EDGE_LOCATIONS.indexOf(client.edge as (typeof EDGE_LOCATIONS)[number]) * 16 + server) << 12n) | BigInt(rayCounter)
-    f.rayId = `${id.toString(16).padStart(16, '0')}-${client.edge}`
+    f.rayId = `${rayIdHex(nowMs, client.edgeBits + s.server, rayCounter)}-${client.edge}`
 
     let status = 200
     let body = item.asset?.size ?? item.page.size + rng.int(64)
-    let cache: CacheStatus = item.asset === null ? (rng.chance(0.7) ? 'dynamic' : 'hit') : rng.weighted([['hit', 0.86], ['miss', 0.08], ['expired', 0.04], ['revalidated', 0.02]] as const)
+    let cache: CacheStatus = item.asset === null ? (rng.chance(0.7) ? 'dynamic' : 'hit') : rng.weighted(ASSET_CACHE)
     if (f.scheme === 'http') {
       status = 301
       body = 162
@@ -225,10 +265,7 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
       if (item === undefined) return this.next()
       const gap = rng.exp(item.asset === null ? 1500 : 120)
       nowMs = step(nowMs, Math.floor(gap))
-      const f = fields(s, item)
-      // Keyed by connection (client address and port): a visit's requests stay in order on one partition, and
-      // thousands of connections spread evenly over partitions (three hosts, or Zipf-popular clients, do not).
-      return { key: Buffer.from(`${f.clientIp}:${f.clientPort}`), value: writeHttpRequest(f), timestampMs: nowMs }
+      return { key: s.key, value: writeHttpRequest(fields(s, item)), timestampMs: nowMs }
     }
   }
 }

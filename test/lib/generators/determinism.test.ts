@@ -43,6 +43,19 @@ describe('generators', () => {
     })
   }
 
+  it('http ray ids are the snowflake of the record\'s ms time, its colo and server, and a sequence, in 16 hex digits', () => {
+    const gen = createGenerator('http', { seed: 11, startTimeMs: Date.UTC(2031, 6, 1) })
+    for (let i = 0; i < 3000; i++) {
+      const r = gen.next()
+      const f = readHttpRequest(r.value)
+      const m = /^([0-9a-f]{16})-([A-Z]{3})$/.exec(f.rayId)
+      assert.ok(m !== null, f.rayId)
+      assert.equal(m[2], f.edgeLocation)
+      assert.equal(BigInt(`0x${m[1]}`) >> 22n, BigInt(r.timestampMs), f.rayId)
+      assert.equal(f.timestampNs, BigInt(r.timestampMs) * 1_000_000n)
+    }
+  })
+
   it('text records are encodeLine-compatible (a generated line parses as a real one would)', () => {
     for (const kind of LOG_KINDS) {
       if (kind === 'http') continue
