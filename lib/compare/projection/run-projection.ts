@@ -12,7 +12,7 @@ import { bootstrapRatioInterval } from './bootstrap.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
 import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
-import { readSource } from './read-source.js'
+import { collectByPartition, readSource } from './read-source.js'
 import { sampleWindows, type SamplingPlan } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
 import { PartitionRebatcher, rebatchPartition, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
@@ -144,7 +144,7 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
     }
     return { sampling: sampled.plan, byPartition: options.sweep === undefined ? null : sampled.byPartition, storedBatches: null }
   }
-  const kept = options.sweep === undefined ? null : new Map<number, SourceRecord[]>()
+  const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
   const storedBatches: SourceBatch[] = []
   const rebatchers = new Map<number, PartitionRebatcher>()
@@ -158,17 +158,16 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
       if (rebatcher === undefined) {
         rebatcher = new PartitionRebatcher(partition, options.batching, push, { reuse: true })
         rebatchers.set(partition, rebatcher)
-        kept?.set(partition, [])
       }
       rebatcher.add(record)
       timestamps.add(record.timestamp)
-      kept?.get(partition)?.push(record)
+      kept?.add(partition, record)
     },
     ...(wholeTopic ? { onStoredBatch: (batch: SourceBatch) => storedBatches.push(batch) } : {}),
     betweenRounds: () => projection.belowLimit()
   }, { transient: kept === null, signal: options.signal })
   for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
-  return { sampling: null, byPartition: kept, storedBatches: wholeTopic ? storedBatches : null }
+  return { sampling: null, byPartition: kept?.byPartition ?? null, storedBatches: wholeTopic ? storedBatches : null }
 }
 
 /**
