@@ -55,23 +55,42 @@ function uncompressBlock(block: Uint8Array): Buffer {
   return snappy.uncompressSync(block, { asBuffer: true })
 }
 
-/** Reads both xerial-framed input (Java, librdkafka) and a bare snappy block (kafkajs-snappy, older clients). */
-export function decompressSnappy(input: Uint8Array): Buffer {
-  if (!isXerialFramed(input)) return uncompressBlock(input)
+/** Each snappy block of xerial-framed input, or the input itself when it is a bare block. */
+function* snappyBlocks(input: Uint8Array): Generator<Uint8Array> {
+  if (!isXerialFramed(input)) {
+    yield input
+    return
+  }
   const view = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
-  const blocks: Buffer[] = []
   let offset = XERIAL_HEADER_BYTES
   while (offset < view.length) {
     if (offset + 4 > view.length) throw new RangeError('truncated xerial snappy chunk header')
     const length = view.readUInt32BE(offset)
     offset += 4
     if (offset + length > view.length) throw new RangeError('truncated xerial snappy chunk')
-    blocks.push(uncompressBlock(view.subarray(offset, offset + length)))
+    yield view.subarray(offset, offset + length)
     offset += length
   }
+}
+
+/** Reads both xerial-framed input (Java, librdkafka) and a bare snappy block (kafkajs-snappy, older clients). */
+export function decompressSnappy(input: Uint8Array): Buffer {
+  const blocks = [...snappyBlocks(input)].map(uncompressBlock)
   return blocks.length === 1 ? (blocks[0] as Buffer) : Buffer.concat(blocks)
 }
 
+/** decompressSnappy into `output`, block by block: no joined copy of the blocks. -1 when they do not fit. */
+export function decompressSnappyInto(input: Uint8Array, output: Buffer): number {
+  let at = 0
+  for (const block of snappyBlocks(input)) {
+    const plain = uncompressBlock(block)
+    if (at + plain.length > output.length) return -1
+    output.set(plain, at)
+    at += plain.length
+  }
+  return at
+}
+
 export function createSnappyCodec(): Codec {
-  return { name: 'snappy', id: 2, level: null, compress: compressXerial, decompress: decompressSnappy }
+  return { name: 'snappy', id: 2, level: null, compress: compressXerial, decompress: decompressSnappy, decompressInto: decompressSnappyInto }
 }

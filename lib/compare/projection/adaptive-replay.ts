@@ -2,6 +2,7 @@
 // records carry, on one simulated compression thread whose work takes what each batch really took to compress.
 import type { CodecSpec } from '../../codecs/index.js'
 import { AdaptiveLevel, missedLinger } from '../../producer/adaptive-level.js'
+import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { DEFAULT_PRODUCER_CONFIG } from '../../producer/config.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 
@@ -30,7 +31,8 @@ export class AdaptiveReplay {
   private threadFreeAt = Number.NEGATIVE_INFINITY
   private lastDoneAt: number | null = null
 
-  constructor(private readonly target: CodecSpec, private readonly lingerMs: number) {}
+  /** `settings`: the producer's squeeze.compression.level.min / .max and cpu.budget, as its own controller gets them. */
+  constructor(private readonly target: CodecSpec, private readonly lingerMs: number, private readonly settings: AdaptiveLevelSettings = {}) {}
 
   /**
    * The next chunk's batches. The controller, the simulated thread and the clock carry over from the chunks
@@ -42,7 +44,7 @@ export class AdaptiveReplay {
     this.levels = new Array<number>(slots.length).fill(0)
     if (this.controller === null && slots.length > 0) {
       this.clock.ms = (slots[this.order[0] as number] as ReplaySlot).maxTimestamp
-      this.controller = new AdaptiveLevel(this.target, { clock: this.clock })
+      this.controller = new AdaptiveLevel(this.target, { ...this.settings, clock: this.clock })
     }
   }
 

@@ -1,4 +1,5 @@
 import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
+import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ChunkedProjection, projectBatches } from './chunked-projection.js'
 import type { BatchingSweep, GrowthStop, LingerAdvice, SweepCell } from './projection-details.js'
 import { rebatch, type SourceRecord } from './rebatch.js'
@@ -14,11 +15,11 @@ const ADVICE_MIN_GAIN = 1.05
  * target (sizes only: no read back). One batching at a time is held in memory, a few chunks of it projected at once.
  */
 export async function sweepBatching(byPartition: ReadonlyMap<number, readonly SourceRecord[]>, specs: readonly CodecSpec[],
-  grid: { lingerMs: readonly number[]; batchSizeBytes: readonly number[] }, pool: ProjectionPool): Promise<Omit<BatchingSweep, 'advice'>> {
+  grid: { lingerMs: readonly number[]; batchSizeBytes: readonly number[] }, pool: ProjectionPool, adaptive: { adaptiveLevel?: AdaptiveLevelSettings } = {}): Promise<Omit<BatchingSweep, 'advice'>> {
   const cells: SweepCell[] = []
   for (const lingerMs of grid.lingerMs) {
     for (const batchSizeBytes of grid.batchSizeBytes) {
-      const projection = new ChunkedProjection(pool, specs, { format: null, readBack: false, lingerMs })
+      const projection = new ChunkedProjection(pool, specs, { format: null, readBack: false, lingerMs, ...adaptive })
       const results = await projectBatches(rebatch(byPartition, { lingerMs, batchSizeBytes }), projection)
       const { records, meanWaitMs: waited } = projection
       results.forEach((r, i) => cells.push({

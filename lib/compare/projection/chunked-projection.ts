@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { isAdaptive, type CodecSpec } from '../../codecs/index.js'
 import type { LogKind } from '../../formats/index.js'
+import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 import type { BatchSlot, ChunkProjection } from './project-target.js'
 import type { ProjectedBatch } from './rebatch.js'
@@ -65,6 +66,8 @@ export class ChunkedProjection {
   private inFlight = 0
   private wake: Array<() => void> = []
   private failure: unknown = null
+  /** Chunks every target is done with, for the next ones: a fresh 8 MiB per chunk costs page faults. */
+  private readonly spare: SharedArrayBuffer[] = []
   private waitedMs = 0
   /** Per target, CPU seconds per byte of the last chunk projected (DEFAULT_CPU_PER_BYTE until one is). */
   private readonly cpuPerByte: number[] = []
@@ -74,7 +77,9 @@ export class ChunkedProjection {
   private readonly id = ++projections
 
   constructor(private readonly pool: ProjectionPool, private readonly specs: readonly CodecSpec[],
-    private readonly options: { readonly format: LogKind | null; readonly readBack: boolean; readonly chunkBytes?: number; readonly lingerMs?: number }) {}
+    private readonly options: { readonly format: LogKind | null; readonly readBack: boolean; readonly chunkBytes?: number; readonly lingerMs?: number
+      /** codec:adaptive targets: the producer's level range and CPU budget. */
+      readonly adaptiveLevel?: AdaptiveLevelSettings }) {}
 
   get batches(): number {
     return this.uncompressedPerBatch.length
@@ -93,7 +98,8 @@ export class ChunkedProjection {
     const length = batch.records.length
     if (this.data !== null && this.at + length > this.data.byteLength) this.submit()
     if (this.data === null) {
-      this.data = new SharedArrayBuffer(Math.max(this.options.chunkBytes ?? CHUNK_BYTES, length, 1))
+      const chunkBytes = Math.max(this.options.chunkBytes ?? CHUNK_BYTES, 1)
+      this.data = (length <= chunkBytes ? this.spare.pop() : undefined) ?? new SharedArrayBuffer(Math.max(chunkBytes, length))
       this.view = new Uint8Array(this.data)
       this.at = 0
     }
@@ -115,6 +121,7 @@ export class ChunkedProjection {
   async finish(): Promise<TargetProjection[]> {
     if (this.data !== null) this.submit()
     await Promise.all(this.work)
+    this.pool.release(this.specs.map((_, t) => this.replayKey(t)))
     if (this.failure !== null) throw this.failure
     return this.specs.map((_, t) => this.total(t))
   }
@@ -132,11 +139,12 @@ export class ChunkedProjection {
     this.inFlight++
     const bytes = this.at
     const tasks = this.specs.map((spec, t) => ({
-      spec, format: this.options.format, data, slots: chunk.slots, readBack: this.options.readBack,
-      ...(isAdaptive(spec) ? { adaptive: { lingerMs: this.options.lingerMs ?? 0, replayKey: `${this.id}:${t}` } } : {})
+      spec, format: this.options.format, data, slots: chunk.slots, readBack: this.options.readBack, walk: t === 0,
+      ...(isAdaptive(spec) ? { adaptive: { lingerMs: this.options.lingerMs ?? 0, replayKey: this.replayKey(t), ...(this.options.adaptiveLevel === undefined ? {} : { level: this.options.adaptiveLevel }) } } : {})
     }))
     this.work.push(this.pool.run(tasks, (task) => bytes * (this.cpuPerByte[this.specs.indexOf(task.spec)] ?? DEFAULT_CPU_PER_BYTE)).then((results) => {
-      chunk.results.push(...results)
+      chunk.results.push(...withSharedWalk(results))
+      if (data.byteLength === Math.max(this.options.chunkBytes ?? CHUNK_BYTES, 1)) this.spare.push(data)
       // What this chunk cost each target is the best guess of what the next one will: it spreads them over the threads.
       results.forEach((r, t) => {
         this.cpuPerByte[t] = Math.max(1e-12, (r.compressCpuSeconds + r.decompressCpuSeconds + r.decodeCpuSeconds) / Math.max(bytes, 1))
@@ -147,6 +155,10 @@ export class ChunkedProjection {
       this.inFlight--
       for (const resolve of this.wake.splice(0)) resolve()
     }))
+  }
+
+  private replayKey(target: number): string {
+    return `${this.id}:${target}`
   }
 
   private total(target: number): TargetProjection {
@@ -181,6 +193,16 @@ export class ChunkedProjection {
       ...(isAdaptive(this.specs[target] as CodecSpec) ? { levels } : {})
     }
   }
+}
+
+/**
+ * A target whose records read back as the chunk's own bytes was not walked: the target that walked those same
+ * bytes (every chunk has one) took what walking them takes, so its walk is counted for the others too.
+ */
+function withSharedWalk(results: readonly ChunkProjection[]): ChunkProjection[] {
+  const walk = results.find((r) => r.walk !== undefined)?.walk
+  if (walk === undefined) return [...results]
+  return results.map((r) => (r.walk !== undefined || r.mismatch !== null ? r : { ...r, decodeCpuSeconds: r.decodeCpuSeconds + walk.cpuSeconds, readSeconds: r.readSeconds + walk.seconds }))
 }
 
 /** Projects a list of batches already made (a sample's windows, a what-if's batching). */

@@ -7,6 +7,7 @@ import { BATCH } from '../../protocol/batch-layout.js'
 import { crc32c } from '../../protocol/crc32c.js'
 import { NON_IDEMPOTENT, sealRecords, stampProducerState, writeBatchHeader } from '../../protocol/record-batch-builder.js'
 import { readBatch } from '../../protocol/record-batch-reader.js'
+import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { AdaptiveReplay } from './adaptive-replay.js'
 
 /** Where each uncompressed batch sits in a chunk's shared buffer, and the header fields it needs. */
@@ -29,10 +30,16 @@ export interface ProjectionTask {
   /** Read every batch back (consumer CPU, round-trip check); a batching what-if needs sizes only. */
   readonly readBack: boolean
   /**
-   * codec:adaptive: linger.ms the batches were made with (the replay counts waits beyond it as missed deadlines),
-   * and a key naming the target's replay, whose state carries from one chunk to the next on the same thread.
+   * Walk (and decode) the records read back even when they are the chunk's own bytes. One target per chunk does:
+   * the others' identical bytes would cost the same, so its walk stands for theirs (see RecordWalk).
    */
-  readonly adaptive?: { readonly lingerMs: number; readonly replayKey: string }
+  readonly walk?: boolean
+  /**
+   * codec:adaptive: linger.ms the batches were made with (the replay counts waits beyond it as missed deadlines),
+   * and a key naming the target's replay, whose state carries from one chunk to the next on the same thread;
+   * `level`: the producer's level range and CPU budget.
+   */
+  readonly adaptive?: { readonly lingerMs: number; readonly replayKey: string; readonly level?: AdaptiveLevelSettings }
 }
 
 /** What sealing one chunk's batches with one target, and reading them back as a consumer would, measured. */
@@ -49,6 +56,17 @@ export interface ChunkProjection {
   readonly mismatch: string | null
   /** codec:adaptive: the level each batch was sealed at, in slot order. */
   readonly levels?: readonly number[]
+  /**
+   * What walking (and decoding) the records took, when this target walked them; part of decodeCpuSeconds and
+   * readSeconds here. Absent when it did not (its bytes were the chunk's own, walked by another target).
+   */
+  readonly walk?: RecordWalk
+}
+
+/** CPU and wall time of walking one chunk's records as a consumer does, after the CRC check. */
+export interface RecordWalk {
+  readonly cpuSeconds: number
+  readonly seconds: number
 }
 
 /** Decompressed batches need headroom past their exact size: LZ4 bounds its output by whole blocks (up to 4 MiB). */
@@ -64,6 +82,8 @@ export class ChunkProjector {
   private readonly replays = new Map<string, AdaptiveReplay>()
   private scratch = Buffer.allocUnsafe(1024 * 1024)
   private plain = Buffer.allocUnsafe(0)
+  /** The sealed batches of one chunk, carved one after the other: a fresh buffer per batch costs page faults. */
+  private sealedArena = Buffer.allocUnsafe(0)
 
   /**
    * Seals every batch with the producer's own sealRecords, then reads each back once as a consumer does:
@@ -77,6 +97,7 @@ export class ChunkProjector {
     const codec = this.codecFor(replay?.spec ?? task.spec)
     const shared = Buffer.from(task.data)
     const sealed = new Array<Buffer>(task.slots.length)
+    const allocate = this.arenaFor(task.slots)
     // An adaptive target seals in the order the batches closed, each at the level its replay picks by then.
     const order = replay?.order ?? task.slots.map((_, i) => i)
     const compressStart = threadCpuSeconds()
@@ -88,7 +109,7 @@ export class ChunkProjector {
       this.scratch.set(shared.subarray(slot.start, slot.end))
       const spec = replay?.spec ?? task.spec
       const startedAt = performance.now()
-      const batch = sealRecords({ records: this.scratch.subarray(0, length), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, replay === null ? codec : this.codecFor(spec), Buffer.allocUnsafe)
+      const batch = sealRecords({ records: this.scratch.subarray(0, length), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, replay === null ? codec : this.codecFor(spec), allocate)
       replay?.sealed(position, spec, (performance.now() - startedAt) / 1000)
       sealed[index] = batch.bytes
     }
@@ -98,6 +119,22 @@ export class ChunkProjector {
     const levels = replay === null ? {} : { levels: [...replay.levels] }
     if (!task.readBack) return { records: task.slots.reduce((n, s) => n + s.count, 0), batchStoredBytes, compressCpuSeconds, decompressCpuSeconds: 0, decodeCpuSeconds: 0, readSeconds: 0, mismatch: null, ...levels }
     return { batchStoredBytes, compressCpuSeconds, ...this.readBack(task, codec, sealed, shared), ...levels }
+  }
+
+  /**
+   * Hands out the chunk's sealed batches from one reused buffer, sized for the records plus a header each (and
+   * a little growth: incompressible records come out slightly larger); a batch that does not fit gets its own.
+   */
+  private arenaFor(slots: readonly BatchSlot[]): (size: number) => Buffer {
+    const bytes = slots.reduce((n, s) => n + BATCH.HEADER_BYTES + s.end - s.start, 0)
+    const wanted = bytes + (bytes >> 6) + 64 * 1024
+    if (this.sealedArena.length < wanted) this.sealedArena = Buffer.allocUnsafe(wanted)
+    let used = 0
+    return (size) => {
+      if (used + size > this.sealedArena.length) return Buffer.allocUnsafe(size)
+      used += size
+      return this.sealedArena.subarray(used - size, used)
+    }
   }
 
   private readBack(task: ProjectionTask, codec: Codec, sealed: readonly Buffer[], shared: Buffer): Omit<ChunkProjection, 'batchStoredBytes' | 'compressCpuSeconds'> {
@@ -128,13 +165,28 @@ export class ChunkProjector {
       writeBatchHeader(view, { count: slot.count, attributes: 0, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp })
       return view
     })
+    // Compared first (untimed): records that read back as they went in need no walk of their own.
+    const bodies = readable.map((b) => b.subarray(BATCH.HEADER_BYTES))
+    const same = task.slots.every((slot, i) => shared.subarray(slot.start, slot.end).equals(bodies[i] as Buffer))
+    const mismatch = same ? null : bodies.reduce((hash, body) => hash.update(body), createHash('sha256')).digest('hex')
+
+    const checkStartedAt = performance.now()
+    const checkStart = threadCpuSeconds()
+    for (const bytes of sealed) {
+      if (crc32c(bytes, BATCH.ATTRIBUTES) !== bytes.readUInt32BE(BATCH.CRC)) throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `${formatCodecSpec(task.spec)}: a sealed batch fails its CRC`)
+    }
+    const checkCpuSeconds = threadCpuSeconds() - checkStart
+    const checkSeconds = (performance.now() - checkStartedAt) / 1000
+    if (same && task.walk !== true) {
+      return { records: task.slots.reduce((n, s) => n + s.count, 0), decompressCpuSeconds, decodeCpuSeconds: checkCpuSeconds, readSeconds: checkSeconds, mismatch }
+    }
+
     const decodeAt = format === null ? null : format.decodeAt?.bind(format) ?? ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end)))
     let records = 0
-    const readStartedAt = performance.now()
-    const readStart = threadCpuSeconds()
-    sealed.forEach((bytes, i) => {
-      if (crc32c(bytes, BATCH.ATTRIBUTES) !== bytes.readUInt32BE(BATCH.CRC)) throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `${formatCodecSpec(task.spec)}: a sealed batch fails its CRC`)
-      const batch = readBatch(readable[i] as Buffer, { verifyCrc: false })
+    const walkStartedAt = performance.now()
+    const walkStart = threadCpuSeconds()
+    for (const bytes of readable) {
+      const batch = readBatch(bytes, { verifyCrc: false })
       records += batch.recordCount
       if (decodeAt !== null) {
         batch.forEachValue((b, start, end) => {
@@ -145,14 +197,9 @@ export class ChunkProjector {
           }
         })
       }
-    })
-    const decodeCpuSeconds = threadCpuSeconds() - readStart
-    const readSeconds = (performance.now() - readStartedAt) / 1000
-
-    const bodies = readable.map((b) => b.subarray(BATCH.HEADER_BYTES))
-    const same = task.slots.every((slot, i) => shared.subarray(slot.start, slot.end).equals(bodies[i] as Buffer))
-    const mismatch = same ? null : bodies.reduce((hash, body) => hash.update(body), createHash('sha256')).digest('hex')
-    return { records, decompressCpuSeconds, decodeCpuSeconds, readSeconds, mismatch }
+    }
+    const walk = { cpuSeconds: threadCpuSeconds() - walkStart, seconds: (performance.now() - walkStartedAt) / 1000 }
+    return { records, decompressCpuSeconds, decodeCpuSeconds: checkCpuSeconds + walk.cpuSeconds, readSeconds: checkSeconds + walk.seconds, mismatch, walk }
   }
 
   /** codec:adaptive: the target's replay, fed this chunk's batches; null for a fixed level. */
@@ -160,11 +207,21 @@ export class ChunkProjector {
     if (!isAdaptive(task.spec) || task.adaptive === undefined) return null
     let replay = this.replays.get(task.adaptive.replayKey)
     if (replay === undefined) {
-      replay = new AdaptiveReplay(task.spec, task.adaptive.lingerMs)
+      replay = new AdaptiveReplay(task.spec, task.adaptive.lingerMs, task.adaptive.level)
       this.replays.set(task.adaptive.replayKey, replay)
     }
     replay.next(task.slots)
     return replay
+  }
+
+  /** Drops a finished projection's replay: a thread serves many projections, and the map would only grow. */
+  release(replayKey: string): void {
+    this.replays.delete(replayKey)
+  }
+
+  /** Replays held: for checking that finished projections leave none behind. */
+  get replayCount(): number {
+    return this.replays.size
   }
 
   private codecFor(spec: CodecSpec): Codec {

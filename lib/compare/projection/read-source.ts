@@ -61,13 +61,23 @@ export async function readSource(deps: { cluster: KafkajsCluster; admin: Admin; 
 
 /** Every record read, by partition, kept (not transient): for callers that re-batch the whole read more than once. */
 export async function readSourceRecords(deps: Parameters<typeof readSource>[0], topic: string, budget: { maxRecords?: number; maxBytes?: number }, signal?: AbortSignal): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]> }> {
+  const collected = collectByPartition()
+  const read = await readSource(deps, topic, budget, { onRecord: collected.add }, { transient: false, signal })
+  return { ...read, byPartition: collected.byPartition }
+}
+
+/** Records kept by partition, each partition's in the order added. */
+export function collectByPartition(): {
+  readonly byPartition: Map<number, SourceRecord[]>
+  add(partition: number, record: SourceRecord): void
+} {
   const byPartition = new Map<number, SourceRecord[]>()
-  const read = await readSource(deps, topic, budget, {
-    onRecord: (partition, record) => {
+  return {
+    byPartition,
+    add: (partition, record) => {
       const list = byPartition.get(partition)
       if (list === undefined) byPartition.set(partition, [record])
       else list.push(record)
     }
-  }, { transient: false, signal })
-  return { ...read, byPartition }
+  }
 }

@@ -1,3 +1,4 @@
+import { BATCH } from '../../protocol/batch-layout.js'
 import { RecordBatchBuilder, type OpenBatch } from '../../protocol/record-batch-builder.js'
 import type { RecordHeader } from '../../protocol/record.js'
 
@@ -33,8 +34,17 @@ export class PartitionRebatcher {
   private builder: RecordBatchBuilder | null = null
   private openedAt = 0
   private lastAt = 0
+  /** With `reuse`: the one buffer every batch of this partition is written into. */
+  private reusable: Buffer | null = null
 
-  constructor(private readonly partition: number, private readonly settings: BatchingSettings, private readonly emit: (batch: ProjectedBatch) => void) {}
+  /**
+   * With `reuse`, emit must copy a batch's records before it returns: the next batch is written over them, so
+   * the partition needs one batch.size buffer, not a fresh one (and its page faults) per batch.
+   */
+  constructor(private readonly partition: number, private readonly settings: BatchingSettings, private readonly emit: (batch: ProjectedBatch) => void,
+    options: { readonly reuse?: boolean } = {}) {
+    if (options.reuse === true) this.reusable = Buffer.allocUnsafe(Math.max(settings.batchSizeBytes, BATCH.HEADER_BYTES + 1))
+  }
 
   add(record: SourceRecord): void {
     const { lingerMs, batchSizeBytes } = this.settings
@@ -57,7 +67,10 @@ export class PartitionRebatcher {
   private open(at: number): RecordBatchBuilder {
     this.openedAt = at
     this.lastAt = at
-    this.builder = new RecordBatchBuilder(this.settings.batchSizeBytes, Math.min(this.settings.batchSizeBytes, 64 * 1024))
+    const reusable = this.reusable
+    // A lone record larger than batch.size grows its batch past the reused buffer, into one of its own.
+    this.builder = reusable === null ? new RecordBatchBuilder(this.settings.batchSizeBytes, Math.min(this.settings.batchSizeBytes, 64 * 1024))
+      : new RecordBatchBuilder(this.settings.batchSizeBytes, this.settings.batchSizeBytes, (size) => (size <= reusable.length ? reusable.subarray(0, size) : Buffer.allocUnsafe(size)))
     return this.builder
   }
 

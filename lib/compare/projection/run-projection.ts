@@ -12,18 +12,20 @@ import { bootstrapRatioInterval } from './bootstrap.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
 import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
-import { readSource } from './read-source.js'
+import { collectByPartition, readSource } from './read-source.js'
 import { sampleWindows, type SamplingPlan } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
 import { PartitionRebatcher, rebatchPartition, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
 import { levelMix } from '../level-mix.js'
+import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
 
 /** The copy mode's options, less what only a copy has (producer, topics to keep, a duration), plus how to project. */
 export interface ProjectionRunOptions extends Omit<CompareRunOptions, 'format' | 'producer' | 'durationMs' | 'keepTopics'> {
   /** Decodes every value as this log kind while reading back; null reads bytes only. */
   readonly format: LogKind | null
-  readonly batching: BatchingSettings
+  /** With the producer's level range and CPU budget for codec:adaptive targets (-X squeeze.compression.*). */
+  readonly batching: BatchingSettings & { readonly adaptiveLevel?: AdaptiveLevelSettings | undefined }
   /** Worker threads the targets are compressed on (one target per thread at a time). */
   readonly threads: number
   /** The what-if grid; absent for none. */
@@ -57,7 +59,9 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
   try {
     // The threads load their modules while the first records are fetched.
     pool.start()
-    const projection = new ChunkedProjection(pool, options.targets.map((t) => t.spec), { format: options.format, readBack: true, lingerMs: options.batching.lingerMs })
+    const projection = new ChunkedProjection(pool, options.targets.map((t) => t.spec), {
+      format: options.format, readBack: true, lingerMs: options.batching.lingerMs, ...adaptiveSettings(options)
+    })
     const timestamps = new TimestampSample()
     options.onProgress?.(`reading ${options.sourceTopic}, compressing with ${options.targets.length} targets on ${options.threads} threads as it is read`)
     const source = await readAndProject(options, { cluster, admin, log }, projection, timestamps)
@@ -140,10 +144,11 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
     }
     return { sampling: sampled.plan, byPartition: options.sweep === undefined ? null : sampled.byPartition, storedBatches: null }
   }
-  const kept = options.sweep === undefined ? null : new Map<number, SourceRecord[]>()
+  const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
   const storedBatches: SourceBatch[] = []
   const rebatchers = new Map<number, PartitionRebatcher>()
+  // push copies each batch into the chunk at once, so a rebatcher reuses its buffer.
   const push = (batch: ProjectedBatch): void => projection.push(batch)
   await readSource(deps, options.sourceTopic, {
     ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
@@ -151,19 +156,18 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
     onRecord: (partition, record) => {
       let rebatcher = rebatchers.get(partition)
       if (rebatcher === undefined) {
-        rebatcher = new PartitionRebatcher(partition, options.batching, push)
+        rebatcher = new PartitionRebatcher(partition, options.batching, push, { reuse: true })
         rebatchers.set(partition, rebatcher)
-        kept?.set(partition, [])
       }
       rebatcher.add(record)
       timestamps.add(record.timestamp)
-      kept?.get(partition)?.push(record)
+      kept?.add(partition, record)
     },
     ...(wholeTopic ? { onStoredBatch: (batch: SourceBatch) => storedBatches.push(batch) } : {}),
     betweenRounds: () => projection.belowLimit()
   }, { transient: kept === null, signal: options.signal })
   for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
-  return { sampling: null, byPartition: kept, storedBatches: wholeTopic ? storedBatches : null }
+  return { sampling: null, byPartition: kept?.byPartition ?? null, storedBatches: wholeTopic ? storedBatches : null }
 }
 
 /**
@@ -181,10 +185,14 @@ async function whatIf(options: ProjectionRunOptions, pool: ProjectionPool, byPar
   results: readonly CompareTargetResult[], meanLingerUsedMs: number): Promise<BatchingSweep> {
   const grid = options.sweep as NonNullable<ProjectionRunOptions['sweep']>
   options.onProgress?.(`batching what-if: ${grid.lingerMs.length} linger.ms x ${grid.batchSizeBytes.length} batch.size`)
-  const sweep = await sweepBatching(byPartition, options.targets.map((t): CodecSpec => t.spec), grid, pool)
+  const sweep = await sweepBatching(byPartition, options.targets.map((t): CodecSpec => t.spec), grid, pool, adaptiveSettings(options))
   const current = results.find((r) => r.target === advised)
   const advice = current === undefined ? null : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })
   return { ...sweep, advice }
+}
+
+function adaptiveSettings(options: ProjectionRunOptions): { adaptiveLevel?: AdaptiveLevelSettings } {
+  return options.batching.adaptiveLevel === undefined ? {} : { adaptiveLevel: options.batching.adaptiveLevel }
 }
 
 /** Every replica of a partition holds the same batches, so all replicas store replicationFactor times one. */

@@ -39,57 +39,84 @@ interface WindowRange {
   readonly maxBytes: number
 }
 
+/** Partitions sampled at once: each waits on its own fetches, so one slow leader does not hold the others. */
+const PARTITIONS_AT_ONCE = 8
+
+/** One partition's windows, read in turn: a byte-sized window is placed using the bytes per record read before it. */
+interface PartitionSample {
+  readonly records: SourceRecord[]
+  bytes: number
+  readonly plan: Array<SamplingPlan['windows'][number]>
+  /** Runs of records read back to back, each re-batched as one. */
+  readonly stretches: Array<{ partition: number; records: SourceRecord[] }>
+}
+
 /**
  * Reads about `budget` (records, or record bytes) as `windows` windows per partition, spread evenly over each
  * partition's retained offsets (and so over its time range), each partition's share in proportion to its
  * records: a topic whose traffic changed over time is sampled across the change, not at its oldest end.
+ * Partitions are read concurrently; the result lists them in the order the broker listed them.
  */
 export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]>; plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
-  const byPartition = new Map<number, SourceRecord[]>()
-  const plan: Array<SamplingPlan['windows'][number]> = []
-  const read: Array<{ partition: number; records: SourceRecord[]; reachedOffset: number | null }> = []
-  const seen = { records: 0, bytes: 0 }
-  for (const { partition, low, high } of offsets) {
-    const list: SourceRecord[] = []
-    byPartition.set(partition, list)
-    // Placed one at a time: a byte-sized window is centred using the bytes per record read so far.
-    for (let i = 0; ; i++) {
-      const range = 'records' in budget ? recordWindow(budget.records, windows, i, { low, high, topicRecords }) : byteWindow(budget.bytes, windows, i, { low, high, topicRecords }, seen)
-      if (range === undefined) break
-      if (range.until <= range.from) continue
-      const { records, complete } = await readRange(deps.cluster, topic, partition, range)
-      const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
-      seen.records += records.length
-      seen.bytes += bytes
-      // A window that runs on from where the last one read to its end (a budget as large as the partition)
-      // continues one stretch of records, batched as one: no batch is cut at the seam.
-      const last = read[read.length - 1]
-      const stretch: (typeof read)[number] = last !== undefined && last.partition === partition && last.reachedOffset === range.from ? last : { partition, records: [], reachedOffset: null }
-      if (stretch !== last) read.push(stretch)
-      stretch.reachedOffset = complete ? range.until : null
-      let fromMs = Number.POSITIVE_INFINITY
-      let toMs = Number.NEGATIVE_INFINITY
-      for (const r of records) {
-        stretch.records.push(r)
-        list.push(r)
-        fromMs = Math.min(fromMs, r.timestamp)
-        toMs = Math.max(toMs, r.timestamp)
-      }
-      plan.push({ partition, fromOffset: range.from, records: records.length, bytes, fromMs, toMs })
-    }
-  }
-  const all = plan.filter((w) => w.records > 0)
+  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE, (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows))
+  const all = samples.flatMap((p) => p.plan).filter((w) => w.records > 0)
+  const records = samples.reduce((n, p) => n + p.records.length, 0)
+  const bytes = samples.reduce((n, p) => n + p.bytes, 0)
   return {
-    byPartition, records: seen.records, bytes: seen.bytes, windows: read.map(({ partition, records }) => ({ partition, records })),
+    byPartition: new Map(samples.map((p, i) => [(offsets[i] as (typeof offsets)[number]).partition, p.records])), records, bytes, windows: samples.flatMap((p) => p.stretches),
     plan: {
       requestedRecords: 'records' in budget ? budget.records : null, requestedBytes: 'bytes' in budget ? budget.bytes : null,
-      windowsPerPartition: windows, partitions: offsets.length, windows: all, topicRecords, bytes: seen.bytes,
+      windowsPerPartition: windows, partitions: offsets.length, windows: all, topicRecords, bytes,
       fromMs: Math.min(...all.map((w) => w.fromMs)), toMs: Math.max(...all.map((w) => w.toMs))
     }
   }
+}
+
+async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number }, budget: SampleBudget, windows: number): Promise<PartitionSample> {
+  const { partition } = span
+  const sample: PartitionSample = { records: [], bytes: 0, plan: [], stretches: [] }
+  let reachedOffset: number | null = null
+  for (let i = 0; ; i++) {
+    const range = 'records' in budget ? recordWindow(budget.records, windows, i, span) : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
+    if (range === undefined) break
+    if (range.until <= range.from) continue
+    const { records, complete } = await readRange(cluster, topic, partition, range)
+    const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
+    // A window that runs on from where the last one read to its end (a budget as large as the partition)
+    // continues one stretch of records, batched as one: no batch is cut at the seam.
+    const last = sample.stretches[sample.stretches.length - 1]
+    const stretch = last !== undefined && reachedOffset === range.from ? last : { partition, records: [] }
+    if (stretch !== last) sample.stretches.push(stretch)
+    reachedOffset = complete ? range.until : null
+    let fromMs = Number.POSITIVE_INFINITY
+    let toMs = Number.NEGATIVE_INFINITY
+    for (const r of records) {
+      stretch.records.push(r)
+      sample.records.push(r)
+      fromMs = Math.min(fromMs, r.timestamp)
+      toMs = Math.max(toMs, r.timestamp)
+    }
+    sample.bytes += bytes
+    sample.plan.push({ partition, fromOffset: range.from, records: records.length, bytes, fromMs, toMs })
+  }
+  return sample
+}
+
+/** `f` over every item, at most `limit` at a time; results in item order. */
+async function mapConcurrently<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++
+      results[i] = await f(items[i] as T)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
+  return results
 }
 
 interface PartitionSpan {

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
 import type { ChunkProjection, ProjectionTask } from './project-target.js'
-import type { ProjectionReply } from './projection-worker.js'
+import type { ProjectionMessage, ProjectionReply } from './projection-worker.js'
 
 const WORKER_URL = new URL('./projection-worker.js', import.meta.url)
 
@@ -51,8 +51,23 @@ export class ProjectionPool {
       const pending: Pending = { task, cost: cost(task), resolve, reject }
       thread.pending.push(pending)
       thread.load += pending.cost
-      thread.worker.postMessage(task)
+      thread.worker.postMessage(task satisfies ProjectionMessage)
     })))
+  }
+
+  /** Forgets these adaptive replays here and on their threads, once their projection is done with them. */
+  release(replayKeys: Iterable<string>): void {
+    for (const key of replayKeys) {
+      const thread = this.replayThreads.get(key)
+      if (thread === undefined) continue
+      this.replayThreads.delete(key)
+      if (this.running.includes(thread)) thread.worker.postMessage({ release: key } satisfies ProjectionMessage)
+    }
+  }
+
+  /** Adaptive replays placed on a thread and not released. */
+  get replayCount(): number {
+    return this.replayThreads.size
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,10 @@ import { describe, it } from 'node:test'
 import { parseCodecSpec } from '../../../../lib/codecs/index.js'
 import { levelMix } from '../../../../lib/compare/level-mix.js'
 import { ChunkedProjection, projectBatches } from '../../../../lib/compare/projection/chunked-projection.js'
+import { ChunkProjector } from '../../../../lib/compare/projection/project-target.js'
 import { rebatch, type SourceRecord } from '../../../../lib/compare/projection/rebatch.js'
 import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
+import type { AdaptiveLevelSettings } from '../../../../lib/producer/config.js'
 import { targetLabel } from '../../../../lib/report/compare-table.js'
 
 /** Log-like records, `gapMs` apart: `n` of them over `partitions` partitions. */
@@ -23,13 +25,16 @@ function source(n: number, gapMs: number, partitions = 2): Map<number, SourceRec
  * Projects one zstd:adaptive target on two threads in small chunks (256 KiB, a few batches each), so the replay
  * has to carry its level and simulated thread from chunk to chunk, whichever thread is least loaded.
  */
-async function project(byPartition: Map<number, SourceRecord[]>, lingerMs: number): Promise<{ levels: readonly number[]; mix: ReturnType<typeof levelMix> }> {
+async function project(byPartition: Map<number, SourceRecord[]>, lingerMs: number, adaptiveLevel?: AdaptiveLevelSettings): Promise<{ levels: readonly number[]; mix: ReturnType<typeof levelMix> }> {
   const batches = rebatch(byPartition, { lingerMs, batchSizeBytes: 64 * 1024 })
   const pool = new ProjectionPool(2, (t) => t.spec.codec)
-  const projection = new ChunkedProjection(pool, [parseCodecSpec('zstd:adaptive'), parseCodecSpec('zstd:3')], { format: null, readBack: false, lingerMs, chunkBytes: 256 * 1024 })
+  const projection = new ChunkedProjection(pool, [parseCodecSpec('zstd:adaptive'), parseCodecSpec('zstd:3')], {
+    format: null, readBack: false, lingerMs, chunkBytes: 256 * 1024, ...(adaptiveLevel === undefined ? {} : { adaptiveLevel })
+  })
   try {
     const [p] = await projectBatches(batches, projection)
     assert.ok(p?.levels !== undefined && p.levels.length === batches.length)
+    assert.equal(pool.replayCount, 0, 'the finished projection\'s replays were released')
     const sizes = projection.uncompressedPerBatch
     return { levels: p.levels, mix: levelMix(sizes.map((bytes, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: bytes }))) }
   } finally {
@@ -50,6 +55,33 @@ describe('compare --mode projection with zstd:adaptive', () => {
   it('records all stamped in the same millisecond are a burst no thread keeps up with: the level comes down to the minimum', async () => {
     const { levels } = await project(source(200_000, 0), 5)
     assert.equal(levels[levels.length - 1], 1, `came down: ${levels.join(',')}`)
+  })
+
+  it('squeeze.compression.level.min / .max bound the replayed levels, as they bound the producer\'s', async () => {
+    // The trickle above climbs past 4 when unbounded, and starts at 3.
+    const { levels: capped } = await project(source(1_500, 50, 1), 200, { max: 4 })
+    assert.ok(Math.max(...capped) <= 4, `capped at 4: ${capped.join(',')}`)
+    const { levels: pinned } = await project(source(1_500, 50, 1), 200, { min: 7, max: 7 })
+    assert.deepEqual(new Set(pinned), new Set([7]))
+  })
+
+  it('squeeze.compression.cpu.budget holds the replayed level at what the budget affords', async () => {
+    // A budget no level fits (a nanosecond per GiB) brings the level down to the minimum, where the unbounded trickle climbs.
+    const { levels } = await project(source(1_500, 50, 1), 200, { cpuBudgetSecondsPerGiB: 1e-9 })
+    assert.equal(levels[levels.length - 1], 1, `came down: ${levels.join(',')}`)
+    assert.ok(Math.max(...levels) <= 3, `never climbed: ${levels.join(',')}`)
+  })
+
+  it('a thread drops a replay once the pool releases it: threads serve many projections', () => {
+    const projector = new ChunkProjector()
+    const data = new SharedArrayBuffer(64)
+    new Uint8Array(data).set(Buffer.from('0123456789'))
+    const slots = [{ partition: 0, start: 0, end: 10, count: 1, firstTimestamp: 1, maxTimestamp: 1 }]
+    for (const replayKey of ['1:0', '2:0']) projector.project({ spec: parseCodecSpec('zstd:adaptive'), format: null, data, slots, readBack: false, adaptive: { lingerMs: 5, replayKey } })
+    assert.equal(projector.replayCount, 2)
+    projector.release('1:0')
+    projector.release('2:0')
+    assert.equal(projector.replayCount, 0)
   })
 
   it('the row names the mix: zstd:adaptive (3×41%, 6×59%)', () => {
