@@ -14,7 +14,8 @@ import { PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
  * BENCH_KEEPUP_BASE records/s where the producer's own event loop cannot reach 5x that (a busy machine). Fixed zstd:1, fixed zstd:9 and zstd:adaptive each take the same
  * schedule, BENCH_RUNS times, interleaved so the machine's load falls on all three alike. Per configuration:
  * records lost or rejected, peak buffered bytes, seconds blocked in send, the ratio over the run, and the
- * adaptive level mix; medians with min-max, and the load average around each run.
+ * adaptive level mix; medians with min-max, and the load average around each run. BENCH_KEEPUP_BEFORE, the path
+ * of another build's dist/bench/keeping-up-client.js, adds its zstd:adaptive as a fourth row, interleaved alike.
  */
 
 export const KEEPING_UP_TARGETS = ['zstd:1', 'zstd:9', 'zstd:adaptive'] as const
@@ -76,14 +77,19 @@ export async function keepingUpBench(kafka: BenchKafka, log: (s: string) => void
   const schedule = `${base}:${stepSeconds},${base * 5}:${stepSeconds},${base}:${stepSeconds}`
   const records = base * stepSeconds * 7
   log(`keeping up: zstd:9 compresses ${Math.round(perCpuSecond)} records per CPU second here; schedule ${schedule} (${records} records)`)
-  const rows = new Map<string, KeepingUpRow>(KEEPING_UP_TARGETS.map((target) => [target, {
+  const before = process.env['BENCH_KEEPUP_BEFORE']
+  const runs = [
+    ...KEEPING_UP_TARGETS.map((target) => ({ row: target as string, codec: target as string, client: CLIENT })),
+    ...(before === undefined ? [] : [{ row: 'zstd:adaptive (before)', codec: 'zstd:adaptive', client: before }])
+  ]
+  const rows = new Map<string, KeepingUpRow>(runs.map(({ row: target }) => [target, {
     target, runs: 0, lostOrRejected: [], peakBufferedBytes: [], blockedSeconds: [], ratio: [], wallSeconds: [], cpuSeconds: [], levelMix: [], load: []
   }]))
   for (let run = 0; run < benchRuns(); run++) {
-    for (const target of KEEPING_UP_TARGETS) {
-      const topic = await kafka.createTopic(`bench-keepup-${target.replace(':', '-')}-${run}-${Date.now()}`, PARTITIONS)
+    for (const { row: target, codec, client } of runs) {
+      const topic = await kafka.createTopic(`bench-keepup-${codec.replace(':', '-')}-${run}-${Date.now()}`, PARTITIONS)
       const loadBefore = loadavg()[0] ?? NaN
-      const child = must(await runChild(process.execPath, [CLIENT, '--brokers', kafka.brokers, '--topic', topic, '--codec', target, '--rate', schedule, '--records', String(records)], { timeoutMs: (stepSeconds * 3 + 120) * 1000 }), `keeping-up ${target}`)
+      const child = must(await runChild(process.execPath, [client, '--brokers', kafka.brokers, '--topic', topic, '--codec', codec, '--rate', schedule, '--records', String(records)], { timeoutMs: (stepSeconds * 3 + 120) * 1000 }), `keeping-up ${target}`)
       const s = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as KeepingUpSample
       const row = rows.get(target) as KeepingUpRow & { runs: number; lostOrRejected: number[]; peakBufferedBytes: number[]; blockedSeconds: number[]; ratio: number[]; wallSeconds: number[]; cpuSeconds: number[]; levelMix: Array<KeepingUpSample['levelMix']>; load: Array<[number, number]> }
       row.runs++
@@ -119,7 +125,7 @@ export function keepingUpTable(result: KeepingUpResult): string {
     ['target', 'runs', 'lost or rejected', 'peak buffered MiB', 'blocked in send s', 'ratio', 'wall s', 'CPU s', 'levels (share of bytes)', 'load 1m before-after'],
     result.rows.map((r) => [
       r.target, String(r.runs), String(Math.max(...r.lostOrRejected)), spread(r.peakBufferedBytes, 1, 2 ** 20), spread(r.blockedSeconds, 2), spread(r.ratio, 3),
-      spread(r.wallSeconds, 1), spread(r.cpuSeconds, 1), r.target.endsWith(':adaptive') ? formatMix(r.levelMix) : '-',
+      spread(r.wallSeconds, 1), spread(r.cpuSeconds, 1), r.target.includes(':adaptive') ? formatMix(r.levelMix) : '-',
       r.load.map(([a, b]) => `${a.toFixed(1)}-${b.toFixed(1)}`).join(', ')
     ])
   )

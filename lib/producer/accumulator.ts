@@ -202,8 +202,8 @@ export class RecordAccumulator {
     const spec = this.levels.sealing(queue.topic, recordsBytes)
     const pending = newPendingBatch(builder.recordCount, queue.accepted - builder.recordCount, this.config.batchSizeBytes, Date.now(), spec)
     queue.queue.push(pending)
-    this.sealer.seal(batch, spec, (result) => {
-      this.levels.sealed(queue.topic, spec, recordsBytes, pending.closedAt, this.reserved, result)
+    this.sealer.seal(batch, spec, (result, timing) => {
+      this.levels.sealed(queue.topic, spec, recordsBytes, pending.closedAt, this.reserved, result, timing)
       if (result instanceof Error) {
         this.events.sealFailed(queue, pending, new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot compress a batch of ${pending.records} records for ${queue.topic}-${queue.partition}: ${result.message}`, { cause: result }))
         return

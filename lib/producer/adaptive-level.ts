@@ -17,6 +17,13 @@ export interface LevelSignals {
   readonly idleFraction?: number
   /** The batch waited for compression longer than linger.ms: its send deadline was missed. */
   readonly lingerMissed: boolean
+  /**
+   * Compression runs on threads of its own, apart from the event loop that fills and drains buffer.memory. Then a
+   * full buffer is compression's doing only while the threads are busy: filled by an event loop or a network
+   * that cannot keep up, a lower level would not empty it, and idle threads may take a higher one. Left out (the
+   * event loop compresses): every full buffer counts, and the level goes up only while the buffer is nearly empty.
+   */
+  readonly ownThreads?: boolean
   /** The batch just sealed: the level it was compressed at and its CPU seconds per uncompressed byte. */
   readonly sealed?: { readonly level: number; readonly compressSecondsPerByte: number }
 }
@@ -47,6 +54,8 @@ const AHEAD_QUEUED = 0.1
 const SEVERE_BUFFER = 0.8
 /** Idle share the compression threads must keep (smoothed) before the level goes up... */
 const AHEAD_IDLE = 0.3
+/** Busy share (smoothed) from which compression threads of their own count as what fills buffer.memory. */
+const BEHIND_BUSY = 1 - AHEAD_IDLE
 /** ...and the busy share the next level is predicted to stay under, from the measured cost per level. */
 const MAX_PREDICTED_BUSY = 0.8
 /** Consecutive keeping-up observations, and time since the last change, before going up. */
@@ -68,10 +77,11 @@ interface LevelCost {
 }
 
 /**
- * One topic's adaptive level. Pressure (buffer.memory filling, linger deadlines missed) lowers the level at
- * once, by one step per batch compressed at the new level so queued older batches do not count twice, or
+ * One topic's adaptive level. Pressure (buffer.memory filling because compression is busy, linger deadlines
+ * missed waiting for compression) lowers the level at once, by one step per batch compressed at the new level so queued older batches do not count twice, or
  * half-way to the minimum when the buffer is nearly full. The level goes up one step at a time, only after
- * several observations in a row of idle compression and a nearly empty buffer, only when the next level's
+ * several observations in a row of idle compression (and, compressing on the event loop, a nearly empty
+ * buffer), only when the next level's
  * measured cost is predicted to fit, and never back to a level that fell behind until its hold time passes
  * (doubling on every relapse): that is the hysteresis. With a CPU budget the level is also capped by the
  * highest level whose measured cost per byte fits it.
@@ -153,7 +163,10 @@ export class AdaptiveLevel {
   /** Moves pressureLevel; returns why when it moved. */
   private pressure(signals: LevelSignals, now: number): LevelChangeReason | null {
     const fill = signals.bufferMemoryBytes > 0 ? signals.bufferedBytes / signals.bufferMemoryBytes : 0
-    const behind: LevelChangeReason | null = fill >= BEHIND_BUFFER ? 'buffer' : signals.lingerMissed ? 'linger' : null
+    const idle = this.idle ?? 0
+    const ownThreads = signals.ownThreads === true
+    const compressionFills = !ownThreads || 1 - idle >= BEHIND_BUSY
+    const behind: LevelChangeReason | null = fill >= BEHIND_BUFFER && compressionFills ? 'buffer' : signals.lingerMissed ? 'linger' : null
     if (behind !== null) {
       this.aheadStreak = 0
       // A batch compressed at an older, higher level says nothing about the level in use now.
@@ -165,7 +178,8 @@ export class AdaptiveLevel {
       this.pressureLevel = Math.max(this.min, to)
       return behind
     }
-    const ahead = fill <= AHEAD_BUFFER && signals.queuedBytes <= signals.bufferMemoryBytes * AHEAD_QUEUED && (this.idle ?? 0) >= AHEAD_IDLE
+    // Threads of their own measure their waits and idle time themselves; the event loop's queue says it otherwise.
+    const ahead = idle >= AHEAD_IDLE && (ownThreads || (fill <= AHEAD_BUFFER && signals.queuedBytes <= signals.bufferMemoryBytes * AHEAD_QUEUED))
     this.aheadStreak = ahead ? this.aheadStreak + 1 : 0
     if (!ahead || this.pressureLevel >= this.max || this.aheadStreak < UP_AFTER_OBSERVATIONS || now - this.lastChangeAt < UP_INTERVAL_MS) return null
     const up = this.pressureLevel + 1

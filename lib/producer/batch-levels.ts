@@ -5,6 +5,7 @@ import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import type { SealedBatch } from '../protocol/record-batch-builder.js'
 import { AdaptiveLevel, missedLinger } from './adaptive-level.js'
+import type { SealTiming } from './compression-worker.js'
 import type { ProducerConfig, TopicCodecs } from './config.js'
 
 type LevelConfig = Pick<ProducerConfig, 'lingerMs' | 'bufferMemoryBytes' | 'adaptiveLevel' | 'compressionThreads'>
@@ -20,7 +21,11 @@ export class BatchLevels {
   private readonly clock: { now(): number }
   /** Uncompressed bytes handed to the sealer and not back yet. */
   private queued = 0
-  /** Compression CPU since the last observation, and when that was: the compression threads' busy share (of all of them). */
+  /**
+   * Compression time since the last observation, and when that was: the compression threads' busy share (of all
+   * of them). Their wall time as the threads measured it (a thread that waits for a core is not free for the next
+   * batch); the CPU time when the event loop compresses.
+   */
   private busySeconds = 0
   private windowStart: number | null = null
 
@@ -36,11 +41,16 @@ export class BatchLevels {
     return isAdaptive(spec) ? this.controller(topic, spec).spec : spec
   }
 
-  /** A batch came back from compression (or failed): feeds the topic's controller, if its level adapts. */
-  sealed(topic: string, spec: CodecSpec, uncompressedBytes: number, closedAt: number, bufferedBytes: number, result: SealedBatch | Error): void {
+  /**
+   * A batch came back from compression (or failed): feeds the topic's controller, if its level adapts. `timing`
+   * is the thread's own account, when a thread sealed it.
+   */
+  sealed(topic: string, spec: CodecSpec, uncompressedBytes: number, closedAt: number, bufferedBytes: number, result: SealedBatch | Error, timing?: SealTiming): void {
     this.queued -= uncompressedBytes
     if (result instanceof Error) return
-    this.busySeconds += result.compressCpuSeconds
+    const ownThreads = this.config.compressionThreads > 0
+    // With threads, a batch too small for one was sealed on the event loop: it neither waited for nor used a thread.
+    this.busySeconds += ownThreads ? (timing?.wallSeconds ?? 0) : result.compressCpuSeconds
     const controller = this.controllers.get(topic)
     if (controller === undefined || spec.level === null) return
     const labels = this.codecs.labels(topic, spec)
@@ -52,8 +62,10 @@ export class BatchLevels {
     const idleFraction = elapsedSeconds <= 0 ? undefined : Math.max(0, 1 - this.busySeconds / capacitySeconds)
     this.busySeconds = 0
     this.windowStart = now
-    const waitedMs = now - closedAt - result.compressCpuSeconds * 1000
+    // Measured on the thread, so an event loop too busy to take the reply at once does not count as compression's delay.
+    const waitedMs = ownThreads ? (timing?.waitedMs ?? 0) : now - closedAt - result.compressCpuSeconds * 1000
     const decision = controller.observe({
+      ownThreads,
       bufferedBytes,
       bufferMemoryBytes: this.config.bufferMemoryBytes,
       queuedBytes: this.queued,

@@ -4,9 +4,10 @@ import { codecCache, type CodecSpec } from '../codecs/index.js'
 import type { Logger } from '../log/logger.js'
 import { BATCH } from '../protocol/batch-layout.js'
 import { sealRecords, type OpenBatch, type SealedBatch } from '../protocol/record-batch-builder.js'
-import type { SealReply, SealRequest } from './compression-worker.js'
+import type { SealReply, SealRequest, SealTiming } from './compression-worker.js'
 
-export type SealDone = (result: SealedBatch | Error) => void
+/** `timing` comes with batches a compression thread sealed; none with those sealed on the event loop. */
+export type SealDone = (result: SealedBatch | Error, timing?: SealTiming) => void
 
 /** One compression thread's (or, sealing inline, the event loop's) figures, cumulative since it started. */
 export interface ThreadLoad {
@@ -187,7 +188,7 @@ class PoolSealer extends RecyclingSealer {
     thread.queuedBytes += batch.records.byteLength
     // A buffer this sealer did not hand out may be shared (Node's pool): send a copy of the records instead.
     const records = this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
-    const request: SealRequest = { id, spec, batch: { ...batch, records } }
+    const request: SealRequest = { id, spec, batch: { ...batch, records }, postedAtMs: Date.now() }
     thread.worker.postMessage(request, [records.buffer as ArrayBuffer])
   }
 
@@ -259,7 +260,7 @@ class PoolSealer extends RecyclingSealer {
       uncompressedBytes: BATCH.HEADER_BYTES + pending.recordsBytes,
       compressCpuSeconds: reply.compressCpuSeconds,
       firstTimestamp: pending.firstTimestamp
-    })
+    }, reply.timing)
   }
 
   private idle(thread: PoolThread): void {

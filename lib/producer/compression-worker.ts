@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { parentPort } from 'node:worker_threads'
 import { codecCache, type CodecSpec } from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
@@ -8,12 +9,23 @@ export interface SealRequest {
   readonly id: number
   readonly spec: CodecSpec
   readonly batch: OpenBatch
+  /** Date.now() when the event loop posted it: the thread works out how long the batch waited for it. */
+  readonly postedAtMs: number
 }
 
 /** The sealed batch (header plus compressed records) and the builder's buffer, both transferred back; or why it failed. */
 export type SealReply =
-  | { readonly id: number; readonly bytes: ArrayBuffer; readonly records: ArrayBuffer; readonly compressCpuSeconds: number }
+  | { readonly id: number; readonly bytes: ArrayBuffer; readonly records: ArrayBuffer; readonly compressCpuSeconds: number; readonly timing: SealTiming }
   | { readonly id: number; readonly error: string }
+
+/**
+ * Measured on the compression thread, so an event loop too busy to take the reply at once adds nothing: how long
+ * the batch waited for the thread (behind other batches, or for a core), and the wall time the thread spent on it.
+ */
+export interface SealTiming {
+  readonly waitedMs: number
+  readonly wallSeconds: number
+}
 
 // Runs on each compression thread of the pool: one codec instance per codec and level, batches sealed in arrival order.
 if (parentPort !== null) {
@@ -26,13 +38,16 @@ if (parentPort !== null) {
   let cpuAtLastReply: number | undefined
   port.on('message', (request: SealRequest) => {
     cpuAtLastReply ??= threadCpuSeconds()
+    const startedAtMs = Date.now()
+    const t0 = performance.now()
     try {
       // allocUnsafeSlow: a buffer that owns its ArrayBuffer, so it can be transferred without a copy.
       const sealed = sealRecords(request.batch, codecFor(request.spec), Buffer.allocUnsafeSlow)
       const bytes = sealed.bytes.buffer as ArrayBuffer
       const records = request.batch.records.buffer as ArrayBuffer
       const cpu = threadCpuSeconds()
-      const reply: SealReply = { id: request.id, bytes, records, compressCpuSeconds: Math.max(0, cpu - cpuAtLastReply) }
+      const timing: SealTiming = { waitedMs: Math.max(0, startedAtMs - request.postedAtMs), wallSeconds: (performance.now() - t0) / 1000 }
+      const reply: SealReply = { id: request.id, bytes, records, compressCpuSeconds: Math.max(0, cpu - cpuAtLastReply), timing }
       cpuAtLastReply = cpu
       port.postMessage(reply, [bytes, records])
     } catch (err) {

@@ -70,6 +70,31 @@ interface Run {
 let kafka: TestKafka
 let run: Run
 
+/** Sends 25 log lines every 10 ms to `topic` until stopped (about 400 KB/s); `values` are the lines sent so far. */
+function feed(producer: Producer, topic: string): { values: string[]; stop(): Promise<void>; feeding: Promise<void> } {
+  const values: string[] = []
+  let stopped = false
+  const feeding = (async () => {
+    while (!stopped) {
+      const chunk = Array.from({ length: 25 }, () => {
+        const value = logLine(values.length)
+        values.push(value)
+        return { topic, key: null, value: Buffer.from(value), timestamp: RECENT_MS + values.length }
+      })
+      await producer.sendMany(chunk)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  })()
+  return {
+    values,
+    feeding,
+    stop: async () => {
+      stopped = true
+      await feeding
+    }
+  }
+}
+
 /**
  * One producer with zstd:adaptive over 1..6 and a compression thread that can be slowed down: fed at a steady
  * rate, it climbs while compression keeps up; throttled to 400 ms a batch, it must come down; unthrottled, up again.
@@ -86,20 +111,8 @@ async function throttledRun(): Promise<Run> {
   producer.onBatchAcked((b) => acked.push(b))
   const throttle = compressionThrottle()
   await producer.start()
-  const values: string[] = []
-  let stop = false
   // About 400 KB/s: a few 64 KiB batches a second, far within zstd:6 on one thread, far beyond 400 ms a batch.
-  const feeding = (async () => {
-    while (!stop) {
-      const chunk = Array.from({ length: 25 }, () => {
-        const value = logLine(values.length)
-        values.push(value)
-        return { topic, key: null, value: Buffer.from(value), timestamp: RECENT_MS + values.length }
-      })
-      await producer.sendMany(chunk)
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-  })()
+  const { values, stop } = feed(producer, topic)
   try {
     const level = (): number => [...events].reverse().find((e): e is Extract<Event, { kind: 'batch' }> => e.kind === 'batch')?.level ?? 0
     await poll('the level to climb to 5', async () => level(), (l) => l >= 5)
@@ -111,15 +124,13 @@ async function throttledRun(): Promise<Run> {
     const liftedAt = events.length
     throttle.set(0)
     await poll('the level to go up again', async () => level(), (l) => l > lowestThrottled)
-    stop = true
-    await feeding
+    await stop()
     await producer.flush()
     assert.equal(producer.snapshot().recordsFailed, 0)
     assert.equal(producer.snapshot().recordsAcked, values.length)
     return { topic, values, acked, events, registry, throttledAt, liftedAt, lowestThrottled }
   } finally {
-    stop = true
-    await feeding.catch(() => undefined)
+    await stop().catch(() => undefined)
     throttle.close()
     await producer.close()
   }
@@ -127,15 +138,35 @@ async function throttledRun(): Promise<Run> {
 
 before(async () => {
   kafka = await startTestKafka()
-  run = await throttledRun()
 })
 after(async () => {
   await kafka?.stop()
 })
 
 /** The batch's records encoded again and compressed at `level`: the batch's stored size when that was its level. */
-function sizeAt(batch: ReadBatch, level: number): number {
-  return buildBatch(batch.records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp })), createCodec({ codec: 'zstd', level })).bytes.length
+function sizeAt(batch: ReadBatch, codec: 'zstd' | 'gzip' | 'lz4', level: number): number {
+  return buildBatch(batch.records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp })), createCodec({ codec, level })).bytes.length
+}
+
+/**
+ * Reads the topic back and checks each stored batch is, byte for byte in size, `codec` at the level the producer
+ * acknowledged it with. Returns those levels in offset order, and for how many batches `other(level)` would
+ * have given another size (how far the check tells levels apart).
+ */
+async function storedLevels(topic: string, acked: readonly AckedBatch[], codec: 'zstd' | 'gzip' | 'lz4', other: (level: number) => number): Promise<{ levels: number[]; discriminating: number }> {
+  const byOffset = new Map(acked.map((b) => [b.baseOffset, b]))
+  const stored = await kafka.readAll([topic])
+  assert.equal(stored.length, acked.length)
+  const levels: number[] = []
+  let discriminating = 0
+  for (const { batch } of stored) {
+    const level = byOffset.get(batch.baseOffset)?.level
+    assert.ok(typeof level === 'number', `batch at ${batch.baseOffset} was acknowledged with a level`)
+    assert.equal(sizeAt(batch, codec, level), batch.storedBytes, `batch at ${batch.baseOffset} is ${codec} level ${level} byte for byte`)
+    if (sizeAt(batch, codec, other(level)) !== batch.storedBytes) discriminating++
+    levels.push(level)
+  }
+  return { levels, discriminating }
 }
 
 async function counterByLevel(name: string): Promise<Map<number, number>> {
@@ -152,6 +183,10 @@ function countBy<T>(items: readonly T[], key: (item: T) => number): Map<number, 
 }
 
 describe('zstd:adaptive', () => {
+  before(async () => {
+    run = await throttledRun()
+  })
+
   it('a producer whose compression is throttled lowers its level within a few batches, and raises it when the throttle lifts', () => {
     const afterThrottle = run.events.slice(run.throttledAt)
     const firstDown = afterThrottle.findIndex((e) => e.kind === 'change' && e.direction === 'down')
@@ -166,18 +201,8 @@ describe('zstd:adaptive', () => {
   })
 
   it('the level metrics match the level each batch was compressed at, read back from the broker', async () => {
-    const byOffset = new Map(run.acked.map((b) => [b.baseOffset, b]))
-    const stored = await kafka.readAll([run.topic])
-    assert.equal(stored.length, run.acked.length)
-    let discriminating = 0
-    for (const { batch } of stored) {
-      const level = byOffset.get(batch.baseOffset)?.level
-      assert.ok(typeof level === 'number', `batch at ${batch.baseOffset} was acknowledged with a level`)
-      assert.equal(sizeAt(batch, level), batch.storedBytes, `batch at ${batch.baseOffset} is zstd level ${level} byte for byte`)
-      const other = level === MIN_LEVEL ? MAX_LEVEL : MIN_LEVEL
-      if (sizeAt(batch, other) !== batch.storedBytes) discriminating++
-    }
-    assert.ok(discriminating > stored.length / 2, `the size tells levels apart for ${discriminating} of ${stored.length} batches`)
+    const { levels, discriminating } = await storedLevels(run.topic, run.acked, 'zstd', (level) => (level === MIN_LEVEL ? MAX_LEVEL : MIN_LEVEL))
+    assert.ok(discriminating > levels.length / 2, `the size tells levels apart for ${discriminating} of ${levels.length} batches`)
     const perBatch = countBy(run.acked, (b) => b.level as number)
     assert.ok(perBatch.size >= 3, `several levels in use: ${[...perBatch.keys()].join(', ')}`)
     assert.deepEqual(await counterByLevel('squeeze_compression_level_batches_total'), perBatch)
@@ -228,4 +253,72 @@ describe('zstd:adaptive', () => {
       }
     })
   }
+})
+
+describe('gzip:adaptive and lz4:adaptive', () => {
+  // From each codec's default (gzip 6, lz4 1) up while compression keeps up; lz4 2 and up are LZ4HC.
+  for (const { codec, other } of [{ codec: 'gzip', other: (l: number) => (l === 1 ? 9 : 1) }, { codec: 'lz4', other: (l: number) => (l === 1 ? 9 : 1) }] as const) {
+    it(`${codec}: the producer moves over several levels, and every stored batch is ${codec} at the level it was acknowledged with`, async () => {
+      const topic = await kafka.createTopic(undefined, { partitions: 1 })
+      const producer = new Producer(
+        { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec(`${codec}:adaptive`), lingerMs: 200, batchSizeBytes: 64 * 1024 },
+        { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log }
+      )
+      const acked: AckedBatch[] = []
+      producer.onBatchAcked((b) => acked.push(b))
+      await producer.start()
+      const { values, stop } = feed(producer, topic)
+      try {
+        await poll(`${codec} batches at 3 levels`, async () => new Set(acked.map((b) => b.level)).size, (n) => n >= 3)
+        await stop()
+        await producer.flush()
+      } finally {
+        await stop().catch(() => undefined)
+        await producer.close()
+      }
+      assert.equal(producer.snapshot().recordsAcked, values.length)
+      const { levels, discriminating } = await storedLevels(topic, acked, codec, other)
+      assert.ok(new Set(levels).size >= 3, `levels ${[...new Set(levels)].join(', ')}`)
+      assert.ok(discriminating > 0, `the size tells levels apart for ${discriminating} of ${levels.length} batches`)
+    })
+  }
+})
+
+describe('zstd:adaptive with a CPU budget', () => {
+  /**
+   * 40 batches of 64 KiB sent at once, sealed on the event loop (compression threads 0), whose per-batch CPU
+   * figure is the process's, not tick-grained like a thread's: each batch's measured cost meets the budget.
+   */
+  async function budgetRun(cpuBudgetSecondsPerGiB: number): Promise<number[]> {
+    const topic = await kafka.createTopic(undefined, { partitions: 1 })
+    const producer = new Producer(
+      { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('zstd:adaptive'), adaptiveLevel: { min: MIN_LEVEL, max: MAX_LEVEL, cpuBudgetSecondsPerGiB }, compressionThreads: 0, lingerMs: 200, batchSizeBytes: 64 * 1024 },
+      { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log }
+    )
+    const acked: AckedBatch[] = []
+    producer.onBatchAcked((b) => acked.push(b))
+    await producer.start()
+    try {
+      const values = Array.from({ length: 16_000 }, (_, i) => logLine(i))
+      await producer.sendMany(values.map((v, i) => ({ topic, key: null, value: Buffer.from(v), timestamp: RECENT_MS + i })))
+      await producer.flush()
+      assert.equal(producer.snapshot().recordsAcked, values.length)
+    } finally {
+      await producer.close()
+    }
+    return (await storedLevels(topic, acked, 'zstd', (level) => (level === MIN_LEVEL ? MAX_LEVEL : MIN_LEVEL))).levels
+  }
+
+  it('a budget no level fits keeps the batches at the minimum; a generous one lets them climb to the maximum', async () => {
+    // zstd:1 alone costs seconds per GiB: 0.001 fits nothing. 1,000 fits every level up to 6.
+    const tight = await budgetRun(0.001)
+    const generous = await budgetRun(1000)
+    assert.ok(tight.length >= 20 && generous.length >= 20, `${tight.length} and ${generous.length} batches`)
+    // From the default, 3, one step down per batch measured over the budget.
+    assert.deepEqual(tight.slice(0, 3), [3, 2, 1])
+    assert.ok(tight.slice(2).every((l) => l === MIN_LEVEL), `tight: ${tight.join(' ')}`)
+    // Up one level per few batches measured within it, never down.
+    assert.ok(generous.every((l, i) => i === 0 || l >= (generous[i - 1] as number)), `generous: ${generous.join(' ')}`)
+    assert.equal(generous.at(-1), MAX_LEVEL, `generous: ${generous.join(' ')}`)
+  })
 })

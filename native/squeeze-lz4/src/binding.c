@@ -3,8 +3,9 @@
  * Node version, unlike a nan addon). The frame is what KafkaLZ4BlockOutputStream and librdkafka write:
  * independent 64 KiB blocks, no block or content checksum, no content size. Blocks that would not shrink are
  * stored raw, as lz4frame.c does. Level 1 is LZ4's fast compressor; 2 and up are LZ4HC at that level.
- * One compression state per call, reset cheaply between blocks (the _fastReset entry points), so the 64 KiB
- * blocks do not each pay for clearing a fresh hash table.
+ * One compression state per thread (N-API instance data: each worker thread has its own env), reset cheaply
+ * between blocks and batches (the _fastReset entry points), so neither the 64 KiB blocks nor the batches pay
+ * for allocating and clearing a fresh table (LZ4HC's is ~256 KB).
  */
 #define LZ4_STATIC_LINKING_ONLY
 #define LZ4_HC_STATIC_LINKING_ONLY
@@ -62,6 +63,42 @@ static napi_value js_frame_bound(napi_env env, napi_callback_info info) {
   return result;
 }
 
+typedef struct {
+  LZ4_streamHC_t *hc;
+  LZ4_stream_t *fast;
+} thread_states;
+
+static void free_states(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  thread_states *states = data;
+  free(states->hc);
+  free(states->fast);
+  free(states);
+}
+
+/* This thread's state for the fast (hc 0) or HC compressor, allocated and initialised on first use. */
+static void *thread_state(napi_env env, int hc) {
+  thread_states *states = NULL;
+  if (napi_get_instance_data(env, (void **)&states) != napi_ok) return NULL;
+  if (states == NULL) {
+    states = calloc(1, sizeof *states);
+    if (states == NULL || napi_set_instance_data(env, states, free_states, NULL) != napi_ok) {
+      free(states);
+      return NULL;
+    }
+  }
+  if (hc && states->hc == NULL) {
+    states->hc = malloc(sizeof(LZ4_streamHC_t));
+    if (states->hc != NULL) LZ4_initStreamHC(states->hc, sizeof(LZ4_streamHC_t));
+  }
+  if (!hc && states->fast == NULL) {
+    states->fast = malloc(sizeof(LZ4_stream_t));
+    if (states->fast != NULL) LZ4_initStream(states->fast, sizeof(LZ4_stream_t));
+  }
+  return hc ? (void *)states->hc : (void *)states->fast;
+}
+
 /* compressFrame(input, output, level) -> bytes written into output (at least frameBound(input.length) long) */
 static napi_value js_compress_frame(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -76,9 +113,8 @@ static napi_value js_compress_frame(napi_env env, napi_callback_info info) {
   if (dst_len < frame_bound(src_len)) return fail(env, "compressFrame: output is shorter than frameBound(input.length)");
 
   const int hc = level > 1;
-  void *state = hc ? malloc(sizeof(LZ4_streamHC_t)) : malloc(sizeof(LZ4_stream_t));
+  void *state = thread_state(env, hc);
   if (state == NULL) return fail(env, "compressFrame: out of memory");
-  if (hc) LZ4_initStreamHC(state, sizeof(LZ4_streamHC_t)); else LZ4_initStream(state, sizeof(LZ4_stream_t));
 
   memcpy(dst, FRAME_HEADER, sizeof FRAME_HEADER);
   size_t at = sizeof FRAME_HEADER;
@@ -99,7 +135,6 @@ static napi_value js_compress_frame(napi_env env, napi_callback_info info) {
       at += 4 + (size_t)chunk;
     }
   }
-  free(state);
   write_le32(dst + at, 0);
   at += 4;
   napi_create_double(env, (double)at, &result);

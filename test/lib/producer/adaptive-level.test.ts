@@ -118,6 +118,34 @@ describe('AdaptiveLevel under pressure', () => {
   })
 })
 
+describe('AdaptiveLevel with compression threads of its own', () => {
+  /** Threads 80% idle, no batch waiting for one, and buffer.memory `fill` full: the event loop or the network is behind. */
+  const filledElsewhere = (level: number, fill: number): LevelSignals => ({ ...ahead(level), ownThreads: true, bufferedBytes: fill * 32 * MIB, queuedBytes: 4 * MIB })
+
+  it('a buffer.memory filled while the threads idle neither lowers the level nor keeps it from going up', () => {
+    const clock = fakeClock(0)
+    const controller = new AdaptiveLevel(ZSTD, { clock, min: 1, max: 9 })
+    const decisions = run(controller, clock, 20_000, 100, (level) => filledElsewhere(level, 0.95))
+    assert.ok(decisions.length > 0)
+    assert.ok(decisions.every((d) => d.direction === 'up' && d.reason === 'idle'), JSON.stringify(decisions.filter((d) => d.direction === 'down')))
+    assert.equal(controller.level, 9)
+  })
+
+  it('lowers when the threads are what fills buffer.memory, or a batch waited for a thread past linger.ms', () => {
+    const clock = fakeClock(0)
+    const controller = new AdaptiveLevel(ZSTD, { clock, min: 1, max: 9 })
+    run(controller, clock, 20_000, 100, (level) => filledElsewhere(level, 0.6))
+    assert.equal(controller.level, 9)
+    // behind(): threads never idle. Smoothed, the busy share crosses 70% within a few batches.
+    const busy = run(controller, clock, 500, 100, (level) => ({ ...behind(level), ownThreads: true }))
+    assert.ok(busy.length > 0 && busy.every((d) => d.direction === 'down' && d.reason === 'buffer'), JSON.stringify(busy))
+    run(controller, clock, 20_000, 100, (level) => filledElsewhere(level, 0.6))
+    const from = controller.level
+    clock.ms += 100
+    assert.deepEqual(controller.observe({ ...filledElsewhere(from, 0), lingerMissed: true }), { from, to: from - 1, direction: 'down', reason: 'linger' })
+  })
+})
+
 describe('AdaptiveLevel with a CPU budget', () => {
   /** A data set where level L costs L x `scale` CPU seconds per GiB. */
   const costOf = (level: number, scale: number): number => (level * scale) / 2 ** 30

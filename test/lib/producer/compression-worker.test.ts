@@ -8,17 +8,18 @@ import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
 
 const WORKER_URL = new URL('../../../lib/producer/compression-worker.js', import.meta.url)
 
-function request(id: number, codec: 'zstd' | 'brotli'): SealRequest {
+function request(id: number, codec: 'zstd' | 'brotli', postedAtMs = Date.now()): SealRequest {
   const builder = new RecordBatchBuilder(64 * 1024, 64 * 1024, Buffer.allocUnsafeSlow)
   for (let i = 0; i < 100; i++) builder.tryAppend({ key: null, value: Buffer.from(`GET /item/${i} 200`) }, 1_700_000_000_000 + i)
-  return { id, spec: { codec: codec as 'zstd', level: 3 }, batch: builder.finish() }
+  return { id, spec: { codec: codec as 'zstd', level: 3 }, batch: builder.finish(), postedAtMs }
 }
 
 describe('compression worker', () => {
   it('seals a batch, hands the builder\'s buffer back, and answers a codec error with its message', async (t) => {
     const worker = new Worker(WORKER_URL)
     t.after(() => worker.terminate())
-    const ok = request(1, 'zstd')
+    // Posted, by its stamp, 5 s ago: the thread counts that as the batch's wait for it, apart from its own time on it.
+    const ok = request(1, 'zstd', Date.now() - 5000)
     worker.postMessage(ok, [ok.batch.records.buffer as ArrayBuffer])
     const [reply] = (await once(worker, 'message')) as [SealReply]
     assert.ok(!('error' in reply), JSON.stringify(reply))
@@ -29,6 +30,8 @@ describe('compression worker', () => {
     const batch = readBatch(sealed, { verifyCrc: true })
     assert.deepEqual(batch.records.map((r) => r.value?.toString()), Array.from({ length: 100 }, (_, i) => `GET /item/${i} 200`))
     assert.ok(reply.compressCpuSeconds >= 0)
+    assert.ok(reply.timing.waitedMs >= 5000, `waited ${reply.timing.waitedMs} ms`)
+    assert.ok(reply.timing.wallSeconds >= 0 && reply.timing.wallSeconds < 5, `on it for ${reply.timing.wallSeconds} s`)
 
     const bad = request(2, 'brotli')
     worker.postMessage(bad, [bad.batch.records.buffer as ArrayBuffer])
