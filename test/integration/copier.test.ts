@@ -11,13 +11,16 @@ import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { checkRecompression } from '../../lib/verify/recompression.js'
-import { SqueezeError } from '../../lib/errors.js'
+import { SqueezeError, isTransient } from '../../lib/errors.js'
+import { retry } from '../../lib/retry.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { freePort } from '../helpers/ports.js'
 
 // Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
 const RECENT_MS = Date.now() - 3_600_000
+
+const ASK_AGAIN = { retries: 20, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: isTransient }
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
@@ -110,9 +113,10 @@ describe('copier', () => {
     let checks = 0
     do {
       // The committed offsets first, then what the destinations hold: a commit past unacknowledged copies shows as committed > held.
-      const [committed] = await kafka.admin.fetchOffsets({ groupId, topics: [source] })
+      // The group's coordinator answers COORDINATOR_LOAD_IN_PROGRESS while it loads a new group's partition.
+      const [committed] = await retry(() => kafka.admin.fetchOffsets({ groupId, topics: [source] }), ASK_AGAIN)
       for (const target of targets) {
-        const held = new Map((await kafka.admin.fetchTopicOffsets(target.topic)).map((o) => [o.partition, Number(o.high)]))
+        const held = new Map((await retry(() => kafka.admin.fetchTopicOffsets(target.topic), ASK_AGAIN)).map((o) => [o.partition, Number(o.high)]))
         for (const { partition, offset } of committed?.partitions ?? []) {
           if (Number(offset) < 0) continue
           assert.ok(Number(offset) <= (held.get(partition) ?? 0), `${source}-${partition} committed at ${offset}, but ${target.topic} holds ${held.get(partition)} records`)
