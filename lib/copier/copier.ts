@@ -15,6 +15,7 @@ import type { IncomingRecord } from '../protocol/record.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import { FanOut } from './fan-out.js'
+import type { SentOffsets } from './sent-offsets.js'
 
 /** One destination: a codec and level, and the topic it writes. */
 export interface CopyTarget {
@@ -146,6 +147,11 @@ export class Copier {
   private readonly refused: PoisonRecord[] = []
   /** The failure the copy stopped at, at-least-once: every later commit fails with it. */
   private unsettled: unknown = null
+  /**
+   * At-least-once, the periodic commit under way: it waits for the acknowledgements of what was copied before it
+   * started, outside the lane, while the copy goes on into new batches. Every other commit waits for it first.
+   */
+  private committing: Promise<void> | null = null
 
   constructor(private readonly config: CopierConfig, private readonly deps: CopierDeps) {
     if (config.exactlyOnce && (config.onRefused ?? 'fail') !== 'fail') {
@@ -269,7 +275,7 @@ export class Copier {
         this.stop.abort()
         return
       }
-      if (Date.now() - this.lastCommitAt >= this.config.commitIntervalMs) await this.exclusive(() => this.commit())
+      if (Date.now() - this.lastCommitAt >= this.config.commitIntervalMs && this.committing === null) await this.exclusive(() => this.config.exactlyOnce ? this.commit() : this.commitBehind())
       // --until-end across several copiers: a partition another copier owns is done once the group committed its end.
       if (this.config.stopAtEnd && this.ownDone() && Date.now() - othersCheckedAt >= 1000) {
         othersCheckedAt = Date.now()
@@ -389,7 +395,9 @@ export class Copier {
       if (this.stopping) return
       const chunk = this.withinBudget(records.slice(i, i + YIELD_EVERY_RECORDS))
       try {
-        await this.sendToTargets(chunk, partition)
+        // A copy the producer refuses before any destination sees it (over max.request.size) is set aside as
+        // --on-refused says; in a transaction nothing can be left out, so the fan-out rejects there.
+        this.refused.push(...await this.fanOut.send(partition, chunk))
       } catch (err) {
         this.fail(err)
         return
@@ -412,15 +420,6 @@ export class Copier {
     // Revoked meanwhile: the partition's offsets are its next owner's to commit.
     if (!this.owned.has(partition)) return
     this.processed.set(partition, Math.max(this.processed.get(partition) ?? 0, lastOffset + 1))
-  }
-
-  /**
-   * Sends the records to every target, with one sendMany per target. A record the producer refuses before any
-   * destination sees it (over max.request.size) is set aside as --on-refused says; in a transaction nothing can
-   * be left out, so the fan-out rejects and the copy stops there as any refusal does.
-   */
-  private async sendToTargets(records: readonly IncomingRecord[], partition: number): Promise<void> {
-    this.refused.push(...await this.fanOut.send(partition, records))
   }
 
   /** The records up to and including the one that reaches --records or --bytes. */
@@ -456,22 +455,54 @@ export class Copier {
    * aborts, drops every partition and rejoins: the next owner copies from the last accepted commit.
    */
   private async commit(): Promise<void> {
+    await this.committing
     // Exactly-once, once the copy stopped: the last transaction is committed and no other begins.
     if (this.config.exactlyOnce && !this.transactionOpen) return
-    const offsets = [...this.processed].filter(([partition, offset]) => this.committed.get(partition) !== offset)
-    const topicOffsets = offsets.map(([partition, offset]) => ({ topic: this.config.sourceTopic, partition, offset }))
-    this.deps.log.debug({ offsets: Object.fromEntries(offsets) }, 'committing')
+    const offsets = this.uncommitted()
     try {
-      if (this.config.exactlyOnce) await this.commitTransaction(topicOffsets)
-      else await this.commitAcknowledged(topicOffsets)
+      if (this.config.exactlyOnce) await this.commitTransaction(this.topicOffsets(offsets))
+      else await this.commitAcknowledged(this.deps.producer.flush(), this.fanOut.marks(), this.topicOffsets(offsets))
     } catch (err) {
       if (errorCode(err) !== ErrorCodes.GROUP_FENCED) throw err
       await this.fenced(err)
       return
     }
+    this.recordCommit(offsets)
+  }
+
+  /**
+   * The periodic commit, at-least-once, called in the lane: takes the offsets copied so far and sends every open
+   * batch now, then leaves the lane. The acknowledgements, the failures and the coordinator's commit are waited
+   * for in the background while the copy goes on, instead of every batch being drained with the copy stopped.
+   */
+  private async commitBehind(): Promise<void> {
+    const offsets = this.uncommitted()
+    const acknowledged = this.commitAcknowledged(this.deps.producer.flushAccepted(), this.fanOut.marks(), this.topicOffsets(offsets))
+    this.lastCommitAt = Date.now()
+    this.committing = acknowledged.then(() => this.recordCommit(offsets), (err: unknown) => {
+      // Fenced: dropping the partitions changes what the copy owns, so it waits its turn in the lane.
+      if (errorCode(err) === ErrorCodes.GROUP_FENCED) void this.exclusive(() => this.fenced(err)).catch((e: unknown) => this.fail(e))
+      else this.fail(err)
+    }).finally(() => {
+      this.committing = null
+    })
+  }
+
+  private recordCommit(offsets: ReadonlyArray<[number, number]>): void {
     for (const [partition, offset] of offsets) this.committed.set(partition, offset)
     this.lastCommitAt = Date.now()
     this.stats.commits++
+  }
+
+  /** Per source partition, the offset copied up to where it differs from the last commit's. */
+  private uncommitted(): Array<[number, number]> {
+    const offsets = [...this.processed].filter(([partition, offset]) => this.committed.get(partition) !== offset)
+    this.deps.log.debug({ offsets: Object.fromEntries(offsets) }, 'committing')
+    return offsets
+  }
+
+  private topicOffsets(offsets: ReadonlyArray<[number, number]>): Array<{ topic: string; partition: number; offset: number }> {
+    return offsets.map(([partition, offset]) => ({ topic: this.config.sourceTopic, partition, offset }))
   }
 
   private async commitTransaction(offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
@@ -481,9 +512,10 @@ export class Copier {
     if (!this.stopping) this.begin()
   }
 
-  private async commitAcknowledged(offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
-    await this.deps.producer.flush()
-    await this.settleFailures()
+  /** `sent` resolves once every copy before `marks` (where the fan-out stood when the offsets were taken) is acknowledged or failed. */
+  private async commitAcknowledged(sent: Promise<void>, marks: ReadonlyMap<SentOffsets, number>, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+    await sent
+    await this.settleFailures(marks)
     const coordinator = this.coordinator
     if (offsets.length === 0 || coordinator === null) return
     await this.asMember(({ memberId, generationId }) => retry(() => coordinator.commit({ groupId: this.config.groupId, generationIdOrMemberEpoch: generationId, memberId, offsets }), COORDINATOR_RETRY))
@@ -511,19 +543,19 @@ export class Copier {
    * offsets are committed (the producer retried what can be retried); a refused record is handled as
    * `onRefused` says, so the commit can go past it.
    */
-  private async settleFailures(): Promise<void> {
+  private async settleFailures(marks: ReadonlyMap<SentOffsets, number>): Promise<void> {
     // Once the copy cannot go past a failure, no later commit may go past it either (kafkajs can run the batch
     // loop again after the error).
     if (this.unsettled !== null) throw this.unsettled
     try {
-      await this.sortOutFailures()
+      await this.sortOutFailures(marks)
     } catch (err) {
       this.unsettled = err
       throw err
     }
   }
 
-  private async sortOutFailures(): Promise<void> {
+  private async sortOutFailures(marks: ReadonlyMap<SentOffsets, number>): Promise<void> {
     const failures = this.failures.splice(0)
     const fatal = failures.find((f) => !isRecordRefusal(f.error))
     if (fatal !== undefined) {
@@ -536,7 +568,7 @@ export class Copier {
         this.refused.push({ topic: this.config.sourceTopic, partition: failure.partition, record: { ...record, offset }, code: failure.error.code, reason: failure.error.message, destination: failure.topic })
       })
     }
-    this.fanOut.forget()
+    this.fanOut.forget(marks)
     const refused = this.refused.splice(0)
     if (refused.length === 0) return
     const policy = this.config.onRefused ?? 'fail'
@@ -554,7 +586,9 @@ export class Copier {
     if (policy !== 'dead-letter' || deadLetterTopic === undefined) return
     for (const poison of refused) await this.deps.producer.send({ topic: deadLetterTopic, ...toDeadLetter(poison) })
     await this.deps.producer.flush()
-    const lost = this.failures.splice(0)[0]
+    // Copies sent meanwhile may have failed too: those are the next commit's to sort out.
+    const lost = this.failures.find((f) => f.topic === deadLetterTopic)
+    this.failures.splice(0, this.failures.length, ...this.failures.filter((f) => f.topic !== deadLetterTopic))
     if (lost !== undefined) {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot write refused records to the dead-letter topic ${deadLetterTopic}: ${lost.error.message}`, { cause: lost.error })
     }

@@ -1,11 +1,11 @@
 import { PartitionTable } from '../kafka/group-by-topic.js'
 import type { PoisonRecord } from '../protocol/dead-letter.js'
 import type { IncomingRecord } from '../protocol/record.js'
-import { isRecordRefusal, type Producer, type ProducerRecord } from '../producer/producer.js'
+import { isRecordRefusal, type Producer } from '../producer/producer.js'
 import { SentOffsets } from './sent-offsets.js'
 
-/** What the fan-out needs of the producer: sendMany, and its count of accepted records to tell where sendMany stopped. */
-export type FanOutProducer = Pick<Producer, 'sendMany'> & { snapshot(): { readonly recordsAccepted: number } }
+/** What the fan-out needs of the producer: sendManyTo, and its count of accepted records to tell where sendManyTo stopped. */
+export type FanOutProducer = Pick<Producer, 'sendManyTo'> & { snapshot(): { readonly recordsAccepted: number } }
 
 export interface FanOutConfig {
   readonly sourceTopic: string
@@ -16,9 +16,9 @@ export interface FanOutConfig {
 }
 
 /**
- * Copies the records of one source partition to the same partition of every destination, with one sendMany per
- * destination: records that fit an open batch are taken without a promise per record and destination, which
- * `await send()` for each cost. At-least-once, it keeps the source offset of every copy the producer accepted,
+ * Copies the records of one source partition to the same partition of every destination, with one sendManyTo per
+ * destination: records that fit an open batch are taken without a promise (or a copy of the record) per record
+ * and destination, which `await send()` for each cost. At-least-once, it keeps the source offset of every copy the producer accepted,
  * by its place among the copies of that destination partition, as delivery failures name them.
  */
 export class FanOut {
@@ -42,19 +42,23 @@ export class FanOut {
     return this.sent.get(topic, partition).offsetOf(index)
   }
 
-  /** Every copy sent so far was acknowledged or reported: drops their offsets (the places keep counting). */
-  forget(): void {
-    for (const offsets of this.sent.values()) offsets.forget()
+  /** Where each destination partition's copies stand now: forget(marks) later drops the offsets of those before. */
+  marks(): Map<SentOffsets, number> {
+    return new Map([...this.sent.values()].map((offsets) => [offsets, offsets.count]))
+  }
+
+  /** Every copy before `marks` was acknowledged or reported: drops their offsets (the places keep counting). */
+  forget(marks: ReadonlyMap<SentOffsets, number>): void {
+    for (const [offsets, mark] of marks) offsets.forget(mark)
   }
 
   private async sendTo(topic: string, partition: number, records: readonly IncomingRecord[], refused: PoisonRecord[]): Promise<void> {
-    const copies: ProducerRecord[] = records.map(({ key, value, headers, timestamp }) => ({ topic, partition, key, value, headers, timestamp }))
     let from = 0
-    while (from < copies.length) {
-      // sendMany accepted the copies before the one it failed at, which the producer's accepted count tells.
+    while (from < records.length) {
+      // sendManyTo accepted the copies before the one it failed at, which the producer's accepted count tells.
       const acceptedBefore = this.producer.snapshot().recordsAccepted
       try {
-        await this.producer.sendMany(from === 0 ? copies : copies.slice(from))
+        await this.producer.sendManyTo(topic, partition, from === 0 ? records : records.slice(from))
       } catch (err) {
         const failedAt = from + this.producer.snapshot().recordsAccepted - acceptedBefore
         this.accepted(topic, partition, records, from, failedAt)
@@ -64,7 +68,7 @@ export class FanOut {
         from = failedAt + 1
         continue
       }
-      this.accepted(topic, partition, records, from, copies.length)
+      this.accepted(topic, partition, records, from, records.length)
       return
     }
   }

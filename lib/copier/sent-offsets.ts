@@ -20,8 +20,16 @@ export class SentOffsets {
     return run === undefined ? undefined : run.offset + index - run.index
   }
 
-  /** Drops what was sent so far (every copy of it was acknowledged or reported); the count goes on. */
-  forget(): void {
-    this.runs = []
+  /** How many records were sent here so far: a mark for forget(). */
+  get count(): number {
+    return this.sent
+  }
+
+  /** Drops the records sent before the `before`-th (every copy of them was acknowledged or reported); the count goes on. */
+  forget(before: number = this.sent): void {
+    const kept = this.runs.filter((r) => r.index + r.length > before)
+    const first = kept[0]
+    if (first !== undefined && first.index < before) kept[0] = { index: before, offset: first.offset + before - first.index, length: first.index + first.length - before }
+    this.runs = kept
   }
 }

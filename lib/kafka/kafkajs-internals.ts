@@ -38,6 +38,60 @@ export interface KafkajsDecoder {
 export interface EncodedPayload {
   readonly buf: Buffer
   readonly buffer: Buffer
+  readonly [FRAMING_ROOM]?: FramingRoom
+}
+
+const FRAMING_ROOM: unique symbol = Symbol('squeeze.framingRoom')
+
+/** A body at `start`..`end` of `whole`, with the bytes before `start` free for the framing. */
+interface FramingRoom {
+  readonly whole: Buffer
+  readonly start: number
+  readonly end: number
+}
+
+/** Room that a request's framing fits in: size, api key and version, correlation id, a client id of up to 240 bytes. */
+export const FRAMING_ROOM_BYTES = 256
+
+/**
+ * A body written into `whole` from FRAMING_ROOM_BYTES on: kafkajs's framing (size, header) is then written into
+ * the room in front of it, and the buffer is sent as it is. Otherwise each request's bytes went into a zero-filled
+ * power-of-two buffer and were copied twice, about 8% of the copier's CPU (six targets at 1 MiB requests).
+ */
+export function encodedPayloadWithRoom(whole: Buffer): EncodedPayload {
+  frameInPlace()
+  const body = whole.subarray(FRAMING_ROOM_BYTES)
+  return { buf: body, buffer: body, [FRAMING_ROOM]: { whole, start: FRAMING_ROOM_BYTES, end: whole.length } }
+}
+
+interface EncoderState {
+  buf: Buffer
+  offset: number
+  [FRAMING_ROOM]?: FramingRoom
+}
+
+let framingInPlace = false
+
+/**
+ * kafkajs frames a request as new Encoder().(header).writeEncoder(body), then new Encoder().writeInt32(size)
+ * .writeEncoder(that). For a body with room in front, writeEncoder puts what the encoder holds so far right
+ * before the body and takes the body's buffer over, with the room left; anything else is written as kafkajs does.
+ */
+function frameInPlace(): void {
+  if (framingInPlace) return
+  framingInPlace = true
+  const prototype = (Encoder as unknown as { prototype: { writeEncoder(this: EncoderState, value: unknown): unknown } }).prototype
+  const writeEncoder = prototype.writeEncoder
+  prototype.writeEncoder = function (this: EncoderState, value: unknown): unknown {
+    const room = (value as { [FRAMING_ROOM]?: FramingRoom } | null | undefined)?.[FRAMING_ROOM]
+    if (room === undefined || this.offset > room.start) return writeEncoder.call(this, value)
+    const start = room.start - this.offset
+    this.buf.copy(room.whole, start, 0, this.offset)
+    this.buf = room.whole.subarray(start, room.end)
+    this.offset = room.end - start
+    this[FRAMING_ROOM] = { whole: room.whole, start, end: room.end }
+    return this
+  }
 }
 
 export function encodedPayload(body: Buffer): EncodedPayload {

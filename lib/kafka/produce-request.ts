@@ -1,5 +1,5 @@
 import { groupByTopic, readTopicPartitions } from './group-by-topic.js'
-import { Decoder, encodedPayload } from './kafkajs-internals.js'
+import { Decoder, encodedPayloadWithRoom, FRAMING_ROOM_BYTES } from './kafkajs-internals.js'
 import { ownRequest, type OwnRequest } from './own-request.js'
 
 /** One partition's batch in a produce request. */
@@ -34,12 +34,15 @@ export function produceRequest(args: {
   const byTopic = groupByTopic(args.batches)
   return ownRequest({ apiKey: PRODUCE_API_KEY, apiVersion: PRODUCE_VERSION, apiName: 'Produce' }, {
     expectResponse: () => args.acks !== 0,
-    encode: () => encodedPayload(produceBody(args.transactionalId, args.acks, args.timeoutMs, byTopic)),
+    encode: () => encodedPayloadWithRoom(produceBody(args.transactionalId, args.acks, args.timeoutMs, byTopic)),
     decode: decodeProduceResponse
   })
 }
 
-/** Produce v7's body in one exact-size buffer; batches go in with TypedArray.set, the fastest copy there is. */
+/**
+ * Produce v7's body in one buffer, after room for kafkajs's framing (see encodedPayloadWithRoom); batches go in
+ * with TypedArray.set, the fastest copy there is. A new buffer per call: the framing writes into it.
+ */
 function produceBody(transactionalId: string | null, acks: number, timeoutMs: number, byTopic: ReadonlyMap<string, readonly PartitionBatch[]>): Buffer {
   const txn = transactionalId === null ? null : Buffer.from(transactionalId, 'utf8')
   let size = 2 + (txn?.length ?? 0) + 2 + 4 + 4
@@ -47,8 +50,8 @@ function produceBody(transactionalId: string | null, acks: number, timeoutMs: nu
     size += 2 + Buffer.byteLength(topic, 'utf8') + 4
     for (const entry of entries) size += 4 + 4 + entry.batch.length
   }
-  const body = Buffer.allocUnsafe(size)
-  let at = body.writeInt16BE(txn === null ? -1 : txn.length, 0)
+  const body = Buffer.allocUnsafe(FRAMING_ROOM_BYTES + size)
+  let at = body.writeInt16BE(txn === null ? -1 : txn.length, FRAMING_ROOM_BYTES)
   if (txn !== null) {
     body.set(txn, at)
     at += txn.length

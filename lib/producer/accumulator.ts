@@ -92,12 +92,20 @@ export class RecordAccumulator {
     return this.queuesByTopic.get(record.topic, this.choosePartition(record, partitions))
   }
 
+  /** The queue of a partition given by number, as queueFor; undefined while the topic's metadata is not loaded. */
+  queueAt(topic: string, partition: number): PartitionQueue | undefined {
+    const partitions = this.partitionCounts.get(topic)
+    if (partitions === undefined) return undefined
+    checkPartition(topic, partition, partitions)
+    return this.queuesByTopic.get(topic, partition)
+  }
+
   async queueAfterMetadata(record: ProducerRecord): Promise<PartitionQueue> {
     return this.queuesByTopic.get(record.topic, this.choosePartition(record, await this.partitionCount(record.topic)))
   }
 
   /** Appends to the partition's open batch, opening one if buffer.memory allows; false if it must wait for memory. */
-  append(queue: PartitionQueue, record: ProducerRecord, timestamp: number): boolean {
+  append(queue: PartitionQueue, record: OutgoingRecord, timestamp: number): boolean {
     let builder = queue.open ?? this.tryOpenBuilder(queue)
     if (builder === null) return false
     if (!builder.tryAppend(record, timestamp)) {
@@ -112,7 +120,7 @@ export class RecordAccumulator {
     return true
   }
 
-  async appendWhenMemoryFrees(queue: PartitionQueue, record: ProducerRecord, timestamp: number): Promise<void> {
+  async appendWhenMemoryFrees(queue: PartitionQueue, record: OutgoingRecord, timestamp: number): Promise<void> {
     while (!this.append(queue, record, timestamp)) await new Promise<void>((resolve) => this.memoryWaiters.push(resolve))
   }
 
@@ -147,9 +155,7 @@ export class RecordAccumulator {
 
   private choosePartition(record: ProducerRecord, partitions: number): number {
     if (record.partition !== undefined) {
-      if (!Number.isInteger(record.partition) || record.partition < 0 || record.partition >= partitions) {
-        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `partition ${record.partition} does not exist in ${record.topic} (${partitions} partitions)`)
-      }
+      checkPartition(record.topic, record.partition, partitions)
       return record.partition
     }
     if (record.key !== null) return partitionForKey(record.key, partitions)
@@ -214,5 +220,11 @@ export class RecordAccumulator {
       pending.reserved = result.bytes.length
       this.events.batchReady()
     })
+  }
+}
+
+function checkPartition(topic: string, partition: number, partitions: number): void {
+  if (!Number.isInteger(partition) || partition < 0 || partition >= partitions) {
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `partition ${partition} does not exist in ${topic} (${partitions} partitions)`)
   }
 }

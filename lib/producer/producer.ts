@@ -5,11 +5,13 @@ import { connectionFailure } from '../kafka/connect-failure.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
+import type { OutgoingRecord } from '../protocol/record.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordAccumulator, type ProducerRecord } from './accumulator.js'
 import type { SealerLoad } from './batch-sealer.js'
 import { TopicCodecs, type ProducerConfig } from './config.js'
 import { Idempotence } from './idempotence.js'
+import type { PartitionQueue } from './partition-queue.js'
 import { Sender, type AckedBatch, type DeliveryFailure, type DeliveryStats } from './sender.js'
 import { Transactions } from './transactions.js'
 
@@ -153,10 +155,33 @@ export class Producer {
     }
   }
 
+  /**
+   * Accepts records for one topic-partition in order, as sendMany does, without a ProducerRecord per record:
+   * the copier hands the same source records to every destination.
+   */
+  async sendManyTo(topic: string, partition: number, records: readonly OutgoingRecord[]): Promise<void> {
+    let queue: PartitionQueue | undefined
+    for (const record of records) {
+      this.checkAccepting(record)
+      queue ??= this.accumulator.queueAt(topic, partition) ?? await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
+      const timestamp = record.timestamp ?? Date.now()
+      if (!this.accumulator.append(queue, record, timestamp)) await this.accumulator.appendWhenMemoryFrees(queue, record, timestamp)
+    }
+  }
+
   /** Sends every accepted record now and resolves when each is acknowledged or has failed. */
   async flush(): Promise<void> {
     this.accumulator.closeAll()
     await this.sender.whenIdle()
+  }
+
+  /**
+   * Sends every record accepted so far now and resolves once each of them is acknowledged or has failed. Unlike
+   * flush(), records accepted meanwhile go into new batches and are not waited for, so intake goes on.
+   */
+  flushAccepted(): Promise<void> {
+    this.accumulator.closeAll()
+    return this.sender.whenSettled(this.accumulator.queues.map((queue) => [queue, queue.accepted] as const))
   }
 
   /** Stops intake, flushes what was accepted, disconnects. Safe to call more than once. */
@@ -173,7 +198,7 @@ export class Producer {
     return this.closing
   }
 
-  private checkAccepting(record: ProducerRecord): void {
+  private checkAccepting(record: OutgoingRecord): void {
     if (this.closing !== null || !this.started) {
       throw new SqueezeError(ErrorCodes.PRODUCER_CLOSED, this.started ? 'producer is closing; no new records are accepted' : 'producer not started: call start() first')
     }

@@ -89,6 +89,8 @@ export class Sender {
   private readonly failureHandlers: Array<(failure: DeliveryFailure) => void> = []
   private readonly ackHandlers: Array<(batch: AckedBatch) => void> = []
   private idleWaiters: Array<() => void> = []
+  /** flushAccepted() callers: each waits until every queue's batches before its mark are gone. */
+  private settledWaiters: Array<{ marks: ReadonlyArray<readonly [PartitionQueue, number]>; wake: () => void }> = []
   private drainScheduled = false
   private retryTimer: NodeJS.Timeout | null = null
   private inFlightRequests = 0
@@ -137,6 +139,15 @@ export class Sender {
   async whenIdle(): Promise<void> {
     if (this.isIdle()) return
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  /**
+   * Resolves once no queue holds a batch with records before its mark (a count of accepted records): each was
+   * acknowledged or failed. A split batch's halves keep their place by index, so they are waited for too.
+   */
+  async whenSettled(marks: ReadonlyArray<readonly [PartitionQueue, number]>): Promise<void> {
+    if (settled(marks)) return
+    await new Promise<void>((wake) => this.settledWaiters.push({ marks, wake }))
   }
 
   stop(): void {
@@ -361,9 +372,24 @@ export class Sender {
   }
 
   private checkIdle(): void {
+    if (this.settledWaiters.length > 0) this.checkSettled()
     if (this.idleWaiters.length === 0 || !this.isIdle()) return
     const waiters = this.idleWaiters
     this.idleWaiters = []
     for (const wake of waiters) wake()
   }
+
+  private checkSettled(): void {
+    const waiting = this.settledWaiters
+    this.settledWaiters = waiting.filter(({ marks }) => !settled(marks))
+    if (this.settledWaiters.length < waiting.length) for (const waiter of waiting) if (!this.settledWaiters.includes(waiter)) waiter.wake()
+  }
+}
+
+function settled(marks: ReadonlyArray<readonly [PartitionQueue, number]>): boolean {
+  for (const [queue, mark] of marks) {
+    const head = queue.queue[0]
+    if (head !== undefined && head.firstIndex < mark) return false
+  }
+  return true
 }

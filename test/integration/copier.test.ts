@@ -11,13 +11,16 @@ import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { checkRecompression } from '../../lib/verify/recompression.js'
-import { SqueezeError } from '../../lib/errors.js'
+import { SqueezeError, isTransient } from '../../lib/errors.js'
+import { retry } from '../../lib/retry.js'
 import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { freePort } from '../helpers/ports.js'
 
 // Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
 const RECENT_MS = Date.now() - 3_600_000
+
+const ASK_AGAIN = { retries: 20, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: isTransient }
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
@@ -61,7 +64,7 @@ function targetsFor(source: string, specs: string[]): CopyTarget[] {
   return specs.map((s) => ({ spec: parseCodecSpec(s), topic: defaultDestination(source, parseCodecSpec(s)) }))
 }
 
-async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean, budget: { maxRecords?: number; maxBytes?: number } = {}): Promise<Copier> {
+async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean, budget: { maxRecords?: number; maxBytes?: number; commitIntervalMs?: number } = {}): Promise<Copier> {
   await prepareDestinations(kafka.admin, source, targets)
   const cluster = createCluster(kafka.connection, kafka.log)
   await cluster.connect()
@@ -98,6 +101,35 @@ describe('copier', () => {
       assert.ok(check.batchesChecked > 0)
     })
   }
+
+  it('at-least-once, a commit every 10 ms (each waits for its acknowledgements while the copy goes on): no committed offset is ahead of what every destination holds, and none is lost or duplicated', async (t) => {
+    const source = await kafka.createTopic(t, { partitions: 3 })
+    await fillSource(source, 12_000)
+    const targets = targetsFor(source, ['none', 'zstd:3'])
+    t.after(() => kafka.admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))
+    let copying = true
+    const copy = runCopier(source, targets, false, { commitIntervalMs: 10 }).finally(() => (copying = false))
+    const groupId = `g-${targets[0]?.topic ?? source}`
+    let checks = 0
+    do {
+      // The committed offsets first, then what the destinations hold: a commit past unacknowledged copies shows as committed > held.
+      // The group's coordinator answers COORDINATOR_LOAD_IN_PROGRESS while it loads a new group's partition.
+      const [committed] = await retry(() => kafka.admin.fetchOffsets({ groupId, topics: [source] }), ASK_AGAIN)
+      for (const target of targets) {
+        const held = new Map((await retry(() => kafka.admin.fetchTopicOffsets(target.topic), ASK_AGAIN)).map((o) => [o.partition, Number(o.high)]))
+        for (const { partition, offset } of committed?.partitions ?? []) {
+          if (Number(offset) < 0) continue
+          assert.ok(Number(offset) <= (held.get(partition) ?? 0), `${source}-${partition} committed at ${offset}, but ${target.topic} holds ${held.get(partition)} records`)
+          checks++
+        }
+      }
+    } while (copying)
+    const copier = await copy
+    assert.ok(copier.snapshot().commits > 1, `${copier.snapshot().commits} commits`)
+    assert.ok(checks > 0, 'the commits were checked')
+    const expected = await partitionDigests(source)
+    for (const target of targets) assert.deepEqual(await partitionDigests(target.topic), expected, `${target.topic} differs from the source`)
+  })
 
   it('--records and --bytes budgets stop at a record: every destination holds the same records, the ones the source offsets were copied up to', async (t) => {
     const source = await kafka.createTopic(t, { partitions: 3 })

@@ -5,7 +5,7 @@ import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
 import { KafkaErrorCode } from '../../../lib/kafka/error-codes.js'
 import { createLogger } from '../../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure, type ProducerRecord } from '../../../lib/producer/producer.js'
-import type { IncomingRecord } from '../../../lib/protocol/record.js'
+import type { IncomingRecord, OutgoingRecord } from '../../../lib/protocol/record.js'
 import { FakeCluster, settle, until } from '../../helpers/fake-cluster.js'
 
 const log = createLogger({ level: 'silent', name: 'test' })
@@ -31,8 +31,9 @@ class RecordingProducer implements FanOutProducer {
     return { recordsAccepted: this.accepted.length }
   }
 
-  async sendMany(records: readonly ProducerRecord[]): Promise<void> {
-    for (const record of records) {
+  async sendManyTo(topic: string, partition: number, records: readonly OutgoingRecord[]): Promise<void> {
+    for (const { key, value, headers, timestamp } of records) {
+      const record: ProducerRecord = { topic, partition, key, value, ...(headers === undefined ? {} : { headers }), ...(timestamp === undefined ? {} : { timestamp }) }
       const error = this.failOn(record)
       if (error !== undefined) throw error
       this.accepted.push(record)
@@ -81,7 +82,7 @@ describe('FanOut', () => {
     assert.deepEqual(failure.sent[0]?.value, records[offsets.indexOf(125)]?.value)
     // Every copy a accepted maps back, one after the other, around the gaps and the refused ones.
     assert.deepEqual(offsets.filter((o) => o !== 110 && o !== 114).map((_, i) => fanOut.sourceOffset('a', 1, i)), offsets.filter((o) => o !== 110 && o !== 114))
-    fanOut.forget()
+    fanOut.forget(fanOut.marks())
     assert.equal(fanOut.sourceOffset('b', 1, failure.firstRecordIndex), undefined)
     await producer.close()
   })

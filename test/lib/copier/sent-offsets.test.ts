@@ -15,4 +15,17 @@ describe('SentOffsets', () => {
     assert.equal(sent.offsetOf(6), 41)
     assert.equal(sent.offsetOf(7), 41)
   })
+
+  it('forget(mark) drops only what was sent before the mark: copies sent while a commit waits keep their offsets', () => {
+    const sent = new SentOffsets()
+    for (const offset of [10, 11, 12, 14, 15]) sent.push(offset)
+    const mark = sent.count
+    for (const offset of [16, 17, 30]) sent.push(offset)
+    sent.forget(mark)
+    assert.deepEqual([3, 4, 5, 6, 7, 8].map((i) => sent.offsetOf(i)), [undefined, undefined, 16, 17, 30, undefined])
+    sent.forget(6)
+    assert.deepEqual([5, 6, 7].map((i) => sent.offsetOf(i)), [undefined, 17, 30], 'a run cut at the mark keeps its later part')
+    sent.forget()
+    assert.equal(sent.offsetOf(7), undefined)
+  })
 })

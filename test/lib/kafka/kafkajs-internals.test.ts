@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, it } from 'node:test'
-import { encodedPayload, pendingCheckDelayMs, RequestQueue } from '../../../lib/kafka/kafkajs-internals.js'
+import { encodedPayload, encodedPayloadWithRoom, FRAMING_ROOM_BYTES, pendingCheckDelayMs, RequestQueue } from '../../../lib/kafka/kafkajs-internals.js'
 import { kafkaError } from '../../../lib/kafka/error-codes.js'
 
 const require = createRequire(import.meta.url)
@@ -77,6 +77,23 @@ describe('kafkajs internals squeeze relies on', () => {
     const body = Buffer.from('squeeze produce body')
     const framed = await frame({ correlationId: 1, clientId: 'c', request: { apiKey: 0, apiVersion: 7, encode: async () => encodedPayload(body) } })
     assert.deepEqual(framed.buffer.subarray(framed.buffer.length - body.length), body, 'kafkajs/src/protocol/request: appends encode()\'s buffer as it is')
+  })
+
+  it('frame a body with room in front into that room: the same bytes, with the body not copied (encoder fields buf and offset)', async () => {
+    const frame = load('kafkajs/src/protocol/request') as (args: Record<string, unknown>) => Promise<{ buffer: Buffer; size(): number }>
+    const body = Buffer.from('squeeze produce body '.repeat(100))
+    const withRoom = Buffer.alloc(FRAMING_ROOM_BYTES + body.length)
+    body.copy(withRoom, FRAMING_ROOM_BYTES)
+    const request = (encode: () => Promise<unknown>): Record<string, unknown> => ({ correlationId: 9, clientId: 'squeeze-test', request: { apiKey: 0, apiVersion: 7, encode } })
+    const copied = await frame(request(async () => encodedPayload(body)))
+    const inPlace = await frame(request(async () => encodedPayloadWithRoom(withRoom)))
+    assert.deepEqual(inPlace.buffer, copied.buffer)
+    assert.equal(inPlace.size(), copied.size())
+    assert.equal(inPlace.buffer.buffer, withRoom.buffer, 'framed in the body\'s own buffer')
+    // A client id longer than the room falls back to kafkajs's own copy.
+    const long = await frame({ ...request(async () => encodedPayloadWithRoom(Buffer.concat([Buffer.alloc(FRAMING_ROOM_BYTES), body]))), clientId: 'c'.repeat(FRAMING_ROOM_BYTES) })
+    assert.deepEqual(long.buffer.subarray(long.buffer.length - body.length), body)
+    assert.equal(long.buffer.readInt32BE(0), long.buffer.length - 4)
   })
 
   it('classify protocol errors as squeeze\'s own table does (kafkajs retries by its table inside the cluster layer)', () => {

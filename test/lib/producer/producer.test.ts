@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { ErrorCodes } from '../../../lib/errors.js'
 import { createLogger } from '../../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type AckedBatch, type ProducerConfig } from '../../../lib/producer/producer.js'
-import { FakeCluster } from '../../helpers/fake-cluster.js'
+import { FakeCluster, settle, until } from '../../helpers/fake-cluster.js'
 
 const log = createLogger({ level: 'silent', name: 'test' })
 const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, compressionThreads: 0, lingerMs: 60_000 }
@@ -49,6 +49,33 @@ describe('producer', () => {
     assert.equal(cluster.calls[0]!.transactionalId, 'tx-p')
     assert.equal(cluster.calls[0]!.batches[0]!.isTransactional, true)
     assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addPartitionsToTxn', 'endTxn'])
+    await producer.close()
+  })
+
+  it('flushAccepted() sends and waits for the records accepted before it only: sendManyTo() goes on into new batches meanwhile', async () => {
+    const cluster = new FakeCluster({ topics: { logs: 2 } })
+    const producer = new Producer(config, { cluster, log })
+    await producer.start()
+    const values = (from: number, to: number): Buffer[] => Array.from({ length: to - from }, (_, i) => Buffer.from(`line ${from + i}`))
+    await producer.sendManyTo('logs', 1, values(0, 5).map((value) => ({ key: null, value })))
+    let flushed = false
+    const done = producer.flushAccepted().then(() => (flushed = true))
+    await producer.sendManyTo('logs', 1, values(5, 8).map((value) => ({ key: null, value, timestamp: 1_700_000_000_000 })))
+    await until(() => cluster.pending().length > 0, 'the batch before the flush on the wire')
+    await settle()
+    assert.equal(flushed, false, 'waits for the acknowledgement')
+    for (const call of cluster.pending()) call.respond(0)
+    await done
+    assert.deepEqual(cluster.log.get('logs-1'), values(0, 5).map(String))
+    const stats = producer.snapshot()
+    assert.equal(stats.recordsAccepted, 8)
+    assert.equal(stats.recordsAcked, 5, 'the later records wait in their open batch, not flushed')
+    const flushing = producer.flush()
+    await until(() => cluster.pending().length > 0, 'the later batch on the wire')
+    for (const call of cluster.pending()) call.respond(0)
+    await flushing
+    assert.deepEqual(cluster.log.get('logs-1'), values(0, 8).map(String))
+    await assert.rejects(producer.sendManyTo('logs', 2, [{ key: null, value: null }]), { code: ErrorCodes.CONFIG_INVALID, message: /partition 2 does not exist/ })
     await producer.close()
   })
 
