@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-import { runCommand } from '../../lib/service/lifecycle.js'
-import { dropNegativeTimeoutWarnings } from '../../lib/service/process-warnings.js'
+import { enableCompileCache, flushCompileCache } from '../../lib/service/compile-cache.js'
+
+// Before any other module loads, so that all of them come from the cache; hence the dynamic imports below.
+enableCompileCache()
+const [{ runCommand }, { dropNegativeTimeoutWarnings }] = await Promise.all([import('../../lib/service/lifecycle.js'), import('../../lib/service/process-warnings.js')])
 
 const USAGE = `squeeze: measure what each Kafka compression codec and level costs and saves on your own logs.
 
@@ -37,5 +40,8 @@ await runCommand(async () => {
     process.stderr.write(`squeeze: unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(', ')}\n`)
     return 2
   }
-  return (await load())(rest)
+  const run = await load()
+  // A service runs until it is stopped, maybe killed: keep what its start-up compiled now rather than at exit.
+  flushCompileCache()
+  return run(rest)
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +34,22 @@ describe('squeeze CLI without a broker', () => {
     const produceHelp = await squeeze(['produce', '--help'])
     assert.equal(produceHelp.code, 0)
     assert.match(produceHelp.stdout, /linger\.ms/)
+  })
+
+  it('keeps V8\'s compiled code in the user\'s cache directory for the next run, and runs without it where nothing can be written', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'squeeze-cli-cache-'))
+    const env = { XDG_CACHE_HOME: home, NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: undefined }
+    const first = await squeeze(['produce', '--help'], env)
+    assert.equal(first.code, 0)
+    const cached = readdirSync(join(home, 'squeeze', 'compile-cache'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+    assert.ok(cached.length > 0, 'no compiled module in the cache directory')
+    // A read-only filesystem (the image runs with one): every place the cache could go is under a plain file.
+    const file = join(home, 'not-a-directory')
+    writeFileSync(file, '')
+    const readOnly = await squeeze(['produce', '--help'], { ...env, XDG_CACHE_HOME: file, HOME: file, TMPDIR: file })
+    assert.equal(readOnly.code, 0)
+    assert.equal(readOnly.stderr, '')
+    assert.match(readOnly.stdout, /linger\.ms/)
   })
 
   it('an unknown codec is a one-line error listing the valid codecs, exit 2', async () => {
