@@ -52,6 +52,21 @@ describe('squeeze CLI without a broker', () => {
     assert.match(readOnly.stdout, /linger\.ms/)
   })
 
+  it('produce loads only what a run needs: not undici, prom-client\'s index with @opentelemetry/api, kafkajs\'s index or the generators', async () => {
+    // Every module file loaded, and Node's internal ones, written to stderr at exit.
+    const hook = `import { registerHooks } from 'node:module'
+const files = []
+registerHooks({ load(url, context, next) { files.push(url); return next(url, context) } })
+process.on('exit', () => process.stderr.write(JSON.stringify([...files, ...process.moduleLoadList])))`
+    const result = await squeeze(['produce', '--help'], { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(hook)}` })
+    assert.equal(result.code, 0)
+    const loaded = JSON.parse(result.stderr) as string[]
+    assert.ok(loaded.some((m) => m.includes('/kafkajs/src/cluster/')), 'the hook saw no module at all')
+    for (const unwanted of ['internal/deps/undici/undici', '/@opentelemetry/api/', '/prom-client/index.js', '/kafkajs/index.js', '/lib/generators/']) {
+      assert.ok(!loaded.some((m) => m.includes(unwanted)), `produce loaded ${unwanted}`)
+    }
+  })
+
   it('an unknown codec is a one-line error listing the valid codecs, exit 2', async () => {
     const result = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '--codec', 'brotli'])
     assert.equal(result.code, 2)
