@@ -17,6 +17,7 @@ import { BATCH_BYTES, LINGER_MS } from './producer.js'
  * lines to the same broker with the same codec, linger.ms and batch.size: kcat, with no parsing, is the upper bound.
  *   node dist/bench/end-to-end.js [out.json]      (or `bash scripts/bench.sh e2e`)
  * Env: BENCH_RUNS (3), BENCH_E2E_LINES (200000), BENCH_E2E_CODEC (zstd:3), BENCH_E2E_KINDS (all: http,journald,...),
+ * BENCH_E2E_BASELINE (another build's dist/services/cli/main.js, run as one more peer: before/after in one run),
  * KAFKA_BROKERS.
  * Lines/s = lines / wall from spawn until the last line is acknowledged: squeeze and kcat exit then, so it is
  * their whole process (start-up and final flush included); rsyslogd never exits, so it is spawn until the
@@ -33,7 +34,10 @@ const RSYSLOG_POLL_MS = 20
 const RSYSLOG_STALL_MS = 60_000
 
 export const E2E_PEERS = ['squeeze', 'rsyslog', 'kcat'] as const
-export type EndToEndPeer = (typeof E2E_PEERS)[number]
+/** squeeze-base: another build's CLI (BENCH_E2E_BASELINE=<its dist/services/cli/main.js>), for a before/after in one run. */
+export type EndToEndPeer = (typeof E2E_PEERS)[number] | 'squeeze-base'
+const BASELINE_CLI = process.env['BENCH_E2E_BASELINE']
+const PEERS: readonly EndToEndPeer[] = BASELINE_CLI === undefined ? E2E_PEERS : ['squeeze-base', ...E2E_PEERS]
 
 interface Input {
   readonly kind: string
@@ -92,8 +96,8 @@ function librdkafkaSettings(): string[] {
   return [`linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'batch.num.messages=1000000', 'enable.idempotence=true', `compression.codec=${librdkafkaCompression().codec}`]
 }
 
-function squeezeArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
-  return [CLI, 'produce', '--brokers', kafka.brokers, '--topic', topic, '--kind', input.kind, '--source', 'file', '--file', input.path,
+function squeezeArgs(kafka: BenchKafka, topic: string, input: Input, cli = CLI): string[] {
+  return [cli, 'produce', '--brokers', kafka.brokers, '--topic', topic, '--kind', input.kind, '--source', 'file', '--file', input.path,
     '--codec', CODEC, '-X', `linger.ms=${LINGER_MS}`, '-X', `batch.size=${BATCH_BYTES}`]
 }
 
@@ -178,8 +182,8 @@ async function rsyslogRun(kafka: BenchKafka, input: Input, topic: string, dir: s
 
 async function sample(kafka: BenchKafka, input: Input, peer: EndToEndPeer, round: number, dir: string): Promise<Sample> {
   const topic = await kafka.createTopic(`bench-e2e-${peer}-${input.kind}-${round}-${Date.now()}`, PARTITIONS)
-  const run: Measured = peer === 'squeeze'
-    ? must(await runChild(process.execPath, squeezeArgs(kafka, topic, input), { timeoutMs: 600_000 }), `squeeze produce ${input.kind}`)
+  const run: Measured = peer === 'squeeze' || peer === 'squeeze-base'
+    ? must(await runChild(process.execPath, squeezeArgs(kafka, topic, input, peer === 'squeeze' ? CLI : BASELINE_CLI), { timeoutMs: 600_000 }), `${peer} produce ${input.kind}`)
     : peer === 'kcat'
       ? must(await runChild('kcat', kcatArgs(kafka, topic, input), { timeoutMs: 600_000 }), `kcat -P ${input.kind}`)
       : await rsyslogRun(kafka, input, topic, dir)
@@ -194,7 +198,8 @@ function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndT
     maxRssMb: how(samples.map((s) => s.maxRssMb)),
     storedRatio: how(samples.map((s) => s.storedRatio))
   })
-  const stores = peer === 'squeeze' && input.kind === 'http' ? 'Cap\'n Proto HTTP records' : peer === 'squeeze' ? 'lines (checked)' : 'lines'
+  const squeeze = peer === 'squeeze' || peer === 'squeeze-base'
+  const stores = squeeze && input.kind === 'http' ? 'Cap\'n Proto HTTP records' : squeeze ? 'lines (checked)' : 'lines'
   return { kind: input.kind, peer, stores, lines: input.lines, bytes: input.bytes, median: at(median), min: at((v) => Math.min(...v)), max: at((v) => Math.max(...v)) }
 }
 
@@ -227,7 +232,7 @@ export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: str
   for (let round = 0; round < runs; round++) {
     // Peers interleaved per round, so a load spike on the shared machine spreads over all of them.
     for (const input of inputs) {
-      for (const peer of E2E_PEERS) {
+      for (const peer of PEERS) {
         log(`e2e round ${round + 1}/${runs}: ${peer} ${input.kind} (load ${loadavg()[0]?.toFixed(1)})`)
         const key = `${peer} ${input.kind}`
         samples.set(key, [...(samples.get(key) ?? []), await sample(kafka, input, peer, round, dir)])
@@ -235,14 +240,14 @@ export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: str
       }
     }
   }
-  const rows = inputs.flatMap((input) => E2E_PEERS.map((peer) => row(input, peer, samples.get(`${peer} ${input.kind}`) ?? [])))
+  const rows = inputs.flatMap((input) => PEERS.map((peer) => row(input, peer, samples.get(`${peer} ${input.kind}`) ?? [])))
   return { lines, codec: CODEC, runs, load: { start, end: loadavg()[0] as number }, rows }
 }
 
 /** squeeze's median lines/s over the peer's, per format. */
-export function versusPeer(rows: readonly EndToEndRow[], kind: string, peer: EndToEndPeer): number {
+export function versusPeer(rows: readonly EndToEndRow[], kind: string, peer: EndToEndPeer, of: EndToEndPeer = 'squeeze'): number {
   const rate = (p: EndToEndPeer): number => rows.find((r) => r.peer === p && r.kind === kind)?.median.linesPerSecond ?? NaN
-  return ratio(rate('squeeze'), rate(peer))
+  return ratio(rate(of), rate(peer))
 }
 
 export function endToEndTitle(result: EndToEndResult): string {
@@ -255,7 +260,7 @@ export function endToEndTable(result: EndToEndResult): string {
     ['format', 'peer', 'stores', 'MB', 'k lines/s', 'min-max', 'CPU s/GB', 'min-max', 'peak RSS MB', 'stored ratio', 'vs rsyslog', 'vs kcat'],
     result.rows.map((r) => [r.kind, r.peer, r.stores, fmt(r.bytes / 1e6, 1), fmt(r.median.linesPerSecond / 1000), spread(r), fmt(r.median.cpuSecondsPerGb, 1),
       `${fmt(r.min.cpuSecondsPerGb, 1)}-${fmt(r.max.cpuSecondsPerGb, 1)}`, fmt(r.median.maxRssMb), fmt(r.median.storedRatio, 2),
-      r.peer === 'squeeze' ? fmtRatio(versusPeer(result.rows, r.kind, 'rsyslog')) : '', r.peer === 'squeeze' ? fmtRatio(versusPeer(result.rows, r.kind, 'kcat')) : ''])
+      r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'rsyslog', r.peer)) : '', r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'kcat', r.peer)) : ''])
   )
 }
 

@@ -23,10 +23,15 @@ function parseObject(text: string): Record<string, unknown> | null {
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null
 }
 
+function checkJournaldLine(line: string): void {
+  if (!FLAT_OBJECT.test(line) && parseObject(line) === null) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'not a JSON object')
+}
+
 export const journaldFormat: LogFormat = {
   kind: 'journald',
+  checkLine: checkJournaldLine,
   encodeLine(line: string): Buffer {
-    if (!FLAT_OBJECT.test(line) && parseObject(line) === null) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'not a JSON object')
+    checkJournaldLine(line)
     return Buffer.from(line, 'utf8')
   },
   decode(value: Uint8Array): number {

@@ -6,6 +6,11 @@ export interface LogFormat {
   /** Turns one text line into a record value. Throws SqueezeError(PARSE_LINE) with a short reason when the line does not parse. */
   encodeLine(line: string): Buffer
   /**
+   * For a format whose record value is the line's own UTF-8 text: throws as encodeLine does on a line that does not
+   * parse, so a caller holding the line's bytes sends them instead of encoding the text again.
+   */
+  checkLine?(line: string): void
+  /**
    * Decodes a record value reading EVERY field (so decode CPU is honest); returns the number of fields read.
    * Binary formats read zero-copy, as their own readers do (a text field is located and checked, not copied into
    * a JS string); text formats parse the line. Throws SqueezeError(DECODE_RECORD) on corrupt input; must never

@@ -7,10 +7,14 @@ import type { LogFormat, LogKind } from './log-format.js'
  * The regexes are anchored and free of nested quantifiers, so arbitrary bytes parse in linear time.
  */
 export function regexLineFormat(kind: LogKind, pattern: RegExp, what: string): LogFormat {
+  const checkLine = (line: string): void => {
+    if (!pattern.test(line)) throw new SqueezeError(ErrorCodes.PARSE_LINE, `not a ${what} line`)
+  }
   return {
     kind,
+    checkLine,
     encodeLine(line: string): Buffer {
-      if (!pattern.test(line)) throw new SqueezeError(ErrorCodes.PARSE_LINE, `not a ${what} line`)
+      checkLine(line)
       return Buffer.from(line, 'utf8')
     },
     decode(value: Uint8Array): number {

@@ -22,16 +22,21 @@ function numericOk(v: string): boolean {
   return v === '-' || !Number.isNaN(Number(v))
 }
 
+function checkZeekLine(line: string): void {
+  if (line.startsWith('#')) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'header')
+  const cols = line.split('\t')
+  if (cols.length !== COLUMNS) throw new SqueezeError(ErrorCodes.PARSE_LINE, `expected ${COLUMNS} tab-separated columns, got ${cols.length}`)
+  // Reject here what decode() would reject, so a bad line is counted at the producer, not at every consumer.
+  for (const i of NUMERIC) {
+    if (!numericOk(cols[i] as string)) throw new SqueezeError(ErrorCodes.PARSE_LINE, `column ${ZEEK_DNS_FIELDS[i]} is not numeric`)
+  }
+}
+
 export const zeekDnsFormat: LogFormat = {
   kind: 'dns-zeek',
+  checkLine: checkZeekLine,
   encodeLine(line: string): Buffer {
-    if (line.startsWith('#')) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'header')
-    const cols = line.split('\t')
-    if (cols.length !== COLUMNS) throw new SqueezeError(ErrorCodes.PARSE_LINE, `expected ${COLUMNS} tab-separated columns, got ${cols.length}`)
-    // Reject here what decode() would reject, so a bad line is counted at the producer, not at every consumer.
-    for (const i of NUMERIC) {
-      if (!numericOk(cols[i] as string)) throw new SqueezeError(ErrorCodes.PARSE_LINE, `column ${ZEEK_DNS_FIELDS[i]} is not numeric`)
-    }
+    checkZeekLine(line)
     return Buffer.from(line, 'utf8')
   },
   decode(value: Uint8Array): number {

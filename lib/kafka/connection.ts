@@ -1,7 +1,7 @@
 import type { ConnectionOptions } from 'node:tls'
-import { Kafka, logLevel, type SASLOptions } from 'kafkajs'
+import type { Kafka, SASLOptions } from 'kafkajs'
 import type { Logger } from '../log/logger.js'
-import { Cluster, createKafkajsLogger, defaultSocketFactory, KAFKAJS_LOG_LEVELS, type KafkajsCluster, type KafkajsLogCreator } from './kafkajs-internals.js'
+import { Cluster, createKafkajsLogger, defaultSocketFactory, KAFKAJS_LOG_LEVELS, kafkajsClientClass, type KafkajsCluster, type KafkajsLogCreator } from './kafkajs-internals.js'
 
 /** How to reach a cluster; shared by every service. */
 export interface KafkaConnectionConfig {
@@ -42,6 +42,7 @@ export function kafkajsLogCreator(log: Logger): KafkajsLogCreator {
 
 /** A kafkajs client for admin and group-consumer work. */
 export function createKafkaClient(config: KafkaConnectionConfig, log: Logger): Kafka {
+  const Kafka = kafkajsClientClass()
   return new Kafka({
     brokers: [...config.brokers],
     clientId: config.clientId,
@@ -49,7 +50,7 @@ export function createKafkaClient(config: KafkaConnectionConfig, log: Logger): K
     ...(config.sasl !== undefined ? { sasl: config.sasl } : {}),
     connectionTimeout: config.connectionTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
-    logLevel: logLevel.WARN,
+    logLevel: KAFKAJS_LOG_LEVELS.WARN,
     logCreator: kafkajsLogCreator(log),
     retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 }
   })

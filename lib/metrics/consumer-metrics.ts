@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
+import { Counter, Gauge, type Registry } from './prom-client.js'
 import { figureCounters } from './registry.js'
 
 /** What group membership reports: the partitions it now owns, and each rebalance. */

@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
+import { Counter, Gauge, type Registry } from './prom-client.js'
 import { createGroupGauges, type GroupMetricsSink } from './consumer-metrics.js'
 
 /** Source-side figures; assignment and rebalances as a group member (the consumer's, under squeeze_copier_). */

@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
+import { Counter, Gauge, type Registry } from './prom-client.js'
 
 /** Whether records are getting through: what /readyz answers, as metrics to alert on. */
 export interface DeliveryMetrics {

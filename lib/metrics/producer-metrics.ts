@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, type Registry } from './prom-client.js'
 import { figureCounters } from './registry.js'
 
 export interface BatchLabels {

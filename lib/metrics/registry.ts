@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Registry } from './prom-client.js'
 
 /** A fresh registry per service (and per test), with Node's process metrics under the squeeze_ prefix. */
 export function createRegistry(options: { defaultMetrics?: boolean; labels?: Record<string, string> } = {}): Registry {

@@ -63,9 +63,15 @@ function toRecord(item: SourceItem, args: ProduceLogsArgs, summary: ProduceLogsS
   if (item.kind === 'record') {
     return { topic: args.topic, key: item.key, value: item.value, ...(item.timestampMs === undefined ? {} : { timestamp: item.timestampMs }) }
   }
-  if (args.format === null) return { topic: args.topic, key: null, value: Buffer.from(item.line) }
+  if (args.format === null) return { topic: args.topic, key: null, value: item.bytes ?? Buffer.from(item.line) }
   try {
-    return { topic: args.topic, key: null, value: args.format.encodeLine(item.line) }
+    // A line's own bytes where the record is the line: its text checked, not encoded again.
+    const { format } = args
+    if (item.bytes !== undefined && format.checkLine !== undefined) {
+      format.checkLine(item.line)
+      return { topic: args.topic, key: null, value: item.bytes }
+    }
+    return { topic: args.topic, key: null, value: format.encodeLine(item.line) }
   } catch (err) {
     summary.parseErrors++
     if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {

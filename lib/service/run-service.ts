@@ -98,7 +98,8 @@ export async function runService<C extends ServiceSetup>(definition: ServiceDefi
     }
   }
   const { config, context } = begin(definition, readiness)
-  const registry = createRegistry()
+  // Node's process metrics only where something can scrape them: collecting them loads 50 more modules.
+  const registry = createRegistry({ defaultMetrics: definition.service.metricsPort !== undefined })
   const endpoints = await startServiceEndpoints(registry, definition.service, readiness)
   try {
     return await definition.start({

@@ -59,20 +59,48 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
       const { bytesRead } = await handle.read(chunk, carried, chunk.length - carried, null)
       const end = carried + bytesRead
       if (bytesRead === 0) {
-        if (end > 0) yield [{ kind: 'line', line: stripCr(chunk.toString('utf8', 0, end)) }]
+        if (end > 0) yield linesOf(chunk, end)
         return
       }
       // The carried bytes hold no newline, so one found is in what this read added.
       const last = chunk.lastIndexOf(NEWLINE, end - 1)
       carried = end
       if (last < 0) continue
-      yield chunk.toString('utf8', 0, last).split('\n').map((line) => ({ kind: 'line', line: stripCr(line) }))
+      const lines = linesOf(chunk, last)
       carried = end - last - 1
-      chunk.copy(chunk, 0, last + 1, end)
+      // A fresh buffer for the next read: the lines handed on keep views of this one.
+      const next = Buffer.allocUnsafe(chunk.length)
+      chunk.copy(next, 0, last + 1, end)
+      chunk = next
+      yield lines
     }
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * The lines of `chunk[0, end)` (`end` at a newline or the end of the file), each with its text and its bytes. One
+ * toString for them all: a newline byte is never part of a UTF-8 sequence, valid or not, so the text's lines and
+ * the bytes' lines pair up one to one.
+ */
+function linesOf(chunk: Buffer, end: number): SourceItem[] {
+  const texts = chunk.toString('utf8', 0, end).split('\n')
+  const items: SourceItem[] = new Array(texts.length)
+  let start = 0
+  for (let i = 0; i < texts.length; i++) {
+    const newline = chunk.indexOf(NEWLINE, start)
+    const lineEnd = newline < 0 || newline > end ? end : newline
+    let line = texts[i] as string
+    let stop = lineEnd
+    if (line.endsWith('\r')) {
+      line = line.slice(0, -1)
+      stop--
+    }
+    items[i] = { kind: 'line', line, bytes: chunk.subarray(start, stop) }
+    start = lineEnd + 1
+  }
+  return items
 }
 
 /** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */

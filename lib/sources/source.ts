@@ -1,6 +1,10 @@
 /** What a source yields: a text line still to be parsed, or a record a generator already encoded. */
 export type SourceItem =
-  | { readonly kind: 'line'; readonly line: string }
+  /**
+   * `bytes`, where the source has them: the line's bytes as read (no newline, no CR), a view of the read buffer,
+   * which the source never writes again; a format whose record is the line itself sends them as they are.
+   */
+  | { readonly kind: 'line'; readonly line: string; readonly bytes?: Buffer }
   /** Without timestampMs the producer stamps the record when it sends it. */
   | { readonly kind: 'record'; readonly key: Buffer | null; readonly value: Buffer; readonly timestampMs?: number }
 

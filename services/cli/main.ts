@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-import { runCommand } from '../../lib/service/lifecycle.js'
+import { enableCompileCache, flushCompileCache } from '../../lib/service/compile-cache.js'
+
+// Before any other module loads, so that all of them come from the cache; hence the dynamic import below.
+enableCompileCache()
+const { runCommand } = await import('../../lib/service/lifecycle.js')
 
 const USAGE = `squeeze: measure what each Kafka compression codec and level costs and saves on your own logs.
 
@@ -35,5 +39,8 @@ await runCommand(async () => {
     process.stderr.write(`squeeze: unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(', ')}\n`)
     return 2
   }
-  return (await load())(rest)
+  const run = await load()
+  // A service runs until it is stopped, maybe killed: keep what its start-up compiled now rather than at exit.
+  flushCompileCache()
+  return run(rest)
 })

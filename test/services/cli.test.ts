@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +34,37 @@ describe('squeeze CLI without a broker', () => {
     const produceHelp = await squeeze(['produce', '--help'])
     assert.equal(produceHelp.code, 0)
     assert.match(produceHelp.stdout, /linger\.ms/)
+  })
+
+  it('keeps V8\'s compiled code in the user\'s cache directory for the next run, and runs without it where nothing can be written', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'squeeze-cli-cache-'))
+    const env = { XDG_CACHE_HOME: home, NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: undefined }
+    const first = await squeeze(['produce', '--help'], env)
+    assert.equal(first.code, 0)
+    const cached = readdirSync(join(home, 'squeeze', 'compile-cache'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+    assert.ok(cached.length > 0, 'no compiled module in the cache directory')
+    // A read-only filesystem (the image runs with one): every place the cache could go is under a plain file.
+    const file = join(home, 'not-a-directory')
+    writeFileSync(file, '')
+    const readOnly = await squeeze(['produce', '--help'], { ...env, XDG_CACHE_HOME: file, HOME: file, TMPDIR: file })
+    assert.equal(readOnly.code, 0)
+    assert.equal(readOnly.stderr, '')
+    assert.match(readOnly.stdout, /linger\.ms/)
+  })
+
+  it('produce loads only what a run needs: not undici, prom-client\'s index with @opentelemetry/api, kafkajs\'s index or the generators', async () => {
+    // Every module file loaded, and Node's internal ones, written to stderr at exit.
+    const hook = `import { registerHooks } from 'node:module'
+const files = []
+registerHooks({ load(url, context, next) { files.push(url); return next(url, context) } })
+process.on('exit', () => process.stderr.write(JSON.stringify([...files, ...process.moduleLoadList])))`
+    const result = await squeeze(['produce', '--help'], { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(hook)}` })
+    assert.equal(result.code, 0)
+    const loaded = JSON.parse(result.stderr) as string[]
+    assert.ok(loaded.some((m) => m.includes('/kafkajs/src/cluster/')), 'the hook saw no module at all')
+    for (const unwanted of ['internal/deps/undici/undici', '/@opentelemetry/api/', '/prom-client/index.js', '/kafkajs/index.js', '/lib/generators/']) {
+      assert.ok(!loaded.some((m) => m.includes(unwanted)), `produce loaded ${unwanted}`)
+    }
   })
 
   it('an unknown codec is a one-line error listing the valid codecs, exit 2', async () => {

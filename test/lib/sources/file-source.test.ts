@@ -68,6 +68,24 @@ describe('file source (read once)', () => {
     assert.ok(read.batches < 20, `${read.batches} batches`)
   })
 
+  it('hands each line\'s bytes as the file holds them, CR dropped, invalid UTF-8 kept, and later reads never overwrite them', async () => {
+    const lines = [Buffer.from('naïve café'), Buffer.from(''), Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x62]), Buffer.from(`GET /${'x'.repeat(300)}é`), Buffer.from('日本語 😀')]
+    const path = tempLog()
+    const copies = Array.from({ length: 50 }, (_, i) => lines[i % lines.length] as Buffer)
+    // CRLF on every other line, no final newline.
+    writeFileSync(path, Buffer.concat(copies.flatMap((line, i) => (i === copies.length - 1 ? [line] : [line, Buffer.from(i % 2 === 0 ? '\r\n' : '\n')]))))
+    for (const readSizeBytes of [3, 64, 1024 * 1024]) {
+      const items = []
+      for await (const batch of readFileBatches(path, { follow: false, readSizeBytes })) items.push(...batch)
+      assert.equal(items.length, copies.length, `read size ${readSizeBytes}`)
+      items.forEach((item, i) => {
+        assert.ok(item.kind === 'line' && item.bytes !== undefined, `line ${i} has no bytes`)
+        assert.deepEqual(item.bytes, copies[i], `read size ${readSizeBytes}, line ${i}`)
+        assert.equal(item.line, copies[i]?.toString('utf8'))
+      })
+    }
+  })
+
   it('a file that ends in a newline has no empty last line; an empty file has no lines', async () => {
     const path = tempLog()
     writeFileSync(path, 'a\nb\n')
