@@ -55,17 +55,18 @@ export interface BatchSealer {
 export const INLINE_BELOW_BYTES = 16 * 1024
 /**
  * Codecs cheap enough that a batch of theirs may compress more cheaply on the event loop than a compression thread
- * can take it. Each goes to the pool once its measured cost per batch exceeds HANDOFF_SECONDS (an LZ4HC level).
+ * can take it. Each goes to the pool while its measured cost per batch exceeds HANDOFF_SECONDS (a large lz4:1 batch of
+ * text, an LZ4HC level).
  */
 const CHEAP_CODECS: ReadonlySet<CodecSpec['codec']> = new Set(['none', 'lz4', 'snappy'])
 /**
- * What handing a batch to a compression thread costs the producer in CPU, all told. The bench's producer at lz4:1
- * (1 MiB batches, 47 per pass) used 0.09-0.25 s more CPU in its second pass with its one compression thread than
- * sealing inline (5 of 6 alternating pairs, 2-5 ms a batch), against ~0.25 ms for the bare round trip of a
- * transferred buffer: the rest is the thread's own start-up, JIT, heap and wake-ups. lz4:1 costs 1-3 ms per MiB
- * of records, LZ4HC and zstd:3 5 ms and more.
+ * What handing a batch to a compression thread costs the producer in CPU, all told: ~0.25 ms for the bare round
+ * trip of a transferred buffer, plus the thread's wake-ups, JIT and heap. Measured in the bench's producer at lz4:1
+ * (1 MiB batches, 47 per pass, 5 alternating runs): the second pass's CPU, median, was 0.05-0.06 s (8-9%) less
+ * sealing inline, ~1.1 ms a batch. Corpus batches cost lz4:1 2-3 ms each, and inline they lost more wall time to
+ * the event loop than they saved (0.78x kcat against 1.49x with the thread); http's cost ~1.1 ms.
  */
-export const HANDOFF_SECONDS = 0.003
+export const HANDOFF_SECONDS = 0.0012
 /** Weight of the newest batch in a codec's cost per byte. */
 const COST_SMOOTHING = 0.2
 /** Spare builder buffers kept for reuse (beyond buffer.memory, which counts only batches in use). */
@@ -244,7 +245,7 @@ class PoolSealer extends RecyclingSealer {
 
   /**
    * On the event loop: batches too small to be worth a round trip, and those of a cheap codec whose measured cost
-   * per batch is below the round trip's (unmeasured: tried here first, so lz4:1 never starts a thread).
+   * per batch is below the round trip's (unmeasured: tried here first, so no thread starts before it is needed).
    */
   private sealsInline(batch: OpenBatch, spec: CodecSpec): boolean {
     if (spec.codec === 'none' || batch.records.byteLength < INLINE_BELOW_BYTES) return true
