@@ -35,7 +35,7 @@ export interface AccumulatorDeps {
   readonly compressionWorkerUrl?: URL
 }
 
-type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads' | 'adaptiveLevel'>
+type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads' | 'adaptiveLevel' | 'codec' | 'topicCodecs'>
 
 /**
  * Each open batch reserves batch.size bytes of buffer.memory; once sealed it holds only its compressed size,
@@ -70,9 +70,9 @@ export class RecordAccumulator {
     this.sticky = new StickyPartitioner(deps.random)
   }
 
-  /** Starts the first compression thread now, not under the first full batch (its start-up is ~50 ms of CPU). */
+  /** Starts the first compression thread now, not under the first full batch (its start-up is ~50 ms of CPU), if one is needed. */
   start(): void {
-    this.sealer.start()
+    this.sealer.start([this.config.codec, ...Object.values(this.config.topicCodecs ?? {})])
   }
 
   /** Bytes waiting for compression, and how busy each compression thread has been. */

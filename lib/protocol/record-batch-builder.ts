@@ -160,19 +160,23 @@ export interface OpenBatch {
 /**
  * Compresses `batch.records` and puts a batch header in front. `allocate` makes the output buffer: a worker
  * thread passes Buffer.allocUnsafeSlow so the result owns its memory and can be transferred back.
- * CPU is the process's during the compress call: exact when compressing on the event loop, where nothing
- * else runs meanwhile (the compression thread measures its own instead).
+ * CPU is `cpuSeconds`' difference over the compress call; by default the process's, exact to the microsecond
+ * when nothing else runs meanwhile (a caller beside busy compression threads passes its own thread's clock).
  */
-export function sealRecords(batch: OpenBatch, codec: Codec, allocate: (size: number) => Buffer): SealedBatch {
-  const before = process.cpuUsage()
+export function sealRecords(batch: OpenBatch, codec: Codec, allocate: (size: number) => Buffer, cpuSeconds: () => number = processCpuSeconds): SealedBatch {
+  const before = codec.id === 0 ? 0 : cpuSeconds()
   // Copied into `out` at once, so the codec may compress into memory it reuses.
   const compressed = codec.id === 0 ? batch.records : codec.compressTransient?.(batch.records) ?? codec.compress(batch.records)
-  const spent = process.cpuUsage(before)
-  const compressCpuSeconds = codec.id === 0 ? 0 : (spent.user + spent.system) / 1e6
+  const compressCpuSeconds = codec.id === 0 ? 0 : Math.max(0, cpuSeconds() - before)
   const out = allocate(BATCH.HEADER_BYTES + compressed.length)
   out.set(compressed, BATCH.HEADER_BYTES)
   writeBatchHeader(out, { count: batch.count, attributes: codec.id, firstTimestamp: batch.firstTimestamp, maxTimestamp: batch.maxTimestamp })
   return { bytes: out, recordCount: batch.count, uncompressedBytes: BATCH.HEADER_BYTES + batch.records.length, compressCpuSeconds, firstTimestamp: batch.firstTimestamp }
+}
+
+function processCpuSeconds(): number {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1e6
 }
 
 export interface BatchHeaderFields {

@@ -95,6 +95,35 @@ describe('batch sealer', () => {
     }
   })
 
+  it('seals lz4:1 inline without starting a thread, and sends a cheap codec to a thread once its batches cost more than a hand-off', async () => {
+    const sealer = createBatchSealer(1, log)
+    try {
+      sealer.start([{ codec: 'lz4', level: 1 }, { codec: 'none', level: null }])
+      assert.equal(sealer.load().threads.length, 0, 'a producer of lz4:1 starts no compression thread')
+      let fast: SealedBatch | Error | undefined
+      sealer.seal(fill(sealer, 1024 * 1024, 'fast').finish(), { codec: 'lz4', level: 1 }, (r) => { fast = r })
+      assert.ok(fast !== undefined && !(fast instanceof Error), 'a 1 MiB lz4:1 batch sealed before seal() returned')
+      assert.match(values(fast)[0] ?? '', /^fast /)
+      // LZ4HC 12 is the same codec at tens of ms per MiB: its first batch is measured inline, the next go to a thread.
+      const hc: CodecSpec = { codec: 'lz4', level: 12 }
+      let slow: SealedBatch | Error | undefined
+      sealer.seal(fill(sealer, 1024 * 1024, 'hc1').finish(), hc, (r) => { slow = r })
+      assert.ok(slow !== undefined && !(slow instanceof Error), 'the first LZ4HC batch sealed inline, to measure it')
+      const threaded = await seal(sealer, fill(sealer, 1024 * 1024, 'hc2'), hc)
+      assert.match(values(threaded)[0] ?? '', /^hc2 /)
+      assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], 'the second LZ4HC batch went to a thread')
+    } finally {
+      await sealer.close()
+    }
+    const zstd = createBatchSealer(1, log)
+    try {
+      zstd.start([{ codec: 'lz4', level: 1 }, { codec: 'zstd', level: 3 }])
+      assert.equal(zstd.load().threads.length, 1, 'a producer with a zstd topic starts its thread up front')
+    } finally {
+      await zstd.close()
+    }
+  })
+
   it('fails the batches a dying compression thread held, with one clear error, then seals inline when it was the only one', async () => {
     const dying = join(tmpdir(), `squeeze-dying-worker-${process.pid}.mjs`)
     writeFileSync(dying, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\n")
