@@ -11,6 +11,9 @@ import { PartitionReader, DEFAULT_READER_CONFIG, type ReaderConfig } from '../..
 import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'
 
 /** One broker per test file, with an admin client and helpers that clean up after each test. */
+/** Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them. */
+export const RECENT_MS = Date.now() - 3_600_000
+
 export interface TestKafka {
   readonly broker: AcquiredBroker
   readonly connection: KafkaConnectionConfig

@@ -15,7 +15,7 @@ import { createProducerMetrics, type ProducerMetrics } from '../../lib/metrics/p
 import { DEFAULT_PRODUCER_CONFIG, Producer, type AckedBatch } from '../../lib/producer/producer.js'
 import { buildBatch } from '../../lib/protocol/record-batch-builder.js'
 import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
 import { compressionThrottle, SLOW_COMPRESSION_WORKER } from '../helpers/slow-compression-worker.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
@@ -24,8 +24,6 @@ const SCHEMA = JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/co
 
 const MIN_LEVEL = 1
 const MAX_LEVEL = 6
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 
 /** Log lines with no tabs or newlines, so they survive the console tools' line framing. */
 function logLine(i: number): string {

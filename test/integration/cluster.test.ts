@@ -23,14 +23,12 @@ import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { errorMessage } from '../../lib/errors.js'
 import { retry } from '../../lib/retry.js'
 import { scaleKillAndAdd } from '../helpers/consumer-group.js'
-import { startTestKafkaCluster, type TestKafkaCluster } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafkaCluster, type TestKafkaCluster } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { compareRecords, valuesByPartition } from '../helpers/record-figures.js'
 import { poll } from '../helpers/poll.js'
 import { runSqueeze, startSqueeze } from '../helpers/squeeze-cli.js'
 
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 const SCHEMA = JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/compare-report.schema.json', import.meta.url)), 'utf8')) as object
 
 let kafka: TestKafkaCluster

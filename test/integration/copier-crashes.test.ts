@@ -4,12 +4,10 @@ import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { defaultDestination } from '../../lib/copier/copier.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { freePort } from '../helpers/ports.js'
 
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const KILLS = 10

@@ -10,14 +10,12 @@ import type { HeartbeatRequest, HeartbeatResponse } from '../../lib/kafka/consum
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { COORDINATOR_RETRY, retry } from '../../lib/retry.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
 import { compareRecords, valuesByPartition } from '../helpers/record-figures.js'
 
 const PARTITIONS = 4
 const WAVE = 2000
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 
 let kafka: TestKafka
 before(async () => {

@@ -11,13 +11,11 @@ import { createCluster } from '../../lib/kafka/connection.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const RECORDS = 1000
 const BIG_AT = 500
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 
 let kafka: TestKafka
 before(async () => {

@@ -13,12 +13,10 @@ import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.j
 import { checkRecompression } from '../../lib/verify/recompression.js'
 import { SqueezeError, isTransient } from '../../lib/errors.js'
 import { retry } from '../../lib/retry.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { freePort } from '../helpers/ports.js'
 
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 
 const ASK_AGAIN = { retries: 20, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: isTransient }
 

@@ -6,10 +6,8 @@ import { after, before, describe, it } from 'node:test'
 import { CODEC_IDS, parseCodecSpec, type CodecName } from '../../lib/codecs/index.js'
 import { KafkaMainClasses, runKafkaJavaTool, type JavaToolResult } from '../../lib/embedded-broker/java-tools.js'
 import { partitionForKey } from '../../lib/producer/partitioner.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
 
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 
 let kafka: TestKafka
 let workDir: string

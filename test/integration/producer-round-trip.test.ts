@@ -4,12 +4,10 @@ import type { OutgoingRecord } from '../../lib/protocol/record.js'
 import { innerOffsetsAreSequential } from '../../lib/protocol/record-batch-reader.js'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { partitionForKey } from '../../lib/producer/partitioner.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 
-// Record times an hour back: the broker's 7-day retention deletes older segments while a test still reads them.
-const RECENT_MS = Date.now() - 3_600_000
 
 let kafka: TestKafka
 before(async () => {
