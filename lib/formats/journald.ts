@@ -1,5 +1,5 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import type { LogFormat } from './log-format.js'
+import { lineAsValue, type LogFormat } from './log-format.js'
 
 /** `journalctl -o json` lines: the value is the JSON text as is, so decode is one JSON.parse. */
 
@@ -29,11 +29,7 @@ function checkJournaldLine(line: string): void {
 
 export const journaldFormat: LogFormat = {
   kind: 'journald',
-  checkLine: checkJournaldLine,
-  encodeLine(line: string): Buffer {
-    checkJournaldLine(line)
-    return Buffer.from(line, 'utf8')
-  },
+  ...lineAsValue(checkJournaldLine),
   decode(value: Uint8Array): number {
     const obj = parseObject(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'))
     if (obj === null) throw new SqueezeError(ErrorCodes.DECODE_RECORD, 'journald record is not a JSON object')

@@ -20,3 +20,14 @@ export interface LogFormat {
   /** decode() of `bytes[start, end)`, where a format can read in place without a view per record. */
   decodeAt?(bytes: Buffer, start: number, end: number): number
 }
+
+/** The record half of a format whose value is the line's own UTF-8 text: the line checked, then sent as it is. */
+export function lineAsValue(check: (line: string) => void): Pick<LogFormat, 'checkLine' | 'encodeLine'> {
+  return {
+    checkLine: check,
+    encodeLine(line: string): Buffer {
+      check(line)
+      return Buffer.from(line, 'utf8')
+    }
+  }
+}

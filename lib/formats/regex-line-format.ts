@@ -1,5 +1,5 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import type { LogFormat, LogKind } from './log-format.js'
+import { lineAsValue, type LogFormat, type LogKind } from './log-format.js'
 
 /**
  * Shared shape of the plain-text kinds (nginx errors, dnsmasq, syslog): the record value is the
@@ -7,16 +7,11 @@ import type { LogFormat, LogKind } from './log-format.js'
  * The regexes are anchored and free of nested quantifiers, so arbitrary bytes parse in linear time.
  */
 export function regexLineFormat(kind: LogKind, pattern: RegExp, what: string): LogFormat {
-  const checkLine = (line: string): void => {
-    if (!pattern.test(line)) throw new SqueezeError(ErrorCodes.PARSE_LINE, `not a ${what} line`)
-  }
   return {
     kind,
-    checkLine,
-    encodeLine(line: string): Buffer {
-      checkLine(line)
-      return Buffer.from(line, 'utf8')
-    },
+    ...lineAsValue((line) => {
+      if (!pattern.test(line)) throw new SqueezeError(ErrorCodes.PARSE_LINE, `not a ${what} line`)
+    }),
     decode(value: Uint8Array): number {
       const m = pattern.exec(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'))
       if (m === null) throw new SqueezeError(ErrorCodes.DECODE_RECORD, `record is not a ${what} line`)

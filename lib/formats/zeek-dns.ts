@@ -1,5 +1,5 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import type { LogFormat } from './log-format.js'
+import { lineAsValue, type LogFormat } from './log-format.js'
 
 /**
  * Zeek dns.log in its default TSV form. `#` lines (separator, fields, types, open/close) describe
@@ -34,11 +34,7 @@ function checkZeekLine(line: string): void {
 
 export const zeekDnsFormat: LogFormat = {
   kind: 'dns-zeek',
-  checkLine: checkZeekLine,
-  encodeLine(line: string): Buffer {
-    checkZeekLine(line)
-    return Buffer.from(line, 'utf8')
-  },
+  ...lineAsValue(checkZeekLine),
   decode(value: Uint8Array): number {
     const cols = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8').split('\t')
     if (cols.length !== COLUMNS) throw new SqueezeError(ErrorCodes.DECODE_RECORD, `zeek dns record has ${cols.length} columns, expected ${COLUMNS}`)
