@@ -381,8 +381,11 @@ export class Sender {
 
   private checkSettled(): void {
     const waiting = this.settledWaiters
-    this.settledWaiters = waiting.filter(({ marks }) => !settled(marks))
-    if (this.settledWaiters.length < waiting.length) for (const waiter of waiting) if (!this.settledWaiters.includes(waiter)) waiter.wake()
+    this.settledWaiters = []
+    for (const waiter of waiting) {
+      if (settled(waiter.marks)) waiter.wake()
+      else this.settledWaiters.push(waiter)
+    }
   }
 }
 
