@@ -66,7 +66,7 @@ export class RecordAccumulator {
     private readonly events: AccumulatorEvents
   ) {
     this.sealer = createBatchSealer(config.compressionThreads, deps.log, deps.compressionWorkerUrl)
-    this.levels = new BatchLevels(config, codecs, deps)
+    this.levels = new BatchLevels(config, codecs, { ...deps, threadsLeft: () => this.sealer.threadsLeft() })
     this.sticky = new StickyPartitioner(deps.random)
   }
 

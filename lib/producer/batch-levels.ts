@@ -14,6 +14,8 @@ export interface BatchLevelsDeps {
   readonly log: Logger
   readonly metrics?: ProducerMetrics
   readonly clock?: { now(): number }
+  /** Compression threads still able to take batches (BatchSealer.threadsLeft); compressionThreads when absent. */
+  readonly threadsLeft?: () => number
 }
 
 export class BatchLevels {
@@ -48,7 +50,10 @@ export class BatchLevels {
   sealed(topic: string, spec: CodecSpec, uncompressedBytes: number, closedAt: number, bufferedBytes: number, result: SealedBatch | Error, timing?: SealTiming): void {
     this.queued -= uncompressedBytes
     if (result instanceof Error) return
-    const ownThreads = this.config.compressionThreads > 0
+    // Once every compression thread died the event loop compresses: its CPU is the busy time then, and the dead
+    // threads' capacity (idle forever) must not read as room for a higher level.
+    const threads = this.deps.threadsLeft?.() ?? this.config.compressionThreads
+    const ownThreads = threads > 0
     // With threads, a batch too small for one was sealed on the event loop: it neither waited for nor used a thread.
     this.busySeconds += ownThreads ? (timing?.wallSeconds ?? 0) : result.compressCpuSeconds
     const controller = this.controllers.get(topic)
@@ -57,8 +62,8 @@ export class BatchLevels {
     this.deps.metrics?.adaptiveBatch(labels)
     const now = this.clock.now()
     const elapsedSeconds = (now - (this.windowStart ?? now)) / 1000
-    // The pool's threads (or the event loop, compressing inline) could have compressed for this long in all.
-    const capacitySeconds = elapsedSeconds * Math.max(1, this.config.compressionThreads)
+    // The pool's live threads (or the event loop, compressing inline) could have compressed for this long in all.
+    const capacitySeconds = elapsedSeconds * Math.max(1, threads)
     const idleFraction = elapsedSeconds <= 0 ? undefined : Math.max(0, 1 - this.busySeconds / capacitySeconds)
     this.busySeconds = 0
     this.windowStart = now

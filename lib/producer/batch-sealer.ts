@@ -49,6 +49,8 @@ export interface BatchSealer {
   /** Calls `done` with the sealed batch, or the codec's error; synchronously when sealing inline. */
   seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void
   load(): SealerLoad
+  /** Compression threads that can still take batches (running, or not started yet); 0 once every one died, or sealing inline. */
+  threadsLeft(): number
   close(): Promise<void>
 }
 
@@ -91,6 +93,7 @@ abstract class RecyclingSealer implements BatchSealer {
 
   abstract seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void
   abstract load(): SealerLoad
+  abstract threadsLeft(): number
 
   buffer(size: number): Buffer {
     const spare = this.spares.pop()
@@ -148,6 +151,10 @@ class InlineSealer extends RecyclingSealer {
     const busySeconds = this.busyMs / 1000
     const thread: ThreadLoad = { busySeconds, idleSeconds: (performance.now() - this.startedAt) / 1000 - busySeconds, cpuSeconds: this.cpuSeconds, batches: this.batches, alive: true }
     return { queuedBytes: 0, waitingBytes: 0, queuedBatches: 0, threads: [thread] }
+  }
+
+  threadsLeft(): number {
+    return 0
   }
 }
 
@@ -239,6 +246,10 @@ class PoolSealer extends RecyclingSealer {
     return { queuedBytes, waitingBytes, queuedBatches, threads }
   }
 
+  threadsLeft(): number {
+    return this.size - this.threads.filter((t) => !t.alive).length
+  }
+
   override async close(): Promise<void> {
     this.closing = true
     await Promise.all(this.threads.map((t) => t.worker.terminate()))
@@ -319,7 +330,7 @@ class PoolSealer extends RecyclingSealer {
     if (!thread.alive || this.closing) return
     thread.alive = false
     const reason = `compression thread ${thread.number} of ${this.size} ${what}`
-    const left = this.threads.filter((t) => t.alive).length + this.size - this.threads.length
+    const left = this.threadsLeft()
     const pending = [...thread.inFlight.values()]
     thread.inFlight.clear()
     thread.queuedBytes = 0
