@@ -46,6 +46,18 @@ function assertSavingsSplit(report: CompareReportJson | undefined, consumers: nu
   assert.ok(perDay > 0)
 }
 
+/** Bytes/day saved, against none and against what the topic stores, are the per-GiB savings at the run's own ingest rate. */
+function assertPerDayFromRate(report: CompareReportJson | undefined): void {
+  const gibPerDay = knownRate(report).bytesPerSecond * DAY_S / 1024 ** 3
+  const rec = report?.recommendation
+  assert.ok(typeof rec?.bytesPerDaySaved === 'number' && typeof rec.bytesSavedPerGiB === 'number' && rec.bytesPerDaySaved > 0, `bytes/day saved: ${JSON.stringify(rec)}`)
+  within(rec.bytesPerDaySaved, rec.bytesSavedPerGiB * gibPerDay, 1e-9, 'bytes per day saved')
+  const current = report?.current?.savings.find((x) => x.target === 'zstd:3')
+  assert.ok(current?.storedBytesPerDaySaved != null && current.fetchBytesPerDaySaved != null && current.storedBytesPerDaySaved > 0, `bytes/day saved against current: ${JSON.stringify(current)}`)
+  within(current.storedBytesPerDaySaved, current.storedBytesSavedPerGiB * gibPerDay, 1e-9, 'bytes per day saved on disk against current')
+  within(current.fetchBytesPerDaySaved, current.fetchBytesSavedPerGiB * gibPerDay, 1e-9, 'fetch bytes per day saved against current')
+}
+
 function syslogLine(ms: number, i: number): string {
   return `${rfc3164Time(ms)} web-${i % 7} sshd[${1000 + (i % 97)}]: Accepted publickey for user${i % 13} from 10.0.${i % 250}.${(i * 7) % 250} port ${40000 + (i % 20000)} ssh2`
 }
@@ -86,20 +98,15 @@ describe('squeeze compare: bytes per day from the source\'s own ingest rate', ()
     const [rateA, rateB] = [knownRate(a.report), knownRate(b.report)]
     assert.equal(rateA.window.source, 'broker-offsets')
     assert.equal(rateA.window.lookbackSeconds, DAY_S)
-    within(rateA.recordsPerSecond, 1 / 1.2, 0.05, 'records per second, as the records were stamped')
-    within(rateB.bytesPerSecond, rateA.bytesPerSecond, 0.05, 'bytes per second with the outlier')
-    const [dayA, dayB] = [a.report?.recommendation?.bytesPerDaySaved, b.report?.recommendation?.bytesPerDaySaved]
-    assert.ok(typeof dayA === 'number' && typeof dayB === 'number' && dayA > 0, `bytes/day saved: ${dayA}, ${dayB}`)
-    within(dayB, dayA, 0.05, 'bytes per day saved with the outlier')
-    // Against what the topic stores today too: on disk and in fetch traffic.
-    const againstCurrent = (r: CompareReportJson | undefined): { disk: number; fetch: number } => {
-      const s = r?.current?.savings.find((x) => x.target === 'zstd:3')
-      assert.ok(s?.storedBytesPerDaySaved != null && s.fetchBytesPerDaySaved != null && s.storedBytesPerDaySaved > 0, `bytes/day saved against current: ${JSON.stringify(s)}`)
-      return { disk: s.storedBytesPerDaySaved, fetch: s.fetchBytesPerDaySaved }
-    }
-    const [currentA, currentB] = [againstCurrent(a.report), againstCurrent(b.report)]
-    within(currentB.disk, currentA.disk, 0.05, 'bytes per day saved on disk against current with the outlier')
-    within(currentB.fetch, currentA.fetch, 0.05, 'fetch bytes per day saved against current with the outlier')
+    // The records' own timestamps (2,940 kept of 3,000, 1.2 s apart) give the rate, not when compare ran: exactly.
+    within(rateA.recordsPerSecond, 1 / 1.2, 1e-9, 'records per second, as the records were stamped')
+    // Counted by offsets, the outlier is one more record among the 3,000 (0.03% here), not years more of span.
+    within(rateB.recordsPerSecond, rateA.recordsPerSecond, 1e-3, 'records per second with the outlier')
+    // Bytes per record and the share zstd:3 saves are measured on the copy, whose batches linger.ms and the copier's
+    // periodic commits cut by wall time (a loaded machine copies in smaller batches): so each run's bytes/day is
+    // checked against its own rate, and only the rate, which the outlier could skew, across the runs.
+    assertPerDayFromRate(a.report)
+    assertPerDayFromRate(b.report)
     assert.ok(Date.parse(rateB.window.from) >= now - 3600_000, `the window starts within the hour: ${rateB.window.from}`)
     assert.match(b.stdout, /ingest rate: .* from broker offsets over the last 24 h: \d+ records stamped /)
     // Against none, disk (x replication factor 1) and fetch traffic (x 3 consumer groups) apart.
