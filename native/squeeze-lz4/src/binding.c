@@ -53,12 +53,17 @@ static size_t frame_bound(size_t length) {
   return sizeof FRAME_HEADER + length + 4 * blocks + 4;
 }
 
+/* Number.MAX_SAFE_INTEGER: beyond it (and for NaN, Infinity, fractions) a double is no byte count, and casting one
+   that does not fit to size_t is undefined behaviour (NaN came back as ~9.2e18, Infinity and 2^64 as 11). */
+#define MAX_BYTE_COUNT 9007199254740991.0
+
 /* frameBound(inputLength) -> the most bytes compressFrame can write for that input */
 static napi_value js_frame_bound(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], result;
   double length;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_double(env, argv[0], &length) != napi_ok || length < 0) return fail(env, "frameBound(length)");
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_double(env, argv[0], &length) != napi_ok
+      || !(length >= 0 && length <= MAX_BYTE_COUNT) || (double)(uint64_t)length != length) return fail(env, "frameBound(length): length must be a byte count (an integer from 0 to 2^53 - 1)");
   napi_create_double(env, (double)frame_bound((size_t)length), &result);
   return result;
 }
