@@ -1,11 +1,12 @@
 // Worker threads started and terminated over and over while they compress and decompress with the native codecs
-// (squeeze-lz4 fast and HC, zstd-napi, snappy), buffers transferred back as the compression pool does, and corrupt
-// frames fed to every decoder. Run in a process of its own (test/lib/codecs/native-threads.test.ts), so a native
+// (squeeze-lz4 fast and HC, zstd-napi, snappy) and checksum with @node-rs/crc32, buffers transferred back as the
+// compression pool does, and corrupt frames fed to every decoder. Run in a process of its own (test/lib/codecs/native-threads.test.ts), so a native
 // crash (a state freed under a running call, a write past a buffer) is a signal the test reports, not a lost runner.
 // Usage: node codec-thread-stress.js ROUNDS THREADS [SPECS]; prints one JSON line of counts on success.
 import { createRequire } from 'node:module'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import { createCodec, parseCodecSpec, type Codec } from '../../lib/codecs/index.js'
+import { crc32c, crc32cTables } from '../../lib/protocol/crc32c.js'
 
 interface Lz4Bindings {
   frameBound(inputLength: number): number
@@ -73,6 +74,8 @@ function exercise(next: () => number, counts: Int32Array, send?: (bytes: ArrayBu
     const plain = input(next)
     const frame = next() < 0.5 ? codec.compress(plain) : Buffer.from(codec.compressTransient?.(plain) ?? codec.compress(plain))
     if (!codec.decompress(frame).equals(plain)) throw new Error(`${codec.name}:${codec.level} round trip differs (${plain.length} bytes)`)
+    // The batch checksum every compression thread computes (@node-rs/crc32), against the JS tables.
+    if (crc32c(frame) !== crc32cTables(frame)) throw new Error(`crc32c of a ${frame.length}-byte frame differs from the tables'`)
     Atomics.add(counts, Count.RoundTrips, 1)
     try {
       codec.decompress(corrupt(frame, next))
