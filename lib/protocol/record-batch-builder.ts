@@ -119,6 +119,30 @@ export class RecordBatchBuilder {
     return true
   }
 
+  /**
+   * Appends a record whose key, value and headers are `fields[start, end)`, encoded as a batch holds them
+   * (RawRecords): the bytes tryAppend would write for them, so the batch is the same byte for byte.
+   */
+  tryAppendRaw(fields: Buffer, start: number, end: number, timestamp: number): boolean {
+    if (this.count === 0) this.firstTimestamp = timestamp
+    const timestampDelta = timestamp - this.firstTimestamp
+    const bodySize = 1 + zigzagSize(timestampDelta) + zigzagSize(this.count) + end - start
+    const recordSize = zigzagSize(bodySize) + bodySize
+    if (this.end + recordSize > this.capacity && this.count > 0) return false
+    if (this.end + recordSize > this.buf.length) this.grow(Math.max(this.end + recordSize, Math.min(this.buf.length * 2, this.capacity)))
+    const buf = this.buf
+    let at = writeZigzag(buf, this.end, bodySize)
+    buf[at++] = 0 // record attributes: unused
+    at = writeZigzag(buf, at, timestampDelta)
+    at = writeZigzag(buf, at, this.count)
+    // copy(), not set(subarray()): a view per record and destination was most of what this cost.
+    fields.copy(buf, at, start, end)
+    this.end = at + end - start
+    this.count++
+    if (timestamp > this.maxTimestamp || this.count === 1) this.maxTimestamp = timestamp
+    return true
+  }
+
   private grow(size: number): void {
     const bigger = this.allocate(size)
     this.buf.copy(bigger, 0, 0, this.end)
