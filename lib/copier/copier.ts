@@ -11,7 +11,7 @@ import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
 import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
-import type { IncomingRecord } from '../protocol/record.js'
+import type { RawRecords } from '../protocol/record.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import { FanOut } from './fan-out.js'
@@ -23,6 +23,7 @@ export interface CopyTarget {
   readonly topic: string
 }
 
+const NO_RECORDS: RawRecords = { count: 0, bytes: Buffer.alloc(0), offsets: new Float64Array(0), timestamps: new Float64Array(0), starts: new Int32Array(0), ends: new Int32Array(0), dataBytes: new Int32Array(0) }
 /** Source records copied between two turns of the event loop within one batch; also where a stop can cut in. */
 const YIELD_EVERY_RECORDS = 256
 /**
@@ -220,9 +221,11 @@ export class Copier {
       }
     )
     this.member = member
-    // maxWaitMs: the long poll is also how long a stop waits for the fetch on the wire.
+    // maxWaitMs: the long poll is also how long a stop waits for the fetch on the wire. reuseBatchMemory: a batch's
+    // records are copied into the destinations' batches before its handler returns (a refused one into memory of
+    // its own), so every batch can be decompressed into the same buffer instead of a fresh one.
     const reader = new PartitionReader(
-      { ...DEFAULT_READER_CONFIG, topics: [sourceTopic], partitions: 'assigned', untilEnd: false, isolation: 'read_committed', maxWaitMs: 500, partitionMaxBytes: PARTITION_FETCH_BYTES },
+      { ...DEFAULT_READER_CONFIG, topics: [sourceTopic], partitions: 'assigned', untilEnd: false, isolation: 'read_committed', maxWaitMs: 500, partitionMaxBytes: PARTITION_FETCH_BYTES, reuseBatchMemory: true },
       { cluster: this.deps.cluster, admin: this.deps.admin, log: this.deps.log, ...(this.deps.metrics === undefined ? {} : { lag: this.deps.metrics.lag }) }
     )
     this.reader = reader
@@ -390,19 +393,21 @@ export class Copier {
     if (this.stopping || !this.owned.has(partition)) return
     const from = this.processed.get(partition) ?? 0
     // A transaction marker holds no record to copy; a destination gets its own markers from the copier's transactions.
-    const records = batch.isControl ? [] : batch.records.filter((r) => r.offset >= from)
-    for (let i = 0; i < records.length; i += YIELD_EVERY_RECORDS) {
+    const records = batch.isControl ? NO_RECORDS : batch.raw
+    let first = 0
+    while (first < records.count && (records.offsets[first] as number) < from) first++
+    for (let i = first; i < records.count; i += YIELD_EVERY_RECORDS) {
       if (this.stopping) return
-      const chunk = this.withinBudget(records.slice(i, i + YIELD_EVERY_RECORDS))
+      const to = this.withinBudget(records, i, Math.min(i + YIELD_EVERY_RECORDS, records.count))
       try {
         // A copy the producer refuses before any destination sees it (over max.request.size) is set aside as
         // --on-refused says; in a transaction nothing can be left out, so the fan-out rejects there.
-        this.refused.push(...await this.fanOut.send(partition, chunk))
+        this.refused.push(...await this.fanOut.send(partition, records, i, to))
       } catch (err) {
         this.fail(err)
         return
       }
-      this.account(chunk, partition)
+      this.account(records, i, to, partition)
       if (this.isCaughtUp()) {
         this.stop.abort()
         return
@@ -422,30 +427,30 @@ export class Copier {
     this.processed.set(partition, Math.max(this.processed.get(partition) ?? 0, lastOffset + 1))
   }
 
-  /** The records up to and including the one that reaches --records or --bytes. */
-  private withinBudget(records: readonly IncomingRecord[]): readonly IncomingRecord[] {
+  /** Where records `from` up to `to` stop: just past the one that reaches --records or --bytes. */
+  private withinBudget(records: RawRecords, from: number, to: number): number {
     const { maxRecords, maxBytes } = this.config
-    if (maxRecords === undefined && maxBytes === undefined) return records
+    if (maxRecords === undefined && maxBytes === undefined) return to
     let count = this.stats.sourceRecords
     let bytes = this.stats.sourceBytes
-    for (let i = 0; i < records.length; i++) {
+    for (let i = from; i < to; i++) {
       count++
-      bytes += recordBytes(records[i] as IncomingRecord)
-      if ((maxRecords !== undefined && count >= maxRecords) || (maxBytes !== undefined && bytes >= maxBytes)) return records.slice(0, i + 1)
+      bytes += records.dataBytes[i] as number
+      if ((maxRecords !== undefined && count >= maxRecords) || (maxBytes !== undefined && bytes >= maxBytes)) return i + 1
     }
-    return records
+    return to
   }
 
-  private account(records: readonly IncomingRecord[], partition: number): void {
-    const last = records[records.length - 1]
-    if (last === undefined) return
-    this.processed.set(partition, last.offset + 1)
-    this.stats.sourceRecords += records.length
-    this.deps.metrics?.sourceRecords(this.config.sourceTopic, records.length)
-    for (const record of records) {
-      this.stats.sourceBytes += recordBytes(record)
-      this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, record.timestamp)
-      this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, record.timestamp)
+  private account(records: RawRecords, from: number, to: number, partition: number): void {
+    if (to <= from) return
+    this.processed.set(partition, (records.offsets[to - 1] as number) + 1)
+    this.stats.sourceRecords += to - from
+    this.deps.metrics?.sourceRecords(this.config.sourceTopic, to - from)
+    for (let i = from; i < to; i++) {
+      const timestamp = records.timestamps[i] as number
+      this.stats.sourceBytes += records.dataBytes[i] as number
+      this.stats.firstTimestamp = Math.min(this.stats.firstTimestamp, timestamp)
+      this.stats.lastTimestamp = Math.max(this.stats.lastTimestamp, timestamp)
     }
   }
 
@@ -593,8 +598,4 @@ export class Copier {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot write refused records to the dead-letter topic ${deadLetterTopic}: ${lost.error.message}`, { cause: lost.error })
     }
   }
-}
-
-function recordBytes(record: IncomingRecord): number {
-  return (record.key?.length ?? 0) + (record.value?.length ?? 0) + record.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
 }

@@ -1,11 +1,12 @@
 import { PartitionTable } from '../kafka/group-by-topic.js'
 import type { PoisonRecord } from '../protocol/dead-letter.js'
-import type { IncomingRecord } from '../protocol/record.js'
+import { rawRecordAt } from '../protocol/record-batch-reader.js'
+import type { RawRecords } from '../protocol/record.js'
 import { isRecordRefusal, type Producer } from '../producer/producer.js'
 import { SentOffsets } from './sent-offsets.js'
 
-/** What the fan-out needs of the producer: sendManyTo, and its count of accepted records to tell where sendManyTo stopped. */
-export type FanOutProducer = Pick<Producer, 'sendManyTo'> & { snapshot(): { readonly recordsAccepted: number } }
+/** What the fan-out needs of the producer: sendRawTo, and its count of accepted records to tell where sendRawTo stopped. */
+export type FanOutProducer = Pick<Producer, 'sendRawTo'> & { snapshot(): { readonly recordsAccepted: number } }
 
 export interface FanOutConfig {
   readonly sourceTopic: string
@@ -16,10 +17,11 @@ export interface FanOutConfig {
 }
 
 /**
- * Copies the records of one source partition to the same partition of every destination, with one sendManyTo per
- * destination: records that fit an open batch are taken without a promise (or a copy of the record) per record
- * and destination, which `await send()` for each cost. At-least-once, it keeps the source offset of every copy the producer accepted,
- * by its place among the copies of that destination partition, as delivery failures name them.
+ * Copies the records of one source partition to the same partition of every destination, with one sendRawTo per
+ * destination: records that fit an open batch are taken without a promise per record and destination, which
+ * `await send()` for each cost, and their bytes as read, without a record object. At-least-once, it keeps the
+ * source offset of every copy the producer accepted, by its place among the copies of that destination partition,
+ * as delivery failures name them.
  */
 export class FanOut {
   private readonly sent = new PartitionTable(() => new SentOffsets())
@@ -27,13 +29,13 @@ export class FanOut {
   constructor(private readonly producer: FanOutProducer, private readonly config: FanOutConfig) {}
 
   /**
-   * Resolves once every destination accepted every record, or refused one as it is (over max.request.size):
+   * Resolves once every destination accepted records `from` up to `to`, or refused one as it is (over max.request.size):
    * those copies come back in source order, one record's after the other's. Any other failure rejects (the
    * copies accepted before it stay accounted for), as does a refusal exactly-once.
    */
-  async send(partition: number, records: readonly IncomingRecord[]): Promise<PoisonRecord[]> {
+  async send(partition: number, records: RawRecords, from: number, to: number): Promise<PoisonRecord[]> {
     const refused: PoisonRecord[] = []
-    for (const topic of this.config.destinations) await this.sendTo(topic, partition, records, refused)
+    for (const topic of this.config.destinations) await this.sendTo(topic, partition, records, from, to, refused)
     return refused.length > 1 ? refused.sort((a, b) => a.record.offset - b.record.offset) : refused
   }
 
@@ -52,30 +54,28 @@ export class FanOut {
     for (const [offsets, mark] of marks) offsets.forget(mark)
   }
 
-  private async sendTo(topic: string, partition: number, records: readonly IncomingRecord[], refused: PoisonRecord[]): Promise<void> {
-    let from = 0
-    while (from < records.length) {
-      // sendManyTo accepted the copies before the one it failed at, which the producer's accepted count tells.
+  private async sendTo(topic: string, partition: number, records: RawRecords, from: number, to: number, refused: PoisonRecord[]): Promise<void> {
+    while (from < to) {
+      // sendRawTo accepted the copies before the one it failed at, which the producer's accepted count tells.
       const acceptedBefore = this.producer.snapshot().recordsAccepted
       try {
-        await this.producer.sendManyTo(topic, partition, from === 0 ? records : records.slice(from))
+        await this.producer.sendRawTo(topic, partition, records, from, to)
       } catch (err) {
         const failedAt = from + this.producer.snapshot().recordsAccepted - acceptedBefore
         this.accepted(topic, partition, records, from, failedAt)
-        const record = records[failedAt]
-        if (!isRecordRefusal(err) || this.config.exactlyOnce || record === undefined) throw err
-        refused.push({ topic: this.config.sourceTopic, partition, record, code: err.code, reason: err.message, destination: topic })
+        if (!isRecordRefusal(err) || this.config.exactlyOnce || failedAt >= to) throw err
+        refused.push({ topic: this.config.sourceTopic, partition, record: rawRecordAt(records, failedAt), code: err.code, reason: err.message, destination: topic })
         from = failedAt + 1
         continue
       }
-      this.accepted(topic, partition, records, from, records.length)
+      this.accepted(topic, partition, records, from, to)
       return
     }
   }
 
-  private accepted(topic: string, partition: number, records: readonly IncomingRecord[], from: number, to: number): void {
+  private accepted(topic: string, partition: number, records: RawRecords, from: number, to: number): void {
     if (this.config.exactlyOnce) return
     const sent = this.sent.get(topic, partition)
-    for (let i = from; i < to; i++) sent.push((records[i] as IncomingRecord).offset)
+    for (let i = from; i < to; i++) sent.push(records.offsets[i] as number)
   }
 }

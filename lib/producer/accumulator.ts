@@ -120,6 +120,27 @@ export class RecordAccumulator {
     return true
   }
 
+  /** append() for a record given as its key, value and headers encoded as read (RawRecords), copied as they are. */
+  appendRaw(queue: PartitionQueue, fields: Buffer, start: number, end: number, timestamp: number): boolean {
+    let builder = queue.open ?? this.tryOpenBuilder(queue)
+    if (builder === null) return false
+    if (!builder.tryAppendRaw(fields, start, end, timestamp)) {
+      this.closeBatch(queue)
+      builder = this.tryOpenBuilder(queue)
+      if (builder === null) return false
+      builder.tryAppendRaw(fields, start, end, timestamp)
+    }
+    this.recordsAccepted++
+    queue.accepted++
+    if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
+    return true
+  }
+
+  /** Resolves once some of buffer.memory is released: an append that found it full may be tried again. */
+  memoryFreed(): Promise<void> {
+    return new Promise<void>((resolve) => this.memoryWaiters.push(resolve))
+  }
+
   async appendWhenMemoryFrees(queue: PartitionQueue, record: OutgoingRecord, timestamp: number): Promise<void> {
     while (!this.append(queue, record, timestamp)) await new Promise<void>((resolve) => this.memoryWaiters.push(resolve))
   }

@@ -5,7 +5,7 @@ import { connectionFailure } from '../kafka/connect-failure.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
-import type { OutgoingRecord } from '../protocol/record.js'
+import type { OutgoingRecord, RawRecords } from '../protocol/record.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordAccumulator, type ProducerRecord } from './accumulator.js'
 import type { SealerLoad } from './batch-sealer.js'
@@ -35,6 +35,8 @@ export interface ProducerDeps {
 }
 
 const ACCEPTED: Promise<void> = Promise.resolve()
+/** What a record adds to its key, value and headers in a request, at most: its framing and the request's. */
+const RECORD_OVERHEAD_BYTES = 64
 
 /**
  * Batches records per partition, compresses each batch with its own codec instance and level, and sends
@@ -169,6 +171,22 @@ export class Producer {
     }
   }
 
+  /**
+   * sendManyTo for records as read, `records` from index `from` up to `to`: each one's key, value and headers
+   * are copied into the batch as encoded, not decoded into objects and encoded again for every destination.
+   */
+  async sendRawTo(topic: string, partition: number, records: RawRecords, from: number, to: number): Promise<void> {
+    let queue: PartitionQueue | undefined
+    for (let i = from; i < to; i++) {
+      const start = records.starts[i] as number
+      const end = records.ends[i] as number
+      this.checkAcceptingBytes(end - start + RECORD_OVERHEAD_BYTES)
+      queue ??= this.accumulator.queueAt(topic, partition) ?? await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
+      const timestamp = records.timestamps[i] as number
+      while (!this.accumulator.appendRaw(queue, records.bytes, start, end, timestamp)) await this.accumulator.memoryFreed()
+    }
+  }
+
   /** Sends every accepted record now and resolves when each is acknowledged or has failed. */
   async flush(): Promise<void> {
     this.accumulator.closeAll()
@@ -199,11 +217,16 @@ export class Producer {
   }
 
   private checkAccepting(record: OutgoingRecord): void {
+    let size = (record.key?.length ?? 0) + (record.value?.length ?? 0) + RECORD_OVERHEAD_BYTES
+    if (record.headers !== undefined) for (const h of record.headers) size += h.key.length + (h.value?.length ?? 0) + 10
+    this.checkAcceptingBytes(size)
+  }
+
+  /** `size`: the record's bytes on the wire, about. */
+  private checkAcceptingBytes(size: number): void {
     if (this.closing !== null || !this.started) {
       throw new SqueezeError(ErrorCodes.PRODUCER_CLOSED, this.started ? 'producer is closing; no new records are accepted' : 'producer not started: call start() first')
     }
-    let size = (record.key?.length ?? 0) + (record.value?.length ?? 0) + 64
-    if (record.headers !== undefined) for (const h of record.headers) size += h.key.length + (h.value?.length ?? 0) + 10
     if (size > this.config.maxRequestSizeBytes) {
       throw new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, `record of about ${size} bytes exceeds max.request.size ${this.config.maxRequestSizeBytes}; raise max.request.size (and the topic's max.message.bytes) or split the record`)
     }

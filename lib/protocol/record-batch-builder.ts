@@ -70,23 +70,11 @@ export class RecordBatchBuilder {
 
   /** Appends a record unless it would overflow a non-empty batch; a lone record larger than the capacity still fits. */
   tryAppend(record: OutgoingRecord, timestamp: number): boolean {
-    if (this.count === 0) this.firstTimestamp = timestamp
-    const timestampDelta = timestamp - this.firstTimestamp
     const keyLength = record.key === null ? -1 : record.key.length
     const valueLength = record.value === null ? -1 : record.value.length
-    const bodySize =
-      1 + zigzagSize(timestampDelta) + zigzagSize(this.count) +
-      zigzagSize(keyLength) + Math.max(keyLength, 0) +
-      zigzagSize(valueLength) + Math.max(valueLength, 0) +
-      headersSize(record.headers)
-    const recordSize = zigzagSize(bodySize) + bodySize
-    if (this.end + recordSize > this.capacity && this.count > 0) return false
-    if (this.end + recordSize > this.buf.length) this.grow(Math.max(this.end + recordSize, Math.min(this.buf.length * 2, this.capacity)))
+    let at = this.beginRecord(timestamp, zigzagSize(keyLength) + Math.max(keyLength, 0) + zigzagSize(valueLength) + Math.max(valueLength, 0) + headersSize(record.headers))
+    if (at < 0) return false
     const buf = this.buf
-    let at = writeZigzag(buf, this.end, bodySize)
-    buf[at++] = 0 // record attributes: unused
-    at = writeZigzag(buf, at, timestampDelta)
-    at = writeZigzag(buf, at, this.count)
     at = writeZigzag(buf, at, keyLength)
     // TypedArray.set, not Buffer.copy: copy() builds a view per call, which showed up in the producer's profile.
     if (record.key !== null) {
@@ -113,10 +101,45 @@ export class RecordBatchBuilder {
         }
       }
     }
-    this.end = at
+    this.endRecord(at, timestamp)
+    return true
+  }
+
+  /**
+   * Appends a record whose key, value and headers are `fields[start, end)`, encoded as a batch holds them
+   * (RawRecords): the bytes tryAppend would write for them, so the batch is the same byte for byte.
+   */
+  tryAppendRaw(fields: Buffer, start: number, end: number, timestamp: number): boolean {
+    const at = this.beginRecord(timestamp, end - start)
+    if (at < 0) return false
+    // copy(), not set(subarray()): a view per record and destination was most of what this cost.
+    fields.copy(this.buf, at, start, end)
+    this.endRecord(at + end - start, timestamp)
+    return true
+  }
+
+  /**
+   * Makes room for a record whose key, value and headers take `fieldsSize` bytes and writes what precedes them;
+   * returns where they go, or -1 when the record would overflow a non-empty batch.
+   */
+  private beginRecord(timestamp: number, fieldsSize: number): number {
+    if (this.count === 0) this.firstTimestamp = timestamp
+    const timestampDelta = timestamp - this.firstTimestamp
+    const bodySize = 1 + zigzagSize(timestampDelta) + zigzagSize(this.count) + fieldsSize
+    const recordSize = zigzagSize(bodySize) + bodySize
+    if (this.end + recordSize > this.capacity && this.count > 0) return -1
+    if (this.end + recordSize > this.buf.length) this.grow(Math.max(this.end + recordSize, Math.min(this.buf.length * 2, this.capacity)))
+    const buf = this.buf
+    let at = writeZigzag(buf, this.end, bodySize)
+    buf[at++] = 0 // record attributes: unused
+    at = writeZigzag(buf, at, timestampDelta)
+    return writeZigzag(buf, at, this.count)
+  }
+
+  private endRecord(end: number, timestamp: number): void {
+    this.end = end
     this.count++
     if (timestamp > this.maxTimestamp || this.count === 1) this.maxTimestamp = timestamp
-    return true
   }
 
   private grow(size: number): void {

@@ -2,7 +2,7 @@ import { decoderForId } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { ATTRIBUTE, BATCH } from './batch-layout.js'
 import { crc32c } from './crc32c.js'
-import type { IncomingRecord, RecordHeader } from './record.js'
+import type { IncomingRecord, RawRecords, RecordHeader } from './record.js'
 import { readZigzag, type Cursor } from './varint.js'
 
 /** One batch as it sat in the log, with its records and what reading it cost. */
@@ -29,6 +29,8 @@ export interface ReadBatch {
    * objects or views: the consumer's per-record path.
    */
   forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void): void
+  /** The records as byte ranges of the batch, built on first use: the copier's path, which copies them undecoded. */
+  readonly raw: RawRecords
   readonly decompressCpuSeconds: number
 }
 
@@ -147,7 +149,7 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
 }
 
 /** A batch's header fields and read costs, without its records (or the memory they live in). */
-export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue'>
+export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue' | 'raw'>
 
 /** The header of `batch` as a plain object, for keeping after the batch itself is gone. */
 export function batchHeader(batch: ReadBatch): BatchHeader {
@@ -174,6 +176,7 @@ interface DecodedBatch extends BatchHeader {}
 class DecodedBatch implements ReadBatch {
   readonly recordCount: number
   private built: IncomingRecord[] | null = null
+  private rawBuilt: RawRecords | null = null
 
   constructor(fields: BatchHeader, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
     private readonly logAppendTime: boolean, private readonly fromOffset: number) {
@@ -197,6 +200,39 @@ class DecodedBatch implements ReadBatch {
       if (offset < this.fromOffset || start < 0) continue
       visit(this.body, start, table[row + VALUE_END] as number, offset)
     }
+  }
+
+  get raw(): RawRecords {
+    this.rawBuilt ??= this.buildRaw()
+    return this.rawBuilt
+  }
+
+  private buildRaw(): RawRecords {
+    const { table, count: all } = this.layout
+    const count = this.recordCount
+    const raw = { count, bytes: this.body, offsets: new Float64Array(count), timestamps: new Float64Array(count), starts: new Int32Array(count), ends: new Int32Array(count), dataBytes: new Int32Array(count) }
+    const body = this.body
+    const cursor: Cursor = { offset: 0 }
+    let n = 0
+    for (let i = 0; i < all; i++) {
+      const offset = this.baseOffset + (table[i * COLUMNS + OFFSET_DELTA] as number)
+      if (offset < this.fromOffset) continue
+      cursor.offset = table[i * COLUMNS + RECORD_START] as number
+      const length = readZigzag(body, cursor)
+      const end = cursor.offset + length
+      cursor.offset += 1 // attributes
+      const timestampDelta = readZigzag(body, cursor)
+      readZigzag(body, cursor) // offset delta
+      raw.offsets[n] = offset
+      raw.timestamps[n] = this.logAppendTime ? this.baseTimestamp : this.baseTimestamp + timestampDelta
+      raw.starts[n] = cursor.offset
+      raw.ends[n] = end
+      // Key, value, then each header's key and value: lengths recordLayout already checked.
+      let data = fieldLength(body, cursor) + fieldLength(body, cursor)
+      for (let h = readZigzag(body, cursor); h > 0; h--) data += fieldLength(body, cursor) + fieldLength(body, cursor)
+      raw.dataBytes[n++] = data
+    }
+    return raw
   }
 
   private build(): IncomingRecord[] {
@@ -261,6 +297,14 @@ function skipBytes(body: Buffer, cursor: Cursor): void {
   cursor.offset += length
 }
 
+/** Skips a length-prefixed field; its length, 0 for null. */
+function fieldLength(body: Buffer, cursor: Cursor): number {
+  const length = readZigzag(body, cursor)
+  if (length <= 0) return 0
+  cursor.offset += length
+  return length
+}
+
 function readBytes(body: Buffer, cursor: Cursor): Buffer | null {
   const length = readZigzag(body, cursor)
   if (length < 0) return null
@@ -277,6 +321,20 @@ function readRecord(body: Buffer, cursor: Cursor, baseOffset: number, baseTimest
   cursor.offset += 1 // attributes
   const timestampDelta = readZigzag(body, cursor)
   const offsetDelta = readZigzag(body, cursor)
+  return readFields(body, cursor, baseOffset + offsetDelta, logAppendTime ? baseTimestamp : baseTimestamp + timestampDelta)
+}
+
+/**
+ * Record `index` of `raw` as an object in memory of its own, which outlives `raw`'s (a reader may decompress the
+ * next batch over it): a refused copy, kept for the dead-letter topic and the logs.
+ */
+export function rawRecordAt(raw: RawRecords, index: number): IncomingRecord {
+  const fields = Buffer.from(raw.bytes.subarray(raw.starts[index], raw.ends[index]))
+  return readFields(fields, { offset: 0 }, raw.offsets[index] as number, raw.timestamps[index] as number)
+}
+
+/** A record's key, value and headers at `cursor`. */
+function readFields(body: Buffer, cursor: Cursor, offset: number, timestamp: number): IncomingRecord {
   const key = readBytes(body, cursor)
   const value = readBytes(body, cursor)
   const headerCount = readZigzag(body, cursor)
@@ -285,7 +343,7 @@ function readRecord(body: Buffer, cursor: Cursor, baseOffset: number, baseTimest
     const headerKey = readBytes(body, cursor)
     headers.push({ key: headerKey === null ? '' : headerKey.toString('utf8'), value: readBytes(body, cursor) })
   }
-  return { offset: baseOffset + offsetDelta, timestamp: logAppendTime ? baseTimestamp : baseTimestamp + timestampDelta, key, value, headers }
+  return { offset, timestamp, key, value, headers }
 }
 
 /** Inner offset deltas a broker would accept without rebuilding the batch: exactly 0..n-1. */

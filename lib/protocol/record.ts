@@ -21,3 +21,20 @@ export interface IncomingRecord {
   readonly value: Buffer | null
   readonly headers: readonly RecordHeader[]
 }
+
+/**
+ * Records of one batch as read, not decoded: record i's key, value and headers are `bytes[starts[i], ends[i])`,
+ * encoded exactly as in the batch (their length varints included). Re-batching changes only a record's
+ * timestamp and offset deltas in front of them, so a batch builder copies them whole (tryAppendRaw).
+ */
+export interface RawRecords {
+  readonly count: number
+  /** The decompressed records section every range points into. */
+  readonly bytes: Buffer
+  readonly offsets: Float64Array
+  readonly timestamps: Float64Array
+  readonly starts: Int32Array
+  readonly ends: Int32Array
+  /** Bytes of record i's key, value and header keys and values: its size as the copier counts source bytes. */
+  readonly dataBytes: Int32Array
+}

@@ -5,7 +5,10 @@ import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
 import { KafkaErrorCode } from '../../../lib/kafka/error-codes.js'
 import { createLogger } from '../../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure, type ProducerRecord } from '../../../lib/producer/producer.js'
-import type { IncomingRecord, OutgoingRecord } from '../../../lib/protocol/record.js'
+import { createCodec, parseCodecSpec } from '../../../lib/codecs/index.js'
+import { buildBatch } from '../../../lib/protocol/record-batch-builder.js'
+import { rawRecordAt, readBatch } from '../../../lib/protocol/record-batch-reader.js'
+import type { IncomingRecord, RawRecords } from '../../../lib/protocol/record.js'
 import { FakeCluster, settle, until } from '../../helpers/fake-cluster.js'
 
 const log = createLogger({ level: 'silent', name: 'test' })
@@ -21,6 +24,12 @@ function sourceRecords(offsets: readonly number[], big: ReadonlySet<number> = ne
   }))
 }
 
+/** The records as the copier reads them: in one source batch, at their own offsets. */
+function asRead(records: readonly IncomingRecord[]): RawRecords {
+  const raw = readBatch(buildBatch(records, createCodec(parseCodecSpec('none'))).bytes).raw
+  return { ...raw, offsets: Float64Array.from(records, (r) => r.offset) }
+}
+
 /** A producer that takes records until `failOn` says otherwise, recording what it accepted. */
 class RecordingProducer implements FanOutProducer {
   readonly accepted: ProducerRecord[] = []
@@ -31,9 +40,10 @@ class RecordingProducer implements FanOutProducer {
     return { recordsAccepted: this.accepted.length }
   }
 
-  async sendManyTo(topic: string, partition: number, records: readonly OutgoingRecord[]): Promise<void> {
-    for (const { key, value, headers, timestamp } of records) {
-      const record: ProducerRecord = { topic, partition, key, value, ...(headers === undefined ? {} : { headers }), ...(timestamp === undefined ? {} : { timestamp }) }
+  async sendRawTo(topic: string, partition: number, records: RawRecords, from: number, to: number): Promise<void> {
+    for (let i = from; i < to; i++) {
+      const { key, value, headers, timestamp } = rawRecordAt(records, i)
+      const record: ProducerRecord = { topic, partition, key, value, headers, timestamp }
       const error = this.failOn(record)
       if (error !== undefined) throw error
       this.accepted.push(record)
@@ -56,12 +66,13 @@ describe('FanOut', () => {
     // Offsets with gaps (a transaction marker, compaction); 110 and 114 (one slice) are over max.request.size; b refuses 125.
     const offsets = Array.from({ length: 40 }, (_, i) => 100 + i).filter((o) => o !== 120 && o !== 121)
     const records = sourceRecords(offsets, new Set([110, 114]), new Set([125]))
-    const refused = [...await fanOut.send(1, records.slice(0, 15)), ...await fanOut.send(1, records.slice(15))]
+    const raw = asRead(records)
+    const refused = [...await fanOut.send(1, raw, 0, 15), ...await fanOut.send(1, raw, 15, raw.count)]
     assert.deepEqual(refused.map((p) => [p.record.offset, p.destination, p.code, p.topic, p.partition]), [
       [110, 'a', ErrorCodes.RECORD_TOO_LARGE, 'src', 1], [110, 'b', ErrorCodes.RECORD_TOO_LARGE, 'src', 1],
       [114, 'a', ErrorCodes.RECORD_TOO_LARGE, 'src', 1], [114, 'b', ErrorCodes.RECORD_TOO_LARGE, 'src', 1]
     ])
-    assert.equal(refused[0]?.record, records[offsets.indexOf(110)], 'the refused record as read, for the dead-letter topic')
+    assert.deepEqual(refused[0]?.record, records[offsets.indexOf(110)], 'the refused record as read, for the dead-letter topic')
 
     let flushed = false
     void producer.flush().then(() => (flushed = true))
@@ -92,14 +103,15 @@ describe('FanOut', () => {
     const producer = new RecordingProducer((record) => (failing && record.topic === 'b' && record.value?.toString().startsWith('record 9 ') === true ? new SqueezeError(ErrorCodes.PRODUCER_CLOSED, 'closing') : undefined))
     const fanOut = new FanOut(producer, { sourceTopic: 'src', destinations: ['a', 'b', 'c'], exactlyOnce: false })
     const records = sourceRecords(Array.from({ length: 12 }, (_, i) => i))
-    await assert.rejects(fanOut.send(0, records), { code: ErrorCodes.PRODUCER_CLOSED })
+    const raw = asRead(records)
+    await assert.rejects(fanOut.send(0, raw, 0, raw.count), { code: ErrorCodes.PRODUCER_CLOSED })
     const copies = (topic: string): string[] => producer.accepted.filter((r) => r.topic === topic).map((r) => r.value?.toString() ?? '')
     assert.equal(copies('a').length, 12)
     assert.equal(copies('b').length, 9)
     assert.equal(copies('c').length, 0, 'c not reached: the slice stops at the failure')
     assert.deepEqual([7, 8, 9].map((i) => fanOut.sourceOffset('b', 0, i)), [7, 8, undefined])
     failing = false
-    assert.deepEqual(await fanOut.send(0, records), [])
+    assert.deepEqual(await fanOut.send(0, raw, 0, raw.count), [])
     assert.deepEqual([8, 9, 10, 20, 21].map((i) => fanOut.sourceOffset('b', 0, i)), [8, 0, 1, 11, undefined], 'b\'s copies count on from where it stopped')
     assert.deepEqual(producer.accepted.filter((r) => r.topic === 'c').map((r) => [r.partition, r.timestamp, r.key, r.headers]), records.map((r) => [0, r.timestamp, r.key, r.headers]))
   })
@@ -107,9 +119,9 @@ describe('FanOut', () => {
   it('exactly-once: a copy refused at send rejects (a transaction cannot leave it out), and no offsets are kept', async () => {
     const producer = new RecordingProducer((record) => ((record.value?.length ?? 0) > 1000 ? new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, 'over max.request.size') : undefined))
     const fanOut = new FanOut(producer, { sourceTopic: 'src', destinations: ['a', 'b'], exactlyOnce: true })
-    assert.deepEqual(await fanOut.send(2, sourceRecords([1, 2, 3])), [])
+    assert.deepEqual(await fanOut.send(2, asRead(sourceRecords([1, 2, 3])), 0, 3), [])
     assert.equal(fanOut.sourceOffset('a', 2, 0), undefined)
-    await assert.rejects(fanOut.send(2, sourceRecords([4, 5, 6], new Set([5]))), { code: ErrorCodes.RECORD_TOO_LARGE })
+    await assert.rejects(fanOut.send(2, asRead(sourceRecords([4, 5, 6], new Set([5]))), 0, 3), { code: ErrorCodes.RECORD_TOO_LARGE })
     assert.equal(producer.accepted.length, 7, 'a\'s copies before the refused one, and none of b\'s')
   })
 })
