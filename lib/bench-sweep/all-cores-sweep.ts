@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import type { BatchSet } from './codec-sweep.js'
+import { median, type BatchSet } from './codec-sweep.js'
 import type { AllCoresInit, AllCoresReply } from './all-cores-worker.js'
 
 const WORKER_URL = new URL('./all-cores-worker.js', import.meta.url)
@@ -105,10 +105,4 @@ function inbox(worker: Worker): { next<K extends Reply['kind']>(kind: K): Promis
       return reply as Extract<Reply, { kind: K }>
     }
   }
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length === 0 ? Number.NaN : sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
