@@ -6,7 +6,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
-import { buildBatches, sweepCodecs } from '../lib/bench-sweep/codec-sweep.js'
+import { allCoresBoundSeconds, sweepAllCores, type AllCoresSweep } from '../lib/bench-sweep/all-cores-sweep.js'
+import { buildBatches, sweepCodecs, type BatchSet } from '../lib/bench-sweep/codec-sweep.js'
 import { installKafkajsDecoders } from '../lib/codecs/kafkajs-plugin.js'
 import { runProjection, type ProjectionOutcome } from '../lib/compare/projection/run-projection.js'
 import { runCompare, type CompareOutcome } from '../lib/compare/run-compare.js'
@@ -17,6 +18,7 @@ import { createGenerator } from '../lib/generators/index.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createTopicsAndWait } from '../lib/kafka/topics.js'
 import { createLogger } from '../lib/log/logger.js'
+import { threadCpuSeconds } from '../lib/metrics/thread-cpu.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
 import { BATCH } from '../lib/protocol/batch-layout.js'
 import type { OutgoingRecord } from '../lib/protocol/record.js'
@@ -70,10 +72,23 @@ async function fill(producer: Producer, topic: string): Promise<{ bytes: number;
   return { bytes, records }
 }
 
-/** Each target's in-process compress speed (MB of records per CPU second) on the first records of the source, batched at batch.size. */
-function codecCeiling(targets: ReturnType<typeof parseTargets>): Map<string, number> {
-  const batches = buildBatches(sourceRecords(Math.min(CEILING_SAMPLE_BYTES, mib * 1024 * 1024), 'ceiling'), DEFAULT_PRODUCER_CONFIG.batchSizeBytes)
-  const speeds = sweepCodecs(batches, targets.map((t) => t.spec), { runs: 3, minRunCpuSeconds: 0.3 })
+/** The first records of the source batched at batch.size: what both codec ceilings are measured on. */
+const ceilingBatches = (): BatchSet => buildBatches(sourceRecords(Math.min(CEILING_SAMPLE_BYTES, mib * 1024 * 1024), 'ceiling'), DEFAULT_PRODUCER_CONFIG.batchSizeBytes)
+
+/**
+ * The codec ceiling on all cores: one thread per core, all compressing every target at once; its bound is the wall
+ * time those cores took, scaled to the source. Run right before and right after the projection, so that on a shared
+ * machine the load it met is bracketed.
+ */
+const allCoresCeiling = (targets: ReturnType<typeof parseTargets>, threads: number): Promise<AllCoresSweep> =>
+  sweepAllCores(ceilingBatches(), targets.map((t) => t.spec), { threads, rounds: 3 })
+
+/**
+ * The codec ceiling single-core: each target's in-process compress speed (MB of records per CPU second) with one
+ * thread alone, as bench/codec-ceiling.ts measures it; the bound from it assumes the cores scale perfectly.
+ */
+function singleCoreCeiling(targets: ReturnType<typeof parseTargets>): Map<string, number> {
+  const speeds = sweepCodecs(ceilingBatches(), targets.map((t) => t.spec), { runs: 3, minRunCpuSeconds: 0.3 })
   return new Map(speeds.map((s) => [s.target, s.compressMBPerSecond]))
 }
 
@@ -115,23 +130,41 @@ try {
   if (mode !== 'copy') {
     // Wall-clock phases from the projection's own progress lines: reading (and compressing as it reads), then the tail.
     const phases: Array<{ at: number; what: string }> = []
+    const allCoresBefore = await allCoresCeiling(targets, threads)
     const started = performance.now()
+    const mainCpuAtStart = threadCpuSeconds()
     const projection = await measure(() => runProjection({ ...common, batching: DEFAULT_PRODUCER_CONFIG, threads, onProgress: (what) => phases.push({ at: (performance.now() - started) / 1000, what }) }))
+    // The main thread reads, decompresses, decodes and re-batches the source; the projection threads do the rest.
+    const mainThreadCpuSeconds = threadCpuSeconds() - mainCpuAtStart
     const report = (projection.result as ProjectionOutcome).report
-    const ceiling = codecCeiling(targets)
+    const allCoresAfter = await allCoresCeiling(targets, threads)
+    const singleCore = singleCoreCeiling(targets)
     // Records sections only: the ceiling's MB/s count what the codec compresses, not the batch headers.
-    const sectionMB = report.targets.length === 0 ? 0 : (report.source.uncompressedBytes - (report.targets[0]?.batches ?? 0) * BATCH.HEADER_BYTES) / 1e6
-    // The codec ceiling: every target's compress CPU for this source at its in-process library speed, spread over the cores.
-    const ceilingSeconds = report.targets.reduce((n, t) => n + sectionMB / (ceiling.get(t.target) ?? Number.POSITIVE_INFINITY), 0) / threads
+    const sectionBytes = report.targets.length === 0 ? 0 : report.source.uncompressedBytes - (report.targets[0]?.batches ?? 0) * BATCH.HEADER_BYTES
+    // Single core x cores: every target's compress CPU for this source at its speed alone on an idle core, spread perfectly over the cores.
+    const singleCoreSeconds = report.targets.reduce((n, t) => n + sectionBytes / 1e6 / (singleCore.get(t.target) ?? Number.POSITIVE_INFINITY), 0) / threads
+    // All cores: what the cores delivered compressing every target together, scaled to this source's records; the mean of before and after.
+    const [allCoresBeforeSeconds, allCoresAfterSeconds] = [allCoresBefore, allCoresAfter].map((sweep) => allCoresBoundSeconds(sweep, sectionBytes)) as [number, number]
+    const allCoresSeconds = (allCoresBeforeSeconds + allCoresAfterSeconds) / 2
+    // The same from the threads' CPU clocks: slowed by each other, not by other processes taking the cores (a shared machine's load).
+    const allCoresCpuSeconds = report.targets.reduce((n, t) => n + sectionBytes / 1e6 / (allCoresAfter.compressMBPerCpuSecond.get(t.target) ?? Number.POSITIVE_INFINITY), 0) / threads
     const ownCompressCpu = report.targets.reduce((n, t) => n + t.compressCpuSeconds, 0)
     rows['projection'] = {
-      seconds: projection.seconds, nodeCpuSeconds: projection.cpuSeconds, phases: [...phases, { at: projection.seconds, what: 'done' }],
+      seconds: projection.seconds, nodeCpuSeconds: projection.cpuSeconds, mainThreadCpuSeconds, phases: [...phases, { at: projection.seconds, what: 'done' }],
       compressCpuSeconds: ownCompressCpu, decompressCpuSeconds: report.targets.reduce((n, t) => n + t.decompressCpuSeconds, 0),
-      libCompressMBPerCpuSecond: Object.fromEntries(ceiling), codecCeilingSeconds: ceilingSeconds, fractionOfCeiling: ceilingSeconds / projection.seconds,
+      singleCoreCompressMBPerCpuSecond: Object.fromEntries(singleCore), singleCoreTimesCoresCeilingSeconds: singleCoreSeconds, fractionOfSingleCoreTimesCoresCeiling: singleCoreSeconds / projection.seconds,
+      allCoresCompressMBPerCpuSecond: Object.fromEntries(allCoresAfter.compressMBPerCpuSecond), allCoresCeilingSeconds: allCoresSeconds, fractionOfAllCoresCeiling: allCoresSeconds / projection.seconds,
+      allCoresCeilingSecondsBefore: allCoresBeforeSeconds, allCoresCeilingSecondsAfter: allCoresAfterSeconds,
+      allCoresCpuCeilingSeconds: allCoresCpuSeconds, fractionOfAllCoresCpuCeiling: allCoresCpuSeconds / projection.seconds,
+      allCoresSweep: { threads, rounds: allCoresAfter.rounds, medianRoundWallSecondsBefore: allCoresBefore.wallSeconds, medianRoundWallSecondsAfter: allCoresAfter.wallSeconds, sectionMiBPerThread: allCoresAfter.sectionBytesPerThread / 1024 / 1024 },
       ownCompressCeilingSeconds: ownCompressCpu / threads, storedBytes: Object.fromEntries(report.targets.map((t) => [t.target, t.storedBytes])),
       meanRecordsPerBatch: report.targets[0]?.meanRecordsPerBatch, loadAverageAfter: loadavg()
     }
-    say(`projection: ${projection.seconds.toFixed(1)} s wall, ${projection.cpuSeconds.toFixed(1)} s node CPU; codec ceiling ${ceilingSeconds.toFixed(1)} s (${((ceilingSeconds / projection.seconds) * 100).toFixed(0)}%)`)
+    const pct = (bound: number): string => `${((bound / projection.seconds) * 100).toFixed(0)}%`
+    say(`projection: ${projection.seconds.toFixed(1)} s wall, ${projection.cpuSeconds.toFixed(1)} s node CPU (main thread ${mainThreadCpuSeconds.toFixed(1)} s, compress ${ownCompressCpu.toFixed(1)} s)`)
+    say(`  codec ceiling, all ${threads} cores compressing at once: ${allCoresSeconds.toFixed(2)} s (${pct(allCoresSeconds)}; ${allCoresBeforeSeconds.toFixed(2)} s before the projection, ${allCoresAfterSeconds.toFixed(2)} s after)`)
+    say(`  codec ceiling, all cores by their CPU clocks:     ${allCoresCpuSeconds.toFixed(2)} s (${pct(allCoresCpuSeconds)})`)
+    say(`  codec ceiling, single-core speed x ${threads} cores:      ${singleCoreSeconds.toFixed(2)} s (${pct(singleCoreSeconds)})`)
     for (const p of phases) say(`  ${p.at.toFixed(1).padStart(7)} s  ${p.what}`)
   }
   const copyFile = `bench-compare-modes-copy-${mib}MiB.json`

@@ -221,7 +221,8 @@ function rate(bytes: number, cpuSeconds: number): number {
   return cpuSeconds > 0 ? bytes / 1e6 / cpuSeconds : Number.POSITIVE_INFINITY
 }
 
-function median(values: readonly number[]): number {
+/** The middle value, or the mean of the two middle ones. */
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2

@@ -20,7 +20,7 @@ import { currentBaseline } from './baseline.js'
 import { levelMix } from './level-mix.js'
 import { recommend } from './recommend.js'
 import { scanSourceBatches } from './source-batches.js'
-import { topicIngestRate } from './topic-rate.js'
+import { topicIngestRateLookup } from './topic-rate.js'
 
 /**
  * What the source's ingest rate is measured from. Never the copy's own timestamps for a filled source: those
@@ -182,12 +182,23 @@ async function assertFreshDestinations(admin: Admin, targets: readonly CopyTarge
 
 /** The source's ingest rate from the evidence the run has; `recordTimestamps` is a topic's fallback. */
 export async function measureIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' | 'sourceTopic'>, admin: Admin, bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined): Promise<IngestRate> {
+  return startIngestRate(options, admin)(bytesPerRecord, copiedTimestamps)
+}
+
+/**
+ * measureIngestRate with its broker lookups started now, finished once the bytes per record (and the records'
+ * timestamps, the fallback) are known: a projection starts them before its read, so they do not follow it.
+ */
+export function startIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' | 'sourceTopic'>, admin: Admin): (bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined) => Promise<IngestRate> {
   const evidence = options.rateEvidence
-  if (evidence.kind === 'sample') return rateFromSample(evidence.sample, bytesPerRecord, evidence.source)
-  const fromOffsets = await topicIngestRate(admin, options.sourceTopic, bytesPerRecord, { lookbackMs: evidence.lookbackMs, nowMs: Date.now() })
-  if (isKnownRate(fromOffsets) || copiedTimestamps === undefined) return fromOffsets
-  const fromRecords = await rateFromSample(copiedTimestamps, bytesPerRecord, 'record-timestamps')
-  return isKnownRate(fromRecords) ? fromRecords : { unknown: `${fromOffsets.unknown}; copied records: ${fromRecords.unknown}` }
+  if (evidence.kind === 'sample') return async (bytesPerRecord) => rateFromSample(evidence.sample, bytesPerRecord, evidence.source)
+  const lookup = topicIngestRateLookup(admin, options.sourceTopic, { lookbackMs: evidence.lookbackMs, nowMs: Date.now() })
+  return async (bytesPerRecord, copiedTimestamps) => {
+    const fromOffsets = (await lookup)(bytesPerRecord)
+    if (isKnownRate(fromOffsets) || copiedTimestamps === undefined) return fromOffsets
+    const fromRecords = await rateFromSample(copiedTimestamps, bytesPerRecord, 'record-timestamps')
+    return isKnownRate(fromRecords) ? fromRecords : { unknown: `${fromOffsets.unknown}; copied records: ${fromRecords.unknown}` }
+  }
 }
 
 async function measureTarget(options: CompareRunOptions, admin: Admin, target: CopyTarget, acked: readonly AckedBatch[], timestamps?: TimestampSample): Promise<CompareTargetResult> {

@@ -23,10 +23,12 @@ export async function brokerCountSince(admin: Admin, topic: string): Promise<Cou
 /**
  * The topic's own ingest rate over the last `lookbackMs`: records counted from offsets by timestamp, times the
  * bytes per record compare measured. Offsets count compaction gaps and transaction markers as records, a small
- * overstatement on such topics.
+ * overstatement on such topics. Its broker round trips come first, and the rate is a function of the bytes per record, which a caller knows
+ * only after reading the records: started before the read, the round trips overlap it instead of following it.
+ * Never rejects: a failed lookup gives an unknown rate.
  */
-export async function topicIngestRate(admin: Admin, topic: string, bytesPerRecord: number, options: { lookbackMs: number; nowMs: number }): Promise<IngestRate> {
-  return rateFromOffsets(admin, topic, bytesPerRecord, { fromMs: options.nowMs - options.lookbackMs, toMs: options.nowMs }, {
+export async function topicIngestRateLookup(admin: Admin, topic: string, options: { lookbackMs: number; nowMs: number }): Promise<(bytesPerRecord: number) => IngestRate> {
+  return rateFromOffsets(admin, topic, { fromMs: options.nowMs - options.lookbackMs, toMs: options.nowMs }, {
     over: `the last ${formatHours(options.lookbackMs)}`, lookbackSeconds: options.lookbackMs / 1000, withinOnly: false
   })
 }
@@ -37,19 +39,19 @@ export async function topicIngestRate(admin: Admin, topic: string, bytesPerRecor
  * Records stamped after the span are left out (the sample's last window ends before the topic does).
  */
 export async function sampledSpanIngestRate(admin: Admin, topic: string, bytesPerRecord: number, span: { fromMs: number; toMs: number }): Promise<IngestRate> {
-  return rateFromOffsets(admin, topic, bytesPerRecord, span, { over: 'the sampled time span', lookbackSeconds: null, withinOnly: true })
+  return (await rateFromOffsets(admin, topic, span, { over: 'the sampled time span', lookbackSeconds: null, withinOnly: true }))(bytesPerRecord)
 }
 
-async function rateFromOffsets(admin: Admin, topic: string, bytesPerRecord: number, range: { fromMs: number; toMs: number },
-  how: { over: string; lookbackSeconds: number | null; withinOnly: boolean }): Promise<IngestRate> {
+async function rateFromOffsets(admin: Admin, topic: string, range: { fromMs: number; toMs: number },
+  how: { over: string; lookbackSeconds: number | null; withinOnly: boolean }): Promise<(bytesPerRecord: number) => IngestRate> {
   try {
     const countSince = await brokerCountSince(admin, topic)
     const later = how.withinOnly ? await countSince(Math.floor(range.toMs) + 1) : 0
     const span = await robustSpan(async (ms) => Math.max(0, (await countSince(ms)) - later), range)
-    if ('unknown' in span) return { unknown: `broker offsets over ${how.over}: ${span.unknown}` }
-    return rateFromSpan(span, bytesPerRecord, 'broker-offsets', how.lookbackSeconds)
+    if ('unknown' in span) return () => ({ unknown: `broker offsets over ${how.over}: ${span.unknown}` })
+    return (bytesPerRecord) => rateFromSpan(span, bytesPerRecord, 'broker-offsets', how.lookbackSeconds)
   } catch (err) {
-    return { unknown: `broker offsets over ${how.over}: ${errorMessage(err)}` }
+    return () => ({ unknown: `broker offsets over ${how.over}: ${errorMessage(err)}` })
   }
 }
 

@@ -7,7 +7,7 @@ import type { SourceBatch } from '../source-batches.js'
 import type { CompareReport, CompareTargetResult } from '../compare-report.js'
 import { TimestampSample } from '../ingest-rate.js'
 import { sampledSpanIngestRate } from '../topic-rate.js'
-import { measureIngestRate, recommendFor, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
+import { recommendFor, startIngestRate, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
 import { bootstrapRatioInterval } from './bootstrap.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
 import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
@@ -63,6 +63,11 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       format: options.format, readBack: true, lingerMs: options.batching.lingerMs, ...adaptiveSettings(options)
     })
     const timestamps = new TimestampSample()
+    // A whole-topic rate's broker round trips need nothing from the read, so they run beside it (a sample's span comes from its windows).
+    const wholeTopicRate = options.sample === undefined ? startIngestRate(options, admin) : null
+    const topics = admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
+    // Awaited after the read; a failure meanwhile is not an unhandled rejection.
+    topics.catch(() => undefined)
     options.onProgress?.(`reading ${options.sourceTopic}, compressing with ${options.targets.length} targets on ${options.threads} threads as it is read`)
     const source = await readAndProject(options, { cluster, admin, log }, projection, timestamps)
     const records = projection.records
@@ -74,8 +79,8 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       projection.finish(),
       // A sample's rate is over the span it covers: the bytes per day then rest on the same records as its ratio.
       source.sampling !== null && options.rateEvidence.kind === 'topic' ? sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, source.sampling)
-        : measureIngestRate(options, admin, bytesPerRecord, options.rateEvidence.kind === 'topic' ? timestamps : undefined),
-      admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
+        : (wholeTopicRate ?? startIngestRate(options, admin))(bytesPerRecord, options.rateEvidence.kind === 'topic' ? timestamps : undefined),
+      topics
     ])
     const replicationFactor = metadata?.partitions[0]?.replicas.length ?? 1
     const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection, replicationFactor, projection.uncompressedPerBatch))
