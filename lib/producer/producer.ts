@@ -37,6 +37,14 @@ export interface ProducerDeps {
 const ACCEPTED: Promise<void> = Promise.resolve()
 
 /**
+ * A macrotask's turn: awaiting a resolved promise runs only microtasks, so an intake loop over records in memory
+ * would otherwise fill all of buffer.memory before one sealed batch, produce request or acknowledgement is handled.
+ */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
  * Batches records per partition, compresses each batch with its own codec instance and level, and sends
  * finished batches through kafkajs's connections, in order per partition across retries.
  */
@@ -149,9 +157,12 @@ export class Producer {
    * failing one are accepted, the rest are not.
    */
   async sendMany(records: readonly ProducerRecord[]): Promise<void> {
+    let closed = this.accumulator.batchesClosed
     for (const record of records) {
       const accepted = this.send(record)
       if (accepted !== ACCEPTED) await accepted
+      else if (closed !== this.accumulator.batchesClosed) await yieldToEventLoop()
+      closed = this.accumulator.batchesClosed
     }
   }
 
