@@ -1,9 +1,12 @@
+import { writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector'
 import { parseArgs } from 'node:util'
 import kafkajs from 'kafkajs'
 import { createCodec, type CodecSpec } from '../lib/codecs/index.js'
 import { toKafkajsCodec, type KafkajsCodec } from '../lib/codecs/kafkajs-plugin.js'
 import { createCluster, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createLogger } from '../lib/log/logger.js'
+import { threadCpuSeconds } from '../lib/metrics/thread-cpu.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
 import { readLengthPrefixed } from './lib/inputs.js'
 import { loadConfluentKafkaJavascript } from './lib/peers.js'
@@ -15,7 +18,7 @@ import { loadConfluentKafkaJavascript } from './lib/peers.js'
  *     [--threads N]   (squeeze's compression threads; default cores - 1)
  * Values are loaded before the clock starts; each pass's clock stops when every record is acknowledged.
  * Prints one JSON line: records (per pass), seconds (last pass), passSeconds, cpuSeconds (this process, all
- * passes), and squeeze's own stats.
+ * passes), the last pass's process and main-thread CPU, and squeeze's own stats.
  */
 
 export type NodeClient = 'squeeze' | 'kafkajs-each' | 'kafkajs-1000' | 'confluent'
@@ -28,6 +31,11 @@ export interface ClientResult {
   /** Every pass in order; the first includes V8 compiling the send path. */
   readonly passSeconds: readonly number[]
   readonly cpuSeconds: number
+  /** The last pass: the process's CPU, and the main thread's alone (the event loop, without compression threads). */
+  readonly lastPassCpuSeconds: number
+  readonly lastPassMainThreadCpuSeconds: number
+  /** The last pass's minor page faults, all threads: fresh memory costs one per 4 KiB page touched. */
+  readonly lastPassMinorFaults: number
   /** squeeze only: CPU in compress calls and the batch bytes they took in. */
   readonly compressCpuSeconds?: number
   readonly batchBytes?: number
@@ -128,13 +136,46 @@ async function runConfluent(a: Args): Promise<Partial<ClientResult>> {
 async function timed(passes: number, pass: () => Promise<void>, after: () => Promise<Partial<ClientResult>>): Promise<Partial<ClientResult>> {
   const cpu0 = process.cpuUsage()
   const passSeconds: number[] = []
+  let lastPassCpuSeconds = NaN
+  let lastPassMainThreadCpuSeconds = NaN
+  let lastPassMinorFaults = NaN
   for (let p = 0; p < passes; p++) {
     const t0 = process.hrtime.bigint()
+    const passCpu0 = process.cpuUsage()
+    const main0 = threadCpuSeconds()
+    const faults0 = process.resourceUsage().minorPageFault
+    const profiling = p === passes - 1 ? await startProfile() : null
     await pass()
+    await profiling?.()
     passSeconds.push(Number(process.hrtime.bigint() - t0) / 1e9)
+    lastPassMainThreadCpuSeconds = threadCpuSeconds() - main0
+    lastPassMinorFaults = process.resourceUsage().minorPageFault - faults0
+    const passCpu = process.cpuUsage(passCpu0)
+    lastPassCpuSeconds = (passCpu.user + passCpu.system) / 1e6
   }
   const cpu = process.cpuUsage(cpu0)
-  return { seconds: passSeconds[passSeconds.length - 1] ?? NaN, passSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, ...(await after()) }
+  return { seconds: passSeconds[passSeconds.length - 1] ?? NaN, passSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, lastPassCpuSeconds, lastPassMainThreadCpuSeconds, lastPassMinorFaults, ...(await after()) }
+}
+
+/**
+ * With BENCH_CPU_PROFILE=FILE, a V8 CPU profile of the event loop during the timed (last) pass only, where
+ * `node --cpu-prof` would also hold the loading, the first pass's compiling and the shutdown.
+ */
+async function startProfile(): Promise<(() => Promise<void>) | null> {
+  const file = process.env['BENCH_CPU_PROFILE']
+  if (file === undefined || file === '') return null
+  const session = new Session()
+  session.connect()
+  const post = (method: string, params: object = {}): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params, (err, result) => (err === null ? resolve(result) : reject(err))))
+  await post('Profiler.enable')
+  await post('Profiler.setSamplingInterval', { interval: 200 })
+  await post('Profiler.start')
+  return async () => {
+    const { profile } = await post('Profiler.stop') as { profile: object }
+    writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
 }
 
 async function main(): Promise<void> {

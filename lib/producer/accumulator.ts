@@ -7,7 +7,7 @@ import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { retry } from '../retry.js'
-import { createBatchSealer, type BatchSealer, type SealerLoad } from './batch-sealer.js'
+import { createBatchSealer, SPARE_BUFFERS, type BatchSealer, type SealerLoad } from './batch-sealer.js'
 import { BatchLevels } from './batch-levels.js'
 import type { ProducerConfig, TopicCodecs } from './config.js'
 import { newPartitionQueue, newPendingBatch, type PartitionQueue, type PendingBatch } from './partition-queue.js'
@@ -45,6 +45,8 @@ export class RecordAccumulator {
   /** Every partition queue, in the order first written to: the sender drains them in this order. */
   readonly queues: PartitionQueue[] = []
   recordsAccepted = 0
+  /** Batches closed so far (sealed or being sealed): intake yields to the event loop when this moves. */
+  batchesClosed = 0
   private readonly sealer: BatchSealer
   private readonly levels: BatchLevels
   private readonly allocateBatch = (size: number): Buffer => this.sealer.buffer(size)
@@ -65,7 +67,8 @@ export class RecordAccumulator {
     codecs: TopicCodecs,
     private readonly events: AccumulatorEvents
   ) {
-    this.sealer = createBatchSealer(config.compressionThreads, deps.log, deps.compressionWorkerUrl)
+    const batchesInMemory = Math.floor(config.bufferMemoryBytes / config.batchSizeBytes)
+    this.sealer = createBatchSealer(config.compressionThreads, deps.log, deps.compressionWorkerUrl, Math.max(SPARE_BUFFERS, batchesInMemory))
     this.levels = new BatchLevels(config, codecs, { ...deps, threadsLeft: () => this.sealer.threadsLeft() })
     this.sticky = new StickyPartitioner(deps.random)
   }
@@ -217,6 +220,7 @@ export class RecordAccumulator {
     queue.open = null
     if (queue.lingerTimer !== null) clearTimeout(queue.lingerTimer)
     queue.lingerTimer = null
+    this.batchesClosed++
     const partitions = this.partitionCounts.get(queue.topic) ?? 1
     this.sticky.batchClosed(queue.topic, queue.partition, partitions)
     if (builder.recordCount === 0) {

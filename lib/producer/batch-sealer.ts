@@ -72,8 +72,12 @@ const CHEAP_CODECS: ReadonlySet<CodecSpec['codec']> = new Set(['none', 'lz4', 's
 export const HANDOFF_SECONDS = 0.0012
 /** Weight of the newest batch in a codec's cost per byte. */
 const COST_SMOOTHING = 0.2
-/** Spare builder buffers kept for reuse (beyond buffer.memory, which counts only batches in use). */
-const SPARE_BUFFERS = 4
+/**
+ * Spare builder buffers kept for reuse when the caller gives no count. The producer keeps as many as buffer.memory
+ * holds batches, as Java's BufferPool does: a fresh 1 MiB buffer costs ~2.4 ms of CPU in page faults on first write
+ * here, more than lz4:1 spends compressing it.
+ */
+export const SPARE_BUFFERS = 4
 
 const WORKER_URL = new URL('./compression-worker.js', import.meta.url)
 
@@ -81,8 +85,8 @@ const WORKER_URL = new URL('./compression-worker.js', import.meta.url)
  * `threads` 0 seals on the event loop; N starts up to N compression threads, one more each time a batch
  * finds every running thread busy. `workerUrl` is for tests that need a thread which misbehaves.
  */
-export function createBatchSealer(threads: number, log: Logger, workerUrl: URL = WORKER_URL): BatchSealer {
-  return threads > 0 ? new PoolSealer(threads, log, workerUrl) : new InlineSealer()
+export function createBatchSealer(threads: number, log: Logger, workerUrl: URL = WORKER_URL, spareBuffers: number = SPARE_BUFFERS): BatchSealer {
+  return threads > 0 ? new PoolSealer(threads, log, workerUrl, spareBuffers) : new InlineSealer(spareBuffers)
 }
 
 abstract class RecyclingSealer implements BatchSealer {
@@ -90,6 +94,8 @@ abstract class RecyclingSealer implements BatchSealer {
   private readonly spares: Buffer[] = []
   /** Buffers this sealer handed out: only these may be recycled or transferred to another thread. */
   protected readonly owned = new WeakSet<ArrayBufferLike>()
+
+  constructor(private readonly spareBuffers: number) {}
 
   abstract seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void
   abstract load(): SealerLoad
@@ -114,7 +120,7 @@ abstract class RecyclingSealer implements BatchSealer {
   }
 
   protected recycle(buffer: ArrayBuffer): void {
-    if (this.spares.length < SPARE_BUFFERS) this.spares.push(Buffer.from(buffer))
+    if (this.spares.length < this.spareBuffers) this.spares.push(Buffer.from(buffer))
   }
 
   protected sealHere(batch: OpenBatch, spec: CodecSpec, cpuSeconds?: () => number): SealedBatch | Error {
@@ -194,8 +200,8 @@ class PoolSealer extends RecyclingSealer {
   private nextId = 0
   private closing = false
 
-  constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL) {
-    super()
+  constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL, spareBuffers: number) {
+    super(spareBuffers)
   }
 
   seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void {

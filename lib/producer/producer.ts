@@ -39,6 +39,14 @@ const ACCEPTED: Promise<void> = Promise.resolve()
 const RECORD_OVERHEAD_BYTES = 64
 
 /**
+ * A macrotask's turn: awaiting a resolved promise runs only microtasks, so an intake loop over records in memory
+ * would otherwise fill all of buffer.memory before one sealed batch, produce request or acknowledgement is handled.
+ */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
  * Batches records per partition, compresses each batch with its own codec instance and level, and sends
  * finished batches through kafkajs's connections, in order per partition across retries.
  */
@@ -151,9 +159,12 @@ export class Producer {
    * failing one are accepted, the rest are not.
    */
   async sendMany(records: readonly ProducerRecord[]): Promise<void> {
+    let closed = this.accumulator.batchesClosed
     for (const record of records) {
       const accepted = this.send(record)
       if (accepted !== ACCEPTED) await accepted
+      else if (closed !== this.accumulator.batchesClosed) await yieldToEventLoop()
+      closed = this.accumulator.batchesClosed
     }
   }
 

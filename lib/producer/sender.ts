@@ -4,7 +4,7 @@ import { createCodec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage, type ErrorCode } from '../errors.js'
 import { KafkaErrorCode, describeKafkaError, isRetriableKafkaError } from '../kafka/error-codes.js'
 import { protocolError, type KafkajsCluster } from '../kafka/kafkajs-internals.js'
-import { produceRequest, type PartitionBatch } from '../kafka/produce-request.js'
+import { produceRequest, RequestBufferPool, type PartitionBatch } from '../kafka/produce-request.js'
 import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { BATCH } from '../protocol/batch-layout.js'
@@ -30,6 +30,9 @@ export interface DeliveryFailure {
 }
 
 /** Broker answers that refuse the records themselves, as squeeze codes: resending the same records cannot help. */
+/** Produce request buffers kept for reuse: as many as requests are usually in flight at once, and one more. */
+const REQUEST_BUFFERS = 4
+
 const REFUSALS: ReadonlyMap<number, ErrorCode> = new Map([
   [KafkaErrorCode.MESSAGE_TOO_LARGE, ErrorCodes.RECORD_TOO_LARGE],
   [KafkaErrorCode.INVALID_RECORD, ErrorCodes.RECORD_INVALID]
@@ -94,6 +97,7 @@ export class Sender {
   private drainScheduled = false
   private retryTimer: NodeJS.Timeout | null = null
   private inFlightRequests = 0
+  private readonly requestBuffers = new RequestBufferPool(REQUEST_BUFFERS)
   private readonly random: () => number
   private readonly backoffOptions: { initialDelayMs: number; maxDelayMs: number }
 
@@ -267,8 +271,12 @@ export class Sender {
     try {
       await this.transactions?.addPartitions(entries)
       const broker = await this.deps.cluster.findBroker({ nodeId: leader })
-      const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.transactions?.transactionalId ?? null, batches })
+      let body: Buffer | undefined
+      const allocate = (size: number): Buffer => (body = this.requestBuffers.take(size))
+      const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.transactions?.transactionalId ?? null, batches, allocate })
       results = await broker.connectionPool.send({ request, response, requestTimeout: this.config.requestTimeoutMs + 5000 })
+      // Answered, so written: with acks 0 there is no answer to tell that, and the buffer is left to GC.
+      if (body !== undefined && this.config.acks !== 0) this.requestBuffers.give(body)
     } catch (err) {
       // Connection refused, reset or timed out: the batches may or may not have landed. Retrying is safe
       // with idempotence (the broker drops duplicate sequences); without it, at-least-once is what Kafka offers too.

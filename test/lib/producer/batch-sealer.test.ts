@@ -44,6 +44,16 @@ function values(sealed: SealedBatch): string[] {
 }
 
 describe('batch sealer', () => {
+  it('keeps as many builder buffers for reuse as it is told (the producer: as many as buffer.memory holds batches)', async () => {
+    const sealer = createBatchSealer(0, log, undefined, 6)
+    const builders = Array.from({ length: 6 }, (_, i) => fill(sealer, 64 * 1024, `b${i}`))
+    const first = new Set(builders.map((b) => b.finish().records.buffer))
+    for (const b of builders) await seal(sealer, b, { codec: 'none', level: null })
+    const again = Array.from({ length: 6 }, () => sealer.buffer(64 * 1024).buffer)
+    assert.equal(again.filter((buffer) => first.has(buffer)).length, 6)
+    await sealer.close()
+  })
+
   it('seals on the compression thread byte for byte as inline, in order, and recycles the builders\' buffers', async () => {
     const threaded = createBatchSealer(1, log)
     const inline = createBatchSealer(0, log)

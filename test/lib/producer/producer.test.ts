@@ -30,6 +30,20 @@ describe('producer', () => {
     await assert.rejects(producer.send({ topic: 'logs', key: null, value: null }), { code: ErrorCodes.PRODUCER_CLOSED, message: /closing/ })
   })
 
+  it('sendMany() of records in memory lets batches go out and be acknowledged before it returns', async () => {
+    const cluster = new FakeCluster({ topics: { logs: 1 }, autoRespond: true })
+    const producer = new Producer({ ...config, batchSizeBytes: 4096 }, { cluster, log })
+    await producer.start()
+    const acked: AckedBatch[] = []
+    producer.onBatchAcked((batch) => acked.push(batch))
+    // 20 batches, far below buffer.memory: nothing makes intake wait, so only sendMany itself can let the sender run.
+    await producer.sendMany(Array.from({ length: 800 }, (_, i) => ({ topic: 'logs', key: null, value: Buffer.from(`GET /page/${i} 200 ${'x'.repeat(60)}`) })))
+    assert.ok(acked.length > 0, 'a batch was acknowledged while sendMany ran')
+    await producer.flush()
+    assert.deepEqual(cluster.log.get('logs-0')?.map((v) => v?.toString().split(' ')[1]), Array.from({ length: 800 }, (_, i) => `/page/${i}`))
+    await producer.close()
+  })
+
   it('refuses a record above max.request.size in send(), before buffering it', async () => {
     const producer = new Producer({ ...config, maxRequestSizeBytes: 1024 }, { cluster: new FakeCluster({ topics: { logs: 1 } }), log })
     await producer.start()
