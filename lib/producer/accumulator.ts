@@ -4,7 +4,7 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
-import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
+import { RecordBatchBuilder, type ValueWriter } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { retry } from '../retry.js'
 import { createBatchSealer, type BatchSealer, type SealerLoad } from './batch-sealer.js'
@@ -113,6 +113,22 @@ export class RecordAccumulator {
       builder = this.tryOpenBuilder(queue)
       if (builder === null) return false
       builder.tryAppend(record, timestamp)
+    }
+    this.recordsAccepted++
+    queue.accepted++
+    if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
+    return true
+  }
+
+  /** append() of a keyless record whose value `write` puts straight into the batch (RecordBatchBuilder.tryAppendWritten). */
+  appendWritten<T>(queue: PartitionQueue, maxValueBytes: number, write: ValueWriter<T>, arg: T, timestamp: number): boolean {
+    let builder = queue.open ?? this.tryOpenBuilder(queue)
+    if (builder === null) return false
+    if (!builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)) {
+      this.closeBatch(queue)
+      builder = this.tryOpenBuilder(queue)
+      if (builder === null) return false
+      builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)
     }
     this.recordsAccepted++
     queue.accepted++

@@ -38,4 +38,37 @@ describe('produceLogs from a file read in batches', () => {
     const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString('utf8')))
     assert.deepEqual(values, good)
   })
+
+  it('http lines are written straight into their batches: the bytes encodeLine makes, raw lines in place, a line too large counted', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-produce-logs-'))
+    t.after(() => rmSync(dir, { recursive: true, force: true }))
+    const format = formatFor('http')
+    const parses = (line: string): boolean => {
+      try {
+        format.encodeLine(line)
+        return true
+      } catch {
+        return false
+      }
+    }
+    const good = kindLines('http').filter(parses).slice(0, 6000)
+    const accessLine = (path: string): string => `127.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET ${path} HTTP/1.1" 200 7697 "-" "curl/8"`
+    // Its bound (3 bytes per character) is over max.request.size, its record is not: it goes the slower way, and gets there.
+    const boundTooLarge = accessLine(`/${'b'.repeat(40_000)}`)
+    const tooLarge = accessLine(`/${'x'.repeat(120_000)}`)
+    const bad = 'not an access line'
+    const lines = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500, 4000), tooLarge, ...good.slice(4000)]
+    const path = join(dir, 'access.log')
+    writeFileSync(path, `${lines.join('\n')}\n`)
+    const topic = await kafka.createTopic(t)
+    const producer = await kafka.startProducer({ maxRequestSizeBytes: 100_000, lingerMs: 5, batchSizeBytes: 64 * 1024 })
+    t.after(() => producer.close())
+    const summary = await produceLogs({ source: readFileBatches(path, { follow: false }), format, topic, producer, onParseError: 'raw', log: kafka.log })
+    await producer.flush()
+    assert.deepEqual(summary, { itemsRead: 6003, recordsSent: 6002, parseErrors: 1, sentRaw: 1, rejected: 1 })
+    const expected = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500)].map((line) => (line === bad ? Buffer.from(bad) : format.encodeLine(line)))
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value))
+    assert.equal(values.length, expected.length)
+    values.forEach((value, i) => assert.ok(value?.equals(expected[i] as Buffer), `record ${i} differs`))
+  })
 })
