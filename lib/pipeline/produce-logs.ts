@@ -27,6 +27,11 @@ export interface ProduceLogsArgs {
   readonly onParseError: ParseErrorPolicy
   readonly log: Logger
   readonly signal?: AbortSignal
+  /**
+   * Settles once the producer takes records (it is connecting): the source is read and parsed meanwhile, and the
+   * first records wait for it. A rejection ends produceLogs with that error.
+   */
+  readonly ready?: Promise<unknown>
   readonly onProgress?: (summary: Readonly<ProduceLogsSummary>) => void
   readonly progressEvery?: number
 }
@@ -39,10 +44,12 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
   /** The item number of each record, for the log line of one the producer refuses. */
   const itemOf: number[] = []
   const sink = args.format?.writeLine === undefined ? null : sinkFor(args.producer, args.topic)
+  let ready = args.ready === undefined
   for await (const chunk of args.source) {
     if (args.signal?.aborted === true) break
     const before = summary.itemsRead
-    if (sink !== null) {
+    // Until the producer is ready, lines are encoded into records of their own (parsed while it connects).
+    if (sink !== null && ready) {
       await writeItems(isBatch(chunk) ? chunk : [chunk], sink, args, summary)
       if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
       continue
@@ -56,9 +63,14 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
       records.push(record)
       itemOf.push(summary.itemsRead)
     }
+    if (!ready) {
+      await args.ready
+      ready = true
+    }
     await sendAll(records, itemOf, args, summary)
     if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
   }
+  await args.ready
   return summary
 }
 

@@ -6,7 +6,9 @@ import { after, before, describe, it } from 'node:test'
 import { formatFor } from '../../../lib/formats/index.js'
 import { produceLogs } from '../../../lib/pipeline/produce-logs.js'
 import { readFileBatches } from '../../../lib/sources/file-source.js'
+import type { SourceBatch } from '../../../lib/sources/source.js'
 import { kindLines } from '../../helpers/corpus.js'
+import { until } from '../../helpers/fake-cluster.js'
 import { startTestKafka, type TestKafka } from '../../helpers/kafka.js'
 
 let kafka: TestKafka
@@ -70,5 +72,31 @@ describe('produceLogs from a file read in batches', () => {
     const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value))
     assert.equal(values.length, expected.length)
     values.forEach((value, i) => assert.ok(value?.equals(expected[i] as Buffer), `record ${i} differs`))
+  })
+
+  it('with a producer still connecting, the first lines are read and parsed, and sent once it is ready; a failed connect is the error', async (t) => {
+    const good = kindLines('syslog').slice(0, 50)
+    const topic = await kafka.createTopic(t)
+    const producer = await kafka.startProducer({ lingerMs: 5 })
+    t.after(() => producer.close())
+    let read = 0
+    async function* source(): AsyncGenerator<SourceBatch> {
+      for (const line of good) {
+        read++
+        yield [{ kind: 'line', line, bytes: Buffer.from(line) }]
+      }
+    }
+    let connect = (): void => {}
+    const ready = new Promise<void>((resolve) => { connect = resolve })
+    const producing = produceLogs({ source: source(), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log, ready })
+    await until(() => read === 1, 'the first line to be read')
+    assert.equal(producer.snapshot().recordsAccepted, 0)
+    connect()
+    assert.equal((await producing).recordsSent, good.length)
+    await producer.flush()
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString('utf8')))
+    assert.deepEqual(values, good)
+    const refused = new Error('no broker answered')
+    await assert.rejects(produceLogs({ source: source(), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log, ready: Promise.reject(refused) }), refused)
   })
 })
