@@ -120,7 +120,8 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         const source: AsyncIterable<SourceBatch> =
           // The generators load only for a generated run (a tenth of the modules a file run needs).
           sourceKind === 'generate' ? (await import('../../lib/sources/generator-source.js')).generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { rateSchedule: rate }) })
-          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, signal }), records)
+          // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
+          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined, signal }), records)
           : limit(oneByOne(readStdinLines(signal)), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
         const summary = await produceLogs({
