@@ -1,9 +1,17 @@
+import { createRequire } from 'node:module'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { CODEC_NAMES, type Codec, type CodecName, type LevelRange } from './codec.js'
-import { createGzipCodec } from './gzip.js'
-import { createLz4Codec } from './lz4.js'
-import { createSnappyCodec } from './snappy.js'
-import { createZstdCodec } from './zstd.js'
+
+/**
+ * Each codec's module (and its native library) loads when a codec of its kind is first created: a producer at
+ * zstd:3 loaded zstd, snappy, lz4 and zlib on both its threads, ~0.05 s of CPU each at start-up. Synchronous
+ * (createCodec is), through require of the ES module.
+ */
+const load = createRequire(import.meta.url)
+const gzip = (): typeof import('./gzip.js') => load('./gzip.js') as typeof import('./gzip.js')
+const lz4 = (): typeof import('./lz4.js') => load('./lz4.js') as typeof import('./lz4.js')
+const snappy = (): typeof import('./snappy.js') => load('./snappy.js') as typeof import('./snappy.js')
+const zstd = (): typeof import('./zstd.js') => load('./zstd.js') as typeof import('./zstd.js')
 
 export { CODEC_IDS, CODEC_NAMES, codecNameForId, compressToOwnBuffer, type Codec, type CodecName, type LevelRange } from './codec.js'
 
@@ -112,13 +120,13 @@ export function createCodec(spec: CodecSpec): Codec {
     case 'none':
       return { name: 'none', id: 0, level: null, compress: copyOf, decompress: copyOf }
     case 'gzip':
-      return createGzipCodec(level as number)
+      return gzip().createGzipCodec(level as number)
     case 'snappy':
-      return createSnappyCodec()
+      return snappy().createSnappyCodec()
     case 'lz4':
-      return createLz4Codec(level as number)
+      return lz4().createLz4Codec(level as number)
     case 'zstd':
-      return createZstdCodec(level as number)
+      return zstd().createZstdCodec(level as number)
   }
 }
 

@@ -60,7 +60,12 @@ function enumOrdinals(names: readonly string[]): ReadonlyMap<string, number> {
   return new Map(names.map((name, i) => [name, i]))
 }
 
-type CompiledWrite = (slab: Slab, f: HttpRequestFields) => Buffer
+/**
+ * Writes one record at `s` of `buf` (`v` a view of the same memory) and returns where it ends. The room up to
+ * `s + maxHttpRequestBytes(f)` must be zeroed: the NULs, the padding and the null pointers of empty texts are
+ * the zeros already there.
+ */
+export type HttpRequestWrite = (buf: Buffer, v: DataView, s: number, f: HttpRequestFields) => number
 
 /** The statement that writes one field into record `s` (view `v`, data section at `d`), as source for compileWriter. */
 function writeStatement(field: HttpRequestField, index: number): string {
@@ -80,26 +85,30 @@ function writeStatement(field: HttpRequestField, index: number): string {
  * dispatch per record. Text goes in schema order, which is capnp-ts's allocation order and what the golden bytes
  * pin. The source is built from the schema constants only, never from input.
  */
-function compileWriter(): CompiledWrite {
+function compileWriter(): { write: HttpRequestWrite; maxBytes: (f: HttpRequestFields) => number } {
   const bound = TEXT_FIELDS.map((field) => `f.${field.name}.length`).join(' + ')
   const statements = HTTP_REQUEST_SCHEMA.map((field, index) => `  ${writeStatement(field, index)}`).join('\n')
-  const source = `return function writeHttpRequestFast(slab, f) {
-  const s = slab.reserve(${FIXED_BYTES + TEXT_FIELDS.length * TEXT_OVERHEAD} + (${bound}) * ${MAX_UTF8_PER_UNIT})
-  const buf = slab.buf
-  const v = slab.view
+  const source = `return [function writeHttpRequestAt(buf, v, s, f) {
   const d = s + ${DATA_AT}
   let end = s + ${FIXED_BYTES}
   v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
 ${statements}
   v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
-  return slab.take(end)
-}`
+  return end
+}, function maxHttpRequestBytes(f) {
+  return ${FIXED_BYTES + TEXT_FIELDS.length * TEXT_OVERHEAD} + (${bound}) * ${MAX_UTF8_PER_UNIT}
+}]`
   const ordinals = HTTP_REQUEST_SCHEMA.map((field) => (field.kind === 'enum' ? enumOrdinals(field.names) : undefined))
-  const build = new Function('putText', 'ordinals', source) as (...deps: unknown[]) => CompiledWrite
-  return build(putText, ordinals)
+  const build = new Function('putText', 'ordinals', source) as (...deps: unknown[]) => [HttpRequestWrite, (f: HttpRequestFields) => number]
+  const [write, maxBytes] = build(putText, ordinals)
+  return { write, maxBytes }
 }
 
-const writeFast = compileWriter()
+const compiled = compileWriter()
+/** Writes one record into zeroed room (see HttpRequestWrite): a batch builder's buffer, or a slab. */
+export const writeHttpRequestAt: HttpRequestWrite = compiled.write
+/** The most bytes writeHttpRequestAt writes for `fields`: every UTF-16 unit as 3 UTF-8 bytes, each text's NUL and padding. */
+export const maxHttpRequestBytes: (fields: HttpRequestFields) => number = compiled.maxBytes
 
 /** Zeroed memory handed out front to back; a record is a view of it, so nothing is copied and nothing reused. */
 class Slab {
@@ -142,7 +151,9 @@ export class HttpRequestWriter {
 
   /** Serialises one record as a standard framed, unpacked, single-segment Cap'n Proto message. */
   write(fields: HttpRequestFields): Buffer {
-    return writeFast(this.slab, fields)
+    const slab = this.slab
+    const start = slab.reserve(maxHttpRequestBytes(fields))
+    return slab.take(writeHttpRequestAt(slab.buf, slab.view, start, fields))
   }
 }
 

@@ -1,3 +1,10 @@
+import type { ValueWriter } from '../protocol/record-batch-builder.js'
+
+/** Where a binary format's writeLine puts its record: a batch, through Producer.sendWritten bound to a topic. */
+export interface WrittenValueSink {
+  put<T>(maxValueBytes: number, write: ValueWriter<T>, arg: T): Promise<void> | undefined
+}
+
 /** The six log kinds squeeze knows how to turn into Kafka records and read back. */
 export type LogKind = 'http' | 'journald' | 'nginx-error' | 'dns-dnsmasq' | 'dns-zeek' | 'syslog'
 
@@ -10,6 +17,11 @@ export interface LogFormat {
    * parse, so a caller holding the line's bytes sends them instead of encoding the text again.
    */
   checkLine?(line: string): void
+  /**
+   * For a binary format: parses the line (throwing as encodeLine does) and has `sink` write its record straight
+   * into a batch, the bytes encodeLine returns, without a Buffer of its own. Returns what `sink.put` does.
+   */
+  writeLine?(line: string, sink: WrittenValueSink): Promise<void> | undefined
   /**
    * Decodes a record value reading EVERY field (so decode CPU is honest); returns the number of fields read.
    * Binary formats read zero-copy, as their own readers do (a text field is located and checked, not copied into

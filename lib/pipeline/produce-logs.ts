@@ -1,5 +1,7 @@
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
+import type { WrittenValueSink } from '../formats/log-format.js'
+import type { ValueWriter } from '../protocol/record-batch-builder.js'
 import type { Logger } from '../log/logger.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
 import type { SourceBatch, SourceItem } from '../sources/source.js'
@@ -25,6 +27,11 @@ export interface ProduceLogsArgs {
   readonly onParseError: ParseErrorPolicy
   readonly log: Logger
   readonly signal?: AbortSignal
+  /**
+   * Settles once the producer takes records (it is connecting): the source is read and parsed meanwhile, and the
+   * first records wait for it. A rejection ends produceLogs with that error.
+   */
+  readonly ready?: Promise<unknown>
   readonly onProgress?: (summary: Readonly<ProduceLogsSummary>) => void
   readonly progressEvery?: number
 }
@@ -36,9 +43,17 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
   const records: ProducerRecord[] = []
   /** The item number of each record, for the log line of one the producer refuses. */
   const itemOf: number[] = []
+  const sink = args.format?.writeLine === undefined ? null : sinkFor(args.producer, args.topic)
+  let ready = args.ready === undefined
   for await (const chunk of args.source) {
     if (args.signal?.aborted === true) break
     const before = summary.itemsRead
+    // Until the producer is ready, lines are encoded into records of their own (parsed while it connects).
+    if (sink !== null && ready) {
+      await writeItems(isBatch(chunk) ? chunk : [chunk], sink, args, summary)
+      if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
+      continue
+    }
     records.length = 0
     itemOf.length = 0
     for (const item of isBatch(chunk) ? chunk : [chunk]) {
@@ -48,9 +63,14 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
       records.push(record)
       itemOf.push(summary.itemsRead)
     }
+    if (!ready) {
+      await args.ready
+      ready = true
+    }
     await sendAll(records, itemOf, args, summary)
     if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
   }
+  await args.ready
   return summary
 }
 
@@ -73,13 +93,60 @@ function toRecord(item: SourceItem, args: ProduceLogsArgs, summary: ProduceLogsS
     }
     return { topic: args.topic, key: null, value: format.encodeLine(item.line) }
   } catch (err) {
-    summary.parseErrors++
-    if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {
-      args.log.warn({ line: summary.itemsRead, parseErrors: summary.parseErrors, reason: errorMessage(err), policy: args.onParseError }, 'line does not parse')
+    return parseFailed(item.line, err, args, summary)
+  }
+}
+
+/** A line that does not parse: counted and logged, then skipped (undefined) or its raw text's record, by policy. */
+function parseFailed(line: string, err: unknown, args: ProduceLogsArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
+  summary.parseErrors++
+  if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {
+    args.log.warn({ line: summary.itemsRead, parseErrors: summary.parseErrors, reason: errorMessage(err), policy: args.onParseError }, 'line does not parse')
+  }
+  if (args.onParseError === 'skip') return undefined
+  summary.sentRaw++
+  return { topic: args.topic, key: null, value: Buffer.from(line) }
+}
+
+function sinkFor(producer: Producer, topic: string): WrittenValueSink {
+  return {
+    put<T>(maxValueBytes: number, write: ValueWriter<T>, arg: T): Promise<void> | undefined {
+      return producer.sendWritten(topic, maxValueBytes, write, arg)
     }
-    if (args.onParseError === 'skip') return undefined
-    summary.sentRaw++
-    return { topic: args.topic, key: null, value: Buffer.from(item.line) }
+  }
+}
+
+/**
+ * A binary format's lines, each written straight into its batch (LogFormat.writeLine), in order. A promise is
+ * awaited only where the producer returns one (buffer.memory full, metadata to load, a record too large).
+ */
+async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
+  const format = args.format as LogFormat & Required<Pick<LogFormat, 'writeLine'>>
+  for (const item of items) {
+    summary.itemsRead++
+    let pending: Promise<void> | undefined
+    if (item.kind === 'record') {
+      pending = args.producer.send(toRecord(item, args, summary) as ProducerRecord)
+    } else {
+      try {
+        pending = format.writeLine(item.line, sink)
+      } catch (err) {
+        const raw = parseFailed(item.line, err, args, summary)
+        if (raw === undefined) continue
+        pending = args.producer.send(raw)
+      }
+    }
+    if (pending !== undefined) {
+      try {
+        await pending
+      } catch (err) {
+        if (!(err instanceof SqueezeError && err.code === ErrorCodes.RECORD_TOO_LARGE)) throw err
+        summary.rejected++
+        args.log.error({ line: summary.itemsRead, code: err.code }, err.message)
+        continue
+      }
+    }
+    summary.recordsSent++
   }
 }
 

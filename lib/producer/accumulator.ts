@@ -4,7 +4,7 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
-import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
+import { RecordBatchBuilder, type ValueWriter } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { retry } from '../retry.js'
 import { createBatchSealer, SPARE_BUFFERS, type BatchSealer, type SealerLoad } from './batch-sealer.js'
@@ -139,13 +139,29 @@ export class RecordAccumulator {
     return true
   }
 
+  /** append() of a keyless record whose value `write` puts straight into the batch (RecordBatchBuilder.tryAppendWritten). */
+  appendWritten<T>(queue: PartitionQueue, maxValueBytes: number, write: ValueWriter<T>, arg: T, timestamp: number): boolean {
+    let builder = queue.open ?? this.tryOpenBuilder(queue)
+    if (builder === null) return false
+    if (!builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)) {
+      this.closeBatch(queue)
+      builder = this.tryOpenBuilder(queue)
+      if (builder === null) return false
+      builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)
+    }
+    this.recordsAccepted++
+    queue.accepted++
+    if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
+    return true
+  }
+
   /** Resolves once some of buffer.memory is released: an append that found it full may be tried again. */
   memoryFreed(): Promise<void> {
     return new Promise<void>((resolve) => this.memoryWaiters.push(resolve))
   }
 
   async appendWhenMemoryFrees(queue: PartitionQueue, record: OutgoingRecord, timestamp: number): Promise<void> {
-    while (!this.append(queue, record, timestamp)) await new Promise<void>((resolve) => this.memoryWaiters.push(resolve))
+    while (!this.append(queue, record, timestamp)) await this.memoryFreed()
   }
 
   /** Closes every open batch, without waiting for linger.ms. */

@@ -17,6 +17,11 @@ export interface FileSourceOptions {
   readonly rotateWaitMs?: number
   /** Bytes per read (default 256 KiB while following, 1 MiB for a file read once). */
   readonly readSizeBytes?: number
+  /**
+   * Whether each line of a file read once comes with its bytes (default true). Without them, as for a format that
+   * sends its own encoding of the line, there is no view and no newline search per line.
+   */
+  readonly lineBytes?: boolean
   readonly signal?: AbortSignal
 }
 
@@ -59,14 +64,14 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
       const { bytesRead } = await handle.read(chunk, carried, chunk.length - carried, null)
       const end = carried + bytesRead
       if (bytesRead === 0) {
-        if (end > 0) yield linesOf(chunk, end)
+        if (end > 0) yield linesOf(chunk, end, options.lineBytes ?? true)
         return
       }
       // The carried bytes hold no newline, so one found is in what this read added.
       const last = chunk.lastIndexOf(NEWLINE, end - 1)
       carried = end
       if (last < 0) continue
-      const lines = linesOf(chunk, last)
+      const lines = linesOf(chunk, last, options.lineBytes ?? true)
       carried = end - last - 1
       // A fresh buffer for the next read: the lines handed on keep views of this one.
       const next = Buffer.allocUnsafe(chunk.length)
@@ -84,9 +89,13 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
  * toString for them all: a newline byte is never part of a UTF-8 sequence, valid or not, so the text's lines and
  * the bytes' lines pair up one to one.
  */
-function linesOf(chunk: Buffer, end: number): SourceItem[] {
+function linesOf(chunk: Buffer, end: number, withBytes: boolean): SourceItem[] {
   const texts = chunk.toString('utf8', 0, end).split('\n')
   const items: SourceItem[] = new Array(texts.length)
+  if (!withBytes) {
+    for (let i = 0; i < texts.length; i++) items[i] = { kind: 'line', line: stripCr(texts[i] as string) }
+    return items
+  }
   let start = 0
   for (let i = 0; i < texts.length; i++) {
     const newline = chunk.indexOf(NEWLINE, start)

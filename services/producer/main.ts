@@ -99,7 +99,8 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
       const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
       try {
-        await waitForCluster(async () => {
+        // The source is read and parsed while this connects; produceLogs holds the records until it is done.
+        const connected = waitForCluster(async () => {
           if (createPartitions !== undefined) {
             const admin = createKafkaClient(connection, log).admin()
             await connect(admin.connect())
@@ -113,16 +114,18 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
             }
           }
           await connect(producer.start())
-        })
-        ready(() => delivery.healthy())
+        }).then(() => ready(() => delivery.healthy()))
+        // Handled here, awaited by produceLogs: a failure to connect is its error, not an unhandled rejection.
+        connected.catch(() => undefined)
         const source: AsyncIterable<SourceBatch> =
           // The generators load only for a generated run (a tenth of the modules a file run needs).
           sourceKind === 'generate' ? (await import('../../lib/sources/generator-source.js')).generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { rateSchedule: rate }) })
-          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, signal }), records)
+          // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
+          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined, signal }), records)
           : limit(oneByOne(readStdinLines(signal)), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
         const summary = await produceLogs({
-          source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal,
+          source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
           onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
         })
         await producer.close()

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { HttpRequestWriter, writeHttpRequest } from '../../../lib/formats/http-request-writer.js'
+import { HttpRequestWriter, maxHttpRequestBytes, writeHttpRequest, writeHttpRequestAt } from '../../../lib/formats/http-request-writer.js'
 import { CACHE_STATUSES, HTTP_METHODS, SCHEMES, TLS_VERSIONS, writeHttpRequestViaCapnpTs, type HttpRequestFields } from '../../../lib/formats/http-request.js'
 import { readHttpRequest } from '../../../lib/formats/index.js'
 import { createGenerator } from '../../../lib/generators/index.js'
+import { NON_IDEMPOTENT, RecordBatchBuilder, stampProducerState } from '../../../lib/protocol/record-batch-builder.js'
+import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
+import { createCodec } from '../../../lib/codecs/index.js'
 import { CAPNP_TOOL_FIELDS, CAPNP_TOOL_MESSAGE, parsedAccessLines } from '../../helpers/http-golden.js'
 
 function assertSameBytes(actual: Buffer, fields: HttpRequestFields): void {
@@ -81,5 +84,46 @@ describe('HttpRequestWriter: byte-identical to capnp-ts', () => {
     const fields = Array.from({ length: 500 }, () => readHttpRequest(gen.next().value))
     const written = fields.map((f) => writer.write(f))
     written.forEach((value, i) => assertSameBytes(value, fields[i] as HttpRequestFields))
+  })
+})
+
+describe('HttpRequest records written straight into a batch (RecordBatchBuilder.tryAppendWritten)', () => {
+  /** A builder over memory that is never zeroed by its allocator, as the producer's recycled batch buffers are not. */
+  function dirtyBuilder(capacity: number, initialBytes = capacity): RecordBatchBuilder {
+    return new RecordBatchBuilder(capacity, initialBytes, (size) => Buffer.alloc(size, 0xa5))
+  }
+
+  /** The records' values read back from the builder's sealed batch. */
+  function valuesOf(builder: RecordBatchBuilder): Buffer[] {
+    const sealed = builder.seal(createCodec({ codec: 'none', level: null })).bytes
+    stampProducerState(sealed, NON_IDEMPOTENT)
+    return readBatch(sealed).records.map((r) => r.value as Buffer)
+  }
+
+  it('every parsed corpus access line: the capnp-ts bytes, in a buffer that grows from 4 KiB', () => {
+    const parsed = parsedAccessLines()
+    const builder = dirtyBuilder(64 * 1024 * 1024, 4096)
+    for (const { fields } of parsed) assert.ok(builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields))
+    const values = valuesOf(builder)
+    assert.equal(values.length, parsed.length)
+    values.forEach((value, i) => assertSameBytes(value, (parsed[i] as { fields: HttpRequestFields }).fields))
+  })
+
+  it('fuzzed records, batch after batch of 64 KiB: the capnp-ts bytes, whatever the buffer held before', () => {
+    let builder = dirtyBuilder(64 * 1024)
+    let written: HttpRequestFields[] = []
+    const check = (): void => {
+      valuesOf(builder).forEach((value, i) => assertSameBytes(value, written[i] as HttpRequestFields))
+      builder = dirtyBuilder(64 * 1024)
+      written = []
+    }
+    fc.assert(fc.property(fieldsArbitrary, (fields) => {
+      if (!builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields)) {
+        check()
+        assert.ok(builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields))
+      }
+      written.push(fields)
+    }), { numRuns: 3000 })
+    check()
   })
 })

@@ -6,7 +6,9 @@ import { after, before, describe, it } from 'node:test'
 import { formatFor } from '../../../lib/formats/index.js'
 import { produceLogs } from '../../../lib/pipeline/produce-logs.js'
 import { readFileBatches } from '../../../lib/sources/file-source.js'
+import type { SourceBatch } from '../../../lib/sources/source.js'
 import { kindLines } from '../../helpers/corpus.js'
+import { until } from '../../helpers/fake-cluster.js'
 import { startTestKafka, type TestKafka } from '../../helpers/kafka.js'
 
 let kafka: TestKafka
@@ -37,5 +39,64 @@ describe('produceLogs from a file read in batches', () => {
     assert.deepEqual(summary, { itemsRead: 3002, recordsSent: 3000, parseErrors: 1, sentRaw: 0, rejected: 1 })
     const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString('utf8')))
     assert.deepEqual(values, good)
+  })
+
+  it('http lines are written straight into their batches: the bytes encodeLine makes, raw lines in place, a line too large counted', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-produce-logs-'))
+    t.after(() => rmSync(dir, { recursive: true, force: true }))
+    const format = formatFor('http')
+    const parses = (line: string): boolean => {
+      try {
+        format.encodeLine(line)
+        return true
+      } catch {
+        return false
+      }
+    }
+    const good = kindLines('http').filter(parses).slice(0, 6000)
+    const accessLine = (path: string): string => `127.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET ${path} HTTP/1.1" 200 7697 "-" "curl/8"`
+    // Its bound (3 bytes per character) is over max.request.size, its record is not: it goes the slower way, and gets there.
+    const boundTooLarge = accessLine(`/${'b'.repeat(40_000)}`)
+    const tooLarge = accessLine(`/${'x'.repeat(120_000)}`)
+    const bad = 'not an access line'
+    const lines = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500, 4000), tooLarge, ...good.slice(4000)]
+    const path = join(dir, 'access.log')
+    writeFileSync(path, `${lines.join('\n')}\n`)
+    const topic = await kafka.createTopic(t)
+    const producer = await kafka.startProducer({ maxRequestSizeBytes: 100_000, lingerMs: 5, batchSizeBytes: 64 * 1024 })
+    t.after(() => producer.close())
+    const summary = await produceLogs({ source: readFileBatches(path, { follow: false }), format, topic, producer, onParseError: 'raw', log: kafka.log })
+    await producer.flush()
+    assert.deepEqual(summary, { itemsRead: 6003, recordsSent: 6002, parseErrors: 1, sentRaw: 1, rejected: 1 })
+    const expected = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500)].map((line) => (line === bad ? Buffer.from(bad) : format.encodeLine(line)))
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value))
+    assert.equal(values.length, expected.length)
+    values.forEach((value, i) => assert.ok(value?.equals(expected[i] as Buffer), `record ${i} differs`))
+  })
+
+  it('with a producer still connecting, the first lines are read and parsed, and sent once it is ready; a failed connect is the error', async (t) => {
+    const good = kindLines('syslog').slice(0, 50)
+    const topic = await kafka.createTopic(t)
+    const producer = await kafka.startProducer({ lingerMs: 5 })
+    t.after(() => producer.close())
+    let read = 0
+    async function* source(): AsyncGenerator<SourceBatch> {
+      for (const line of good) {
+        read++
+        yield [{ kind: 'line', line, bytes: Buffer.from(line) }]
+      }
+    }
+    let connect = (): void => {}
+    const ready = new Promise<void>((resolve) => { connect = resolve })
+    const producing = produceLogs({ source: source(), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log, ready })
+    await until(() => read === 1, 'the first line to be read')
+    assert.equal(producer.snapshot().recordsAccepted, 0)
+    connect()
+    assert.equal((await producing).recordsSent, good.length)
+    await producer.flush()
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString('utf8')))
+    assert.deepEqual(values, good)
+    const refused = new Error('no broker answered')
+    await assert.rejects(produceLogs({ source: source(), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log, ready: Promise.reject(refused) }), refused)
   })
 })

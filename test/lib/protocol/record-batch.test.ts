@@ -4,7 +4,7 @@ import { createCodec, parseCodecSpec } from '../../../lib/codecs/index.js'
 import { SqueezeError } from '../../../lib/errors.js'
 import { BATCH } from '../../../lib/protocol/batch-layout.js'
 import { CRC32C_IMPLEMENTATION, crc32c, crc32cTables } from '../../../lib/protocol/crc32c.js'
-import { buildBatch, RecordBatchBuilder, stampProducerState } from '../../../lib/protocol/record-batch-builder.js'
+import { buildBatch, NON_IDEMPOTENT, RecordBatchBuilder, stampProducerState, type ValueWriter } from '../../../lib/protocol/record-batch-builder.js'
 import { innerOffsetsAreSequential, readBatch, readBatches } from '../../../lib/protocol/record-batch-reader.js'
 import type { OutgoingRecord } from '../../../lib/protocol/record.js'
 import { readZigzag, writeZigzag, zigzagSize } from '../../../lib/protocol/varint.js'
@@ -118,5 +118,61 @@ describe('record batches', () => {
     bytes.writeInt32BE(2_000_000_000, BATCH.RECORD_COUNT)
     stampProducerState(bytes, { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false })
     assert.throws(() => readBatch(bytes), /claims 2000000000 records/)
+  })
+})
+
+describe('RecordBatchBuilder.tryAppendWritten: a value written straight into the batch', () => {
+  /** Writes the text's UTF-8 bytes at odd offsets only: the even ones must be the zeros the builder promised. */
+  const sparse: ValueWriter<string> = (buf, _view, at, text) => {
+    const bytes = Buffer.from(text)
+    for (let i = 0; i < bytes.length; i++) buf[at + 2 * i + 1] = bytes[i] as number
+    return at + 2 * bytes.length
+  }
+  const sparseValue = (text: string): Buffer => {
+    const bytes = Buffer.from(text)
+    const value = Buffer.alloc(2 * bytes.length)
+    bytes.forEach((b, i) => { value[2 * i + 1] = b })
+    return value
+  }
+  /** Bounds far above the value (as the Cap'n Proto writer's 3 bytes per UTF-16 unit), so the length prefixes shrink. */
+  const boundOf = (text: string): number => 3 * 2 * Buffer.byteLength(text) + 10
+  const dirty = (size: number): Buffer => Buffer.alloc(size, 0xa5)
+
+  it('the same batch as tryAppend of the written values, mixed with ordinary records, across length-prefix sizes and a grow', () => {
+    const texts = ['', 'a', 'x'.repeat(20), 'y'.repeat(31), 'z'.repeat(32), 'é'.repeat(700), 'w'.repeat(4095), 'v'.repeat(4096), 'u'.repeat(70_000)]
+    const direct = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 1024, dirty)
+    const copied = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 1024)
+    texts.forEach((text, i) => {
+      const timestamp = 1_700_000_000_000 + i * 7
+      assert.ok(direct.tryAppendWritten(boundOf(text), timestamp, sparse, text))
+      assert.ok(copied.tryAppend({ key: null, value: sparseValue(text) }, timestamp))
+      const between = records[i] as OutgoingRecord
+      assert.ok(direct.tryAppend(between, timestamp + 1))
+      assert.ok(copied.tryAppend(between, timestamp + 1))
+    })
+    assert.equal(direct.recordCount, copied.recordCount)
+    assert.deepEqual(direct.finish(), copied.finish())
+  })
+
+  it('refuses a record whose bound would overflow batch.size, takes a lone one, and a writer that throws leaves no trace', () => {
+    const builder = new RecordBatchBuilder(1000, 1000, dirty)
+    while (builder.tryAppendWritten(300, 1, sparse, 'abc'));
+    // Room is judged by the bound (a 300-byte value and its prefixes), the batch holds what was written.
+    assert.ok(builder.sizeBytes <= 1000 && builder.sizeBytes + 310 > 1000, `${builder.sizeBytes}`)
+    assert.equal(builder.recordCount, (builder.sizeBytes - BATCH.HEADER_BYTES) / 13)
+    const failing: ValueWriter<string> = (buf, view, at, text) => {
+      sparse(buf, view, at, text)
+      throw new Error('writer failed')
+    }
+    const next = new RecordBatchBuilder(4096, 4096, dirty)
+    assert.throws(() => next.tryAppendWritten(boundOf('abcdef'), 1, failing, 'abcdef'), /writer failed/)
+    assert.equal(next.recordCount, 0)
+    assert.ok(next.tryAppendWritten(boundOf('ab'), 1, (buf, _view, at) => at + 6 + 0 * buf.length, 'ab'))
+    const sealed = next.seal(createCodec(parseCodecSpec('none'))).bytes
+    stampProducerState(sealed, NON_IDEMPOTENT)
+    assert.deepEqual(readBatch(sealed).records.map((r) => r.value), [Buffer.alloc(6)])
+    const lone = new RecordBatchBuilder(100, 100, dirty)
+    assert.ok(lone.tryAppendWritten(5000, 1, sparse, 'big'))
+    assert.equal(lone.recordCount, 1)
   })
 })

@@ -38,24 +38,28 @@ function assertExactlyOnce(got: readonly string[], ...files: ReadonlyArray<reado
 }
 
 /** Every line of `path` read once with reads of `readSizeBytes`, and how many batches they came in. */
-async function readOnce(path: string, readSizeBytes: number): Promise<{ lines: string[]; batches: number }> {
+async function readOnce(path: string, readSizeBytes: number, lineBytes = true): Promise<{ lines: string[]; batches: number }> {
   const lines: string[] = []
   let batches = 0
-  for await (const batch of readFileBatches(path, { follow: false, readSizeBytes })) {
+  for await (const batch of readFileBatches(path, { follow: false, readSizeBytes, lineBytes })) {
     batches++
-    for (const item of batch) if (item.kind === 'line') lines.push(item.line)
+    for (const item of batch) {
+      assert.ok(item.kind === 'line' && (item.bytes !== undefined) === lineBytes, `bytes ${item.kind === 'line' && item.bytes !== undefined ? 'given' : 'missing'}`)
+      lines.push(item.line)
+    }
   }
   return { lines, batches }
 }
 
 describe('file source (read once)', () => {
-  it('gives every line exactly as written whatever the read size: characters across reads, lines longer than a read, empty lines, CRLF, no final newline', async () => {
+  it('gives every line exactly as written whatever the read size, with or without its bytes: characters across reads, lines longer than a read, empty lines, CRLF, no final newline', async () => {
     const long = `GET /${'x'.repeat(5000)}é`
     const lines = ['naïve café', '', 'prix: 12 €', long, 'clef 𝄞 and 😀 emoji', 'windows line', '日本語のログ行', 'last, unterminated']
     const path = tempLog()
     writeFileSync(path, `${lines.slice(0, 5).join('\n')}\n${lines[5]}\r\n${lines[6]}\n${lines[7]}`)
     for (const readSizeBytes of [1, 2, 3, 5, 7, 64, 4096, 1024 * 1024]) {
       assert.deepEqual((await readOnce(path, readSizeBytes)).lines, lines, `read size ${readSizeBytes}`)
+      assert.deepEqual((await readOnce(path, readSizeBytes, false)).lines, lines, `read size ${readSizeBytes}, without the bytes`)
     }
   })
 
