@@ -109,46 +109,44 @@ export class RecordAccumulator {
 
   /** Appends to the partition's open batch, opening one if buffer.memory allows; false if it must wait for memory. */
   append(queue: PartitionQueue, record: OutgoingRecord, timestamp: number): boolean {
-    let builder = queue.open ?? this.tryOpenBuilder(queue)
+    const builder = queue.open ?? this.tryOpenBuilder(queue)
     if (builder === null) return false
-    if (!builder.tryAppend(record, timestamp)) {
-      this.closeBatch(queue)
-      builder = this.tryOpenBuilder(queue)
-      if (builder === null) return false
-      builder.tryAppend(record, timestamp)
-    }
-    this.recordsAccepted++
-    queue.accepted++
-    if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
-    return true
+    if (builder.tryAppend(record, timestamp)) return this.accepted(queue, builder)
+    const next = this.nextBuilder(queue)
+    if (next === null) return false
+    next.tryAppend(record, timestamp)
+    return this.accepted(queue, next)
   }
 
   /** append() for a record given as its key, value and headers encoded as read (RawRecords), copied as they are. */
   appendRaw(queue: PartitionQueue, fields: Buffer, start: number, end: number, timestamp: number): boolean {
-    let builder = queue.open ?? this.tryOpenBuilder(queue)
+    const builder = queue.open ?? this.tryOpenBuilder(queue)
     if (builder === null) return false
-    if (!builder.tryAppendRaw(fields, start, end, timestamp)) {
-      this.closeBatch(queue)
-      builder = this.tryOpenBuilder(queue)
-      if (builder === null) return false
-      builder.tryAppendRaw(fields, start, end, timestamp)
-    }
-    this.recordsAccepted++
-    queue.accepted++
-    if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
-    return true
+    if (builder.tryAppendRaw(fields, start, end, timestamp)) return this.accepted(queue, builder)
+    const next = this.nextBuilder(queue)
+    if (next === null) return false
+    next.tryAppendRaw(fields, start, end, timestamp)
+    return this.accepted(queue, next)
   }
 
   /** append() of a keyless record whose value `write` puts straight into the batch (RecordBatchBuilder.tryAppendWritten). */
   appendWritten<T>(queue: PartitionQueue, maxValueBytes: number, write: ValueWriter<T>, arg: T, timestamp: number): boolean {
-    let builder = queue.open ?? this.tryOpenBuilder(queue)
+    const builder = queue.open ?? this.tryOpenBuilder(queue)
     if (builder === null) return false
-    if (!builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)) {
-      this.closeBatch(queue)
-      builder = this.tryOpenBuilder(queue)
-      if (builder === null) return false
-      builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)
-    }
+    if (builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)) return this.accepted(queue, builder)
+    const next = this.nextBuilder(queue)
+    if (next === null) return false
+    next.tryAppendWritten(maxValueBytes, timestamp, write, arg)
+    return this.accepted(queue, next)
+  }
+
+  /** The open batch was full: closes it and opens the next, if buffer.memory allows (a lone record always fits one). */
+  private nextBuilder(queue: PartitionQueue): RecordBatchBuilder | null {
+    this.closeBatch(queue)
+    return this.tryOpenBuilder(queue)
+  }
+
+  private accepted(queue: PartitionQueue, builder: RecordBatchBuilder): true {
     this.recordsAccepted++
     queue.accepted++
     if (builder.sizeBytes >= this.config.batchSizeBytes) this.closeBatch(queue)
