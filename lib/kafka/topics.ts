@@ -45,9 +45,12 @@ export function describeCreateTopicsError(err: unknown): string {
 /**
  * createTopics, then waits until every partition has a leader. kafkajs's own waitForLeaders gives up when the
  * metadata of a topic created a moment ago still says UNKNOWN_TOPIC_OR_PARTITION; this keeps asking instead.
+ * createTopics itself first refreshes the metadata of every topic the client follows, and kafkajs gives up on a
+ * retriable error there too (a loaded test broker answered UNKNOWN_TOPIC_OR_PARTITION for a topic made a moment
+ * before); a refusal (policy, ACL, replication factor) is not retriable and fails at once.
  */
 export async function createTopicsAndWait(admin: Admin, topics: ITopicConfig[]): Promise<void> {
-  await admin.createTopics({ waitForLeaders: false, topics })
+  await retry(() => admin.createTopics({ waitForLeaders: false, topics }), { retries: 5, initialDelayMs: 100, maxDelayMs: 1000 })
   const names = topics.map((t) => t.topic)
   await retry(async () => {
     const { topics: metadata } = await admin.fetchTopicMetadata({ topics: names })
