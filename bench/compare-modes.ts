@@ -80,8 +80,8 @@ const ceilingBatches = (): BatchSet => buildBatches(sourceRecords(Math.min(CEILI
  * time those cores took, scaled to the source. Run right before and right after the projection, so that on a shared
  * machine the load it met is bracketed.
  */
-const allCoresCeiling = (targets: ReturnType<typeof parseTargets>, threads: number): Promise<AllCoresSweep> =>
-  sweepAllCores(ceilingBatches(), targets.map((t) => t.spec), { threads, rounds: 3 })
+const allCoresCeiling = (targets: ReturnType<typeof parseTargets>, threads: number, readBack = false): Promise<AllCoresSweep> =>
+  sweepAllCores(ceilingBatches(), targets.map((t) => t.spec), { threads, rounds: 3, readBack })
 
 /**
  * The codec ceiling single-core: each target's in-process compress speed (MB of records per CPU second) with one
@@ -131,12 +131,16 @@ try {
     // Wall-clock phases from the projection's own progress lines: reading (and compressing as it reads), then the tail.
     const phases: Array<{ at: number; what: string }> = []
     const allCoresBefore = await allCoresCeiling(targets, threads)
+    // The projection also decompresses every batch it builds, to report decompression CPU: the codec work it
+    // cannot do without is compress + decompress, measured the same way (before and after, in mirror order).
+    const readBackBefore = await allCoresCeiling(targets, threads, true)
     const started = performance.now()
     const mainCpuAtStart = threadCpuSeconds()
     const projection = await measure(() => runProjection({ ...common, batching: DEFAULT_PRODUCER_CONFIG, threads, onProgress: (what) => phases.push({ at: (performance.now() - started) / 1000, what }) }))
     // The main thread reads, decompresses, decodes and re-batches the source; the projection threads do the rest.
     const mainThreadCpuSeconds = threadCpuSeconds() - mainCpuAtStart
     const report = (projection.result as ProjectionOutcome).report
+    const readBackAfter = await allCoresCeiling(targets, threads, true)
     const allCoresAfter = await allCoresCeiling(targets, threads)
     const singleCore = singleCoreCeiling(targets)
     // Records sections only: the ceiling's MB/s count what the codec compresses, not the batch headers.
@@ -146,6 +150,8 @@ try {
     // All cores: what the cores delivered compressing every target together, scaled to this source's records; the mean of before and after.
     const [allCoresBeforeSeconds, allCoresAfterSeconds] = [allCoresBefore, allCoresAfter].map((sweep) => allCoresBoundSeconds(sweep, sectionBytes)) as [number, number]
     const allCoresSeconds = (allCoresBeforeSeconds + allCoresAfterSeconds) / 2
+    const [readBackBeforeSeconds, readBackAfterSeconds] = [readBackBefore, readBackAfter].map((sweep) => allCoresBoundSeconds(sweep, sectionBytes)) as [number, number]
+    const readBackSeconds = (readBackBeforeSeconds + readBackAfterSeconds) / 2
     // The same from the threads' CPU clocks: slowed by each other, not by other processes taking the cores (a shared machine's load).
     const allCoresCpuSeconds = report.targets.reduce((n, t) => n + sectionBytes / 1e6 / (allCoresAfter.compressMBPerCpuSecond.get(t.target) ?? Number.POSITIVE_INFINITY), 0) / threads
     const ownCompressCpu = report.targets.reduce((n, t) => n + t.compressCpuSeconds, 0)
@@ -155,6 +161,9 @@ try {
       singleCoreCompressMBPerCpuSecond: Object.fromEntries(singleCore), singleCoreTimesCoresCeilingSeconds: singleCoreSeconds, fractionOfSingleCoreTimesCoresCeiling: singleCoreSeconds / projection.seconds,
       allCoresCompressMBPerCpuSecond: Object.fromEntries(allCoresAfter.compressMBPerCpuSecond), allCoresCeilingSeconds: allCoresSeconds, fractionOfAllCoresCeiling: allCoresSeconds / projection.seconds,
       allCoresCeilingSecondsBefore: allCoresBeforeSeconds, allCoresCeilingSecondsAfter: allCoresAfterSeconds,
+      allCoresReadBackCeilingSeconds: readBackSeconds, fractionOfAllCoresReadBackCeiling: readBackSeconds / projection.seconds,
+      allCoresReadBackCeilingSecondsBefore: readBackBeforeSeconds, allCoresReadBackCeilingSecondsAfter: readBackAfterSeconds,
+      allCoresDecompressMBPerCpuSecond: Object.fromEntries(readBackAfter.decompressMBPerCpuSecond),
       allCoresCpuCeilingSeconds: allCoresCpuSeconds, fractionOfAllCoresCpuCeiling: allCoresCpuSeconds / projection.seconds,
       allCoresSweep: { threads, rounds: allCoresAfter.rounds, medianRoundWallSecondsBefore: allCoresBefore.wallSeconds, medianRoundWallSecondsAfter: allCoresAfter.wallSeconds, sectionMiBPerThread: allCoresAfter.sectionBytesPerThread / 1024 / 1024 },
       ownCompressCeilingSeconds: ownCompressCpu / threads, storedBytes: Object.fromEntries(report.targets.map((t) => [t.target, t.storedBytes])),
@@ -164,6 +173,7 @@ try {
     say(`projection: ${projection.seconds.toFixed(1)} s wall, ${projection.cpuSeconds.toFixed(1)} s node CPU (main thread ${mainThreadCpuSeconds.toFixed(1)} s, compress ${ownCompressCpu.toFixed(1)} s)`)
     say(`  codec ceiling, all ${threads} cores compressing at once: ${allCoresSeconds.toFixed(2)} s (${pct(allCoresSeconds)}; ${allCoresBeforeSeconds.toFixed(2)} s before the projection, ${allCoresAfterSeconds.toFixed(2)} s after)`)
     say(`  codec ceiling, all cores by their CPU clocks:     ${allCoresCpuSeconds.toFixed(2)} s (${pct(allCoresCpuSeconds)})`)
+    say(`  compress + read back (decompress), all cores:     ${readBackSeconds.toFixed(2)} s (${pct(readBackSeconds)}; ${readBackBeforeSeconds.toFixed(2)} s before, ${readBackAfterSeconds.toFixed(2)} s after)`)
     say(`  codec ceiling, single-core speed x ${threads} cores:      ${singleCoreSeconds.toFixed(2)} s (${pct(singleCoreSeconds)})`)
     for (const p of phases) say(`  ${p.at.toFixed(1).padStart(7)} s  ${p.what}`)
   }

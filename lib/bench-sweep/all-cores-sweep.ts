@@ -10,12 +10,16 @@ const WORKER_URL = new URL('./all-cores-worker.js', import.meta.url)
 export interface AllCoresSweep {
   readonly threads: number
   readonly rounds: number
+  /** Whether each round also decompressed every batch it compressed (the projection's read-back). */
+  readonly readBack: boolean
   /** Median over rounds of one round's wall time, from the start signal to the last thread done. */
   readonly wallSeconds: number
   /** Records-section bytes one thread compresses per round with each target. */
   readonly sectionBytesPerThread: number
   /** Per target, MB of records sections per CPU second of its thread while every thread compresses: median over threads and rounds. */
   readonly compressMBPerCpuSecond: ReadonlyMap<string, number>
+  /** Per target, the same for decompressing them back; empty without readBack. */
+  readonly decompressMBPerCpuSecond: ReadonlyMap<string, number>
   /** Per target, the compressed records sections (the same on every thread: they compress the same bytes). */
   readonly compressedBytes: ReadonlyMap<string, number>
 }
@@ -25,9 +29,12 @@ export interface AllCoresSweep {
  * batch with every target in `rounds` rounds that start together. Each thread begins at a different target (as
  * the projection spreads targets over its threads), and a round ends when the last thread is done, so cores
  * slowed by each other (shared caches, memory bandwidth) or by other processes count, as they do for the projection.
+ * With `readBack`, each thread decompresses every batch right after compressing it with a target, as the projection
+ * does to measure decompression: the codec work a projection of that target set cannot do without.
  */
-export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec[], options: { readonly threads: number; readonly rounds: number }): Promise<AllCoresSweep> {
+export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec[], options: { readonly threads: number; readonly rounds: number; readonly readBack?: boolean }): Promise<AllCoresSweep> {
   const { threads, rounds } = options
+  const readBack = options.readBack ?? false
   if (!Number.isInteger(threads) || threads < 1 || !Number.isInteger(rounds) || rounds < 1) {
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `threads and rounds must be whole numbers >= 1, got ${threads} and ${rounds}`)
   }
@@ -41,23 +48,29 @@ export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec
   try {
     const replies = workers.map(inbox)
     workers.forEach((worker, index) => {
-      const init: AllCoresInit = { data, lengths: batches.sections.map((s) => s.length), specs, first: Math.floor((index * specs.length) / threads), rounds, signal: signal.buffer as SharedArrayBuffer }
+      const init: AllCoresInit = { data, lengths: batches.sections.map((s) => s.length), specs, first: Math.floor((index * specs.length) / threads), rounds, readBack, signal: signal.buffer as SharedArrayBuffer }
       worker.postMessage(init)
     })
     const ready = await Promise.all(replies.map((r) => r.next('ready')))
     const walls: number[] = []
     const speeds = new Map<string, number[]>(specs.map((s) => [formatCodecSpec(s), []]))
+    const decompressSpeeds = new Map<string, number[]>(readBack ? specs.map((s) => [formatCodecSpec(s), []]) : [])
+    const speed = (cpu: number): number => (cpu > 0 ? sectionBytes / 1e6 / cpu : Number.POSITIVE_INFINITY)
     for (let round = 1; round <= rounds; round++) {
       const startedAt = performance.timeOrigin + performance.now()
       Atomics.store(signal, 0, round)
       Atomics.notify(signal, 0)
       const done = await Promise.all(replies.map((r) => r.next('round')))
       walls.push((Math.max(...done.map((d) => d.endedAt)) - startedAt) / 1000)
-      for (const d of done) for (const [target, cpu] of Object.entries(d.cpuSeconds)) speeds.get(target)?.push(cpu > 0 ? sectionBytes / 1e6 / cpu : Number.POSITIVE_INFINITY)
+      for (const d of done) {
+        for (const [target, cpu] of Object.entries(d.cpuSeconds)) speeds.get(target)?.push(speed(cpu))
+        for (const [target, cpu] of Object.entries(d.decompressCpuSeconds)) decompressSpeeds.get(target)?.push(speed(cpu))
+      }
     }
     return {
-      threads, rounds, wallSeconds: median(walls), sectionBytesPerThread: sectionBytes,
+      threads, rounds, readBack, wallSeconds: median(walls), sectionBytesPerThread: sectionBytes,
       compressMBPerCpuSecond: new Map([...speeds].map(([target, list]) => [target, median(list)])),
+      decompressMBPerCpuSecond: new Map([...decompressSpeeds].map(([target, list]) => [target, median(list)])),
       compressedBytes: new Map(Object.entries(ready[0]?.compressedBytes ?? {}))
     }
   } finally {
@@ -67,7 +80,7 @@ export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec
 
 /**
  * The wall time the target set would take over `sectionBytes` of records sections on the sweep's cores: its
- * rounds compressed sectionBytesPerThread × threads with every target in wallSeconds.
+ * rounds compressed (and with readBack decompressed) sectionBytesPerThread × threads with every target in wallSeconds.
  */
 export function allCoresBoundSeconds(sweep: AllCoresSweep, sectionBytes: number): number {
   return sweep.sectionBytesPerThread === 0 ? 0 : (sweep.wallSeconds * sectionBytes) / (sweep.sectionBytesPerThread * sweep.threads)

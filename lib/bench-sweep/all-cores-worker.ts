@@ -10,13 +10,15 @@ export interface AllCoresInit {
   /** The target this thread starts each round at. */
   readonly first: number
   readonly rounds: number
+  /** Each round also decompresses what it compressed, as the projection reads every batch back. */
+  readonly readBack: boolean
   /** Round n starts when this Int32 holds n. */
   readonly signal: SharedArrayBuffer
 }
 
 export type AllCoresReply =
   | { readonly kind: 'ready'; readonly compressedBytes: Readonly<Record<string, number>> }
-  | { readonly kind: 'round'; readonly endedAt: number; readonly cpuSeconds: Readonly<Record<string, number>> }
+  | { readonly kind: 'round'; readonly endedAt: number; readonly cpuSeconds: Readonly<Record<string, number>>; readonly decompressCpuSeconds: Readonly<Record<string, number>> }
   | { readonly error: string }
 
 // One thread of the all-cores sweep: copies the sections into memory of its own (codecs take ordinary buffers,
@@ -42,12 +44,17 @@ if (parentPort !== null) {
       for (let round = 1; round <= init.rounds; round++) {
         Atomics.wait(signal, 0, round - 1)
         const cpuSeconds: Record<string, number> = {}
+        const decompressCpuSeconds: Record<string, number> = {}
         for (const { target, codec } of codecs) {
           const start = threadCpuSeconds()
-          for (const s of sections) compressToOwnBuffer(codec, s)
-          cpuSeconds[target] = threadCpuSeconds() - start
+          const compressed = sections.map((s) => compressToOwnBuffer(codec, s))
+          const compressedAt = threadCpuSeconds()
+          cpuSeconds[target] = compressedAt - start
+          if (!init.readBack) continue
+          for (const c of compressed) codec.decompress(c)
+          decompressCpuSeconds[target] = threadCpuSeconds() - compressedAt
         }
-        port.postMessage({ kind: 'round', endedAt: performance.timeOrigin + performance.now(), cpuSeconds } satisfies AllCoresReply)
+        port.postMessage({ kind: 'round', endedAt: performance.timeOrigin + performance.now(), cpuSeconds, decompressCpuSeconds } satisfies AllCoresReply)
       }
     } catch (err) {
       port.postMessage({ error: err instanceof Error ? err.message : String(err) } satisfies AllCoresReply)

@@ -31,6 +31,17 @@ describe('sweepAllCores: every target on every core at once', () => {
     near(allCoresBoundSeconds(sweep, sectionBytes * 6), sweep.wallSeconds * 2)
   })
 
+  it('with readBack, also decompresses every batch it compressed and reports that speed per target; without, none', async () => {
+    const compressOnly = await sweepAllCores(BATCHES, SPECS, { threads: 2, rounds: 1 })
+    assert.equal(compressOnly.readBack, false)
+    assert.equal(compressOnly.decompressMBPerCpuSecond.size, 0)
+    const readBack = await sweepAllCores(BATCHES, SPECS, { threads: 2, rounds: 1, readBack: true })
+    assert.equal(readBack.readBack, true)
+    assert.deepEqual([...readBack.decompressMBPerCpuSecond.keys()], SPECS.map(formatCodecSpec))
+    for (const [target, speed] of readBack.decompressMBPerCpuSecond) assert.ok(speed > 0, `${target}: a decompression speed`)
+    assert.deepEqual(readBack.compressedBytes, compressOnly.compressedBytes, 'the same batches, compressed the same')
+  })
+
   it('refuses a thread or round count that is not a whole number of at least 1', async () => {
     await assert.rejects(sweepAllCores(BATCHES, SPECS, { threads: 0, rounds: 1 }), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CONFIG_INVALID')
     await assert.rejects(sweepAllCores(BATCHES, SPECS, { threads: 2, rounds: 1.5 }), SqueezeError)
