@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { TestContext } from 'node:test'
+import { after, before, type TestContext } from 'node:test'
 import type { Admin } from 'kafkajs'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -40,6 +40,42 @@ export async function startTestKafka(options: { jvmOnly?: boolean } = {}): Promi
   // The harness owns the process: a test file that ends or is force-exited takes its broker with it.
   killEmbeddedBrokersOnExit()
   return testKafkaOn(await acquireBroker((msg: string) => log.info(msg), { jvmOnly: options.jvmOnly }), log)
+}
+
+/**
+ * The broker of a test file (or of the describe block it is called in): started in `before`, stopped in `after`.
+ * The object reads through to it, so call sites stay `kafka.admin`, `kafka.createTopic(t)`.
+ */
+export function useTestKafka(options: { jvmOnly?: boolean } = {}): TestKafka {
+  let started: TestKafka | undefined
+  before(async () => {
+    started = await startTestKafka(options)
+  })
+  after(async () => {
+    await started?.stop()
+  })
+  const current = (): TestKafka => {
+    if (started === undefined) throw new Error('useTestKafka: the broker is used before its before() hook ran; use it inside a test or hook')
+    return started
+  }
+  return {
+    get broker() {
+      return current().broker
+    },
+    get connection() {
+      return current().connection
+    },
+    get admin() {
+      return current().admin
+    },
+    get log() {
+      return current().log
+    },
+    createTopic: (t, o) => current().createTopic(t, o),
+    startProducer: (c) => current().startProducer(c),
+    readAll: (topics, c) => current().readAll(topics, c),
+    stop: () => current().stop()
+  }
 }
 
 /**

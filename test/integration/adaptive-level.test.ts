@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Ajv } from 'ajv'
 import { Registry } from 'prom-client'
@@ -15,7 +15,7 @@ import { createProducerMetrics, type ProducerMetrics } from '../../lib/metrics/p
 import { DEFAULT_PRODUCER_CONFIG, Producer, type AckedBatch } from '../../lib/producer/producer.js'
 import { buildBatch } from '../../lib/protocol/record-batch-builder.js'
 import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
 import { compressionThrottle, SLOW_COMPRESSION_WORKER } from '../helpers/slow-compression-worker.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
@@ -65,7 +65,7 @@ interface Run {
   readonly lowestThrottled: number
 }
 
-let kafka: TestKafka
+const kafka = useTestKafka()
 let run: Run
 
 /** Sends 25 log lines every 10 ms to `topic` until stopped (about 400 KB/s); `values` are the lines sent so far. */
@@ -133,13 +133,6 @@ async function throttledRun(): Promise<Run> {
     await producer.close()
   }
 }
-
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
 
 /** The batch's records encoded again and compressed at `level`: the batch's stored size when that was its level. */
 function sizeAt(batch: ReadBatch, codec: 'zstd' | 'gzip' | 'lz4', level: number): number {

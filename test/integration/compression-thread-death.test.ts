@@ -1,22 +1,16 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { ErrorCodes } from '../../lib/errors.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure } from '../../lib/producer/producer.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
 import { compressionThrottle, SLOW_COMPRESSION_WORKER } from '../helpers/slow-compression-worker.js'
 
 const PARTITIONS = 2
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 /** Sends 25 records every 5 ms, alternating partitions, until stopped; `sent[p]` are partition p's values in order. */
 function feed(producer: Producer, topic: string): { sent: string[][]; stop(): Promise<void> } {

@@ -1,17 +1,11 @@
 // `squeeze consume --group` on the embedded broker, under the new consumer protocol (KIP-848) and the classic one:
 // instances split a 6-partition topic, count each record once, commit, and hand partitions over when members
 // join or die.
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { scaleKillAndAdd } from '../helpers/consumer-group.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 describe('consume --group on a 6-partition topic', () => {
   it('scales from 1 to 3 instances with every record counted once; a SIGKILLed member\'s partitions resume from its commits; a new member takes a share (KIP-848)', (t) => scaleKillAndAdd(kafka, t))

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { defaultDestination } from '../../lib/copier/copier.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { freePort } from '../helpers/ports.js'
 
@@ -12,13 +12,7 @@ import { freePort } from '../helpers/ports.js'
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const KILLS = 10
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 /** mulberry32: the kill points are random but the same on every run of the test. */
 function seeded(seed: number): () => number {

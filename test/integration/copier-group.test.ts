@@ -1,7 +1,7 @@
 // Copiers as members of one consumer group (squeeze's own KIP-848 membership): they split the source partitions,
 // hand them over with a commit, and with --exactly-once a copier that lost its partitions cannot commit (KIP-447).
 import assert from 'node:assert/strict'
-import { after, before, describe, it, type TestContext } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
@@ -10,20 +10,14 @@ import type { HeartbeatRequest, HeartbeatResponse } from '../../lib/kafka/consum
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { COORDINATOR_RETRY, retry } from '../../lib/retry.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
 import { compareRecords, valuesByPartition } from '../helpers/record-figures.js'
 
 const PARTITIONS = 4
 const WAVE = 2000
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 /** A coordinator whose heartbeats can be held back: the member goes silent while it goes on copying (a zombie). */
 class StallingCoordinator extends GroupCoordinator {

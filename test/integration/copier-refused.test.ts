@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { after, before, describe, it, type TestContext } from 'node:test'
+import { before, describe, it, type TestContext } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { Copier, defaultDestination } from '../../lib/copier/copier.js'
@@ -11,20 +11,14 @@ import { createCluster } from '../../lib/kafka/connection.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const RECORDS = 1000
 const BIG_AT = 500
 
-let kafka: TestKafka
-before(async () => {
-  installKafkajsDecoders()
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
+before(() => installKafkajsDecoders())
 
 function label(value: Buffer | null): string {
   return value === null ? '<null>' : value.length > 1000 ? 'BIG' : value.toString()

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { appendFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { after, before, describe, it } from 'node:test'
+import { before, describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
@@ -13,7 +13,7 @@ import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.j
 import { checkRecompression } from '../../lib/verify/recompression.js'
 import { SqueezeError, isTransient } from '../../lib/errors.js'
 import { retry } from '../../lib/retry.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { freePort } from '../helpers/ports.js'
 
@@ -22,14 +22,8 @@ const ASK_AGAIN = { retries: 20, initialDelayMs: 50, maxDelayMs: 500, shouldRetr
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
-let kafka: TestKafka
-before(async () => {
-  installKafkajsDecoders()
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
+before(() => installKafkajsDecoders())
 
 async function fillSource(topic: string, count: number): Promise<void> {
   const producer = await kafka.startProducer({ codec: parseCodecSpec('lz4:1'), lingerMs: 10, batchSizeBytes: 32 * 1024 })

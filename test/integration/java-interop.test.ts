@@ -6,17 +6,15 @@ import { after, before, describe, it } from 'node:test'
 import { CODEC_IDS, parseCodecSpec, type CodecName } from '../../lib/codecs/index.js'
 import { KafkaMainClasses, runKafkaJavaTool, type JavaToolResult } from '../../lib/embedded-broker/java-tools.js'
 import { partitionForKey } from '../../lib/producer/partitioner.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 
 
-let kafka: TestKafka
+const kafka = useTestKafka()
 let workDir: string
 before(async () => {
-  kafka = await startTestKafka()
   workDir = mkdtempSync(join(tmpdir(), 'squeeze-interop-'))
 })
 after(async () => {
-  await kafka?.stop()
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
 })
 

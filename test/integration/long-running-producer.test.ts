@@ -5,25 +5,19 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import kafkajs from 'kafkajs'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { generateRecords } from '../../lib/sources/generator-source.js'
 import { fakeClock } from '../helpers/fake-clock.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 import { freePort } from '../helpers/ports.js'
 import { poll } from '../helpers/poll.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const DAY_MS = 86_400_000
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { CODEC_IDS, createCodec, parseCodecSpec, type Codec } from '../../lib/codecs/index.js'
 import { KafkaMainClasses, runKafkaJavaTool } from '../../lib/embedded-broker/java-tools.js'
 import { createCluster } from '../../lib/kafka/connection.js'
@@ -12,16 +12,10 @@ import { innerOffsetsAreSequential, readBatch } from '../../lib/protocol/record-
 import type { OutgoingRecord } from '../../lib/protocol/record.js'
 import { writeZigzag, zigzagSize } from '../../lib/protocol/varint.js'
 import { checkRecompression, parseDumpLogSegments } from '../../lib/verify/recompression.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 
-let kafka: TestKafka
-before(async () => {
-  // DumpLogSegments reads the broker's segment files, which only the embedded JVM broker has on this host.
-  kafka = await startTestKafka({ jvmOnly: true })
-})
-after(async () => {
-  await kafka?.stop()
-})
+// DumpLogSegments reads the broker's segment files, which only the embedded JVM broker has on this host.
+const kafka = useTestKafka({ jvmOnly: true })
 
 const HOSTS = ['web-1', 'web-2', 'api-7', 'cache-3', 'edge-12']
 const PATHS = ['/', '/index.html', '/api/v1/orders', '/api/v1/orders/{id}', '/static/app.js', '/healthz', '/login']

@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { SqueezeError } from '../../lib/errors.js'
 import type { DeliveryFailure } from '../../lib/producer/producer.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 function small(label: string, i: number): { key: null; value: Buffer } {
   return { key: null, value: Buffer.from(`${label}-${i} GET /index.html 200 512 "Mozilla/5.0"`) }

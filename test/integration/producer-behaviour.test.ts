@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { startKraftBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { createGenerator } from '../../lib/generators/index.js'
 import { readHttpRequest } from '../../lib/formats/index.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 describe('batching', () => {
   it('linger.ms=100 with a steady keyless stream fills batches to at least 90% of what batch.size allows', async (t) => {

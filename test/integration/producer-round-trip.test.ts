@@ -1,21 +1,15 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import type { OutgoingRecord } from '../../lib/protocol/record.js'
 import { innerOffsetsAreSequential } from '../../lib/protocol/record-batch-reader.js'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { partitionForKey } from '../../lib/producer/partitioner.js'
-import { RECENT_MS, startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 function makeRecords(count: number): OutgoingRecord[] {
   return Array.from({ length: count }, (_, i) => ({

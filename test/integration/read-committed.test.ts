@@ -2,21 +2,15 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it, type TestContext } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { defaultDestination } from '../../lib/copier/copier.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 import { startSqueeze } from '../helpers/squeeze-cli.js'
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 async function values(topic: string, isolation: 'read_committed' | 'read_uncommitted'): Promise<string[]> {
   const batches = await kafka.readAll([topic], { isolation })

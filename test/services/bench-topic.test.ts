@@ -7,7 +7,7 @@ import { readBenchInput } from '../../lib/bench-sweep/bench-input.js'
 import type { BatchSizeResult, LevelResult } from '../../lib/bench-sweep/codec-sweep.js'
 import type { SamplingPlan } from '../../lib/compare/projection/sample-windows.js'
 import { corpusPath } from '../helpers/corpus.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 import { freePort } from '../helpers/ports.js'
 import { runSqueeze, type SqueezeRun } from '../helpers/squeeze-cli.js'
 
@@ -22,14 +22,12 @@ interface BenchJson {
   readonly batchSizes: readonly BatchSizeResult[]
 }
 
-let kafka: TestKafka
+const kafka = useTestKafka()
 let dir: string
 before(async () => {
-  kafka = await startTestKafka()
   dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-topic-'))
 })
 after(async () => {
-  await kafka?.stop()
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
 })
 

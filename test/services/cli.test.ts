@@ -4,9 +4,9 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { createGenerator } from '../../lib/generators/index.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
@@ -109,13 +109,7 @@ process.on('exit', () => process.stderr.write(JSON.stringify([...files, ...proce
 })
 
 describe('squeeze CLI against a broker', () => {
-  let kafka: TestKafka
-  before(async () => {
-    kafka = await startTestKafka()
-  })
-  after(async () => {
-    await kafka?.stop()
-  })
+  const kafka = useTestKafka()
 
   it('unparsable access-log lines are counted and skipped, or sent raw, never fatal', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-cli-'))

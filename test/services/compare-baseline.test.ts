@@ -3,27 +3,21 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { Ajv } from 'ajv'
 import type { CurrentBaseline } from '../../lib/compare/baseline.js'
 import { isKnownRate } from '../../lib/compare/ingest-rate.js'
 import { KafkaMainClasses, runKafkaJavaTool } from '../../lib/embedded-broker/java-tools.js'
 import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { corpusLines } from '../helpers/corpus.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 import { repoRoot } from '../helpers/repo-root.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
 
 const GIB = 1024 ** 3
 const SCHEMA = JSON.parse(readFileSync(join(repoRoot(), 'schema', 'compare-report.schema.json'), 'utf8')) as object
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 function bootstrap(): string {
   const first = kafka.broker.brokers[0]

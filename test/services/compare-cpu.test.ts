@@ -2,23 +2,17 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { createCodec, parseCodecSpec } from '../../lib/codecs/index.js'
 import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { formatFor } from '../../lib/formats/index.js'
 import { BATCH } from '../../lib/protocol/batch-layout.js'
 import { buildBatch } from '../../lib/protocol/record-batch-builder.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
 
 // A file of its own: compare.test.ts alone already takes most of a test file's 300 s budget on a busy machine.
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 describe('squeeze compare CPU figures', () => {
   it('reports compress, decompress and decode CPU near what the test measures calling the codec and decoder itself', async (t) => {

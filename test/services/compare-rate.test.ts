@@ -3,12 +3,12 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it, type TestContext } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { isKnownRate, type KnownIngestRate } from '../../lib/compare/ingest-rate.js'
 import { rfc3164Time } from '../../lib/generators/time-format.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const DAY_S = 86_400
@@ -62,13 +62,7 @@ function syslogLine(ms: number, i: number): string {
   return `${rfc3164Time(ms)} web-${i % 7} sshd[${1000 + (i % 97)}]: Accepted publickey for user${i % 13} from 10.0.${i % 250}.${(i * 7) % 250} port ${40000 + (i % 20000)} ssh2`
 }
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 describe('squeeze compare: bytes per day from the source\'s own ingest rate', () => {
   /** A topic holding 3,000 records stamped one every 1.2 s over the last hour, plus `extra` records. */

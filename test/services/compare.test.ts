@@ -4,12 +4,12 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { Ajv } from 'ajv'
 import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { formatFor, type LogKind } from '../../lib/formats/index.js'
 import { CORPUS_FIXTURES, corpusLines, corpusPath } from '../helpers/corpus.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const SCHEMA = JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/compare-report.schema.json', import.meta.url)), 'utf8')) as object
@@ -35,13 +35,7 @@ function parsedLines(file: string, kind: LogKind): number {
   }).length
 }
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 function assertPhysicallySound(report: CompareReportJson, label: string): void {
   const none = report.targets.find((t) => t.target === 'none')

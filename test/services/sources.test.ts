@@ -4,21 +4,15 @@ import { appendFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { readFileLines } from '../../lib/sources/file-source.js'
-import { startTestKafka, type TestKafka } from '../helpers/kafka.js'
+import { useTestKafka } from '../helpers/kafka.js'
 import { scrapeCounter } from '../helpers/metrics.js'
 import { freePort } from '../helpers/ports.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 async function values(topic: string): Promise<string[]> {
   return (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString() ?? ''))

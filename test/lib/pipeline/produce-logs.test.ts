@@ -2,22 +2,16 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { formatFor } from '../../../lib/formats/index.js'
 import { produceLogs } from '../../../lib/pipeline/produce-logs.js'
 import { readFileBatches } from '../../../lib/sources/file-source.js'
 import type { SourceBatch } from '../../../lib/sources/source.js'
 import { kindLines } from '../../helpers/corpus.js'
 import { until } from '../../helpers/fake-cluster.js'
-import { startTestKafka, type TestKafka } from '../../helpers/kafka.js'
+import { useTestKafka } from '../../helpers/kafka.js'
 
-let kafka: TestKafka
-before(async () => {
-  kafka = await startTestKafka()
-})
-after(async () => {
-  await kafka?.stop()
-})
+const kafka = useTestKafka()
 
 describe('produceLogs from a file read in batches', () => {
   it('sends every good line in order; a bad line and a line too large mid-batch are counted and the rest go on', async (t) => {
