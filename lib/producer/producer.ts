@@ -163,7 +163,7 @@ export class Producer {
    * goes through send(), with its checks and errors.
    */
   sendWritten<T>(topic: string, maxValueBytes: number, write: ValueWriter<T>, arg: T): Promise<void> | undefined {
-    if (this.closing === null && this.started && this.transactions === null && maxValueBytes + 64 <= this.config.maxRequestSizeBytes) {
+    if (this.closing === null && this.started && this.transactions === null && maxValueBytes + RECORD_OVERHEAD_BYTES <= this.config.maxRequestSizeBytes) {
       const queue = this.accumulator.queueFor({ topic, key: null, value: null })
       if (queue !== undefined && this.accumulator.appendWritten(queue, maxValueBytes, write, arg, Date.now())) return undefined
     }
