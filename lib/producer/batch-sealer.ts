@@ -5,7 +5,7 @@ import type { Logger } from '../log/logger.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
 import { BATCH } from '../protocol/batch-layout.js'
 import { sealRecords, type OpenBatch, type SealedBatch } from '../protocol/record-batch-builder.js'
-import type { SealReply, SealRequest, SealTiming } from './compression-worker.js'
+import type { CompressionWorkerData, SealReply, SealRequest, SealTiming } from './compression-worker.js'
 
 /** `timing` comes with batches a compression thread sealed; none with those sealed on the event loop. */
 export type SealDone = (result: SealedBatch | Error, timing?: SealTiming) => void
@@ -21,6 +21,8 @@ export interface ThreadLoad {
   readonly batches: number
   /** False once the thread died; its figures stay as they were. */
   readonly alive: boolean
+  /** It has loaded its modules and codecs; until then batches are sealed on the event loop or wait for it. */
+  readonly ready: boolean
 }
 
 /** What an adaptive compression level reads: how far compression is behind, and how busy it is. */
@@ -155,7 +157,7 @@ class InlineSealer extends RecyclingSealer {
 
   load(): SealerLoad {
     const busySeconds = this.busyMs / 1000
-    const thread: ThreadLoad = { busySeconds, idleSeconds: (performance.now() - this.startedAt) / 1000 - busySeconds, cpuSeconds: this.cpuSeconds, batches: this.batches, alive: true }
+    const thread: ThreadLoad = { busySeconds, idleSeconds: (performance.now() - this.startedAt) / 1000 - busySeconds, cpuSeconds: this.cpuSeconds, batches: this.batches, alive: true, ready: true }
     return { queuedBytes: 0, waitingBytes: 0, queuedBatches: 0, threads: [thread] }
   }
 
@@ -176,6 +178,8 @@ interface PoolThread {
   readonly number: number
   readonly worker: Worker
   readonly startedAt: number
+  /** Its modules and codecs are loaded: until then it takes no batch. */
+  ready: boolean
   /** This thread's batches by request id, in the order it seals them. */
   readonly inFlight: Map<number, InFlightSeal>
   queuedBytes: number
@@ -189,7 +193,8 @@ interface PoolThread {
 
 /**
  * Up to `size` compression threads. A batch goes to an idle thread, to a new one while fewer than `size` run,
- * else to the thread with the fewest bytes queued. The builder's buffer is transferred (no copy) and comes back
+ * else to the thread with the fewest bytes queued. While no thread is ready (one boots in 0.1-0.2 s, loading its
+ * modules and codec), batches are sealed on the event loop: a short run would otherwise wait for the boot. The builder's buffer is transferred (no copy) and comes back
  * with the sealed batch for the next builder. A thread that dies fails the batches it held with one clear error
  * (counted, reported to onDeliveryFailure) and is not replaced; when none is left, batches are sealed inline.
  */
@@ -199,6 +204,8 @@ class PoolSealer extends RecyclingSealer {
   private readonly costPerByte = new Map<string, number>()
   private nextId = 0
   private closing = false
+  /** The codecs a new thread loads before it is ready. */
+  private preload: readonly CodecSpec[] = []
 
   constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL, spareBuffers: number) {
     super(spareBuffers)
@@ -207,8 +214,8 @@ class PoolSealer extends RecyclingSealer {
   seal(batch: OpenBatch, spec: CodecSpec, done: SealDone): void {
     const thread = this.sealsInline(batch, spec) ? null : this.pick()
     if (thread === null) {
-      // Beside a thread that is compressing, the process's CPU would count that thread's too.
-      const result = this.sealHere(batch, spec, this.threads.some((t) => t.inFlight.size > 0) ? threadCpuSeconds : undefined)
+      // Beside a thread that is compressing or booting, the process's CPU would count that thread's too.
+      const result = this.sealHere(batch, spec, this.threads.some((t) => t.alive && (!t.ready || t.inFlight.size > 0)) ? threadCpuSeconds : undefined)
       this.measured(spec, batch.records.byteLength, result)
       done(result)
       return
@@ -233,6 +240,7 @@ class PoolSealer extends RecyclingSealer {
   }
 
   override start(specs: readonly CodecSpec[]): void {
+    this.preload = specs.filter((s) => s.codec !== 'none')
     if (this.threads.length === 0 && specs.some((s) => !CHEAP_CODECS.has(s.codec))) this.startThread()
   }
 
@@ -247,7 +255,7 @@ class PoolSealer extends RecyclingSealer {
       const head = t.inFlight.values().next().value
       waitingBytes += t.queuedBytes - (head?.recordsBytes ?? 0)
       const busySeconds = (t.busyMs + (t.busySince === null ? 0 : now - t.busySince)) / 1000
-      return { busySeconds, idleSeconds: (now - t.startedAt) / 1000 - busySeconds, cpuSeconds: t.cpuSeconds, batches: t.batches, alive: t.alive }
+      return { busySeconds, idleSeconds: (now - t.startedAt) / 1000 - busySeconds, cpuSeconds: t.cpuSeconds, batches: t.batches, alive: t.alive, ready: t.ready }
     })
     return { queuedBytes, waitingBytes, queuedBatches, threads }
   }
@@ -280,20 +288,33 @@ class PoolSealer extends RecyclingSealer {
     this.costPerByte.set(key, previous === undefined ? latest : previous + COST_SMOOTHING * (latest - previous))
   }
 
-  /** The thread for the next batch, or null when every thread died. */
+  /**
+   * The thread for the next batch, or null to seal it here: every thread died, or none is ready yet (the first
+   * boots). A new thread starts when every running one is busy, while fewer than `size` were started; once one
+   * thread is ready, a booting one takes batches (they wait for it as they would behind a busy one).
+   */
   private pick(): PoolThread | null {
     let best: PoolThread | null = null
-    for (const t of this.threads) if (t.alive && (best === null || t.queuedBytes < best.queuedBytes)) best = t
-    if ((best === null || best.queuedBytes > 0) && this.threads.length < this.size) return this.startThread()
-    return best
+    let anyReady = false
+    for (const t of this.threads) {
+      if (!t.alive) continue
+      anyReady ||= t.ready
+      if (best === null || t.queuedBytes < best.queuedBytes) best = t
+    }
+    if ((best === null || best.queuedBytes > 0) && this.threads.length < this.size) {
+      const started = this.startThread()
+      return anyReady ? started : null
+    }
+    return anyReady ? best : null
   }
 
   private startThread(): PoolThread {
     // Named, so `top -H` and /proc/PID/task/*/comm show which threads compress.
-    const worker = new Worker(this.workerUrl, { name: `compression-${this.threads.length + 1}`, workerData: { thread: this.threads.length } })
+    const workerData: CompressionWorkerData = { thread: this.threads.length, preload: this.preload }
+    const worker = new Worker(this.workerUrl, { name: `compression-${this.threads.length + 1}`, workerData })
     worker.unref()
     const thread: PoolThread = {
-      number: this.threads.length + 1, worker, startedAt: performance.now(), inFlight: new Map(),
+      number: this.threads.length + 1, worker, startedAt: performance.now(), ready: false, inFlight: new Map(),
       queuedBytes: 0, busySince: null, busyMs: 0, cpuSeconds: 0, batches: 0, alive: true
     }
     worker.on('message', (reply: SealReply) => this.onReply(thread, reply))
@@ -304,6 +325,10 @@ class PoolSealer extends RecyclingSealer {
   }
 
   private onReply(thread: PoolThread, reply: SealReply): void {
+    if ('ready' in reply) {
+      thread.ready = true
+      return
+    }
     const pending = thread.inFlight.get(reply.id)
     if (pending === undefined) return
     thread.inFlight.delete(reply.id)

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { parentPort } from 'node:worker_threads'
+import { parentPort, workerData } from 'node:worker_threads'
 import { codecCache, type CodecSpec } from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
 import { sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
@@ -17,6 +17,13 @@ export interface SealRequest {
 export type SealReply =
   | { readonly id: number; readonly bytes: ArrayBuffer; readonly records: ArrayBuffer; readonly compressCpuSeconds: number; readonly timing: SealTiming }
   | { readonly id: number; readonly error: string }
+  | { readonly ready: true }
+
+/** What a compression thread is started with: the codecs to load before it says it is ready. */
+export interface CompressionWorkerData {
+  readonly thread: number
+  readonly preload: readonly CodecSpec[]
+}
 
 /**
  * Measured on the compression thread, so an event loop too busy to take the reply at once adds nothing: how long
@@ -55,4 +62,14 @@ if (parentPort !== null) {
       port.postMessage(reply)
     }
   })
+  // Loading a codec's native library takes tens of ms: done now, before the first batch comes, and then the
+  // event loop is told to stop sealing inline. A codec that fails to load fails its first batch, with the reason.
+  for (const spec of (workerData as CompressionWorkerData | undefined)?.preload ?? []) {
+    try {
+      codecFor(spec)
+    } catch {
+      // reported by the batch that needs it
+    }
+  }
+  port.postMessage({ ready: true } satisfies SealReply)
 }

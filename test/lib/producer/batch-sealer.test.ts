@@ -11,6 +11,7 @@ import { createBatchSealer, INLINE_BELOW_BYTES, type BatchSealer } from '../../.
 import { RecordBatchBuilder, type SealedBatch } from '../../../lib/protocol/record-batch-builder.js'
 import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
 import { NON_IDEMPOTENT, stampProducerState } from '../../../lib/protocol/record-batch-builder.js'
+import { poll } from '../../helpers/poll.js'
 
 const log = createLogger({ level: 'silent', name: 'test' })
 
@@ -38,6 +39,11 @@ function seal(sealer: BatchSealer, builder: RecordBatchBuilder, spec: CodecSpec)
   return new Promise((resolve, reject) => sealer.seal(builder.finish(), spec, (r) => (r instanceof Error ? reject(r) : resolve(r))))
 }
 
+/** Until `count` compression threads have loaded their modules and codecs and take batches. */
+async function threadsReady(sealer: BatchSealer, count: number): Promise<void> {
+  await poll(`${count} compression thread(s) ready`, async () => sealer.load().threads.filter((t) => t.alive && t.ready).length, (n) => n >= count, 30_000)
+}
+
 function values(sealed: SealedBatch): string[] {
   stampProducerState(sealed.bytes, NON_IDEMPOTENT)
   return readBatch(sealed.bytes, { verifyCrc: true }).records.map((r) => r.value?.toString() ?? '')
@@ -58,6 +64,8 @@ describe('batch sealer', () => {
     const threaded = createBatchSealer(1, log)
     const inline = createBatchSealer(0, log)
     try {
+      threaded.start([{ codec: 'zstd', level: 3 }])
+      await threadsReady(threaded, 1)
       for (const spec of [{ codec: 'zstd', level: 3 }, { codec: 'lz4', level: 1 }, { codec: 'gzip', level: 6 }, { codec: 'snappy', level: null }] as CodecSpec[]) {
         const a = fill(threaded, 256 * 1024, spec.codec)
         const b = fill(inline, 256 * 1024, spec.codec)
@@ -71,6 +79,7 @@ describe('batch sealer', () => {
       // The buffer handed to the thread came back and is handed out again.
       const first = threaded.buffer(256 * 1024)
       assert.equal(first.length, 256 * 1024)
+      assert.equal(threaded.load().threads[0]?.batches, 2, 'zstd and gzip went to the thread (lz4 and snappy, cheap, seal inline until measured dear)')
       // Many batches in flight at once still come back in the order they were sealed.
       const order: number[] = []
       await Promise.all(Array.from({ length: 6 }, (_, i) => seal(threaded, fill(threaded, 64 * 1024, `b${i}`), { codec: 'zstd', level: 1 }).then((s) => {
@@ -119,9 +128,15 @@ describe('batch sealer', () => {
       let slow: SealedBatch | Error | undefined
       sealer.seal(fill(sealer, 1024 * 1024, 'hc1').finish(), hc, (r) => { slow = r })
       assert.ok(slow !== undefined && !(slow instanceof Error), 'the first LZ4HC batch sealed inline, to measure it')
-      const threaded = await seal(sealer, fill(sealer, 1024 * 1024, 'hc2'), hc)
-      assert.match(values(threaded)[0] ?? '', /^hc2 /)
-      assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], 'the second LZ4HC batch went to a thread')
+      // The second starts a thread and, while it boots, is sealed here too; once it is ready the next go to it.
+      let booting: SealedBatch | Error | undefined
+      sealer.seal(fill(sealer, 1024 * 1024, 'hc2').finish(), hc, (r) => { booting = r })
+      assert.ok(booting !== undefined && !(booting instanceof Error), 'sealed before seal() returned, while the thread boots')
+      assert.equal(sealer.load().threads.length, 1, 'a thread was started')
+      await threadsReady(sealer, 1)
+      const threaded = await seal(sealer, fill(sealer, 1024 * 1024, 'hc3'), hc)
+      assert.match(values(threaded)[0] ?? '', /^hc3 /)
+      assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], 'the third LZ4HC batch went to the thread')
     } finally {
       await sealer.close()
     }
@@ -134,12 +149,34 @@ describe('batch sealer', () => {
     }
   })
 
+  it('seals on the event loop while its first thread boots (a short run does not wait for it), then hands batches to the thread', async () => {
+    const sealer = createBatchSealer(1, log)
+    try {
+      const spec: CodecSpec = { codec: 'zstd', level: 3 }
+      sealer.start([spec])
+      assert.deepEqual(sealer.load().threads.map((t) => t.ready), [false], 'the thread was started and is booting')
+      let early: SealedBatch | Error | undefined
+      sealer.seal(fill(sealer, 256 * 1024, 'early').finish(), spec, (r) => { early = r })
+      assert.ok(early !== undefined && !(early instanceof Error), 'sealed before seal() returned')
+      assert.match(values(early)[0] ?? '', /^early /)
+      assert.ok(early.compressCpuSeconds >= 0)
+      await threadsReady(sealer, 1)
+      const late = await seal(sealer, fill(sealer, 256 * 1024, 'late'), spec)
+      assert.match(values(late)[0] ?? '', /^late /)
+      assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], 'only the batch after it was ready went to the thread')
+    } finally {
+      await sealer.close()
+    }
+  })
+
   it('fails the batches a dying compression thread held, with one clear error, then seals inline when it was the only one', async () => {
     const dying = join(tmpdir(), `squeeze-dying-worker-${process.pid}.mjs`)
-    writeFileSync(dying, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\n")
+    writeFileSync(dying, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\nparentPort.postMessage({ ready: true })\n")
     const warnings = capturedWarnings()
     const sealer = createBatchSealer(1, warnings.log, pathToFileURL(dying))
     try {
+      sealer.start([{ codec: 'zstd', level: 3 }])
+      await threadsReady(sealer, 1)
       await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /^Error: compression thread 1 of 1 exited with code 3$/)
       const after = await seal(sealer, fill(sealer, 64 * 1024, 'after'), { codec: 'zstd', level: 3 })
       assert.match(values(after)[0] ?? '', /^after /)
@@ -154,13 +191,18 @@ describe('batch sealer', () => {
     const dying = join(tmpdir(), `squeeze-dying-first-worker-${process.pid}.mjs`)
     writeFileSync(dying, [
       "import { parentPort, workerData } from 'node:worker_threads'",
-      `if (workerData.thread === 0) parentPort.on('message', () => process.exit(3))`,
+      `if (workerData.thread === 0) { parentPort.on('message', () => process.exit(3)); parentPort.postMessage({ ready: true }) }`,
       `else await import(${JSON.stringify(new URL('../../../lib/producer/compression-worker.js', import.meta.url).href)})`
     ].join('\n'))
     const warnings = capturedWarnings()
     const sealer = createBatchSealer(2, warnings.log, pathToFileURL(dying))
     try {
+      sealer.start([{ codec: 'zstd', level: 3 }])
+      await threadsReady(sealer, 1)
       await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /^Error: compression thread 1 of 2 exited with code 3$/)
+      // No thread is ready now: this batch starts the second and is sealed here while it boots.
+      assert.match(values(await seal(sealer, fill(sealer, 64 * 1024, 'first'), { codec: 'zstd', level: 3 }))[0] ?? '', /^first /)
+      await threadsReady(sealer, 1)
       for (const prefix of ['second', 'third']) assert.match(values(await seal(sealer, fill(sealer, 64 * 1024, prefix), { codec: 'zstd', level: 3 }))[0] ?? '', new RegExp(`^${prefix} `))
       const [dead, alive] = sealer.load().threads
       assert.equal(dead?.alive, false)
@@ -179,6 +221,8 @@ describe('compression pool', () => {
     const sealer = createBatchSealer(3, log)
     try {
       const spec: CodecSpec = { codec: 'zstd', level: 9 }
+      sealer.start([spec])
+      await threadsReady(sealer, 1)
       const builders = Array.from({ length: 9 }, (_, i) => fill(sealer, 512 * 1024, `p${i}`))
       const started = process.cpuUsage()
       const queued: number[] = []
