@@ -44,6 +44,21 @@ async function threadsReady(sealer: BatchSealer, count: number): Promise<void> {
   await poll(`${count} compression thread(s) ready`, async () => sealer.load().threads.filter((t) => t.alive && t.ready).length, (n) => n >= count, 30_000)
 }
 
+/** Seals `builder`'s batch and checks it was sealed on the event loop: done before seal() returned. */
+function sealedInline(sealer: BatchSealer, builder: RecordBatchBuilder, spec: CodecSpec, what: string): SealedBatch {
+  let sealed: SealedBatch | Error | undefined
+  sealer.seal(builder.finish(), spec, (r) => { sealed = r })
+  assert.ok(sealed !== undefined && !(sealed instanceof Error), `${what} sealed before seal() returned`)
+  return sealed
+}
+
+/** Once the sealer's one thread is ready, the next batch goes to it: its first batch. */
+async function firstOnThread(sealer: BatchSealer, spec: CodecSpec, prefix: string, size: number): Promise<void> {
+  await threadsReady(sealer, 1)
+  assert.match(values(await seal(sealer, fill(sealer, size, prefix), spec))[0] ?? '', new RegExp(`^${prefix} `))
+  assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], `${prefix}: the first batch on the thread`)
+}
+
 function values(sealed: SealedBatch): string[] {
   stampProducerState(sealed.bytes, NON_IDEMPOTENT)
   return readBatch(sealed.bytes, { verifyCrc: true }).records.map((r) => r.value?.toString() ?? '')
@@ -104,9 +119,7 @@ describe('batch sealer', () => {
     try {
       const builder = new RecordBatchBuilder(INLINE_BELOW_BYTES / 2)
       builder.tryAppend({ key: null, value: Buffer.from('small') }, 1)
-      let sealed: SealedBatch | Error | undefined
-      sealer.seal(builder.finish(), { codec: 'zstd', level: 3 }, (r) => { sealed = r })
-      assert.ok(sealed !== undefined && !(sealed instanceof Error), 'sealed before seal() returned')
+      sealedInline(sealer, builder, { codec: 'zstd', level: 3 }, 'a small batch')
       const bad = fill(sealer, 64 * 1024, 'x')
       await assert.rejects(seal(sealer, bad, { codec: 'zstd', level: 99 }), /invalid zstd level 99/)
     } finally {
@@ -119,24 +132,15 @@ describe('batch sealer', () => {
     try {
       sealer.start([{ codec: 'lz4', level: 1 }, { codec: 'none', level: null }])
       assert.equal(sealer.load().threads.length, 0, 'a producer of lz4:1 starts no compression thread')
-      let fast: SealedBatch | Error | undefined
-      sealer.seal(fill(sealer, 1024 * 1024, 'fast').finish(), { codec: 'lz4', level: 1 }, (r) => { fast = r })
-      assert.ok(fast !== undefined && !(fast instanceof Error), 'a 1 MiB lz4:1 batch sealed before seal() returned')
+      const fast = sealedInline(sealer, fill(sealer, 1024 * 1024, 'fast'), { codec: 'lz4', level: 1 }, 'a 1 MiB lz4:1 batch')
       assert.match(values(fast)[0] ?? '', /^fast /)
       // LZ4HC 12 is the same codec at tens of ms per MiB: its first batch is measured inline, the next go to a thread.
       const hc: CodecSpec = { codec: 'lz4', level: 12 }
-      let slow: SealedBatch | Error | undefined
-      sealer.seal(fill(sealer, 1024 * 1024, 'hc1').finish(), hc, (r) => { slow = r })
-      assert.ok(slow !== undefined && !(slow instanceof Error), 'the first LZ4HC batch sealed inline, to measure it')
+      sealedInline(sealer, fill(sealer, 1024 * 1024, 'hc1'), hc, 'the first LZ4HC batch (measured)')
       // The second starts a thread and, while it boots, is sealed here too; once it is ready the next go to it.
-      let booting: SealedBatch | Error | undefined
-      sealer.seal(fill(sealer, 1024 * 1024, 'hc2').finish(), hc, (r) => { booting = r })
-      assert.ok(booting !== undefined && !(booting instanceof Error), 'sealed before seal() returned, while the thread boots')
+      sealedInline(sealer, fill(sealer, 1024 * 1024, 'hc2'), hc, 'the second LZ4HC batch, while the thread boots,')
       assert.equal(sealer.load().threads.length, 1, 'a thread was started')
-      await threadsReady(sealer, 1)
-      const threaded = await seal(sealer, fill(sealer, 1024 * 1024, 'hc3'), hc)
-      assert.match(values(threaded)[0] ?? '', /^hc3 /)
-      assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], 'the third LZ4HC batch went to the thread')
+      await firstOnThread(sealer, hc, 'hc3', 1024 * 1024)
     } finally {
       await sealer.close()
     }
@@ -155,15 +159,10 @@ describe('batch sealer', () => {
       const spec: CodecSpec = { codec: 'zstd', level: 3 }
       sealer.start([spec])
       assert.deepEqual(sealer.load().threads.map((t) => t.ready), [false], 'the thread was started and is booting')
-      let early: SealedBatch | Error | undefined
-      sealer.seal(fill(sealer, 256 * 1024, 'early').finish(), spec, (r) => { early = r })
-      assert.ok(early !== undefined && !(early instanceof Error), 'sealed before seal() returned')
+      const early = sealedInline(sealer, fill(sealer, 256 * 1024, 'early'), spec, 'a batch closed while the thread boots')
       assert.match(values(early)[0] ?? '', /^early /)
       assert.ok(early.compressCpuSeconds >= 0)
-      await threadsReady(sealer, 1)
-      const late = await seal(sealer, fill(sealer, 256 * 1024, 'late'), spec)
-      assert.match(values(late)[0] ?? '', /^late /)
-      assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], 'only the batch after it was ready went to the thread')
+      await firstOnThread(sealer, spec, 'late', 256 * 1024)
     } finally {
       await sealer.close()
     }
