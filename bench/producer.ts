@@ -179,14 +179,27 @@ export interface ProducerBenchOptions {
   readonly runs?: number
 }
 
-/** Start-up CPU of each tool (a 1-record run): subtracted so CPU per GB measures the sending, not the JVM or Node starting. */
+/** 1-record runs per tool whose median is its start-up cost: one sample of squeeze's moved by 0.25 CPU s from run to run. */
+const STARTUP_SAMPLES = 3
+
+/**
+ * Start-up CPU of each tool (the median of STARTUP_SAMPLES 1-record runs): subtracted so CPU per GB measures the
+ * sending, not the JVM or Node starting. A single sample (1.08-1.32 CPU s for squeeze on this machine) moved the
+ * lz4 rows' CPU per GB by up to ~3 s/GB, as 0.1 GB runs divide the difference.
+ */
 async function startupCost(kafka: BenchKafka, peers: readonly PeerDef[], input: InputFiles): Promise<Map<PeerName, { cpu: number; wall: number }>> {
   const out = new Map<PeerName, { cpu: number; wall: number }>()
   for (const peer of peers) {
     if (peer.accepts(input) !== null) continue
-    const topic = await kafka.createTopic(`bench-startup-${peer.name}-${Date.now()}`, PARTITIONS)
-    const r = await peer.run({ kafka, input, spec: { codec: 'zstd', level: 3 }, topic, records: 1 })
-    out.set(peer.name, { cpu: r.run.cpuSeconds, wall: r.run.wallSeconds })
+    const cpu: number[] = []
+    const wall: number[] = []
+    for (let i = 0; i < STARTUP_SAMPLES; i++) {
+      const topic = await kafka.createTopic(`bench-startup-${peer.name}-${Date.now()}-${i}`, PARTITIONS)
+      const r = await peer.run({ kafka, input, spec: { codec: 'zstd', level: 3 }, topic, records: 1 })
+      cpu.push(r.run.cpuSeconds)
+      wall.push(r.run.wallSeconds)
+    }
+    out.set(peer.name, { cpu: median(cpu), wall: median(wall) })
   }
   return out
 }
@@ -198,7 +211,7 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
   const firstInput = inputs[0]
   if (firstInput === undefined) return []
   const startup = await startupCost(kafka, peers, firstInput)
-  log(`start-up subtracted (CPU s / wall s): ${[...startup].map(([p, c]) => `${p} ${c.cpu.toFixed(2)}/${c.wall.toFixed(2)}`).join(', ')}`)
+  log(`start-up subtracted (CPU s / wall s, median of ${STARTUP_SAMPLES} 1-record runs): ${[...startup].map(([p, c]) => `${p} ${c.cpu.toFixed(2)}/${c.wall.toFixed(2)}`).join(', ')}`)
   const samples = new Map<string, ProducerSample[]>()
   for (let run = 0; run < runs; run++) {
     for (const input of inputs) {
