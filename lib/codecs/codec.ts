@@ -39,6 +39,17 @@ export function compressToOwnBuffer(codec: Codec, input: Uint8Array): Buffer {
   return codec.compressTransient === undefined ? codec.compress(input) : Buffer.from(codec.compressTransient(input))
 }
 
+/** Room past a decompressed section's exact size that `into` needs: LZ4 bounds its output by whole blocks (up to 4 MiB). */
+export const DECOMPRESS_HEADROOM = 4 * 1024 * 1024
+
+/**
+ * Decompresses `input` into the start of `into` (reused memory, sized for the output plus DECOMPRESS_HEADROOM):
+ * in place where the codec can (decompressInto), else into a fresh buffer copied in (gzip has no such call).
+ */
+export function decompressIntoBuffer(codec: Codec, input: Uint8Array, into: Buffer): void {
+  if ((codec.decompressInto?.(input, into) ?? -1) < 0) codec.decompress(input).copy(into)
+}
+
 /** What levels a codec accepts, and which one Kafka uses by default. */
 export interface LevelRange {
   readonly min: number

@@ -13,7 +13,7 @@ const lz4 = (): typeof import('./lz4.js') => load('./lz4.js') as typeof import('
 const snappy = (): typeof import('./snappy.js') => load('./snappy.js') as typeof import('./snappy.js')
 const zstd = (): typeof import('./zstd.js') => load('./zstd.js') as typeof import('./zstd.js')
 
-export { CODEC_IDS, CODEC_NAMES, codecNameForId, compressToOwnBuffer, type Codec, type CodecName, type LevelRange } from './codec.js'
+export { CODEC_IDS, CODEC_NAMES, codecNameForId, compressToOwnBuffer, DECOMPRESS_HEADROOM, decompressIntoBuffer, type Codec, type CodecName, type LevelRange } from './codec.js'
 
 /**
  * Level ranges use Kafka's names, ranges and defaults (KIP-390), except lz4's meaning and default. squeeze's

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { createCodec, decoderForId, formatCodecSpec, isAdaptive, type Codec, type CodecSpec } from '../../codecs/index.js'
+import { createCodec, DECOMPRESS_HEADROOM, decoderForId, decompressIntoBuffer, formatCodecSpec, isAdaptive, type Codec, type CodecSpec } from '../../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
 import { formatFor, type LogKind } from '../../formats/index.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
@@ -68,9 +68,6 @@ export interface RecordWalk {
   readonly cpuSeconds: number
   readonly seconds: number
 }
-
-/** Decompressed batches need headroom past their exact size: LZ4 bounds its output by whole blocks (up to 4 MiB). */
-const DECOMPRESS_HEADROOM = 4 * 1024 * 1024
 
 /**
  * A projection thread's reusable memory and codecs: a thread projects many chunks, and a fresh buffer per chunk
@@ -152,11 +149,7 @@ export class ChunkProjector {
 
     const decompressStart = threadCpuSeconds()
     if (decoder !== undefined) {
-      sealed.forEach((bytes, i) => {
-        const body = bytes.subarray(BATCH.HEADER_BYTES)
-        const into = this.plain.subarray((plainAt[i] as number) + BATCH.HEADER_BYTES)
-        if ((decoder.decompressInto?.(body, into) ?? -1) < 0) decoder.decompress(body).copy(into)
-      })
+      sealed.forEach((bytes, i) => decompressIntoBuffer(decoder, bytes.subarray(BATCH.HEADER_BYTES), this.plain.subarray((plainAt[i] as number) + BATCH.HEADER_BYTES)))
     }
     const decompressCpuSeconds = threadCpuSeconds() - decompressStart
 
