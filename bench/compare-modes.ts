@@ -83,6 +83,12 @@ const ceilingBatches = (): BatchSet => buildBatches(sourceRecords(Math.min(CEILI
 const allCoresCeiling = (targets: ReturnType<typeof parseTargets>, threads: number, readBack = false): Promise<AllCoresSweep> =>
   sweepAllCores(ceilingBatches(), targets.map((t) => t.spec), { threads, rounds: 3, readBack })
 
+/** A bound swept right before and right after the projection, scaled to `sectionBytes`: both, and their mean. */
+function bracketedBound(before: AllCoresSweep, after: AllCoresSweep, sectionBytes: number): { before: number; after: number; mean: number } {
+  const [b, a] = [allCoresBoundSeconds(before, sectionBytes), allCoresBoundSeconds(after, sectionBytes)]
+  return { before: b, after: a, mean: (b + a) / 2 }
+}
+
 /**
  * The codec ceiling single-core: each target's in-process compress speed (MB of records per CPU second) with one
  * thread alone, as bench/codec-ceiling.ts measures it; the bound from it assumes the cores scale perfectly.
@@ -148,10 +154,8 @@ try {
     // Single core x cores: every target's compress CPU for this source at its speed alone on an idle core, spread perfectly over the cores.
     const singleCoreSeconds = report.targets.reduce((n, t) => n + sectionBytes / 1e6 / (singleCore.get(t.target) ?? Number.POSITIVE_INFINITY), 0) / threads
     // All cores: what the cores delivered compressing every target together, scaled to this source's records; the mean of before and after.
-    const [allCoresBeforeSeconds, allCoresAfterSeconds] = [allCoresBefore, allCoresAfter].map((sweep) => allCoresBoundSeconds(sweep, sectionBytes)) as [number, number]
-    const allCoresSeconds = (allCoresBeforeSeconds + allCoresAfterSeconds) / 2
-    const [readBackBeforeSeconds, readBackAfterSeconds] = [readBackBefore, readBackAfter].map((sweep) => allCoresBoundSeconds(sweep, sectionBytes)) as [number, number]
-    const readBackSeconds = (readBackBeforeSeconds + readBackAfterSeconds) / 2
+    const { before: allCoresBeforeSeconds, after: allCoresAfterSeconds, mean: allCoresSeconds } = bracketedBound(allCoresBefore, allCoresAfter, sectionBytes)
+    const { before: readBackBeforeSeconds, after: readBackAfterSeconds, mean: readBackSeconds } = bracketedBound(readBackBefore, readBackAfter, sectionBytes)
     // The same from the threads' CPU clocks: slowed by each other, not by other processes taking the cores (a shared machine's load).
     const allCoresCpuSeconds = report.targets.reduce((n, t) => n + sectionBytes / 1e6 / (allCoresAfter.compressMBPerCpuSecond.get(t.target) ?? Number.POSITIVE_INFINITY), 0) / threads
     const ownCompressCpu = report.targets.reduce((n, t) => n + t.compressCpuSeconds, 0)
