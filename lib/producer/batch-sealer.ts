@@ -194,8 +194,8 @@ interface PoolThread {
 /**
  * Up to `size` compression threads. A batch goes to an idle thread, to a new one while fewer than `size` run,
  * else to the thread with the fewest bytes queued. While no thread is ready (one boots in 0.1-0.2 s, loading its
- * modules and codec), batches are sealed on the event loop: a short run would otherwise wait for the boot. The builder's buffer is transferred (no copy) and comes back
- * with the sealed batch for the next builder. A thread that dies fails the batches it held with one clear error
+ * modules and codec), batches are sealed on the event loop: a short run would otherwise wait for the boot. The
+ * builder's buffer is transferred (no copy) and comes back with the sealed batch for the next builder. A thread that dies fails the batches it held with one clear error
  * (counted, reported to onDeliveryFailure) and is not replaced; when none is left, batches are sealed inline.
  */
 class PoolSealer extends RecyclingSealer {
