@@ -130,6 +130,9 @@ describe('compression threads (squeeze.compression.threads) through a cut connec
         { cluster: createCluster(connection, log), log }
       )
       await producer.start()
+      // Until the first compression thread is ready, batches are sealed on the event loop; this test is about the
+      // pool, so it sends once a thread takes batches (the others start as the ready ones are found busy).
+      await poll('the first compression thread to be ready', async () => producer.compressionLoad().threads.some((t) => t.ready), (ready) => ready)
       const total = 24_000
       const slice = 6000
       const record = (i: number) => ({ topic, key: Buffer.from(`k${i % 16}`), value: Buffer.from(`v${i} GET /static/${i % 97}.css 200 ${(i * 7919) % 50000}`) })
