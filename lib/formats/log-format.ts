@@ -18,8 +18,8 @@ export interface LogFormat {
    */
   checkLine?(line: string): void
   /**
-   * For a binary format: parses the line (throwing as encodeLine does) and has `sink` write its record straight
-   * into a batch, the bytes encodeLine returns, without a Buffer of its own. Returns what `sink.put` does.
+   * Parses or checks the line (throwing as encodeLine does) and has `sink` write its record straight into a batch,
+   * the bytes encodeLine returns, without a Buffer of its own. Returns what `sink.put` does.
    */
   writeLine?(line: string, sink: WrittenValueSink): Promise<void> | undefined
   /**
@@ -33,13 +33,26 @@ export interface LogFormat {
   decodeAt?(bytes: Buffer, start: number, end: number): number
 }
 
+/** UTF-8 of a JS string's text takes at most 3 bytes per UTF-16 code unit (a surrogate pair: 4 bytes for 2 units). */
+const MAX_UTF8_BYTES_PER_UNIT = 3
+
+/** Writes the line's UTF-8 text into a batch (a ValueWriter): the bytes Buffer.from(line) would hold, without that Buffer. */
+function writeLineText(buf: Buffer, _view: DataView, at: number, line: string): number {
+  return at + buf.write(line, at)
+}
+
 /** The record half of a format whose value is the line's own UTF-8 text: the line checked, then sent as it is. */
-export function lineAsValue(check: (line: string) => void): Pick<LogFormat, 'checkLine' | 'encodeLine'> {
+export function lineAsValue(check: (line: string) => void): Pick<LogFormat, 'checkLine' | 'encodeLine' | 'writeLine'> {
   return {
     checkLine: check,
     encodeLine(line: string): Buffer {
       check(line)
       return Buffer.from(line, 'utf8')
+    },
+    // The text goes straight into the batch: no Buffer, no view of the read chunk, no record object per line.
+    writeLine(line: string, sink: WrittenValueSink): Promise<void> | undefined {
+      check(line)
+      return sink.put(line.length * MAX_UTF8_BYTES_PER_UNIT, writeLineText, line)
     }
   }
 }

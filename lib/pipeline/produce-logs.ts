@@ -117,16 +117,19 @@ function sinkFor(producer: Producer, topic: string): WrittenValueSink {
 }
 
 /**
- * A binary format's lines, each written straight into its batch (LogFormat.writeLine), in order. A promise is
- * awaited only where the producer returns one (buffer.memory full, metadata to load, a record too large).
+ * Lines, each written straight into its batch (LogFormat.writeLine), in order; a line that comes with bytes its
+ * text would not re-encode to (not valid UTF-8) is checked and sent as those bytes. A promise is awaited only
+ * where the producer returns one (buffer.memory full, metadata to load, a record too large).
  */
 async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
   const format = args.format as LogFormat & Required<Pick<LogFormat, 'writeLine'>>
   for (const item of items) {
     summary.itemsRead++
     let pending: Promise<void> | undefined
-    if (item.kind === 'record') {
-      pending = args.producer.send(toRecord(item, args, summary) as ProducerRecord)
+    if (item.kind === 'record' || item.bytes !== undefined) {
+      const record = toRecord(item, args, summary)
+      if (record === undefined) continue
+      pending = args.producer.send(record)
     } else {
       try {
         pending = format.writeLine(item.line, sink)

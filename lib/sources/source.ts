@@ -1,8 +1,9 @@
 /** What a source yields: a text line still to be parsed, or a record a generator already encoded. */
 export type SourceItem =
   /**
-   * `bytes`, where the source has them: the line's bytes as read (no newline, no CR), a view of the read buffer,
-   * which the source never writes again; a format whose record is the line itself sends them as they are.
+   * `bytes`, where the source has them and the text would not re-encode to them (bytes that are not valid UTF-8):
+   * the line's bytes as read (no newline, no CR), a view of the read buffer, which the source never writes again;
+   * a format whose record is the line itself sends them as they are, so such a line's bytes are kept.
    */
   | { readonly kind: 'line'; readonly line: string; readonly bytes?: Buffer }
   /** Without timestampMs the producer stamps the record when it sends it. */
