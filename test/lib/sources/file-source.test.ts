@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { isUtf8 } from 'node:buffer'
 import { appendFileSync, closeSync, copyFileSync, mkdtempSync, openSync, renameSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -37,18 +38,26 @@ function assertExactlyOnce(got: readonly string[], ...files: ReadonlyArray<reado
   for (const lines of files) assert.deepEqual(got.filter((l) => lines.includes(l)), lines)
 }
 
-/** Every line of `path` read once with reads of `readSizeBytes`, and how many batches they came in. */
-async function readOnce(path: string, readSizeBytes: number, lineBytes = true): Promise<{ lines: string[]; batches: number }> {
+/**
+ * Every line of `path` read once with reads of `readSizeBytes`, how many batches they came in, and how many lines
+ * came with their bytes (only asked for, and then only where the text would not re-encode to them).
+ */
+async function readOnce(path: string, readSizeBytes: number, lineBytes = true): Promise<{ lines: string[]; batches: number; withBytes: number }> {
   const lines: string[] = []
   let batches = 0
+  let withBytes = 0
   for await (const batch of readFileBatches(path, { follow: false, readSizeBytes, lineBytes })) {
     batches++
     for (const item of batch) {
-      assert.ok(item.kind === 'line' && (item.bytes !== undefined) === lineBytes, `bytes ${item.kind === 'line' && item.bytes !== undefined ? 'given' : 'missing'}`)
+      assert.ok(item.kind === 'line')
+      if (item.bytes !== undefined) {
+        assert.ok(lineBytes, 'bytes given where none were asked for')
+        withBytes++
+      }
       lines.push(item.line)
     }
   }
-  return { lines, batches }
+  return { lines, batches, withBytes }
 }
 
 describe('file source (read once)', () => {
@@ -58,7 +67,10 @@ describe('file source (read once)', () => {
     const path = tempLog()
     writeFileSync(path, `${lines.slice(0, 5).join('\n')}\n${lines[5]}\r\n${lines[6]}\n${lines[7]}`)
     for (const readSizeBytes of [1, 2, 3, 5, 7, 64, 4096, 1024 * 1024]) {
-      assert.deepEqual((await readOnce(path, readSizeBytes)).lines, lines, `read size ${readSizeBytes}`)
+      const read = await readOnce(path, readSizeBytes)
+      assert.deepEqual(read.lines, lines, `read size ${readSizeBytes}`)
+      // Valid UTF-8 throughout: each line's text encodes back to its bytes, so none are handed on.
+      assert.equal(read.withBytes, 0, `read size ${readSizeBytes}`)
       assert.deepEqual((await readOnce(path, readSizeBytes, false)).lines, lines, `read size ${readSizeBytes}, without the bytes`)
     }
   })
@@ -72,7 +84,7 @@ describe('file source (read once)', () => {
     assert.ok(read.batches < 20, `${read.batches} batches`)
   })
 
-  it('hands each line\'s bytes as the file holds them, CR dropped, invalid UTF-8 kept, and later reads never overwrite them', async () => {
+  it('a line is sent as the file holds it, CR dropped: its text, or where that would not encode back to them (invalid UTF-8) its bytes, which later reads never overwrite', async () => {
     const lines = [Buffer.from('naïve café'), Buffer.from(''), Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x62]), Buffer.from(`GET /${'x'.repeat(300)}é`), Buffer.from('日本語 😀')]
     const path = tempLog()
     const copies = Array.from({ length: 50 }, (_, i) => lines[i % lines.length] as Buffer)
@@ -82,12 +94,29 @@ describe('file source (read once)', () => {
       const items = []
       for await (const batch of readFileBatches(path, { follow: false, readSizeBytes })) items.push(...batch)
       assert.equal(items.length, copies.length, `read size ${readSizeBytes}`)
+      let withBytes = 0
       items.forEach((item, i) => {
-        assert.ok(item.kind === 'line' && item.bytes !== undefined, `line ${i} has no bytes`)
-        assert.deepEqual(item.bytes, copies[i], `read size ${readSizeBytes}, line ${i}`)
+        assert.ok(item.kind === 'line')
+        if (item.bytes !== undefined) withBytes++
+        // What a format whose record is the line sends: the bytes where given, else the text's UTF-8.
+        assert.deepEqual(item.bytes ?? Buffer.from(item.line), copies[i], `read size ${readSizeBytes}, line ${i}`)
         assert.equal(item.line, copies[i]?.toString('utf8'))
       })
+      // Every read holding the invalid line hands its lines' bytes on; with 3-byte reads, others do not.
+      const invalid = copies.filter((line) => !isUtf8(line)).length
+      assert.ok(withBytes >= invalid && (readSizeBytes !== 3 || withBytes < copies.length), `read size ${readSizeBytes}: ${withBytes} lines with bytes`)
     }
+  })
+
+  it('a reader that stops after the first batch ends cleanly, the read already in flight for the next one included', async () => {
+    const path = tempLog()
+    writeFileSync(path, `${Array.from({ length: 5000 }, (_, i) => `line ${i}`).join('\n')}\n`)
+    let first: string | undefined
+    for await (const batch of readFileBatches(path, { follow: false, readSizeBytes: 1024 })) {
+      first = batch[0]?.kind === 'line' ? batch[0].line : undefined
+      break
+    }
+    assert.equal(first, 'line 0')
   })
 
   it('a file that ends in a newline has no empty last line; an empty file has no lines', async () => {
