@@ -26,6 +26,7 @@ const producerPropertiesSchema = z
     'squeeze.compression.level.max': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
     'squeeze.compression.cpu.budget': z.coerce.number({ invalid_type_error: 'must be a number' }).positive('must be above 0 (CPU seconds per GiB)'),
     'squeeze.compression.threads': int(0, 256),
+    'squeeze.compression.inline.seconds': z.coerce.number({ invalid_type_error: 'must be a number' }).min(0, 'must be 0 or more (CPU seconds)').max(3600),
     'compression.type': z.string(),
     'compression.gzip.level': int(LEVEL_RANGES.gzip?.min ?? 1, LEVEL_RANGES.gzip?.max ?? 9),
     'compression.lz4.level': z.coerce.number().int(),
@@ -88,6 +89,7 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
     maxInFlightPerPartition: props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
     compressionThreads: compressionThreads(props, serviceDefaults.compressionThreads ?? DEFAULT_PRODUCER_CONFIG.compressionThreads),
+    compressionInlineSeconds: props['squeeze.compression.inline.seconds'] ?? DEFAULT_PRODUCER_CONFIG.compressionInlineSeconds,
     codec: spec,
     ...adaptiveSettings(props, spec)
   }

@@ -1,4 +1,5 @@
 // The accumulator: records into per-partition batches, closed by linger.ms or batch.size, within buffer.memory.
+import { isAdaptive } from '../codecs/index.js'
 import { PartitionTable } from '../kafka/group-by-topic.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
@@ -35,7 +36,8 @@ export interface AccumulatorDeps {
   readonly compressionWorkerUrl?: URL
 }
 
-type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads' | 'adaptiveLevel' | 'codec' | 'topicCodecs'>
+type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads' | 'adaptiveLevel' | 'codec' | 'topicCodecs'> &
+  Partial<Pick<ProducerConfig, 'compressionInlineSeconds'>>
 
 /**
  * Each open batch reserves batch.size bytes of buffer.memory; once sealed it holds only its compressed size,
@@ -68,12 +70,18 @@ export class RecordAccumulator {
     private readonly events: AccumulatorEvents
   ) {
     const batchesInMemory = Math.floor(config.bufferMemoryBytes / config.batchSizeBytes)
-    this.sealer = createBatchSealer(config.compressionThreads, deps.log, deps.compressionWorkerUrl, Math.max(SPARE_BUFFERS, batchesInMemory))
+    // An adaptive level reads the threads' load from its first batch on: their start is not put off.
+    const adaptive = [config.codec, ...Object.values(config.topicCodecs ?? {})].some(isAdaptive)
+    const inlineSeconds = adaptive ? 0 : config.compressionInlineSeconds ?? 0
+    this.sealer = createBatchSealer(config.compressionThreads, deps.log, deps.compressionWorkerUrl, Math.max(SPARE_BUFFERS, batchesInMemory), inlineSeconds)
     this.levels = new BatchLevels(config, codecs, { ...deps, threadsLeft: () => this.sealer.threadsLeft() })
     this.sticky = new StickyPartitioner(deps.random)
   }
 
-  /** Starts the first compression thread now, not under the first full batch (its start-up is ~50 ms of CPU), if one is needed. */
+  /**
+   * Starts the first compression thread now, not under the first full batch, if one is needed and its start is not
+   * put off until inline compression has cost squeeze.compression.inline.seconds.
+   */
   start(): void {
     this.sealer.start([this.config.codec, ...Object.values(this.config.topicCodecs ?? {})])
   }

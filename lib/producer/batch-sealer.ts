@@ -44,7 +44,10 @@ export interface SealerLoad {
  * Fresh 1 MiB buffers cost page faults and GC on every batch, hence the recycling.
  */
 export interface BatchSealer {
-  /** Starts the first compression thread ahead of the first batch, unless every codec in `specs` seals inline. */
+  /**
+   * Starts the first compression thread ahead of the first batch, unless every codec in `specs` seals inline or the
+   * first thread waits for inline compression to cost enough.
+   */
   start(specs: readonly CodecSpec[]): void
   /** A buffer for a new batch builder: a recycled one when there is one of this size. */
   buffer(size: number): Buffer
@@ -85,10 +88,11 @@ const WORKER_URL = new URL('./compression-worker.js', import.meta.url)
 
 /**
  * `threads` 0 seals on the event loop; N starts up to N compression threads, one more each time a batch
- * finds every running thread busy. `workerUrl` is for tests that need a thread which misbehaves.
+ * finds every running thread busy, the first once `inlineSeconds` of compression CPU were spent on the event
+ * loop (0: with the producer). `workerUrl` is for tests that need a thread which misbehaves.
  */
-export function createBatchSealer(threads: number, log: Logger, workerUrl: URL = WORKER_URL, spareBuffers: number = SPARE_BUFFERS): BatchSealer {
-  return threads > 0 ? new PoolSealer(threads, log, workerUrl, spareBuffers) : new InlineSealer(spareBuffers)
+export function createBatchSealer(threads: number, log: Logger, workerUrl: URL = WORKER_URL, spareBuffers: number = SPARE_BUFFERS, inlineSeconds = 0): BatchSealer {
+  return threads > 0 ? new PoolSealer(threads, log, workerUrl, spareBuffers, inlineSeconds) : new InlineSealer(spareBuffers)
 }
 
 abstract class RecyclingSealer implements BatchSealer {
@@ -207,7 +211,10 @@ class PoolSealer extends RecyclingSealer {
   /** The codecs a new thread loads before it is ready. */
   private preload: readonly CodecSpec[] = []
 
-  constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL, spareBuffers: number) {
+  /** Compression CPU seconds spent on the event loop while no thread was started. */
+  private inlineCpuSeconds = 0
+
+  constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL, spareBuffers: number, private readonly inlineSeconds: number) {
     super(spareBuffers)
   }
 
@@ -217,6 +224,7 @@ class PoolSealer extends RecyclingSealer {
       // Beside a thread that is compressing or booting, the process's CPU would count that thread's too.
       const result = this.sealHere(batch, spec, this.threads.some((t) => t.alive && (!t.ready || t.inFlight.size > 0)) ? threadCpuSeconds : undefined)
       this.measured(spec, batch.records.byteLength, result)
+      if (this.threads.length === 0 && !(result instanceof Error)) this.inlineCpuSeconds += result.compressCpuSeconds
       done(result)
       return
     }
@@ -241,7 +249,7 @@ class PoolSealer extends RecyclingSealer {
 
   override start(specs: readonly CodecSpec[]): void {
     this.preload = specs.filter((s) => s.codec !== 'none')
-    if (this.threads.length === 0 && specs.some((s) => !CHEAP_CODECS.has(s.codec))) this.startThread()
+    if (this.threads.length === 0 && this.inlineSeconds === 0 && specs.some((s) => !CHEAP_CODECS.has(s.codec))) this.startThread()
   }
 
   load(): SealerLoad {
@@ -289,11 +297,13 @@ class PoolSealer extends RecyclingSealer {
   }
 
   /**
-   * The thread for the next batch, or null to seal it here: every thread died, or none is ready yet (the first
-   * boots). A new thread starts when every running one is busy, while fewer than `size` were started; once one
+   * The thread for the next batch, or null to seal it here: none started yet while inline compression is cheaper,
+   * every thread died, or none is ready yet (the first boots). A new thread starts when every running one is busy, while fewer than `size` were started; once one
    * thread is ready, a booting one takes batches (they wait for it as they would behind a busy one).
    */
   private pick(): PoolThread | null {
+    // Until the event loop has spent inlineSeconds compressing, a thread would cost more to start than it takes off it.
+    if (this.threads.length === 0 && this.inlineCpuSeconds < this.inlineSeconds) return null
     let best: PoolThread | null = null
     let anyReady = false
     for (const t of this.threads) {

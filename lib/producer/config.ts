@@ -34,6 +34,13 @@ export interface ProducerConfig {
    * parallel); 0 compresses on the event loop.
    */
   readonly compressionThreads: number
+  /**
+   * squeeze.compression.inline.seconds: compression CPU seconds spent on the event loop before the first compression
+   * thread starts. A thread costs more to start (its own Node isolate, modules and codec: ~0.15-0.2 CPU s here)
+   * than a short run spends compressing in all; 0 starts it with the producer, as codec:adaptive always does (its
+   * levels are judged by the threads' load).
+   */
+  readonly compressionInlineSeconds: number
   /** For codec:adaptive: the levels it moves over (clamped to the codec's), and an optional CPU budget. */
   readonly adaptiveLevel?: AdaptiveLevelSettings
 }
@@ -62,6 +69,7 @@ export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
   retryBackoffMaxMs: 1000,
   maxInFlightPerPartition: 5,
   compressionThreads: DEFAULT_COMPRESSION_THREADS,
+  compressionInlineSeconds: 0.1,
   codec: { codec: 'zstd', level: 3 }
 }
 

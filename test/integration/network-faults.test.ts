@@ -126,12 +126,13 @@ describe('compression threads (squeeze.compression.threads) through a cut connec
       await createTopicsAndWait(admin, [{ topic, numPartitions: 4 }])
       await admin.disconnect()
       const producer = new Producer(
-        { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 6 }, lingerMs: 5, batchSizeBytes: 32 * 1024, compressionThreads: threads, requestTimeoutMs: 3000, deliveryTimeoutMs: 60_000, retryBackoffMaxMs: 200 },
+        { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 6 }, lingerMs: 5, batchSizeBytes: 32 * 1024, compressionThreads: threads, compressionInlineSeconds: 0, requestTimeoutMs: 3000, deliveryTimeoutMs: 60_000, retryBackoffMaxMs: 200 },
         { cluster: createCluster(connection, log), log }
       )
       await producer.start()
       // Until the first compression thread is ready, batches are sealed on the event loop; this test is about the
-      // pool, so it sends once a thread takes batches (the others start as the ready ones are found busy).
+      // pool, so its first thread starts with the producer (inline seconds 0) and it sends once that thread takes
+      // batches (the others start as the ready ones are found busy).
       await poll('the first compression thread to be ready', async () => producer.compressionLoad().threads.some((t) => t.ready), (ready) => ready)
       const total = 24_000
       const slice = 6000

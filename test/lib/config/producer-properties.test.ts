@@ -16,6 +16,14 @@ describe('producer properties: compression threads', () => {
     assert.equal(producerConfigFrom({ 'squeeze.compression.threads': '2' }, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads, 2)
   })
 
+  it('squeeze.compression.inline.seconds puts off the first thread (default 0.1 CPU s, 0: with the producer); a negative or non-number value is a start-up error', () => {
+    assert.equal(producerConfigFrom({}).compressionInlineSeconds, 0.1)
+    assert.equal(producerConfigFrom({ 'squeeze.compression.inline.seconds': '0' }).compressionInlineSeconds, 0)
+    assert.equal(producerConfigFrom({ 'squeeze.compression.inline.seconds': '0.5' }).compressionInlineSeconds, 0.5)
+    assert.throws(() => producerConfigFrom({ 'squeeze.compression.inline.seconds': '-1' }), /squeeze\.compression\.inline\.seconds.*0 or more/)
+    assert.throws(() => producerConfigFrom({ 'squeeze.compression.inline.seconds': 'soon' }), /squeeze\.compression\.inline\.seconds.*must be a number/)
+  })
+
   it('the older squeeze.compression.thread=true|false still works, and a contradiction is a start-up error', () => {
     assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'false' }).compressionThreads, 0)
     assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'true' }).compressionThreads, DEFAULT_COMPRESSION_THREADS)

@@ -168,6 +168,31 @@ describe('batch sealer', () => {
     }
   })
 
+  it('with inline seconds, seals on the event loop and starts no thread until compressing here has cost that much CPU', async () => {
+    const inlineSeconds = 0.02
+    const sealer = createBatchSealer(1, log, undefined, 4, inlineSeconds)
+    try {
+      const spec: CodecSpec = { codec: 'zstd', level: 19 }
+      sealer.start([spec])
+      assert.equal(sealer.load().threads.length, 0, 'no thread started with the producer')
+      let spent = 0
+      let batch = 0
+      while (spent < inlineSeconds) {
+        const sealed = sealedInline(sealer, fill(sealer, 256 * 1024, `b${batch}`), spec, `batch ${batch}, ${spent.toFixed(3)} CPU s spent inline`)
+        assert.match(values(sealed)[0] ?? '', new RegExp(`^b${batch} `))
+        spent += sealed.compressCpuSeconds
+        batch++
+        if (spent < inlineSeconds) assert.equal(sealer.load().threads.length, 0, `no thread after ${spent.toFixed(3)} CPU s`)
+      }
+      // The next batch starts the thread (and is sealed here while it boots); once ready, batches go to it.
+      sealedInline(sealer, fill(sealer, 256 * 1024, 'boot'), spec, 'the batch that starts the thread')
+      assert.equal(sealer.load().threads.length, 1, 'a thread was started')
+      await firstOnThread(sealer, spec, 'late', 256 * 1024)
+    } finally {
+      await sealer.close()
+    }
+  })
+
   it('fails the batches a dying compression thread held, with one clear error, then seals inline when it was the only one', async () => {
     const dying = join(tmpdir(), `squeeze-dying-worker-${process.pid}.mjs`)
     writeFileSync(dying, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\nparentPort.postMessage({ ready: true })\n")
