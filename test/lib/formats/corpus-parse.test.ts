@@ -73,6 +73,43 @@ describe('every fixture line through formatFor(kind)', () => {
     assert.ok(t.rejected.every((r) => r.reason === 'header' && r.line <= 8))
   })
 
+  it('dns-zeek: a line with a column too few or too many, or a numeric column that is not a number, is rejected as decode() would, with the reason', () => {
+    const zeek = formatFor('dns-zeek')
+    const good = corpusLines('dns_zeek_wrccdc2018_first8000.log').find((line) => !line.startsWith('#')) as string
+    const cols = good.split('\t')
+    const reasonOf = (line: string): string => {
+      try {
+        zeek.checkLine?.(line)
+        return 'accepted'
+      } catch (err) {
+        assert.ok(err instanceof SqueezeError && err.code === ErrorCodes.PARSE_LINE)
+        return err.message
+      }
+    }
+    const decodes = (line: string): boolean => {
+      try {
+        zeek.decode(Buffer.from(line))
+        return true
+      } catch {
+        return false
+      }
+    }
+    const cases: Array<[string, string]> = [
+      [good, 'accepted'],
+      [cols.slice(0, -1).join('\t'), 'expected 24 tab-separated columns, got 23'],
+      [[...cols, '-'].join('\t'), 'expected 24 tab-separated columns, got 25'],
+      [cols.map((c, i) => (i === 3 ? 'port' : c)).join('\t'), 'column id.orig_p is not numeric'],
+      [cols.map((c, i) => (i === 0 ? '-' : c)).join('\t'), 'accepted'],
+      // Both wrong: the column count is the reason, as before.
+      [cols.slice(0, -1).map((c, i) => (i === 3 ? 'port' : c)).join('\t'), 'expected 24 tab-separated columns, got 23'],
+      ['', 'expected 24 tab-separated columns, got 1']
+    ]
+    for (const [line, reason] of cases) {
+      assert.equal(reasonOf(line), reason, JSON.stringify(line.slice(0, 60)))
+      assert.equal(decodes(line), reason === 'accepted', `decode agrees on ${JSON.stringify(line.slice(0, 60))}`)
+    }
+  })
+
   it('syslog (RFC 3164 sshd/sftp): 236/236', () => {
     const t = tally('syslog_mtail_sftp_chroot.log')
     assert.equal(t.accepted, 236)
