@@ -86,6 +86,11 @@ export class RecordAccumulator {
     this.sealer.start([this.config.codec, ...Object.values(this.config.topicCodecs ?? {})])
   }
 
+  /** About `bytes` of input are still to come (see BatchSealer.expect). */
+  expect(bytes: number): void {
+    this.sealer.expect(bytes)
+  }
+
   /** Bytes waiting for compression, and how busy each compression thread has been. */
   compressionLoad(): SealerLoad {
     return this.sealer.load()

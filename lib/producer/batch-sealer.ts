@@ -49,6 +49,11 @@ export interface BatchSealer {
    * first thread waits for inline compression to cost enough.
    */
   start(specs: readonly CodecSpec[]): void
+  /**
+   * About `bytes` of input are still to come (a file of known size): the first thread, put off until inline
+   * compression has cost enough, starts as soon as their compression is projected to cost that much.
+   */
+  expect(bytes: number): void
   /** A buffer for a new batch builder: a recycled one when there is one of this size. */
   buffer(size: number): Buffer
   /** Calls `done` with the sealed batch, or the codec's error; synchronously when sealing inline. */
@@ -116,6 +121,8 @@ abstract class RecyclingSealer implements BatchSealer {
   }
 
   start(_specs: readonly CodecSpec[]): void {}
+
+  expect(_bytes: number): void {}
 
   async close(): Promise<void> {}
 
@@ -211,8 +218,11 @@ class PoolSealer extends RecyclingSealer {
   /** The codecs a new thread loads before it is ready. */
   private preload: readonly CodecSpec[] = []
 
-  /** Compression CPU seconds spent on the event loop while no thread was started. */
+  /** Compression CPU seconds spent on the event loop while no thread was started, and the record bytes they sealed. */
   private inlineCpuSeconds = 0
+  private inlineBytes = 0
+  /** Input bytes announced by expect(), still to come when announced. */
+  private expectedBytes = 0
 
   constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL, spareBuffers: number, private readonly inlineSeconds: number) {
     super(spareBuffers)
@@ -224,7 +234,10 @@ class PoolSealer extends RecyclingSealer {
       // Beside a thread that is compressing or booting, the process's CPU would count that thread's too.
       const result = this.sealHere(batch, spec, this.threads.some((t) => t.alive && (!t.ready || t.inFlight.size > 0)) ? threadCpuSeconds : undefined)
       this.measured(spec, batch.records.byteLength, result)
-      if (this.threads.length === 0 && !(result instanceof Error)) this.inlineCpuSeconds += result.compressCpuSeconds
+      if (this.threads.length === 0 && !(result instanceof Error)) {
+        this.inlineCpuSeconds += result.compressCpuSeconds
+        this.inlineBytes += batch.records.byteLength
+      }
       done(result)
       return
     }
@@ -250,6 +263,10 @@ class PoolSealer extends RecyclingSealer {
   override start(specs: readonly CodecSpec[]): void {
     this.preload = specs.filter((s) => s.codec !== 'none')
     if (this.threads.length === 0 && this.inlineSeconds === 0 && specs.some((s) => !CHEAP_CODECS.has(s.codec))) this.startThread()
+  }
+
+  override expect(bytes: number): void {
+    this.expectedBytes = this.inlineBytes + bytes
   }
 
   load(): SealerLoad {
@@ -288,6 +305,15 @@ class PoolSealer extends RecyclingSealer {
     return perByte === undefined || perByte * batch.records.byteLength < HANDOFF_SECONDS
   }
 
+  /**
+   * Compression CPU the announced input will have cost in all, at the cost per byte of the batches sealed here so
+   * far; 0 before any. Record bytes per input byte are taken as 1: an encoding that grows the input (Cap'n Proto
+   * records are ~1.6x the access log) is under-counted, which only starts its thread a batch or two later.
+   */
+  private projectedCpuSeconds(): number {
+    return this.inlineBytes === 0 ? 0 : (this.inlineCpuSeconds / this.inlineBytes) * Math.max(this.expectedBytes, this.inlineBytes)
+  }
+
   private measured(spec: CodecSpec, recordsBytes: number, result: SealedBatch | Error): void {
     if (result instanceof Error || !CHEAP_CODECS.has(spec.codec) || recordsBytes < INLINE_BELOW_BYTES) return
     const key = costKey(spec)
@@ -302,8 +328,9 @@ class PoolSealer extends RecyclingSealer {
    * thread is ready, a booting one takes batches (they wait for it as they would behind a busy one).
    */
   private pick(): PoolThread | null {
-    // Until the event loop has spent inlineSeconds compressing, a thread would cost more to start than it takes off it.
-    if (this.threads.length === 0 && this.inlineCpuSeconds < this.inlineSeconds) return null
+    // Until the event loop has spent inlineSeconds compressing (or the input announced is projected to cost that at
+    // the cost per byte measured here), a thread would cost more to start than it takes off it.
+    if (this.threads.length === 0 && this.inlineCpuSeconds < this.inlineSeconds && this.projectedCpuSeconds() < this.inlineSeconds) return null
     let best: PoolThread | null = null
     let anyReady = false
     for (const t of this.threads) {

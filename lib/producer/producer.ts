@@ -130,6 +130,15 @@ export class Producer {
     return this.accumulator.reservedBytes
   }
 
+  /**
+   * Announces about `bytes` of input still to come (a file read once): with squeeze.compression.inline.seconds, the
+   * first compression thread then starts as soon as compressing that input is projected to cost more than that,
+   * instead of after that much was spent on the event loop.
+   */
+  expectInputBytes(bytes: number): void {
+    this.accumulator.expect(bytes)
+  }
+
   /** Bytes waiting for compression, and each compression thread's busy, idle and CPU seconds so far. */
   compressionLoad(): SealerLoad {
     return this.accumulator.compressionLoad()

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
 import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
@@ -97,6 +98,11 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
     },
     start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
       const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
+      // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
+      if (sourceKind === 'file' && values.follow !== true) {
+        const size = await stat(values.file as string).then((s) => s.size, () => undefined)
+        if (size !== undefined) producer.expectInputBytes(size)
+      }
       const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
       try {
         // The source is read and parsed while this connects; produceLogs holds the records until it is done.

@@ -193,6 +193,30 @@ describe('batch sealer', () => {
     }
   })
 
+  it('with inline seconds and input announced, starts its thread once that input is projected to cost them, not after they were spent', async () => {
+    const spec: CodecSpec = { codec: 'zstd', level: 19 }
+    // Far more than two 256 KiB batches cost at zstd:19, far less than a GiB of them.
+    const inlineSeconds = 5
+    const told = createBatchSealer(1, log, undefined, 4, inlineSeconds)
+    const untold = createBatchSealer(1, log, undefined, 4, inlineSeconds)
+    try {
+      told.start([spec])
+      untold.start([spec])
+      told.expect(1024 ** 3)
+      const first = sealedInline(told, fill(told, 256 * 1024, 'first'), spec, 'the first batch (no cost measured yet)')
+      assert.ok(first.compressCpuSeconds < inlineSeconds)
+      assert.equal(told.load().threads.length, 0, 'no thread before a cost was measured')
+      sealedInline(told, fill(told, 256 * 1024, 'second'), spec, 'the second batch, sealed while the thread it started boots,')
+      assert.equal(told.load().threads.length, 1, 'a GiB announced at the measured cost starts the thread')
+      await firstOnThread(told, spec, 'late', 256 * 1024)
+      for (const name of ['first', 'second']) sealedInline(untold, fill(untold, 256 * 1024, name), spec, `${name} batch, no input announced`)
+      assert.equal(untold.load().threads.length, 0, 'without the announcement, no thread before inline seconds were spent')
+    } finally {
+      await told.close()
+      await untold.close()
+    }
+  })
+
   it('fails the batches a dying compression thread held, with one clear error, then seals inline when it was the only one', async () => {
     const dying = join(tmpdir(), `squeeze-dying-worker-${process.pid}.mjs`)
     writeFileSync(dying, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\nparentPort.postMessage({ ready: true })\n")
