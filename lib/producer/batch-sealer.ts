@@ -206,8 +206,9 @@ interface PoolThread {
  * Up to `size` compression threads. A batch goes to an idle thread, to a new one while fewer than `size` run,
  * else to the thread with the fewest bytes queued. While no thread is ready (one boots in 0.1-0.2 s, loading its
  * modules and codec), batches are sealed on the event loop: a short run would otherwise wait for the boot. The
- * builder's buffer is transferred (no copy) and comes back with the sealed batch for the next builder. A thread that dies fails the batches it held with one clear error
- * (counted, reported to onDeliveryFailure) and is not replaced; when none is left, batches are sealed inline.
+ * builder's buffer is transferred (no copy) and comes back with the sealed batch for the next builder. A thread
+ * that dies fails the batches it held with one clear error (counted, reported to onDeliveryFailure) and is not
+ * replaced; when none is left, batches are sealed inline.
  */
 class PoolSealer extends RecyclingSealer {
   private readonly threads: PoolThread[] = []
@@ -221,7 +222,7 @@ class PoolSealer extends RecyclingSealer {
   /** Compression CPU seconds spent on the event loop while no thread was started, and the record bytes they sealed. */
   private inlineCpuSeconds = 0
   private inlineBytes = 0
-  /** Input bytes announced by expect(), still to come when announced. */
+  /** The input's bytes in all as far as expect() told: those sealed here before it was called, plus the bytes announced. */
   private expectedBytes = 0
 
   constructor(private readonly size: number, private readonly log: Logger, private readonly workerUrl: URL, spareBuffers: number, private readonly inlineSeconds: number) {
@@ -306,9 +307,10 @@ class PoolSealer extends RecyclingSealer {
   }
 
   /**
-   * Compression CPU the announced input will have cost in all, at the cost per byte of the batches sealed here so
-   * far; 0 before any. Record bytes per input byte are taken as 1: an encoding that grows the input (Cap'n Proto
-   * records are ~1.6x the access log) is under-counted, which only starts its thread a batch or two later.
+   * Compression CPU the input will have cost in all, at the cost per byte of the batches sealed here so far: never
+   * less than what they cost, and that alone when no input was announced; 0 before any. Record bytes per input byte
+   * are taken as 1: an encoding that grows the input (Cap'n Proto records are ~1.6x the access log) is under-counted,
+   * which only starts its thread a batch or two later.
    */
   private projectedCpuSeconds(): number {
     return this.inlineBytes === 0 ? 0 : (this.inlineCpuSeconds / this.inlineBytes) * Math.max(this.expectedBytes, this.inlineBytes)
@@ -324,13 +326,14 @@ class PoolSealer extends RecyclingSealer {
 
   /**
    * The thread for the next batch, or null to seal it here: none started yet while inline compression is cheaper,
-   * every thread died, or none is ready yet (the first boots). A new thread starts when every running one is busy, while fewer than `size` were started; once one
-   * thread is ready, a booting one takes batches (they wait for it as they would behind a busy one).
+   * every thread died, or none is ready yet (the first boots). A new thread starts when every running one is busy,
+   * while fewer than `size` were started; once one thread is ready, a booting one takes batches (they wait for it
+   * as they would behind a busy one).
    */
   private pick(): PoolThread | null {
-    // Until the event loop has spent inlineSeconds compressing (or the input announced is projected to cost that at
-    // the cost per byte measured here), a thread would cost more to start than it takes off it.
-    if (this.threads.length === 0 && this.inlineCpuSeconds < this.inlineSeconds && this.projectedCpuSeconds() < this.inlineSeconds) return null
+    // Until compressing on the event loop has cost inlineSeconds, or the input announced is projected to, a thread
+    // would cost more to start than it takes off it.
+    if (this.threads.length === 0 && this.projectedCpuSeconds() < this.inlineSeconds) return null
     let best: PoolThread | null = null
     let anyReady = false
     for (const t of this.threads) {
