@@ -77,7 +77,7 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
       if (options.signal?.aborted === true) return
       const end = carried + bytesRead
       if (bytesRead === 0) {
-        if (end > 0) yield linesOf(chunk, end, wantBytes && !isUtf8(chunk.subarray(0, end)))
+        if (end > 0) yield linesOf(chunk, end, wantBytes && needsBytes(chunk, end))
         return
       }
       // The carried bytes hold no newline, so one found is in what this read added.
@@ -89,7 +89,7 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
         reading = handle.read(chunk, carried, chunk.length - carried, null)
         continue
       }
-      const withBytes = wantBytes && !isUtf8(chunk.subarray(0, last))
+      const withBytes = wantBytes && needsBytes(chunk, last)
       // The lines handed on keep views of this chunk where they have bytes: the next read then needs a fresh buffer.
       const next = spare !== null && spare.length === chunk.length ? spare : Buffer.allocUnsafe(chunk.length)
       carried = chunk.copy(next, 0, last + 1, end)
@@ -107,9 +107,17 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
 }
 
 /**
+ * Whether the lines of `chunk[0, end)` need their bytes beside their text: only where the text would not encode back
+ * to them, i.e. bytes that are not valid UTF-8 (a cut at a newline never splits a valid sequence).
+ */
+function needsBytes(chunk: Buffer, end: number): boolean {
+  return !isUtf8(chunk.subarray(0, end))
+}
+
+/**
  * The lines of `chunk[0, end)` (`end` at a newline or the end of the file), each with its text, and its bytes if
- * `withBytes`. One toString for them all: a newline byte is never part of a UTF-8 sequence, valid or not, so the text's lines and
- * the bytes' lines pair up one to one.
+ * `withBytes`. One toString for them all: a newline byte is never part of a UTF-8 sequence, valid or not, so the
+ * text's lines and the bytes' lines pair up one to one.
  */
 function linesOf(chunk: Buffer, end: number, withBytes: boolean): SourceItem[] {
   const texts = chunk.toString('utf8', 0, end).split('\n')
