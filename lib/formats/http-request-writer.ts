@@ -104,6 +104,93 @@ ${statements}
   return { write, maxBytes }
 }
 
+/**
+ * One record read in place from a line's bytes: each text field a byte range of `src`, every other field a number
+ * (an enum its ordinal, a u64 a bigint or a safe integer). A parser that reads the line's bytes fills one of these,
+ * reused line after line, and writeHttpRequestSpansAt copies the ranges: no string per field, and no UTF-8
+ * encoding, because the parser hands over only ranges whose text is ASCII (its UTF-8 is the bytes themselves).
+ */
+export interface HttpRequestSpans {
+  src: Buffer
+  /** `[text[2i], text[2i + 1])` of `src` holds the text field at pointer index i; an equal pair is an empty text. */
+  readonly text: Int32Array
+  readonly values: HttpRequestNumbers
+}
+
+type NumberValue<F extends HttpRequestField> = F['kind'] extends 'u64' ? bigint | number : number
+/** The fields that are not text, as numbers. */
+export type HttpRequestNumbers = { -readonly [F in HttpRequestField as F['kind'] extends 'text' ? never : F['name']]: NumberValue<F> }
+
+/** Spans for a record with every field at its default (all zero, every text empty). */
+export function emptyHttpRequestSpans(): HttpRequestSpans {
+  const values = Object.fromEntries(HTTP_REQUEST_SCHEMA.filter((field) => field.kind !== 'text').map((field) => [field.name, 0])) as HttpRequestNumbers
+  return { src: Buffer.alloc(0), text: new Int32Array(HTTP_REQUEST_POINTERS * 2), values }
+}
+
+/** Appends `src[from, to)` (ASCII) as a text field at `end`, as putText does for its string; returns the new end. */
+function putSpan(buf: Buffer, view: DataView, ptrAt: number, end: number, src: Buffer, from: number, to: number): number {
+  const bytes = to - from
+  if (bytes === 0) return end
+  if (bytes < SHORT_TEXT) {
+    for (let i = 0; i < bytes; i++) buf[end + i] = src[from + i] as number
+  } else {
+    src.copy(buf, end, from, to)
+  }
+  view.setUint32(ptrAt, (((end - ptrAt - 8) >> 3) << 2) | 1, true)
+  view.setUint32(ptrAt + 4, ((bytes + 1) << 3) | 2, true)
+  return end + ((bytes + 1 + 7) & ~7)
+}
+
+/** A u64 from a bigint, or from a safe integer without making a bigint of it. */
+function putU64(view: DataView, at: number, value: bigint | number): void {
+  if (typeof value === 'bigint') {
+    view.setBigUint64(at, value, true)
+    return
+  }
+  const low = value % 0x1_0000_0000
+  view.setUint32(at, low, true)
+  view.setUint32(at + 4, (value - low) / 0x1_0000_0000, true)
+}
+
+/** The statement that writes one field of spans `p` (numbers `n`, ranges `t` of `src`), as source for compileSpansWriter. */
+function spanStatement(field: HttpRequestField): string {
+  switch (field.kind) {
+    case 'text': return `end = putSpan(buf, v, s + ${POINTERS_AT + field.at * 8}, end, src, t[${field.at * 2}], t[${field.at * 2 + 1}])`
+    case 'u16': case 'enum': return `v.setUint16(d + ${field.at}, n.${field.name}, true)`
+    case 'u32': return `v.setUint32(d + ${field.at}, n.${field.name}, true)`
+    case 'u64': return `putU64(v, d + ${field.at}, n.${field.name})`
+    case 'f32': return `v.setFloat32(d + ${field.at}, n.${field.name}, true)`
+  }
+}
+
+/** writeHttpRequestAt's twin for spans, compiled from the same schema in the same order: the same bytes for the same record. */
+function compileSpansWriter(): (buf: Buffer, v: DataView, s: number, p: HttpRequestSpans) => number {
+  const statements = HTTP_REQUEST_SCHEMA.map((field) => `  ${spanStatement(field)}`).join('\n')
+  const source = `return function writeHttpRequestSpansAt(buf, v, s, p) {
+  const d = s + ${DATA_AT}
+  const src = p.src
+  const t = p.text
+  const n = p.values
+  let end = s + ${FIXED_BYTES}
+  v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
+${statements}
+  v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
+  return end
+}`
+  return (new Function('putSpan', 'putU64', source) as (...deps: unknown[]) => (buf: Buffer, v: DataView, s: number, p: HttpRequestSpans) => number)(putSpan, putU64)
+}
+
+/** Writes the record `spans` describe into zeroed room, as writeHttpRequestAt writes the same record from its fields. */
+export const writeHttpRequestSpansAt: (buf: Buffer, v: DataView, s: number, spans: HttpRequestSpans) => number = compileSpansWriter()
+
+/** The most bytes writeHttpRequestSpansAt writes for `spans`: the fixed part, each text's bytes, NUL and padding. */
+export function maxHttpRequestSpansBytes(spans: HttpRequestSpans): number {
+  const text = spans.text
+  let bytes = FIXED_BYTES + TEXT_FIELDS.length * TEXT_OVERHEAD
+  for (let i = 0; i < text.length; i += 2) bytes += (text[i + 1] as number) - (text[i] as number)
+  return bytes
+}
+
 const compiled = compileWriter()
 /** Writes one record into zeroed room (see HttpRequestWrite): a batch builder's buffer, or a slab. */
 export const writeHttpRequestAt: HttpRequestWrite = compiled.write

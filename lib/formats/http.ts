@@ -1,22 +1,36 @@
 import { parseCombinedLine } from './combined-log.js'
+import { CombinedTimeOfBytes, scanCombinedLine, type TimeSpan } from './combined-log-bytes.js'
 import { HTTP_REQUEST_FIELD_COUNT } from './http-request.js'
-import { maxHttpRequestBytes, writeHttpRequest, writeHttpRequestAt } from './http-request-writer.js'
+import { emptyHttpRequestSpans, maxHttpRequestBytes, maxHttpRequestSpansBytes, writeHttpRequest, writeHttpRequestAt, writeHttpRequestSpansAt } from './http-request-writer.js'
 import { checkHttpRequest, checkHttpRequestAt } from './http-request-reader.js'
 import type { LogFormat, WrittenValueSink } from './log-format.js'
+
+function writeLine(line: string, sink: WrittenValueSink): Promise<void> | undefined {
+  const fields = parseCombinedLine(line)
+  return sink.put(maxHttpRequestBytes(fields), writeHttpRequestAt, fields)
+}
+
+// One line at a time is read in place: these are filled again for each (sink.put writes the record before it returns).
+const spans = emptyHttpRequestSpans()
+const time: TimeSpan = { start: 0, end: 0 }
+const timeOfBytes = new CombinedTimeOfBytes()
 
 /**
  * Access logs become Cap'n Proto HttpRequest records. decode reads every field the zero-copy way
  * (checkHttpRequest): scalars read, text fields located and checked, no JS strings built; readHttpRequest
- * builds the plain object when the fields are wanted.
+ * builds the plain object when the fields are wanted. A line read as bytes is parsed in place where it can be
+ * (scanCombinedLine), else as text.
  */
 export const httpFormat: LogFormat = {
   kind: 'http',
   encodeLine(line: string): Buffer {
     return writeHttpRequest(parseCombinedLine(line))
   },
-  writeLine(line: string, sink: WrittenValueSink): Promise<void> | undefined {
-    const fields = parseCombinedLine(line)
-    return sink.put(maxHttpRequestBytes(fields), writeHttpRequestAt, fields)
+  writeLine,
+  writeLineBytes(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined {
+    if (!scanCombinedLine(bytes, start, end, spans, time)) return writeLine(bytes.toString('utf8', start, end), sink)
+    spans.values.timestampNs = timeOfBytes.of(bytes, time.start, time.end)
+    return sink.put(maxHttpRequestSpansBytes(spans), writeHttpRequestSpansAt, spans)
   },
   decode(value: Uint8Array): number {
     // The text byte count keeps the reads observably used.

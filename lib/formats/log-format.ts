@@ -23,6 +23,12 @@ export interface LogFormat {
    */
   writeLine?(line: string, sink: WrittenValueSink): Promise<void> | undefined
   /**
+   * writeLine for a line given as its bytes, `bytes[start, end)` (no newline, no CR), which the format reads in place
+   * where it can and decodes to text where it cannot: the same record, or the same error, as writeLine of the
+   * line's text. The bytes are not kept after it returns.
+   */
+  writeLineBytes?(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined
+  /**
    * Decodes a record value reading EVERY field (so decode CPU is honest); returns the number of fields read.
    * Binary formats read zero-copy, as their own readers do (a text field is located and checked, not copied into
    * a JS string); text formats parse the line. Throws SqueezeError(DECODE_RECORD) on corrupt input; must never
