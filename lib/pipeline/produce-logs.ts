@@ -4,7 +4,8 @@ import type { WrittenValueSink } from '../formats/log-format.js'
 import type { ValueWriter } from '../protocol/record-batch-builder.js'
 import type { Logger } from '../log/logger.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
-import type { SourceBatch, SourceItem } from '../sources/source.js'
+import { chunkLines } from '../sources/file-source.js'
+import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
 
 /** What to do with a line its format cannot parse: count it and drop it, or count it and send the raw text. */
 export type ParseErrorPolicy = 'skip' | 'raw'
@@ -18,8 +19,11 @@ export interface ProduceLogsSummary {
 }
 
 export interface ProduceLogsArgs {
-  /** Items one at a time, or in batches (what a source has ready at once), which cost no promise per item. */
-  readonly source: AsyncIterable<SourceItem | SourceBatch>
+  /**
+   * Items one at a time, or in batches (what a source has ready at once), which cost no promise per item; or whole
+   * lines as read (LineChunk), which a format with writeLineBytes reads in place.
+   */
+  readonly source: AsyncIterable<SourceItem | SourceBatch | LineChunk>
   /** Parses text lines; null sends each line's text as the value. */
   readonly format: LogFormat | null
   readonly topic: string
@@ -45,10 +49,17 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
   const itemOf: number[] = []
   const sink = args.format?.writeLine === undefined ? null : sinkFor(args.producer, args.topic)
   let ready = args.ready === undefined
-  for await (const chunk of args.source) {
+  const bytesFormat = args.format?.writeLineBytes === undefined ? null : args.format as BytesFormat
+  for await (const read of args.source) {
     if (args.signal?.aborted === true) break
     const before = summary.itemsRead
     // Until the producer is ready, lines are encoded into records of their own (parsed while it connects).
+    if (isLineChunk(read) && sink !== null && bytesFormat !== null && ready) {
+      await writeLineChunk(read, bytesFormat, sink, args, summary)
+      if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
+      continue
+    }
+    const chunk = isLineChunk(read) ? chunkLines(read, args.format?.checkLine !== undefined) : read
     if (sink !== null && ready) {
       await writeItems(isBatch(chunk) ? chunk : [chunk], sink, args, summary)
       if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
@@ -77,6 +88,15 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
 function isBatch(chunk: SourceItem | SourceBatch): chunk is SourceBatch {
   return Array.isArray(chunk)
 }
+
+function isLineChunk(read: SourceItem | SourceBatch | LineChunk): read is LineChunk {
+  return !Array.isArray(read) && !('kind' in read)
+}
+
+type BytesFormat = LogFormat & Required<Pick<LogFormat, 'writeLine' | 'writeLineBytes'>>
+
+const NEWLINE = 0x0a
+const CR = 0x0d
 
 /** The record for one item, or undefined for a line the policy skips. */
 function toRecord(item: SourceItem, args: ProduceLogsArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
@@ -117,6 +137,49 @@ function sinkFor(producer: Producer, topic: string): WrittenValueSink {
 }
 
 /**
+ * The lines of a chunk, each read in place from its bytes and written straight into its batch
+ * (LogFormat.writeLineBytes), in order: writeItems without a string per line. A line that does not parse is decoded
+ * for the log and the raw policy, as writeItems has it.
+ */
+async function writeLineChunk(chunk: LineChunk, format: BytesFormat, sink: WrittenValueSink, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
+  const { bytes, end } = chunk
+  for (let start = 0; ; ) {
+    let newline = bytes.indexOf(NEWLINE, start)
+    // Bytes past `end` are the next line's start, or stale.
+    if (newline < 0 || newline > end) newline = end
+    const stop = newline > start && bytes[newline - 1] === CR ? newline - 1 : newline
+    summary.itemsRead++
+    let pending: Promise<void> | undefined | null
+    try {
+      pending = format.writeLineBytes(bytes, start, stop, sink)
+    } catch (err) {
+      const raw = parseFailed(bytes.toString('utf8', start, stop), err, args, summary)
+      pending = raw === undefined ? null : args.producer.send(raw)
+    }
+    // Awaited only where the producer returned a promise: no promise per line.
+    if (pending === undefined || (pending !== null && await accepted(pending, args, summary))) summary.recordsSent++
+    if (newline === end) return
+    start = newline + 1
+  }
+}
+
+/**
+ * Whether a record whose send returned `pending` was taken: false for a record too large, which is counted and
+ * logged (the rest go on). Other errors are thrown.
+ */
+async function accepted(pending: Promise<void>, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<boolean> {
+  try {
+    await pending
+    return true
+  } catch (err) {
+    if (!(err instanceof SqueezeError && err.code === ErrorCodes.RECORD_TOO_LARGE)) throw err
+    summary.rejected++
+    args.log.error({ line: summary.itemsRead, code: err.code }, err.message)
+    return false
+  }
+}
+
+/**
  * Lines, each written straight into its batch (LogFormat.writeLine), in order; a line that comes with bytes its
  * text would not re-encode to (not valid UTF-8) is checked and sent as those bytes. A promise is awaited only
  * where the producer returns one (buffer.memory full, metadata to load, a record too large).
@@ -139,17 +202,7 @@ async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: Prod
         pending = args.producer.send(raw)
       }
     }
-    if (pending !== undefined) {
-      try {
-        await pending
-      } catch (err) {
-        if (!(err instanceof SqueezeError && err.code === ErrorCodes.RECORD_TOO_LARGE)) throw err
-        summary.rejected++
-        args.log.error({ line: summary.itemsRead, code: err.code }, err.message)
-        continue
-      }
-    }
-    summary.recordsSent++
+    if (pending === undefined || await accepted(pending, args, summary)) summary.recordsSent++
   }
 }
 

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline'
 import { StringDecoder } from 'node:string_decoder'
 import { isUtf8 } from 'node:buffer'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
-import type { SourceBatch, SourceItem } from './source.js'
+import type { LineChunk, SourceBatch, SourceItem } from './source.js'
 
 export interface FileSourceOptions {
   /** Keep reading as the file grows, and reopen it when it is rotated or truncated (tail -F). */
@@ -42,24 +42,47 @@ const NEWLINE = 0x0a
 
 /**
  * Lines of a file, read once or followed, a batch per read: the lines a read completed. A file read once is
- * read in 96 KiB chunks (readline's promise and event per line were a sixth of the producer's CPU), and each
- * chunk is cut after its last newline and decoded in one toString: a newline byte never sits inside a UTF-8
- * sequence, so no character is split, and the bytes after it move to the front for the next read. That is a
- * tenth of the CPU of a StringDecoder plus joining the carried-over text to the next chunk's, which was half
- * of `produce --source file`'s main thread before parsing.
+ * read in 96 KiB chunks (readline's promise and event per line were a sixth of the producer's CPU; see
+ * readFileChunks), each decoded in one toString: a newline byte never sits inside a UTF-8 sequence, so no
+ * character is split. That is a tenth of the CPU of a StringDecoder plus joining the carried-over text to the
+ * next chunk's, which was half of `produce --source file`'s main thread before parsing.
  */
 export async function* readFileBatches(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
+  if (options.follow) {
+    await statOrThrow(path)
+    for await (const item of followLines(path, options)) yield [item]
+    return
+  }
+  const wantBytes = options.lineBytes ?? true
+  for await (const chunk of readFileChunks(path, options)) yield chunkLines(chunk, wantBytes)
+}
+
+/**
+ * The lines of a chunk (see LineChunk), each with its text, and its bytes where its text would not encode back to
+ * them (bytes that are not valid UTF-8) and `wantBytes`; those are a copy, since the chunk's buffer is read into again.
+ */
+export function chunkLines(chunk: LineChunk, wantBytes: boolean): SourceItem[] {
+  const { bytes, end } = chunk
+  if (!wantBytes || !needsBytes(bytes, end)) return linesOf(bytes, end, false)
+  return linesOf(Buffer.from(bytes.subarray(0, end)), end, true)
+}
+
+async function statOrThrow(path: string): Promise<void> {
   try {
     await stat(path)
   } catch (err) {
     throw new SqueezeError(ErrorCodes.SOURCE, `cannot read ${path}: ${errorMessage(err)}`, { cause: err })
   }
-  if (options.follow) {
-    for await (const item of followLines(path, options)) yield [item]
-    return
-  }
+}
+
+/**
+ * A file read once, as the whole lines each read completed, undecoded: a format that reads a line's bytes in place
+ * (LogFormat.writeLineBytes) needs no text of it. Each chunk is cut after its last newline, and the bytes after it
+ * move to the front for the next read. The chunk's buffer is read into again once the next chunk is asked for.
+ */
+export async function* readFileChunks(path: string, options: Pick<FileSourceOptions, 'readSizeBytes' | 'signal'>): AsyncGenerator<LineChunk> {
+  await statOrThrow(path)
   const handle = await open(path, 'r')
-  const wantBytes = options.lineBytes ?? true
   let chunk: Buffer = Buffer.allocUnsafe(options.readSizeBytes ?? READ_ONCE_BYTES)
   /** Bytes at the front of `chunk` after the last newline read so far: the start of a line. */
   let carried = 0
@@ -69,7 +92,7 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
    * trip per chunk, a sixth of the access-log run's main thread idle.
    */
   let reading: Promise<{ bytesRead: number }> = handle.read(chunk, 0, chunk.length, null)
-  /** The buffer the lines before the last were decoded from, free again when they kept no view of it. */
+  /** The buffer of the chunk handed on before, free again once the next one is asked for. */
   let spare: Buffer | null = null
   try {
     for (;;) {
@@ -77,7 +100,7 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
       if (options.signal?.aborted === true) return
       const end = carried + bytesRead
       if (bytesRead === 0) {
-        if (end > 0) yield linesOf(chunk, end, wantBytes && needsBytes(chunk, end))
+        if (end > 0) yield { bytes: chunk, end }
         return
       }
       // The carried bytes hold no newline, so one found is in what this read added.
@@ -89,13 +112,11 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
         reading = handle.read(chunk, carried, chunk.length - carried, null)
         continue
       }
-      const withBytes = wantBytes && needsBytes(chunk, last)
-      // The lines handed on keep views of this chunk where they have bytes: the next read then needs a fresh buffer.
       const next = spare !== null && spare.length === chunk.length ? spare : Buffer.allocUnsafe(chunk.length)
       carried = chunk.copy(next, 0, last + 1, end)
       reading = handle.read(next, carried, next.length - carried, null)
-      const lines = linesOf(chunk, last, withBytes)
-      spare = withBytes ? null : chunk
+      const lines: LineChunk = { bytes: chunk, end: last }
+      spare = chunk
       chunk = next
       yield lines
     }

@@ -11,3 +11,13 @@ export type SourceItem =
 
 /** Items a source has ready at once: handed on together, so the pipeline pays no promise per line. */
 export type SourceBatch = readonly SourceItem[]
+
+/**
+ * Whole lines as read, not yet split or decoded: `bytes[0, end)`, lines separated by '\n' (a CR before one is not
+ * part of its line), the last ending at `end`. `bytes` is the source's read buffer: valid until the next chunk is
+ * asked for.
+ */
+export interface LineChunk {
+  readonly bytes: Buffer
+  readonly end: number
+}

@@ -14,9 +14,9 @@ import { Producer } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
-import { readFileBatches, readStdinLines } from '../../lib/sources/file-source.js'
+import { readFileBatches, readFileChunks, readStdinLines } from '../../lib/sources/file-source.js'
 import { parseRateSchedule } from '../../lib/sources/rate-schedule.js'
-import type { SourceBatch, SourceItem } from '../../lib/sources/source.js'
+import type { LineChunk, SourceBatch, SourceItem } from '../../lib/sources/source.js'
 
 export const PRODUCE_HELP = `squeeze produce: read or generate log records, batch them per partition, compress, send to Kafka.
 
@@ -123,9 +123,11 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         }).then(() => ready(() => delivery.healthy()))
         // Handled here, awaited by produceLogs: a failure to connect is its error, not an unhandled rejection.
         connected.catch(() => undefined)
-        const source: AsyncIterable<SourceBatch> =
+        const source: AsyncIterable<SourceBatch | LineChunk> =
           // The generators load only for a generated run (a tenth of the modules a file run needs).
           sourceKind === 'generate' ? (await import('../../lib/sources/generator-source.js')).generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { rateSchedule: rate }) })
+          // A format that reads a line's bytes in place gets the file as read, undecoded and unsplit.
+          : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(values.file as string, { signal })
           // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
           : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined, signal }), records)
           : limit(oneByOne(readStdinLines(signal)), records)

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { formatFor } from '../../../lib/formats/index.js'
 import { produceLogs } from '../../../lib/pipeline/produce-logs.js'
-import { readFileBatches } from '../../../lib/sources/file-source.js'
-import type { SourceBatch } from '../../../lib/sources/source.js'
+import { readFileBatches, readFileChunks } from '../../../lib/sources/file-source.js'
+import type { LineChunk, SourceBatch } from '../../../lib/sources/source.js'
 import { kindLines } from '../../helpers/corpus.js'
 import { until } from '../../helpers/fake-cluster.js'
 import { useTestKafka } from '../../helpers/kafka.js'
@@ -35,7 +35,11 @@ describe('produceLogs from a file read in batches', () => {
     assert.deepEqual(values, good)
   })
 
-  it('http lines are written straight into their batches: the bytes encodeLine makes, raw lines in place, a line too large counted', async (t) => {
+  /**
+   * Corpus access lines with a bad line, a line whose bound is too large but whose record is not, and a line too
+   * large, through produceLogs from `source(path)`; every record must be the bytes encodeLine makes.
+   */
+  async function produceAccessLog(t: TestContext, source: (path: string) => AsyncIterable<SourceBatch | LineChunk>, extra: readonly string[], newline: string): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-produce-logs-'))
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     const format = formatFor('http')
@@ -47,7 +51,7 @@ describe('produceLogs from a file read in batches', () => {
         return false
       }
     }
-    const good = kindLines('http').filter(parses).slice(0, 6000)
+    const good = [...kindLines('http').filter(parses).slice(0, 6000 - extra.length), ...extra]
     const accessLine = (path: string): string => `127.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET ${path} HTTP/1.1" 200 7697 "-" "curl/8"`
     // Its bound (3 bytes per character) is over max.request.size, its record is not: it goes the slower way, and gets there.
     const boundTooLarge = accessLine(`/${'b'.repeat(40_000)}`)
@@ -55,17 +59,26 @@ describe('produceLogs from a file read in batches', () => {
     const bad = 'not an access line'
     const lines = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500, 4000), tooLarge, ...good.slice(4000)]
     const path = join(dir, 'access.log')
-    writeFileSync(path, `${lines.join('\n')}\n`)
+    writeFileSync(path, `${lines.join(newline)}${newline}`)
     const topic = await kafka.createTopic(t)
     const producer = await kafka.startProducer({ maxRequestSizeBytes: 100_000, lingerMs: 5, batchSizeBytes: 64 * 1024 })
     t.after(() => producer.close())
-    const summary = await produceLogs({ source: readFileBatches(path, { follow: false }), format, topic, producer, onParseError: 'raw', log: kafka.log })
+    const summary = await produceLogs({ source: source(path), format, topic, producer, onParseError: 'raw', log: kafka.log })
     await producer.flush()
     assert.deepEqual(summary, { itemsRead: 6003, recordsSent: 6002, parseErrors: 1, sentRaw: 1, rejected: 1 })
     const expected = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500)].map((line) => (line === bad ? Buffer.from(bad) : format.encodeLine(line)))
     const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value))
     assert.equal(values.length, expected.length)
     values.forEach((value, i) => assert.ok(value?.equals(expected[i] as Buffer), `record ${i} differs`))
+  }
+
+  it('http lines are written straight into their batches: the bytes encodeLine makes, raw lines in place, a line too large counted', async (t) => {
+    await produceAccessLog(t, (path) => readFileBatches(path, { follow: false }), [], '\n')
+  })
+
+  it('http lines read in place from the file\'s bytes (readFileChunks): the same records, non-ASCII and CRLF lines included', async (t) => {
+    const nonAscii = '10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /caf\u00e9 HTTP/1.1" 200 12 "-" "na\u00efve/1.0"'
+    await produceAccessLog(t, (path) => readFileChunks(path, { readSizeBytes: 8192 }), [nonAscii, nonAscii], '\r\n')
   })
 
   it('with a producer still connecting, the first lines are read and parsed, and sent once it is ready; a failed connect is the error', async (t) => {

@@ -4,7 +4,19 @@ import { appendFileSync, closeSync, copyFileSync, mkdtempSync, openSync, renameS
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
-import { readFileBatches, readFileLines, type FileSourceOptions } from '../../../lib/sources/file-source.js'
+import { readFileBatches, readFileChunks, readFileLines, type FileSourceOptions } from '../../../lib/sources/file-source.js'
+
+/** `bytes` cut at each newline, as a chunk's lines are. */
+function splitLines(bytes: Buffer): Buffer[] {
+  const lines: Buffer[] = []
+  let start = 0
+  for (let newline = bytes.indexOf(0x0a); newline >= 0; newline = bytes.indexOf(0x0a, start)) {
+    lines.push(bytes.subarray(start, newline))
+    start = newline + 1
+  }
+  lines.push(bytes.subarray(start))
+  return lines
+}
 
 function tempLog(): string {
   return join(mkdtempSync(join(tmpdir(), 'squeeze-follow-')), 'app.log')
@@ -117,6 +129,28 @@ describe('file source (read once)', () => {
       break
     }
     assert.equal(first, 'line 0')
+  })
+
+  it('readFileChunks: the whole lines of each read, undecoded, byte for byte whatever the read size, and none split across chunks', async () => {
+    const lines = [Buffer.from('naïve café'), Buffer.from(''), Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x62]), Buffer.from(`GET /${'x'.repeat(300)}é`), Buffer.from('日本語 😀')]
+    const copies = Array.from({ length: 40 }, (_, i) => lines[i % lines.length] as Buffer)
+    const path = tempLog()
+    // CRLF on every third line, no final newline.
+    writeFileSync(path, Buffer.concat(copies.flatMap((line, i) => (i === copies.length - 1 ? [line] : [line, Buffer.from(i % 3 === 0 ? '\r\n' : '\n')]))))
+    for (const readSizeBytes of [1, 3, 64, 4096, 1024 * 1024]) {
+      const got: Buffer[] = []
+      let chunks = 0
+      for await (const { bytes, end } of readFileChunks(path, { readSizeBytes })) {
+        chunks++
+        // Taken apart before the next chunk is asked for: its buffer is read into again.
+        for (const line of splitLines(Buffer.from(bytes.subarray(0, end)))) got.push(line.at(-1) === 0x0d ? line.subarray(0, -1) : line)
+      }
+      assert.deepEqual(got, copies, `read size ${readSizeBytes}`)
+      // One read takes the whole file: its lines up to the last newline, then the unterminated last one at the end.
+      assert.ok(readSizeBytes >= 4096 ? chunks === 2 : chunks > 2, `read size ${readSizeBytes}: ${chunks} chunks`)
+    }
+    writeFileSync(path, '')
+    for await (const chunk of readFileChunks(path, {})) assert.fail(`an empty file gave a chunk of ${chunk.end} bytes`)
   })
 
   it('a file that ends in a newline has no empty last line; an empty file has no lines', async () => {
