@@ -182,6 +182,11 @@ interface InFlightSeal {
   readonly recordsBytes: number
   readonly firstTimestamp: number
   readonly done: SealDone
+  /**
+   * A batch handed to a thread still booting: the thread got a copy, and this is sealed elsewhere if the thread
+   * dies before it is ready (it may never boot: no thread can be created, its module cannot load).
+   */
+  readonly kept?: { readonly batch: OpenBatch; readonly spec: CodecSpec }
 }
 
 interface PoolThread {
@@ -253,10 +258,11 @@ class PoolSealer extends RecyclingSealer {
       thread.worker.ref()
       thread.busySince = performance.now()
     }
-    thread.inFlight.set(id, { count: batch.count, recordsBytes, firstTimestamp: batch.firstTimestamp, done: measuredDone })
+    const kept = thread.ready ? undefined : { batch, spec }
+    thread.inFlight.set(id, { count: batch.count, recordsBytes, firstTimestamp: batch.firstTimestamp, done: measuredDone, ...(kept === undefined ? {} : { kept }) })
     thread.queuedBytes += batch.records.byteLength
-    // A buffer this sealer did not hand out may be shared (Node's pool): send a copy of the records instead.
-    const records = this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
+    // A buffer this sealer did not hand out may be shared (Node's pool), and one kept must stay here: send a copy.
+    const records = kept === undefined && this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
     const request: SealRequest = { id, spec, batch: { ...batch, records }, postedAtMs: Date.now() }
     thread.worker.postMessage(request, [records.buffer as ArrayBuffer])
   }
@@ -326,7 +332,7 @@ class PoolSealer extends RecyclingSealer {
 
   /**
    * The thread for the next batch, or null to seal it here: none started yet while inline compression is cheaper,
-   * every thread died, or none is ready yet (the first boots). A new thread starts when every running one is busy,
+   * every thread died, or none is ready yet (the first boots) and no input was announced. A new thread starts when every running one is busy,
    * while fewer than `size` were started; once one thread is ready, a booting one takes batches (they wait for it
    * as they would behind a busy one).
    */
@@ -341,11 +347,14 @@ class PoolSealer extends RecyclingSealer {
       anyReady ||= t.ready
       if (best === null || t.queuedBytes < best.queuedBytes) best = t
     }
+    // An announced input keeps its batches off the event loop while the thread boots: the run is long enough to
+    // wait for it, and the event loop, which reads and parses that input, is its bottleneck.
+    const waitForBoot = anyReady || this.expectedBytes > 0
     if ((best === null || best.queuedBytes > 0) && this.threads.length < this.size) {
       const started = this.startThread()
-      return anyReady ? started : null
+      return waitForBoot ? started : null
     }
-    return anyReady ? best : null
+    return waitForBoot ? best : null
   }
 
   private startThread(): PoolThread {
@@ -382,6 +391,8 @@ class PoolSealer extends RecyclingSealer {
     thread.batches++
     this.owned.add(reply.records)
     this.recycle(reply.records)
+    const kept = pending.kept === undefined ? null : this.ownedBacking(pending.kept.batch.records)
+    if (kept !== null) this.recycle(kept)
     pending.done({
       bytes: Buffer.from(reply.bytes),
       recordCount: pending.count,
@@ -407,7 +418,10 @@ class PoolSealer extends RecyclingSealer {
     thread.queuedBytes = 0
     this.idle(thread)
     this.log.warn({ batches: pending.length, threadsLeft: left }, `${reason}; ${left > 0 ? 'the other threads go on' : 'compressing on the event loop from now on'}`)
-    for (const p of pending) p.done(new Error(reason))
+    for (const p of pending) {
+      if (p.kept === undefined) p.done(new Error(reason))
+      else this.seal(p.kept.batch, p.kept.spec, p.done)
+    }
   }
 }
 

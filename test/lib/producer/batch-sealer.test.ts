@@ -193,7 +193,7 @@ describe('batch sealer', () => {
     }
   })
 
-  it('with inline seconds and input announced, starts its thread once that input is projected to cost them, not after they were spent', async () => {
+  it('with inline seconds and input announced, starts its thread once that input is projected to cost them, not after they were spent, and waits for it to boot', async () => {
     const spec: CodecSpec = { codec: 'zstd', level: 19 }
     // Far more than two 256 KiB batches cost at zstd:19, far less than a GiB of them.
     const inlineSeconds = 5
@@ -206,9 +206,11 @@ describe('batch sealer', () => {
       const first = sealedInline(told, fill(told, 256 * 1024, 'first'), spec, 'the first batch (no cost measured yet)')
       assert.ok(first.compressCpuSeconds < inlineSeconds)
       assert.equal(told.load().threads.length, 0, 'no thread before a cost was measured')
-      sealedInline(told, fill(told, 256 * 1024, 'second'), spec, 'the second batch, sealed while the thread it started boots,')
-      assert.equal(told.load().threads.length, 1, 'a GiB announced at the measured cost starts the thread')
-      await firstOnThread(told, spec, 'late', 256 * 1024)
+      // The second batch starts the thread and waits for it: the event loop goes on reading the input meanwhile.
+      const second = seal(told, fill(told, 256 * 1024, 'second'), spec)
+      assert.deepEqual(told.load().threads.map((t) => t.ready), [false], 'a GiB announced at the measured cost starts the thread')
+      assert.match(values(await second)[0] ?? '', /^second /)
+      assert.deepEqual(told.load().threads.map((t) => t.batches), [1], 'the second batch was sealed on the thread')
       for (const name of ['first', 'second']) sealedInline(untold, fill(untold, 256 * 1024, name), spec, `${name} batch, no input announced`)
       assert.equal(untold.load().threads.length, 0, 'without the announcement, no thread before inline seconds were spent')
     } finally {
@@ -228,6 +230,26 @@ describe('batch sealer', () => {
       await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /^Error: compression thread 1 of 1 exited with code 3$/)
       const after = await seal(sealer, fill(sealer, 64 * 1024, 'after'), { codec: 'zstd', level: 3 })
       assert.match(values(after)[0] ?? '', /^after /)
+      assert.deepEqual(warnings.messages(), ['compression thread 1 of 1 exited with code 3; compressing on the event loop from now on'])
+    } finally {
+      await sealer.close()
+    }
+  })
+
+  it('a thread that dies before it is ready loses nothing: the batches an announced input gave it while it booted are sealed on the event loop', async () => {
+    const neverReady = join(tmpdir(), `squeeze-never-ready-worker-${process.pid}.mjs`)
+    writeFileSync(neverReady, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\n")
+    const warnings = capturedWarnings()
+    const spec: CodecSpec = { codec: 'zstd', level: 3 }
+    const sealer = createBatchSealer(1, warnings.log, pathToFileURL(neverReady), 4, 1e-9)
+    try {
+      sealer.start([spec])
+      sealer.expect(1024 ** 3)
+      sealedInline(sealer, fill(sealer, 64 * 1024, 'first'), spec, 'the first batch (no cost measured yet)')
+      const waiting = ['second', 'third'].map((name) => seal(sealer, fill(sealer, 64 * 1024, name), spec))
+      assert.deepEqual(sealer.load().threads.map((t) => t.ready), [false], 'handed to the booting thread')
+      const sealed = await Promise.all(waiting)
+      assert.deepEqual(sealed.map((batch) => values(batch)[0]?.split(' ')[0]), ['second', 'third'])
       assert.deepEqual(warnings.messages(), ['compression thread 1 of 1 exited with code 3; compressing on the event loop from now on'])
     } finally {
       await sealer.close()
