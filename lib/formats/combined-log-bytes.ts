@@ -1,6 +1,6 @@
 import { parseCombinedTime } from './combined-log.js'
 import { HTTP_METHODS, HTTP_REQUEST_SCHEMA } from './http-request.js'
-import type { HttpRequestSpans } from './http-request-writer.js'
+import { setU64, setU64FromBigInt, u64Slot, type HttpRequestSpans } from './http-request-writer.js'
 
 /**
  * The combined-log parser (combined-log.ts) done over a line's bytes, for the lines it can take in place: plain
@@ -30,6 +30,9 @@ const QUERY = slot('query')
 const PROTOCOL = slot('protocol')
 const REFERER = slot('referer')
 const USER_AGENT = slot('userAgent')
+const RESPONSE_BYTES = u64Slot('responseBytes')
+/** Where the caller puts the timestamp (CombinedTimeOfBytes.set). */
+export const TIMESTAMP_SLOT = u64Slot('timestampNs')
 
 const SPACE = 0x20
 const QUOTE = 0x22
@@ -102,7 +105,7 @@ function methodOrdinal(src: Buffer, from: number, to: number): number {
 
 /**
  * Reads the combined-log line `src[start, end)` into `out` (src, text ranges, method, status, responseBytes; the
- * caller sets timestampNs from `time`) and returns true; or returns false for a line to parse as text instead.
+ * caller sets the timestamp from `time`) and returns true; or returns false for a line to parse as text instead.
  */
 export function scanCombinedLine(src: Buffer, start: number, end: number, out: HttpRequestSpans, time: TimeSpan): boolean {
   const text = out.text
@@ -178,7 +181,7 @@ export function scanCombinedLine(src: Buffer, start: number, end: number, out: H
   const values = out.values
   values.method = methodOrdinal(src, requestStart, methodEnd)
   values.status = (s0 - 0x30) * 100 + (s1 - 0x30) * 10 + (s2 - 0x30)
-  values.responseBytes = size
+  setU64(out.u64, RESPONSE_BYTES, size)
   time.start = timeStart
   time.end = timeEnd
   return true
@@ -189,34 +192,35 @@ const TIME_KEY_BYTES = 64
 /** Where `ss` starts in `17/May/2015:10:05:03 +0000`. */
 const SECONDS_AT = 18
 
+const TWO_11 = 2 ** 11
+const TWO_21 = 2 ** 21
+const TWO_32 = 2 ** 32
+const NS_PER_MS = 1_000_000
+
 /**
- * Nanoseconds of a timestamp in a line's bytes, as parseCombinedTime gives them for its text, with parseCombinedTime's
- * minute cache done on the bytes: a timestamp that differs from the last one parsed only in its two seconds digits is
- * that minute plus its seconds, with no string made. Any other is parsed as text (which throws the text parser's
- * reason for a bad one). Lines of the same second share one bigint.
+ * The timestamp of a line's bytes, as parseCombinedTime gives it for its text, put into a record's u64 halves, with
+ * parseCombinedTime's minute cache done on the bytes: a timestamp that differs from the last one parsed only in its
+ * two seconds digits is that minute plus its seconds, with no string made. Any other is parsed as text (which
+ * throws the text parser's reason for a bad one). Nanoseconds are written from the milliseconds with exact
+ * double arithmetic, so a line costs no bigint.
  */
 export class CombinedTimeOfBytes {
   private readonly key = Buffer.alloc(TIME_KEY_BYTES)
   private keyLength = -1
   private minuteMs = 0
-  private lastMs = NaN
-  private lastNs = 0n
 
-  of(src: Buffer, start: number, end: number): bigint {
-    let ms = this.cached(src, start, end)
+  /** Sets `u64[slot]` and `u64[slot + 1]` to the nanoseconds of the timestamp `src[start, end)`. */
+  set(src: Buffer, start: number, end: number, u64: Uint32Array, slot: number): void {
+    const ms = this.cached(src, start, end)
     if (Number.isNaN(ms)) {
       const ns = parseCombinedTime(src.toString('latin1', start, end))
-      ms = Number(ns / 1_000_000n)
-      this.remember(src, start, end, ms)
-      this.lastMs = ms
-      this.lastNs = ns
-      return ns
+      this.remember(src, start, end, Number(ns / 1_000_000n))
+      setU64FromBigInt(u64, slot, ns)
+    } else if (ms >= 0 && ms <= Number.MAX_SAFE_INTEGER) {
+      setNanosFromMillis(u64, slot, ms)
+    } else {
+      setU64FromBigInt(u64, slot, BigInt(ms) * 1_000_000n)
     }
-    if (ms !== this.lastMs) {
-      this.lastNs = BigInt(ms) * 1_000_000n
-      this.lastMs = ms
-    }
-    return this.lastNs
   }
 
   /** The time in ms when `src[start, end)` is the remembered minute's, else NaN. */
@@ -244,4 +248,20 @@ export class CombinedTimeOfBytes {
     this.keyLength = length
     this.minuteMs = ms - (tens * 10 + ones) * 1000
   }
+}
+
+/**
+ * `ms * 1e6` into u64 halves, exactly, for an integer `ms` from 0 to 2^53 (the product needs up to 73 bits; its
+ * low 64 are kept, as setBigUint64 would). Every intermediate stays below 2^53, where doubles are exact:
+ * ms = h * 2^21 + l, so ms * 1e6 = (h * 1e6) * 2^21 + l * 1e6; with p = h * 1e6 = ph * 2^11 + pl, that is
+ * ph * 2^32 + (pl * 2^21 + l * 1e6).
+ */
+export function setNanosFromMillis(u64: Uint32Array, slot: number, ms: number): void {
+  const low21 = ms % TWO_21
+  const product = ((ms - low21) / TWO_21) * NS_PER_MS
+  const productLow11 = product % TWO_11
+  const rest = productLow11 * TWO_21 + low21 * NS_PER_MS
+  const restLow = rest % TWO_32
+  u64[slot] = restLow
+  u64[slot + 1] = ((product - productLow11) / TWO_11 + (rest - restLow) / TWO_32) % TWO_32
 }

@@ -105,26 +105,51 @@ ${statements}
 }
 
 /**
- * One record read in place from a line's bytes: each text field a byte range of `src`, every other field a number
- * (an enum its ordinal, a u64 a bigint or a safe integer). A parser that reads the line's bytes fills one of these,
- * reused line after line, and writeHttpRequestSpansAt copies the ranges: no string per field, and no UTF-8
- * encoding, because the parser hands over only ranges whose text is ASCII (its UTF-8 is the bytes themselves).
+ * One record read in place from a line's bytes: each text field a byte range of `src`, each u64 two 32-bit halves,
+ * every other field a number (an enum its ordinal). A parser that reads the line's bytes fills one of these, reused
+ * line after line, and writeHttpRequestSpansAt copies the ranges: no string per field, and no UTF-8 encoding,
+ * because the parser hands over only ranges whose text is ASCII (its UTF-8 is the bytes themselves). No bigint
+ * either: one per line was most of what such a run left for the garbage collector.
  */
 export interface HttpRequestSpans {
   src: Buffer
   /** `[text[2i], text[2i + 1])` of `src` holds the text field at pointer index i; an equal pair is an empty text. */
   readonly text: Int32Array
+  /** The u64 field at data offset `at` as its low half at `[at / 4]` and its high half at `[at / 4 + 1]`. */
+  readonly u64: Uint32Array
   readonly values: HttpRequestNumbers
 }
 
-type NumberValue<F extends HttpRequestField> = F['kind'] extends 'u64' ? bigint | number : number
-/** The fields that are not text, as numbers. */
-export type HttpRequestNumbers = { -readonly [F in HttpRequestField as F['kind'] extends 'text' ? never : F['name']]: NumberValue<F> }
+/** The fields that are neither text nor u64, as numbers. */
+export type HttpRequestNumbers = { -readonly [F in HttpRequestField as F['kind'] extends 'text' | 'u64' ? never : F['name']]: number }
 
 /** Spans for a record with every field at its default (all zero, every text empty). */
 export function emptyHttpRequestSpans(): HttpRequestSpans {
-  const values = Object.fromEntries(HTTP_REQUEST_SCHEMA.filter((field) => field.kind !== 'text').map((field) => [field.name, 0])) as HttpRequestNumbers
-  return { src: Buffer.alloc(0), text: new Int32Array(HTTP_REQUEST_POINTERS * 2), values }
+  const values = Object.fromEntries(HTTP_REQUEST_SCHEMA.filter((field) => field.kind !== 'text' && field.kind !== 'u64').map((field) => [field.name, 0])) as HttpRequestNumbers
+  return { src: Buffer.alloc(0), text: new Int32Array(HTTP_REQUEST_POINTERS * 2), u64: new Uint32Array(HTTP_REQUEST_DATA_BYTES / 4), values }
+}
+
+/** Where u64 field `name`'s low half is in HttpRequestSpans.u64. */
+export function u64Slot(name: string): number {
+  const field = HTTP_REQUEST_SCHEMA.find((f) => f.name === name && f.kind === 'u64')
+  if (field === undefined) throw new Error(`no u64 field ${name} in the HttpRequest schema`)
+  return field.at / 4
+}
+
+const TWO_32 = 0x1_0000_0000
+
+/** Sets the u64 at `slot` of `u64` to `value`, an integer from 0 to 2^53. */
+export function setU64(u64: Uint32Array, slot: number, value: number): void {
+  const low = value % TWO_32
+  u64[slot] = low
+  u64[slot + 1] = (value - low) / TWO_32
+}
+
+/** Sets the u64 at `slot` to `value` modulo 2^64, as DataView.setBigUint64 would store it. */
+export function setU64FromBigInt(u64: Uint32Array, slot: number, value: bigint): void {
+  const wrapped = BigInt.asUintN(64, value)
+  u64[slot] = Number(wrapped & 0xffff_ffffn)
+  u64[slot + 1] = Number(wrapped >> 32n)
 }
 
 /** Appends `src[from, to)` (ASCII) as a text field at `end`, as putText does for its string; returns the new end. */
@@ -141,24 +166,13 @@ function putSpan(buf: Buffer, view: DataView, ptrAt: number, end: number, src: B
   return end + ((bytes + 1 + 7) & ~7)
 }
 
-/** A u64 from a bigint, or from a safe integer without making a bigint of it. */
-function putU64(view: DataView, at: number, value: bigint | number): void {
-  if (typeof value === 'bigint') {
-    view.setBigUint64(at, value, true)
-    return
-  }
-  const low = value % 0x1_0000_0000
-  view.setUint32(at, low, true)
-  view.setUint32(at + 4, (value - low) / 0x1_0000_0000, true)
-}
-
-/** The statement that writes one field of spans `p` (numbers `n`, ranges `t` of `src`), as source for compileSpansWriter. */
+/** The statement that writes one field of spans `p` (numbers `n`, ranges `t` of `src`, u64 halves `w`), as source for compileSpansWriter. */
 function spanStatement(field: HttpRequestField): string {
   switch (field.kind) {
     case 'text': return `end = putSpan(buf, v, s + ${POINTERS_AT + field.at * 8}, end, src, t[${field.at * 2}], t[${field.at * 2 + 1}])`
     case 'u16': case 'enum': return `v.setUint16(d + ${field.at}, n.${field.name}, true)`
     case 'u32': return `v.setUint32(d + ${field.at}, n.${field.name}, true)`
-    case 'u64': return `putU64(v, d + ${field.at}, n.${field.name})`
+    case 'u64': return `v.setUint32(d + ${field.at}, w[${field.at / 4}], true); v.setUint32(d + ${field.at + 4}, w[${field.at / 4 + 1}], true)`
     case 'f32': return `v.setFloat32(d + ${field.at}, n.${field.name}, true)`
   }
 }
@@ -171,13 +185,14 @@ function compileSpansWriter(): (buf: Buffer, v: DataView, s: number, p: HttpRequ
   const src = p.src
   const t = p.text
   const n = p.values
+  const w = p.u64
   let end = s + ${FIXED_BYTES}
   v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
 ${statements}
   v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
   return end
 }`
-  return (new Function('putSpan', 'putU64', source) as (...deps: unknown[]) => (buf: Buffer, v: DataView, s: number, p: HttpRequestSpans) => number)(putSpan, putU64)
+  return (new Function('putSpan', source) as (...deps: unknown[]) => (buf: Buffer, v: DataView, s: number, p: HttpRequestSpans) => number)(putSpan)
 }
 
 /** Writes the record `spans` describe into zeroed room, as writeHttpRequestAt writes the same record from its fields. */

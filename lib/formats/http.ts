@@ -1,5 +1,5 @@
 import { parseCombinedLine } from './combined-log.js'
-import { CombinedTimeOfBytes, scanCombinedLine, type TimeSpan } from './combined-log-bytes.js'
+import { CombinedTimeOfBytes, scanCombinedLine, TIMESTAMP_SLOT, type TimeSpan } from './combined-log-bytes.js'
 import { HTTP_REQUEST_FIELD_COUNT } from './http-request.js'
 import { emptyHttpRequestSpans, maxHttpRequestBytes, maxHttpRequestSpansBytes, writeHttpRequest, writeHttpRequestAt, writeHttpRequestSpansAt } from './http-request-writer.js'
 import { checkHttpRequest, checkHttpRequestAt } from './http-request-reader.js'
@@ -29,7 +29,7 @@ export const httpFormat: LogFormat = {
   writeLine,
   writeLineBytes(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined {
     if (!scanCombinedLine(bytes, start, end, spans, time)) return writeLine(bytes.toString('utf8', start, end), sink)
-    spans.values.timestampNs = timeOfBytes.of(bytes, time.start, time.end)
+    timeOfBytes.set(bytes, time.start, time.end, spans.u64, TIMESTAMP_SLOT)
     return sink.put(maxHttpRequestSpansBytes(spans), writeHttpRequestSpansAt, spans)
   },
   decode(value: Uint8Array): number {

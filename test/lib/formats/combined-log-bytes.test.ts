@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { parseCombinedLine, parseCombinedTime } from '../../../lib/formats/combined-log.js'
-import { CombinedTimeOfBytes, scanCombinedLine, type TimeSpan } from '../../../lib/formats/combined-log-bytes.js'
+import { CombinedTimeOfBytes, scanCombinedLine, setNanosFromMillis, TIMESTAMP_SLOT, type TimeSpan } from '../../../lib/formats/combined-log-bytes.js'
 import { HTTP_METHODS, HTTP_REQUEST_SCHEMA, writeHttpRequestViaCapnpTs, type HttpRequestFields } from '../../../lib/formats/http-request.js'
-import { emptyHttpRequestSpans, maxHttpRequestSpansBytes, writeHttpRequestSpansAt, type HttpRequestSpans } from '../../../lib/formats/http-request-writer.js'
+import { emptyHttpRequestSpans, maxHttpRequestSpansBytes, setU64, setU64FromBigInt, u64Slot, writeHttpRequestSpansAt, type HttpRequestSpans } from '../../../lib/formats/http-request-writer.js'
 import { formatFor } from '../../../lib/formats/index.js'
 import type { WrittenValueSink } from '../../../lib/formats/log-format.js'
 import type { ValueWriter } from '../../../lib/protocol/record-batch-builder.js'
@@ -39,7 +39,7 @@ function viaBytes(line: string, times = new CombinedTimeOfBytes()): { bytes: Buf
   const time: TimeSpan = { start: 0, end: 0 }
   if (!scanCombinedLine(src, 0, src.length, spans, time)) return null
   try {
-    spans.values.timestampNs = times.of(src, time.start, time.end)
+    times.set(src, time.start, time.end, spans.u64, TIMESTAMP_SLOT)
   } catch (err) {
     return { error: (err as Error).message }
   }
@@ -146,7 +146,7 @@ describe('writeHttpRequestSpansAt: the capnp-ts bytes for a record given as byte
   const asciiText = fc.oneof(fc.string({ unit: 'grapheme-ascii', maxLength: 60 }), fc.string({ unit: 'grapheme-ascii', minLength: 40, maxLength: 300 }))
   const u64 = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.maxSafeNat())
 
-  it('any ASCII texts in any slot, any numbers (u64 as a bigint or a safe integer)', () => {
+  it('any ASCII texts in any slot, any numbers (u64 halves set from a bigint or a safe integer)', () => {
     fc.assert(fc.property(fc.array(asciiText, { minLength: TEXT_FIELDS.length, maxLength: TEXT_FIELDS.length }), u64, u64, u64, fc.nat({ max: 0xffff }), fc.nat({ max: HTTP_METHODS.length - 1 }), fc.float(), (texts, timestamp, requestBytes, responseBytes, status, method, originMs) => {
       // The texts laid out one after another in one source buffer, as a line's fields are.
       const src = Buffer.from(`<${texts.join('|')}>`, 'latin1')
@@ -161,7 +161,12 @@ describe('writeHttpRequestSpansAt: the capnp-ts bytes for a record given as byte
         fields[field.name] = t
         at += t.length + 1
       })
-      Object.assign(spans.values, { timestampNs: timestamp, requestBytes, responseBytes, status, method, originResponseTimeMs: originMs })
+      Object.assign(spans.values, { status, method, originResponseTimeMs: originMs })
+      const u64 = { timestampNs: timestamp, requestBytes, responseBytes }
+      for (const [name, value] of Object.entries(u64)) {
+        if (typeof value === 'bigint') setU64FromBigInt(spans.u64, u64Slot(name), value)
+        else setU64(spans.u64, u64Slot(name), value)
+      }
       Object.assign(fields, {
         timestampNs: BigInt(timestamp), clientPort: 0, method: HTTP_METHODS[method], scheme: 'unknown', status, requestBytes: BigInt(requestBytes),
         responseBytes: BigInt(responseBytes), cacheStatus: 'unknown', tlsVersion: 'none', originResponseTimeMs: originMs, edgeTimeToFirstByteMs: 0, asn: 0
@@ -173,7 +178,22 @@ describe('writeHttpRequestSpansAt: the capnp-ts bytes for a record given as byte
   })
 })
 
-describe('CombinedTimeOfBytes: parseCombinedTime\'s nanoseconds without a string per line', () => {
+/** The u64 CombinedTimeOfBytes puts into a record's halves for the timestamp `src[start, end)`. */
+function nanosOf(times: CombinedTimeOfBytes, src: Buffer, start: number, end: number): bigint {
+  const u64 = new Uint32Array(2)
+  times.set(src, start, end, u64, 0)
+  return BigInt(u64[0] as number) | (BigInt(u64[1] as number) << 32n)
+}
+
+describe('CombinedTimeOfBytes: parseCombinedTime\'s nanoseconds without a string or a bigint per line', () => {
+  it('setNanosFromMillis: the low 64 bits of ms * 1e6, exactly, for any ms from 0 to 2^53', () => {
+    const u64 = new Uint32Array(2)
+    fc.assert(fc.property(fc.oneof(fc.maxSafeNat(), fc.integer({ min: 1_000_000_000_000, max: 4_000_000_000_000 })), (ms) => {
+      setNanosFromMillis(u64, 0, ms)
+      assert.equal(BigInt(u64[0] as number) | (BigInt(u64[1] as number) << 32n), BigInt.asUintN(64, BigInt(ms) * 1_000_000n), String(ms))
+    }), { numRuns: 5000 })
+  })
+
   it('the same second, the next second, the next minute, another zone, another day, seconds 60-99, and back', () => {
     const times = new CombinedTimeOfBytes()
     const stamps = [
@@ -183,22 +203,22 @@ describe('CombinedTimeOfBytes: parseCombinedTime\'s nanoseconds without a string
     ]
     for (const stamp of stamps) {
       const src = Buffer.from(`[${stamp}]`)
-      assert.equal(times.of(src, 1, src.length - 1), parseCombinedTime(stamp), stamp)
+      assert.equal(nanosOf(times, src, 1, src.length - 1), BigInt.asUintN(64, parseCombinedTime(stamp)), stamp)
     }
   })
 
   it('a bad timestamp throws what the text parser throws, and the next good one is still right', () => {
     const times = new CombinedTimeOfBytes()
     const good = Buffer.from('17/May/2015:10:05:03 +0000')
-    times.of(good, 0, good.length)
+    nanosOf(times, good, 0, good.length)
     for (const bad of ['17/May/2015:10:05:0x +0000', '17/Mai/2015:10:05:03 +0000', '17/May/2015:10:05 +0000']) {
       const src = Buffer.from(bad)
-      assert.throws(() => times.of(src, 0, src.length), (err: Error) => {
+      assert.throws(() => nanosOf(times, src, 0, src.length), (err: Error) => {
         assert.throws(() => parseCombinedTime(bad), { message: err.message })
         return true
       })
     }
     const next = Buffer.from('17/May/2015:10:05:09 +0000')
-    assert.equal(times.of(next, 0, next.length), parseCombinedTime('17/May/2015:10:05:09 +0000'))
+    assert.equal(nanosOf(times, next, 0, next.length), parseCombinedTime('17/May/2015:10:05:09 +0000'))
   })
 })
