@@ -46,14 +46,44 @@ function encodeText(buf: Buffer, text: string, at: number): number {
   return utf8Write(buf, text, at)
 }
 
-/** Appends a non-empty text field at `end` and points pointer `ptrAt` at it; returns the new end. */
-function putText(buf: Buffer, view: DataView, ptrAt: number, end: number, text: string): number {
-  if (text.length === 0) return end // empty Text stays a null pointer, as the reference writer leaves it
-  const bytes = encodeText(buf, text, end)
-  // The slab is zeroed and never rewritten, so the NUL and the padding are already there.
+/**
+ * Finishes a text of `bytes` bytes written at `end`: its NUL and padding to a word, and pointer `ptrAt` at it.
+ * Returns the word after it. The writers write every byte of a record, so they need no zeroed room.
+ */
+function finishText(buf: Buffer, view: DataView, ptrAt: number, end: number, bytes: number): number {
+  const next = end + ((bytes + 1 + 7) & ~7)
+  for (let i = end + bytes; i < next; i++) buf[i] = 0
   view.setUint32(ptrAt, (((end - ptrAt - 8) >> 3) << 2) | 1, true) // list pointer: offset in words from the next word
   view.setUint32(ptrAt + 4, ((bytes + 1) << 3) | 2, true) // element size 2 (byte), count with the NUL
-  return end + ((bytes + 1 + 7) & ~7)
+  return next
+}
+
+/** An empty text: a null pointer, as the reference writer leaves it. */
+function nullPointer(view: DataView, ptrAt: number): void {
+  view.setUint32(ptrAt, 0, true)
+  view.setUint32(ptrAt + 4, 0, true)
+}
+
+/** Appends a text field at `end` and points pointer `ptrAt` at it (a null pointer if empty); returns the new end. */
+function putText(buf: Buffer, view: DataView, ptrAt: number, end: number, text: string): number {
+  if (text.length === 0) {
+    nullPointer(view, ptrAt)
+    return end
+  }
+  return finishText(buf, view, ptrAt, end, encodeText(buf, text, end))
+}
+
+/**
+ * The statements that zero what no field writes in record `s`: the stream header's segment count, the root pointer's
+ * offset word, and any byte of the data section no field covers (none in today's schema). Every other byte is a
+ * field's, a pointer's or a text's.
+ */
+function unwrittenBytesStatements(): string {
+  const covered = new Uint8Array(HTTP_REQUEST_DATA_BYTES)
+  const widths: Record<HttpRequestField['kind'], number> = { text: 0, u16: 2, enum: 2, u32: 4, f32: 4, u64: 8 }
+  for (const field of HTTP_REQUEST_SCHEMA) covered.fill(1, field.kind === 'text' ? 0 : field.at, field.kind === 'text' ? 0 : field.at + widths[field.kind])
+  const gaps = [...covered.keys()].filter((i) => covered[i] === 0).map((i) => `  buf[s + ${DATA_AT + i}] = 0`)
+  return [`  v.setUint32(s, 0, true)`, `  v.setUint32(s + ${HEADER_BYTES}, 0, true)`, ...gaps].join('\n')
 }
 
 function enumOrdinals(names: readonly string[]): ReadonlyMap<string, number> {
@@ -61,9 +91,8 @@ function enumOrdinals(names: readonly string[]): ReadonlyMap<string, number> {
 }
 
 /**
- * Writes one record at `s` of `buf` (`v` a view of the same memory) and returns where it ends. The room up to
- * `s + maxHttpRequestBytes(f)` must be zeroed: the NULs, the padding and the null pointers of empty texts are
- * the zeros already there.
+ * Writes one record at `s` of `buf` (`v` a view of the same memory), every byte of it (the room need not be zeroed),
+ * within `s + maxHttpRequestBytes(f)`, and returns where it ends.
  */
 export type HttpRequestWrite = (buf: Buffer, v: DataView, s: number, f: HttpRequestFields) => number
 
@@ -91,6 +120,7 @@ function compileWriter(): { write: HttpRequestWrite; maxBytes: (f: HttpRequestFi
   const source = `return [function writeHttpRequestAt(buf, v, s, f) {
   const d = s + ${DATA_AT}
   let end = s + ${FIXED_BYTES}
+${unwrittenBytesStatements()}
   v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
 ${statements}
   v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
@@ -155,15 +185,16 @@ export function setU64FromBigInt(u64: Uint32Array, slot: number, value: bigint):
 /** Appends `src[from, to)` (ASCII) as a text field at `end`, as putText does for its string; returns the new end. */
 function putSpan(buf: Buffer, view: DataView, ptrAt: number, end: number, src: Buffer, from: number, to: number): number {
   const bytes = to - from
-  if (bytes === 0) return end
+  if (bytes === 0) {
+    nullPointer(view, ptrAt)
+    return end
+  }
   if (bytes < SHORT_TEXT) {
     for (let i = 0; i < bytes; i++) buf[end + i] = src[from + i] as number
   } else {
     src.copy(buf, end, from, to)
   }
-  view.setUint32(ptrAt, (((end - ptrAt - 8) >> 3) << 2) | 1, true)
-  view.setUint32(ptrAt + 4, ((bytes + 1) << 3) | 2, true)
-  return end + ((bytes + 1 + 7) & ~7)
+  return finishText(buf, view, ptrAt, end, bytes)
 }
 
 /** The statement that writes one field of spans `p` (numbers `n`, ranges `t` of `src`, u64 halves `w`), as source for compileSpansWriter. */
@@ -187,6 +218,7 @@ function compileSpansWriter(): (buf: Buffer, v: DataView, s: number, p: HttpRequ
   const n = p.values
   const w = p.u64
   let end = s + ${FIXED_BYTES}
+${unwrittenBytesStatements()}
   v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
 ${statements}
   v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
@@ -195,7 +227,7 @@ ${statements}
   return (new Function('putSpan', source) as (...deps: unknown[]) => (buf: Buffer, v: DataView, s: number, p: HttpRequestSpans) => number)(putSpan)
 }
 
-/** Writes the record `spans` describe into zeroed room, as writeHttpRequestAt writes the same record from its fields. */
+/** Writes the record `spans` describe, as writeHttpRequestAt writes the same record from its fields. */
 export const writeHttpRequestSpansAt: (buf: Buffer, v: DataView, s: number, spans: HttpRequestSpans) => number = compileSpansWriter()
 
 /** The most bytes writeHttpRequestSpansAt writes for `spans`: the fixed part, each text's bytes, NUL and padding. */
@@ -207,12 +239,12 @@ export function maxHttpRequestSpansBytes(spans: HttpRequestSpans): number {
 }
 
 const compiled = compileWriter()
-/** Writes one record into zeroed room (see HttpRequestWrite): a batch builder's buffer, or a slab. */
+/** Writes one record (see HttpRequestWrite): into a batch builder's buffer, or a slab. */
 export const writeHttpRequestAt: HttpRequestWrite = compiled.write
 /** The most bytes writeHttpRequestAt writes for `fields`: every UTF-16 unit as 3 UTF-8 bytes, each text's NUL and padding. */
 export const maxHttpRequestBytes: (fields: HttpRequestFields) => number = compiled.maxBytes
 
-/** Zeroed memory handed out front to back; a record is a view of it, so nothing is copied and nothing reused. */
+/** Memory handed out front to back; a record is a view of it, so nothing is copied and nothing reused. */
 class Slab {
   buf: Buffer = Buffer.alloc(0)
   view: DataView = new DataView(this.buf.buffer, this.buf.byteOffset, 0)
@@ -223,7 +255,8 @@ class Slab {
   /** The offset a record of at most `bytes` starts at, opening a new slab when this one lacks the room. */
   reserve(bytes: number): number {
     if (this.at + bytes > this.buf.length) {
-      this.buf = Buffer.alloc(Math.max(this.slabBytes, bytes))
+      // Not zeroed: the writer writes every byte of a record.
+      this.buf = Buffer.allocUnsafe(Math.max(this.slabBytes, bytes))
       this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length)
       this.at = 0
     }
@@ -237,7 +270,7 @@ class Slab {
   }
 }
 
-/** Default slab: a few hundred typical records, so a slab costs one zeroed allocation per few hundred lines. */
+/** Default slab: a few hundred typical records, so a slab costs one allocation per few hundred lines. */
 const SLAB_BYTES = 256 * 1024
 
 /**

@@ -15,13 +15,10 @@ export interface BatchProducerState {
 export const NON_IDEMPOTENT: BatchProducerState = { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false }
 
 /**
- * Writes a record's value into `buf` at `at`, in room that is zeroed, and returns the offset where the value ends.
- * `view` is a DataView of the same memory (offsets relative to `buf`).
+ * Writes a record's value into `buf` at `at`, every byte of it (the room holds whatever the buffer held before), and
+ * returns the offset where the value ends. `view` is a DataView of the same memory (offsets relative to `buf`).
  */
 export type ValueWriter<T> = (buf: Buffer, view: DataView, at: number, arg: T) => number
-
-/** Zeroed ahead of tryAppendWritten's records at a time: one fill per several records rather than one each. */
-const ZERO_STEP_BYTES = 64 * 1024
 
 /** A closed batch, ready for the wire, with what it cost to make. */
 export interface SealedBatch {
@@ -57,8 +54,6 @@ export class RecordBatchBuilder {
   private firstTimestamp = 0
   private maxTimestamp = 0
   private readonly capacity: number
-  /** `[end, zeroedTo)` of `viewOf` is known to be zero (see zeroAhead). */
-  private zeroedTo = 0
   private view: DataView = new DataView(new ArrayBuffer(0))
   private viewOf: Buffer | null = null
 
@@ -157,7 +152,7 @@ export class RecordBatchBuilder {
 
   /**
    * Appends a keyless record without headers whose value `write` puts straight into the batch (a binary format's
-   * writer): no Buffer and no copy per record. `write` gets zeroed room of `maxValueBytes` at `at` (of `buf`, and
+   * writer): no Buffer and no copy per record. `write` gets room of `maxValueBytes` at `at` (of `buf`, and
    * `view` over the same bytes) and returns where the value ends. The record is laid out for the bound's length
    * prefixes; in the rare case the value's own are shorter, the value moves back by the difference. False as
    * tryAppend, judged by the bound.
@@ -173,28 +168,18 @@ export class RecordBatchBuilder {
     if (this.end + maxSize > this.buf.length) this.grow(Math.max(this.end + maxSize, Math.min(this.buf.length * 2, this.capacity)))
     const buf = this.buf
     if (this.viewOf !== buf) {
-      // The first buffer this method writes to, or a bigger one: nothing past end is known to be zero yet.
+      // The first buffer this method writes to, or a bigger one.
       this.view = new DataView(buf.buffer, buf.byteOffset, buf.length)
       this.viewOf = buf
-      this.zeroedTo = this.end
     }
-    this.zeroAhead(this.end + maxSize)
     const reservedAt = this.end + zigzagSize(maxBody) + fixedSize - 1 + zigzagSize(maxValueBytes)
-    let valueEnd: number
-    try {
-      valueEnd = write(buf, this.view, reservedAt, arg)
-    } catch (err) {
-      // What it wrote before failing must not show through the next record's padding.
-      buf.fill(0, reservedAt, reservedAt + maxValueBytes)
-      throw err
-    }
+    // Nothing is zeroed for the writer (it writes every byte), and one that throws leaves nothing the batch keeps:
+    // end has not moved.
+    const valueEnd = write(buf, this.view, reservedAt, arg)
     const valueLength = valueEnd - reservedAt
     const bodySize = fixedSize + zigzagSize(valueLength) + valueLength
     const shift = zigzagSize(maxBody) + zigzagSize(maxValueBytes) - zigzagSize(bodySize) - zigzagSize(valueLength)
-    if (shift > 0) {
-      buf.copyWithin(reservedAt - shift, reservedAt, valueEnd)
-      buf.fill(0, valueEnd - shift, valueEnd)
-    }
+    if (shift > 0) buf.copyWithin(reservedAt - shift, reservedAt, valueEnd)
     let at = writeZigzag(buf, this.end, bodySize)
     buf[at++] = 0 // record attributes: unused
     at = writeZigzag(buf, at, timestampDelta)
@@ -206,17 +191,6 @@ export class RecordBatchBuilder {
     this.count++
     if (timestamp > this.maxTimestamp || this.count === 1) this.maxTimestamp = timestamp
     return true
-  }
-
-  /**
-   * Makes sure `[end, to)` is zero. Only tryAppendWritten's writers write past `end` (tryAppend writes from `end`
-   * on and moves it), and they leave what lies past their value as they found it, so `[end, zeroedTo)` stays zero.
-   */
-  private zeroAhead(to: number): void {
-    if (to <= this.zeroedTo) return
-    const from = Math.max(this.end, this.zeroedTo)
-    this.zeroedTo = Math.min(this.buf.length, Math.max(to, from + ZERO_STEP_BYTES))
-    this.buf.fill(0, from, this.zeroedTo)
   }
 
   private grow(size: number): void {
