@@ -227,6 +227,12 @@ class PoolSealer extends RecyclingSealer {
   /** Compression CPU seconds spent on the event loop while no thread was started, and the record bytes they sealed. */
   private inlineCpuSeconds = 0
   private inlineBytes = 0
+  /**
+   * The first inline batch's CPU and bytes: it pays the codec's set-up (its context's memory, first touched), up
+   * to several times a later batch's cost, so the cost per byte is measured on the batches after it.
+   */
+  private setupCpuSeconds = 0
+  private setupBytes = 0
   /** The input's bytes in all as far as expect() told: those sealed here before it was called, plus the bytes announced. */
   private expectedBytes = 0
 
@@ -241,6 +247,10 @@ class PoolSealer extends RecyclingSealer {
       const result = this.sealHere(batch, spec, this.threads.some((t) => t.alive && (!t.ready || t.inFlight.size > 0)) ? threadCpuSeconds : undefined)
       this.measured(spec, batch.records.byteLength, result)
       if (this.threads.length === 0 && !(result instanceof Error)) {
+        if (this.inlineBytes === 0) {
+          this.setupCpuSeconds = result.compressCpuSeconds
+          this.setupBytes = batch.records.byteLength
+        }
         this.inlineCpuSeconds += result.compressCpuSeconds
         this.inlineBytes += batch.records.byteLength
       }
@@ -313,13 +323,16 @@ class PoolSealer extends RecyclingSealer {
   }
 
   /**
-   * Compression CPU the input will have cost in all, at the cost per byte of the batches sealed here so far: never
-   * less than what they cost, and that alone when no input was announced; 0 before any. Record bytes per input byte
-   * are taken as 1: an encoding that grows the input (Cap'n Proto records are ~1.6x the access log) is under-counted,
-   * which only starts its thread a batch or two later.
+   * Compression CPU the input will have cost in all: what the batches sealed here cost, plus the input announced and
+   * not sealed yet at their cost per byte after the first batch's set-up; what they cost alone before a second batch,
+   * or when no input was announced. Record bytes per input byte are taken as 1: an encoding that grows the input
+   * (Cap'n Proto records are ~1.6x the access log) is under-counted, which only starts its thread a batch or two later.
    */
   private projectedCpuSeconds(): number {
-    return this.inlineBytes === 0 ? 0 : (this.inlineCpuSeconds / this.inlineBytes) * Math.max(this.expectedBytes, this.inlineBytes)
+    const measuredBytes = this.inlineBytes - this.setupBytes
+    if (measuredBytes === 0) return this.inlineCpuSeconds
+    const perByte = (this.inlineCpuSeconds - this.setupCpuSeconds) / measuredBytes
+    return this.inlineCpuSeconds + perByte * Math.max(0, this.expectedBytes - this.inlineBytes)
   }
 
   private measured(spec: CodecSpec, recordsBytes: number, result: SealedBatch | Error): void {
