@@ -11,7 +11,7 @@ import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type Input
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
-import { FIXTURES, generatorRecordsPerSecond, linesPerSecond } from './parse.js'
+import { FIXTURES, generatorRecordsPerSecond, inPlaceLinesPerSecond, linesPerSecond } from './parse.js'
 import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, spreadTable, type ProducerRow } from './producer.js'
 import type { CodecSpec } from '../lib/codecs/index.js'
 
@@ -54,20 +54,27 @@ async function httpDecodeRatio(): Promise<{ ratio: number; runs: number[] }> {
 
 interface ParseRates {
   readonly linesPerSecond: Readonly<Record<string, number>>
+  /** writeLineBytes, where a format reads a line in place from its bytes (what produce --source file runs). */
+  readonly inPlaceLinesPerSecond: Readonly<Record<string, number>>
   readonly generatorRecordsPerSecond: number
 }
 
-/** Issue 16's parse figures: lines per CPU second of each format's encodeLine, and the http generator's records. */
+/** Issue 16's parse figures: lines per CPU second of each format's encodeLine (and writeLineBytes), and the http generator's records. */
 function parseRates(): ParseRates {
   return {
     linesPerSecond: Object.fromEntries(FIXTURES.map(({ kind, file }) => [kind, linesPerSecond(kind, file)])),
+    inPlaceLinesPerSecond: Object.fromEntries(FIXTURES.flatMap(({ kind, file }) => {
+      const rate = inPlaceLinesPerSecond(kind, file)
+      return rate === undefined ? [] : [[kind, rate]]
+    })),
     generatorRecordsPerSecond: generatorRecordsPerSecond('http')
   }
 }
 
 function parseTable(rates: ParseRates): string {
   const rows = Object.entries(rates.linesPerSecond).map(([kind, rate]) => `| ${kind} encodeLine | ${rate.toLocaleString('en-US')} |`)
-  return ['| lines or records per CPU second (best of 5 passes) | |', '|---|---|', ...rows, `| http generator | ${rates.generatorRecordsPerSecond.toLocaleString('en-US')} |`].join('\n')
+  const inPlace = Object.entries(rates.inPlaceLinesPerSecond).map(([kind, rate]) => `| ${kind} writeLineBytes (read in place) | ${rate.toLocaleString('en-US')} |`)
+  return ['| lines or records per CPU second (best of 5 passes) | |', '|---|---|', ...rows, ...inPlace, `| http generator | ${rates.generatorRecordsPerSecond.toLocaleString('en-US')} |`].join('\n')
 }
 
 function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<string, number>, ceilings: readonly CeilingRow[], consumer: readonly ConsumerRow[], copier: CopierRow | undefined, decode: number | undefined,
