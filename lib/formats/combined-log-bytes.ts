@@ -5,11 +5,11 @@ import { setU64, setU64FromBigInt, u64Slot, type HttpRequestSpans } from './http
 /**
  * The combined-log parser (combined-log.ts) done over a line's bytes, for the lines it can take in place: plain
  * ASCII lines that match the format and whose size has at most 15 digits. For those it finds what
- * parseCombinedLine finds, as byte ranges and numbers (HttpRequestSpans), and returns where the timestamp is:
- * the caller turns that into nanoseconds, since lines of the same second share it. For any other line it
- * returns -1 and the caller parses the line's text the usual way, which accepts it or throws the reason. So the
- * regexes stay the definition, and this is a faster way to the same record for the lines nearly every access
- * log is made of: no string per line or field, no match arrays, and text copied as bytes.
+ * parseCombinedLine finds, as byte ranges and numbers (HttpRequestSpans), and says where the timestamp is: the
+ * caller turns that into nanoseconds (CombinedTimeOfBytes, which keeps parseCombinedTime's minute cache). For any
+ * other line it returns false and the caller parses the line's text the usual way, which accepts it or throws the
+ * reason. So the regexes stay the definition, and this is a faster way to the same record for the lines nearly
+ * every access log is made of: no string per line or field, no match arrays, and text copied as bytes.
  *
  * Equivalence with the regexes, on ASCII: \S is any byte but space and \t\n\v\f\r, \d is 0-9, and every group
  * ends at the first byte that cannot continue it (a space, a quote, a bracket), so no backtracking could find

@@ -80,8 +80,8 @@ function putText(buf: Buffer, view: DataView, ptrAt: number, end: number, text: 
  */
 function unwrittenBytesStatements(): string {
   const covered = new Uint8Array(HTTP_REQUEST_DATA_BYTES)
-  const widths: Record<HttpRequestField['kind'], number> = { text: 0, u16: 2, enum: 2, u32: 4, f32: 4, u64: 8 }
-  for (const field of HTTP_REQUEST_SCHEMA) covered.fill(1, field.kind === 'text' ? 0 : field.at, field.kind === 'text' ? 0 : field.at + widths[field.kind])
+  const widths: Record<Exclude<HttpRequestField['kind'], 'text'>, number> = { u16: 2, enum: 2, u32: 4, f32: 4, u64: 8 }
+  for (const field of HTTP_REQUEST_SCHEMA) if (field.kind !== 'text') covered.fill(1, field.at, field.at + widths[field.kind])
   const gaps = [...covered.keys()].filter((i) => covered[i] === 0).map((i) => `  buf[s + ${DATA_AT + i}] = 0`)
   return [`  v.setUint32(s, 0, true)`, `  v.setUint32(s + ${HEADER_BYTES}, 0, true)`, ...gaps].join('\n')
 }
