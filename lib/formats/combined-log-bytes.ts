@@ -1,6 +1,6 @@
 import { parseCombinedTime } from './combined-log.js'
-import { HTTP_METHODS, HTTP_REQUEST_SCHEMA } from './http-request.js'
-import { setU64, setU64FromBigInt, u64Slot, type HttpRequestSpans } from './http-request-writer.js'
+import { HTTP_METHODS } from './http-request.js'
+import { setU64, setU64FromBigInt, textSlot, u64Slot, type HttpRequestSpans } from './http-request-writer.js'
 
 /**
  * The combined-log parser (combined-log.ts) done over a line's bytes, for the lines it can take in place: plain
@@ -16,20 +16,15 @@ import { setU64, setU64FromBigInt, u64Slot, type HttpRequestSpans } from './http
  * another split. The tests hold both to the same bytes on every corpus line and on fuzzed ones.
  */
 
-/** Pointer index of each text field the combined format fills, from the schema. */
-function slot(name: string): number {
-  const field = HTTP_REQUEST_SCHEMA.find((f) => f.name === name && f.kind === 'text')
-  if (field === undefined) throw new Error(`no text field ${name} in the HttpRequest schema`)
-  return field.at * 2
-}
-const CLIENT_IP = slot('clientIp')
-const IDENT = slot('ident')
-const REMOTE_USER = slot('remoteUser')
-const PATH = slot('path')
-const QUERY = slot('query')
-const PROTOCOL = slot('protocol')
-const REFERER = slot('referer')
-const USER_AGENT = slot('userAgent')
+// Where each field the combined format fills goes in the spans, from the schema.
+const CLIENT_IP = textSlot('clientIp')
+const IDENT = textSlot('ident')
+const REMOTE_USER = textSlot('remoteUser')
+const PATH = textSlot('path')
+const QUERY = textSlot('query')
+const PROTOCOL = textSlot('protocol')
+const REFERER = textSlot('referer')
+const USER_AGENT = textSlot('userAgent')
 const RESPONSE_BYTES = u64Slot('responseBytes')
 /** Where the caller puts the timestamp (CombinedTimeOfBytes.set). */
 export const TIMESTAMP_SLOT = u64Slot('timestampNs')

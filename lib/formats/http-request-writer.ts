@@ -86,6 +86,22 @@ function unwrittenBytesStatements(): string {
   return [`  v.setUint32(s, 0, true)`, `  v.setUint32(s + ${HEADER_BYTES}, 0, true)`, ...gaps].join('\n')
 }
 
+/**
+ * The source of a compiled writer's body, the same frame for both writers: the data section at `d`, the header and
+ * root pointer words, the fields' `statements` in schema order (each moving `end` past its text), then the
+ * segment's size in words. `locals` are the writer's own declarations, before the frame's.
+ */
+function recordWriterBody(locals: string, statements: string): string {
+  return `${locals}
+  const d = s + ${DATA_AT}
+  let end = s + ${FIXED_BYTES}
+${unwrittenBytesStatements()}
+  v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
+${statements}
+  v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
+  return end`
+}
+
 function enumOrdinals(names: readonly string[]): ReadonlyMap<string, number> {
   return new Map(names.map((name, i) => [name, i]))
 }
@@ -118,13 +134,7 @@ function compileWriter(): { write: HttpRequestWrite; maxBytes: (f: HttpRequestFi
   const bound = TEXT_FIELDS.map((field) => `f.${field.name}.length`).join(' + ')
   const statements = HTTP_REQUEST_SCHEMA.map((field, index) => `  ${writeStatement(field, index)}`).join('\n')
   const source = `return [function writeHttpRequestAt(buf, v, s, f) {
-  const d = s + ${DATA_AT}
-  let end = s + ${FIXED_BYTES}
-${unwrittenBytesStatements()}
-  v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
-${statements}
-  v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
-  return end
+${recordWriterBody('', statements)}
 }, function maxHttpRequestBytes(f) {
   return ${FIXED_BYTES + TEXT_FIELDS.length * TEXT_OVERHEAD} + (${bound}) * ${MAX_UTF8_PER_UNIT}
 }]`
@@ -159,11 +169,20 @@ export function emptyHttpRequestSpans(): HttpRequestSpans {
   return { src: Buffer.alloc(0), text: new Int32Array(HTTP_REQUEST_POINTERS * 2), u64: new Uint32Array(HTTP_REQUEST_DATA_BYTES / 4), values }
 }
 
+function schemaField(name: string, kind: 'text' | 'u64'): HttpRequestField {
+  const field = HTTP_REQUEST_SCHEMA.find((f) => f.name === name && f.kind === kind)
+  if (field === undefined) throw new Error(`no ${kind} field ${name} in the HttpRequest schema`)
+  return field
+}
+
+/** Where text field `name`'s range starts in HttpRequestSpans.text. */
+export function textSlot(name: string): number {
+  return schemaField(name, 'text').at * 2
+}
+
 /** Where u64 field `name`'s low half is in HttpRequestSpans.u64. */
 export function u64Slot(name: string): number {
-  const field = HTTP_REQUEST_SCHEMA.find((f) => f.name === name && f.kind === 'u64')
-  if (field === undefined) throw new Error(`no u64 field ${name} in the HttpRequest schema`)
-  return field.at / 4
+  return schemaField(name, 'u64').at / 4
 }
 
 const TWO_32 = 0x1_0000_0000
@@ -211,18 +230,9 @@ function spanStatement(field: HttpRequestField): string {
 /** writeHttpRequestAt's twin for spans, compiled from the same schema in the same order: the same bytes for the same record. */
 function compileSpansWriter(): (buf: Buffer, v: DataView, s: number, p: HttpRequestSpans) => number {
   const statements = HTTP_REQUEST_SCHEMA.map((field) => `  ${spanStatement(field)}`).join('\n')
+  const locals = '  const src = p.src\n  const t = p.text\n  const n = p.values\n  const w = p.u64'
   const source = `return function writeHttpRequestSpansAt(buf, v, s, p) {
-  const d = s + ${DATA_AT}
-  const src = p.src
-  const t = p.text
-  const n = p.values
-  const w = p.u64
-  let end = s + ${FIXED_BYTES}
-${unwrittenBytesStatements()}
-  v.setUint32(s + ${HEADER_BYTES + 4}, ${ROOT_POINTER_HI}, true)
-${statements}
-  v.setUint32(s + 4, (end - s - ${HEADER_BYTES}) / 8, true)
-  return end
+${recordWriterBody(locals, statements)}
 }`
   return (new Function('putSpan', source) as (...deps: unknown[]) => (buf: Buffer, v: DataView, s: number, p: HttpRequestSpans) => number)(putSpan)
 }
