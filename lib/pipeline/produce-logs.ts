@@ -53,32 +53,31 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
   for await (const read of args.source) {
     if (args.signal?.aborted === true) break
     const before = summary.itemsRead
-    // Until the producer is ready, lines are encoded into records of their own (parsed while it connects).
     if (isLineChunk(read) && sink !== null && bytesFormat !== null && ready) {
       await writeLineChunk(read, bytesFormat, sink, args, summary)
-      if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
-      continue
+    } else {
+      const chunk = isLineChunk(read) ? chunkLines(read, args.format?.checkLine !== undefined) : read
+      const items = isBatch(chunk) ? chunk : [chunk]
+      if (sink !== null && ready) {
+        await writeItems(items, sink, args, summary)
+      } else {
+        // Until the producer is ready, lines are encoded into records of their own (parsed while it connects).
+        records.length = 0
+        itemOf.length = 0
+        for (const item of items) {
+          summary.itemsRead++
+          const record = toRecord(item, args, summary)
+          if (record === undefined) continue
+          records.push(record)
+          itemOf.push(summary.itemsRead)
+        }
+        if (!ready) {
+          await args.ready
+          ready = true
+        }
+        await sendAll(records, itemOf, args, summary)
+      }
     }
-    const chunk = isLineChunk(read) ? chunkLines(read, args.format?.checkLine !== undefined) : read
-    if (sink !== null && ready) {
-      await writeItems(isBatch(chunk) ? chunk : [chunk], sink, args, summary)
-      if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
-      continue
-    }
-    records.length = 0
-    itemOf.length = 0
-    for (const item of isBatch(chunk) ? chunk : [chunk]) {
-      summary.itemsRead++
-      const record = toRecord(item, args, summary)
-      if (record === undefined) continue
-      records.push(record)
-      itemOf.push(summary.itemsRead)
-    }
-    if (!ready) {
-      await args.ready
-      ready = true
-    }
-    await sendAll(records, itemOf, args, summary)
     if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
   }
   await args.ready
