@@ -11,7 +11,7 @@ import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type Input
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
-import { FIXTURES, generatorRecordsPerSecond, inPlaceLinesPerSecond, linesPerSecond } from './parse.js'
+import { parseRates, type ParseRates } from './parse.js'
 import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, spreadTable, type ProducerRow } from './producer.js'
 import type { CodecSpec } from '../lib/codecs/index.js'
 
@@ -50,25 +50,6 @@ async function httpDecodeRatio(): Promise<{ ratio: number; runs: number[] }> {
     ratios.push(r.ratios.fastVsJsonParse)
   }
   return { ratio: median(ratios), runs: ratios }
-}
-
-interface ParseRates {
-  readonly linesPerSecond: Readonly<Record<string, number>>
-  /** writeLineBytes, where a format reads a line in place from its bytes (what produce --source file runs). */
-  readonly inPlaceLinesPerSecond: Readonly<Record<string, number>>
-  readonly generatorRecordsPerSecond: number
-}
-
-/** Issue 16's parse figures: lines per CPU second of each format's encodeLine (and writeLineBytes), and the http generator's records. */
-function parseRates(): ParseRates {
-  return {
-    linesPerSecond: Object.fromEntries(FIXTURES.map(({ kind, file }) => [kind, linesPerSecond(kind, file)])),
-    inPlaceLinesPerSecond: Object.fromEntries(FIXTURES.flatMap(({ kind, file }) => {
-      const rate = inPlaceLinesPerSecond(kind, file)
-      return rate === undefined ? [] : [[kind, rate]]
-    })),
-    generatorRecordsPerSecond: generatorRecordsPerSecond('http')
-  }
 }
 
 function parseTable(rates: ParseRates): string {
