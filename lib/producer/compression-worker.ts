@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { codecCache, type CodecSpec } from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
 import { sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
+import { settleDetachProtector } from '../service/detach-protector.js'
 
 /** What the producer's event loop sends to a compression thread: one batch to seal. */
 export interface SealRequest {
@@ -36,6 +37,7 @@ export interface SealTiming {
 
 // Runs on each compression thread of the pool: one codec instance per codec and level, batches sealed in arrival order.
 if (parentPort !== null) {
+  settleDetachProtector()
   const port = parentPort
   const codecFor = codecCache()
   // This thread does nothing but seal batches, so its own CPU time (not the process's, which would count every

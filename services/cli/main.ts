@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import { enableCompileCache, flushCompileCache } from '../../lib/service/compile-cache.js'
+import { settleDetachProtector } from '../../lib/service/detach-protector.js'
 
 // Before any other module loads, so that all of them come from the cache; hence the dynamic import below.
 enableCompileCache()
+settleDetachProtector()
 const { runCommand } = await import('../../lib/service/lifecycle.js')
 
 const USAGE = `squeeze: measure what each Kafka compression codec and level costs and saves on your own logs.
