@@ -43,11 +43,12 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=prod-deps /app/native/squeeze-lz4/package.json /app/native/squeeze-lz4/index.cjs ./native/squeeze-lz4/
 COPY --from=prod-deps /app/native/squeeze-lz4/build/Release/squeeze_lz4.node ./native/squeeze-lz4/build/Release/
 COPY --from=build /app/dist ./dist
+COPY bin ./bin
 COPY package.json ./
 COPY schema ./schema
 # uid 1000 is the image's `node` user; numeric so Kubernetes can verify runAsNonRoot.
 USER 1000:1000
 # /metrics, /healthz, /readyz when a service runs with --metrics-port 9464 --metrics-host 0.0.0.0
 EXPOSE 9464
-ENTRYPOINT ["node", "dist/services/cli/main.js"]
+ENTRYPOINT ["/app/bin/squeeze"]
 CMD ["--help"]

@@ -8,5 +8,5 @@ source scripts/node-lts.sh
 squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
 npx tsc -p tsconfig.json
-node dist/services/cli/main.js compare --source generate --kind http --records 50000 \
+bin/squeeze compare --source generate --kind http --records 50000 \
   --chart squeeze-compare.svg --markdown squeeze-compare.md --json squeeze-compare.json "$@"

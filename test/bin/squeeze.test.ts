@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, it } from 'node:test'
+
+const LAUNCHER = fileURLToPath(new URL('../../../bin/squeeze', import.meta.url))
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(command, args, { env: { ...process.env, KAFKA_BROKERS: '', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      done({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+    })
+  })
+}
+
+/** A stand-in for node that prints the arguments it was given, one per line. */
+function argumentPrinter(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'squeeze-launcher-')), 'node')
+  writeFileSync(path, '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n')
+  chmodSync(path, 0o755)
+  return path
+}
+
+/** The flag the launcher should add here: one V8 thread on a machine with one or two cores online. */
+function expectedPoolFlags(): string[] {
+  const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim()
+  return online === '0' || online === '0-1' ? ['--v8-pool-size=1'] : []
+}
+
+describe('bin/squeeze', () => {
+  it('runs the CLI on SQUEEZE_NODE', async () => {
+    const result = await run(LAUNCHER, ['produce', '--help'], { SQUEEZE_NODE: process.execPath })
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /linger\.ms/)
+  })
+
+  it('passes every argument on as given, after the V8 pool size this machine\'s cores call for', async () => {
+    const result = await run(LAUNCHER, ['produce', '--file', 'a file with spaces.log', ''], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '' })
+    assert.equal(result.code, 0, result.stderr)
+    const args = result.stdout.split('\n').slice(0, -1)
+    const flags = expectedPoolFlags()
+    assert.deepEqual(args.slice(0, flags.length), flags)
+    assert.equal(realpathSync(resolve(args[flags.length] as string)), realpathSync(CLI))
+    assert.deepEqual(args.slice(flags.length + 1), ['produce', '--file', 'a file with spaces.log', ''])
+  })
+
+  it('leaves the pool size to NODE_OPTIONS when that sets one', async () => {
+    const result = await run(LAUNCHER, ['--help'], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '--max-old-space-size=512 --v8-pool-size=3' })
+    assert.equal(result.code, 0, result.stderr)
+    assert.ok(!result.stdout.includes('--v8-pool-size'), result.stdout)
+  })
+
+  it('finds the CLI through a symlink elsewhere, as npm links a package\'s bin', async () => {
+    const link = join(mkdtempSync(join(tmpdir(), 'squeeze-bin-')), 'squeeze')
+    symlinkSync(LAUNCHER, link)
+    const result = await run(link, ['--help'], { SQUEEZE_NODE: process.execPath })
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /Usage: squeeze <command>/)
+  })
+})
