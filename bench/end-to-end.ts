@@ -11,13 +11,15 @@ import { FIXTURES } from './parse.js'
 import { BATCH_BYTES, LINGER_MS } from './producer.js'
 
 /**
- * What a user runs, end to end: `squeeze produce --source file` on each format's corpus file replayed to
+ * What a user runs, end to end: `squeeze produce --source file` (bin/squeeze, the package's command, on this
+ * process's node) on each format's corpus file replayed to
  * BENCH_E2E_LINES lines (parse, encode, batch, compress, acknowledged), next to the log shipper people already
  * run, rsyslog (`imfile` -> `omkafka`, librdkafka inside), and `kcat -P -l`, both shipping the same file as raw
  * lines to the same broker with the same codec, linger.ms and batch.size: kcat, with no parsing, is the upper bound.
  *   node dist/bench/end-to-end.js [out.json]      (or `bash scripts/bench.sh e2e`)
  * Env: BENCH_RUNS (3), BENCH_E2E_LINES (200000), BENCH_E2E_CODEC (zstd:3), BENCH_E2E_KINDS (all: http,journald,...),
- * BENCH_E2E_BASELINE (another build's dist/services/cli/main.js, run as one more peer: before/after in one run),
+ * BENCH_E2E_BASELINE (another build's bin/squeeze, or its dist/services/cli/main.js run with node as is; one more
+ * peer: before/after in one run),
  * KAFKA_BROKERS.
  * Lines/s = lines / wall from spawn until the last line is acknowledged: squeeze and kcat exit then, so it is
  * their whole process (start-up and final flush included); rsyslogd never exits, so it is spawn until the
@@ -25,7 +27,7 @@ import { BATCH_BYTES, LINGER_MS } from './producer.js'
  * rsyslogd's from /proc at that moment); peak RSS likewise; stored ratio = file bytes / bytes on the broker's
  * disk. Medians of BENCH_RUNS, with min-max.
  */
-const CLI = fileURLToPath(new URL('../services/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../bin/squeeze', import.meta.url))
 const CODEC = process.env['BENCH_E2E_CODEC'] ?? 'zstd:3'
 const RSYSLOGD = '/usr/sbin/rsyslogd'
 /** How often the topic's offsets are read while rsyslogd ships: a few % of a run, at the rates seen here. */
@@ -34,7 +36,7 @@ const RSYSLOG_POLL_MS = 20
 const RSYSLOG_STALL_MS = 60_000
 
 export const E2E_PEERS = ['squeeze', 'rsyslog', 'kcat'] as const
-/** squeeze-base: another build's CLI (BENCH_E2E_BASELINE=<its dist/services/cli/main.js>), for a before/after in one run. */
+/** squeeze-base: another build's CLI (BENCH_E2E_BASELINE=<its bin/squeeze or dist/services/cli/main.js>), for a before/after in one run. */
 export type EndToEndPeer = (typeof E2E_PEERS)[number] | 'squeeze-base'
 const BASELINE_CLI = process.env['BENCH_E2E_BASELINE']
 const PEERS: readonly EndToEndPeer[] = BASELINE_CLI === undefined ? E2E_PEERS : ['squeeze-base', ...E2E_PEERS]
@@ -96,8 +98,8 @@ function librdkafkaSettings(): string[] {
   return [`linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'batch.num.messages=1000000', 'enable.idempotence=true', `compression.codec=${librdkafkaCompression().codec}`]
 }
 
-function squeezeArgs(kafka: BenchKafka, topic: string, input: Input, cli = CLI): string[] {
-  return [cli, 'produce', '--brokers', kafka.brokers, '--topic', topic, '--kind', input.kind, '--source', 'file', '--file', input.path,
+function squeezeArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
+  return ['produce', '--brokers', kafka.brokers, '--topic', topic, '--kind', input.kind, '--source', 'file', '--file', input.path,
     '--codec', CODEC, '-X', `linger.ms=${LINGER_MS}`, '-X', `batch.size=${BATCH_BYTES}`]
 }
 
@@ -180,10 +182,17 @@ async function rsyslogRun(kafka: BenchKafka, input: Input, topic: string, dir: s
   }
 }
 
+/** A launcher (bin/squeeze) runs on this process's node (SQUEEZE_NODE); a .js file (an older build's CLI) with it. */
+function runSqueeze(cli: string, args: readonly string[]): Promise<ChildRun> {
+  return cli.endsWith('.js')
+    ? runChild(process.execPath, [cli, ...args], { timeoutMs: 600_000 })
+    : runChild(cli, args, { timeoutMs: 600_000, env: { SQUEEZE_NODE: process.execPath } })
+}
+
 async function sample(kafka: BenchKafka, input: Input, peer: EndToEndPeer, round: number, dir: string): Promise<Sample> {
   const topic = await kafka.createTopic(`bench-e2e-${peer}-${input.kind}-${round}-${Date.now()}`, PARTITIONS)
   const run: Measured = peer === 'squeeze' || peer === 'squeeze-base'
-    ? must(await runChild(process.execPath, squeezeArgs(kafka, topic, input, peer === 'squeeze' ? CLI : BASELINE_CLI), { timeoutMs: 600_000 }), `${peer} produce ${input.kind}`)
+    ? must(await runSqueeze(peer === 'squeeze' ? CLI : BASELINE_CLI as string, squeezeArgs(kafka, topic, input)), `${peer} produce ${input.kind}`)
     : peer === 'kcat'
       ? must(await runChild('kcat', kcatArgs(kafka, topic, input), { timeoutMs: 600_000 }), `kcat -P ${input.kind}`)
       : await rsyslogRun(kafka, input, topic, dir)
