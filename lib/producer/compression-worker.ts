@@ -3,7 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { codecCache, type CodecSpec } from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
 import { sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
-import { settleDetachProtector } from '../service/detach-protector.js'
+import { settleDetachProtector } from '../detach-protector.js'
 
 /** What the producer's event loop sends to a compression thread: one batch to seal. */
 export interface SealRequest {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { enableCompileCache, flushCompileCache } from '../../lib/service/compile-cache.js'
-import { settleDetachProtector } from '../../lib/service/detach-protector.js'
+import { settleDetachProtector } from '../../lib/detach-protector.js'
 
 // Before any other module loads, so that all of them come from the cache; hence the dynamic import below.
 enableCompileCache()

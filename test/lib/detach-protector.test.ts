@@ -3,9 +3,9 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 
-const CLI = fileURLToPath(new URL('../../../services/cli/main.js', import.meta.url))
-const PROTECTOR = fileURLToPath(new URL('../../../lib/service/detach-protector.js', import.meta.url))
-const COMPRESSION_WORKER = new URL('../../../lib/producer/compression-worker.js', import.meta.url).href
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+const PROTECTOR = fileURLToPath(new URL('../../lib/detach-protector.js', import.meta.url))
+const COMPRESSION_WORKER = new URL('../../lib/producer/compression-worker.js', import.meta.url).href
 /** What V8 prints, under --trace-protector-invalidation, the first time an ArrayBuffer in the isolate is detached. */
 const INVALIDATED = 'Invalidating protector cell ArrayBufferDetaching'
 
