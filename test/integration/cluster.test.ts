@@ -163,9 +163,16 @@ describe('three-node cluster', () => {
     assert.match(quorum.stdout, /LeaderId:\s*[123]\b/)
 
     const topic = await kafka.createTopic(t, { partitions: 3 })
-    const { topics } = await kafka.admin.fetchTopicMetadata({ topics: [topic] })
-    const partitions = topics[0]?.partitions ?? []
-    assert.equal(partitions.length, 3)
+    // A new topic reaches each node's metadata a moment after it is created: the node asked may not have it yet
+    // (UNKNOWN_TOPIC_OR_PARTITION, retriable), or not all of its partitions.
+    const partitions = await poll('all 3 partitions of the new topic in the metadata', async () => {
+      try {
+        return (await kafka.admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions ?? []
+      } catch (err) {
+        if ((err as { retriable?: unknown }).retriable === true) return []
+        throw err
+      }
+    }, (found) => found.length === 3, 30_000)
     for (const p of partitions) {
       assert.deepEqual([...p.replicas].sort(), [1, 2, 3], `partition ${p.partitionId} replicas`)
       assert.deepEqual([...p.isr].sort(), [1, 2, 3], `partition ${p.partitionId} in-sync replicas`)
