@@ -4,7 +4,7 @@ import type { WrittenValueSink } from '../formats/log-format.js'
 import type { ValueWriter } from '../protocol/record-batch-builder.js'
 import type { Logger } from '../log/logger.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
-import { chunkLines } from '../sources/file-source.js'
+import { chunkLines, lineEnd, textEnd } from '../sources/file-source.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
 
 /** What to do with a line its format cannot parse: count it and drop it, or count it and send the raw text. */
@@ -94,9 +94,6 @@ function isLineChunk(read: SourceItem | SourceBatch | LineChunk): read is LineCh
 
 type BytesFormat = LogFormat & Required<Pick<LogFormat, 'writeLine' | 'writeLineBytes'>>
 
-const NEWLINE = 0x0a
-const CR = 0x0d
-
 /** The record for one item, or undefined for a line the policy skips. */
 function toRecord(item: SourceItem, args: ProduceLogsArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
   if (item.kind === 'record') {
@@ -143,10 +140,8 @@ function sinkFor(producer: Producer, topic: string): WrittenValueSink {
 async function writeLineChunk(chunk: LineChunk, format: BytesFormat, sink: WrittenValueSink, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
   const { bytes, end } = chunk
   for (let start = 0; ; ) {
-    let newline = bytes.indexOf(NEWLINE, start)
-    // Bytes past `end` are the next line's start, or stale.
-    if (newline < 0 || newline > end) newline = end
-    const stop = newline > start && bytes[newline - 1] === CR ? newline - 1 : newline
+    const newline = lineEnd(bytes, start, end)
+    const stop = textEnd(bytes, start, newline)
     summary.itemsRead++
     let pending: Promise<void> | undefined | null
     try {

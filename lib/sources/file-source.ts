@@ -39,6 +39,7 @@ export async function* readFileLines(path: string, options: FileSourceOptions): 
  */
 const READ_ONCE_BYTES = 96 * 1024
 const NEWLINE = 0x0a
+const CR = 0x0d
 
 /**
  * Lines of a file, read once or followed, a batch per read: the lines a read completed. A file read once is
@@ -149,18 +150,26 @@ function linesOf(chunk: Buffer, end: number, withBytes: boolean): SourceItem[] {
   }
   let start = 0
   for (let i = 0; i < texts.length; i++) {
-    const newline = chunk.indexOf(NEWLINE, start)
-    const lineEnd = newline < 0 || newline > end ? end : newline
-    let line = texts[i] as string
-    let stop = lineEnd
-    if (line.endsWith('\r')) {
-      line = line.slice(0, -1)
-      stop--
-    }
-    items[i] = { kind: 'line', line, bytes: chunk.subarray(start, stop) }
-    start = lineEnd + 1
+    const stop = lineEnd(chunk, start, end)
+    const textStop = textEnd(chunk, start, stop)
+    const text = texts[i] as string
+    // A CR byte always decodes to '\r', so the text loses one exactly when the bytes do.
+    items[i] = { kind: 'line', line: textStop < stop ? text.slice(0, -1) : text, bytes: chunk.subarray(start, textStop) }
+    start = stop + 1
   }
   return items
+}
+
+/** The end of the line that starts at `start` in a LineChunk's `bytes[0, end)`: its '\n', or `end` for the last. */
+export function lineEnd(bytes: Buffer, start: number, end: number): number {
+  const newline = bytes.indexOf(NEWLINE, start)
+  // Bytes past `end` are the next line's start, or stale.
+  return newline < 0 || newline > end ? end : newline
+}
+
+/** Where the text of the line `bytes[start, stop)` ends: before a CR that ends it (CRLF line endings). */
+export function textEnd(bytes: Buffer, start: number, stop: number): number {
+  return stop > start && bytes[stop - 1] === CR ? stop - 1 : stop
 }
 
 /** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */
