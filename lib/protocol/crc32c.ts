@@ -43,18 +43,20 @@ function loadNative(): NativeCrc32c | null {
 /** The native binding, null for the JS tables; undefined until the first checksum. */
 let native: NativeCrc32c | null | undefined
 
-function chooseNative(): NativeCrc32c | null {
-  native = process.env['SQUEEZE_CRC32C'] === 'js' ? null : loadNative()
+/** The binding crc32c uses (null: the tables), chosen on the first call. */
+function nativeBinding(): NativeCrc32c | null {
+  // Not ??=: null (no binding) is a choice made, not one to make again on every call.
+  if (native === undefined) native = process.env['SQUEEZE_CRC32C'] === 'js' ? null : loadNative()
   return native
 }
 
 /** Which implementation crc32c uses: the native binding, or the JS tables. */
 export function crc32cImplementation(): 'native' | 'js' {
-  return (native === undefined ? chooseNative() : native) === null ? 'js' : 'native'
+  return nativeBinding() === null ? 'js' : 'native'
 }
 
 export function crc32c(data: Uint8Array, start = 0, end = data.length): number {
-  const binding = native === undefined ? chooseNative() : native
+  const binding = nativeBinding()
   if (binding !== null) return binding(start === 0 && end === data.length ? data : data.subarray(start, end))
   return crc32cTables(data, start, end)
 }
