@@ -183,8 +183,9 @@ interface InFlightSeal {
   readonly firstTimestamp: number
   readonly done: SealDone
   /**
-   * A batch handed to a thread still booting: the thread got a copy, and this is sealed elsewhere if the thread
-   * dies before it is ready (it may never boot: no thread can be created, its module cannot load).
+   * A batch given to a thread still booting, not posted yet: it waits here, and goes to the thread when the thread
+   * is ready, or is sealed elsewhere if the thread dies before that (it may never boot: no thread can be created,
+   * its module cannot load).
    */
   readonly kept?: { readonly batch: OpenBatch; readonly spec: CodecSpec }
 }
@@ -268,11 +269,21 @@ class PoolSealer extends RecyclingSealer {
       thread.worker.ref()
       thread.busySince = performance.now()
     }
-    const kept = thread.ready ? undefined : { batch, spec }
-    thread.inFlight.set(id, { count: batch.count, recordsBytes, firstTimestamp: batch.firstTimestamp, done: measuredDone, ...(kept === undefined ? {} : { kept }) })
-    thread.queuedBytes += batch.records.byteLength
-    // A buffer this sealer did not hand out may be shared (Node's pool), and one kept must stay here: send a copy.
-    const records = kept === undefined && this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
+    const inFlight: InFlightSeal = { count: batch.count, recordsBytes, firstTimestamp: batch.firstTimestamp, done: measuredDone }
+    thread.queuedBytes += recordsBytes
+    if (thread.ready) {
+      thread.inFlight.set(id, inFlight)
+      this.post(thread, id, batch, spec)
+    } else {
+      // Not posted as a copy (the batch must stay here until the thread is ready): each fresh MiB costs the event
+      // loop ~3 ms of page faults here, and it made one per batch while the thread booted.
+      thread.inFlight.set(id, { ...inFlight, kept: { batch, spec } })
+    }
+  }
+
+  private post(thread: PoolThread, id: number, batch: OpenBatch, spec: CodecSpec): void {
+    // A buffer this sealer did not hand out may be shared (Node's pool): send a copy.
+    const records = this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
     const request: SealRequest = { id, spec, batch: { ...batch, records }, postedAtMs: Date.now() }
     thread.worker.postMessage(request, [records.buffer as ArrayBuffer])
   }
@@ -389,6 +400,13 @@ class PoolSealer extends RecyclingSealer {
   private onReply(thread: PoolThread, reply: SealReply): void {
     if ('ready' in reply) {
       thread.ready = true
+      // The batches that waited for it, in the order they were given: from here on they are the thread's.
+      for (const [id, pending] of thread.inFlight) {
+        if (pending.kept === undefined) continue
+        const { kept, ...posted } = pending
+        thread.inFlight.set(id, posted)
+        this.post(thread, id, kept.batch, kept.spec)
+      }
       return
     }
     const pending = thread.inFlight.get(reply.id)
@@ -404,8 +422,6 @@ class PoolSealer extends RecyclingSealer {
     thread.batches++
     this.owned.add(reply.records)
     this.recycle(reply.records)
-    const kept = pending.kept === undefined ? null : this.ownedBacking(pending.kept.batch.records)
-    if (kept !== null) this.recycle(kept)
     pending.done({
       bytes: Buffer.from(reply.bytes),
       recordCount: pending.count,

@@ -210,10 +210,13 @@ describe('batch sealer', () => {
         assert.equal(told.load().threads.length, 0, `no thread after the ${name} batch`)
       }
       // The third batch starts the thread and waits for it: the event loop goes on reading the input meanwhile.
-      const third = seal(told, fill(told, 256 * 1024, 'third'), spec)
+      const open = fill(told, 256 * 1024, 'third').finish()
+      const third = new Promise<SealedBatch>((resolve, reject) => told.seal(open, spec, (r) => (r instanceof Error ? reject(r) : resolve(r))))
       assert.deepEqual(told.load().threads.map((t) => t.ready), [false], 'a GiB announced at the measured cost starts the thread')
+      assert.ok(open.records.byteLength > 0, 'the batch waits on the event loop while the thread boots')
       assert.match(values(await third)[0] ?? '', /^third /)
       assert.deepEqual(told.load().threads.map((t) => t.batches), [1], 'the third batch was sealed on the thread')
+      assert.equal(open.records.byteLength, 0, 'its buffer was transferred to the thread once it was ready, not copied')
       for (const name of ['first', 'second', 'third']) sealedInline(untold, fill(untold, 256 * 1024, name), spec, `${name} batch, no input announced`)
       assert.equal(untold.load().threads.length, 0, 'without the announcement, no thread before inline seconds were spent')
     } finally {
@@ -241,7 +244,8 @@ describe('batch sealer', () => {
 
   it('a thread that dies before it is ready loses nothing: the batches an announced input gave it while it booted are sealed on the event loop', async () => {
     const neverReady = join(tmpdir(), `squeeze-never-ready-worker-${process.pid}.mjs`)
-    writeFileSync(neverReady, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\n")
+    // Dies while it boots, as a thread whose native codec fails to load would.
+    writeFileSync(neverReady, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(4))\nsetTimeout(() => process.exit(3), 200)\n")
     const warnings = capturedWarnings()
     const spec: CodecSpec = { codec: 'zstd', level: 3 }
     const sealer = createBatchSealer(1, warnings.log, pathToFileURL(neverReady), 4, 1e-9)
