@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, runChild, table, writeJson, type ChildRun } from './lib/harness.js'
+import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, roundOrder, runChild, table, writeJson, type ChildRun } from './lib/harness.js'
 import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
 import { corpusLines } from '../test/helpers/corpus.js'
 import { FIXTURES } from './parse.js'
@@ -237,11 +237,19 @@ export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: str
   const kinds = process.env['BENCH_E2E_KINDS']?.split(',')
   const inputs = FIXTURES.filter(({ kind }) => kinds?.includes(kind) ?? true).map(({ kind, file }) => writeInput(dir, kind, file, lines))
   checkRsyslog(dir, inputs[0] as Input, kafka.brokers)
+  // One untimed kcat run per file first: the first batches after the broker starts meet a cold JVM, and whichever
+  // peer met them was slowed by it (squeeze, which always ran first).
+  for (const input of inputs) {
+    const warm = await sample(kafka, input, 'kcat', -1, dir)
+    log(`e2e warm-up (not counted): kcat ${input.kind} ${(warm.linesPerSecond / 1000).toFixed(0)}k lines/s`)
+    await kafka.deleteCreatedTopics()
+  }
   const samples = new Map<string, Sample[]>()
   for (let round = 0; round < runs; round++) {
-    // Peers interleaved per round, so a load spike on the shared machine spreads over all of them.
+    // Peers interleaved per round, so a load spike on the shared machine spreads over all of them, and rotated, so
+    // none always runs first.
     for (const input of inputs) {
-      for (const peer of PEERS) {
+      for (const peer of roundOrder(PEERS, round)) {
         log(`e2e round ${round + 1}/${runs}: ${peer} ${input.kind} (load ${loadavg()[0]?.toFixed(1)})`)
         const key = `${peer} ${input.kind}`
         samples.set(key, [...(samples.get(key) ?? []), await sample(kafka, input, peer, round, dir)])

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { formatCodecSpec, type CodecSpec } from '../lib/codecs/index.js'
 import { KafkaMainClasses } from '../lib/embedded-broker/java-tools.js'
 import { ceilingFor, TARGETS, type CeilingRow } from './codec-ceiling.js'
-import { benchRuns, envInt, fmt, fmtRatio, gb, mb, median, must, ratio, runChild, table, type ChildRun } from './lib/harness.js'
+import { benchRuns, envInt, fmt, fmtRatio, gb, mb, median, must, ratio, roundOrder, runChild, table, type ChildRun } from './lib/harness.js'
 import type { InputFiles, InputKind } from './lib/inputs.js'
 import { PARTITIONS, runJava, type BenchKafka } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
@@ -204,6 +204,24 @@ async function startupCost(kafka: BenchKafka, peers: readonly PeerDef[], input: 
   return out
 }
 
+/**
+ * One untimed run per input and codec before the timed rounds, by the first peer that takes the input: the first
+ * large batches of a codec after the broker starts meet a cold JVM (the code that validates and appends them not
+ * compiled yet), and whichever peer met them first was slowed by it.
+ */
+async function warmBroker(kafka: BenchKafka, peers: readonly PeerDef[], inputs: readonly InputFiles[], targets: readonly CodecSpec[], log: (s: string) => void): Promise<void> {
+  for (const input of inputs) {
+    const peer = peers.find((p) => p.accepts(input) === null)
+    if (peer === undefined) continue
+    for (const spec of targets) {
+      const topic = await kafka.createTopic(`bench-warm-${input.kind}-${formatCodecSpec(spec).replace(':', '-')}-${Date.now()}`, PARTITIONS)
+      const r = await peer.run({ kafka, input, spec, topic, records: peer.records(input) })
+      log(`producer warm-up (not counted) ${peer.name}|${input.kind}|${formatCodecSpec(spec)}: ${fmt(r.recordsPerSecond)} records/s`)
+    }
+    await kafka.deleteCreatedTopics()
+  }
+}
+
 export async function producerBench(kafka: BenchKafka, inputs: readonly InputFiles[], ceilings: readonly CeilingRow[], log: (s: string) => void, options: ProducerBenchOptions = {}): Promise<ProducerRow[]> {
   const peers = producerPeers(options.peers)
   const targets = options.targets ?? TARGETS
@@ -212,11 +230,12 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
   if (firstInput === undefined) return []
   const startup = await startupCost(kafka, peers, firstInput)
   log(`start-up subtracted (CPU s / wall s, median of ${STARTUP_SAMPLES} 1-record runs): ${[...startup].map(([p, c]) => `${p} ${c.cpu.toFixed(2)}/${c.wall.toFixed(2)}`).join(', ')}`)
+  await warmBroker(kafka, peers, inputs, targets, log)
   const samples = new Map<string, ProducerSample[]>()
   for (let run = 0; run < runs; run++) {
     for (const input of inputs) {
       for (const spec of targets) {
-        for (const peer of peers) {
+        for (const peer of roundOrder(peers, run)) {
           if (peer.accepts(input) !== null) continue
           const target = formatCodecSpec(spec)
           const records = peer.records(input)
