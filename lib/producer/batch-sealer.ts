@@ -187,7 +187,7 @@ interface InFlightSeal {
    * is ready, or is sealed elsewhere if the thread dies before that (it may never boot: no thread can be created,
    * its module cannot load).
    */
-  readonly kept?: { readonly batch: OpenBatch; readonly spec: CodecSpec }
+  readonly kept?: { readonly batch: OpenBatch; readonly spec: CodecSpec; readonly givenAtMs: number }
 }
 
 interface PoolThread {
@@ -273,18 +273,19 @@ class PoolSealer extends RecyclingSealer {
     thread.queuedBytes += recordsBytes
     if (thread.ready) {
       thread.inFlight.set(id, inFlight)
-      this.post(thread, id, batch, spec)
+      this.post(thread, id, batch, spec, Date.now())
     } else {
       // Not posted as a copy (the batch must stay here until the thread is ready): each fresh MiB costs the event
       // loop ~3 ms of page faults here, and it made one per batch while the thread booted.
-      thread.inFlight.set(id, { ...inFlight, kept: { batch, spec } })
+      thread.inFlight.set(id, { ...inFlight, kept: { batch, spec, givenAtMs: Date.now() } })
     }
   }
 
-  private post(thread: PoolThread, id: number, batch: OpenBatch, spec: CodecSpec): void {
+  /** `givenAtMs`: when the batch was given to the thread, so its wait for the thread counts from then, boot included. */
+  private post(thread: PoolThread, id: number, batch: OpenBatch, spec: CodecSpec, givenAtMs: number): void {
     // A buffer this sealer did not hand out may be shared (Node's pool): send a copy.
     const records = this.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
-    const request: SealRequest = { id, spec, batch: { ...batch, records }, postedAtMs: Date.now() }
+    const request: SealRequest = { id, spec, batch: { ...batch, records }, postedAtMs: givenAtMs }
     thread.worker.postMessage(request, [records.buffer as ArrayBuffer])
   }
 
@@ -405,7 +406,7 @@ class PoolSealer extends RecyclingSealer {
         if (pending.kept === undefined) continue
         const { kept, ...posted } = pending
         thread.inFlight.set(id, posted)
-        this.post(thread, id, kept.batch, kept.spec)
+        this.post(thread, id, kept.batch, kept.spec, kept.givenAtMs)
       }
       return
     }

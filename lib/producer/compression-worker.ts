@@ -10,7 +10,10 @@ export interface SealRequest {
   readonly id: number
   readonly spec: CodecSpec
   readonly batch: OpenBatch
-  /** Date.now() when the event loop posted it: the thread works out how long the batch waited for it. */
+  /**
+   * Date.now() when the event loop gave the batch to this thread (one given while the thread booted is posted when
+   * it is ready): the thread works out how long the batch waited for it.
+   */
   readonly postedAtMs: number
 }
 
