@@ -21,18 +21,17 @@ export type AllCoresReply =
   | { readonly kind: 'round'; readonly endedAt: number; readonly cpuSeconds: Readonly<Record<string, number>>; readonly decompressCpuSeconds: Readonly<Record<string, number>> }
   | { readonly error: string }
 
-// One thread of the all-cores sweep: copies the sections into memory of its own (codecs take ordinary buffers,
-// and a thread's own copy is what each projection thread compresses from), compresses every target once to load
-// and warm it, then runs each round when the signal says so.
+// One thread of the all-cores sweep: compresses every target once from the shared sections (where a projection
+// thread compresses its chunks from too) to load and warm it, then runs each round when the signal says so.
 if (parentPort !== null) {
   const port = parentPort
   port.once('message', (init: AllCoresInit) => {
     try {
-      const own = Buffer.from(Buffer.from(init.data))
+      const shared = Buffer.from(init.data)
       const sections: Buffer[] = []
       let at = 0
       for (const length of init.lengths) {
-        sections.push(own.subarray(at, at + length))
+        sections.push(shared.subarray(at, at + length))
         at += length
       }
       const order = init.specs.map((_, i) => init.specs[(init.first + i) % init.specs.length] as CodecSpec)

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { parentPort, workerData } from 'node:worker_threads'
 import { codecCache, type CodecSpec } from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
-import { sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
+import { NO_CLOCK, sealRecords, type OpenBatch } from '../protocol/record-batch-builder.js'
 import { settleDetachProtector } from '../detach-protector.js'
 
 /** What the producer's event loop sends to a compression thread: one batch to seal. */
@@ -37,8 +37,6 @@ export interface SealTiming {
   readonly waitedMs: number
   readonly wallSeconds: number
 }
-
-const NO_CLOCK = (): number => 0
 
 // Runs on each compression thread of the pool: one codec instance per codec and level, batches sealed in arrival order.
 if (parentPort !== null) {

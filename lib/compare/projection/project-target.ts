@@ -5,7 +5,7 @@ import { formatFor, type LogKind } from '../../formats/index.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 import { crc32c } from '../../protocol/crc32c.js'
-import { NON_IDEMPOTENT, sealRecords, stampProducerState, writeBatchHeader } from '../../protocol/record-batch-builder.js'
+import { NO_CLOCK, NON_IDEMPOTENT, sealRecords, stampProducerState, writeBatchHeader } from '../../protocol/record-batch-builder.js'
 import { readBatch } from '../../protocol/record-batch-reader.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { AdaptiveReplay } from './adaptive-replay.js'
@@ -77,7 +77,6 @@ export class ChunkProjector {
   private readonly codecs = new Map<string, Codec>()
   /** codec:adaptive replays by key: every chunk of one target in one projection comes to the same thread, in order. */
   private readonly replays = new Map<string, AdaptiveReplay>()
-  private scratch = Buffer.allocUnsafe(1024 * 1024)
   private plain = Buffer.allocUnsafe(0)
   /** The sealed batches of one chunk, carved one after the other: a fresh buffer per batch costs page faults. */
   private sealedArena = Buffer.allocUnsafe(0)
@@ -100,13 +99,10 @@ export class ChunkProjector {
     const compressStart = threadCpuSeconds()
     for (const [position, index] of order.entries()) {
       const slot = task.slots[index] as BatchSlot
-      const length = slot.end - slot.start
-      // Codecs get an ordinary buffer: not every native binding takes memory a SharedArrayBuffer backs.
-      if (length > this.scratch.length) this.scratch = Buffer.allocUnsafe(length)
-      this.scratch.set(shared.subarray(slot.start, slot.end))
       const spec = replay?.spec ?? task.spec
       const startedAt = performance.now()
-      const batch = sealRecords({ records: this.scratch.subarray(0, length), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, replay === null ? codec : this.codecFor(spec), allocate)
+      // Compressed where the chunk lies: every codec takes memory a SharedArrayBuffer backs (test/lib/codecs).
+      const batch = sealRecords({ records: shared.subarray(slot.start, slot.end), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, replay === null ? codec : this.codecFor(spec), allocate, NO_CLOCK)
       replay?.sealed(position, spec, (performance.now() - startedAt) / 1000)
       sealed[index] = batch.bytes
     }

@@ -22,3 +22,19 @@ describe('compressTransient: compress() into reused memory', () => {
     })
   }
 })
+
+describe('codecs on shared memory', () => {
+  const text = Buffer.from(corpusLines('access_apache_semicomplete_2015.log').join('\n')).subarray(0, 300_000)
+  // A projection thread compresses its chunk where it lies, in a SharedArrayBuffer: no binding may refuse it.
+  for (const spec of [{ codec: 'gzip', level: 6 }, { codec: 'snappy', level: null }, { codec: 'lz4', level: 1 }, { codec: 'lz4', level: 9 }, { codec: 'zstd', level: 3 }] as CodecSpec[]) {
+    it(`${spec.codec}:${spec.level ?? ''} compresses memory a SharedArrayBuffer backs as it does an ordinary buffer`, () => {
+      const shared = Buffer.from(new SharedArrayBuffer(text.length + 64)).subarray(32, 32 + text.length)
+      text.copy(shared)
+      const codec = createCodec(spec)
+      const expected = codec.compress(text)
+      assert.ok(codec.compress(shared).equals(expected), 'compress')
+      if (codec.compressTransient !== undefined) assert.ok(Buffer.from(codec.compressTransient(shared)).equals(expected), 'compressTransient')
+      assert.ok(codec.decompress(expected).equals(shared))
+    })
+  }
+})
