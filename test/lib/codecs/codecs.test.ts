@@ -2,9 +2,11 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { gunzipSync, gzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { CODEC_NAMES, createCodec, decoderForId, parseCodecSpec, resolveCodecSpec } from '../../../lib/codecs/index.js'
+import { outputChunkBytes } from '../../../lib/codecs/gzip.js'
 import { compressXerial, decompressSnappy } from '../../../lib/codecs/snappy.js'
 import { SqueezeError } from '../../../lib/errors.js'
 import { corpusPath } from '../../helpers/corpus.js'
@@ -57,6 +59,27 @@ describe('codecs', () => {
 
   it('gzip levels change the output', () => {
     assert.notEqual(createCodec({ codec: 'gzip', level: 1 }).compress(sample).length, createCodec({ codec: 'gzip', level: 9 }).compress(sample).length)
+  })
+
+  it('gzip inflates in one chunk of the size its trailer gives, and a stream whose trailer does not give it still reads as zlib reads it', () => {
+    const gzip = createCodec({ codec: 'gzip', level: 6 })
+    const big = Buffer.concat(Array.from({ length: 40 }, () => sample))
+    const frame = gzip.compress(big)
+    assert.equal(outputChunkBytes(frame), big.length + 64, 'ISIZE plus a little: the output fits one chunk')
+    assert.ok(gzip.decompress(frame).equals(big))
+    assert.equal(outputChunkBytes(Buffer.alloc(10)), 16 * 1024, 'too short for a trailer: zlib\'s own chunk')
+    // Two members (a trailer that gives only the last one's size): all of the output, in more chunks.
+    const twoMembers = Buffer.concat([gzipSync(big), gzipSync(sample)])
+    assert.ok(gzip.decompress(twoMembers).equals(Buffer.concat([big, sample])))
+    // A trailer that claims 4 GiB asks for the capped chunk, and zlib refuses the stream on its length check, as it
+    // did before; one that claims 0 gets zlib's own chunk size and the same refusal.
+    for (const claimed of [0xffffffff, 0]) {
+      const lying = Buffer.from(frame)
+      lying.writeUInt32LE(claimed, lying.length - 4)
+      assert.ok(outputChunkBytes(lying) <= 64 * 1024 * 1024)
+      assert.throws(() => gunzipSync(lying), /incorrect length check/)
+      assert.throws(() => gzip.decompress(lying), /incorrect length check/)
+    }
   })
 
   it('snappy writes xerial framing and reads both framed and bare blocks', () => {
