@@ -214,9 +214,10 @@ async function warmBroker(kafka: BenchKafka, peers: readonly PeerDef[], inputs: 
     const peer = peers.find((p) => p.accepts(input) === null)
     if (peer === undefined) continue
     for (const spec of targets) {
-      const topic = await kafka.createTopic(`bench-warm-${input.kind}-${formatCodecSpec(spec).replace(':', '-')}-${Date.now()}`, PARTITIONS)
+      const target = formatCodecSpec(spec)
+      const topic = await kafka.createTopic(`bench-warm-${input.kind}-${target.replace(':', '-')}-${Date.now()}`, PARTITIONS)
       const r = await peer.run({ kafka, input, spec, topic, records: peer.records(input) })
-      log(`producer warm-up (not counted) ${peer.name}|${input.kind}|${formatCodecSpec(spec)}: ${fmt(r.recordsPerSecond)} records/s`)
+      log(`producer warm-up (not counted) ${peer.name}|${input.kind}|${target}: ${fmt(r.recordsPerSecond)} records/s`)
     }
     await kafka.deleteCreatedTopics()
   }

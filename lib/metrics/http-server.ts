@@ -2,7 +2,6 @@ import type { Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Registry } from 'prom-client'
 
-
 export interface MetricsServer {
   readonly port: number
   close(): Promise<void>
