@@ -186,13 +186,15 @@ describe('copier', () => {
 
   it('exactly-once survives SIGKILL: killed mid-copy and restarted, each destination holds each record once', { timeout: 180_000 }, async (t) => {
     const source = await kafka.createTopic(t, { partitions: 2 })
-    const total = 20_000
+    // Large enough that the copy outlasts the poll below by seconds: at 20,000 records a faster copier finished
+    // before the kill landed.
+    const total = 60_000
     await fillSource(source, total)
     const targets = ['none', 'zstd:1']
     const args = ['copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', targets.join(','), '--exactly-once',
       '--transactional-id', `kill-${source}`, '--until-end', '--commit-interval-ms', '100', '-X', 'linger.ms=5', '-X', 'batch.size=16384', '--log-level', 'info']
     t.after(() => kafka.admin.deleteTopics({ topics: targetsFor(source, targets).map((x) => x.topic) }).catch(() => undefined))
-    const run = (killAfterMs?: number) => new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
+    const run = (killOnFirstRecords = false) => new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '' } })
       t.after(() => child.kill('SIGKILL'))
       let stderr = ''
@@ -200,20 +202,20 @@ describe('copier', () => {
         stderr += d.toString()
         if (process.env.SQUEEZE_TEST_CHILD_LOG !== undefined) appendFileSync(process.env.SQUEEZE_TEST_CHILD_LOG, d)
       })
-      if (killAfterMs !== undefined) {
-        // Kill once it has started copying: wait for the first destination records, then SIGKILL.
+      if (killOnFirstRecords) {
+        // Kill once it has started copying: SIGKILL as soon as the first destination records show.
         const poll = setInterval(async () => {
           const offsets = await kafka.admin.fetchTopicOffsets(defaultDestination(source, parseCodecSpec('none'))).catch(() => [])
           if (offsets.some((o) => Number(o.high) > 0)) {
             clearInterval(poll)
-            setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+            child.kill('SIGKILL')
           }
-        }, 50)
+        }, 20)
         child.on('exit', () => clearInterval(poll))
       }
       child.on('exit', (code, signal) => resolve({ code, signal, stderr }))
     })
-    const first = await run(300)
+    const first = await run(true)
     assert.equal(first.signal, 'SIGKILL', `the first run should be killed mid-copy (exit ${first.code}: ${first.stderr})`)
     const second = await run()
     assert.equal(second.code, 0, second.stderr.slice(-3000))
