@@ -26,7 +26,13 @@ const PINO_LEVEL: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [KAFKAJS_LOG_LEVELS.DEBUG]: 'debug'
 }
 
-const RETRIED_RESPONSES = /coordinator is loading|coordinator is not available|not the correct coordinator|rebalanc/i
+/**
+ * Error responses kafkajs logs at ERROR and then retries. Besides the group coordinator's: a topic created a moment
+ * ago answers "does not host this topic-partition" or "no leader" to metadata until its leader is known, and a moved
+ * leader answers "not the leader". When the retries run out, squeeze's caller reports it in its own words (a missing
+ * topic is one clear error), so the operator sees each problem once, not as ERROR lines it recovered from.
+ */
+const RETRIED_RESPONSES = /coordinator is loading|coordinator is not available|not the correct coordinator|rebalanc|does not host this topic-partition|no leader for this topic-partition|not the leader for that topic-partition/i
 
 /** Routes kafkajs's own log lines into pino; kafkajs's info chatter is demoted to debug. */
 export function kafkajsLogCreator(log: Logger): KafkajsLogCreator {
