@@ -24,7 +24,6 @@ export function createGzipCodec(level: number): Codec {
  */
 export function outputChunkBytes(input: Uint8Array): number {
   if (input.length < 18) return DEFAULT_CHUNK_BYTES
-  const at = input.length - 4
-  const isize = ((input[at] as number) | ((input[at + 1] as number) << 8) | ((input[at + 2] as number) << 16)) + (input[at + 3] as number) * 2 ** 24
+  const isize = Buffer.from(input.buffer, input.byteOffset, input.byteLength).readUInt32LE(input.length - 4)
   return Math.min(MAX_CHUNK_BYTES, Math.max(DEFAULT_CHUNK_BYTES, isize + 64))
 }
