@@ -2,11 +2,18 @@ import { createRequire } from 'node:module'
 import type { Codec } from './codec.js'
 
 interface SnappyModule {
-  compressSync(input: Uint8Array): Buffer
-  uncompressSync(input: Uint8Array, options?: { asBuffer: true }): Buffer
+  compressSync(input: Uint8Array, options: { copyOutputData: true }): Buffer
+  uncompressSync(input: Uint8Array, options: { asBuffer: true; copyOutputData: true }): Buffer
 }
 
 const snappy = createRequire(import.meta.url)('snappy') as SnappyModule
+/**
+ * The binding hands its output over as an external buffer by default: memory allocated fresh per call and
+ * accounted to V8, which on 32 KiB xerial blocks cost more than the codec (on 8 MiB of the access log, 300 MB/s to
+ * compress and 430 MB/s to decompress, most of it system time). Copying into a V8 buffer is 3x faster both ways.
+ */
+const COPY_OUT = { copyOutputData: true } as const
+const COPY_OUT_AS_BUFFER = { asBuffer: true, copyOutputData: true } as const
 
 // xerial snappy-java framing, which the Java client writes and expects: a magic header, then
 // [int32 compressed length][raw snappy block] chunks of at most 32 KiB of input each.
@@ -23,7 +30,7 @@ function isXerialFramed(input: Uint8Array): boolean {
 export function compressXerial(input: Uint8Array): Buffer {
   const chunks: Buffer[] = [xerialHeader()]
   for (let start = 0; start < input.length; start += XERIAL_BLOCK_BYTES) {
-    const block = snappy.compressSync(input.subarray(start, Math.min(start + XERIAL_BLOCK_BYTES, input.length)))
+    const block = snappy.compressSync(input.subarray(start, Math.min(start + XERIAL_BLOCK_BYTES, input.length)), COPY_OUT)
     const length = Buffer.allocUnsafe(4)
     length.writeUInt32BE(block.length, 0)
     chunks.push(length, block)
@@ -52,7 +59,7 @@ function uncompressBlock(block: Uint8Array): Buffer {
     if ((byte & 0x80) === 0) break
   }
   if (declared > 22 * block.length + 32) throw new RangeError(`snappy block declares ${declared} bytes from ${block.length}: corrupt`)
-  return snappy.uncompressSync(block, { asBuffer: true })
+  return snappy.uncompressSync(block, COPY_OUT_AS_BUFFER)
 }
 
 /** Each snappy block of xerial-framed input, or the input itself when it is a bare block. */
