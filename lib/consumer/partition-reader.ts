@@ -5,6 +5,7 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { describeKafkaError, isRetriableKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import { retry, sleep } from '../retry.js'
 import type { Logger } from '../log/logger.js'
+import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import { batchOffsets, isAbortMarker, readBatch, splitBatches, type ReadBatch } from '../protocol/record-batch-reader.js'
 import { AbortedTransactions } from './aborted-transactions.js'
 
@@ -31,6 +32,11 @@ export interface ReaderConfig {
    * records it passes on).
    */
   readonly reuseBatchMemory?: boolean
+  /**
+   * The clock a batch's decompression and framing CPU is read on: the process's by default, exact for a reader
+   * alone in its process; a reader beside busy threads (the projection's) passes threadCpuSeconds.
+   */
+  readonly cpuSeconds?: () => number
 }
 
 /** How often a round with leaderless partitions refreshes the metadata while other partitions are read. */
@@ -126,12 +132,14 @@ export class PartitionReader {
   private readonly assigned: PartitionCursor[] = []
   /** When the metadata was last refreshed for partitions without a known leader (at most every LEADERLESS_REFRESH_MS). */
   private leaderlessRefreshAt = 0
+  private readonly cpuSeconds: () => number
 
   constructor(
     private readonly config: ReaderConfig,
     private readonly deps: { cluster: KafkajsCluster; admin: Admin; log: Logger; lag?: (topic: string, partition: number, records: number) => void }
   ) {
     this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(1024 * 1024) : null
+    this.cpuSeconds = config.cpuSeconds ?? processCpuSeconds
   }
 
   /** Starts reading the partitions (an 'assigned' reader); null offsets start where `from` says. */
@@ -333,24 +341,24 @@ export class PartitionReader {
     for (const { bytes, baseOffset, lastOffset } of batches) {
       // Revoked while an earlier batch's handler was awaited: the rest belongs to the partition's next owner.
       if (lastOffset < cursor.position || cursor.revoked === true) continue
-      const before = process.cpuUsage()
+      const before = this.cpuSeconds()
       let batch: ReadBatch
       try {
         // A fetch from the middle of a batch returns the whole batch; records before the position were seen already.
-        batch = readBatch(bytes, { verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, ...(this.scratch === null ? {} : { into: this.scratch }) })
+        batch = readBatch(bytes, { verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, cpuSeconds: this.cpuSeconds, ...(this.scratch === null ? {} : { into: this.scratch }) })
       } catch (err) {
         const error = err instanceof SqueezeError ? err : new SqueezeError(ErrorCodes.BATCH_CORRUPT, errorMessage(err), { cause: err })
         handlers.onCorruptBatch({ topic: cursor.topic, partition: cursor.partition, baseOffset, lastOffset, error })
         cursor.position = lastOffset + 1
         continue
       }
-      const spent = process.cpuUsage(before)
+      const spent = this.cpuSeconds() - before
       cursor.position = lastOffset + 1
       // A batch larger than the reused buffer was decompressed into its own; the next one of that size fits.
       if (this.scratch !== null && batch.uncompressedBytes > this.scratch.length) this.scratch = Buffer.allocUnsafe(batch.uncompressedBytes)
       // Per answer, not per cursor: the broker lists every aborted transaction overlapping the answer, and
       // read_uncommitted answers list none, so nothing is skipped there.
-      const event = { topic: cursor.topic, partition: cursor.partition, batch, framingCpuSeconds: Math.max(0, (spent.user + spent.system) / 1e6 - batch.decompressCpuSeconds) }
+      const event = { topic: cursor.topic, partition: cursor.partition, batch, framingCpuSeconds: Math.max(0, spent - batch.decompressCpuSeconds) }
       handlers.onStoredBatch?.(event)
       const { isTransactional, isControl, producerId } = batch
       const handled = aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) })

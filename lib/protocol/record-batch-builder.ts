@@ -1,4 +1,5 @@
 import type { Codec } from '../codecs/index.js'
+import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import { ATTRIBUTE, BATCH } from './batch-layout.js'
 import { crc32c } from './crc32c.js'
 import type { OutgoingRecord, RecordHeader } from './record.js'
@@ -254,10 +255,6 @@ export function sealRecords(batch: OpenBatch, codec: Codec, allocate: (size: num
   return { bytes: out, recordCount: batch.count, uncompressedBytes: BATCH.HEADER_BYTES + batch.records.length, compressCpuSeconds, firstTimestamp: batch.firstTimestamp }
 }
 
-function processCpuSeconds(): number {
-  const usage = process.cpuUsage()
-  return (usage.user + usage.system) / 1e6
-}
 
 export interface BatchHeaderFields {
   count: number

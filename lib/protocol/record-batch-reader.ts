@@ -1,5 +1,6 @@
 import { decoderForId } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
+import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import { ATTRIBUTE, BATCH } from './batch-layout.js'
 import { crc32c } from './crc32c.js'
 import type { IncomingRecord, RawRecords, RecordHeader } from './record.js'
@@ -44,6 +45,8 @@ export interface ReadOptions {
    * valid only until `into` is used again.
    */
   into?: Buffer
+  /** The clock decompressCpuSeconds is read on: the process's by default; a reader beside busy threads passes its own thread's. */
+  cpuSeconds?: () => number
 }
 
 function corrupt(message: string, cause?: unknown): SqueezeError {
@@ -120,7 +123,8 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
   if (codecId !== 0) {
     const codec = decoderForId(codecId)
     if (codec === undefined) throw corrupt(`record batch uses unknown codec id ${codecId}`)
-    const before = process.cpuUsage()
+    const cpuSeconds = options.cpuSeconds ?? processCpuSeconds
+    const before = cpuSeconds()
     try {
       const into = options.into
       const written = into !== undefined && codec.decompressInto !== undefined ? codec.decompressInto(body, into) : -1
@@ -128,8 +132,7 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     } catch (err) {
       throw new SqueezeError(ErrorCodes.CODEC_CORRUPT, `cannot ${codec.name}-decompress batch at offset ${baseOffset}: ${(err as Error).message}`, { cause: err })
     }
-    const spent = process.cpuUsage(before)
-    decompressCpuSeconds = (spent.user + spent.system) / 1e6
+    decompressCpuSeconds = Math.max(0, cpuSeconds() - before)
   }
   // The framing of every record is checked now (a corrupt batch fails here, as a whole); objects come later.
   const layout = isControl ? EMPTY_LAYOUT : recordLayout(body, count, baseOffset)

@@ -2,6 +2,7 @@ import type { Admin } from 'kafkajs'
 import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent } from '../../consumer/partition-reader.js'
 import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
 import type { Logger } from '../../log/logger.js'
+import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { sourceBatch, type SourceBatch } from '../source-batches.js'
 import type { SourceRecord } from './rebatch.js'
 
@@ -36,7 +37,7 @@ export async function readSource(deps: { cluster: KafkajsCluster; admin: Admin; 
   options.signal?.addEventListener('abort', stop, { once: true })
   const full = (): boolean => (budget.maxRecords !== undefined && records >= budget.maxRecords) || (budget.maxBytes !== undefined && bytes >= budget.maxBytes)
   try {
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient }, deps).run({
+    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient, cpuSeconds: threadCpuSeconds }, deps).run({
       onBatch: ({ partition, batch }) => {
         if (batch.isControl) return
         for (const r of batch.records) {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { Worker } from 'node:worker_threads'
 import { createCodec, parseCodecSpec } from '../../../lib/codecs/index.js'
 import { SqueezeError } from '../../../lib/errors.js'
+import { threadCpuSeconds } from '../../../lib/metrics/thread-cpu.js'
 import { BATCH } from '../../../lib/protocol/batch-layout.js'
 import { crc32c, crc32cImplementation, crc32cTables } from '../../../lib/protocol/crc32c.js'
 import { buildBatch, NON_IDEMPOTENT, RecordBatchBuilder, stampProducerState, type ValueWriter } from '../../../lib/protocol/record-batch-builder.js'
@@ -65,6 +67,22 @@ describe('record batches', () => {
       assert.equal(sealed.bytes.readInt16BE(BATCH.ATTRIBUTES) & 7, createCodec(parseCodecSpec(spec)).id)
     })
   }
+
+  it('on the thread clock, counts a batch\'s decompression CPU on the reading thread alone, not on a thread spinning beside it', async () => {
+    const sealed = buildBatch(records, createCodec(parseCodecSpec('gzip:6')), NON_IDEMPOTENT)
+    const spinner = new Worker('const end = Date.now() + 60_000; while (Date.now() < end);', { eval: true })
+    try {
+      await new Promise((resolve) => spinner.once('online', resolve))
+      const start = threadCpuSeconds()
+      let decompress = 0
+      for (let i = 0; i < 2000; i++) decompress += readBatch(sealed.bytes, { cpuSeconds: threadCpuSeconds }).decompressCpuSeconds
+      const thread = threadCpuSeconds() - start
+      // Every decompression ran inside this window on this thread; the process's clock would add the spinner's CPU.
+      assert.ok(decompress <= thread, `decompress ${decompress} s, this thread's CPU over the loop ${thread} s`)
+    } finally {
+      await spinner.terminate()
+    }
+  })
 
   it('a builder refuses the record that would overflow batch.size, but takes an oversized first record', () => {
     const builder = new RecordBatchBuilder(1000)
