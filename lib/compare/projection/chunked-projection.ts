@@ -41,8 +41,6 @@ export const CHUNK_BYTES = 8 * 1024 * 1024
 export const CHUNKS_IN_FLIGHT = 4
 /** Names each projection's adaptive replays apart, on threads a pool keeps for many projections. */
 let projections = 0
-/** A target's cost before its first chunk is measured: 100 MB per CPU second, a middling codec level. */
-const DEFAULT_CPU_PER_BYTE = 1e-8
 
 interface Chunk {
   readonly slots: readonly BatchSlot[]
@@ -69,8 +67,6 @@ export class ChunkedProjection {
   /** Chunks every target is done with, for the next ones: a fresh 8 MiB per chunk costs page faults. */
   private readonly spare: SharedArrayBuffer[] = []
   private waitedMs = 0
-  /** Per target, CPU seconds per byte of the last chunk projected (DEFAULT_CPU_PER_BYTE until one is). */
-  private readonly cpuPerByte: number[] = []
   /** Uncompressed size of every batch (header included), in the order they closed. */
   readonly uncompressedPerBatch: number[] = []
   records = 0
@@ -137,18 +133,13 @@ export class ChunkedProjection {
     this.data = null
     this.slots = []
     this.inFlight++
-    const bytes = this.at
     const tasks = this.specs.map((spec, t) => ({
       spec, format: this.options.format, data, slots: chunk.slots, readBack: this.options.readBack, walk: t === 0,
       ...(isAdaptive(spec) ? { adaptive: { lingerMs: this.options.lingerMs ?? 0, replayKey: this.replayKey(t), ...(this.options.adaptiveLevel === undefined ? {} : { level: this.options.adaptiveLevel }) } } : {})
     }))
-    this.work.push(this.pool.run(tasks, (task) => bytes * (this.cpuPerByte[this.specs.indexOf(task.spec)] ?? DEFAULT_CPU_PER_BYTE)).then((results) => {
+    this.work.push(this.pool.run(tasks).then((results) => {
       chunk.results.push(...withSharedWalk(results))
       if (data.byteLength === Math.max(this.options.chunkBytes ?? CHUNK_BYTES, 1)) this.spare.push(data)
-      // What this chunk cost each target is the best guess of what the next one will: it spreads them over the threads.
-      results.forEach((r, t) => {
-        this.cpuPerByte[t] = Math.max(1e-12, (r.compressCpuSeconds + r.decompressCpuSeconds + r.decodeCpuSeconds) / Math.max(bytes, 1))
-      })
     }, (err: unknown) => {
       this.failure ??= err
     }).finally(() => {

@@ -1,24 +1,34 @@
-import { parentPort } from 'node:worker_threads'
+import { parentPort, workerData } from 'node:worker_threads'
 import { ChunkProjector, type ChunkProjection, type ProjectionTask } from './project-target.js'
 
-export type ProjectionReply = { readonly result: ChunkProjection } | { readonly error: string }
-/** What the pool posts: a task, answered in order, or a finished projection's replay to drop, not answered. */
-export type ProjectionMessage = ProjectionTask | { readonly release: string }
+export type ProjectionReply = { readonly id: number } & ({ readonly result: ChunkProjection } | { readonly error: string })
+/**
+ * What the pool posts: a task (slot -1: for this thread alone; else claimed by the first thread to swap its id in
+ * the slot for its own mark, and skipped by the rest), or a finished projection's replay to drop, not answered.
+ */
+export type ProjectionMessage = { readonly id: number; readonly slot: number; readonly task: ProjectionTask } | { readonly release: string }
+export interface ProjectionWorkerData {
+  readonly claims: Int32Array
+  readonly index: number
+}
 
 // Runs on a projection thread: one chunk of one target at a time, as the pool hands them out.
 if (parentPort !== null) {
   const port = parentPort
+  const { claims, index } = workerData as ProjectionWorkerData
   const projector = new ChunkProjector()
-  port.on('message', (task: ProjectionMessage) => {
-    if ('release' in task) {
-      projector.release(task.release)
+  port.on('message', (message: ProjectionMessage) => {
+    if ('release' in message) {
+      projector.release(message.release)
       return
     }
+    const { id, slot, task } = message
+    if (slot >= 0 && Atomics.compareExchange(claims, slot, id, -1 - index) !== id) return
     let reply: ProjectionReply
     try {
-      reply = { result: projector.project(task) }
+      reply = { id, result: projector.project(task) }
     } catch (err) {
-      reply = { error: err instanceof Error ? err.message : String(err) }
+      reply = { id, error: err instanceof Error ? err.message : String(err) }
     }
     port.postMessage(reply)
   })

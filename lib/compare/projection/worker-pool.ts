@@ -1,57 +1,78 @@
 import { Worker } from 'node:worker_threads'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
 import type { ChunkProjection, ProjectionTask } from './project-target.js'
-import type { ProjectionMessage, ProjectionReply } from './projection-worker.js'
+import type { ProjectionMessage, ProjectionReply, ProjectionWorkerData } from './projection-worker.js'
 
 const WORKER_URL = new URL('./projection-worker.js', import.meta.url)
+/**
+ * Claim slots, one per task any thread may take: far more than are ever outstanding (a projection holds a few
+ * chunks of a few dozen targets); a task that finds none free goes to one thread, as an adaptive replay's does.
+ */
+const CLAIM_SLOTS = 4096
 
 interface Pending {
   readonly task: ProjectionTask
-  readonly cost: number
   readonly resolve: (result: ChunkProjection) => void
   readonly reject: (err: Error) => void
+  /** Its claim slot, or -1 when it was posted to `thread` alone. */
+  readonly slot: number
+  readonly thread: Thread | null
 }
 
 interface Thread {
   readonly worker: Worker
-  /** Tasks posted to the thread and not answered yet, in the order it answers them. */
-  readonly pending: Pending[]
-  /** Their estimated cost. */
-  load: number
+  /** Written into a slot by the thread that claims its task: -1 - index. */
+  readonly index: number
 }
 
 /**
- * Up to `threads` projection threads, started on first use (or by start()) and kept for every chunk and batching
- * a run projects (a thread costs tens of ms to start). A task is posted to a thread as soon as it is given, to
- * the one with the least estimated work queued, so a thread goes from one task to its next without waiting for
- * this thread's event loop (busy re-batching the source). A task that throws fails with its target named; a
- * thread that dies fails what it held.
+ * `threads` projection threads, started together on first use (or by start()) and kept for every chunk and
+ * batching a run projects (a thread costs tens of ms to start). Every task is posted to every thread at once, and
+ * the first thread to reach it claims it (an atomic swap in shared memory); the others skip it. A thread goes from
+ * one task to its next without waiting for this thread's event loop (busy re-batching the source), and none idles
+ * while another has a queue: the targets' costs differ by 10x and more, and tasks placed on a thread when posted
+ * left one thread idle for a second or more while the other worked through what it had been given. An adaptive
+ * replay's tasks go to one thread, where its state lives. A task that throws fails with its target named; a thread
+ * that dies fails the tasks it had claimed or was given alone.
  */
 export class ProjectionPool {
   private readonly running: Thread[] = []
+  private started = 0
+  private readonly claims = new Int32Array(new SharedArrayBuffer(CLAIM_SLOTS * Int32Array.BYTES_PER_ELEMENT))
+  private readonly freeSlots: number[] = Array.from({ length: CLAIM_SLOTS }, (_, i) => CLAIM_SLOTS - 1 - i)
+  private readonly pending = new Map<number, Pending>()
+  private nextId = 1
   /** The thread each adaptive replay runs on: its state stays there, and its chunks arrive in order. */
   private readonly replayThreads = new Map<string, Thread>()
 
-  constructor(private readonly threads: number, private readonly label: (task: ProjectionTask) => string) {}
+  constructor(private readonly threads: number, private readonly label: (task: ProjectionTask) => string, private readonly workerUrl: URL = WORKER_URL) {}
 
   /** Starts every thread now, so that loading their modules overlaps the caller's own start. */
   start(): void {
-    while (this.running.length < Math.max(1, this.threads)) this.startThread()
+    if (this.started === 0) while (this.started < Math.max(1, this.threads)) this.startThread()
   }
 
-  /** Every task's result, in task order. `cost` estimates a task's work (any unit), for spreading tasks over threads. */
-  run(tasks: readonly ProjectionTask[], cost: (task: ProjectionTask) => number = () => 1): Promise<ChunkProjection[]> {
+  /** Every task's result, in task order. */
+  run(tasks: readonly ProjectionTask[]): Promise<ChunkProjection[]> {
+    this.start()
     return Promise.all(tasks.map((task) => new Promise<ChunkProjection>((resolve, reject) => {
+      if (this.running.length === 0) {
+        reject(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `projecting ${this.label(task)} failed: every projection thread has exited`))
+        return
+      }
+      const id = this.nextId++
       const key = task.adaptive?.replayKey
-      let thread = key === undefined ? undefined : this.replayThreads.get(key)
-      if (thread === undefined || !this.running.includes(thread)) {
-        thread = this.leastLoaded()
+      const slot = key === undefined ? this.freeSlots.pop() ?? -1 : -1
+      let thread: Thread | null = null
+      if (slot === -1) {
+        const kept = key === undefined ? undefined : this.replayThreads.get(key)
+        thread = kept !== undefined && this.running.includes(kept) ? kept : this.fewestGiven()
         if (key !== undefined) this.replayThreads.set(key, thread)
       }
-      const pending: Pending = { task, cost: cost(task), resolve, reject }
-      thread.pending.push(pending)
-      thread.load += pending.cost
-      thread.worker.postMessage(task satisfies ProjectionMessage)
+      this.pending.set(id, { task, resolve, reject, slot, thread })
+      if (slot >= 0) Atomics.store(this.claims, slot, id)
+      const message: ProjectionMessage = { id, slot, task }
+      for (const t of thread === null ? this.running : [thread]) t.worker.postMessage(message)
     })))
   }
 
@@ -75,33 +96,44 @@ export class ProjectionPool {
     await Promise.all(workers.map((w) => w.terminate()))
   }
 
-  private leastLoaded(): Thread {
-    const idle = this.running.find((t) => t.pending.length === 0)
-    if (idle !== undefined) return idle
-    if (this.running.length < Math.max(1, this.threads)) return this.startThread()
-    return this.running.reduce((a, b) => (b.load < a.load ? b : a))
+  /** The running thread holding the fewest tasks given to it alone. */
+  private fewestGiven(): Thread {
+    const given = new Map<Thread, number>(this.running.map((t) => [t, 0]))
+    for (const p of this.pending.values()) if (p.thread !== null) given.set(p.thread, (given.get(p.thread) ?? 0) + 1)
+    return this.running.reduce((a, b) => ((given.get(b) ?? 0) < (given.get(a) ?? 0) ? b : a))
   }
 
-  private startThread(): Thread {
-    const thread: Thread = { worker: new Worker(WORKER_URL), pending: [], load: 0 }
+  private settle(id: number): Pending | undefined {
+    const pending = this.pending.get(id)
+    if (pending === undefined) return undefined
+    this.pending.delete(id)
+    if (pending.slot >= 0) this.freeSlots.push(pending.slot)
+    return pending
+  }
+
+  private startThread(): void {
+    const thread: Thread = { worker: new Worker(this.workerUrl, { workerData: { claims: this.claims, index: this.started++ } satisfies ProjectionWorkerData }), index: this.started - 1 }
     this.running.push(thread)
-    const failAll = (err: Error): void => {
+    const failHeld = (err: Error): void => {
       const at = this.running.indexOf(thread)
-      if (at >= 0) this.running.splice(at, 1)
-      for (const pending of thread.pending.splice(0)) pending.reject(err)
-      thread.load = 0
+      if (at < 0) return
+      this.running.splice(at, 1)
+      const claimed = -1 - thread.index
+      for (const [id, p] of [...this.pending]) {
+        // Tasks no thread has claimed yet wait in the other threads' queues, unless none is left.
+        const held = p.thread === thread || (p.slot >= 0 && Atomics.load(this.claims, p.slot) === claimed) || this.running.length === 0
+        if (held) this.settle(id)?.reject(err)
+      }
     }
     thread.worker.on('message', (reply: ProjectionReply) => {
-      const pending = thread.pending.shift()
+      const pending = this.settle(reply.id)
       if (pending === undefined) return
-      thread.load -= pending.cost
       if ('error' in reply) pending.reject(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `projecting ${this.label(pending.task)} failed: ${reply.error}`))
       else pending.resolve(reply.result)
     })
-    thread.worker.on('error', (err) => failAll(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `a projection thread failed: ${err.message}`, { cause: err })))
+    thread.worker.on('error', (err) => failHeld(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `a projection thread failed: ${err.message}`, { cause: err })))
     thread.worker.on('exit', (code) => {
-      if (code !== 0) failAll(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `a projection thread exited with code ${code}`))
+      failHeld(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `a projection thread exited with code ${code}`))
     })
-    return thread
   }
 }

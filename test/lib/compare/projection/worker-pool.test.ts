@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { pathToFileURL } from 'node:url'
+import { createCodec, parseCodecSpec } from '../../../../lib/codecs/index.js'
+import type { ProjectionTask } from '../../../../lib/compare/projection/project-target.js'
+import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
+import { sealRecords } from '../../../../lib/protocol/record-batch-builder.js'
+
+const REAL_WORKER = new URL('../../../../lib/compare/projection/projection-worker.js', import.meta.url).href
+
+/** One chunk of `batches` batches of `batchBytes` (text, so every codec shrinks it), as the projection shares it. */
+function chunk(batches: number, batchBytes: number): { data: SharedArrayBuffer; records: Buffer[] } {
+  const data = new SharedArrayBuffer(batches * batchBytes)
+  const records: Buffer[] = []
+  for (let b = 0; b < batches; b++) {
+    const text = Buffer.from(Array.from({ length: batchBytes }, (_, i) => `batch ${b} line ${Math.floor(i / 40)}\n`).join('').slice(0, batchBytes))
+    new Uint8Array(data).set(text, b * batchBytes)
+    records.push(text)
+  }
+  return { data, records }
+}
+
+function task(spec: string, data: SharedArrayBuffer, batches: number, batchBytes: number): ProjectionTask {
+  const slots = Array.from({ length: batches }, (_, b) => ({ partition: b % 3, start: b * batchBytes, end: (b + 1) * batchBytes, count: 1, firstTimestamp: 0, maxTimestamp: 0 }))
+  return { spec: parseCodecSpec(spec), format: null, data, slots, readBack: true }
+}
+
+/** A projection thread written for the test: thread 0 claims the first task it is posted, then exits with code 3. */
+function dyingFirstThreadWorker(): URL {
+  const file = join(tmpdir(), `squeeze-projection-dying-${process.pid}.mjs`)
+  writeFileSync(file, [
+    "import { parentPort, workerData } from 'node:worker_threads'",
+    'const { claims, index } = workerData',
+    'if (index === 0) {',
+    '  parentPort.on(\'message\', (m) => { if (m.slot >= 0 && Atomics.compareExchange(claims, m.slot, m.id, -1 - index) === m.id) process.exit(3) })',
+    '} else {',
+    // The other threads wait until thread 0 holds a task, so which task it dies with is not a race.
+    '  while (!claims.includes(-1)) Atomics.wait(claims, claims.length - 1, 0, 5)',
+    `  await import(${JSON.stringify(REAL_WORKER)})`,
+    '}'
+  ].join('\n'))
+  return pathToFileURL(file)
+}
+
+describe('ProjectionPool: every thread takes the next task not yet claimed', () => {
+  it('answers each task with its own result, on any number of threads, whatever order the threads finish in', async () => {
+    const batchBytes = 64 * 1024
+    const { data, records } = chunk(6, batchBytes)
+    // Costs 10x apart, so the threads finish out of order: gzip:9 and zstd:19 against none and lz4.
+    const specs = ['gzip:9', 'none', 'zstd:19', 'lz4', 'snappy', 'zstd:1', 'none', 'gzip:1']
+    for (const threads of [1, 3]) {
+      const pool = new ProjectionPool(threads, (t) => t.spec.codec)
+      try {
+        const tasks = Array.from({ length: 5 }, () => specs.map((s) => task(s, data, records.length, batchBytes))).flat()
+        const results = await pool.run(tasks)
+        assert.equal(results.length, tasks.length)
+        results.forEach((result, i) => {
+          const codec = createCodec((tasks[i] as ProjectionTask).spec)
+          const sealed = records.map((r) => sealRecords({ records: r, count: 1, firstTimestamp: 0, maxTimestamp: 0 }, codec, Buffer.allocUnsafe).bytes.length)
+          assert.deepEqual(result.batchStoredBytes, sealed, `${threads} threads, task ${i} (${codec.name}): its own batches`)
+          assert.equal(result.mismatch, null, `task ${i} read back as it went in`)
+        })
+      } finally {
+        await pool.close()
+      }
+    }
+  })
+
+  it('a thread that dies fails the one task it claimed, and the other threads take every task it had not', async () => {
+    const batchBytes = 16 * 1024
+    const { data, records } = chunk(2, batchBytes)
+    const pool = new ProjectionPool(2, (t) => t.spec.codec, dyingFirstThreadWorker())
+    try {
+      const settled = await Promise.allSettled(Array.from({ length: 6 }, () => pool.run([task('zstd:3', data, records.length, batchBytes)])))
+      const failed = settled.filter((s) => s.status === 'rejected')
+      assert.equal(failed.length, 1, 'the task thread 0 claimed')
+      assert.match(String((failed[0] as PromiseRejectedResult).reason), /^SqueezeError: a projection thread exited with code 3$/)
+      assert.equal(settled.filter((s) => s.status === 'fulfilled').length, 5)
+    } finally {
+      await pool.close()
+    }
+  })
+
+  it('once every thread has died, each task fails with one line saying so, and none waits', async () => {
+    const batchBytes = 16 * 1024
+    const { data, records } = chunk(1, batchBytes)
+    const pool = new ProjectionPool(1, (t) => t.spec.codec, dyingFirstThreadWorker())
+    try {
+      await assert.rejects(pool.run([task('zstd:3', data, records.length, batchBytes), task('lz4', data, records.length, batchBytes)]), /a projection thread exited with code 3/)
+      await assert.rejects(pool.run([task('lz4', data, records.length, batchBytes)]), /^SqueezeError: projecting lz4 failed: every projection thread has exited$/)
+    } finally {
+      await pool.close()
+    }
+  })
+})
