@@ -1,5 +1,5 @@
 import { LEVEL_RANGES, type CodecName } from '../codecs/index.js'
-import type { CompareTargetResult, CurrentBaseline, CurrentCodec, CurrentRow, Recommendation, SavingVsCurrent, VerdictVsCurrent, BatchingLimit } from './compare-report.js'
+import type { CompareTargetResult, CurrentBaseline, CurrentCodec, CurrentRow, Recommendation, SavingVsCurrent, VerdictVsCurrent, BatchingLimit, LargerBatchesToday } from './compare-report.js'
 import { isKnownRate, type IngestRate } from './ingest-rate.js'
 import { paretoFront } from './pareto.js'
 import type { SourceBatch, SourceBatchScan } from './source-batches.js'
@@ -11,13 +11,15 @@ export const CURRENT_LABEL: CurrentRow['label'] = 'current (as stored)'
  */
 export const SMALL_BATCH_MEDIAN_BYTES = 16 * 1024
 export const FEW_RECORDS_PER_BATCH = 50
+/** Today's batches at least this many times the targets' records per batch: said next to the verdict. */
+export const LARGER_BATCHES_FACTOR = 10
 /** A change must store at most (1 - this) of what is stored now: a smaller gain is not worth reconfiguring producers for. */
 export const CHANGE_MARGIN = 0.1
 
 const GIB = 1024 ** 3
 const SECONDS_PER_DAY = 86_400
 
-export type { BatchSizeSpread, CurrentCodec, CurrentRow, SavingVsCurrent, SharePoint, VerdictVsCurrent, BatchingLimit, CurrentBaseline } from './compare-report.js'
+export type { BatchSizeSpread, CurrentCodec, CurrentRow, SavingVsCurrent, SharePoint, VerdictVsCurrent, BatchingLimit, CurrentBaseline, LargerBatchesToday } from './compare-report.js'
 
 export interface BaselineContext {
   readonly targets: readonly CompareTargetResult[]
@@ -37,7 +39,7 @@ export function currentBaseline(scan: SourceBatchScan, context: BaselineContext)
   if (row === null) return null
   const savings = context.targets.map((t) => savingVsCurrent(row, t, context))
   const v = verdict(savings, context)
-  return { row, savings, verdict: v, batchingLimit: batchingLimit(row, savings, v, context) }
+  return { row, savings, verdict: v, batchingLimit: batchingLimit(row, savings, v, context), largerBatchesToday: largerBatchesToday(row, context) }
 }
 
 function currentRow(scan: SourceBatchScan, context: BaselineContext): CurrentRow | null {
@@ -132,6 +134,15 @@ function batchingLimit(row: CurrentRow, savings: readonly SavingVsCurrent[], v: 
     split: rebatched === null || against === undefined ? null
       : { target: against.target, fromBatching: 1 - rebatched.storedShare, fromCodec: rebatched.storedShare - against.storedShare }
   }
+}
+
+function largerBatchesToday(row: CurrentRow, context: BaselineContext): LargerBatchesToday | null {
+  const batched = context.targets.filter((t) => t.batches > 0)
+  if (batched.length === 0) return null
+  const targetRecordsPerBatch = Math.max(...batched.map((t) => t.meanRecordsPerBatch))
+  const factor = row.meanRecordsPerBatch / targetRecordsPerBatch
+  if (!(factor >= LARGER_BATCHES_FACTOR)) return null
+  return { currentRecordsPerBatch: row.meanRecordsPerBatch, targetRecordsPerBatch, factor, lingerMs: context.lingerMs, batchSizeBytes: context.batchSizeBytes }
 }
 
 /** Nearest-rank quantile of sorted values. */

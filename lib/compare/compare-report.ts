@@ -196,10 +196,24 @@ export interface BatchingLimit {
   readonly split: { readonly target: string; readonly fromBatching: number; readonly fromCodec: number } | null
 }
 
+/**
+ * Today's batches hold many times the records of squeeze's re-batched ones: the targets' ratios are then for
+ * smaller batches than the topic's, and the comparison with current is one of batchings as much as of codecs.
+ */
+export interface LargerBatchesToday {
+  readonly currentRecordsPerBatch: number
+  /** The most records per batch any target's batching reached. */
+  readonly targetRecordsPerBatch: number
+  readonly factor: number
+  readonly lingerMs: number
+  readonly batchSizeBytes: number
+}
+
 export interface CurrentBaseline {
   readonly row: CurrentRow
   /** One per target, in the targets' order. */
   readonly savings: readonly SavingVsCurrent[]
   readonly verdict: VerdictVsCurrent
   readonly batchingLimit: BatchingLimit | null
+  readonly largerBatchesToday: LargerBatchesToday | null
 }

@@ -1,4 +1,4 @@
-import type { BatchingLimit, CurrentBaseline, SavingVsCurrent } from '../compare/baseline.js'
+import type { BatchingLimit, CurrentBaseline, LargerBatchesToday, SavingVsCurrent } from '../compare/baseline.js'
 import type { CompareReport } from '../compare/compare-report.js'
 import { isKnownRate } from '../compare/ingest-rate.js'
 import { formatBytes, formatLargeBytes, formatNumber } from './table.js'
@@ -17,7 +17,7 @@ export function currentSummary({ row }: CurrentBaseline): string {
 export function againstCurrentLines(report: CompareReport): string[] {
   const { current } = report
   if (current === null) return []
-  return [verdictLine(report, current), ...batchingLines(current.batchingLimit)]
+  return [verdictLine(report, current), ...largerBatchesLines(report, current.largerBatchesToday), ...batchingLines(current.batchingLimit)]
 }
 
 function verdictLine(report: CompareReport, current: CurrentBaseline): string {
@@ -39,6 +39,18 @@ export function savingText(report: CompareReport, s: SavingVsCurrent): string {
   if (s.storedBytesPerDaySaved !== null && s.fetchBytesPerDaySaved !== null) return `saving ${carriers(s.storedBytesPerDaySaved, s.fetchBytesPerDaySaved)} per day`
   const why = isKnownRate(report.source.ingestRate) ? '' : ' (no trustworthy ingest rate)'
   return `saving ${carriers(s.storedBytesSavedPerGiB, s.fetchBytesSavedPerGiB)} per GiB of input${why}`
+}
+
+function largerBatchesLines(report: CompareReport, larger: LargerBatchesToday | null): string[] {
+  if (larger === null) return []
+  const why = report.mode === 'projection'
+    ? 'the projection closes batches on the records\' own timestamps, and these advance more slowly than the topic\'s producer packed the records (a backfill, a replay, or timestamps set to event time); --linger-ms LIST shows longer lingers.'
+    : 'the copier batches on its own clock as it copies; -X linger.ms and -X batch.size set how it batches.'
+  return [
+    `today's batches are larger: ${formatNumber(larger.currentRecordsPerBatch, 1)} records per batch, ${formatNumber(larger.factor, 0)}x the ${formatNumber(larger.targetRecordsPerBatch, 1)} of squeeze's targets, ` +
+      `re-batched at linger.ms/batch.size ${larger.lingerMs}/${formatBytes(larger.batchSizeBytes)}; the targets' ratios are for their smaller batches.`,
+    `  ${why}`
+  ]
 }
 
 function batchingLines(limit: BatchingLimit | null): string[] {

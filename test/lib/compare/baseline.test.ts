@@ -87,6 +87,24 @@ describe('the current baseline: what the topic stores today, and each target aga
     assert.match(renderCompareTable(report), /against current \(zstd\): keep what you have: no target on the ratio-vs-CPU front beats it by the margin; a change needs to store at most 0\.90x of today's bytes \(a 10% margin\); the best on the front, zstd:19, stores 0\.96x/)
   })
 
+  it('batches 10x or more the targets\' in records: said beside the verdict, with why in the projection\'s words or the copy\'s', () => {
+    // The sample targets hold 4,000 records per batch; today's hold 50,000 (12.5x), then 4,000 (1x) and 20 (small).
+    const big = withCurrent(sampleReport(), sampleScan({ codec: 'lz4', batches: 8, batchBytes: 4 * MIB, records: 50_000 }))
+    assert.deepEqual(big.current.largerBatchesToday, { currentRecordsPerBatch: 50_000, targetRecordsPerBatch: 4000, factor: 12.5, lingerMs: 100, batchSizeBytes: 1_048_576 })
+    const said = /today's batches are larger: 50000\.0 records per batch, 13x the 4000\.0 of squeeze's targets, re-batched at linger\.ms\/batch\.size 100\/1\.00MiB; the targets' ratios are for their smaller batches\./
+    assert.match(renderCompareTable(big), said)
+    assert.match(renderCompareTable(big), /the copier batches on its own clock as it copies; -X linger\.ms and -X batch\.size set how it batches\./)
+    const projected = renderCompareTable({ ...big, mode: 'projection' })
+    assert.match(projected, said)
+    assert.match(projected, /the projection closes batches on the records' own timestamps, and these advance more slowly than the topic's producer packed the records \(a backfill, a replay, or timestamps set to event time\); --linger-ms LIST shows longer lingers\./)
+    assert.match(renderCompareMarkdown(big), said)
+    for (const scan of [sampleScan({ codec: 'zstd', batches: 100, batchBytes: 80 * 1024, records: 4000 }), SMALL_LZ4]) {
+      const report = withCurrent(sampleReport(), scan)
+      assert.equal(report.current.largerBatchesToday, null)
+      assert.doesNotMatch(renderCompareTable(report), /today's batches are larger/)
+    }
+  })
+
   it('producers that differ: a mix with each codec\'s share, and no split (no single codec to re-batch)', () => {
     const mixed = sampleScan({ codec: 'lz4', batches: 1000, batchBytes: 3 * 1024, records: 30 }, { codec: 'none', batches: 1000, batchBytes: 2 * 1024, records: 10 })
     const report = withCurrent(sampleReport(), { ...mixed, batches: [...mixed.batches, { partition: 0, codec: null, records: 0, storedBytes: 78, uncompressedBytes: 78, decompressCpuSeconds: 0 }] })

@@ -75,7 +75,7 @@ describe('compare report JSON schema', () => {
     assert.deepEqual([...schema.definitions.recommendation!.required].sort(), keys(compareReportJson(report).recommendation!))
   })
 
-  it('accepts the current baseline, changing or keeping, with and without a batching limit, and has exactly its fields', () => {
+  it('accepts the current baseline, changing or keeping, with and without a batching limit or larger batches today, and has exactly its fields', () => {
     const report = sampleReport()
     const context = {
       targets: report.targets, recommendation: report.recommendation, ingestRate: report.source.ingestRate, uncompressedBytesPerRecord: 262.144,
@@ -83,14 +83,16 @@ describe('compare report JSON schema', () => {
     }
     const small = currentBaseline(sampleScan({ codec: 'lz4', batches: 20_000, batchBytes: 2048, records: 20 }), context)
     const keep = currentBaseline(sampleScan({ codec: 'zstd', batches: 100, batchBytes: 80 * 1024, records: 4000 }), context)
-    assert.ok(small?.batchingLimit != null && small.verdict.action === 'change' && keep?.verdict.action === 'keep')
-    for (const current of [small, keep]) assert.equal(validate(asJson({ ...report, current })), true, errorsOf(asJson({ ...report, current })))
+    const larger = currentBaseline(sampleScan({ codec: 'lz4', batches: 8, batchBytes: 4 * 1024 * 1024, records: 50_000 }), context)
+    assert.ok(small?.batchingLimit != null && small.verdict.action === 'change' && keep?.verdict.action === 'keep' && larger?.largerBatchesToday != null)
+    for (const current of [small, keep, larger]) assert.equal(validate(asJson({ ...report, current })), true, errorsOf(asJson({ ...report, current })))
     const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { definitions: Record<string, { required: string[] }> }
     const keys = (o: object): string[] => Object.keys(o).sort()
     assert.deepEqual([...schema.definitions.current!.required].sort(), keys(small))
     assert.deepEqual([...schema.definitions.currentRow!.required].sort(), keys(small.row))
     assert.deepEqual([...schema.definitions.savingVsCurrent!.required].sort(), keys(small.savings[0]!))
     assert.deepEqual([...schema.definitions.batchingLimit!.required].sort(), keys(small.batchingLimit))
+    assert.deepEqual([...schema.definitions.largerBatchesToday!.required].sort(), keys(larger.largerBatchesToday))
   })
 
   it('rejects a report missing a required field, at the top and inside a target', () => {
