@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
 import type { ChunkProjection, ProjectionTask } from './project-target.js'
 import type { ProjectionMessage, ProjectionReply, ProjectionWorkerData } from './projection-worker.js'
+import { packSlots } from './slot-table.js'
 
 const WORKER_URL = new URL('./projection-worker.js', import.meta.url)
 /**
@@ -44,6 +45,8 @@ export class ProjectionPool {
   private nextId = 1
   /** The thread each adaptive replay runs on: its state stays there, and its chunks arrive in order. */
   private readonly replayThreads = new Map<string, Thread>()
+  /** Each chunk's slots packed once for all of its tasks (they share one array). */
+  private readonly slotTables = new WeakMap<ProjectionTask['slots'], Float64Array>()
 
   constructor(private readonly threads: number, private readonly label: (task: ProjectionTask) => string, private readonly workerUrl: URL = WORKER_URL) {}
 
@@ -71,7 +74,13 @@ export class ProjectionPool {
       }
       this.pending.set(id, { task, resolve, reject, slot, thread })
       if (slot >= 0) Atomics.store(this.claims, slot, id)
-      const message: ProjectionMessage = { id, slot, task }
+      const { slots, ...rest } = task
+      let slotTable = this.slotTables.get(slots)
+      if (slotTable === undefined) {
+        slotTable = packSlots(slots)
+        this.slotTables.set(slots, slotTable)
+      }
+      const message: ProjectionMessage = { id, slot, task: { ...rest, slotTable } }
       for (const t of thread === null ? this.running : [thread]) t.worker.postMessage(message)
     })))
   }

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { createCodec, parseCodecSpec } from '../../../../lib/codecs/index.js'
 import type { ProjectionTask } from '../../../../lib/compare/projection/project-target.js'
+import { packSlots, unpackSlots } from '../../../../lib/compare/projection/slot-table.js'
 import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
 import { sealRecords } from '../../../../lib/protocol/record-batch-builder.js'
 
@@ -94,5 +95,17 @@ describe('ProjectionPool: every thread takes the next task not yet claimed', () 
     } finally {
       await pool.close()
     }
+  })
+})
+
+describe('packSlots: a chunk\'s batch slots in shared memory', () => {
+  it('unpack to the same slots, timestamps of today and offsets of a 64 MiB chunk exact, and an empty chunk to none', () => {
+    const slots = Array.from({ length: 1000 }, (_, i) => ({
+      partition: i % 7, start: i * 67_000, end: (i + 1) * 67_000 - (i % 3), count: 1 + (i % 500), firstTimestamp: 1_796_148_158_996 + i, maxTimestamp: 1_796_148_158_996 + 2 * i
+    }))
+    const table = packSlots(slots)
+    assert.ok(table.buffer instanceof SharedArrayBuffer)
+    assert.deepEqual(unpackSlots(table), slots)
+    assert.deepEqual(unpackSlots(packSlots([])), [])
   })
 })
