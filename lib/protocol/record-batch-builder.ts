@@ -255,7 +255,6 @@ export function sealRecords(batch: OpenBatch, codec: Codec, allocate: (size: num
   return { bytes: out, recordCount: batch.count, uncompressedBytes: BATCH.HEADER_BYTES + batch.records.length, compressCpuSeconds, firstTimestamp: batch.firstTimestamp }
 }
 
-
 export interface BatchHeaderFields {
   count: number
   attributes: number

@@ -121,7 +121,8 @@ export class ProjectionPool {
   }
 
   private startThread(): void {
-    const thread: Thread = { worker: new Worker(this.workerUrl, { workerData: { claims: this.claims, index: this.started++ } satisfies ProjectionWorkerData }), index: this.started - 1 }
+    const index = this.started++
+    const thread: Thread = { worker: new Worker(this.workerUrl, { workerData: { claims: this.claims, index } satisfies ProjectionWorkerData }), index }
     this.running.push(thread)
     const failHeld = (err: Error): void => {
       const at = this.running.indexOf(thread)

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseCodecSpec } from '../../../../lib/codecs/index.js'
 import { lingerAdvice, sweepBatching } from '../../../../lib/compare/projection/batching-sweep.js'
-import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
 import type { SourceRecord } from '../../../../lib/compare/projection/rebatch.js'
 import { formatFor } from '../../../../lib/formats/index.js'
 import { renderBatchingHeatmapSvg } from '../../../../lib/report/batching-heatmap-svg.js'
 import { sweepFindings } from '../../../../lib/report/projection-text.js'
 import { corpusLines } from '../../../helpers/corpus.js'
+import { withPool } from './with-pool.js'
 
 const KIB = 1024
 const SIZES = [4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB, 1024 * KIB]
@@ -21,15 +21,6 @@ function nginxTopic(): Map<number, SourceRecord[]> {
     byPartition.get(i % 2)?.push({ key: null, value: format.encodeLine(line), headers: [], timestamp: 1_700_000_000_000 + i * 10 })
   })
   return byPartition
-}
-
-async function withPool<T>(threads: number, use: (pool: ProjectionPool) => Promise<T>): Promise<T> {
-  const pool = new ProjectionPool(threads, (t) => t.spec.codec)
-  try {
-    return await use(pool)
-  } finally {
-    await pool.close()
-  }
 }
 
 describe('batching what-if on the nginx-error fixture', () => {

@@ -3,10 +3,10 @@ import { describe, it } from 'node:test'
 import { createCodec, parseCodecSpec } from '../../../../lib/codecs/index.js'
 import { ChunkedProjection, projectBatches, type TargetProjection } from '../../../../lib/compare/projection/chunked-projection.js'
 import { rebatchPartition, type ProjectedBatch } from '../../../../lib/compare/projection/rebatch.js'
-import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
 import { formatFor } from '../../../../lib/formats/index.js'
 import { sealRecords } from '../../../../lib/protocol/record-batch-builder.js'
 import { corpusLines } from '../../../helpers/corpus.js'
+import { withPool } from './with-pool.js'
 
 const TARGETS = ['none', 'gzip:6', 'lz4', 'zstd:3'].map(parseCodecSpec)
 
@@ -20,12 +20,7 @@ function batches(): ProjectedBatch[] {
 }
 
 async function project(chunkBytes: number): Promise<TargetProjection[]> {
-  const pool = new ProjectionPool(2, (t) => t.spec.codec)
-  try {
-    return await projectBatches(batches(), new ChunkedProjection(pool, TARGETS, { format: 'nginx-error', readBack: true, chunkBytes }))
-  } finally {
-    await pool.close()
-  }
+  return withPool(2, (pool) => projectBatches(batches(), new ChunkedProjection(pool, TARGETS, { format: 'nginx-error', readBack: true, chunkBytes })))
 }
 
 describe('ChunkedProjection: batches projected in shared chunks on the thread pool', () => {

@@ -7,8 +7,8 @@ import { pathToFileURL } from 'node:url'
 import { createCodec, parseCodecSpec } from '../../../../lib/codecs/index.js'
 import type { ProjectionTask } from '../../../../lib/compare/projection/project-target.js'
 import { packSlots, unpackSlots } from '../../../../lib/compare/projection/slot-table.js'
-import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
 import { sealRecords } from '../../../../lib/protocol/record-batch-builder.js'
+import { withPool } from './with-pool.js'
 
 const REAL_WORKER = new URL('../../../../lib/compare/projection/projection-worker.js', import.meta.url).href
 
@@ -53,48 +53,35 @@ describe('ProjectionPool: every thread takes the next task not yet claimed', () 
     // Costs 10x apart, so the threads finish out of order: gzip:9 and zstd:19 against none and lz4.
     const specs = ['gzip:9', 'none', 'zstd:19', 'lz4', 'snappy', 'zstd:1', 'none', 'gzip:1']
     for (const threads of [1, 3]) {
-      const pool = new ProjectionPool(threads, (t) => t.spec.codec)
-      try {
-        const tasks = Array.from({ length: 5 }, () => specs.map((s) => task(s, data, records.length, batchBytes))).flat()
-        const results = await pool.run(tasks)
-        assert.equal(results.length, tasks.length)
-        results.forEach((result, i) => {
-          const codec = createCodec((tasks[i] as ProjectionTask).spec)
-          const sealed = records.map((r) => sealRecords({ records: r, count: 1, firstTimestamp: 0, maxTimestamp: 0 }, codec, Buffer.allocUnsafe).bytes.length)
-          assert.deepEqual(result.batchStoredBytes, sealed, `${threads} threads, task ${i} (${codec.name}): its own batches`)
-          assert.equal(result.mismatch, null, `task ${i} read back as it went in`)
-        })
-      } finally {
-        await pool.close()
-      }
+      const tasks = Array.from({ length: 5 }, () => specs.map((s) => task(s, data, records.length, batchBytes))).flat()
+      const results = await withPool(threads, (pool) => pool.run(tasks))
+      assert.equal(results.length, tasks.length)
+      results.forEach((result, i) => {
+        const codec = createCodec((tasks[i] as ProjectionTask).spec)
+        const sealed = records.map((r) => sealRecords({ records: r, count: 1, firstTimestamp: 0, maxTimestamp: 0 }, codec, Buffer.allocUnsafe).bytes.length)
+        assert.deepEqual(result.batchStoredBytes, sealed, `${threads} threads, task ${i} (${codec.name}): its own batches`)
+        assert.equal(result.mismatch, null, `task ${i} read back as it went in`)
+      })
     }
   })
 
   it('a thread that dies fails the one task it claimed, and the other threads take every task it had not', async () => {
     const batchBytes = 16 * 1024
     const { data, records } = chunk(2, batchBytes)
-    const pool = new ProjectionPool(2, (t) => t.spec.codec, dyingFirstThreadWorker())
-    try {
-      const settled = await Promise.allSettled(Array.from({ length: 6 }, () => pool.run([task('zstd:3', data, records.length, batchBytes)])))
-      const failed = settled.filter((s) => s.status === 'rejected')
-      assert.equal(failed.length, 1, 'the task thread 0 claimed')
-      assert.match(String((failed[0] as PromiseRejectedResult).reason), /^SqueezeError: a projection thread exited with code 3$/)
-      assert.equal(settled.filter((s) => s.status === 'fulfilled').length, 5)
-    } finally {
-      await pool.close()
-    }
+    const settled = await withPool(2, (pool) => Promise.allSettled(Array.from({ length: 6 }, () => pool.run([task('zstd:3', data, records.length, batchBytes)]))), dyingFirstThreadWorker())
+    const failed = settled.filter((s) => s.status === 'rejected')
+    assert.equal(failed.length, 1, 'the task thread 0 claimed')
+    assert.match(String((failed[0] as PromiseRejectedResult).reason), /^SqueezeError: a projection thread exited with code 3$/)
+    assert.equal(settled.filter((s) => s.status === 'fulfilled').length, 5)
   })
 
   it('once every thread has died, each task fails with one line saying so, and none waits', async () => {
     const batchBytes = 16 * 1024
     const { data, records } = chunk(1, batchBytes)
-    const pool = new ProjectionPool(1, (t) => t.spec.codec, dyingFirstThreadWorker())
-    try {
+    await withPool(1, async (pool) => {
       await assert.rejects(pool.run([task('zstd:3', data, records.length, batchBytes), task('lz4', data, records.length, batchBytes)]), /a projection thread exited with code 3/)
       await assert.rejects(pool.run([task('lz4', data, records.length, batchBytes)]), /^SqueezeError: projecting lz4 failed: every projection thread has exited$/)
-    } finally {
-      await pool.close()
-    }
+    }, dyingFirstThreadWorker())
   })
 })
 
