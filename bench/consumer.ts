@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { formatCodecSpec } from '../lib/codecs/index.js'
 import { TARGETS, ceilingFor, type CeilingRow } from './codec-ceiling.js'
-import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, runChild, table, type ChildRun } from './lib/harness.js'
+import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, runChild, runNodeClient, table, type ChildRun } from './lib/harness.js'
 import type { InputFiles } from './lib/inputs.js'
 import { PARTITIONS, runJava, type BenchKafka } from './lib/kafka-env.js'
 
@@ -50,7 +50,7 @@ interface ConsumerPeerRun {
 async function runPeer(peer: ConsumerPeer, kafka: BenchKafka, topic: string, records: number): Promise<ConsumerPeerRun> {
   if (peer === 'squeeze-decompress' || peer === 'squeeze-decode') {
     const passes = records === 1 ? 1 : SQUEEZE_PASSES
-    const run = must(await runChild(process.execPath, [CLIENT, '--brokers', kafka.brokers, '--topic', topic, '--format', peer === 'squeeze-decode' ? 'http' : 'none', '--passes', String(passes)]), peer)
+    const run = must(await runNodeClient(CLIENT, ['--brokers', kafka.brokers, '--topic', topic, '--format', peer === 'squeeze-decode' ? 'http' : 'none', '--passes', String(passes)]), peer)
     const out = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { records: number; seconds: number; passSeconds: number[]; corruptRecords: number }
     if (out.records !== records || out.corruptRecords > 0) throw new Error(`${peer} read ${out.records} records (${out.corruptRecords} corrupt), expected ${records}`)
     const first = out.passSeconds[0]
@@ -78,7 +78,7 @@ const PEERS: readonly ConsumerPeer[] = ['squeeze-decompress', 'squeeze-decode', 
 async function fillTopic(kafka: BenchKafka, input: InputFiles, name: string, codec: string, level: number | null, records: number): Promise<string> {
   const topic = await kafka.createTopic(name, PARTITIONS)
   for (let left = records; left > 0; left -= input.records) {
-    must(await runChild(process.execPath, [PRODUCER_CLIENT, '--client', 'squeeze', '--brokers', kafka.brokers, '--topic', topic, '--input', input.lengthPrefixed,
+    must(await runNodeClient(PRODUCER_CLIENT, ['--client', 'squeeze', '--brokers', kafka.brokers, '--topic', topic, '--input', input.lengthPrefixed,
       '--codec', codec, '--level', String(level), '--records', String(Math.min(left, input.records))]), 'filling the consumer topic')
   }
   return topic

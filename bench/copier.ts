@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { benchRuns, fmt, gb, mb, median, must, runChild, table } from './lib/harness.js'
+import { benchRuns, fmt, gb, mb, median, must, runNodeClient, table } from './lib/harness.js'
 import type { BenchKafka } from './lib/kafka-env.js'
 
 /**
@@ -38,7 +38,7 @@ const BASELINE = process.env.BENCH_COPIER_BASELINE
 interface CopierSample { mbps: number; rps: number; cpuPerGbPerTarget: number; compressShare: number; rss: number; records: number }
 
 async function copyOnce(client: string, kafka: BenchKafka, source: string, prefix: string): Promise<CopierSample & { cpuSeconds: number }> {
-  const r = must(await runChild(process.execPath, [client, '--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix], { timeoutMs: 180_000 }), 'copier')
+  const r = must(await runNodeClient(client, ['--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix], { timeoutMs: 180_000 }), 'copier')
   const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { sourceRecords: number; sourceBytes: number; seconds: number; cpuSeconds: number; compressCpuSeconds: number; recordsFailed: number }
   if (out.recordsFailed > 0) throw new Error(`copier: ${out.recordsFailed} records undelivered`)
   return {

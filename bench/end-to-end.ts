@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, roundOrder, runChild, table, writeJson, type ChildRun } from './lib/harness.js'
+import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, roundOrder, runChild, runNodeClient, table, writeJson, type ChildRun } from './lib/harness.js'
 import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
 import { corpusLines } from '../test/helpers/corpus.js'
 import { FIXTURES } from './parse.js'
@@ -182,10 +182,13 @@ async function rsyslogRun(kafka: BenchKafka, input: Input, topic: string, dir: s
   }
 }
 
-/** A launcher (bin/squeeze) runs on this process's node (SQUEEZE_NODE); a .js file (an older build's CLI) with it. */
+/**
+ * A launcher (bin/squeeze) runs on this process's node (SQUEEZE_NODE); a .js file (an older build's CLI) on it too,
+ * with the same V8 flags (bin/squeeze-node), so the two builds differ only in their code.
+ */
 function runSqueeze(cli: string, args: readonly string[]): Promise<ChildRun> {
   return cli.endsWith('.js')
-    ? runChild(process.execPath, [cli, ...args], { timeoutMs: 600_000 })
+    ? runNodeClient(cli, args, { timeoutMs: 600_000 })
     : runChild(cli, args, { timeoutMs: 600_000, env: { SQUEEZE_NODE: process.execPath } })
 }
 

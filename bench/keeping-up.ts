@@ -5,7 +5,7 @@ import { threadCpuSeconds } from '../lib/metrics/thread-cpu.js'
 import { RecordBatchBuilder } from '../lib/protocol/record-batch-builder.js'
 import { generateRecords } from '../lib/sources/generator-source.js'
 import type { KeepingUpSample } from './keeping-up-client.js'
-import { benchRuns, envInt, fmt, median, must, runChild, table } from './lib/harness.js'
+import { benchRuns, envInt, fmt, median, must, runNodeClient, table } from './lib/harness.js'
 import { PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
 
 /**
@@ -89,7 +89,7 @@ export async function keepingUpBench(kafka: BenchKafka, log: (s: string) => void
     for (const { row: target, codec, client } of runs) {
       const topic = await kafka.createTopic(`bench-keepup-${codec.replace(':', '-')}-${run}-${Date.now()}`, PARTITIONS)
       const loadBefore = loadavg()[0] ?? NaN
-      const child = must(await runChild(process.execPath, [client, '--brokers', kafka.brokers, '--topic', topic, '--codec', codec, '--rate', schedule, '--records', String(records)], { timeoutMs: (stepSeconds * 3 + 120) * 1000 }), `keeping-up ${target}`)
+      const child = must(await runNodeClient(client, ['--brokers', kafka.brokers, '--topic', topic, '--codec', codec, '--rate', schedule, '--records', String(records)], { timeoutMs: (stepSeconds * 3 + 120) * 1000 }), `keeping-up ${target}`)
       const s = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as KeepingUpSample
       const row = rows.get(target) as KeepingUpRow & { runs: number; lostOrRejected: number[]; peakBufferedBytes: number[]; blockedSeconds: number[]; ratio: number[]; wallSeconds: number[]; cpuSeconds: number[]; levelMix: Array<KeepingUpSample['levelMix']>; load: Array<[number, number]> }
       row.runs++

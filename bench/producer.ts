@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { formatCodecSpec, type CodecSpec } from '../lib/codecs/index.js'
 import { KafkaMainClasses } from '../lib/embedded-broker/java-tools.js'
 import { ceilingFor, TARGETS, type CeilingRow } from './codec-ceiling.js'
-import { benchRuns, envInt, fmt, fmtRatio, gb, mb, median, must, ratio, roundOrder, runChild, table, type ChildRun } from './lib/harness.js'
+import { benchRuns, envInt, fmt, fmtRatio, gb, mb, median, must, ratio, roundOrder, runChild, runNodeClient, table, type ChildRun } from './lib/harness.js'
 import type { InputFiles, InputKind } from './lib/inputs.js'
 import { PARTITIONS, runJava, type BenchKafka } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
@@ -62,7 +62,6 @@ interface RunContext {
   readonly records: number
 }
 
-const NODE = process.execPath
 const CLIENT = fileURLToPath(new URL('./producer-client.js', import.meta.url))
 const SLOW_RECORDS = envInt('BENCH_KAFKAJS_EACH_RECORDS', 2000)
 /**
@@ -85,7 +84,7 @@ interface PeerRun {
 function nodeClient(client: string, extraArgs: readonly string[] = []) {
   return async (ctx: RunContext): Promise<PeerRun> => {
     const passes = ctx.records === 1 ? 1 : NODE_PASSES
-    const run = must(await runChild(NODE, [CLIENT, '--client', client, '--brokers', ctx.kafka.brokers, '--topic', ctx.topic, '--input', ctx.input.lengthPrefixed,
+    const run = must(await runNodeClient(CLIENT, ['--client', client, '--brokers', ctx.kafka.brokers, '--topic', ctx.topic, '--input', ctx.input.lengthPrefixed,
       '--codec', ctx.spec.codec, '--level', String(ctx.spec.level), '--linger-ms', String(LINGER_MS), '--batch-size', String(BATCH_BYTES), '--records', String(ctx.records),
       '--passes', String(passes), ...extraArgs]), client)
     const out = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { records: number; seconds: number; passSeconds: number[]; compressCpuSeconds?: number; batchBytes?: number }

@@ -6,7 +6,7 @@ import { ceilingFor, ceilingTable, codecCeiling, type CeilingRow } from './codec
 import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, type CopierRow } from './copier.js'
 import { endToEndBench, endToEndTable, endToEndTitle, versusPeer, type EndToEndResult } from './end-to-end.js'
-import { benchRuns, envInt, median, must, ratio, runChild, writeJson } from './lib/harness.js'
+import { benchRuns, envInt, median, must, ratio, runNodeClient, writeJson } from './lib/harness.js'
 import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type InputKind } from './lib/inputs.js'
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
@@ -45,7 +45,7 @@ async function httpDecodeRatio(): Promise<{ ratio: number; runs: number[] }> {
   const script = fileURLToPath(new URL('./http-decode.js', import.meta.url))
   const ratios: number[] = []
   for (let i = 0; i < benchRuns(); i++) {
-    must(await runChild(process.execPath, [script, 'bench-http-decode.json']), 'http-decode')
+    must(await runNodeClient(script, ['bench-http-decode.json']), 'http-decode')
     const r = JSON.parse(readFileSync('bench-http-decode.json', 'utf8')) as { ratios: { fastVsJsonParse: number } }
     ratios.push(r.ratios.fastVsJsonParse)
   }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 /**
  * What every benchmark shares: running a peer as a child process under GNU time (wall, user+system CPU,
@@ -33,6 +34,17 @@ export interface ChildOptions {
   readonly cwd?: string
   /** File fed to the child's stdin. */
   readonly stdinFile?: string
+}
+
+/** bin/squeeze-node: node with the V8 flags the `squeeze` command starts with (bin/node-flags.sh). */
+const SQUEEZE_NODE = fileURLToPath(new URL('../../../bin/squeeze-node', import.meta.url))
+
+/**
+ * Runs a Node client script as runChild does, on this process's node with the flags the `squeeze` command starts
+ * with, so a client measures squeeze as it runs. Every Node peer starts this way, so they share the flags too.
+ */
+export function runNodeClient(script: string, args: readonly string[], opts: ChildOptions = {}): Promise<ChildRun> {
+  return runChild(SQUEEZE_NODE, [script, ...args], { ...opts, env: { SQUEEZE_NODE: process.execPath, ...(opts.env ?? {}) } })
 }
 
 /** Runs `cmd args…` under `/usr/bin/time -f '%e %U %S %M'`; never throws on a non-zero exit (the caller decides). */

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 
 const LAUNCHER = fileURLToPath(new URL('../../../bin/squeeze', import.meta.url))
+const NODE_LAUNCHER = fileURLToPath(new URL('../../../bin/squeeze-node', import.meta.url))
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -25,10 +26,13 @@ function argumentPrinter(): string {
   return path
 }
 
-/** The flag the launcher should add here: one V8 thread on a machine with one or two cores online. */
-function expectedPoolFlags(): string[] {
+/**
+ * The flags the launchers should add here: one V8 thread on a machine with one or two cores online, and 8 MB
+ * semi-spaces everywhere.
+ */
+function expectedFlags(): string[] {
   const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim()
-  return online === '0' || online === '0-1' ? ['--v8-pool-size=1'] : []
+  return [...(online === '0' || online === '0-1' ? ['--v8-pool-size=1'] : []), '--max-semi-space-size=8']
 }
 
 describe('bin/squeeze', () => {
@@ -38,11 +42,11 @@ describe('bin/squeeze', () => {
     assert.match(result.stdout, /linger\.ms/)
   })
 
-  it('passes every argument on as given, after the V8 pool size this machine\'s cores call for', async () => {
+  it('passes every argument on as given, after the V8 flags this machine calls for', async () => {
     const result = await run(LAUNCHER, ['produce', '--file', 'a file with spaces.log', ''], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '' })
     assert.equal(result.code, 0, result.stderr)
     const args = result.stdout.split('\n').slice(0, -1)
-    const flags = expectedPoolFlags()
+    const flags = expectedFlags()
     assert.deepEqual(args.slice(0, flags.length), flags)
     assert.equal(realpathSync(resolve(args[flags.length] as string)), realpathSync(CLI))
     assert.deepEqual(args.slice(flags.length + 1), ['produce', '--file', 'a file with spaces.log', ''])
@@ -52,6 +56,29 @@ describe('bin/squeeze', () => {
     const result = await run(LAUNCHER, ['--help'], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '--max-old-space-size=512 --v8-pool-size=3' })
     assert.equal(result.code, 0, result.stderr)
     assert.ok(!result.stdout.includes('--v8-pool-size'), result.stdout)
+    assert.match(result.stdout, /^--max-semi-space-size=8$/m)
+  })
+
+  it('leaves the young generation\'s size to NODE_OPTIONS when that sets one', async () => {
+    const result = await run(LAUNCHER, ['--help'], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '--max-semi-space-size=32' })
+    assert.equal(result.code, 0, result.stderr)
+    assert.ok(!result.stdout.includes('--max-semi-space-size'), result.stdout)
+  })
+
+  it('bin/squeeze-node runs a script with the same flags, and no CLI', async () => {
+    const result = await run(NODE_LAUNCHER, ['some-client.js', '--passes', '2'], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '' })
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(result.stdout.split('\n').slice(0, -1), [...expectedFlags(), 'some-client.js', '--passes', '2'])
+  })
+
+  it('bin/squeeze-node\'s young generation stays at two 8 MB semi-spaces under a steady stream of garbage', async () => {
+    // Without the flag, node grew this new space to 32 MB here.
+    const churn = 'let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 1e5) a = [] }' +
+      'const s = require("node:v8").getHeapSpaceStatistics().find((x) => x.space_name === "new_space"); process.stdout.write(String(s.space_size))'
+    const result = await run(NODE_LAUNCHER, ['-e', churn], { SQUEEZE_NODE: process.execPath, NODE_OPTIONS: '' })
+    assert.equal(result.code, 0, result.stderr)
+    const newSpaceBytes = Number(result.stdout)
+    assert.ok(newSpaceBytes > 0 && newSpaceBytes <= 16 * 1024 * 1024, result.stdout)
   })
 
   it('finds the CLI through a symlink elsewhere, as npm links a package\'s bin', async () => {
