@@ -5,9 +5,9 @@ import { levelMix } from '../../../../lib/compare/level-mix.js'
 import { ChunkedProjection, projectBatches } from '../../../../lib/compare/projection/chunked-projection.js'
 import { ChunkProjector } from '../../../../lib/compare/projection/project-target.js'
 import { rebatch, type SourceRecord } from '../../../../lib/compare/projection/rebatch.js'
-import { ProjectionPool } from '../../../../lib/compare/projection/worker-pool.js'
 import type { AdaptiveLevelSettings } from '../../../../lib/producer/config.js'
 import { targetLabel } from '../../../../lib/report/compare-table.js'
+import { withPool } from './with-pool.js'
 
 /** Log-like records, `gapMs` apart: `n` of them over `partitions` partitions. */
 function source(n: number, gapMs: number, partitions = 2): Map<number, SourceRecord[]> {
@@ -27,19 +27,16 @@ function source(n: number, gapMs: number, partitions = 2): Map<number, SourceRec
  */
 async function project(byPartition: Map<number, SourceRecord[]>, lingerMs: number, adaptiveLevel?: AdaptiveLevelSettings): Promise<{ levels: readonly number[]; mix: ReturnType<typeof levelMix> }> {
   const batches = rebatch(byPartition, { lingerMs, batchSizeBytes: 64 * 1024 })
-  const pool = new ProjectionPool(2, (t) => t.spec.codec)
-  const projection = new ChunkedProjection(pool, [parseCodecSpec('zstd:adaptive'), parseCodecSpec('zstd:3')], {
-    format: null, readBack: false, lingerMs, chunkBytes: 256 * 1024, ...(adaptiveLevel === undefined ? {} : { adaptiveLevel })
-  })
-  try {
+  return withPool(2, async (pool) => {
+    const projection = new ChunkedProjection(pool, [parseCodecSpec('zstd:adaptive'), parseCodecSpec('zstd:3')], {
+      format: null, readBack: false, lingerMs, chunkBytes: 256 * 1024, ...(adaptiveLevel === undefined ? {} : { adaptiveLevel })
+    })
     const [p] = await projectBatches(batches, projection)
     assert.ok(p?.levels !== undefined && p.levels.length === batches.length)
     assert.equal(pool.replayCount, 0, 'the finished projection\'s replays were released')
     const sizes = projection.uncompressedPerBatch
     return { levels: p.levels, mix: levelMix(sizes.map((bytes, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: bytes }))) }
-  } finally {
-    await pool.close()
-  }
+  })
 }
 
 describe('compare --mode projection with zstd:adaptive', () => {
