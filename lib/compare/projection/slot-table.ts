@@ -10,7 +10,15 @@ const FIELDS = 6
  */
 export function packSlots(slots: readonly BatchSlot[]): Float64Array {
   const table = new Float64Array(new SharedArrayBuffer(Math.max(1, slots.length * FIELDS) * Float64Array.BYTES_PER_ELEMENT), 0, slots.length * FIELDS)
-  slots.forEach((s, i) => table.set([s.partition, s.start, s.end, s.count, s.firstTimestamp, s.maxTimestamp], i * FIELDS))
+  let at = 0
+  for (const s of slots) {
+    table[at++] = s.partition
+    table[at++] = s.start
+    table[at++] = s.end
+    table[at++] = s.count
+    table[at++] = s.firstTimestamp
+    table[at++] = s.maxTimestamp
+  }
   return table
 }
 
