@@ -1,5 +1,6 @@
 import { CODEC_NAMES, compressToOwnBuffer, createCodec, formatCodecSpec, isAdaptive, isCodecName, LEVEL_RANGES, parseCodecSpec, resolveCodecSpec, type Codec, type CodecName, type CodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
+import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import { BATCH } from '../protocol/batch-layout.js'
 import { RecordBatchBuilder } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
@@ -204,15 +205,14 @@ function verifyRoundTrip(target: string, originals: readonly Buffer[], restored:
 
 /** Repeats `work` until it has used `minCpuSeconds` of process CPU (at least once); returns the last result. */
 function timed<T>(minCpuSeconds: number, work: () => T): { result: T; passes: number; cpuSeconds: number } {
-  const before = process.cpuUsage()
+  const before = processCpuSeconds()
   let passes = 0
   let result: T
   let cpuSeconds: number
   do {
     result = work()
     passes++
-    const spent = process.cpuUsage(before)
-    cpuSeconds = (spent.user + spent.system) / 1e6
+    cpuSeconds = processCpuSeconds() - before
   } while (cpuSeconds < minCpuSeconds)
   return { result, passes, cpuSeconds }
 }

@@ -3,6 +3,7 @@ import { errorCode, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
 import type { ConsumerMetricsSink } from '../metrics/consumer-metrics.js'
+import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import type { PoisonRecord } from '../protocol/dead-letter.js'
 import type { IncomingRecord } from '../protocol/record.js'
 import type { BatchEvent, CorruptBatchEvent, ReaderHandlers } from './partition-reader.js'
@@ -65,7 +66,7 @@ export class TopicMeasurements implements ReaderHandlers {
     if (batch.isControl) return
     const m = this.get(topic)
     const format = this.formatFor(topic)
-    const before = process.cpuUsage()
+    const before = processCpuSeconds()
     let corrupt = 0
     if (format !== null) {
       // In place where the format can (no record objects or views); a record that fails is built for the report.
@@ -83,8 +84,7 @@ export class TopicMeasurements implements ReaderHandlers {
         }
       })
     }
-    const spent = process.cpuUsage(before)
-    const decodeCpuSeconds = (spent.user + spent.system) / 1e6 + event.framingCpuSeconds
+    const decodeCpuSeconds = processCpuSeconds() - before + event.framingCpuSeconds
     const codec = codecNameForId(batch.codecId) ?? `id${batch.codecId}`
     if (!m.codecs.includes(codec)) m.codecs.push(codec)
     m.records += batch.recordCount
