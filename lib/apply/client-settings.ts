@@ -40,10 +40,14 @@ const LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 /** librdkafka's batch.num.messages ceiling. */
 const LIBRDKAFKA_MAX_BATCH_MESSAGES = 1_000_000
 
-/** Java's batch.size for batches of `b.batchSizeBytes` uncompressed bytes at the measured ratio. */
+/**
+ * Java's batch.size for batches of `b.batchSizeBytes` uncompressed bytes at the measured ratio. A record is
+ * refused when the estimate plus the record's own uncompressed size passes batch.size, so one mean record is
+ * added to the estimate.
+ */
 export function javaBatchSize(b: BatchingTarget, codec: CodecName): number {
   if (codec === 'none' || !(b.ratio > 0)) return b.batchSizeBytes
-  return Math.max(64, Math.ceil((b.batchSizeBytes * JAVA_ESTIMATE_FACTOR) / b.ratio))
+  return Math.max(64, Math.ceil((b.batchSizeBytes * JAVA_ESTIMATE_FACTOR) / b.ratio) + Math.ceil(b.bytesPerRecord))
 }
 
 /** Records a batch of batchSizeBytes holds, twice over, so that a record-count limit never closes a batch first. */
@@ -158,7 +162,7 @@ function javaNotes(spec: CodecSpec, b: BatchingTarget): string[] {
 }
 
 function javaNote(b: BatchingTarget): string {
-  return `${b.batchSizeBytes} uncompressed bytes x 1.05 / the measured ratio ${b.ratio.toFixed(2)}; the estimate starts at ratio 1 ` +
+  return `${b.batchSizeBytes} uncompressed bytes x 1.05 / the measured ratio ${b.ratio.toFixed(2)}, plus one mean record; the estimate starts at ratio 1 ` +
     'and improves by 0.005 per batch, so a new producer\'s first batches are smaller'
 }
 

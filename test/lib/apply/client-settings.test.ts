@@ -29,8 +29,8 @@ describe('settings per client', () => {
     assert.deepEqual([...props.keys()], ['bootstrap.servers', 'compression.type', 'compression.zstd.level', 'linger.ms', 'batch.size'])
     assert.equal(props.get('compression.type'), 'zstd')
     assert.equal(props.get('compression.zstd.level'), '12')
-    // 1 MiB uncompressed x 1.05 / ratio 5: Java counts its estimate of the compressed batch.
-    assert.equal(props.get('batch.size'), String(Math.ceil((1_048_576 * 1.05) / 5)))
+    // 1 MiB uncompressed x 1.05 / ratio 5, plus one 250-byte record: Java counts its estimate of the compressed batch.
+    assert.equal(props.get('batch.size'), String(Math.ceil((1_048_576 * 1.05) / 5) + 250))
     assert.equal(javaBatchSize(BATCHING, 'none'), 1_048_576, 'uncompressed batches are counted as they are')
     assert.equal(properties(settingsFor('java', spec('lz4:1'), BATCHING, CTX).text).has('compression.lz4.level'), false, 'lz4\'s fast compressor is Java\'s default level')
   })
@@ -115,7 +115,7 @@ describe('settings per client', () => {
 
   it('gives batching advice in every client\'s own names and units', () => {
     const advice = Object.fromEntries(CLIENT_NAMES.map((c) => [c, batchingSettings(c, { ...BATCHING, lingerMs: 500 }, 'zstd').join('  ')]))
-    assert.match(advice.java ?? '', /linger\.ms=500 {2}batch\.size=220201/)
+    assert.match(advice.java ?? '', /linger\.ms=500 {2}batch\.size=220451/)
     assert.match(advice.librdkafka ?? '', /linger\.ms=500/)
     assert.match(advice['franz-go'] ?? '', /ProducerLinger\(500 \* time\.Millisecond\)/)
     assert.match(advice.sarama ?? '', /Flush\.Frequency = 500 \* time\.Millisecond/)
