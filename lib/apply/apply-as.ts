@@ -2,7 +2,13 @@ import { parseCodecSpec } from '../codecs/index.js'
 import type { CompareReport } from '../compare/compare-report.js'
 import { bestTargetPerClient, type ClientTarget, type PickRule } from './best-target.js'
 import { CLIENT_LIMITS, type ClientName } from './client-limits.js'
-import { batchingSettings, settingsFor, type BatchingTarget, type ClientSettings, type SettingsContext } from './client-settings.js'
+import {
+  batchingSettings,
+  settingsFor,
+  type BatchingTarget,
+  type ClientSettings,
+  type SettingsContext
+} from './client-settings.js'
 import { topicConfigFor, type TopicCompressionMode, type TopicConfigChoice } from './topic-config.js'
 
 /** One client's verdict with its settings: the `applyAs` entries of the compare JSON. */
@@ -39,7 +45,12 @@ export interface ApplyOptions extends SettingsContext {
 }
 
 /** Turns a report into settings per client, picking each client's target with `rule` (the recommendation's). */
-export function applyAs(report: CompareReport, clients: readonly ClientName[], rule: PickRule, options: ApplyOptions): ApplyAs {
+export function applyAs(
+  report: CompareReport,
+  clients: readonly ClientName[],
+  rule: PickRule,
+  options: ApplyOptions
+): ApplyAs {
   const { source, settings } = report
   const bytesPerRecord = source.records === 0 ? 0 : source.uncompressedBytes / source.records
   const batching = { lingerMs: settings.lingerMs, batchSizeBytes: settings.batchSizeBytes, bytesPerRecord }
@@ -49,19 +60,33 @@ export function applyAs(report: CompareReport, clients: readonly ClientName[], r
   return {
     clients: picks.map((pick) => {
       const spec = pick.target === null ? null : parseCodecSpec(pick.target)
-      const at = (lingerMs: number, batchSizeBytes: number): BatchingTarget => ({ lingerMs, batchSizeBytes, ratio: pick.ratio ?? 1, bytesPerRecord })
+      const at = (lingerMs: number, batchSizeBytes: number): BatchingTarget => ({
+        lingerMs,
+        batchSizeBytes,
+        ratio: pick.ratio ?? 1,
+        bytesPerRecord
+      })
       const limits = CLIENT_LIMITS[pick.client]
       return {
         ...pick,
-        settings: spec === null ? null : settingsFor(pick.client, spec, at(batching.lingerMs, batching.batchSizeBytes), options),
-        batchingAdvice: spec === null || advice === null ? null : batchingSettings(pick.client, at(advice.lingerMs, advice.batchSizeBytes), spec.codec).join('  '),
+        settings:
+          spec === null
+            ? null
+            : settingsFor(pick.client, spec, at(batching.lingerMs, batching.batchSizeBytes), options),
+        batchingAdvice:
+          spec === null || advice === null
+            ? null
+            : batchingSettings(pick.client, at(advice.lingerMs, advice.batchSizeBytes), spec.codec).join('  '),
         caveat: limits.caveat,
         source: limits.source
       }
     }),
     batching,
     batchingAdvice: advice,
-    topic: recommended === undefined ? null : topicConfigFor(options.topicMode, parseCodecSpec(recommended), options.topic, options.brokers)
+    topic:
+      recommended === undefined
+        ? null
+        : topicConfigFor(options.topicMode, parseCodecSpec(recommended), options.topic, options.brokers)
   }
 }
 
@@ -73,8 +98,11 @@ function batchingAdvice(report: CompareReport): BatchingAdvice | null {
   const sweep = report.projection?.sweep?.advice
   if (sweep !== undefined && sweep !== null) {
     return {
-      reason: `the batching what-if: linger.ms ${sweep.fromLingerMs} -> ${sweep.toLingerMs} takes ${sweep.target} from ratio ` +
-        `${sweep.fromRatio.toFixed(2)} to ${sweep.toRatio.toFixed(2)}, adding ${sweep.addedLatencyMs.toFixed(0)} ms mean wait`,
+      reason:
+        `the batching what-if: linger.ms ${sweep.fromLingerMs} -> ${sweep.toLingerMs} takes ${sweep.target} ` +
+          `from ratio ` +
+        `${sweep.fromRatio.toFixed(2)} to ${sweep.toRatio.toFixed(2)}, adding ` +
+          `${sweep.addedLatencyMs.toFixed(0)} ms mean wait`,
       lingerMs: sweep.toLingerMs,
       batchSizeBytes: sweep.batchSizeBytes
     }
@@ -82,7 +110,9 @@ function batchingAdvice(report: CompareReport): BatchingAdvice | null {
   const limit = report.current?.batchingLimit
   if (limit === undefined || limit === null) return null
   return {
-    reason: `today's batches are small (median ${limit.medianBatchBytes} bytes, ${limit.meanRecordsPerBatch.toFixed(1)} records per batch); ` +
+    reason:
+      `today's batches are small (median ${limit.medianBatchBytes} bytes, ` +
+        `${limit.meanRecordsPerBatch.toFixed(1)} records per batch); ` +
       'the figures are for batches made at this linger.ms and batch.size',
     lingerMs: limit.lingerMs,
     batchSizeBytes: limit.batchSizeBytes

@@ -6,7 +6,11 @@ import type { TopicConfigChoice } from './topic-config.js'
  * Sets the chosen topic configs: first a dry run the broker validates (IncrementalAlterConfigs with
  * validateOnly), printed, then the change itself. Only the named configs change.
  */
-export async function applyTopicConfig(cluster: KafkajsCluster, choice: TopicConfigChoice, print: (line: string) => void): Promise<void> {
+export async function applyTopicConfig(
+  cluster: KafkajsCluster,
+  choice: TopicConfigChoice,
+  print: (line: string) => void
+): Promise<void> {
   const change = { topic: choice.topic, configs: choice.configs }
   const described = choice.configs.map((c) => `${c.name}=${c.value}`).join(',')
   await alterTopicConfigs(cluster, change, true)

@@ -26,17 +26,25 @@ export interface ClientTarget {
 
 /**
  * Per client, the best target that client can express: the overall pick when it can set it, else `rule` (the
- * recommendation's own rule) over the rows it can write, and what that costs against the overall pick. Pure: the audit calls it with
+ * recommendation's own rule) over the rows it can write, and what that costs against the overall pick. Pure: the
+ * audit calls it with
  * its own rows and rule.
  */
-export function bestTargetPerClient(rows: readonly CompareTargetResult[], clients: readonly ClientName[], rule: PickRule): ClientTarget[] {
+export function bestTargetPerClient(
+  rows: readonly CompareTargetResult[],
+  clients: readonly ClientName[],
+  rule: PickRule
+): ClientTarget[] {
   const overall = rule(rows)
   const overallRow = overall === null ? undefined : rows.find((r) => r.target === overall.target)
   return clients.map((client) => {
     const writable = rows.filter((r) => canExpress(client, specOf(r)))
     const limited = overall !== null && !writable.some((r) => r.target === overall.target)
-    const row = limited ? limitedPick(client, writable, rule, overallRow) : overallRow ?? ruleRow(writable, rule)
-    const share = row === undefined || overallRow === undefined || overallRow.storedBytes <= 0 ? null : row.storedBytes / overallRow.storedBytes
+    const row = limited ? limitedPick(client, writable, rule, overallRow) : (overallRow ?? ruleRow(writable, rule))
+    const share =
+      row === undefined || overallRow === undefined || overallRow.storedBytes <= 0
+        ? null
+        : row.storedBytes / overallRow.storedBytes
     return {
       client,
       target: row?.target ?? null,
@@ -55,7 +63,12 @@ export function bestTargetPerClient(rows: readonly CompareTargetResult[], client
  * A client that cannot set the overall pick: the rule over the rows it can write, else (the rule's limit
  * cannot be met within them) the row nearest the overall pick, so the cost of the limit is still shown.
  */
-function limitedPick(client: ClientName, writable: readonly CompareTargetResult[], rule: PickRule, overallRow: CompareTargetResult | undefined): CompareTargetResult | undefined {
+function limitedPick(
+  client: ClientName,
+  writable: readonly CompareTargetResult[],
+  rule: PickRule,
+  overallRow: CompareTargetResult | undefined
+): CompareTargetResult | undefined {
   const picked = ruleRow(writable, rule)
   if (picked !== undefined || overallRow === undefined) return picked
   const nearest = nearestExpressible(client, specOf(overallRow))
@@ -73,8 +86,16 @@ export function specOf(row: Pick<CompareTargetResult, 'target'>): CodecSpec {
   return parseCodecSpec(row.target)
 }
 
-function clientTargetText(client: ClientName, target: string | null, overall: string | null, limited: boolean, share: number | null, writable: number): string {
-  if (target === null && writable > 0) return `${client}: none of the ${writable} targets it can write meets the recommendation's limit`
+function clientTargetText(
+  client: ClientName,
+  target: string | null,
+  overall: string | null,
+  limited: boolean,
+  share: number | null,
+  writable: number
+): string {
+  if (target === null && writable > 0)
+    return `${client}: none of the ${writable} targets it can write meets the recommendation's limit`
   if (target === null) return `${client} can write none of the measured targets (${describeCodecs(client)})`
   if (overall === null) return `${client}: ${target}`
   if (!limited) return `${client}: ${target}, as recommended`

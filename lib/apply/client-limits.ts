@@ -2,7 +2,18 @@ import { formatCodecSpec, isAdaptive, LEVEL_RANGES, type CodecName, type CodecSp
 import { ErrorCodes, SqueezeError } from '../errors.js'
 
 /** The Kafka producers and log shippers `--client` names, in the order reports list them. */
-export const CLIENT_NAMES = ['java', 'librdkafka', 'franz-go', 'sarama', 'kafkajs', 'logstash', 'filebeat', 'vector', 'fluent-bit', 'squeeze'] as const
+export const CLIENT_NAMES = [
+  'java',
+  'librdkafka',
+  'franz-go',
+  'sarama',
+  'kafkajs',
+  'logstash',
+  'filebeat',
+  'vector',
+  'fluent-bit',
+  'squeeze'
+] as const
 export type ClientName = (typeof CLIENT_NAMES)[number]
 
 /**
@@ -10,7 +21,12 @@ export type ClientName = (typeof CLIENT_NAMES)[number]
  * LZ4HC at N). `levels` null: the client has no level setting and always writes `fixed`.
  */
 export interface CodecLimit {
-  readonly levels: { readonly min: number; readonly max: number; readonly except?: readonly number[]; readonly also?: readonly number[] } | null
+  readonly levels: {
+    readonly min: number
+    readonly max: number
+    readonly except?: readonly number[]
+    readonly also?: readonly number[]
+  } | null
   /** The level written without a level setting; null for codecs that have no levels. */
   readonly fixed: number | null
 }
@@ -49,7 +65,7 @@ const LIBRDKAFKA_CODECS: ClientLimits['codecs'] = {
 export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
   java: {
     name: 'java',
-    label: 'Kafka\'s Java producer (3.8+, KIP-390 levels)',
+    label: "Kafka's Java producer (3.8+, KIP-390 levels)",
     // Java's compression.lz4.level 9 is its default and selects the fast compressor, so LZ4HC 9 cannot be set.
     codecs: {
       none: NO_LEVEL,
@@ -58,57 +74,85 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
       lz4: { levels: { min: 1, max: 17, except: [9] }, fixed: 1 },
       zstd: { levels: { min: LEVEL_RANGES.zstd?.min ?? -131072, max: 22 }, fixed: 3 }
     },
-    source: 'https://cwiki.apache.org/confluence/display/KAFKA/KIP-390%3A+Support+Compression+Level (Kafka 3.8+; checked against kafka-clients 4.1.1)',
+    source:
+      'https://cwiki.apache.org/confluence/display/KAFKA/KIP-390%3A+Support+Compression+Level (Kafka 3.8+; ' +
+        'checked against kafka-clients 4.1.1)',
     caveat: 'before Kafka 3.8 the Java producer has no level setting: gzip 6, lz4 fast, zstd 3 only'
   },
   librdkafka: {
     name: 'librdkafka',
     label: 'librdkafka (kcat, confluent-kafka-*, rsyslog omkafka)',
     codecs: LIBRDKAFKA_CODECS,
-    source: `${LIBRDKAFKA_URL} (compression.level -1..12; a wider zstd range is confluentinc/librdkafka#5223, unmerged)`,
+    source: `${LIBRDKAFKA_URL} (compression.level -1..12; a wider zstd range is confluentinc/librdkafka#5223, ` +
+      `unmerged)`,
     caveat: null
   },
   'franz-go': {
     name: 'franz-go',
     label: 'franz-go (kgo)',
-    codecs: { none: NO_LEVEL, gzip: { levels: { min: 1, max: 9 }, fixed: 6 }, snappy: NO_LEVEL, lz4: fixed(1), zstd: { levels: { min: 1, max: 22 }, fixed: 3 } },
-    source: 'https://pkg.go.dev/github.com/twmb/franz-go/pkg/kgo (ProducerBatchCompression, ZstdCompression().WithLevel)',
-    caveat: 'franz-go compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder speeds, so its stored sizes differ from libzstd\'s figures here'
+    codecs: {
+      none: NO_LEVEL,
+      gzip: { levels: { min: 1, max: 9 }, fixed: 6 },
+      snappy: NO_LEVEL,
+      lz4: fixed(1),
+      zstd: { levels: { min: 1, max: 22 }, fixed: 3 }
+    },
+    source:
+      'https://pkg.go.dev/github.com/twmb/franz-go/pkg/kgo (ProducerBatchCompression, ZstdCompression().WithLevel)',
+    caveat:
+      "franz-go compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder " +
+        "speeds, so its stored sizes differ from libzstd's figures here"
   },
   sarama: {
     name: 'sarama',
     label: 'IBM Sarama',
-    codecs: { none: NO_LEVEL, gzip: { levels: { min: 1, max: 9 }, fixed: 6 }, snappy: NO_LEVEL, lz4: fixed(1), zstd: { levels: { min: 1, max: 22 }, fixed: 3 } },
+    codecs: {
+      none: NO_LEVEL,
+      gzip: { levels: { min: 1, max: 9 }, fixed: 6 },
+      snappy: NO_LEVEL,
+      lz4: fixed(1),
+      zstd: { levels: { min: 1, max: 22 }, fixed: 3 }
+    },
     source: 'https://pkg.go.dev/github.com/IBM/sarama#Config (Producer.Compression, Producer.CompressionLevel)',
-    caveat: 'Sarama compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder speeds, so its stored sizes differ from libzstd\'s figures here'
+    caveat:
+      "Sarama compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder " +
+        "speeds, so its stored sizes differ from libzstd's figures here"
   },
   kafkajs: {
     name: 'kafkajs',
     label: 'kafkajs',
     // gzip is built in at zlib's default; snappy, lz4 and zstd come from codec plug-ins at their default level.
     codecs: { none: NO_LEVEL, gzip: fixed(6), snappy: NO_LEVEL, lz4: fixed(1), zstd: fixed(3) },
-    source: 'https://kafka.js.org/docs/producing#compression (gzip built in; snappy, lz4, zstd through codec plug-ins; no level)',
+    source:
+      'https://kafka.js.org/docs/producing#compression (gzip built in; snappy, lz4, zstd through codec ' +
+        'plug-ins; no level)',
     caveat: 'kafkajs has no level setting and no batching setting: one request per send() call'
   },
   logstash: {
     name: 'logstash',
     label: 'Logstash kafka output',
     codecs: { none: NO_LEVEL, gzip: fixed(6), snappy: NO_LEVEL, lz4: fixed(1), zstd: fixed(3) },
-    source: 'https://www.elastic.co/guide/en/logstash/current/plugins-outputs-kafka.html (compression_type; zstd since logstash-integration-kafka 10.10.0)',
+    source:
+      'https://www.elastic.co/guide/en/logstash/current/plugins-outputs-kafka.html (compression_type; zstd ' +
+        'since logstash-integration-kafka 10.10.0)',
     caveat: 'Logstash has no level setting: its Java client writes gzip 6, lz4 fast, zstd 3'
   },
   filebeat: {
     name: 'filebeat',
     label: 'Filebeat / Elastic Agent kafka output',
     codecs: { none: NO_LEVEL, gzip: { levels: { min: 1, max: 9 }, fixed: 4 }, snappy: NO_LEVEL, lz4: fixed(1) },
-    source: 'https://www.elastic.co/guide/en/beats/filebeat/current/kafka-output.html (compression, compression_level gzip only; no zstd: elastic/beats#24534)',
+    source:
+      'https://www.elastic.co/guide/en/beats/filebeat/current/kafka-output.html (compression, compression_level ' +
+        'gzip only; no zstd: elastic/beats#24534)',
     caveat: null
   },
   vector: {
     name: 'vector',
     label: 'Vector kafka sink (librdkafka)',
     codecs: LIBRDKAFKA_CODECS,
-    source: 'https://vector.dev/docs/reference/configuration/sinks/kafka/ (compression; the level only through librdkafka_options)',
+    source:
+      'https://vector.dev/docs/reference/configuration/sinks/kafka/ (compression; the level only through ' +
+        'librdkafka_options)',
     caveat: null
   },
   'fluent-bit': {
@@ -135,15 +179,26 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
 
 /** --client java,librdkafka or all: known names, no repeats; every client when the list is all. */
 export function parseClients(text: string | undefined): ClientName[] {
-  const names = (text ?? 'all').split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '')
+  const names = (text ?? 'all')
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter((n) => n !== '')
   if (names.length === 0 || (names.length === 1 && names[0] === 'all')) return [...CLIENT_NAMES]
   const unknown = names.filter((n) => !(CLIENT_NAMES as readonly string[]).includes(n))
-  if (unknown.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `unknown --client ${unknown.join(', ')}: use all or any of ${CLIENT_NAMES.join(', ')}`)
-  if (new Set(names).size !== names.length) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--client names the same client twice')
+  if (unknown.length > 0)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `unknown --client ${unknown.join(', ')}: use all or any of ${CLIENT_NAMES.join(', ')}`
+    )
+  if (new Set(names).size !== names.length)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--client names the same client twice')
   return names as ClientName[]
 }
 
-/** Every level the client can write for a codec, lowest first; [] when it has no such codec, [null] when the codec has no levels. */
+/**
+ * Every level the client can write for a codec, lowest first; [] when it has no such codec, [null] when the
+ * codec has no levels.
+ */
 export function expressibleLevels(client: ClientName, codec: CodecName): Array<number | null> {
   const limit = CLIENT_LIMITS[client].codecs[codec]
   if (limit === undefined) return []

@@ -7,11 +7,13 @@ import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
-import { recommendFor, runCompare, type CompareOutcome, type CompareRunOptions, type RateEvidence } from '../../lib/compare/run-compare.js'
+import {
+  recommendFor, runCompare, type CompareOutcome, type CompareRunOptions, type RateEvidence
+} from '../../lib/compare/run-compare.js'
 import { applyAs, type ApplyAs } from '../../lib/apply/apply-as.js'
 import { applyTopicConfig } from '../../lib/apply/apply-topic.js'
-import { CLIENT_NAMES, parseClients, targetsNeededFor } from '../../lib/apply/client-limits.js'
-import { parseTopicMode } from '../../lib/apply/topic-config.js'
+import { CLIENT_NAMES, parseClients, targetsNeededFor, type ClientName } from '../../lib/apply/client-limits.js'
+import { parseTopicMode, type TopicCompressionMode } from '../../lib/apply/topic-config.js'
 import { renderApplyMarkdown, renderApplyText } from '../../lib/report/compare-apply.js'
 import { formatCodecSpec } from '../../lib/codecs/index.js'
 import type { CompareReport } from '../../lib/compare/compare-report.js'
@@ -100,7 +102,8 @@ const OPTIONS = {
   records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
   targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
-  client: { type: 'string' }, 'show-settings': { type: 'boolean' }, 'topic-compression': { type: 'string' }, 'apply-topic-config': { type: 'boolean' },
+  client: { type: 'string' }, 'show-settings': { type: 'boolean' }, 'topic-compression': { type: 'string' },
+  'apply-topic-config': { type: 'boolean' },
   'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
 } as const
 
@@ -153,12 +156,16 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
       const clients = parseClients(values.client)
       const topicMode = parseTopicMode(values['topic-compression'])
-      if (values['apply-topic-config'] === true && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--apply-topic-config needs --topic: it changes an existing topic')
+      if (values['apply-topic-config'] === true && sourceKind !== 'topic') {
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--apply-topic-config needs --topic: it changes a topic')
+      }
       const named = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination)
       const added = targetsNeededFor(named.map((t) => t.spec), clients)
-      const targets = added.length === 0 ? named : parseTargets([...named.map((t) => t.spec), ...added].map(formatCodecSpec).join(','), sourceTopic, values.destination)
+      const withAdded = [...named.map((t) => t.spec), ...added].map(formatCodecSpec).join(',')
+      const targets = added.length === 0 ? named : parseTargets(withAdded, sourceTopic, values.destination)
       return {
-        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName, clients, topicMode, added: added.map(formatCodecSpec),
+        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName,
+        clients, topicMode, added: added.map(formatCodecSpec),
         // Without --brokers the cluster is a broker this command starts, so the connection is known only then.
         connection: explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
         description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`,
@@ -243,25 +250,35 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
  * The verdict per client, by the recommendation's own rule and options. A filled source's topic and broker are
  * throwaways, so its settings name placeholders.
  */
-function applyFor(outcome: CompareOutcome, settings: { clients: Parameters<typeof applyAs>[1]; topicMode: Parameters<typeof applyAs>[3]['topicMode']; sourceTopic: string },
-  compare: Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsPerGiB' | 'targetRatio'>, brokers: string | undefined): ApplyAs {
+function applyFor(outcome: CompareOutcome,
+  settings: { clients: readonly ClientName[]; topicMode: TopicCompressionMode; sourceTopic: string },
+  compare: Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsPerGiB' | 'targetRatio'>,
+  brokers: string | undefined): ApplyAs {
   const { report } = outcome
   const rule = (rows: Parameters<typeof recommendFor>[0]): ReturnType<typeof recommendFor> =>
     recommendFor(rows, compare, report.source.ingestRate, report.settings.replicationFactor)
   return applyAs(report, settings.clients, rule, {
-    brokers: brokers ?? '<brokers>', topic: brokers === undefined ? '<topic>' : settings.sourceTopic, topicMode: settings.topicMode
+    brokers: brokers ?? '<brokers>', topic: brokers === undefined ? '<topic>' : settings.sourceTopic,
+    topicMode: settings.topicMode
   })
 }
 
 /** Prints the table, writes the files asked for; exit 1 when the destinations did not get identical traffic. */
 function writeReports(outcome: CompareOutcome, apply: ApplyAs, added: readonly string[],
-  files: { json?: string | undefined; markdown?: string | undefined; chart?: string | undefined; 'show-settings'?: boolean | undefined }): number {
+  files: {
+    json?: string | undefined; markdown?: string | undefined; chart?: string | undefined
+    'show-settings'?: boolean | undefined
+  }): number {
   if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
   process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
-  if (added.length > 0) process.stdout.write(`added for --client: ${added.join(', ')} (the nearest level a named client can set)\n`)
+  if (added.length > 0) {
+    process.stdout.write(`added for --client: ${added.join(', ')} (the nearest level a named client can set)\n`)
+  }
   process.stdout.write(renderApplyText(apply, files['show-settings'] === true))
   if (files.json !== undefined) writeFileSync(files.json, renderCompareJson(outcome.report, apply))
-  if (files.markdown !== undefined) writeFileSync(files.markdown, `${renderCompareMarkdown(outcome.report)}\n${renderApplyMarkdown(apply)}`)
+  if (files.markdown !== undefined) {
+    writeFileSync(files.markdown, `${renderCompareMarkdown(outcome.report)}\n${renderApplyMarkdown(apply)}`)
+  }
   if (files.chart !== undefined) {
     writeFileSync(files.chart, renderCompareSvg(outcome.report))
     process.stdout.write(`chart: ${files.chart}\n`)
