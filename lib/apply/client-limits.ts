@@ -58,6 +58,20 @@ const LIBRDKAFKA_CODECS: ClientLimits['codecs'] = {
   zstd: { levels: { min: 1, max: 12 }, fixed: 3 }
 }
 
+/** franz-go and Sarama: gzip and zstd levels through pure-Go libraries; lz4 at its fast default only. */
+const PURE_GO_CODECS: ClientLimits['codecs'] = {
+  none: NO_LEVEL,
+  gzip: { levels: { min: 1, max: 9 }, fixed: 6 },
+  snappy: NO_LEVEL,
+  lz4: fixed(1),
+  zstd: { levels: { min: 1, max: 22 }, fixed: 3 }
+}
+
+function pureGoCaveat(client: string): string {
+  return `${client} compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder ` +
+    'speeds, so its stored sizes differ from libzstd\'s figures here'
+}
+
 /**
  * Every client's compression limits. Levels are what each client's own documentation or source accepts;
  * `squeeze` takes what its own producer takes.
@@ -90,33 +104,17 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
   'franz-go': {
     name: 'franz-go',
     label: 'franz-go (kgo)',
-    codecs: {
-      none: NO_LEVEL,
-      gzip: { levels: { min: 1, max: 9 }, fixed: 6 },
-      snappy: NO_LEVEL,
-      lz4: fixed(1),
-      zstd: { levels: { min: 1, max: 22 }, fixed: 3 }
-    },
+    codecs: PURE_GO_CODECS,
     source:
       'https://pkg.go.dev/github.com/twmb/franz-go/pkg/kgo (ProducerBatchCompression, ZstdCompression().WithLevel)',
-    caveat:
-      "franz-go compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder " +
-        "speeds, so its stored sizes differ from libzstd's figures here"
+    caveat: pureGoCaveat('franz-go')
   },
   sarama: {
     name: 'sarama',
     label: 'IBM Sarama',
-    codecs: {
-      none: NO_LEVEL,
-      gzip: { levels: { min: 1, max: 9 }, fixed: 6 },
-      snappy: NO_LEVEL,
-      lz4: fixed(1),
-      zstd: { levels: { min: 1, max: 22 }, fixed: 3 }
-    },
+    codecs: PURE_GO_CODECS,
     source: 'https://pkg.go.dev/github.com/IBM/sarama#Config (Producer.Compression, Producer.CompressionLevel)',
-    caveat:
-      "Sarama compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder " +
-        "speeds, so its stored sizes differ from libzstd's figures here"
+    caveat: pureGoCaveat('Sarama')
   },
   kafkajs: {
     name: 'kafkajs',
