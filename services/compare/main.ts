@@ -81,14 +81,14 @@ Targets and output:
                              with --sample: over the sampled time span)
   --json FILE  --markdown FILE  --chart FILE.svg   (with a what-if, also FILE.batching.svg: a heatmap)
   --keep-topics              keep the destination (and filled source) topics
+  -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
 Clients (docs/clients.md):
-  --client LIST              ${CLIENT_NAMES.join(', ')} or all (default): per client, the best
-                             target it can set, by the recommendation's rule; targets a client needs are added
-                             (zstd:12 beside zstd:19 for librdkafka)
+  --client LIST              per client, the best target it can set, by the recommendation's rule (default all):
+                             ${CLIENT_NAMES.join(', ')}
+                             targets a client needs are added (zstd:12 beside zstd:19 for librdkafka)
   --show-settings            print each client's settings to paste (always in --json applyAs and --markdown)
   --topic-compression producer|codec   the topic side: keep compression.type=producer (default) or set the codec
   --apply-topic-config       with --topic: set those topic configs (IncrementalAlterConfigs, after a validated dry run)
-  -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
 ${COMMON_HELP}
 
 Bytes/day saved use the source's own ingest rate: a topic's offsets by timestamp (else its records' timestamps),
@@ -225,6 +225,9 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
           if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
           const apply = applyFor(outcome, settings, compare, filled ? undefined : connection.brokers.join(','))
           const code = writeReports(outcome, apply, settings.added, values)
+          if (values['apply-topic-config'] === true && apply.topic === null) {
+            process.stderr.write('squeeze: --apply-topic-config: nothing was recommended, so no topic config was changed\n')
+          }
           if (values['apply-topic-config'] === true && apply.topic !== null) {
             const cluster = createCluster(connection, log)
             await cluster.connect()
