@@ -1,3 +1,4 @@
+import type { ApplyAs } from '../apply/apply-as.js'
 import type { CompareReport, Recommendation } from '../compare/compare-report.js'
 import { savingsVsNone, type SavingsVsNone } from '../compare/savings.js'
 import { recommendationReason } from './compare-table.js'
@@ -11,10 +12,14 @@ export interface RecommendationJson {
   readonly bytesSavedPerGiB: number | null
 }
 
-/** The `--json` document, as schema/compare-report.schema.json describes it. */
-export type CompareReportJson = Omit<CompareReport, 'recommendation'> & { readonly recommendation: RecommendationJson | null; readonly savingsVsNone: SavingsVsNone }
+/** The `--json` document, as schema/compare-report.schema.json describes it; applyAs when clients were asked about. */
+export type CompareReportJson = Omit<CompareReport, 'recommendation'> & {
+  readonly recommendation: RecommendationJson | null
+  readonly savingsVsNone: SavingsVsNone
+  readonly applyAs?: ApplyAs
+}
 
-export function compareReportJson(report: CompareReport): CompareReportJson {
+export function compareReportJson(report: CompareReport, apply?: ApplyAs): CompareReportJson {
   const rec = report.recommendation
   return {
     ...report,
@@ -25,10 +30,11 @@ export function compareReportJson(report: CompareReport): CompareReportJson {
       bytesPerDaySaved: rec.bytesPerDaySaved,
       bytesSavedPerGiB: rec.bytesSavedPerGiB
     },
-    savingsVsNone: savingsVsNone(report)
+    savingsVsNone: savingsVsNone(report),
+    ...(apply === undefined ? {} : { applyAs: apply })
   }
 }
 
-export function renderCompareJson(report: CompareReport): string {
-  return `${JSON.stringify(compareReportJson(report), null, 2)}\n`
+export function renderCompareJson(report: CompareReport, apply?: ApplyAs): string {
+  return `${JSON.stringify(compareReportJson(report, apply), null, 2)}\n`
 }

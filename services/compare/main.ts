@@ -7,7 +7,15 @@ import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
-import { runCompare, type CompareOutcome, type RateEvidence } from '../../lib/compare/run-compare.js'
+import {
+  recommendFor, runCompare, type CompareOutcome, type CompareRunOptions, type RateEvidence
+} from '../../lib/compare/run-compare.js'
+import { applyAs, type ApplyAs } from '../../lib/apply/apply-as.js'
+import { applyTopicConfig } from '../../lib/apply/apply-topic.js'
+import { CLIENT_NAMES, parseClients, targetsNeededFor, type ClientName } from '../../lib/apply/client-limits.js'
+import { parseTopicMode, type TopicCompressionMode } from '../../lib/apply/topic-config.js'
+import { renderApplyMarkdown, renderApplyText } from '../../lib/report/compare-apply.js'
+import { formatCodecSpec } from '../../lib/codecs/index.js'
 import type { CompareReport } from '../../lib/compare/compare-report.js'
 import { missingCopyAcl } from '../../lib/compare/copy-acl.js'
 import { runProjection, type ProjectionRunOptions } from '../../lib/compare/projection/run-projection.js'
@@ -74,6 +82,13 @@ Targets and output:
   --json FILE  --markdown FILE  --chart FILE.svg   (with a what-if, also FILE.batching.svg: a heatmap)
   --keep-topics              keep the destination (and filled source) topics
   -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
+Clients (docs/clients.md):
+  --client LIST              per client, the best target it can set, by the recommendation's rule (default all):
+                             ${CLIENT_NAMES.join(', ')}
+                             targets a client needs are added (zstd:12 beside zstd:19 for librdkafka)
+  --show-settings            print each client's settings to paste (always in --json applyAs and --markdown)
+  --topic-compression producer|codec   the topic side: keep compression.type=producer (default) or set the codec
+  --apply-topic-config       with --topic: set those topic configs (IncrementalAlterConfigs, after a validated dry run)
 ${COMMON_HELP}
 
 Bytes/day saved use the source's own ingest rate: a topic's offsets by timestamp (else its records' timestamps),
@@ -87,6 +102,8 @@ const OPTIONS = {
   records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
   targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
+  client: { type: 'string' }, 'show-settings': { type: 'boolean' }, 'topic-compression': { type: 'string' },
+  'apply-topic-config': { type: 'boolean' },
   'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
 } as const
 
@@ -137,14 +154,24 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
       if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
       const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
+      const clients = parseClients(values.client)
+      const topicMode = parseTopicMode(values['topic-compression'])
+      if (values['apply-topic-config'] === true && sourceKind !== 'topic') {
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--apply-topic-config needs --topic: it changes a topic')
+      }
+      const named = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination)
+      const added = targetsNeededFor(named.map((t) => t.spec), clients)
+      const withAdded = [...named.map((t) => t.spec), ...added].map(formatCodecSpec).join(',')
+      const targets = added.length === 0 ? named : parseTargets(withAdded, sourceTopic, values.destination)
       return {
         sourceKind, kind, partitions, seed, sourceTopic, projection, formatName,
+        clients, topicMode, added: added.map(formatCodecSpec),
         // Without --brokers the cluster is a broker this command starts, so the connection is known only then.
         connection: explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
         description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`,
         lookbackMs: rateWindowH === undefined ? DEFAULT_RATE_LOOKBACK_MS : rateWindowH * 3_600_000,
         compare: {
-          sourceTopic, targets: parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination),
+          sourceTopic, targets,
           format: formatName === 'none' ? null : formatFor(formatName), producer,
           ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
           ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
@@ -196,7 +223,21 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
           }) : await runCompare({ ...compare, connection, sourceDescription, rateEvidence, log, signal, onProgress: progress })
             .catch((err: unknown) => { throw missingCopyAcl(err, sourceTopic) ?? err })
           if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
-          return writeReports(outcome, values)
+          const apply = applyFor(outcome, settings, compare, filled ? undefined : connection.brokers.join(','))
+          const code = writeReports(outcome, apply, settings.added, values)
+          if (values['apply-topic-config'] === true && apply.topic === null) {
+            process.stderr.write('squeeze: --apply-topic-config: nothing was recommended, so no topic config was changed\n')
+          }
+          if (values['apply-topic-config'] === true && apply.topic !== null) {
+            const cluster = createCluster(connection, log)
+            await cluster.connect()
+            try {
+              await applyTopicConfig(cluster, apply.topic, (line) => process.stdout.write(`${line}\n`))
+            } finally {
+              await cluster.disconnect().catch(() => undefined)
+            }
+          }
+          return code
         } finally {
           if (filled && values['keep-topics'] !== true) await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
           await admin.disconnect().catch(() => undefined)
@@ -208,12 +249,39 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
   })
 }
 
+/**
+ * The verdict per client, by the recommendation's own rule and options. A filled source's topic and broker are
+ * throwaways, so its settings name placeholders.
+ */
+function applyFor(outcome: CompareOutcome,
+  settings: { clients: readonly ClientName[]; topicMode: TopicCompressionMode; sourceTopic: string },
+  compare: Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsPerGiB' | 'targetRatio'>,
+  brokers: string | undefined): ApplyAs {
+  const { report } = outcome
+  const rule = (rows: Parameters<typeof recommendFor>[0]): ReturnType<typeof recommendFor> =>
+    recommendFor(rows, compare, report.source.ingestRate, report.settings.replicationFactor)
+  return applyAs(report, settings.clients, rule, {
+    brokers: brokers ?? '<brokers>', topic: brokers === undefined ? '<topic>' : settings.sourceTopic,
+    topicMode: settings.topicMode
+  })
+}
+
 /** Prints the table, writes the files asked for; exit 1 when the destinations did not get identical traffic. */
-function writeReports(outcome: CompareOutcome, files: { json?: string | undefined; markdown?: string | undefined; chart?: string | undefined }): number {
+function writeReports(outcome: CompareOutcome, apply: ApplyAs, added: readonly string[],
+  files: {
+    json?: string | undefined; markdown?: string | undefined; chart?: string | undefined
+    'show-settings'?: boolean | undefined
+  }): number {
   if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
   process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
-  if (files.json !== undefined) writeFileSync(files.json, renderCompareJson(outcome.report))
-  if (files.markdown !== undefined) writeFileSync(files.markdown, renderCompareMarkdown(outcome.report))
+  if (added.length > 0) {
+    process.stdout.write(`added for --client: ${added.join(', ')} (the nearest level a named client can set)\n`)
+  }
+  process.stdout.write(renderApplyText(apply, files['show-settings'] === true))
+  if (files.json !== undefined) writeFileSync(files.json, renderCompareJson(outcome.report, apply))
+  if (files.markdown !== undefined) {
+    writeFileSync(files.markdown, `${renderCompareMarkdown(outcome.report)}\n${renderApplyMarkdown(apply)}`)
+  }
   if (files.chart !== undefined) {
     writeFileSync(files.chart, renderCompareSvg(outcome.report))
     process.stdout.write(`chart: ${files.chart}\n`)

@@ -1,0 +1,120 @@
+import { parseCodecSpec } from '../codecs/index.js'
+import type { CompareReport } from '../compare/compare-report.js'
+import { bestTargetPerClient, type ClientTarget, type PickRule } from './best-target.js'
+import { CLIENT_LIMITS, type ClientName } from './client-limits.js'
+import {
+  batchingSettings,
+  settingsFor,
+  type BatchingTarget,
+  type ClientSettings,
+  type SettingsContext
+} from './client-settings.js'
+import { topicConfigFor, type TopicCompressionMode, type TopicConfigChoice } from './topic-config.js'
+
+/** One client's verdict with its settings: the `applyAs` entries of the compare JSON. */
+export interface ClientApply extends ClientTarget {
+  /** Null when the client can write none of the measured targets. */
+  readonly settings: ClientSettings | null
+  /** The batching change in the client's own names, when batching is the limit; null otherwise. */
+  readonly batchingAdvice: string | null
+  /** What the client's figures do not cover, or null. */
+  readonly caveat: string | null
+  /** Where the client's limit is documented. */
+  readonly source: string
+}
+
+/** Why batching is the limit and what to batch at instead. */
+export interface BatchingAdvice {
+  readonly reason: string
+  readonly lingerMs: number
+  readonly batchSizeBytes: number
+}
+
+/** The verdict as changes to make: per client, and on the topic. */
+export interface ApplyAs {
+  readonly clients: readonly ClientApply[]
+  /** The batching the figures were measured at, which every client's settings reproduce. */
+  readonly batching: { readonly lingerMs: number; readonly batchSizeBytes: number; readonly bytesPerRecord: number }
+  readonly batchingAdvice: BatchingAdvice | null
+  /** The topic's configs for the recommended target; null when nothing was recommended. */
+  readonly topic: TopicConfigChoice | null
+}
+
+export interface ApplyOptions extends SettingsContext {
+  readonly topicMode: TopicCompressionMode
+}
+
+/** Turns a report into settings per client, picking each client's target with `rule` (the recommendation's). */
+export function applyAs(
+  report: CompareReport,
+  clients: readonly ClientName[],
+  rule: PickRule,
+  options: ApplyOptions
+): ApplyAs {
+  const { source, settings } = report
+  const bytesPerRecord = source.records === 0 ? 0 : source.uncompressedBytes / source.records
+  const batching = { lingerMs: settings.lingerMs, batchSizeBytes: settings.batchSizeBytes, bytesPerRecord }
+  const advice = batchingAdvice(report)
+  const picks = bestTargetPerClient(report.targets, clients, rule)
+  const recommended = report.recommendation?.target
+  return {
+    clients: picks.map((pick) => {
+      const spec = pick.target === null ? null : parseCodecSpec(pick.target)
+      const at = (lingerMs: number, batchSizeBytes: number): BatchingTarget => ({
+        lingerMs,
+        batchSizeBytes,
+        ratio: pick.ratio ?? 1,
+        bytesPerRecord
+      })
+      const limits = CLIENT_LIMITS[pick.client]
+      return {
+        ...pick,
+        settings:
+          spec === null
+            ? null
+            : settingsFor(pick.client, spec, at(batching.lingerMs, batching.batchSizeBytes), options),
+        batchingAdvice:
+          spec === null || advice === null
+            ? null
+            : batchingSettings(pick.client, at(advice.lingerMs, advice.batchSizeBytes), spec.codec).join('  '),
+        caveat: limits.caveat,
+        source: limits.source
+      }
+    }),
+    batching,
+    batchingAdvice: advice,
+    topic:
+      recommended === undefined
+        ? null
+        : topicConfigFor(options.topicMode, parseCodecSpec(recommended), options.topic, options.brokers)
+  }
+}
+
+/**
+ * Batching is the limit when the what-if found a longer linger.ms worth it, or when today's batches are small
+ * (the baseline's batching limit): then the change is to batch as the advice or the measured run did.
+ */
+function batchingAdvice(report: CompareReport): BatchingAdvice | null {
+  const sweep = report.projection?.sweep?.advice
+  if (sweep !== undefined && sweep !== null) {
+    return {
+      reason:
+        `the batching what-if: linger.ms ${sweep.fromLingerMs} -> ${sweep.toLingerMs} takes ${sweep.target} ` +
+          `from ratio ` +
+        `${sweep.fromRatio.toFixed(2)} to ${sweep.toRatio.toFixed(2)}, adding ` +
+          `${sweep.addedLatencyMs.toFixed(0)} ms mean wait`,
+      lingerMs: sweep.toLingerMs,
+      batchSizeBytes: sweep.batchSizeBytes
+    }
+  }
+  const limit = report.current?.batchingLimit
+  if (limit === undefined || limit === null) return null
+  return {
+    reason:
+      `today's batches are small (median ${limit.medianBatchBytes} bytes, ` +
+        `${limit.meanRecordsPerBatch.toFixed(1)} records per batch); ` +
+      'the figures are for batches made at this linger.ms and batch.size',
+    lingerMs: limit.lingerMs,
+    batchSizeBytes: limit.batchSizeBytes
+  }
+}
