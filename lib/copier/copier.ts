@@ -441,7 +441,8 @@ export class Copier {
   private async unreadable({ partition, baseOffset, lastOffset, error, bytes }: CorruptBatchEvent): Promise<void> {
     const policy = this.config.onRefused ?? 'fail'
     if (policy === 'fail') {
-      throw new SqueezeError(error.code, `source batch cannot be copied: ${error.message}. To go past it, run with --on-refused skip ` +
+      // BATCH_CORRUPT whatever the cause: a runtime stop (exit 1), not a codec setting to correct (exit 2).
+      throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `source batch cannot be copied: ${error.message}. To go past it, run with --on-refused skip ` +
         `(or dead-letter), or move the group past it: kafka-consumer-groups --reset-offsets --to-offset ${lastOffset + 1} ` +
         `--group ${this.config.groupId} --topic ${this.config.sourceTopic}:${partition} --execute`, { cause: error })
     }
