@@ -73,6 +73,8 @@ export interface CopierConfig {
   readonly onRefused?: RefusedPolicy
   /** Where refused records go with 'dead-letter', unchanged, with the error and their origin in headers. */
   readonly deadLetterTopic?: string
+  /** What a source batch that cannot be read gets: onRefused's policy unless given ('dead-letter' needs deadLetterTopic). */
+  readonly onUnreadable?: RefusedPolicy
   /** squeeze.max.batch.uncompressed.bytes: the reader's default (from its fetch size) when left out. */
   readonly maxBatchUncompressedBytes?: number
 }
@@ -439,7 +441,7 @@ export class Copier {
    * go past it; 'skip' counts it and moves on; 'dead-letter' also sends the stored batch there before the commit.
    */
   private async unreadable({ partition, baseOffset, lastOffset, error, bytes }: CorruptBatchEvent): Promise<void> {
-    const policy = this.config.onRefused ?? 'fail'
+    const policy = this.config.onUnreadable ?? this.config.onRefused ?? 'fail'
     if (policy === 'fail') {
       // BATCH_CORRUPT whatever the cause: a runtime stop (exit 1), not a codec setting to correct (exit 2).
       throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `source batch cannot be copied: ${error.message}. To go past it, run with --on-refused skip ` +

@@ -189,6 +189,15 @@ describe('decompression bombs on a real topic', () => {
     assert.equal(fail.code, 1)
     assert.match(fail.stderr, /bombs-0 batch at offsets 5\.\.18: .*decompression cap.*--on-refused skip.*--to-offset 19/)
   })
+
+  it('bench --topic and compare --mode projection leave both bombs out and count them in the input and current rows', async () => {
+    const bench = await runMeasured(['bench', '--topic', topic, '--brokers', brokers, '--codecs', 'zstd:3', '--runs', '1'])
+    assert.equal(bench.code, 0, bench.stderr)
+    assert.match(bench.stdout, /15 records from the start; 2 unreadable batches left out/)
+    const compare = await runMeasured(['compare', '--topic', topic, '--brokers', brokers, '--mode', 'projection', '--targets', 'zstd:3,lz4'])
+    assert.equal(compare.code, 0, compare.stderr)
+    assert.match(compare.stdout, /2 source batches did not read and are left out/)
+  })
 })
 
 describe('a corrupt batch length in a fetch response', () => {
