@@ -1,5 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
+import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { freePort } from './ports.js'
 
 /**
  * A loopback TCP proxy a test can degrade: `stall()` keeps connections open but forwards nothing (a hung
@@ -92,4 +94,13 @@ export async function startTcpProxy(port = 0): Promise<TcpProxy> {
         server.close(() => resolve())
       })
   }
+}
+
+/** An embedded broker every client reaches through a proxy: it advertises the proxy's port, not its own. */
+export async function startBrokerBehindProxy(): Promise<{ proxy: TcpProxy; broker: EmbeddedBroker; bootstrap: string }> {
+  const proxy = await startTcpProxy()
+  const brokerPort = await freePort()
+  proxy.setTarget(brokerPort)
+  const broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` } })
+  return { proxy, broker, bootstrap: `127.0.0.1:${proxy.port}` }
 }

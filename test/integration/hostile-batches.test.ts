@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
-import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import type { EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { createCodec } from '../../lib/codecs/index.js'
 import { DEFAULT_READER_CONFIG, PartitionReader, type CorruptBatchEvent } from '../../lib/consumer/partition-reader.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -18,8 +18,7 @@ import { BATCH } from '../../lib/protocol/batch-layout.js'
 import { buildBatch } from '../../lib/protocol/record-batch-builder.js'
 import { gzipBomb, zstdBomb } from '../helpers/decompression-bomb.js'
 import { retry } from '../../lib/retry.js'
-import { freePort } from '../helpers/ports.js'
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
+import { startBrokerBehindProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 
 const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent' })
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
@@ -39,11 +38,7 @@ let brokers: string
 // Every client connection goes through the proxy (the broker advertises the proxy's port), so a test can corrupt a
 // Fetch response in transit.
 before(async () => {
-  proxy = await startTcpProxy()
-  const brokerPort = await freePort()
-  proxy.setTarget(brokerPort)
-  broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` } })
-  brokers = `127.0.0.1:${proxy.port}`
+  ({ proxy, broker, bootstrap: brokers } = await startBrokerBehindProxy())
   connection = { ...DEFAULT_CONNECTION, brokers: [brokers], clientId: 'squeeze-hostile' }
 })
 after(async () => {
