@@ -37,9 +37,11 @@ export async function readTopicBenchSource(deps: { admin: Admin; cluster: Kafkaj
   if (!(await deps.admin.listTopics()).includes(topic)) throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} not found on ${options.brokers.join(',')}`)
   const withSettings = { ...deps, ...(options.read === undefined ? {} : { read: options.read }) }
   const sampled = sample === undefined ? null : await sampleWindows(withSettings, topic, sample, sample.windows)
-  const read = sampled ?? await readSourceRecords(withSettings, topic, options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords })
+  const budget = options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }
+  const read = sampled ?? await readSourceRecords(withSettings, topic, budget)
   const skipped = read.skippedBatches === 0 ? '' : `; ${read.skippedBatches} unreadable batch${read.skippedBatches === 1 ? '' : 'es'} left out`
-  const how = `${sampled === null ? `${read.records} records from the start` : `${read.records} records sampled in ${sampled.plan.windows.length} windows`}${skipped}`
+  const span = sampled === null ? 'from the start' : `sampled in ${sampled.plan.windows.length} windows`
+  const how = `${read.records} records ${span}${skipped}`
   return {
     description: `topic ${topic} (${how}, linger.ms ${lingerMs} on the records' timestamps)`,
     linesNotParsed: 0,

@@ -55,7 +55,8 @@ export const DEFAULT_MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
 /** The error every codec raises for output past its cap; `bytes` is what the input declares or what came out so far. */
 export function outputLimitError(codec: CodecName, bytes: number, limit: number): SqueezeError {
   const what = bytes > limit ? `declares ${bytes} bytes` : 'grows'
-  return new SqueezeError(ErrorCodes.CODEC_OUTPUT_LIMIT, `${codec} output ${what} past the ${limit}-byte decompression cap`)
+  const message = `${codec} output ${what} past the ${limit}-byte decompression cap`
+  return new SqueezeError(ErrorCodes.CODEC_OUTPUT_LIMIT, message)
 }
 
 /** Room past a decompressed section's exact size that `into` needs: LZ4 bounds its output by whole blocks (up to 4 MiB). */

@@ -25,7 +25,8 @@ export function decompressGzip(input: Uint8Array, maxOutputBytes = DEFAULT_MAX_D
   const isize = trailerSize(input)
   if (isize !== null && isize > maxOutputBytes) throw outputLimitError('gzip', isize, maxOutputBytes)
   try {
-    return gunzipSync(input, { chunkSize: Math.min(outputChunkBytes(input), Math.max(DEFAULT_CHUNK_BYTES, maxOutputBytes)), maxOutputLength: maxOutputBytes })
+    const chunkSize = Math.min(outputChunkBytes(input), Math.max(DEFAULT_CHUNK_BYTES, maxOutputBytes))
+    return gunzipSync(input, { chunkSize, maxOutputLength: maxOutputBytes })
   } catch (err) {
     if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw outputLimitError('gzip', 0, maxOutputBytes)
     throw err

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import { CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, outputLimitError, type Codec, type CodecName, type LevelRange } from './codec.js'
+import { CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, outputLimitError } from './codec.js'
+import type { Codec, CodecName, LevelRange } from './codec.js'
 
 /**
  * Each codec's module (and its native library) loads when a codec of its kind is first created: a producer at

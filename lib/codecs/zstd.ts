@@ -79,7 +79,8 @@ export function decompressZstd(input: Uint8Array, maxOutputBytes = DEFAULT_MAX_D
 function decompressZstdStream(input: Uint8Array, maxOutputBytes: number): Buffer {
   const stream = new binding.DCtx()
   // The window is memory the decoder holds on top of the output: no larger than the output may be.
-  stream.setParameter(binding.DParameter.windowLogMax, Math.max(10, Math.min(WINDOW_LOG_LIMIT, Math.ceil(Math.log2(Math.max(1, maxOutputBytes))))))
+  const windowLog = Math.max(10, Math.min(WINDOW_LOG_LIMIT, Math.ceil(Math.log2(Math.max(1, maxOutputBytes)))))
+  stream.setParameter(binding.DParameter.windowLogMax, windowLog)
   const chunks: Buffer[] = []
   let total = 0
   let at = 0
@@ -97,7 +98,7 @@ function decompressZstdStream(input: Uint8Array, maxOutputBytes: number): Buffer
 }
 
 /** One decompressStream call; a window over the limit set from the cap is the cap's refusal, not corruption. */
-function decodeStep(stream: ZstdDCtx, chunk: Buffer, input: Uint8Array, maxOutputBytes: number): [number, number, number] {
+function decodeStep(stream: ZstdDCtx, chunk: Buffer, input: Uint8Array, maxOutputBytes: number): ReturnType<ZstdDCtx['decompressStream']> {
   try {
     return stream.decompressStream(chunk, input)
   } catch (err) {

@@ -22,7 +22,8 @@ export function defaultMaxBatchUncompressedBytes(partitionFetchBytes: number): n
 }
 
 const readSchema = z.object({
-  [MAX_BATCH_UNCOMPRESSED_BYTES]: z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number')
+  [MAX_BATCH_UNCOMPRESSED_BYTES]: z.coerce.number({ invalid_type_error: 'must be a number' })
+    .int('must be a whole number')
     .min(64 * 1024, 'must be at least 65536 (64 KiB)').max(2 ** 31 - 1, 'must be below 2 GiB')
 }).partial().strict()
 
@@ -32,7 +33,10 @@ export interface ReadSettings {
 }
 
 /** Takes squeeze's read settings out of -X settings: the validated read settings, and the rest for their own parser. */
-export function splitReadSettings(properties: Record<string, string>): { read: ReadSettings; rest: Record<string, string> } {
+export function splitReadSettings(properties: Record<string, string>): {
+  read: ReadSettings
+  rest: Record<string, string>
+} {
   const own: Record<string, string> = {}
   const rest: Record<string, string> = {}
   for (const [name, value] of Object.entries(properties)) {

@@ -105,11 +105,12 @@ export class TopicMeasurements implements ReaderHandlers {
     const m = this.get(event.topic)
     m.corruptBatches++
     this.metrics?.corrupt(event.topic, 'batch', event.error.code)
-    this.log.error({ topic: event.topic, partition: event.partition, baseOffset: event.baseOffset, lastOffset: event.lastOffset, code: event.error.code, reason: event.reason },
-      `skipping corrupt batch: ${event.error.message}`)
+    const { topic, partition, baseOffset, lastOffset, reason } = event
+    this.log.error({ topic, partition, baseOffset, lastOffset, code: event.error.code, reason }, `skipping corrupt batch: ${event.error.message}`)
     // Its records cannot be read, so the dead letter holds the batch as stored, for whoever looks into it.
     const value = event.bytes === undefined || event.bytes.length > DEAD_LETTER_BATCH_BYTES ? null : Buffer.from(event.bytes)
-    const record = { offset: event.baseOffset, timestamp: Date.now(), key: null, value, headers: [{ key: 'squeeze.source.last.offset', value: Buffer.from(String(event.lastOffset)) }] }
-    this.onPoison?.({ topic: event.topic, partition: event.partition, record, code: event.error.code, reason: event.error.message })
+    const headers = [{ key: 'squeeze.source.last.offset', value: Buffer.from(String(lastOffset)) }]
+    const record = { offset: baseOffset, timestamp: Date.now(), key: null, value, headers }
+    this.onPoison?.({ topic, partition, record, code: event.error.code, reason: event.error.message })
   }
 }

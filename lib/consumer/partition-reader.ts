@@ -154,11 +154,14 @@ export class PartitionReader {
   constructor(
     private readonly config: ReaderConfig,
     private readonly deps: {
-      cluster: KafkajsCluster; admin: Admin; log: Logger; lag?: (topic: string, partition: number, records: number) => void; metrics?: ReaderMetricsSink
+      cluster: KafkajsCluster; admin: Admin; log: Logger
+      lag?: (topic: string, partition: number, records: number) => void
+      metrics?: ReaderMetricsSink
     }
   ) {
     this.maxUncompressedBytes = config.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(config.partitionMaxBytes)
-    this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(Math.min(1024 * 1024, this.maxUncompressedBytes)) : null
+    const scratchBytes = Math.min(1024 * 1024, this.maxUncompressedBytes)
+    this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(scratchBytes) : null
     this.cpuSeconds = config.cpuSeconds ?? processCpuSeconds
   }
 
@@ -216,7 +219,8 @@ export class PartitionReader {
           if (cursor.revoked === true) continue
           if (result.errorCode !== KafkaErrorCode.NONE) await this.handleError(cursor, result.errorCode, signal)
           else await this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
-          if (result.errorCode === KafkaErrorCode.NONE && corrupt !== null) await this.skipCorrupt(cursor, corrupt, handlers)
+          const corruptSeen = result.errorCode === KafkaErrorCode.NONE && corrupt !== null
+          if (corruptSeen) await this.skipCorrupt(cursor, corrupt, handlers)
           if (result.errorCode === KafkaErrorCode.NONE && !isRevoked(cursor)) this.reportLag(cursor, result)
         }
         await handlers.betweenRounds?.()
@@ -284,7 +288,8 @@ export class PartitionReader {
       if (cursor.end === null && reportedEnd >= 0) cursor.end = reportedEnd
       // Split once here: the batch headers give the next fetch offset now, and consume() walks the same list.
       const maxBatchBytes = this.maxUncompressedBytes + BATCH_HEADER_ROOM
-      const { batches, corrupt } = splitFetched(result.records, { from: cursor.fetchAt, highWatermark: result.highWatermark, maxBatchBytes })
+      const limits = { from: cursor.fetchAt, highWatermark: result.highWatermark, maxBatchBytes }
+      const { batches, corrupt } = splitFetched(result.records, limits)
       for (const { lastOffset } of batches) cursor.fetchAt = Math.max(cursor.fetchAt, lastOffset + 1)
       if (corrupt !== null) cursor.fetchAt = Math.max(cursor.fetchAt, corrupt.lastOffset + 1)
       fetched.push({ cursor, result, batches, corrupt })
@@ -370,7 +375,8 @@ export class PartitionReader {
       try {
         // A fetch from the middle of a batch returns the whole batch; records before the position were seen already.
         batch = readBatch(bytes, {
-          verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, cpuSeconds: this.cpuSeconds, maxUncompressedBytes: this.maxUncompressedBytes,
+          verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, cpuSeconds: this.cpuSeconds,
+          maxUncompressedBytes: this.maxUncompressedBytes,
           ...(this.scratch === null ? {} : { into: this.scratch })
         })
         abortMarker = batch.isControl && isAbortMarker(bytes)
@@ -395,13 +401,16 @@ export class PartitionReader {
   }
 
   /** Counts a batch that cannot be read, hands it to the handlers, and moves the partition past it. */
-  private async skipCorrupt(cursor: PartitionCursor, { baseOffset, lastOffset, error }: CorruptFraming, handlers: ReaderHandlers, bytes?: Buffer): Promise<void> {
+  private async skipCorrupt(cursor: PartitionCursor, corrupt: CorruptFraming, handlers: ReaderHandlers, bytes?: Buffer): Promise<void> {
+    const { baseOffset, lastOffset, error } = corrupt
     if (lastOffset < cursor.position || cursor.revoked === true) return
     const { topic, partition } = cursor
     const reason = skipReason(error)
-    const named = new SqueezeError(error.code, `${topic}-${partition} batch at offsets ${baseOffset}..${lastOffset}: ${error.message}`, { cause: error })
+    const where = `${topic}-${partition} batch at offsets ${baseOffset}..${lastOffset}`
+    const named = new SqueezeError(error.code, `${where}: ${error.message}`, { cause: error })
     this.deps.metrics?.batchSkipped(topic, reason)
-    await handlers.onCorruptBatch({ topic, partition, baseOffset, lastOffset, error: named, reason, ...(bytes === undefined ? {} : { bytes }) })
+    const event = { topic, partition, baseOffset, lastOffset, error: named, reason, ...(bytes === undefined ? {} : { bytes }) }
+    await handlers.onCorruptBatch(event)
     cursor.position = lastOffset + 1
   }
 
@@ -414,8 +423,8 @@ export class PartitionReader {
       const gapRecords = Math.max(0, low - position)
       if (gapRecords > 0) {
         this.deps.metrics?.offsetReset(topic, partition, gapRecords)
-        this.deps.log.warn({ topic, partition, position, logStart: low, gapRecords },
-          `${topic}-${partition}: offset ${position} is below the log start ${low}; ${gapRecords} records were deleted (retention) before they were read`)
+        this.deps.log.warn({ topic, partition, position, logStart: low, gapRecords }, `${topic}-${partition}: offset ${position} ` +
+          `is below the log start ${low}; ${gapRecords} records were deleted (retention) before they were read`)
       } else {
         this.deps.log.warn({ topic, partition, position, logStart: low }, 'offset out of range; moving to the earliest offset')
       }
@@ -440,7 +449,8 @@ function isRevoked(cursor: PartitionCursor): boolean {
 const BATCH_HEADER_ROOM = 64
 
 function asSqueezeError(err: unknown): SqueezeError {
-  return err instanceof SqueezeError ? err : new SqueezeError(ErrorCodes.BATCH_CORRUPT, errorMessage(err), { cause: err })
+  if (err instanceof SqueezeError) return err
+  return new SqueezeError(ErrorCodes.BATCH_CORRUPT, errorMessage(err), { cause: err })
 }
 
 /** One partition's answer in a round, split into its complete batches (none when the answer is an error). */

@@ -73,7 +73,7 @@ export interface CopierConfig {
   readonly onRefused?: RefusedPolicy
   /** Where refused records go with 'dead-letter', unchanged, with the error and their origin in headers. */
   readonly deadLetterTopic?: string
-  /** What a source batch that cannot be read gets: onRefused's policy unless given ('dead-letter' needs deadLetterTopic). */
+  /** What a source batch that cannot be read gets: onRefused's policy unless given. */
   readonly onUnreadable?: RefusedPolicy
   /** squeeze.max.batch.uncompressed.bytes: the reader's default (from its fetch size) when left out. */
   readonly maxBatchUncompressedBytes?: number
@@ -237,12 +237,14 @@ export class Copier {
     // its own), so every batch can be decompressed into the same buffer instead of a fresh one.
     const reader = new PartitionReader(
       {
-        ...DEFAULT_READER_CONFIG, topics: [sourceTopic], partitions: 'assigned', untilEnd: false, isolation: 'read_committed', maxWaitMs: 500,
+        ...DEFAULT_READER_CONFIG, topics: [sourceTopic], partitions: 'assigned', untilEnd: false, isolation: 'read_committed',
+        maxWaitMs: 500,
         partitionMaxBytes: PARTITION_FETCH_BYTES, reuseBatchMemory: true,
         ...(this.config.maxBatchUncompressedBytes === undefined ? {} : { maxBatchUncompressedBytes: this.config.maxBatchUncompressedBytes })
       },
       {
-        cluster: this.deps.cluster, admin: this.deps.admin, log: this.deps.log, ...(this.deps.metrics === undefined ? {} : { lag: this.deps.metrics.lag }),
+        cluster: this.deps.cluster, admin: this.deps.admin, log: this.deps.log,
+        ...(this.deps.metrics === undefined ? {} : { lag: this.deps.metrics.lag }),
         ...(this.deps.readerMetrics === undefined ? {} : { metrics: this.deps.readerMetrics })
       }
     )
@@ -444,13 +446,16 @@ export class Copier {
     const policy = this.config.onUnreadable ?? this.config.onRefused ?? 'fail'
     if (policy === 'fail') {
       // BATCH_CORRUPT whatever the cause: a runtime stop (exit 1), not a codec setting to correct (exit 2).
-      throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `source batch cannot be copied: ${error.message}. To go past it, run with --on-refused skip ` +
-        `(or dead-letter), or move the group past it: kafka-consumer-groups --reset-offsets --to-offset ${lastOffset + 1} ` +
-        `--group ${this.config.groupId} --topic ${this.config.sourceTopic}:${partition} --execute`, { cause: error })
+      const reset = `kafka-consumer-groups --reset-offsets --to-offset ${lastOffset + 1} --group ${this.config.groupId} ` +
+        `--topic ${this.config.sourceTopic}:${partition} --execute`
+      const message = `source batch cannot be copied: ${error.message}. To go past it, run with --on-refused skip ` +
+        `(or dead-letter), or move the group past it: ${reset}`
+      throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, message, { cause: error })
     }
     await this.exclusive(async () => {
       this.stats.skippedBatches++
-      this.deps.log.warn({ partition, baseOffset, lastOffset, code: error.code }, `skipping a source batch that cannot be read: ${error.message}`)
+      const fields = { partition, baseOffset, lastOffset, code: error.code }
+      this.deps.log.warn(fields, `skipping a source batch that cannot be read: ${error.message}`)
       if (policy === 'dead-letter') {
         // Its records cannot be read: the dead letter holds the stored batch, as the consumer's does.
         const value = bytes === undefined || bytes.length > DEAD_LETTER_BATCH_BYTES ? null : Buffer.from(bytes)

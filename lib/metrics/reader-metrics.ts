@@ -10,8 +10,18 @@ export interface ReaderMetricsSink {
 }
 
 export function createReaderMetrics(registry: Registry): ReaderMetricsSink {
-  const skipped = new Counter({ name: 'squeeze_batches_skipped_total', help: 'Fetched batches that could not be read (over the decompression cap, corrupt framing, corrupt contents), counted and skipped', labelNames: ['topic', 'reason'], registers: [registry] })
-  const gap = new Counter({ name: 'squeeze_offset_reset_gap_records_total', help: 'Records between a read position and the log start it was moved to (retention deleted them before they were read)', labelNames: ['topic', 'partition'], registers: [registry] })
+  const skipped = new Counter({
+    name: 'squeeze_batches_skipped_total',
+    help: 'Fetched batches that could not be read (over the decompression cap, corrupt framing or contents), skipped',
+    labelNames: ['topic', 'reason'],
+    registers: [registry]
+  })
+  const gap = new Counter({
+    name: 'squeeze_offset_reset_gap_records_total',
+    help: 'Records between a read position and the log start it moved to: deleted (retention) before they were read',
+    labelNames: ['topic', 'partition'],
+    registers: [registry]
+  })
   return {
     batchSkipped: (topic, reason) => skipped.inc({ topic, reason }),
     offsetReset: (topic, partition, gapRecords) => gap.inc({ topic, partition: String(partition) }, gapRecords)

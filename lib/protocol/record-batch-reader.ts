@@ -133,13 +133,15 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     const limit = options.maxUncompressedBytes
     try {
       // The reused buffer is no bigger than the cap allows, so a batch decompressed into it is within the cap too.
-      const into = limit === undefined || options.into === undefined || options.into.length <= limit ? options.into : options.into.subarray(0, limit)
+      const whole = limit === undefined || options.into === undefined || options.into.length <= limit
+      const into = whole ? options.into : options.into?.subarray(0, limit)
       const written = into !== undefined && codec.decompressInto !== undefined ? codec.decompressInto(body, into) : -1
       body = written >= 0 && into !== undefined ? into.subarray(0, written) : codec.decompress(body, limit)
     } catch (err) {
-      const code = err instanceof SqueezeError && err.code === ErrorCodes.CODEC_OUTPUT_LIMIT ? err.code : ErrorCodes.CODEC_CORRUPT
-      const hint = code === ErrorCodes.CODEC_OUTPUT_LIMIT ? ' (raise squeeze.max.batch.uncompressed.bytes if the batch is genuine)' : ''
-      throw new SqueezeError(code, `cannot ${codec.name}-decompress batch at offset ${baseOffset}: ${(err as Error).message}${hint}`, { cause: err })
+      const overCap = err instanceof SqueezeError && err.code === ErrorCodes.CODEC_OUTPUT_LIMIT
+      const hint = overCap ? ' (raise squeeze.max.batch.uncompressed.bytes if the batch is genuine)' : ''
+      const message = `cannot ${codec.name}-decompress batch at offset ${baseOffset}: ${(err as Error).message}${hint}`
+      throw new SqueezeError(overCap ? ErrorCodes.CODEC_OUTPUT_LIMIT : ErrorCodes.CODEC_CORRUPT, message, { cause: err })
     }
     decompressCpuSeconds = Math.max(0, cpuSeconds() - before)
   }

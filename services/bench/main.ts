@@ -104,7 +104,10 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       const records = parseInteger(values.records, 'records', 1)
       const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
       const unknown = Object.keys(rest)
-      if (unknown.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: bench takes -X squeeze.max.batch.uncompressed.bytes only`)
+      if (unknown.length > 0) {
+        const named = `unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${named}: bench takes -X squeeze.max.batch.uncompressed.bytes only`)
+      }
       if (sample !== undefined && records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --sample (windows across the topic) or --records (the first N records), not both')
       return {
         kind: values.generate !== undefined ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind) : oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),

@@ -108,7 +108,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         await deadLetters?.start()
         ready()
         const groupMetrics = createConsumerGroupMetrics(registry)
-        const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag, metrics: createReaderMetrics(registry) })
+        const readerDeps = { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag, metrics: createReaderMetrics(registry) }
+        const reader = new PartitionReader(readerConfig, readerDeps)
         if (values.group === undefined) await reader.run(measurements, signal)
         else await runGroupMember({ groupId: values.group, topics, properties: consumerProperties }, { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics }, measurements, signal)
         await Promise.all(pending)

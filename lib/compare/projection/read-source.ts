@@ -49,7 +49,8 @@ export async function readSource(deps: SourceReadDeps, topic: string, budget: { 
   options.signal?.addEventListener('abort', stop, { once: true })
   const full = (): boolean => (budget.maxRecords !== undefined && records >= budget.maxRecords) || (budget.maxBytes !== undefined && bytes >= budget.maxBytes)
   try {
-    const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient, cpuSeconds: threadCpuSeconds, ...deps.read }, deps)
+    const config = { ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient, cpuSeconds: threadCpuSeconds, ...deps.read }
+    const reader = new PartitionReader(config, deps)
     await reader.run({
       onBatch: ({ partition, batch }) => {
         if (batch.isControl) return

@@ -69,7 +69,8 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     // Awaited after the read; a failure meanwhile is not an unhandled rejection.
     topics.catch(() => undefined)
     options.onProgress?.(`reading ${options.sourceTopic}, compressing with ${options.targets.length} targets on ${options.threads} threads as it is read`)
-    const source = await readAndProject(options, { cluster, admin, log, ...(options.read === undefined ? {} : { read: options.read }) }, projection, timestamps)
+    const deps = { cluster, admin, log, ...(options.read === undefined ? {} : { read: options.read }) }
+    const source = await readAndProject(options, deps, projection, timestamps)
     const records = projection.records
     const uncompressedBytes = projection.uncompressedBytes
     options.onProgress?.('measuring the source\'s ingest rate while the last chunks compress')
@@ -149,7 +150,8 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
       for (const batch of windowBatches(w.partition, w.records, options.batching)) projection.push(batch)
       await projection.belowLimit()
     }
-    return { sampling: sampled.plan, byPartition: options.sweep === undefined ? null : sampled.byPartition, storedBatches: null, skippedBatches: sampled.skippedBatches }
+    const byPartition = options.sweep === undefined ? null : sampled.byPartition
+    return { sampling: sampled.plan, byPartition, storedBatches: null, skippedBatches: sampled.skippedBatches }
   }
   const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
@@ -174,7 +176,8 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
     betweenRounds: () => projection.belowLimit()
   }, { transient: kept === null, signal: options.signal })
   for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
-  return { sampling: null, byPartition: kept?.byPartition ?? null, storedBatches: wholeTopic ? storedBatches : null, skippedBatches: read.skippedBatches }
+  const byPartition = kept?.byPartition ?? null
+  return { sampling: null, byPartition, storedBatches: wholeTopic ? storedBatches : null, skippedBatches: read.skippedBatches }
 }
 
 /**

@@ -63,8 +63,10 @@ export async function sampleWindows(deps: SourceReadDeps, topic: string, budget:
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
-  const guard: ReadGuard = { maxUncompressedBytes: deps.read?.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(FETCH_BYTES), skipped: 0, log: deps.log }
-  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE, (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard))
+  const maxUncompressedBytes = deps.read?.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(FETCH_BYTES)
+  const guard: ReadGuard = { maxUncompressedBytes, skipped: 0, log: deps.log }
+  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE,
+    (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard))
   const all = samples.flatMap((p) => p.plan).filter((w) => w.records > 0)
   const records = samples.reduce((n, p) => n + p.records.length, 0)
   const bytes = samples.reduce((n, p) => n + p.bytes, 0)
@@ -187,12 +189,14 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
     const [result] = (await broker.connectionPool.send({ request, response })) as FetchedPartition[]
     if (result === undefined) break
     if (result.errorCode !== KafkaErrorCode.NONE) throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${topic}-${partition} at offset ${at} failed: ${describeKafkaError(result.errorCode)}`)
-    const { batches, corrupt } = splitFetched(result.records, { from: at, highWatermark: result.highWatermark, maxBatchBytes: guard.maxUncompressedBytes + BATCH.HEADER_BYTES })
+    const limits = { from: at, highWatermark: result.highWatermark, maxBatchBytes: guard.maxUncompressedBytes + BATCH.HEADER_BYTES }
+    const { batches, corrupt } = splitFetched(result.records, limits)
     if (batches.length === 0 && corrupt === null) break
     const aborted = new AbortedTransactions(result.abortedTransactions)
     const skip = (error: unknown, lastOffset: number): void => {
       guard.skipped++
-      guard.log.warn({ topic, partition, code: errorCode(error) }, `source batch left out of the sample: ${errorMessage(error)}`)
+      const message = `source batch left out of the sample: ${errorMessage(error)}`
+      guard.log.warn({ topic, partition, code: errorCode(error) }, message)
       at = Math.max(at, lastOffset + 1)
     }
     for (const { bytes: raw, lastOffset: last } of batches) {
