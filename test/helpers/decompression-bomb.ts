@@ -7,7 +7,7 @@ import { writeZigzag } from '../../lib/protocol/varint.js'
 interface StreamingCCtx {
   setParameter(param: number, value: number): void
   setPledgedSrcSize(size: number): void
-  compressStream2(dst: Uint8Array, src: Uint8Array, endOp: number): [remaining: number, produced: number, consumed: number]
+  compressStream2(dst: Uint8Array, src: Uint8Array, endOp: number): [remaining: number, produced: number, read: number]
 }
 const zstd = createRequire(import.meta.url)('zstd-napi/binding') as {
   CCtx: new () => StreamingCCtx

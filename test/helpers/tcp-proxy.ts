@@ -23,7 +23,9 @@ export interface TcpProxy {
  * Broker-to-client bytes: passed on as they come while nothing rewrites them (undefined swallows them, as a stalled
  * link), else cut into whole response frames, each rewritten before it is passed on.
  */
-function forwardResponses(from: Socket, to: Socket, rewriter: () => ((frame: Buffer) => void) | null | undefined): void {
+type Rewriter = ((frame: Buffer) => void) | null
+
+function forwardResponses(from: Socket, to: Socket, rewriter: () => Rewriter | undefined): void {
   let pending = Buffer.alloc(0)
   from.on('data', (chunk: Buffer) => {
     const rewrite = rewriter()
@@ -97,10 +99,15 @@ export async function startTcpProxy(port = 0): Promise<TcpProxy> {
 }
 
 /** An embedded broker every client reaches through a proxy: it advertises the proxy's port, not its own. */
-export async function startBrokerBehindProxy(): Promise<{ proxy: TcpProxy; broker: EmbeddedBroker; bootstrap: string }> {
+export async function startBrokerBehindProxy(): Promise<{
+  proxy: TcpProxy
+  broker: EmbeddedBroker
+  bootstrap: string
+}> {
   const proxy = await startTcpProxy()
   const brokerPort = await freePort()
   proxy.setTarget(brokerPort)
-  const broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` } })
+  const serverOverrides = { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` }
+  const broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides })
   return { proxy, broker, bootstrap: `127.0.0.1:${proxy.port}` }
 }

@@ -26,7 +26,7 @@ const PEAK_RSS_HOOK = fileURLToPath(new URL('../helpers/report-peak-rss.js', imp
 const MiB = 1024 * 1024
 /**
  * The peak resident set a `consume` or `copy` child may reach while reading a topic that holds both bombs (each
- * ~900 MiB inflated): the figure README.md and docs/reliability.md state.
+ * 896 MiB inflated): the figure README.md and docs/reliability.md state.
  */
 const PEAK_RSS_BOUND_BYTES = 256 * MiB
 
@@ -147,7 +147,7 @@ describe('decompression bombs on a real topic', () => {
 
   before(async () => {
     await createTopic(topic)
-    // 14 records of 64 MiB of zeros each: ~896 MiB inflated, from ~28 KB (zstd) and ~0.9 MB (gzip) stored.
+    // 14 records of 64 MiB of zeros each (896 MiB inflated), each bomb small enough for the broker to accept.
     const zstd = zstdBomb(14, 64)
     const gzip = await gzipBomb(14, 64)
     zstdBytes = zstd.length
