@@ -14,7 +14,7 @@ function codec(name: CodecName) {
 }
 
 function isOverCap(err: unknown): boolean {
-  return err instanceof SqueezeError && err.code === ErrorCodes.CODEC_OUTPUT_LIMIT && /decompression cap/.test(err.message)
+  return err instanceof SqueezeError && err.code === ErrorCodes.CODEC_OUTPUT_LIMIT && err.message.includes('decompression cap')
 }
 
 describe('every codec decompresses within its output cap', () => {
@@ -31,17 +31,20 @@ describe('every codec decompresses within its output cap', () => {
   it('zstd refuses a frame that declares more than the cap before allocating its output', () => {
     const bomb = codec('zstd').compress(Buffer.alloc(512 * MiB))
     const external = process.memoryUsage().arrayBuffers
-    assert.throws(() => codec('zstd').decompress(bomb, 16 * MiB), (err: unknown) => isOverCap(err) && /declares 536870912 bytes/.test((err as Error).message))
+    const declared = (err: unknown): boolean => isOverCap(err) && (err as Error).message.includes('declares 536870912 bytes')
+    assert.throws(() => codec('zstd').decompress(bomb, 16 * MiB), declared)
     // Nothing near the declared 512 MiB was allocated.
     assert.ok(process.memoryUsage().arrayBuffers - external < 16 * MiB)
   })
 
   it('zstd stream-decodes a frame that does not state its size, and stops it at the cap', () => {
-    const { Compressor } = createRequire(import.meta.url)('zstd-napi') as { Compressor: new () => { setParameters(p: object): void; compress(b: Uint8Array): Buffer } }
+    type Compressor = { setParameters(p: object): void; compress(b: Uint8Array): Buffer }
+    const { Compressor } = createRequire(import.meta.url)('zstd-napi') as { Compressor: new () => Compressor }
     const compressor = new Compressor()
     compressor.setParameters({ contentSizeFlag: false, compressionLevel: 3 })
     const unsized = compressor.compress(PLAIN)
-    const { getFrameContentSize } = createRequire(import.meta.url)('zstd-napi/binding') as { getFrameContentSize(b: Uint8Array): number | null }
+    type Binding = { getFrameContentSize(b: Uint8Array): number | null }
+    const { getFrameContentSize } = createRequire(import.meta.url)('zstd-napi/binding') as Binding
     assert.equal(getFrameContentSize(unsized), null, 'the frame header leaves the size out')
     assert.ok(decompressZstd(unsized, PLAIN.length).equals(PLAIN))
     assert.throws(() => decompressZstd(unsized, MiB), isOverCap)
@@ -53,9 +56,11 @@ describe('every codec decompresses within its output cap', () => {
   it('gzip refuses at once when the trailer states more than the cap, and stops inflating at the cap when it lies', () => {
     const gzip = codec('gzip')
     const compressed = gzip.compress(PLAIN)
-    assert.throws(() => gzip.decompress(compressed, MiB), (err: unknown) => isOverCap(err) && /declares 8388608 bytes/.test((err as Error).message))
+    const declared = (err: unknown): boolean => isOverCap(err) && (err as Error).message.includes('declares 8388608 bytes')
+    assert.throws(() => gzip.decompress(compressed, MiB), declared)
     const lying = Buffer.from(compressed)
     lying.writeUInt32LE(100, lying.length - 4)
-    assert.throws(() => gzip.decompress(lying, MiB), (err: unknown) => isOverCap(err) && /grows past/.test((err as Error).message))
+    const grows = (err: unknown): boolean => isOverCap(err) && (err as Error).message.includes('grows past')
+    assert.throws(() => gzip.decompress(lying, MiB), grows)
   })
 })

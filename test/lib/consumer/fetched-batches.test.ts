@@ -11,7 +11,8 @@ function recordSet(): Buffer {
   const codec = createCodec({ codec: 'lz4', level: 1 })
   let base = 0
   return Buffer.concat([3, 4, 5].map((count) => {
-    const bytes = Buffer.from(buildBatch(Array.from({ length: count }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), headers: [] })), codec).bytes)
+    const records = Array.from({ length: count }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), headers: [] }))
+    const bytes = Buffer.from(buildBatch(records, codec).bytes)
     bytes.writeBigInt64BE(BigInt(base), BATCH.BASE_OFFSET)
     base += count
     return bytes
@@ -28,7 +29,8 @@ function secondAt(data: Buffer): number {
 describe('splitFetched: whole batches, with a corrupt length or offsets caught by their bounds', () => {
   it('cuts an intact answer into its batches and leaves a short tail for the next fetch', () => {
     const data = recordSet()
-    assert.deepEqual(splitFetched(data, LIMITS).batches.map((b) => [b.baseOffset, b.lastOffset]), [[0, 2], [3, 6], [7, 11]])
+    const offsets = splitFetched(data, LIMITS).batches.map((b) => [b.baseOffset, b.lastOffset])
+    assert.deepEqual(offsets, [[0, 2], [3, 6], [7, 11]])
     const cut = splitFetched(data.subarray(0, data.length - 5), LIMITS)
     assert.deepEqual(cut.batches.map((b) => b.lastOffset), [2, 6])
     assert.equal(cut.corrupt, null)
@@ -40,7 +42,8 @@ describe('splitFetched: whole batches, with a corrupt length or offsets caught b
       data.writeInt32BE(length, secondAt(data) + BATCH.LENGTH)
       const { batches, corrupt } = splitFetched(data, LIMITS)
       assert.deepEqual(batches.map((b) => b.lastOffset), [2])
-      assert.deepEqual([corrupt?.baseOffset, corrupt?.lastOffset, corrupt?.error.code], [3, 6, ErrorCodes.BATCH_FRAMING])
+      const found = [corrupt?.baseOffset, corrupt?.lastOffset, corrupt?.error.code]
+      assert.deepEqual(found, [3, 6, ErrorCodes.BATCH_FRAMING])
       assert.equal(skipReason(corrupt?.error as SqueezeError), 'framing')
     })
   }
