@@ -7,6 +7,7 @@ import { sampleWindows, type SamplingPlan } from '../compare/projection/sample-w
 import type { SampleBudget } from '../compare/projection/sweep-flags.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
+import type { ReadSettings } from '../config/read-properties.js'
 import type { Logger } from '../log/logger.js'
 import type { BenchSource } from './bench-input.js'
 import { batchSetOf } from './codec-sweep.js'
@@ -21,6 +22,8 @@ export interface TopicBenchOptions {
   readonly maxRecords?: number
   /** linger.ms, replayed on the records' own timestamps. */
   readonly lingerMs: number
+  /** -X squeeze.max.batch.uncompressed.bytes. */
+  readonly read?: ReadSettings
 }
 
 /**
@@ -32,9 +35,13 @@ export interface TopicBenchOptions {
 export async function readTopicBenchSource(deps: { admin: Admin; cluster: KafkajsCluster; log: Logger }, options: TopicBenchOptions): Promise<BenchSource & { readonly sampling: SamplingPlan | null }> {
   const { topic, sample, lingerMs } = options
   if (!(await deps.admin.listTopics()).includes(topic)) throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} not found on ${options.brokers.join(',')}`)
-  const sampled = sample === undefined ? null : await sampleWindows(deps, topic, sample, sample.windows)
-  const read = sampled ?? await readSourceRecords(deps, topic, options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords })
-  const how = sampled === null ? `${read.records} records from the start` : `${read.records} records sampled in ${sampled.plan.windows.length} windows`
+  const withSettings = { ...deps, ...(options.read === undefined ? {} : { read: options.read }) }
+  const sampled = sample === undefined ? null : await sampleWindows(withSettings, topic, sample, sample.windows)
+  const budget = options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }
+  const read = sampled ?? await readSourceRecords(withSettings, topic, budget)
+  const skipped = read.skippedBatches === 0 ? '' : `; ${read.skippedBatches} unreadable batch${read.skippedBatches === 1 ? '' : 'es'} left out`
+  const span = sampled === null ? 'from the start' : `sampled in ${sampled.plan.windows.length} windows`
+  const how = `${read.records} records ${span}${skipped}`
   return {
     description: `topic ${topic} (${how}, linger.ms ${lingerMs} on the records' timestamps)`,
     linesNotParsed: 0,

@@ -1,3 +1,5 @@
+import { ErrorCodes, SqueezeError } from '../errors.js'
+
 /** The five codecs a Kafka record batch can carry, with the id stored in the batch attributes' low 3 bits. */
 export const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
 export type CodecName = (typeof CODEC_NAMES)[number]
@@ -21,7 +23,12 @@ export interface Codec {
    * external-memory GC) cost lz4 a third of its speed (docs/benchmarks.md, issue 14).
    */
   compressTransient?(input: Uint8Array): Uint8Array
-  decompress(input: Uint8Array): Buffer
+  /**
+   * The decompressed bytes, refused with CODEC_OUTPUT_LIMIT (before allocating, where the format states its size)
+   * once they would exceed `maxOutputBytes` (DEFAULT_MAX_DECOMPRESSED_BYTES when left out): one hostile batch must
+   * not take a reader's memory.
+   */
+  decompress(input: Uint8Array, maxOutputBytes?: number): Buffer
   /**
    * Decompresses into `output` (from its start) and returns the byte count, or -1 when the result would not
    * fit or its size is not known up front (then call decompress). Lets a reader reuse one buffer: a fresh
@@ -37,6 +44,19 @@ export interface Codec {
  */
 export function compressToOwnBuffer(codec: Codec, input: Uint8Array): Buffer {
   return codec.compressTransient === undefined ? codec.compress(input) : Buffer.from(codec.compressTransient(input))
+}
+
+/**
+ * The decompression cap when a caller names none: the readers' own default (lib/consumer/decompression-limit.ts)
+ * at their usual 8 MiB partition fetch.
+ */
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
+
+/** The error every codec raises for output past its cap; `bytes` is what the input declares or what came out so far. */
+export function outputLimitError(codec: CodecName, bytes: number, limit: number): SqueezeError {
+  const what = bytes > limit ? `declares ${bytes} bytes` : 'grows'
+  const message = `${codec} output ${what} past the ${limit}-byte decompression cap`
+  return new SqueezeError(ErrorCodes.CODEC_OUTPUT_LIMIT, message)
 }
 
 /** Room past a decompressed section's exact size that `into` needs: LZ4 bounds its output by whole blocks (up to 4 MiB). */

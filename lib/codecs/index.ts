@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import { CODEC_NAMES, type Codec, type CodecName, type LevelRange } from './codec.js'
+import { CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, outputLimitError } from './codec.js'
+import type { Codec, CodecName, LevelRange } from './codec.js'
 
 /**
  * Each codec's module (and its native library) loads when a codec of its kind is first created: a producer at
@@ -13,7 +14,7 @@ const lz4 = (): typeof import('./lz4.js') => load('./lz4.js') as typeof import('
 const snappy = (): typeof import('./snappy.js') => load('./snappy.js') as typeof import('./snappy.js')
 const zstd = (): typeof import('./zstd.js') => load('./zstd.js') as typeof import('./zstd.js')
 
-export { CODEC_IDS, CODEC_NAMES, codecNameForId, compressToOwnBuffer, DECOMPRESS_HEADROOM, decompressIntoBuffer, type Codec, type CodecName, type LevelRange } from './codec.js'
+export { CODEC_IDS, CODEC_NAMES, codecNameForId, compressToOwnBuffer, DECOMPRESS_HEADROOM, DEFAULT_MAX_DECOMPRESSED_BYTES, decompressIntoBuffer, type Codec, type CodecName, type LevelRange } from './codec.js'
 
 /**
  * Level ranges use Kafka's names, ranges and defaults (KIP-390), except lz4's meaning and default. squeeze's
@@ -118,7 +119,7 @@ export function createCodec(spec: CodecSpec): Codec {
   const { codec, level } = resolveCodecSpec(spec.codec, spec.level)
   switch (codec) {
     case 'none':
-      return { name: 'none', id: 0, level: null, compress: copyOf, decompress: copyOf }
+      return { name: 'none', id: 0, level: null, compress: copyOf, decompress: copyWithin }
     case 'gzip':
       return gzip().createGzipCodec(level as number)
     case 'snappy':
@@ -131,6 +132,11 @@ export function createCodec(spec: CodecSpec): Codec {
 }
 
 function copyOf(input: Uint8Array): Buffer {
+  return Buffer.from(input)
+}
+
+function copyWithin(input: Uint8Array, maxOutputBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
+  if (input.length > maxOutputBytes) throw outputLimitError('none', input.length, maxOutputBytes)
   return Buffer.from(input)
 }
 

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import type { Codec } from './codec.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, outputLimitError, type Codec } from './codec.js'
 
 interface Lz4Bindings {
   frameBound(inputLength: number): number
@@ -43,9 +43,14 @@ export function compressLz4FrameTransient(input: Uint8Array, level: number): Uin
   return scratch.subarray(0, bindings.compressFrame(input, scratch, level))
 }
 
-export function decompressLz4Frame(input: Uint8Array): Buffer {
+/**
+ * One frame decompressed within `maxOutputBytes`: into a buffer of the frame's worst case, or of the cap when that
+ * is smaller (Kafka's frames fill their blocks, so the worst case is close to the real size); a block that does
+ * not fit what is left of the cap is refused.
+ */
+export function decompressLz4Frame(input: Uint8Array, maxOutputBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
   const frame = readFrameLayout(input)
-  const out = Buffer.allocUnsafe(frame.bound)
+  const out = Buffer.allocUnsafe(Math.min(frame.bound, maxOutputBytes))
   return out.subarray(0, decodeBlocks(frame, out))
 }
 
@@ -106,17 +111,31 @@ function decodeBlocks(frame: FrameLayout, out: Buffer): number {
     at += 4
     const size = word & ~UNCOMPRESSED_BLOCK & 0x7fffffff
     const block = view.subarray(at, at + size)
+    const room = out.length - written
     if ((word & UNCOMPRESSED_BLOCK) !== 0) {
+      if (size > room) throw outputLimitError('lz4', 0, out.length)
       out.set(block, written)
       written += size
-    } else {
+    } else if (Math.min(maxBlock, size * 255 + 255) <= room) {
       const n = bindings.decompressBlock(block, out.subarray(written, Math.min(frame.bound, written + maxBlock)))
       if (n < 0) throw new RangeError(`corrupt LZ4 block at byte ${at}`)
       written += n
+    } else {
+      written += decodeLastBlock(block, out, written, maxBlock)
     }
     at += size + blockChecksum
   }
   return written
+}
+
+/** A block that may not fit what is left of the cap: decoded aside, then refused if it does not fit. */
+function decodeLastBlock(block: Uint8Array, out: Buffer, written: number, maxBlock: number): number {
+  const aside = Buffer.allocUnsafe(maxBlock)
+  const n = bindings.decompressBlock(block, aside)
+  if (n < 0) throw new RangeError(`corrupt LZ4 block at byte ${written}`)
+  if (written + n > out.length) throw outputLimitError('lz4', 0, out.length)
+  aside.copy(out, written, 0, n)
+  return n
 }
 
 export function createLz4Codec(level: number): Codec {

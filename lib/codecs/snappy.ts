@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import type { Codec } from './codec.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, outputLimitError, type Codec } from './codec.js'
 
 interface SnappyModule {
   compressSync(input: Uint8Array, options: { copyOutputData: true }): Buffer
@@ -51,7 +51,7 @@ function xerialHeader(): Buffer {
  * it finds out the block is corrupt: 5 bytes can ask for 4 GiB. Snappy expands at most about 21x, so a larger
  * claim is corruption and is refused before any allocation.
  */
-function uncompressBlock(block: Uint8Array): Buffer {
+function declaredLength(block: Uint8Array): number {
   let declared = 0
   for (let i = 0, shift = 1; i < Math.min(5, block.length); i++, shift *= 128) {
     const byte = block[i] as number
@@ -59,7 +59,19 @@ function uncompressBlock(block: Uint8Array): Buffer {
     if ((byte & 0x80) === 0) break
   }
   if (declared > 22 * block.length + 32) throw new RangeError(`snappy block declares ${declared} bytes from ${block.length}: corrupt`)
+  return declared
+}
+
+function uncompressBlock(block: Uint8Array): Buffer {
   return snappy.uncompressSync(block, COPY_OUT_AS_BUFFER)
+}
+
+/** The blocks of `input` and the output size they declare together, read before any of them is decompressed. */
+function declaredBlocks(input: Uint8Array): { blocks: Uint8Array[]; declared: number } {
+  const blocks = [...snappyBlocks(input)]
+  let declared = 0
+  for (const block of blocks) declared += declaredLength(block)
+  return { blocks, declared }
 }
 
 /** Each snappy block of xerial-framed input, or the input itself when it is a bare block. */
@@ -81,15 +93,19 @@ function* snappyBlocks(input: Uint8Array): Generator<Uint8Array> {
 }
 
 /** Reads both xerial-framed input (Java, librdkafka) and a bare snappy block (kafkajs-snappy, older clients). */
-export function decompressSnappy(input: Uint8Array): Buffer {
-  const blocks = [...snappyBlocks(input)].map(uncompressBlock)
+export function decompressSnappy(input: Uint8Array, maxOutputBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
+  const { blocks: compressed, declared } = declaredBlocks(input)
+  if (declared > maxOutputBytes) throw outputLimitError('snappy', declared, maxOutputBytes)
+  const blocks = compressed.map(uncompressBlock)
   return blocks.length === 1 ? (blocks[0] as Buffer) : Buffer.concat(blocks)
 }
 
 /** decompressSnappy into `output`, block by block: no joined copy of the blocks. -1 when they do not fit. */
 export function decompressSnappyInto(input: Uint8Array, output: Buffer): number {
+  const { blocks, declared } = declaredBlocks(input)
+  if (declared > output.length) return -1
   let at = 0
-  for (const block of snappyBlocks(input)) {
+  for (const block of blocks) {
     const plain = uncompressBlock(block)
     if (at + plain.length > output.length) return -1
     output.set(plain, at)

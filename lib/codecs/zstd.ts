@@ -1,9 +1,15 @@
 import { createRequire } from 'node:module'
-import type { Codec } from './codec.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, outputLimitError, type Codec } from './codec.js'
 
 interface ZstdNapi {
   compress(input: Uint8Array, params?: { compressionLevel?: number }): Buffer
-  decompress(input: Uint8Array): Buffer
+}
+
+interface ZstdDCtx {
+  decompress(dst: Uint8Array, src: Uint8Array): number
+  decompressStream(dst: Uint8Array, src: Uint8Array): [remaining: number, produced: number, consumed: number]
+  setParameter(param: number, value: number): void
+  reset(directive: number): void
 }
 
 interface ZstdBinding {
@@ -12,7 +18,9 @@ interface ZstdBinding {
   CCtx: new () => { setParameter(param: number, value: number): void; compress2(dst: Uint8Array, src: Uint8Array): number }
   getFrameContentSize(frame: Uint8Array): number | null
   findFrameCompressedSize(frame: Uint8Array): number
-  DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number }
+  DCtx: new () => ZstdDCtx
+  DParameter: { windowLogMax: number }
+  ResetDirective: { sessionOnly: number }
 }
 
 // zstd-napi rather than @kafkajs/zstd: the latter's cppzst does not build on Node 20, and once patched
@@ -20,7 +28,7 @@ interface ZstdBinding {
 const require = createRequire(import.meta.url)
 const zstd = require('zstd-napi') as ZstdNapi
 const binding = require('zstd-napi/binding') as ZstdBinding
-let dctx: InstanceType<ZstdBinding['DCtx']> | undefined
+let dctx: ZstdDCtx | undefined
 // One context and output scratch per thread, as zstd-napi's compress() shares one context; its output is a
 // fresh buffer per call, which compressTransient saves.
 let cctx: InstanceType<ZstdBinding['CCtx']> | undefined
@@ -43,6 +51,62 @@ function decompressZstdInto(input: Uint8Array, output: Buffer): number {
   return dctx.decompress(output.subarray(0, size), input)
 }
 
+/** Output chunk of the streaming decoder, for frames that do not state their size. */
+const STREAM_CHUNK_BYTES = 256 * 1024
+/** zstd's own default window limit (ZSTD_WINDOWLOG_LIMIT_DEFAULT): the most a streaming decoder's window may take. */
+const WINDOW_LOG_LIMIT = 27
+
+/**
+ * Every frame of `input` decompressed, within `maxOutputBytes`. Frames whose headers state their sizes (squeeze's,
+ * and most clients') are checked against the cap before anything is allocated, then decompressed in one call;
+ * otherwise the input is stream-decoded chunk by chunk and refused as soon as the output passes the cap.
+ */
+export function decompressZstd(input: Uint8Array, maxOutputBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
+  let declared = 0
+  for (let at = 0; at < input.length;) {
+    const frame = input.subarray(at)
+    const size = binding.getFrameContentSize(frame)
+    if (size === null) return decompressZstdStream(input, maxOutputBytes)
+    declared += size
+    if (declared > maxOutputBytes) throw outputLimitError('zstd', declared, maxOutputBytes)
+    at += binding.findFrameCompressedSize(frame)
+  }
+  dctx ??= new binding.DCtx()
+  const out = Buffer.allocUnsafe(declared)
+  return out.subarray(0, dctx.decompress(out, input))
+}
+
+function decompressZstdStream(input: Uint8Array, maxOutputBytes: number): Buffer {
+  const stream = new binding.DCtx()
+  // The window is memory the decoder holds on top of the output: no larger than the output may be.
+  const windowLog = Math.max(10, Math.min(WINDOW_LOG_LIMIT, Math.ceil(Math.log2(Math.max(1, maxOutputBytes)))))
+  stream.setParameter(binding.DParameter.windowLogMax, windowLog)
+  const chunks: Buffer[] = []
+  let total = 0
+  let at = 0
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(STREAM_CHUNK_BYTES, maxOutputBytes - total + 1))
+    const [remaining, produced, consumed] = decodeStep(stream, chunk, input.subarray(at), maxOutputBytes)
+    at += consumed
+    total += produced
+    if (total > maxOutputBytes) throw outputLimitError('zstd', 0, maxOutputBytes)
+    if (produced > 0) chunks.push(chunk.subarray(0, produced))
+    if (at >= input.length && remaining === 0) break
+    if (produced === 0 && consumed === 0) throw new RangeError('zstd input ends inside a frame')
+  }
+  return Buffer.concat(chunks, total)
+}
+
+/** One decompressStream call; a window over the limit set from the cap is the cap's refusal, not corruption. */
+function decodeStep(stream: ZstdDCtx, chunk: Buffer, input: Uint8Array, maxOutputBytes: number): ReturnType<ZstdDCtx['decompressStream']> {
+  try {
+    return stream.decompressStream(chunk, input)
+  } catch (err) {
+    if (err instanceof Error && /too much memory/.test(err.message)) throw outputLimitError('zstd', 0, maxOutputBytes)
+    throw err
+  }
+}
+
 export function createZstdCodec(level: number): Codec {
   const params = { compressionLevel: level }
   return {
@@ -51,7 +115,7 @@ export function createZstdCodec(level: number): Codec {
     level,
     compress: (input) => zstd.compress(input, params),
     compressTransient: (input) => compressZstdTransient(input, level),
-    decompress: (input) => zstd.decompress(input),
+    decompress: decompressZstd,
     decompressInto: decompressZstdInto
   }
 }

@@ -20,6 +20,7 @@ import { currentBaseline } from './baseline.js'
 import { levelMix } from './level-mix.js'
 import { recommend } from './recommend.js'
 import { scanSourceBatches } from './source-batches.js'
+import type { ReadSettings } from '../config/read-properties.js'
 import { topicIngestRateLookup } from './topic-rate.js'
 
 /**
@@ -45,6 +46,8 @@ export interface CompareRunOptions {
   readonly maxBytes?: number
   readonly durationMs?: number
   readonly keepTopics: boolean
+  /** -X squeeze.max.batch.uncompressed.bytes for every read of the source and the destinations. */
+  readonly read?: ReadSettings
   readonly consumers: number
   readonly cpuBudgetSecondsPerGiB?: number
   readonly targetRatio?: number
@@ -91,7 +94,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     const copier = new Copier(
       {
         sourceTopic: options.sourceTopic, groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`, targets: options.targets,
-        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true,
+        // A source batch that cannot be read is left out and counted in the current row (scanSourceBatches), not fatal.
+        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true, onUnreadable: 'skip', ...options.read,
         ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
         ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
       },
@@ -140,7 +144,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     options.onProgress?.('reading the source\'s stored batches')
     // Partitions the copy never reached are not in the range; the rest up to where the copy stopped.
     const copiedUpTo = new Map([...(sourceMetadata?.partitions ?? [])].map((p) => [p.partitionId, copier.copiedUpTo().get(p.partitionId) ?? 0]))
-    const current = currentBaseline(await scanSourceBatches(connection, options.sourceTopic, copiedUpTo, log), {
+    const current = currentBaseline(await scanSourceBatches(connection, options.sourceTopic, copiedUpTo, log, options.read), {
       targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: bytesPerRecord, replicationFactor, consumers: options.consumers,
       lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes
     })
@@ -209,7 +213,7 @@ async function measureTarget(options: CompareRunOptions, admin: Admin, target: C
     const digests: string[] = []
     const stored: StoredBatch[] = []
     // Nothing below keeps a batch past onBatch: headers are copied out, digests computed on the spot.
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }, { cluster, admin, log: options.log }).run({
+    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true, ...options.read }, { cluster, admin, log: options.log }).run({
       onBatch: (event: BatchEvent) => {
         measurements.onBatch(event)
         stored.push({ topic: event.topic, partition: event.partition, batch: batchHeader(event.batch) })

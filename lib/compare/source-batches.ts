@@ -1,5 +1,6 @@
 import { codecNameForId } from '../codecs/index.js'
 import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent } from '../consumer/partition-reader.js'
+import type { ReadSettings } from '../config/read-properties.js'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
 import type { ReadBatch } from '../protocol/record-batch-reader.js'
@@ -39,7 +40,8 @@ export function sourceBatch(partition: number, batch: ReadBatch): SourceBatch {
  * compare did not read; absent partitions are read to their end), counting every batch that holds an offset
  * in range. read_uncommitted: aborted batches and markers are on disk too, and the baseline is what is stored.
  */
-export async function scanSourceBatches(connection: KafkaConnectionConfig, topic: string, until: ReadonlyMap<number, number> | undefined, log: Logger): Promise<SourceBatchScan> {
+export async function scanSourceBatches(connection: KafkaConnectionConfig, topic: string, until: ReadonlyMap<number, number> | undefined, log: Logger,
+  read: ReadSettings = {}): Promise<SourceBatchScan> {
   const cluster = createCluster(connection, log)
   const admin = createKafkaClient(connection, log).admin()
   await Promise.all([cluster.connect(), admin.connect()])
@@ -52,7 +54,7 @@ export async function scanSourceBatches(connection: KafkaConnectionConfig, topic
   const done = (): boolean => ends.every((e) => (reached.get(e.partition) ?? Number(e.low)) >= limit(e.partition))
   try {
     if (done()) return { batches, corruptBatches }
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], isolation: 'read_uncommitted', reuseBatchMemory: true }, { cluster, admin, log }).run({
+    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], isolation: 'read_uncommitted', reuseBatchMemory: true, ...read }, { cluster, admin, log }).run({
       onBatch: ({ partition, batch }: BatchEvent) => {
         if (batch.baseOffset >= limit(partition)) return
         batches.push(sourceBatch(partition, batch))

@@ -26,6 +26,9 @@ export interface TopicMeasurement {
   diskBytes?: number
 }
 
+/** The largest stored batch a dead letter carries: below the dead-letter producer's default max.request.size. */
+const DEAD_LETTER_BATCH_BYTES = 512 * 1024
+
 function copyRecord(record: IncomingRecord): IncomingRecord {
   const copy = (b: Buffer | null): Buffer | null => (b === null ? null : Buffer.from(b))
   return { ...record, key: copy(record.key), value: copy(record.value), headers: record.headers.map((h) => ({ key: h.key, value: copy(h.value) })) }
@@ -102,6 +105,12 @@ export class TopicMeasurements implements ReaderHandlers {
     const m = this.get(event.topic)
     m.corruptBatches++
     this.metrics?.corrupt(event.topic, 'batch', event.error.code)
-    this.log.error({ topic: event.topic, partition: event.partition, baseOffset: event.baseOffset, lastOffset: event.lastOffset, code: event.error.code }, `skipping corrupt batch: ${event.error.message}`)
+    const { topic, partition, baseOffset, lastOffset, reason } = event
+    this.log.error({ topic, partition, baseOffset, lastOffset, code: event.error.code, reason }, `skipping corrupt batch: ${event.error.message}`)
+    // Its records cannot be read, so the dead letter holds the batch as stored, for whoever looks into it.
+    const value = event.bytes === undefined || event.bytes.length > DEAD_LETTER_BATCH_BYTES ? null : Buffer.from(event.bytes)
+    const headers = [{ key: 'squeeze.source.last.offset', value: Buffer.from(String(lastOffset)) }]
+    const record = { offset: baseOffset, timestamp: Date.now(), key: null, value, headers }
+    this.onPoison?.({ topic, partition, record, code: event.error.code, reason: event.error.message })
   }
 }

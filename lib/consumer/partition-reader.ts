@@ -6,8 +6,11 @@ import { describeKafkaError, isRetriableKafkaError, KafkaErrorCode } from '../ka
 import { retry, sleep } from '../retry.js'
 import type { Logger } from '../log/logger.js'
 import { processCpuSeconds } from '../metrics/thread-cpu.js'
-import { batchOffsets, isAbortMarker, readBatch, splitBatches, type ReadBatch } from '../protocol/record-batch-reader.js'
+import type { BatchSkipReason, ReaderMetricsSink } from '../metrics/reader-metrics.js'
+import { isAbortMarker, readBatch, type ReadBatch } from '../protocol/record-batch-reader.js'
+import { defaultMaxBatchUncompressedBytes } from '../config/read-properties.js'
 import { AbortedTransactions } from './aborted-transactions.js'
+import { skipReason, splitFetched, type CorruptFraming, type FetchedBatch } from './fetched-batches.js'
 
 export interface ReaderConfig {
   readonly topics: readonly string[]
@@ -37,6 +40,11 @@ export interface ReaderConfig {
    * alone in its process; a reader beside busy threads (the projection's) passes threadCpuSeconds.
    */
   readonly cpuSeconds?: () => number
+  /**
+   * squeeze.max.batch.uncompressed.bytes: the most one batch may decompress to; a larger one is skipped as corrupt.
+   * defaultMaxBatchUncompressedBytes(partitionMaxBytes) when left out.
+   */
+  readonly maxBatchUncompressedBytes?: number
 }
 
 /** How often a round with leaderless partitions refreshes the metadata while other partitions are read. */
@@ -71,13 +79,21 @@ export interface CorruptBatchEvent {
   readonly partition: number
   readonly baseOffset: number
   readonly lastOffset: number
+  /** Its message names the topic, partition and offsets. */
   readonly error: SqueezeError
+  readonly reason: BatchSkipReason
+  /** The batch as stored, when its framing held (a view of the fetch answer: copy what is kept). */
+  readonly bytes?: Buffer
 }
 
 export interface ReaderHandlers {
   /** A returned promise is awaited before the next batch (the copier's sends): the reader reads ahead one round at most. */
   onBatch(event: BatchEvent): void | Promise<void>
-  onCorruptBatch(event: CorruptBatchEvent): void
+  /**
+   * A batch that cannot be read (over the decompression cap, corrupt framing or contents), already counted in
+   * squeeze_batches_skipped_total; awaited, and reading goes on past it unless this throws.
+   */
+  onCorruptBatch(event: CorruptBatchEvent): void | Promise<void>
   /** Every batch that read, before read_committed leaves out aborted ones: what the log stores. */
   onStoredBatch?(event: BatchEvent): void
   /**
@@ -133,12 +149,19 @@ export class PartitionReader {
   /** When the metadata was last refreshed for partitions without a known leader (at most every LEADERLESS_REFRESH_MS). */
   private leaderlessRefreshAt = 0
   private readonly cpuSeconds: () => number
+  private readonly maxUncompressedBytes: number
 
   constructor(
     private readonly config: ReaderConfig,
-    private readonly deps: { cluster: KafkajsCluster; admin: Admin; log: Logger; lag?: (topic: string, partition: number, records: number) => void }
+    private readonly deps: {
+      cluster: KafkajsCluster; admin: Admin; log: Logger
+      lag?: (topic: string, partition: number, records: number) => void
+      metrics?: ReaderMetricsSink
+    }
   ) {
-    this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(1024 * 1024) : null
+    this.maxUncompressedBytes = config.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(config.partitionMaxBytes)
+    const scratchBytes = Math.min(1024 * 1024, this.maxUncompressedBytes)
+    this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(scratchBytes) : null
     this.cpuSeconds = config.cpuSeconds ?? processCpuSeconds
   }
 
@@ -192,10 +215,12 @@ export class PartitionReader {
         const fetched = await round
         if (fetched === 'done') return
         if (fetched.every(({ result }) => result.errorCode === KafkaErrorCode.NONE) && !aborted()) prefetched = this.fetchRound(cursors, signal)
-        for (const { cursor, result, batches } of fetched) {
+        for (const { cursor, result, batches, corrupt } of fetched) {
           if (cursor.revoked === true) continue
           if (result.errorCode !== KafkaErrorCode.NONE) await this.handleError(cursor, result.errorCode, signal)
           else await this.consume(cursor, batches, new AbortedTransactions(result.abortedTransactions), handlers)
+          const corruptSeen = result.errorCode === KafkaErrorCode.NONE && corrupt !== null
+          if (corruptSeen) await this.skipCorrupt(cursor, corrupt, handlers)
           if (result.errorCode === KafkaErrorCode.NONE && !isRevoked(cursor)) this.reportLag(cursor, result)
         }
         await handlers.betweenRounds?.()
@@ -255,16 +280,19 @@ export class PartitionReader {
     const fetched: FetchedPartitionRound[] = []
     for (const { cursor, result } of answers.flat()) {
       if (result.errorCode !== KafkaErrorCode.NONE) {
-        fetched.push({ cursor, result, batches: [] })
+        fetched.push({ cursor, result, batches: [], corrupt: null })
         continue
       }
       // A negative end means the broker does not know it yet (-1); read on and take it from a later answer.
       const reportedEnd = this.config.isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark
       if (cursor.end === null && reportedEnd >= 0) cursor.end = reportedEnd
       // Split once here: the batch headers give the next fetch offset now, and consume() walks the same list.
-      const batches = splitBatches(result.records).map((bytes) => ({ bytes, ...batchOffsets(bytes) }))
+      const maxBatchBytes = this.maxUncompressedBytes + BATCH_HEADER_ROOM
+      const limits = { from: cursor.fetchAt, highWatermark: result.highWatermark, maxBatchBytes }
+      const { batches, corrupt } = splitFetched(result.records, limits)
       for (const { lastOffset } of batches) cursor.fetchAt = Math.max(cursor.fetchAt, lastOffset + 1)
-      fetched.push({ cursor, result, batches })
+      if (corrupt !== null) cursor.fetchAt = Math.max(cursor.fetchAt, corrupt.lastOffset + 1)
+      fetched.push({ cursor, result, batches, corrupt })
     }
     return fetched
   }
@@ -343,13 +371,17 @@ export class PartitionReader {
       if (lastOffset < cursor.position || cursor.revoked === true) continue
       const before = this.cpuSeconds()
       let batch: ReadBatch
+      let abortMarker: boolean
       try {
         // A fetch from the middle of a batch returns the whole batch; records before the position were seen already.
-        batch = readBatch(bytes, { verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, cpuSeconds: this.cpuSeconds, ...(this.scratch === null ? {} : { into: this.scratch }) })
+        batch = readBatch(bytes, {
+          verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, cpuSeconds: this.cpuSeconds,
+          maxUncompressedBytes: this.maxUncompressedBytes,
+          ...(this.scratch === null ? {} : { into: this.scratch })
+        })
+        abortMarker = batch.isControl && isAbortMarker(bytes)
       } catch (err) {
-        const error = err instanceof SqueezeError ? err : new SqueezeError(ErrorCodes.BATCH_CORRUPT, errorMessage(err), { cause: err })
-        handlers.onCorruptBatch({ topic: cursor.topic, partition: cursor.partition, baseOffset, lastOffset, error })
-        cursor.position = lastOffset + 1
+        await this.skipCorrupt(cursor, { baseOffset, lastOffset, error: asSqueezeError(err) }, handlers, bytes)
         continue
       }
       const spent = this.cpuSeconds() - before
@@ -361,19 +393,42 @@ export class PartitionReader {
       const event = { topic: cursor.topic, partition: cursor.partition, batch, framingCpuSeconds: Math.max(0, spent - batch.decompressCpuSeconds) }
       handlers.onStoredBatch?.(event)
       const { isTransactional, isControl, producerId } = batch
-      const handled = aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(bytes) })
+      const handled = aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: abortMarker })
         ? handlers.onAbortedBatch?.({ topic: cursor.topic, partition: cursor.partition, lastOffset })
         : handlers.onBatch(event)
       if (handled instanceof Promise) await handled
     }
   }
 
+  /** Counts a batch that cannot be read, hands it to the handlers, and moves the partition past it. */
+  private async skipCorrupt(cursor: PartitionCursor, corrupt: CorruptFraming, handlers: ReaderHandlers, bytes?: Buffer): Promise<void> {
+    const { baseOffset, lastOffset, error } = corrupt
+    if (lastOffset < cursor.position || cursor.revoked === true) return
+    const { topic, partition } = cursor
+    const reason = skipReason(error)
+    const where = `${topic}-${partition} batch at offsets ${baseOffset}..${lastOffset}`
+    const named = new SqueezeError(error.code, `${where}: ${error.message}`, { cause: error })
+    this.deps.metrics?.batchSkipped(topic, reason)
+    const event = { topic, partition, baseOffset, lastOffset, error: named, reason, ...(bytes === undefined ? {} : { bytes }) }
+    await handlers.onCorruptBatch(event)
+    cursor.position = lastOffset + 1
+  }
+
   private async handleError(cursor: PartitionCursor, code: number, signal: AbortSignal | undefined): Promise<void> {
     if (code === KafkaErrorCode.OFFSET_OUT_OF_RANGE) {
       const offsets = await this.deps.admin.fetchTopicOffsets(cursor.topic)
-      const low = offsets.find((o) => o.partition === cursor.partition)?.low
-      this.deps.log.warn({ topic: cursor.topic, partition: cursor.partition, position: cursor.position, low }, 'offset out of range; moving to the earliest offset')
-      cursor.position = Number(low ?? cursor.position)
+      const low = Number(offsets.find((o) => o.partition === cursor.partition)?.low ?? cursor.position)
+      const { topic, partition, position } = cursor
+      // Below the log start, retention deleted records this reader never saw: said once per move, with how many.
+      const gapRecords = Math.max(0, low - position)
+      if (gapRecords > 0) {
+        this.deps.metrics?.offsetReset(topic, partition, gapRecords)
+        this.deps.log.warn({ topic, partition, position, logStart: low, gapRecords }, `${topic}-${partition}: offset ${position} ` +
+          `is below the log start ${low}; ${gapRecords} records were deleted (retention) before they were read`)
+      } else {
+        this.deps.log.warn({ topic, partition, position, logStart: low }, 'offset out of range; moving to the earliest offset')
+      }
+      cursor.position = low
       cursor.fetchAt = cursor.position
       return
     }
@@ -390,11 +445,12 @@ function isRevoked(cursor: PartitionCursor): boolean {
   return cursor.revoked === true
 }
 
-/** One stored batch of a fetch answer, with the offsets its header gives. */
-interface FetchedBatch {
-  readonly bytes: Buffer
-  readonly baseOffset: number
-  readonly lastOffset: number
+/** Room for a batch's header and log overhead on top of its records section, in a stored batch's largest length. */
+const BATCH_HEADER_ROOM = 64
+
+function asSqueezeError(err: unknown): SqueezeError {
+  if (err instanceof SqueezeError) return err
+  return new SqueezeError(ErrorCodes.BATCH_CORRUPT, errorMessage(err), { cause: err })
 }
 
 /** One partition's answer in a round, split into its complete batches (none when the answer is an error). */
@@ -402,6 +458,8 @@ interface FetchedPartitionRound {
   readonly cursor: PartitionCursor
   readonly result: FetchedPartition
   readonly batches: readonly FetchedBatch[]
+  /** The batch whose framing ended the split, skipped after the good ones. */
+  readonly corrupt: CorruptFraming | null
 }
 
 /** A round's answers per partition, or 'done' once every partition reached its end. */

@@ -10,6 +10,7 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
+import type { ReaderMetricsSink } from '../metrics/reader-metrics.js'
 import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
 import type { RawRecords } from '../protocol/record.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
@@ -32,6 +33,8 @@ const YIELD_EVERY_RECORDS = 256
  * same speed. A larger batch still comes whole (Kafka returns at least one).
  */
 const PARTITION_FETCH_BYTES = 256 * 1024
+/** The largest stored batch a dead letter carries: below the producer's default max.request.size. */
+const DEAD_LETTER_BATCH_BYTES = 512 * 1024
 /** The Java client's max.poll.interval.ms: how long a member may take to give up revoked partitions. */
 const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
 
@@ -70,6 +73,10 @@ export interface CopierConfig {
   readonly onRefused?: RefusedPolicy
   /** Where refused records go with 'dead-letter', unchanged, with the error and their origin in headers. */
   readonly deadLetterTopic?: string
+  /** What a source batch that cannot be read gets: onRefused's policy unless given. */
+  readonly onUnreadable?: RefusedPolicy
+  /** squeeze.max.batch.uncompressed.bytes: the reader's default (from its fetch size) when left out. */
+  readonly maxBatchUncompressedBytes?: number
 }
 
 export interface CopierStats {
@@ -81,6 +88,8 @@ export interface CopierStats {
   refused: number
   /** Commits the group coordinator refused because this copier no longer owned the partitions (KIP-447 fencing). */
   fencedCommits: number
+  /** Source batches that could not be read (over the decompression cap, corrupt), skipped as --on-refused allows. */
+  skippedBatches: number
   firstTimestamp: number
   lastTimestamp: number
 }
@@ -93,6 +102,8 @@ export interface CopierDeps {
   readonly producer: Producer
   readonly log: Logger
   readonly metrics?: CopierMetrics
+  /** squeeze_batches_skipped_total and the log-start gap, as every reader reports them. */
+  readonly readerMetrics?: ReaderMetricsSink
   readonly onProgress?: (stats: Readonly<CopierStats>) => void
   /** The group's coordinator; by default one on `cluster`. */
   readonly coordinator?: GroupCoordinator
@@ -119,7 +130,7 @@ export function defaultDestination(source: string, spec: CodecSpec): string {
  * slows the source: the producer's send() waits while its buffer.memory is full, and the reader waits on it.
  */
 export class Copier {
-  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, fencedCommits: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
+  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, fencedCommits: 0, skippedBatches: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
   /** Next offset to copy per source partition this copier owns (what a commit would record). */
   private readonly processed = new Map<number, number>()
   /** The group's committed offset per partition, as this copier last committed or fetched it. */
@@ -225,17 +236,24 @@ export class Copier {
     // records are copied into the destinations' batches before its handler returns (a refused one into memory of
     // its own), so every batch can be decompressed into the same buffer instead of a fresh one.
     const reader = new PartitionReader(
-      { ...DEFAULT_READER_CONFIG, topics: [sourceTopic], partitions: 'assigned', untilEnd: false, isolation: 'read_committed', maxWaitMs: 500, partitionMaxBytes: PARTITION_FETCH_BYTES, reuseBatchMemory: true },
-      { cluster: this.deps.cluster, admin: this.deps.admin, log: this.deps.log, ...(this.deps.metrics === undefined ? {} : { lag: this.deps.metrics.lag }) }
+      {
+        ...DEFAULT_READER_CONFIG, topics: [sourceTopic], partitions: 'assigned', untilEnd: false, isolation: 'read_committed',
+        maxWaitMs: 500,
+        partitionMaxBytes: PARTITION_FETCH_BYTES, reuseBatchMemory: true,
+        ...(this.config.maxBatchUncompressedBytes === undefined ? {} : { maxBatchUncompressedBytes: this.config.maxBatchUncompressedBytes })
+      },
+      {
+        cluster: this.deps.cluster, admin: this.deps.admin, log: this.deps.log,
+        ...(this.deps.metrics === undefined ? {} : { lag: this.deps.metrics.lag }),
+        ...(this.deps.readerMetrics === undefined ? {} : { metrics: this.deps.readerMetrics })
+      }
     )
     this.reader = reader
     if (this.config.exactlyOnce) this.begin()
     const handlers = {
       onBatch: (event: BatchEvent) => this.exclusive(() => this.copyBatch(event)),
       onAbortedBatch: ({ partition, lastOffset }: AbortedBatchEvent) => this.exclusive(async () => this.passed(partition, lastOffset)),
-      onCorruptBatch: ({ partition, baseOffset, lastOffset, error }: CorruptBatchEvent) => {
-        throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `source batch ${sourceTopic}-${partition} offsets ${baseOffset}-${lastOffset} cannot be copied: ${error.message}`, { cause: error })
-      }
+      onCorruptBatch: (event: CorruptBatchEvent) => this.unreadable(event)
     }
     // Whichever ends first (done, aborted, failed) stops the others; leaving the group commits what was copied.
     const tasks = [reader.run(handlers, this.stop.signal), member.run(this.stop.signal), this.tick(this.stop.signal)]
@@ -418,6 +436,34 @@ export class Copier {
     }
     this.passed(partition, batch.lastOffset)
     this.deps.onProgress?.(this.stats)
+  }
+
+  /**
+   * A source batch that cannot be read follows --on-refused: 'fail' stops the copy with one line that says how to
+   * go past it; 'skip' counts it and moves on; 'dead-letter' also sends the stored batch there before the commit.
+   */
+  private async unreadable({ partition, baseOffset, lastOffset, error, bytes }: CorruptBatchEvent): Promise<void> {
+    const policy = this.config.onUnreadable ?? this.config.onRefused ?? 'fail'
+    if (policy === 'fail') {
+      // BATCH_CORRUPT whatever the cause: a runtime stop (exit 1), not a codec setting to correct (exit 2).
+      const reset = `kafka-consumer-groups --reset-offsets --to-offset ${lastOffset + 1} --group ${this.config.groupId} ` +
+        `--topic ${this.config.sourceTopic}:${partition} --execute`
+      const message = `source batch cannot be copied: ${error.message}. To go past it, run with --on-refused skip ` +
+        `(or dead-letter), or move the group past it: ${reset}`
+      throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, message, { cause: error })
+    }
+    await this.exclusive(async () => {
+      this.stats.skippedBatches++
+      const fields = { partition, baseOffset, lastOffset, code: error.code }
+      this.deps.log.warn(fields, `skipping a source batch that cannot be read: ${error.message}`)
+      if (policy === 'dead-letter') {
+        // Its records cannot be read: the dead letter holds the stored batch, as the consumer's does.
+        const value = bytes === undefined || bytes.length > DEAD_LETTER_BATCH_BYTES ? null : Buffer.from(bytes)
+        const record = { offset: baseOffset, timestamp: Date.now(), key: null, value, headers: [] }
+        this.refused.push({ topic: this.config.sourceTopic, partition, record, code: error.code, reason: error.message })
+      }
+      this.passed(partition, lastOffset)
+    })
   }
 
   /** Past the whole batch: its marker, offsets compaction removed, or an aborted transaction are not copied again nor waited for. */

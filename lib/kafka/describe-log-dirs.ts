@@ -14,7 +14,7 @@ const DESCRIBE_LOG_DIRS_API_KEY = 35
 // v1: the oldest version Kafka 4.x serves (KIP-896) and the last one before flexible encoding.
 const DESCRIBE_LOG_DIRS_VERSION = 1
 
-function describeLogDirsRequest(topics: ReadonlyMap<string, readonly number[]>): OwnRequest<Array<Omit<PartitionDiskSize, 'brokerId'>>> {
+export function describeLogDirsRequest(topics: ReadonlyMap<string, readonly number[]>): OwnRequest<Array<Omit<PartitionDiskSize, 'brokerId'>>> {
   return ownRequest({ apiKey: DESCRIBE_LOG_DIRS_API_KEY, apiVersion: DESCRIBE_LOG_DIRS_VERSION, apiName: 'DescribeLogDirs' }, {
     encode: () => {
       const encoder = new Encoder()

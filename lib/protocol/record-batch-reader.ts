@@ -45,6 +45,11 @@ export interface ReadOptions {
    * valid only until `into` is used again.
    */
   into?: Buffer
+  /**
+   * The most a batch's records section may decompress to (squeeze.max.batch.uncompressed.bytes); past it the batch
+   * is refused with CODEC_OUTPUT_LIMIT. The codecs' own default when left out.
+   */
+  maxUncompressedBytes?: number
   /** The clock decompressCpuSeconds is read on: the process's by default; a reader beside busy threads passes its own thread's. */
   cpuSeconds?: () => number
 }
@@ -125,12 +130,18 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     if (codec === undefined) throw corrupt(`record batch uses unknown codec id ${codecId}`)
     const cpuSeconds = options.cpuSeconds ?? processCpuSeconds
     const before = cpuSeconds()
+    const limit = options.maxUncompressedBytes
     try {
-      const into = options.into
+      // The reused buffer is no bigger than the cap allows, so a batch decompressed into it is within the cap too.
+      const whole = limit === undefined || options.into === undefined || options.into.length <= limit
+      const into = whole ? options.into : options.into?.subarray(0, limit)
       const written = into !== undefined && codec.decompressInto !== undefined ? codec.decompressInto(body, into) : -1
-      body = written >= 0 && into !== undefined ? into.subarray(0, written) : codec.decompress(body)
+      body = written >= 0 && into !== undefined ? into.subarray(0, written) : codec.decompress(body, limit)
     } catch (err) {
-      throw new SqueezeError(ErrorCodes.CODEC_CORRUPT, `cannot ${codec.name}-decompress batch at offset ${baseOffset}: ${(err as Error).message}`, { cause: err })
+      const overCap = err instanceof SqueezeError && err.code === ErrorCodes.CODEC_OUTPUT_LIMIT
+      const hint = overCap ? ' (raise squeeze.max.batch.uncompressed.bytes if the batch is genuine)' : ''
+      const message = `cannot ${codec.name}-decompress batch at offset ${baseOffset}: ${(err as Error).message}${hint}`
+      throw new SqueezeError(overCap ? ErrorCodes.CODEC_OUTPUT_LIMIT : ErrorCodes.CODEC_CORRUPT, message, { cause: err })
     }
     decompressCpuSeconds = Math.max(0, cpuSeconds() - before)
   }

@@ -1,5 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
+import { parseProperties } from '../../lib/config/producer-properties.js'
+import { splitReadSettings } from '../../lib/config/read-properties.js'
 import { benchSourceOf, generateBenchInput, readBenchInput } from '../../lib/bench-sweep/bench-input.js'
 import { DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/bench-sweep/codec-sweep.js'
 import { readTopicBenchSource, type TopicBenchOptions } from '../../lib/bench-sweep/topic-input.js'
@@ -41,6 +43,8 @@ Sweep:
   --ultra                also sweep zstd 20..22
   --runs N               timed runs per level, median reported (default 3)
   --json FILE            also write the results as JSON
+  -X NAME=VALUE          with --topic: squeeze.max.batch.uncompressed.bytes, the most one batch read may decompress
+                         to (default 128 MiB); a batch over it, or corrupt, is left out and counted in the input line
   -h, --help             this help
 
 A topic's records are batched as squeeze's producer batches them: per partition, batch.size on the uncompressed
@@ -69,6 +73,7 @@ const OPTIONS = {
   ultra: { type: 'boolean' },
   runs: { type: 'string' },
   json: { type: 'string' },
+  X: { type: 'string', short: 'X', multiple: true },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -93,10 +98,16 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       }
       const sample = parseSampleFlags(values)
       if (values.topic === undefined) {
-        const misplaced = (['sample', 'sample-windows', 'linger-ms', 'brokers'] as const).filter((flag) => values[flag] !== undefined)
+        const misplaced = (['sample', 'sample-windows', 'linger-ms', 'brokers', 'X'] as const).filter((flag) => values[flag] !== undefined)
         if (misplaced.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --topic only`)
       }
       const records = parseInteger(values.records, 'records', 1)
+      const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
+      const unknown = Object.keys(rest)
+      if (unknown.length > 0) {
+        const named = `unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${named}: bench takes -X squeeze.max.batch.uncompressed.bytes only`)
+      }
       if (sample !== undefined && records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --sample (windows across the topic) or --records (the first N records), not both')
       return {
         kind: values.generate !== undefined ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind) : oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
@@ -106,7 +117,7 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
         runs: parseInteger(values.runs, 'runs', 1, 100) ?? 3,
         specs: parseCodecList(values.codecs, values.ultra === true),
         topic: values.topic === undefined ? undefined : {
-          name: values.topic, ...(sample === undefined ? {} : { sample }),
+          name: values.topic, ...(sample === undefined ? {} : { sample }), read,
           lingerMs: parseInteger(values['linger-ms'], 'linger-ms', 0, 3_600_000) ?? DEFAULT_PRODUCER_CONFIG.lingerMs
         },
         // Only a topic's sweep talks to a cluster.
@@ -116,7 +127,7 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
     start: async ({ log, connect }, config) => {
       const { kind, records, seed, batchBytes, runs, specs, topic, connection } = config
       const source = topic !== undefined && connection !== undefined
-        ? await readTopic(connection, { topic: topic.name, brokers: connection.brokers, lingerMs: topic.lingerMs, ...(topic.sample === undefined ? {} : { sample: topic.sample }), ...(records === undefined ? {} : { maxRecords: records }) }, log, connect)
+        ? await readTopic(connection, { topic: topic.name, brokers: connection.brokers, lingerMs: topic.lingerMs, read: topic.read, ...(topic.sample === undefined ? {} : { sample: topic.sample }), ...(records === undefined ? {} : { maxRecords: records }) }, log, connect)
         : benchSourceOf(values.file !== undefined ? await readBenchInput(values.file, kind, records) : generateBenchInput(kind, seed, records ?? 50_000))
       const batches = source.batchesAt(batchBytes)
       if (batches.records === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no records to benchmark: ${source.description} gave none`)

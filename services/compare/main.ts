@@ -6,6 +6,7 @@ import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, p
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
+import { splitReadSettings } from '../../lib/config/read-properties.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
 import {
   recommendFor, runCompare, type CompareOutcome, type CompareRunOptions, type RateEvidence
@@ -81,7 +82,9 @@ Targets and output:
                              with --sample: over the sampled time span)
   --json FILE  --markdown FILE  --chart FILE.svg   (with a what-if, also FILE.batching.svg: a heatmap)
   --keep-topics              keep the destination (and filled source) topics
-  -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
+  -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...); and
+                             squeeze.max.batch.uncompressed.bytes, the most one batch read may decompress to (default
+                             128 MiB); a source batch over it, or corrupt, is left out and counted in the current row
 Clients (docs/clients.md):
   --client LIST              per client, the best target it can set, by the recommendation's rule (default all):
                              ${CLIENT_NAMES.join(', ')}
@@ -136,7 +139,8 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
       const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
       const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind)
-      const producer = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
+      const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
+      const producer = producerConfigFrom(rest, undefined, COPIER_PRODUCER_DEFAULTS)
       const partitions = parseInteger(values.partitions, 'partitions', 1, 1000) ?? 3
       const maxRecords = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 50_000 : undefined)
       const maxBytes = parseInteger(values.bytes, 'bytes', 1)
@@ -175,7 +179,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
           format: formatName === 'none' ? null : formatFor(formatName), producer,
           ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
           ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
-          keepTopics: values['keep-topics'] === true, consumers,
+          keepTopics: values['keep-topics'] === true, consumers, read,
           ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }), ...(targetRatio === undefined ? {} : { targetRatio }),
           version: squeezeVersion()
         },
@@ -216,7 +220,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
             connection, sourceTopic, sourceDescription, targets: compare.targets, format: formatName === 'none' ? null : formatName, rateEvidence,
             batching: compare.producer, ...projection,
             ...(compare.maxRecords === undefined ? {} : { maxRecords: compare.maxRecords }), ...(compare.maxBytes === undefined ? {} : { maxBytes: compare.maxBytes }),
-            consumers: compare.consumers,
+            consumers: compare.consumers, read: compare.read,
             ...(compare.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: compare.cpuBudgetSecondsPerGiB }),
             ...(compare.targetRatio === undefined ? {} : { targetRatio: compare.targetRatio }),
             version: compare.version, log, signal, onProgress: progress

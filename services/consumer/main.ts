@@ -11,6 +11,8 @@ import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { bytesAllReplicas, describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
 import { createConsumerGroupMetrics, createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
 import { consumerPropertiesFrom } from '../../lib/config/consumer-properties.js'
+import { splitReadSettings } from '../../lib/config/read-properties.js'
+import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
 import { parseProperties } from '../../lib/config/producer-properties.js'
 import { runGroupMember } from '../../lib/group/run-group-member.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
@@ -30,11 +32,15 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
                                Without --follow a member stops once its partitions are read to their end.
   -X NAME=VALUE                consumer setting by Java client name (with --group): group.protocol=consumer|classic
                                (default consumer, KIP-848, on brokers that serve it), auto.commit.interval.ms (5000),
-                               max.poll.interval.ms (300000), session.timeout.ms and heartbeat.interval.ms (classic)
+                               max.poll.interval.ms (300000), session.timeout.ms and heartbeat.interval.ms (classic);
+                               with or without --group: squeeze.max.batch.uncompressed.bytes, the most one batch may
+                               decompress to (default 16 x the 8 MiB partition fetch = 128 MiB; larger batches are
+                               skipped as corrupt, see docs/reliability.md)
   --isolation read_committed|read_uncommitted   (default read_committed)
   --json FILE                  also write the measurements as JSON
   --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
-                               squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}
+                               squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}; a batch
+                               that does not read goes there as one record holding the stored batch (up to 512 KiB)
 ${COMMON_HELP}
 
 The summary table is printed at the end, or on Ctrl-C. Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
@@ -59,7 +65,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   const topics = (values.topic ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '')
   if (topics.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
   const service = serviceOptionsFrom(values)
-  const consumerProperties = consumerPropertiesFrom(parseProperties(values.X ?? []))
+  const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
+  const consumerProperties = consumerPropertiesFrom(rest)
   if (values.group === undefined && Object.keys(consumerProperties).length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '-X consumer settings apply to a group member: add --group')
   return runService({
     name: 'squeeze-consumer',
@@ -75,7 +82,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         partitions: values.group === undefined ? 'all' as const : 'assigned' as const,
         isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed'),
         // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
-        reuseBatchMemory: true
+        reuseBatchMemory: true,
+        ...read
       }
       return { connection, format: formatName === 'none' ? null : formatFor(formatName), readerConfig, shutdownTimeoutMs: 10_000 }
     },
@@ -100,7 +108,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         await deadLetters?.start()
         ready()
         const groupMetrics = createConsumerGroupMetrics(registry)
-        const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag })
+        const readerDeps = { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag, metrics: createReaderMetrics(registry) }
+        const reader = new PartitionReader(readerConfig, readerDeps)
         if (values.group === undefined) await reader.run(measurements, signal)
         else await runGroupMember({ groupId: values.group, topics, properties: consumerProperties }, { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics }, measurements, signal)
         await Promise.all(pending)

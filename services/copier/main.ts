@@ -4,6 +4,8 @@ import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { copierGroupProperties } from '../../lib/config/consumer-properties.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
+import { splitReadSettings } from '../../lib/config/read-properties.js'
+import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
 import { COPIER_PRODUCER_DEFAULTS, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
@@ -38,11 +40,14 @@ Usage: squeeze copy --topic SOURCE [options]
                             a record a destination refuses as it is (over its max.message.bytes, INVALID_RECORD):
                             stop the copy, count and skip it, or write it to --dead-letter-topic; skip and
                             dead-letter commit past it (at-least-once only). Default dead-letter with
-                            --dead-letter-topic, else fail
+                            --dead-letter-topic, else fail. A source batch that cannot be read (corrupt, or over
+                            squeeze.max.batch.uncompressed.bytes) follows the same policy
   --dead-letter-topic TOPIC refused records go there unchanged, with headers squeeze.error, squeeze.error.code,
                             squeeze.source.{topic,partition,offset}, squeeze.destination.topic (created if missing)
   -X NAME=VALUE             producer settings by Kafka name, for every target (linger.ms, batch.size, buffer.memory, ...);
-                            and group.protocol=consumer|classic, max.poll.interval.ms (the rebalance timeout)
+                            and group.protocol=consumer|classic, max.poll.interval.ms (the rebalance timeout);
+                            squeeze.max.batch.uncompressed.bytes: the most one source batch may decompress to
+                            (default 16 x max(256 KiB partition fetch, 1 MiB) = 16 MiB)
 ${COMMON_HELP}
 
 Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
@@ -78,12 +83,13 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
     configure: (log) => {
       const connection = connectionFrom(values, env, log)
       const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
-      const properties = copierGroupProperties(parseProperties(values.X ?? []))
+      const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
+      const properties = copierGroupProperties(rest)
       const producerConfig = producerConfigFrom(properties.producer, undefined, COPIER_PRODUCER_DEFAULTS)
       const groupId = values.group ?? `squeeze-copier.${source}`
       const deadLetterTopic = values['dead-letter-topic']
       const copy = {
-        connection, targets, producerConfig, groupId, group: properties.group,
+        connection, targets, producerConfig, groupId, group: properties.group, read,
         exactlyOnce: values['exactly-once'] === true,
         transactionalId: values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`,
         commitIntervalMs: parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000,
@@ -99,7 +105,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       }
       return copy
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, group, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused }) => {
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, group, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused, read }) => {
       const admin = createKafkaClient(connection, log).admin()
       const sourceCluster = createCluster(connection, log)
       const producer = new Producer(
@@ -115,12 +121,12 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         })
         const copier = new Copier(
           {
-            sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused,
+            sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...read,
             ...(group['group.protocol'] === undefined ? {} : { groupProtocol: group['group.protocol'] }),
             ...(group['max.poll.interval.ms'] === undefined ? {} : { rebalanceTimeoutMs: group['max.poll.interval.ms'] }),
             ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes })
           },
-          { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
+          { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), readerMetrics: createReaderMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
         )
         ready()
         await copier.run(signal)
@@ -128,8 +134,9 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         const stats = copier.snapshot()
         // run() throws on any copy neither delivered nor refused-and-handled, so what is left here was delivered.
         const refused = stats.refused === 0 ? '' : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
+        const skipped = stats.skippedBatches === 0 ? '' : `, ${stats.skippedBatches} unreadable source batches skipped`
         process.stdout.write(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets (${targets.map((t) => t.topic).join(', ')}); ` +
-          `${stats.commits} commits${refused}\n`)
+          `${stats.commits} commits${refused}${skipped}\n`)
         return 0
       } finally {
         await producer.close().catch(() => undefined)

@@ -5,6 +5,12 @@ import { LOG_KINDS } from '../../lib/formats/index.js'
 import { BATCH } from '../../lib/protocol/batch-layout.js'
 import { readBatch } from '../../lib/protocol/record-batch-reader.js'
 import { bytesInput, fuzz, FUZZ_RUNS, printTallies, type FuzzTally } from './fuzz-harness.js'
+
+/**
+ * The output cap every fuzzed decompress runs under: far above what these small frames hold, far below what a
+ * mutated size field can claim, so a claim past it must be refused (CODEC_OUTPUT_LIMIT), never allocated.
+ */
+const FUZZ_OUTPUT_CAP = 1024 * 1024
 import { batchAround, codecFor, encodedRecords, FUZZ_CODECS } from './fuzz-inputs.js'
 
 const done: FuzzTally[] = []
@@ -17,7 +23,7 @@ function compressedSeeds(): Map<string, Buffer[]> {
   return new Map(FUZZ_CODECS.map((spec) => [spec, payloads.map((p) => codecFor(spec).compress(p))]))
 }
 
-describe('fuzz: codec decompress throws an Error (never crashes or hangs); a batch reports it as CODEC_CORRUPT', () => {
+describe('fuzz: codec decompress stays within its output cap, or throws an Error (never crashes or hangs); a batch reports CODEC_CORRUPT or CODEC_OUTPUT_LIMIT', () => {
   const seeds = compressedSeeds()
   for (const spec of FUZZ_CODECS) {
     it(`${spec}: ${FUZZ_RUNS} mutated frames, other codecs' frames and random bytes`, () => {
@@ -28,7 +34,7 @@ describe('fuzz: codec decompress throws an Error (never crashes or hangs); a bat
         let direct: Buffer | undefined
         let failure: unknown
         try {
-          direct = codec.decompress(input)
+          direct = codec.decompress(input, FUZZ_OUTPUT_CAP)
         } catch (err) {
           failure = err
         }
@@ -36,12 +42,13 @@ describe('fuzz: codec decompress throws an Error (never crashes or hangs); a bat
           assert.ok(failure instanceof Error, `decompress threw a non-Error: ${String(failure)}`)
           assert.ok(!(failure instanceof TypeError) && !(failure instanceof ReferenceError), `decompress hit a programming error: ${failure.stack}`)
         }
-        // The same bytes as a fetched batch body: a failure must surface as CODEC_CORRUPT.
-        const batch = readBatch(batchAround(codec.id, input))
+        // The same bytes as a fetched batch body: a failure must surface as CODEC_CORRUPT or CODEC_OUTPUT_LIMIT.
+        const batch = readBatch(batchAround(codec.id, input), { maxUncompressedBytes: FUZZ_OUTPUT_CAP })
         assert.ok(direct !== undefined, 'readBatch accepted a body that decompress rejects')
+        assert.ok(direct.length <= FUZZ_OUTPUT_CAP, `${direct.length} bytes out of ${input.length} passed the ${FUZZ_OUTPUT_CAP}-byte cap`)
         assert.equal(batch.uncompressedBytes, BATCH.HEADER_BYTES + direct.length)
         return direct
-      }, [ErrorCodes.CODEC_CORRUPT])
+      }, [ErrorCodes.CODEC_CORRUPT, ErrorCodes.CODEC_OUTPUT_LIMIT])
       assert.equal(tally.runs, FUZZ_RUNS)
       assert.ok(tally.accepted > 0)
       if (spec !== 'none') assert.ok((tally.rejected[ErrorCodes.CODEC_CORRUPT] ?? 0) > 0)

@@ -6,10 +6,11 @@ import { readBatches } from '../../lib/protocol/record-batch-reader.js'
 import { fuzz, FUZZ_RUNS, mutatedBytes, printTallies, type FuzzTally } from './fuzz-harness.js'
 import { codecFor, FUZZ_CODECS, fixCrc, seedBatches } from './fuzz-inputs.js'
 
+const MiB = 1024 * 1024
 const done: FuzzTally[] = []
 after(() => printTallies('record batch reader', done))
 
-describe('fuzz: readBatches fails only with BATCH_CORRUPT or CODEC_CORRUPT', () => {
+describe('fuzz: readBatches fails only with BATCH_CORRUPT, CODEC_CORRUPT or CODEC_OUTPUT_LIMIT (a 1 MiB cap)', () => {
   for (const spec of FUZZ_CODECS) {
     it(`${spec}: ${FUZZ_RUNS} mutated and random record sets (CRC checked, CRC repaired, CRC off)`, () => {
       const codec = codecFor(spec)
@@ -22,9 +23,10 @@ describe('fuzz: readBatches fails only with BATCH_CORRUPT or CODEC_CORRUPT', () 
         if (crc === 'repair') fixCrc(data)
         return { data, verifyCrc: crc !== 'off' }
       })
-      const tally = fuzz(`readBatches ${spec}`, input, ({ data, verifyCrc }) => readBatches(data, { verifyCrc }), [ErrorCodes.BATCH_CORRUPT, ErrorCodes.CODEC_CORRUPT], (batches) => {
+      const tally = fuzz(`readBatches ${spec}`, input, ({ data, verifyCrc }) => readBatches(data, { verifyCrc, maxUncompressedBytes: MiB }),
+        [ErrorCodes.BATCH_CORRUPT, ErrorCodes.CODEC_CORRUPT, ErrorCodes.CODEC_OUTPUT_LIMIT], (batches) => {
         for (const b of batches) {
-          assert.ok(b.records.length >= 0 && b.storedBytes >= 61)
+          assert.ok(b.records.length >= 0 && b.storedBytes >= 61 && b.uncompressedBytes <= MiB + 61)
           for (const r of b.records) assert.ok(r.value === null || Buffer.isBuffer(r.value))
         }
       })

@@ -1,6 +1,7 @@
 import type { Admin } from 'kafkajs'
 import { DEFAULT_READER_CONFIG, PartitionReader, type BatchEvent } from '../../consumer/partition-reader.js'
 import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
+import type { ReadSettings } from '../../config/read-properties.js'
 import type { Logger } from '../../log/logger.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { sourceBatch, type SourceBatch } from '../source-batches.js'
@@ -10,6 +11,16 @@ export interface SourceRead {
   readonly records: number
   /** Key, value and header bytes, counted as the copier counts its --bytes budget. */
   readonly bytes: number
+  /** Stored batches that could not be read (over the decompression cap, corrupt), counted and left out. */
+  readonly skippedBatches: number
+}
+
+/** The clients a source read goes through, and the read settings it honours (squeeze.max.batch.uncompressed.bytes). */
+export interface SourceReadDeps {
+  readonly cluster: KafkajsCluster
+  readonly admin: Admin
+  readonly log: Logger
+  readonly read?: ReadSettings
 }
 
 export interface SourceReadHandlers {
@@ -28,16 +39,19 @@ export interface SourceReadHandlers {
  * both the records and the stored batches they sit in. With `transient`, a record's bytes are valid only during
  * onRecord (the read decompresses every batch into one reused buffer).
  */
-export async function readSource(deps: { cluster: KafkajsCluster; admin: Admin; log: Logger }, topic: string, budget: { maxRecords?: number; maxBytes?: number },
+export async function readSource(deps: SourceReadDeps, topic: string, budget: { maxRecords?: number; maxBytes?: number },
   handlers: SourceReadHandlers, options: { transient: boolean; signal?: AbortSignal | undefined }): Promise<SourceRead> {
   let records = 0
   let bytes = 0
+  let skippedBatches = 0
   const enough = new AbortController()
   const stop = (): void => enough.abort()
   options.signal?.addEventListener('abort', stop, { once: true })
   const full = (): boolean => (budget.maxRecords !== undefined && records >= budget.maxRecords) || (budget.maxBytes !== undefined && bytes >= budget.maxBytes)
   try {
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient, cpuSeconds: threadCpuSeconds }, deps).run({
+    const config = { ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient, cpuSeconds: threadCpuSeconds, ...deps.read }
+    const reader = new PartitionReader(config, deps)
+    await reader.run({
       onBatch: ({ partition, batch }) => {
         if (batch.isControl) return
         for (const r of batch.records) {
@@ -48,8 +62,9 @@ export async function readSource(deps: { cluster: KafkajsCluster; admin: Admin; 
         }
         if (full()) enough.abort()
       },
-      onCorruptBatch: ({ error }) => {
-        throw error
+      onCorruptBatch: ({ error, reason }) => {
+        skippedBatches++
+        deps.log.warn({ topic, reason, code: error.code }, `source batch left out: ${error.message}`)
       },
       ...(handlers.onStoredBatch === undefined ? {} : { onStoredBatch: ({ partition, batch }: BatchEvent) => handlers.onStoredBatch?.(sourceBatch(partition, batch)) }),
       ...(handlers.betweenRounds === undefined ? {} : { betweenRounds: handlers.betweenRounds })
@@ -57,11 +72,11 @@ export async function readSource(deps: { cluster: KafkajsCluster; admin: Admin; 
   } finally {
     options.signal?.removeEventListener('abort', stop)
   }
-  return { records, bytes }
+  return { records, bytes, skippedBatches }
 }
 
 /** Every record read, by partition, kept (not transient): for callers that re-batch the whole read more than once. */
-export async function readSourceRecords(deps: Parameters<typeof readSource>[0], topic: string, budget: { maxRecords?: number; maxBytes?: number }, signal?: AbortSignal): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]> }> {
+export async function readSourceRecords(deps: SourceReadDeps, topic: string, budget: { maxRecords?: number; maxBytes?: number }, signal?: AbortSignal): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]> }> {
   const collected = collectByPartition()
   const read = await readSource(deps, topic, budget, { onRecord: collected.add }, { transient: false, signal })
   return { ...read, byPartition: collected.byPartition }

@@ -69,7 +69,8 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     // Awaited after the read; a failure meanwhile is not an unhandled rejection.
     topics.catch(() => undefined)
     options.onProgress?.(`reading ${options.sourceTopic}, compressing with ${options.targets.length} targets on ${options.threads} threads as it is read`)
-    const source = await readAndProject(options, { cluster, admin, log }, projection, timestamps)
+    const deps = { cluster, admin, log, ...(options.read === undefined ? {} : { read: options.read }) }
+    const source = await readAndProject(options, deps, projection, timestamps)
     const records = projection.records
     const uncompressedBytes = projection.uncompressedBytes
     options.onProgress?.('measuring the source\'s ingest rate while the last chunks compress')
@@ -95,7 +96,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...bootstrapRatioInterval(projection.uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes) })),
       sweep: source.byPartition === null ? null : await whatIf(options, pool, source.byPartition, recommendation?.target ?? withBaseline[0]?.target, withBaseline, meanLingerUsedMs)
     }
-    const current = source.storedBatches === null ? null : currentBaseline({ batches: source.storedBatches, corruptBatches: 0 }, {
+    const current = source.storedBatches === null ? null : currentBaseline({ batches: source.storedBatches, corruptBatches: source.skippedBatches }, {
       targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: records === 0 ? 0 : uncompressedBytes / records, replicationFactor,
       consumers: options.consumers, lingerMs: options.batching.lingerMs, batchSizeBytes: options.batching.batchSizeBytes
     })
@@ -133,6 +134,8 @@ interface ProjectedSource {
    * budget) names that range without offsets, so a bounded projection has none.
    */
   readonly storedBatches: readonly SourceBatch[] | null
+  /** Source batches that could not be read, left out: the current row says how many. */
+  readonly skippedBatches: number
 }
 
 /**
@@ -147,7 +150,8 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
       for (const batch of windowBatches(w.partition, w.records, options.batching)) projection.push(batch)
       await projection.belowLimit()
     }
-    return { sampling: sampled.plan, byPartition: options.sweep === undefined ? null : sampled.byPartition, storedBatches: null }
+    const byPartition = options.sweep === undefined ? null : sampled.byPartition
+    return { sampling: sampled.plan, byPartition, storedBatches: null, skippedBatches: sampled.skippedBatches }
   }
   const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
@@ -155,7 +159,7 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
   const rebatchers = new Map<number, PartitionRebatcher>()
   // push copies each batch into the chunk at once, so a rebatcher reuses its buffer.
   const push = (batch: ProjectedBatch): void => projection.push(batch)
-  await readSource(deps, options.sourceTopic, {
+  const read = await readSource(deps, options.sourceTopic, {
     ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
   }, {
     onRecord: (partition, record) => {
@@ -172,7 +176,8 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
     betweenRounds: () => projection.belowLimit()
   }, { transient: kept === null, signal: options.signal })
   for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
-  return { sampling: null, byPartition: kept?.byPartition ?? null, storedBatches: wholeTopic ? storedBatches : null }
+  const byPartition = kept?.byPartition ?? null
+  return { sampling: null, byPartition, storedBatches: wholeTopic ? storedBatches : null, skippedBatches: read.skippedBatches }
 }
 
 /**

@@ -1,12 +1,14 @@
-import type { Admin } from 'kafkajs'
 import { AbortedTransactions } from '../../consumer/aborted-transactions.js'
-import { ErrorCodes, SqueezeError } from '../../errors.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../../errors.js'
+import { BATCH } from '../../protocol/batch-layout.js'
 import { describeKafkaError, KafkaErrorCode } from '../../kafka/error-codes.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
-import { isAbortMarker, readBatch, splitBatches } from '../../protocol/record-batch-reader.js'
+import { defaultMaxBatchUncompressedBytes } from '../../config/read-properties.js'
+import { splitFetched } from '../../consumer/fetched-batches.js'
+import { isAbortMarker, readBatch } from '../../protocol/record-batch-reader.js'
 import type { SourceRecord } from './rebatch.js'
-import type { SourceRead } from './read-source.js'
+import type { SourceRead, SourceReadDeps } from './read-source.js'
 import type { SampleBudget } from './sweep-flags.js'
 
 const FETCH_BYTES = 1024 * 1024
@@ -57,16 +59,19 @@ interface PartitionSample {
  * records: a topic whose traffic changed over time is sampled across the change, not at its oldest end.
  * Partitions are read concurrently; the result lists them in the order the broker listed them.
  */
-export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]>; plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
+export async function sampleWindows(deps: SourceReadDeps, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]>; plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
-  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE, (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows))
+  const maxUncompressedBytes = deps.read?.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(FETCH_BYTES)
+  const guard: ReadGuard = { maxUncompressedBytes, skipped: 0, log: deps.log }
+  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE,
+    (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard))
   const all = samples.flatMap((p) => p.plan).filter((w) => w.records > 0)
   const records = samples.reduce((n, p) => n + p.records.length, 0)
   const bytes = samples.reduce((n, p) => n + p.bytes, 0)
   return {
-    byPartition: new Map(samples.map((p, i) => [(offsets[i] as (typeof offsets)[number]).partition, p.records])), records, bytes, windows: samples.flatMap((p) => p.stretches),
+    byPartition: new Map(samples.map((p, i) => [(offsets[i] as (typeof offsets)[number]).partition, p.records])), records, bytes, skippedBatches: guard.skipped, windows: samples.flatMap((p) => p.stretches),
     plan: {
       requestedRecords: 'records' in budget ? budget.records : null, requestedBytes: 'bytes' in budget ? budget.bytes : null,
       windowsPerPartition: windows, partitions: offsets.length, windows: all, topicRecords, bytes,
@@ -75,7 +80,14 @@ export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admi
   }
 }
 
-async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number }, budget: SampleBudget, windows: number): Promise<PartitionSample> {
+/** The decompression cap a window read honours, and what it skipped: shared by the partitions read at once. */
+interface ReadGuard {
+  readonly maxUncompressedBytes: number
+  skipped: number
+  readonly log: SourceReadDeps['log']
+}
+
+async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number }, budget: SampleBudget, windows: number, guard: ReadGuard): Promise<PartitionSample> {
   const { partition } = span
   const sample: PartitionSample = { records: [], bytes: 0, plan: [], stretches: [] }
   let reachedOffset: number | null = null
@@ -83,7 +95,7 @@ async function samplePartition(cluster: KafkajsCluster, topic: string, span: Par
     const range = 'records' in budget ? recordWindow(budget.records, windows, i, span) : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
     if (range === undefined) break
     if (range.until <= range.from) continue
-    const { records, complete } = await readRange(cluster, topic, partition, range)
+    const { records, complete } = await readRange(cluster, topic, partition, range, guard)
     const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
     // A window that runs on from where the last one read to its end (a budget as large as the partition)
     // continues one stretch of records, batched as one: no batch is cut at the seam.
@@ -162,7 +174,7 @@ function recordBytes(r: SourceRecord): number {
  * Records of one partition in offsets [from, until), fetched from its leader; aborted transactions left out.
  * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
  */
-async function readRange(cluster: KafkajsCluster, topic: string, partition: number, { from, until, maxBytes }: WindowRange): Promise<{ records: SourceRecord[]; complete: boolean }> {
+async function readRange(cluster: KafkajsCluster, topic: string, partition: number, { from, until, maxBytes }: WindowRange, guard: ReadGuard): Promise<{ records: SourceRecord[]; complete: boolean }> {
   const out: SourceRecord[] = []
   let bytes = 0
   let at = from
@@ -177,13 +189,28 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
     const [result] = (await broker.connectionPool.send({ request, response })) as FetchedPartition[]
     if (result === undefined) break
     if (result.errorCode !== KafkaErrorCode.NONE) throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${topic}-${partition} at offset ${at} failed: ${describeKafkaError(result.errorCode)}`)
-    const batches = splitBatches(result.records)
-    if (batches.length === 0) break
+    const limits = { from: at, highWatermark: result.highWatermark, maxBatchBytes: guard.maxUncompressedBytes + BATCH.HEADER_BYTES }
+    const { batches, corrupt } = splitFetched(result.records, limits)
+    if (batches.length === 0 && corrupt === null) break
     const aborted = new AbortedTransactions(result.abortedTransactions)
-    for (const raw of batches) {
-      const batch = readBatch(raw, { fromOffset: at })
+    const skip = (error: unknown, lastOffset: number): void => {
+      guard.skipped++
+      const message = `source batch left out of the sample: ${errorMessage(error)}`
+      guard.log.warn({ topic, partition, code: errorCode(error) }, message)
+      at = Math.max(at, lastOffset + 1)
+    }
+    for (const { bytes: raw, lastOffset: last } of batches) {
+      let batch
+      let abortMarker
+      try {
+        batch = readBatch(raw, { fromOffset: at, maxUncompressedBytes: guard.maxUncompressedBytes })
+        abortMarker = batch.isControl && isAbortMarker(raw)
+      } catch (err) {
+        skip(err, last)
+        continue
+      }
       const { isTransactional, isControl, producerId, lastOffset } = batch
-      if (!aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: isControl && isAbortMarker(raw) }) && !isControl) {
+      if (!aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: abortMarker }) && !isControl) {
         for (const r of batch.records) {
           if (r.offset >= until || bytes >= maxBytes) break
           const record = { key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp }
@@ -194,6 +221,7 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
       at = Math.max(at, lastOffset + 1)
       if (bytes >= maxBytes) break
     }
+    if (corrupt !== null && bytes < maxBytes) skip(corrupt.error, corrupt.lastOffset)
   }
   return { records: out, complete: at >= until && bytes < maxBytes }
 }
