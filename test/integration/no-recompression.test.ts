@@ -20,8 +20,12 @@ const kafka = useTestKafka({ jvmOnly: true })
 const HOSTS = ['web-1', 'web-2', 'api-7', 'cache-3', 'edge-12']
 const PATHS = ['/', '/index.html', '/api/v1/orders', '/api/v1/orders/{id}', '/static/app.js', '/healthz', '/login']
 
-/** nginx-combined-like access log lines, deterministic. */
-function logRecords(count: number, start = 1_716_000_000_000): OutgoingRecord[] {
+// Timestamps inside the topics' retention: the broker deletes segments of older records at its next retention check,
+// and DumpLogSegments then finds no segment file to read.
+const RECENT_START_MS = Date.now() - 60 * 60 * 1000
+
+/** nginx-combined-like access log lines, deterministic but for their timestamps. */
+function logRecords(count: number, start = RECENT_START_MS): OutgoingRecord[] {
   return Array.from({ length: count }, (_, i) => {
     const host = HOSTS[i % HOSTS.length] ?? 'web-1'
     const path = (PATHS[(i * 7) % PATHS.length] ?? '/').replace('{id}', String(10_000 + ((i * 7919) % 5000)))
