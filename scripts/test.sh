@@ -55,11 +55,11 @@ run_tests() { node --test --test-concurrency=1 --test-timeout=300000 "$@"; }
 echo "test: the whole suite on Node $(node --version)" >&2
 run_tests "${files[@]}"
 
-# The next LTS runs the library's tests that need no broker (test/lib, test/fixtures: a few minutes, not the whole
-# suite's time again): the code and every native addon as built above (all N-API) load and pass on it too.
-# Integration, service, fuzz and deployment tests, and any file that starts a broker, run on the suite's LTS only.
-mapfile -t unit < <(find dist/test/lib dist/test/fixtures -name '*.test.js' | sort \
-  | xargs grep -L -E "helpers/kafka\.js|embedded-broker/|testcontainers")
+# The next LTS runs the library's tests that need no broker (scripts/unit-test-files.sh, the files of
+# npm run test:unit: a few minutes, not the whole suite's time again): the code and every native addon as built
+# above (all N-API) load and pass on it too. Integration, service, fuzz and deployment tests, and any file that
+# starts a broker, run on the suite's LTS only.
+mapfile -t unit < <(bash scripts/unit-test-files.sh)
 squeeze_use_node "$SQUEEZE_NODE_NEXT"
 echo "test: the ${#unit[@]} broker-free library test files on Node $(node --version)" >&2
 run_tests "${unit[@]}"
