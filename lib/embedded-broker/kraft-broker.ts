@@ -79,7 +79,7 @@ export interface KraftBrokerOptions {
   /** Extra SASL_SSL and/or SSL listeners. */
   security?: KraftSecurityOptions
   /**
-   * One node of a multi-node quorum (kraft-cluster.ts): its node.id and controller.quorum.voters
+   * One node of a multi-node quorum (test/helpers/kraft-cluster.ts): its node.id and controller.quorum.voters
    * (`id@host:port,…`). Default: a single voter, node 1, on this broker's controller port.
    */
   quorum?: { nodeId: number; voters: string }
