@@ -46,6 +46,8 @@ if [ "${SQUEEZE_NO_TESTCONTAINERS:-}" != 1 ]; then
 fi
 rm -rf dist
 npx tsc -p tsconfig.json
+# Lint and format are part of the test command: a finding fails it.
+bash scripts/lint.sh
 # Test files run one at a time: each integration file starts its own broker, and the machines have 2 cores.
 # Only *.test.js files: node --test would otherwise also run every helper module under dist/test/ as a file.
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
