@@ -140,7 +140,8 @@ class Parser {
 
   file(): SchemaFile {
     const idToken = this.next()
-    if (!/^@0x[0-9a-fA-F]+$/.test(idToken.text)) throw new SchemaError(idToken.line, 'the file must start with its @0x id')
+    if (!/^@0x[0-9a-fA-F]+$/.test(idToken.text))
+      throw new SchemaError(idToken.line, 'the file must start with its @0x id')
     this.expect(';')
     const structs: StructDecl[] = []
     while (this.at < this.tokens.length) {
@@ -155,7 +156,8 @@ class Parser {
   /** `annotation label(enumerant) :Text;`, the one annotation capnp-gen reads. */
   private annotationDecl(): void {
     const name = this.identifier()
-    if (name.text !== 'label') throw new SchemaError(name.line, `unknown annotation '${name.text}' (capnp-gen reads $label)`)
+    if (name.text !== 'label')
+      throw new SchemaError(name.line, `unknown annotation '${name.text}' (capnp-gen reads $label)`)
     for (const text of ['(', 'enumerant', ')', ':', 'Text', ';']) this.expect(text)
   }
 
@@ -181,8 +183,10 @@ class Parser {
     this.expect(':')
     const type = this.identifier()
     const after = this.next()
-    if (after.text === '=') throw new SchemaError(after.line, `field '${name.text}' has a default; capnp-gen needs zero defaults`)
-    if (after.text !== ';') throw new SchemaError(after.line, `expected ';' after field '${name.text}', found '${after.text}'`)
+    if (after.text === '=')
+      throw new SchemaError(after.line, `field '${name.text}' has a default; capnp-gen needs zero defaults`)
+    if (after.text !== ';')
+      throw new SchemaError(after.line, `expected ';' after field '${name.text}', found '${after.text}'`)
     return { name: name.text, ordinal, type: type.text, doc: this.comments.get(name.line), line: name.line }
   }
 
@@ -194,7 +198,10 @@ class Parser {
       const enumerant = this.identifier()
       const ordinal = this.ordinal()
       if (ordinal !== labels.length) {
-        throw new SchemaError(enumerant.line, `enumerant '${enumerant.text}' is @${ordinal}, expected @${labels.length}`)
+        throw new SchemaError(
+          enumerant.line,
+          `enumerant '${enumerant.text}' is @${ordinal}, expected @${labels.length}`
+        )
       }
       labels.push(this.peek().text === '$' ? this.label() : enumerant.text)
       this.expect(';')
@@ -264,17 +271,26 @@ export function layoutStruct(file: SchemaFile, struct: StructDecl): StructLayout
   const data = new DataAllocator()
   let pointers = 0
   const laidOut = fields.map((field, i): LaidOutField => {
-    if (field.ordinal !== i) throw new SchemaError(field.line, `field '${field.name}' is @${field.ordinal}, expected @${i}`)
+    if (field.ordinal !== i)
+      throw new SchemaError(field.line, `field '${field.name}' is @${field.ordinal}, expected @${i}`)
     const base = { name: field.name, doc: field.doc }
     if (field.type === 'Text') return { ...base, kind: 'text', at: pointers++, enumName: undefined }
     const scalar = SCALAR_TYPES[field.type]
     if (scalar !== undefined) {
-      return { ...base, kind: scalar.kind, at: (data.allocate(scalar.lgBits) << scalar.lgBits) / 8, enumName: undefined }
+      return {
+        ...base,
+        kind: scalar.kind,
+        at: (data.allocate(scalar.lgBits) << scalar.lgBits) / 8,
+        enumName: undefined
+      }
     }
     if (struct.enums.some((e) => e.name === field.type)) {
       return { ...base, kind: 'enum', at: (data.allocate(ENUM_LG_BITS) << ENUM_LG_BITS) / 8, enumName: field.type }
     }
-    throw new SchemaError(field.line, `type '${field.type}' of '${field.name}' is not supported (UInt8/16/32/64, Float32/64, Text, enums)`)
+    throw new SchemaError(
+      field.line,
+      `type '${field.type}' of '${field.name}' is not supported (UInt8/16/32/64, Float32/64, Text, enums)`
+    )
   })
   return {
     name: struct.name,
@@ -292,12 +308,32 @@ function constantCase(name: string): string {
 }
 
 const SCALAR_TS: Readonly<Record<FieldKind, string>> = {
-  u8: 'number', u16: 'number', u32: 'number', u64: 'bigint', f32: 'number', f64: 'number', text: 'string', enum: ''
+  u8: 'number',
+  u16: 'number',
+  u32: 'number',
+  u64: 'bigint',
+  f32: 'number',
+  f64: 'number',
+  text: 'string',
+  enum: ''
 }
 const SETTER: Readonly<Record<ScalarKind, string>> = {
-  u8: 'setUint8', u16: 'setUint16', u32: 'setUint32', u64: 'setBigUint64', f32: 'setFloat32', f64: 'setFloat64'
+  u8: 'setUint8',
+  u16: 'setUint16',
+  u32: 'setUint32',
+  u64: 'setBigUint64',
+  f32: 'setFloat32',
+  f64: 'setFloat64'
 }
-const WIDTH: Readonly<Record<Exclude<FieldKind, 'text'>, number>> = { u8: 1, u16: 2, enum: 2, u32: 4, f32: 4, u64: 8, f64: 8 }
+const WIDTH: Readonly<Record<Exclude<FieldKind, 'text'>, number>> = {
+  u8: 1,
+  u16: 2,
+  enum: 2,
+  u32: 4,
+  f32: 4,
+  u64: 8,
+  f64: 8
+}
 
 /** Names of one struct's generated declarations. */
 class Names {
@@ -326,7 +362,8 @@ function wrap(indent: string, head: string, items: readonly string[], tail: stri
   if (flat.length <= MAX_LINE) return flat
   const inner = `${indent}  `
   if (separator === ' + ') return `${indent}${head.trimEnd()}\n${inner}${items.join(`\n${inner}+ `)}${tail}`
-  return `${indent}${head.trimEnd()}\n${items.map((item) => `${inner}${item}`).join(',\n')}\n${indent}${tail.trimStart()}`
+  const lines = items.map((item) => `${inner}${item}`).join(',\n')
+  return `${indent}${head.trimEnd()}\n${lines}\n${indent}${tail.trimStart()}`
 }
 
 const HEADER_BYTES = 8
@@ -339,7 +376,12 @@ function doc(text: string | undefined, indent: string): string[] {
 function emitEnums(layout: StructLayout, n: Names): string[] {
   return layout.enums.flatMap((e) => [
     `/** ${layout.name}.${e.name}: the names in ordinal order; the index is the wire value. */`,
-    wrap('', `export const ${n.enumNames(e.name)} = [`, e.labels.map((l) => `'${l}'`), '] as const'),
+    wrap(
+      '',
+      `export const ${n.enumNames(e.name)} = [`,
+      e.labels.map((l) => `'${l}'`),
+      '] as const'
+    ),
     `export type ${n.enumType(e.name)} = (typeof ${n.enumNames(e.name)})[number]`,
     `const ${n.enumOrdinals(e.name)} = enumOrdinals(${n.enumNames(e.name)})`,
     ''
@@ -387,9 +429,19 @@ function emitTables(layout: StructLayout, n: Names): string[] {
     `/** Where the last scalar field ends: the scalars cover the data section up to here. */`,
     `export const ${n.constant}_SCALARS_END = ${scalarsEnd}`,
     `/** Where each text field's range starts in ${layout.name}Spans.text. */`,
-    wrap('', `export const ${n.constant}_TEXT_SLOTS = { `, texts.map((f) => `${f.name}: ${f.at * 2}`), ' } as const'),
+    wrap(
+      '',
+      `export const ${n.constant}_TEXT_SLOTS = { `,
+      texts.map((f) => `${f.name}: ${f.at * 2}`),
+      ' } as const'
+    ),
     `/** Where each u64 field's low half is in ${layout.name}Spans.u64. */`,
-    wrap('', `export const ${n.constant}_U64_SLOTS = { `, u64s.map((f) => `${f.name}: ${f.at / 4}`), ' } as const'),
+    wrap(
+      '',
+      `export const ${n.constant}_U64_SLOTS = { `,
+      u64s.map((f) => `${f.name}: ${f.at / 4}`),
+      ' } as const'
+    ),
     ''
   ]
 }
@@ -412,12 +464,17 @@ function emitReader(layout: StructLayout, n: Names): string[] {
   return [
     `/** A fresh ${name} with every field at its default, as one object literal: a parser makes one per line. */`,
     `export function empty${name}(): ${name}Fields {`,
-    wrap('  ', 'return { ', layout.fields.map((f) => `${f.name}: ${defaultValue(f, layout)}`), ' }'),
+    wrap(
+      '  ',
+      'return { ',
+      layout.fields.map((f) => `${f.name}: ${defaultValue(f, layout)}`),
+      ' }'
+    ),
     '}',
     '',
     `/**`,
-    ` * Reads the ${name} at the root of the segment \`buf[seg, seg + segLen)\` into one object literal: one allocation`,
-    ' * of one hidden class per record. Throws what rootStruct and text throw.',
+    ` * Reads the ${name} at the root of the segment \`buf[seg, seg + segLen)\` into one object literal:`,
+    ' * one allocation of one hidden class per record. Throws what rootStruct and text throw.',
     ' */',
     `export function read${name}Segment(buf: Buffer, seg: number, segLen: number): ${name}Fields {`,
     '  const s = rootStruct(buf, seg, segLen) ?? EMPTY_VIEW',
@@ -462,7 +519,8 @@ function pointerAt(layout: StructLayout, index: number): number {
 function writeStatement(layout: StructLayout, f: LaidOutField, n: Names): string {
   const value = `f.${f.name}`
   if (f.kind === 'text') return `  end = putText(buf, v, s + ${pointerAt(layout, f.at)}, end, ${value})`
-  if (f.kind === 'enum') return `  v.setUint16(d + ${f.at}, ${n.enumOrdinals(f.enumName ?? '')}.get(${value}) ?? 0, true)`
+  if (f.kind === 'enum')
+    return `  v.setUint16(d + ${f.at}, ${n.enumOrdinals(f.enumName ?? '')}.get(${value}) ?? 0, true)`
   return `  v.${SETTER[f.kind]}(d + ${f.at}, ${value}, true)`
 }
 
@@ -485,15 +543,19 @@ function emitWriters(layout: StructLayout, n: Names): string[] {
   const numbers = layout.fields.filter((f) => f.kind !== 'text' && f.kind !== 'u64')
   return [
     '/**',
-    ` * Writes one ${name} at \`s\` of \`buf\` (\`v\` a view of the same memory), every byte of it (the room need not be`,
-    ` * zeroed), within \`s + max${name}Bytes(f)\`, and returns where it ends. Text goes in ordinal order, which is`,
-    " * capnp-ts's allocation order and what the golden bytes pin.",
+    ` * Writes one ${name} at \`s\` of \`buf\` (\`v\` a view of the same memory), every byte of it`,
+    ` * (the room need not be zeroed), within \`s + max${name}Bytes(f)\`, and returns where it ends. Text goes`,
+    " * in ordinal order, which is capnp-ts's allocation order and what the golden bytes pin.",
     ' */',
     `export function write${name}At(buf: Buffer, v: DataView, s: number, f: ${name}Fields): number {`,
-    ...writerBody(layout, [], layout.fields.map((f) => writeStatement(layout, f, n))),
+    ...writerBody(
+      layout,
+      [],
+      layout.fields.map((f) => writeStatement(layout, f, n))
+    ),
     '}',
     '',
-    `/** The most bytes write${name}At writes for \`f\`: each UTF-16 unit as 3 UTF-8 bytes, each text's NUL and padding. */`,
+    `/** The most bytes write${name}At writes for \`f\`: 3 UTF-8 bytes a UTF-16 unit, each NUL and padding. */`,
     `export function max${name}Bytes(f: ${name}Fields): number {`,
     wrap('  ', 'const units = ', texts.length === 0 ? ['0'] : texts.map((f) => `f.${f.name}.length`), '', ' + '),
     `  return ${fixed} + ${texts.length} * TEXT_OVERHEAD + units * MAX_UTF8_PER_UNIT`,
@@ -508,7 +570,7 @@ function emitWriters(layout: StructLayout, n: Names): string[] {
     ),
     '}',
     '',
-    `/** The most bytes write${name}SpansAt writes for \`spans\`: the fixed part, each text's bytes, NUL and padding. */`,
+    `/** The most bytes write${name}SpansAt writes for \`spans\`: fixed part, each text's bytes, NUL and padding. */`,
     `export function max${name}SpansBytes(spans: ${name}Spans): number {`,
     '  const text = spans.text',
     `  let bytes = ${fixed} + ${texts.length} * TEXT_OVERHEAD`,
@@ -518,7 +580,12 @@ function emitWriters(layout: StructLayout, n: Names): string[] {
     '',
     `/** Spans for a ${name} with every field at its default (all zero, every text empty). */`,
     `export function empty${name}Spans(): ${name}Spans {`,
-    wrap('  ', `const values: ${name}Numbers = { `, numbers.map((f) => `${f.name}: 0`), ' }'),
+    wrap(
+      '  ',
+      `const values: ${name}Numbers = { `,
+      numbers.map((f) => `${f.name}: 0`),
+      ' }'
+    ),
     `  const text = new Int32Array(${layout.pointers * 2})`,
     `  return { src: Buffer.alloc(0), text, u64: new Uint32Array(${layout.dataWords * 2}), values }`,
     '}',
@@ -566,12 +633,16 @@ export function generate(source: string, schemaName: string): string {
   })
   const text = body.join('\n')
   const used = RUNTIME_IMPORTS.filter((name) => new RegExp(`\\b${name.replace('type ', '')}\\b`).test(text))
-  return [
-    `// Generated by tools/capnp-gen.ts from ${schemaName}; \`npm run build\` writes it again. Do not edit.`,
-    `import {\n${used.map((name) => `  ${name}`).join(',\n')}\n} from './capnp-wire.js'`,
-    '',
-    text
-  ].join('\n').trimEnd() + '\n'
+  return (
+    [
+      `// Generated by tools/capnp-gen.ts from ${schemaName}; \`npm run build\` writes it again. Do not edit.`,
+      `import {\n${used.map((name) => `  ${name}`).join(',\n')}\n} from './capnp-wire.js'`,
+      '',
+      text
+    ]
+      .join('\n')
+      .trimEnd() + '\n'
+  )
 }
 
 /** Where the module for a schema goes: beside it, `x.capnp` -> `x.generated.ts`. */
@@ -609,4 +680,5 @@ function main(argv: readonly string[]): number {
   return stale === 0 ? 0 : 1
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = main(process.argv.slice(2))
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
+  process.exitCode = main(process.argv.slice(2))

@@ -46,7 +46,10 @@ export const EMPTY_VIEW: StructView = {
 /** Little-endian u32 from bytes already known to be in bounds (no Buffer argument checks). */
 export function le32(b: Buffer, at: number): number {
   return (
-    ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16) | ((b[at + 3] as number) << 24)) >>>
+    ((b[at] as number) |
+      ((b[at + 1] as number) << 8) |
+      ((b[at + 2] as number) << 16) |
+      ((b[at + 3] as number) << 24)) >>>
     0
   )
 }

@@ -203,8 +203,8 @@ export function emptyHttpRequest(): HttpRequestFields {
 }
 
 /**
- * Reads the HttpRequest at the root of the segment `buf[seg, seg + segLen)` into one object literal: one allocation
- * of one hidden class per record. Throws what rootStruct and text throw.
+ * Reads the HttpRequest at the root of the segment `buf[seg, seg + segLen)` into one object literal:
+ * one allocation of one hidden class per record. Throws what rootStruct and text throw.
  */
 export function readHttpRequestSegment(buf: Buffer, seg: number, segLen: number): HttpRequestFields {
   const s = rootStruct(buf, seg, segLen) ?? EMPTY_VIEW
@@ -239,9 +239,9 @@ export function readHttpRequestSegment(buf: Buffer, seg: number, segLen: number)
 }
 
 /**
- * Writes one HttpRequest at `s` of `buf` (`v` a view of the same memory), every byte of it (the room need not be
- * zeroed), within `s + maxHttpRequestBytes(f)`, and returns where it ends. Text goes in ordinal order, which is
- * capnp-ts's allocation order and what the golden bytes pin.
+ * Writes one HttpRequest at `s` of `buf` (`v` a view of the same memory), every byte of it
+ * (the room need not be zeroed), within `s + maxHttpRequestBytes(f)`, and returns where it ends. Text goes
+ * in ordinal order, which is capnp-ts's allocation order and what the golden bytes pin.
  */
 export function writeHttpRequestAt(buf: Buffer, v: DataView, s: number, f: HttpRequestFields): number {
   const d = s + 16
@@ -279,7 +279,7 @@ export function writeHttpRequestAt(buf: Buffer, v: DataView, s: number, f: HttpR
   return end
 }
 
-/** The most bytes writeHttpRequestAt writes for `f`: each UTF-16 unit as 3 UTF-8 bytes, each text's NUL and padding. */
+/** The most bytes writeHttpRequestAt writes for `f`: 3 UTF-8 bytes a UTF-16 unit, each NUL and padding. */
 export function maxHttpRequestBytes(f: HttpRequestFields): number {
   const units =
     f.clientIp.length
@@ -343,7 +343,7 @@ export function writeHttpRequestSpansAt(buf: Buffer, v: DataView, s: number, p: 
   return end
 }
 
-/** The most bytes writeHttpRequestSpansAt writes for `spans`: the fixed part, each text's bytes, NUL and padding. */
+/** The most bytes writeHttpRequestSpansAt writes for `spans`: fixed part, each text's bytes, NUL and padding. */
 export function maxHttpRequestSpansBytes(spans: HttpRequestSpans): number {
   const text = spans.text
   let bytes = 176 + 14 * TEXT_OVERHEAD

@@ -59,7 +59,7 @@ describe('scripts/apt-mirror.sh: the Debian mirror from the machine’s apt sour
     assert.equal(mirror(aptRoot({ 'sources.list': `${list}\n` })).stdout, 'http://list.example/debian')
   })
 
-  it('reads sources.list first, then sources.list.d in name order, ignoring disabled stanzas and other file names', () => {
+  it('reads sources.list, then sources.list.d in name order, skipping disabled stanzas and other file names', () => {
     const root = aptRoot({
       'sources.list.d/a.sources': DEB822.replace('Components: main', 'Components: main\nEnabled: no'),
       'sources.list.d/b.list.disabled': 'deb http://disabled.example/debian bookworm main\n',
@@ -72,7 +72,9 @@ describe('scripts/apt-mirror.sh: the Debian mirror from the machine’s apt sour
   })
 
   it('reads a continued URIs field and the suite asked for', () => {
-    const root = aptRoot({ 'sources.list.d/t.sources': 'Types: deb deb-src\nURIs:\n http://t.example/debian\nSuites: trixie\n' })
+    const root = aptRoot({
+      'sources.list.d/t.sources': 'Types: deb deb-src\nURIs:\n http://t.example/debian\nSuites: trixie\n'
+    })
     assert.equal(mirror(root, 'trixie').stdout, 'http://t.example/debian')
   })
 

@@ -83,7 +83,10 @@ struct R {
       ['struct S {}\n', /line 1: the file must start with its @0x id/]
     ]
     for (const [source, message] of refusals) {
-      assert.throws(() => layoutOf(source), (err: unknown) => err instanceof SchemaError && message.test(err.message))
+      assert.throws(
+        () => layoutOf(source),
+        (err: unknown) => err instanceof SchemaError && message.test(err.message)
+      )
     }
   })
 })
