@@ -36,7 +36,10 @@ export {
 export { describeClusterOnce, killEmbeddedBrokersOnExit } from './kraft-process.js'
 
 export interface KraftBrokerOptions {
-  /** Data directory (config, logs, partitions). Default: a fresh temp dir, removed by stop(). A given dir is never removed. */
+  /**
+   * Data directory (config, logs, partitions). Default: a fresh temp dir, removed by stop(). A given dir is never
+   * removed.
+   */
   logDir?: string
   /** Max heap in MiB (default 512; -Xms is min(256, heapMb)). */
   heapMb?: number
@@ -79,7 +82,10 @@ export interface EmbeddedBroker {
   config: Readonly<Record<string, string>>
   /** PID of the running JVM (undefined once stopped). */
   pid(): number | undefined
-  /** Idempotent: SIGTERM, SIGKILL after the grace period, then removes a temp dataDir unless SQUEEZE_KEEP_BROKER_DATA=1. */
+  /**
+   * Idempotent: SIGTERM, SIGKILL after the grace period, then removes a temp dataDir unless
+   * SQUEEZE_KEEP_BROKER_DATA=1.
+   */
   stop(): Promise<void>
   /** Stops the JVM (data dir kept) and starts it again on the same ports; resolves once it serves metadata again. */
   restart?(): Promise<void>

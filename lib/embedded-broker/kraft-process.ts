@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, openSync, readFileSync, rmSync } from 'node:fs'
 import kafkajs from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
-// Fixes kafkajs's request-queue timer before the probe below opens a connection (a process may load no other kafka module).
+// Fixes kafkajs's request-queue timer before the probe below opens a connection (a process may load no other
+// kafka module).
 import '../kafka/kafkajs-internals.js'
 import { retry } from '../retry.js'
 import { javaBinary } from './kafka-jars.js'
