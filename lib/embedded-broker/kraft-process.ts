@@ -169,12 +169,9 @@ export class BrokerProcess {
 
   /** Launches the JVM and waits until it serves metadata; on failure stops it and removes an owned data dir. */
   async start(): Promise<void> {
-    const entry = this.launch()
-    this.current = entry
     try {
-      await this.waitReady(entry)
+      await this.launchReady()
     } catch (e) {
-      await this.terminate(entry)
       removeOwnedDir(this.spec.dataDir, this.spec.ownsDir)
       throw e
     }
@@ -202,14 +199,7 @@ export class BrokerProcess {
     }
     this.restarting ??= (async () => {
       if (this.current !== undefined) await this.terminate(this.current)
-      const entry = this.launch()
-      this.current = entry
-      try {
-        await this.waitReady(entry)
-      } catch (e) {
-        await this.terminate(entry)
-        throw e
-      }
+      await this.launchReady()
     })().finally(() => {
       this.restarting = undefined
     })
@@ -229,6 +219,11 @@ export class BrokerProcess {
       )
     }
     if (this.current !== undefined) return
+    await this.launchReady()
+  }
+
+  /** Launches the JVM and waits until it serves metadata; one that does not is stopped before the error is thrown. */
+  private async launchReady(): Promise<void> {
     const entry = this.launch()
     this.current = entry
     try {
