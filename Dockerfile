@@ -28,6 +28,7 @@ COPY services services
 COPY bench bench
 COPY test test
 COPY schema schema
+COPY tools tools
 RUN npx tsc -p tsconfig.json && rm -rf dist/test
 
 FROM toolchain AS prod-deps

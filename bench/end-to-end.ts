@@ -228,7 +228,9 @@ function checkRsyslog(dir: string, input: Input, brokers: string): void {
     execFileSync(RSYSLOGD, ['-N1', '-f', conf], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
   } catch (err) {
     const out = err as { stdout?: string; stderr?: string }
-    throw new Error(`end-to-end bench: rsyslogd -N1 refuses its configuration:\n${out.stderr ?? ''}${out.stdout ?? ''}`)
+    throw new Error(`end-to-end bench: rsyslogd -N1 refuses its configuration:\n${out.stderr ?? ''}${out.stdout ?? ''}`, {
+      cause: err
+    })
   }
 }
 

@@ -104,7 +104,7 @@ function cpuSeconds(): number {
 function measure(c: Candidate, batches: readonly Buffer[], bytes: number): number {
   let passes = 0
   const start = cpuSeconds()
-  let spent = 0
+  let spent: number
   do {
     for (const b of batches) c.compress(b)
     passes++

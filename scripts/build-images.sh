@@ -12,7 +12,8 @@ ROOT="$PWD"
 
 CACHE="${SQUEEZE_IMAGE_CACHE:-/var/cache/squeeze}"
 SUITE=bookworm
-MIRROR="${SQUEEZE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# The Debian mirror: SQUEEZE_DEBIAN_MIRROR, else the one this machine's apt uses (scripts/apt-mirror.sh).
+MIRROR="${SQUEEZE_DEBIAN_MIRROR:-}"
 # One root filesystem for every stand-in: Kafka's JRE, Prometheus, and the toolchain node-gyp needs.
 PACKAGES=openjdk-17-jre-headless,prometheus,python3,make,g++,ca-certificates,wget,procps
 # The Node the suite runs on (scripts/node-lts.sh), so the image runs the version `engines` names as tested.
@@ -55,6 +56,7 @@ needs_build() {
 
 rootfs_image() {
   local key tarball image
+  [ -n "$MIRROR" ] || MIRROR="$(bash scripts/apt-mirror.sh "$SUITE")"
   key="$(printf '%s %s %s' "$SUITE" "$PACKAGES" "$MIRROR" | sha256sum | cut -c1-12)"
   tarball="$CACHE/debian-$SUITE-$key.tar"
   image="squeeze-stand-in/debian-rootfs:$SUITE-$key"

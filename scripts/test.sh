@@ -46,6 +46,8 @@ if [ "${SQUEEZE_NO_TESTCONTAINERS:-}" != 1 ]; then
 fi
 rm -rf dist
 npx tsc -p tsconfig.json
+# Lint and format are part of the test command: a finding fails it.
+bash scripts/lint.sh
 # Test files run one at a time: each integration file starts its own broker, and the machines have 2 cores.
 # Only *.test.js files: node --test would otherwise also run every helper module under dist/test/ as a file.
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
@@ -55,11 +57,11 @@ run_tests() { node --test --test-concurrency=1 --test-timeout=300000 "$@"; }
 echo "test: the whole suite on Node $(node --version)" >&2
 run_tests "${files[@]}"
 
-# The next LTS runs the library's tests that need no broker (test/lib, test/fixtures: a few minutes, not the whole
-# suite's time again): the code and every native addon as built above (all N-API) load and pass on it too.
-# Integration, service, fuzz and deployment tests, and any file that starts a broker, run on the suite's LTS only.
-mapfile -t unit < <(find dist/test/lib dist/test/fixtures -name '*.test.js' | sort \
-  | xargs grep -L -E "helpers/kafka\.js|embedded-broker/|testcontainers")
+# The next LTS runs the library's tests that need no broker (scripts/unit-test-files.sh, the files of
+# npm run test:unit: a few minutes, not the whole suite's time again): the code and every native addon as built
+# above (all N-API) load and pass on it too. Integration, service, fuzz and deployment tests, and any file that
+# starts a broker, run on the suite's LTS only.
+mapfile -t unit < <(bash scripts/unit-test-files.sh)
 squeeze_use_node "$SQUEEZE_NODE_NEXT"
 echo "test: the ${#unit[@]} broker-free library test files on Node $(node --version)" >&2
 run_tests "${unit[@]}"

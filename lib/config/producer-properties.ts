@@ -21,7 +21,6 @@ const producerPropertiesSchema = z
     'retry.backoff.ms': int(0, 600_000),
     'retry.backoff.max.ms': int(0, 3_600_000),
     'max.in.flight.requests.per.connection': int(1, 5),
-    'squeeze.compression.thread': z.enum(['true', 'false']),
     'squeeze.compression.level.min': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
     'squeeze.compression.level.max': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
     'squeeze.compression.cpu.budget': z.coerce.number({ invalid_type_error: 'must be a number' }).positive('must be above 0 (CPU seconds per GiB)'),
@@ -88,7 +87,7 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     retryBackoffMs: props['retry.backoff.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMs,
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
     maxInFlightPerPartition: props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
-    compressionThreads: compressionThreads(props, serviceDefaults.compressionThreads ?? DEFAULT_PRODUCER_CONFIG.compressionThreads),
+    compressionThreads: props['squeeze.compression.threads'] ?? serviceDefaults.compressionThreads ?? DEFAULT_PRODUCER_CONFIG.compressionThreads,
     compressionInlineSeconds: props['squeeze.compression.inline.seconds'] ?? DEFAULT_PRODUCER_CONFIG.compressionInlineSeconds,
     codec: spec,
     ...adaptiveSettings(props, spec)
@@ -110,18 +109,3 @@ function adaptiveSettings(props: ProducerProperties, spec: CodecSpec): { adaptiv
   return Object.keys(settings).length === 0 ? {} : { adaptiveLevel: Object.freeze(settings) }
 }
 
-/**
- * squeeze.compression.threads=N (0: on the event loop). The older squeeze.compression.thread still works:
- * false is 0 threads, true the default pool (cores - 1) where the service would compress inline.
- */
-function compressionThreads(props: ProducerProperties, serviceDefault: number): number {
-  const threads = props['squeeze.compression.threads']
-  const thread = props['squeeze.compression.thread']
-  if (thread !== undefined && threads !== undefined && (thread === 'true') !== (threads > 0)) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `squeeze.compression.thread=${thread} contradicts squeeze.compression.threads=${threads}: give squeeze.compression.threads alone`)
-  }
-  if (threads !== undefined) return threads
-  if (thread === 'false') return 0
-  if (thread === 'true') return serviceDefault > 0 ? serviceDefault : DEFAULT_PRODUCER_CONFIG.compressionThreads
-  return serviceDefault
-}

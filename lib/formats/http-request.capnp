@@ -1,10 +1,12 @@
 # One HTTP request as seen by a CDN edge, the record value of the `http` log kind.
 #
-# The TypeScript accessor in http-request.ts is hand-written (capnpc-ts cannot compile this file
-# for the capnp-ts 0.9 runtime), so it hard-codes the offsets `capnp compile -ocapnp` prints for
-# this file. Adding a field is fine (append with the next ordinal); renumbering or retyping an
-# existing field silently breaks every stored record and the hand-written offsets.
+# tools/capnp-gen.ts generates the TypeScript reader and writers (http-request.generated.ts) from
+# this file at build time. Adding a field is fine (append with the next ordinal); renumbering or
+# retyping an existing field breaks every stored record.
 @0xb6f1d8e0c3a4f215;
+
+# The string the TypeScript side uses for an enumerant, where it differs from the schema name.
+annotation label(enumerant) :Text;
 
 struct HttpRequest {
   timestampNs @0 :UInt64;           # unix epoch nanoseconds when the request arrived
@@ -35,17 +37,17 @@ struct HttpRequest {
   ident @25 :Text;                  # combined log %l; "-" is stored as empty
 
   enum Method {
-    unknown @0;
-    get @1;
-    head @2;
-    post @3;
-    put @4;
-    delete @5;
-    options @6;
-    patch @7;
-    connect @8;
-    trace @9;
-    other @10;
+    unknown @0 $label("UNKNOWN");
+    get @1 $label("GET");
+    head @2 $label("HEAD");
+    post @3 $label("POST");
+    put @4 $label("PUT");
+    delete @5 $label("DELETE");
+    options @6 $label("OPTIONS");
+    patch @7 $label("PATCH");
+    connect @8 $label("CONNECT");
+    trace @9 $label("TRACE");
+    other @10 $label("OTHER");
   }
 
   enum Scheme {
@@ -68,9 +70,9 @@ struct HttpRequest {
 
   enum TlsVersion {
     none @0;
-    tls10 @1;
-    tls11 @2;
-    tls12 @3;
-    tls13 @4;
+    tls10 @1 $label("TLSv1.0");
+    tls11 @2 $label("TLSv1.1");
+    tls12 @3 $label("TLSv1.2");
+    tls13 @4 $label("TLSv1.3");
   }
 }

@@ -1,93 +1,51 @@
 import { createRequire } from 'node:module'
 import type CapnpTs from 'capnp-ts'
+import {
+  HTTP_REQUEST_CACHE_STATUS_NAMES,
+  HTTP_REQUEST_DATA_BYTES,
+  HTTP_REQUEST_ID,
+  HTTP_REQUEST_METHOD_NAMES,
+  HTTP_REQUEST_POINTERS,
+  HTTP_REQUEST_SCHEMA,
+  HTTP_REQUEST_SCHEME_NAMES,
+  HTTP_REQUEST_TLS_VERSION_NAMES,
+  emptyHttpRequest,
+  type HttpRequestCacheStatus,
+  type HttpRequestFields,
+  type HttpRequestMethod,
+  type HttpRequestScheme,
+  type HttpRequestTlsVersion
+} from './http-request.generated.js'
+import { enumName } from './capnp-wire.js'
 
 /**
- * The HttpRequest record of http-request.capnp, defined once in HTTP_REQUEST_SCHEMA below: the fast writer
- * (http-request-writer.ts), the capnp-ts reference writer and reader, the fast reader (http-request-reader.ts), the field type and the empty record
- * all take their fields from it. capnpc-ts would generate this, but crashes on enums and emits Int64 types the
- * 0.9 runtime no longer has. Offsets are the ones `capnp compile -ocapnp http-request.capnp` prints: scalar
- * offsets in bytes from the start of the 48-byte data section, text fields by index in the 14 pointers.
- * All defaults are zero, so no XOR masks are needed.
+ * The HttpRequest record of http-request.capnp. Its layout, field type, fast reader and writers are generated from
+ * the schema (http-request.generated.ts, by tools/capnp-gen.ts); this module adds the names the rest of squeeze
+ * uses and the capnp-ts reference writer and reader the tests hold the generated code to.
  */
-export const HTTP_REQUEST_DATA_BYTES = 48
-export const HTTP_REQUEST_POINTERS = 14
+export {
+  HTTP_REQUEST_DATA_BYTES,
+  HTTP_REQUEST_FIELD_COUNT,
+  HTTP_REQUEST_POINTERS,
+  HTTP_REQUEST_SCHEMA,
+  emptyHttpRequest,
+  type HttpRequestFields
+} from './http-request.generated.js'
+export { enumName } from './capnp-wire.js'
 
 /** Enumerant names in ordinal order; the index is the wire value. */
-export const HTTP_METHODS = ['UNKNOWN', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'CONNECT', 'TRACE', 'OTHER'] as const
-export const SCHEMES = ['unknown', 'http', 'https'] as const
-export const CACHE_STATUSES = ['unknown', 'hit', 'miss', 'expired', 'stale', 'bypass', 'dynamic', 'revalidated', 'updating'] as const
-export const TLS_VERSIONS = ['none', 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const
+export const HTTP_METHODS = HTTP_REQUEST_METHOD_NAMES
+export const SCHEMES = HTTP_REQUEST_SCHEME_NAMES
+export const CACHE_STATUSES = HTTP_REQUEST_CACHE_STATUS_NAMES
+export const TLS_VERSIONS = HTTP_REQUEST_TLS_VERSION_NAMES
 
-export type HttpMethod = (typeof HTTP_METHODS)[number]
-export type Scheme = (typeof SCHEMES)[number]
-export type CacheStatus = (typeof CACHE_STATUSES)[number]
-export type TlsVersion = (typeof TLS_VERSIONS)[number]
+export type HttpMethod = HttpRequestMethod
+export type Scheme = HttpRequestScheme
+export type CacheStatus = HttpRequestCacheStatus
+export type TlsVersion = HttpRequestTlsVersion
 
-export type HttpFieldKind = 'text' | 'u16' | 'u32' | 'u64' | 'f32' | 'enum'
-
-interface HttpFieldSpec {
-  readonly name: string
-  readonly kind: HttpFieldKind
-  /** Byte offset in the data section; for text, the pointer index. */
-  readonly at: number
-  /** For enums: enumerant names in ordinal order. */
-  readonly names?: readonly string[]
-}
-
-/** Every field, in schema order (the order the writer allocates text in, which the golden bytes pin). */
-export const HTTP_REQUEST_SCHEMA = [
-  { name: 'timestampNs', kind: 'u64', at: 0 },
-  { name: 'clientIp', kind: 'text', at: 0 },
-  { name: 'clientPort', kind: 'u16', at: 8 },
-  { name: 'method', kind: 'enum', at: 10, names: HTTP_METHODS },
-  { name: 'scheme', kind: 'enum', at: 12, names: SCHEMES },
-  { name: 'host', kind: 'text', at: 1 },
-  { name: 'path', kind: 'text', at: 2 },
-  { name: 'query', kind: 'text', at: 3 },
-  { name: 'protocol', kind: 'text', at: 4 },
-  { name: 'status', kind: 'u16', at: 14 },
-  { name: 'requestBytes', kind: 'u64', at: 16 },
-  { name: 'responseBytes', kind: 'u64', at: 24 },
-  { name: 'userAgent', kind: 'text', at: 5 },
-  { name: 'referer', kind: 'text', at: 6 },
-  { name: 'contentType', kind: 'text', at: 7 },
-  { name: 'cacheStatus', kind: 'enum', at: 32, names: CACHE_STATUSES },
-  { name: 'tlsVersion', kind: 'enum', at: 34, names: TLS_VERSIONS },
-  { name: 'originResponseTimeMs', kind: 'f32', at: 36 },
-  { name: 'edgeTimeToFirstByteMs', kind: 'f32', at: 40 },
-  { name: 'edgeLocation', kind: 'text', at: 8 },
-  { name: 'requestId', kind: 'text', at: 9 },
-  { name: 'rayId', kind: 'text', at: 10 },
-  { name: 'country', kind: 'text', at: 11 },
-  { name: 'asn', kind: 'u32', at: 44 },
-  { name: 'remoteUser', kind: 'text', at: 12 },
-  { name: 'ident', kind: 'text', at: 13 }
-] as const satisfies readonly HttpFieldSpec[]
-
+/** One field of the schema table. */
 export type HttpRequestField = (typeof HTTP_REQUEST_SCHEMA)[number]
-
-type FieldValue<F extends HttpRequestField> = F extends { readonly names: readonly (infer N)[] } ? N : F['kind'] extends 'text' ? string : F['kind'] extends 'u64' ? bigint : number
-
-/** Plain-object view of one record; what readers return and writers take. */
-export type HttpRequestFields = { -readonly [F in HttpRequestField as F['name']]: FieldValue<F> }
-
-/** Number of schema fields; decode reports this many fields read. */
-export const HTTP_REQUEST_FIELD_COUNT = HTTP_REQUEST_SCHEMA.length
-
-function defaultLiteral(field: HttpRequestField): string {
-  switch (field.kind) {
-    case 'text': return "''"
-    case 'u64': return '0n'
-    case 'enum': return JSON.stringify(field.names[0])
-    default: return '0'
-  }
-}
-
-/**
- * A fresh record with every field at its default, compiled from the schema into one object literal: a parser
- * makes one per line, and spreading a frozen template was a tenth of the access-log parse in the profile.
- */
-export const emptyHttpRequest = new Function(`return function emptyHttpRequest() {\n  return { ${HTTP_REQUEST_SCHEMA.map((field) => `${field.name}: ${defaultLiteral(field)}`).join(', ')} }\n}`)() as () => HttpRequestFields
 
 /** Maps a request-line method to the enum; unlisted methods become OTHER rather than failing the line. */
 export function methodFromString(method: string): HttpMethod {
@@ -98,11 +56,6 @@ export function methodFromString(method: string): HttpMethod {
 function ordinal(names: readonly string[], value: string): number {
   const i = names.indexOf(value)
   return i < 0 ? 0 : i
-}
-
-/** Enum lookup that maps unknown future ordinals to the zero enumerant instead of undefined. */
-export function enumName<T extends string>(names: readonly T[], wire: number): T {
-  return names[wire] ?? (names[0] as T)
 }
 
 type Capnp = typeof CapnpTs
@@ -116,7 +69,7 @@ function httpRequestStruct(capnp: Capnp) {
   return class HttpRequest extends capnp.Struct {
     static override readonly _capnp = {
       displayName: 'HttpRequest',
-      id: 'ca1a0c389748766b',
+      id: HTTP_REQUEST_ID,
       size: new capnp.ObjectSize(HTTP_REQUEST_DATA_BYTES, HTTP_REQUEST_POINTERS)
     }
 

@@ -75,7 +75,10 @@ export const GEO = [
 
 export const EDGE_LOCATIONS = ['IAD', 'FRA', 'LHR', 'CDG', 'AMS', 'SJC', 'NRT', 'GRU', 'BOM', 'SIN', 'SYD', 'ORD', 'DFW', 'WAW'] as const
 
-/** Popular domain names for DNS logs: big platforms first, long tail after. */
+/**
+ * Popular domain names for DNS logs: big platforms first, long tail after. Package-repository hosts are invented
+ * (.example, reserved by RFC 2606), so the registries the build reaches appear in the code only where it uses them.
+ */
 export const DOMAINS = [
   'www.google.com', 'connectivitycheck.gstatic.com', 'clients4.google.com', 'www.gstatic.com', 'fonts.googleapis.com',
   'graph.facebook.com', 'api.github.com', 'login.microsoftonline.com', 'www.msftconnecttest.com', 'outlook.office365.com',
@@ -83,8 +86,8 @@ export const DOMAINS = [
   'mesu.apple.com', 'push.apple.com', 'detectportal.firefox.com', 'firefox.settings.services.mozilla.com',
   'incoming.telemetry.mozilla.org', 'push.services.mozilla.com', 'www.youtube.com', 'i.ytimg.com', 'yt3.ggpht.com',
   'play.googleapis.com', 'android.clients.google.com', 'mtalk.google.com', 'www.wikipedia.org', 'en.wikipedia.org',
-  'upload.wikimedia.org', 'github.com', 'objects.githubusercontent.com', 'registry.npmjs.org', 'pypi.org',
-  'files.pythonhosted.org', 'deb.debian.org', 'security.debian.org', 'archive.ubuntu.com', 'ntp.ubuntu.com',
+  'upload.wikimedia.org', 'github.com', 'objects.githubusercontent.com', 'registry.modhub.example', 'pkgindex.example',
+  'files.pkgindex.example', 'deb.distro.example', 'security.distro.example', 'archive.osmirror.example', 'ntp.ubuntu.com',
   'pool.ntp.org', 'time.cloudflare.com', 'cloudflare-dns.com', 'dns.google', 'www.amazon.com', 'images-na.ssl-images-amazon.com',
   'www.netflix.com', 'occ-0-1234-1235.1.nflxso.net', 'spclient.wg.spotify.com', 'open.spotify.com', 'discord.com',
   'gateway.discord.gg', 'web.whatsapp.com', 'mmg.whatsapp.net', 'www.instagram.com', 'scontent.cdninstagram.com',
@@ -92,8 +95,8 @@ export const DOMAINS = [
   'zoom.us', 'steamcommunity.com', 'cdn.steamstatic.com', 'store.steampowered.com', 'www.bing.com', 'edge.microsoft.com',
   'config.edge.skype.com', 'self.events.data.microsoft.com', 'a.nel.cloudflare.com', 'static.cloudflareinsights.com',
   'www.googletagmanager.com', 'www.google-analytics.com', 'stats.g.doubleclick.net', 'pagead2.googlesyndication.com',
-  'tpc.googlesyndication.com', 'securepubads.g.doubleclick.net', 'ads.pubmatic.com', 'ib.adnxs.com', 'cdn.jsdelivr.net',
-  'unpkg.com', 'ajax.googleapis.com', 'code.jquery.com', 'stackoverflow.com', 'cdn.sstatic.net', 'news.ycombinator.com',
+  'tpc.googlesyndication.com', 'securepubads.g.doubleclick.net', 'ads.pubmatic.com', 'ib.adnxs.com', 'cdn.jsmirror.example',
+  'modcdn.example', 'ajax.googleapis.com', 'code.jquery.com', 'stackoverflow.com', 'cdn.sstatic.net', 'news.ycombinator.com',
   'duckduckgo.com', 'weather.com', 'api.openweathermap.org', 'ocsp.digicert.com', 'ocsp.pki.goog', 'r3.o.lencr.org',
   'crl.globalsign.com', 'e.crashlytics.com', 'firebaseinstallations.googleapis.com', 'app-measurement.com',
   'sentry.io', 'browser-intake-datadoghq.com', 'bam.nr-data.net'

@@ -1,8 +1,8 @@
 import { AssignerProtocol } from 'kafkajs'
-import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
+import { errorCode, errorMessage } from '../errors.js'
 import type { KafkajsClassicGroupCalls, KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
-import { backoffDelay, sleep, Wakeable } from '../retry.js'
+import { MemberLoop } from './member-loop.js'
 import type { MembershipListener, TopicPartition } from './membership.js'
 
 export interface ClassicMembershipConfig {
@@ -23,7 +23,6 @@ const PROTOCOL = 'range'
 /** The member must rejoin: a rebalance started, or its generation or id is no longer the group's. */
 const REJOIN = new Set(['REBALANCE_IN_PROGRESS'])
 const LOST = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID'])
-const BACKOFF = { initialDelayMs: 100, maxDelayMs: 2000 }
 
 /**
  * Kafka's range assignment for the classic protocol: per topic, members sorted by id take consecutive ranges of
@@ -54,13 +53,17 @@ export class ClassicMembership {
   memberId = ''
   private generationId = -1
   private owned: TopicPartition[] = []
-  private rejoinAsked = false
-  private readonly pause = new Wakeable()
+  private readonly loop: MemberLoop
 
   constructor(
     private readonly config: ClassicMembershipConfig,
     private readonly deps: { transport: ClassicTransport; cluster: KafkajsCluster; listener: MembershipListener; log: Logger; onRebalance?: () => void }
-  ) {}
+  ) {
+    this.loop = new MemberLoop(
+      { groupId: config.groupId, call: 'group coordinator call' },
+      { resetCoordinator: () => deps.transport.resetCoordinator(), log: deps.log }
+    )
+  }
 
   /** The generation id: what OffsetCommit checks for a classic group. */
   get memberEpoch(): number {
@@ -73,37 +76,27 @@ export class ClassicMembership {
 
   /** A commit was refused as fenced: before the next heartbeat, drop every partition uncommitted and join again. */
   rejoin(): void {
-    this.rejoinAsked = true
-    this.pause.wake()
+    this.loop.rejoin()
   }
 
+  /** Joins, then heartbeats (joining again on every rebalance) until `signal` aborts, then leaves the group. */
   async run(signal: AbortSignal): Promise<void> {
-    let failures = 0
-    while (!signal.aborted) {
-      if (this.rejoinAsked) {
-        this.rejoinAsked = false
-        await this.dropPartitions(true)
-      }
-      try {
-        if (this.generationId < 0) await this.join(signal)
-        else await this.heartbeat()
-        failures = 0
-      } catch (err) {
-        const type = errorCode(err)
-        if (REJOIN.has(type) || LOST.has(type)) {
-          await this.dropPartitions(LOST.has(type))
-          if (type === 'UNKNOWN_MEMBER_ID') this.memberId = ''
-          continue
-        }
-        if (!isTransient(err)) throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: ${errorMessage(err)}`, { cause: err })
-        this.deps.transport.resetCoordinator()
-        this.deps.log.warn({ err: errorMessage(err), attempt: failures + 1 }, 'group coordinator call failed; retrying')
-        await sleep(backoffDelay(failures++, BACKOFF), signal)
-        continue
-      }
-      if (this.generationId >= 0) await this.pause.sleep(this.config.heartbeatIntervalMs, signal)
-    }
-    await this.leave()
+    await this.loop.run<void>({
+      call: (callSignal) => (this.generationId < 0 ? this.join(callSignal) : this.heartbeat()),
+      handle: async () => (this.generationId >= 0 ? 'wait' : 'now'),
+      rejoinOn: (err) => this.rejoinOn(errorCode(err)),
+      dropFenced: () => this.dropPartitions(true),
+      intervalMs: () => this.config.heartbeatIntervalMs,
+      leave: () => this.leave()
+    }, signal)
+  }
+
+  /** A rebalance, or a generation or member the coordinator no longer knows: give everything up and join again. */
+  private async rejoinOn(type: string): Promise<boolean> {
+    if (!REJOIN.has(type) && !LOST.has(type)) return false
+    await this.dropPartitions(LOST.has(type))
+    if (type === 'UNKNOWN_MEMBER_ID') this.memberId = ''
+    return true
   }
 
   /** Returns early, without an assignment, when `signal` aborts: run() then leaves the group. */

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { ErrorCodes, SqueezeError, errorMessage, isTransient } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { HeartbeatRequest, HeartbeatResponse, TopicIdPartitions } from '../kafka/consumer-group-heartbeat.js'
 import { describeKafkaError, isRetriableKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import type { Logger } from '../log/logger.js'
-import { backoffDelay, sleep, Wakeable } from '../retry.js'
+import { MemberLoop, type NextRound } from './member-loop.js'
 
 export interface TopicPartition {
   readonly topic: string
@@ -39,7 +39,6 @@ export interface MembershipConfig {
 
 const REJOIN = new Set<number>([KafkaErrorCode.UNKNOWN_MEMBER_ID, 110 /* FENCED_MEMBER_EPOCH */])
 const COORDINATOR_MOVED = new Set<number>([KafkaErrorCode.GROUP_LOAD_IN_PROGRESS, KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP])
-const BACKOFF = { initialDelayMs: 100, maxDelayMs: 2000 }
 const key = (tp: TopicPartition): string => `${tp.topic}:${tp.partition}`
 
 /**
@@ -54,14 +53,17 @@ export class GroupMembership {
   private owned: TopicPartition[] = []
   private namesById = new Map<string, string>()
   private intervalMs = 1000
-  private rejoinAsked = false
-  /** Ends the current wait between heartbeats (a rejoin asked for). */
-  private readonly pause = new Wakeable()
+  private readonly loop: MemberLoop
 
   constructor(
     private readonly config: MembershipConfig,
     private readonly deps: { transport: MembershipTransport; listener: MembershipListener; log: Logger; onRebalance?: () => void }
-  ) {}
+  ) {
+    this.loop = new MemberLoop(
+      { groupId: config.groupId, call: 'heartbeat' },
+      { resetCoordinator: () => deps.transport.resetCoordinator(), log: deps.log }
+    )
+  }
 
   get memberEpoch(): number {
     return this.epoch
@@ -76,38 +78,23 @@ export class GroupMembership {
    * while one is on the wire, whose answer would set the epoch again) they are dropped and the member joins again.
    */
   rejoin(): void {
-    this.rejoinAsked = true
-    this.pause.wake()
+    this.loop.rejoin()
   }
 
   /** Heartbeats until `signal` aborts, then gives its partitions up (onRevoked) and leaves the group. */
   async run(signal: AbortSignal): Promise<void> {
-    let failures = 0
-    while (!signal.aborted) {
-      if (this.rejoinAsked) {
-        this.rejoinAsked = false
-        await this.dropPartitions('a commit was refused as fenced', true)
-      }
-      let response: HeartbeatResponse
-      try {
-        response = await this.deps.transport.heartbeat(await this.request(this.epoch))
-      } catch (err) {
-        if (!isTransient(err)) throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: heartbeat failed: ${errorMessage(err)}`, { cause: err })
-        this.deps.transport.resetCoordinator()
-        this.deps.log.warn({ err: errorMessage(err), attempt: failures + 1 }, 'heartbeat failed; retrying')
-        await sleep(backoffDelay(failures++, BACKOFF), signal)
-        continue
-      }
-      const next = await this.handle(response)
-      failures = next === 'backoff' ? failures + 1 : 0
-      if (next === 'now') continue
-      await this.pause.sleep(next === 'backoff' ? backoffDelay(failures - 1, BACKOFF) : this.intervalMs, signal)
-    }
-    await this.leave()
+    await this.loop.run<HeartbeatResponse>({
+      call: async () => this.deps.transport.heartbeat(await this.request(this.epoch)),
+      handle: (response) => this.handle(response),
+      rejoinOn: async () => false,
+      dropFenced: () => this.dropPartitions('a commit was refused as fenced', true),
+      intervalMs: () => this.intervalMs,
+      leave: () => this.leave()
+    }, signal)
   }
 
   /** 'now' when the next heartbeat must go at once (an acknowledgement, a rejoin). */
-  private async handle(response: HeartbeatResponse): Promise<'now' | 'wait' | 'backoff'> {
+  private async handle(response: HeartbeatResponse): Promise<NextRound> {
     const code = response.errorCode
     if (code === 0) {
       this.epoch = response.memberEpoch

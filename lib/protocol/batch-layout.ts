@@ -24,6 +24,3 @@ export const ATTRIBUTE = {
   TRANSACTIONAL: 0x10,
   CONTROL: 0x20
 } as const
-
-export const NO_PRODUCER_ID = -1n
-export const NO_SEQUENCE = -1

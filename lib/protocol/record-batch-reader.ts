@@ -59,14 +59,10 @@ function corrupt(message: string, cause?: unknown): SqueezeError {
 }
 
 /**
- * Splits a fetched record set into batches. A fetch response may end with a partial batch (the broker cuts
- * at max bytes); it is left for the next fetch, which is why this stops quietly at a short tail.
+ * Cuts a record set into whole batches without decoding them, so one corrupt batch can be skipped alone. A fetch
+ * response may end with a partial batch (the broker cuts at max bytes); it is left for the next fetch, which is why
+ * this stops quietly at a short tail.
  */
-export function readBatches(data: Buffer, options: ReadOptions = {}): ReadBatch[] {
-  return splitBatches(data).map((batch) => readBatch(batch, options))
-}
-
-/** Cuts a record set into whole batches without decoding them, so one corrupt batch can be skipped alone. */
 export function splitBatches(data: Buffer): Buffer[] {
   const batches: Buffer[] = []
   let offset = 0

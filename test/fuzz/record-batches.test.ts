@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { ErrorCodes } from '../../lib/errors.js'
-import { readBatches } from '../../lib/protocol/record-batch-reader.js'
+import { readBatches } from '../helpers/record-batches.js'
 import { fuzz, FUZZ_RUNS, mutatedBytes, printTallies, type FuzzTally } from './fuzz-harness.js'
 import { codecFor, FUZZ_CODECS, fixCrc, seedBatches } from './fuzz-inputs.js'
 

@@ -81,7 +81,7 @@ function exercise(next: () => number, counts: Int32Array, send?: (bytes: ArrayBu
       codec.decompress(corrupt(frame, next))
       Atomics.add(counts, Count.CorruptDecoded, 1)
     } catch (err) {
-      if (!(err instanceof Error)) throw new Error(`${codec.name} threw a non-Error on a corrupt frame: ${String(err)}`)
+      if (!(err instanceof Error)) throw new Error(`${codec.name} threw a non-Error on a corrupt frame: ${String(err)}`, { cause: err })
       Atomics.add(counts, Count.CorruptRefused, 1)
     }
     if (send !== undefined) {

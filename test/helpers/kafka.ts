@@ -5,7 +5,7 @@ import { BROKER_DEFAULT_REPLICATION_FACTOR, createTopicsAndWait } from '../../li
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
-import { startKraftCluster, type EmbeddedCluster } from '../../lib/embedded-broker/kraft-cluster.js'
+import { startKraftCluster, type EmbeddedCluster } from './kraft-cluster.js'
 import { Producer, DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG, type ReaderConfig } from '../../lib/consumer/partition-reader.js'
 import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'

@@ -11,7 +11,8 @@ import { NON_IDEMPOTENT, stampProducerState, writeBatchHeader } from '../../lib/
 import { innerOffsetsAreSequential, readBatch } from '../../lib/protocol/record-batch-reader.js'
 import type { OutgoingRecord } from '../../lib/protocol/record.js'
 import { writeZigzag, zigzagSize } from '../../lib/protocol/varint.js'
-import { checkRecompression, parseDumpLogSegments } from '../../lib/verify/recompression.js'
+import { checkRecompression } from '../../lib/verify/recompression.js'
+import { parseDumpLogSegments } from '../helpers/dump-log-segments.js'
 import { useTestKafka } from '../helpers/kafka.js'
 
 // DumpLogSegments reads the broker's segment files, which only the embedded JVM broker has on this host.

@@ -6,7 +6,7 @@ import { SqueezeError } from '../../../lib/errors.js'
 import { createGenerator } from '../../../lib/generators/index.js'
 import { BATCH } from '../../../lib/protocol/batch-layout.js'
 import type { OutgoingRecord } from '../../../lib/protocol/record.js'
-import { readBatches } from '../../../lib/protocol/record-batch-reader.js'
+import { readBatches } from '../../helpers/record-batches.js'
 
 function generated(count: number): OutgoingRecord[] {
   const generator = createGenerator('http', { seed: 7 })

@@ -24,12 +24,7 @@ describe('producer properties: compression threads', () => {
     assert.throws(() => producerConfigFrom({ 'squeeze.compression.inline.seconds': 'soon' }), /squeeze\.compression\.inline\.seconds.*must be a number/)
   })
 
-  it('the older squeeze.compression.thread=true|false still works, and a contradiction is a start-up error', () => {
-    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'false' }).compressionThreads, 0)
-    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'true' }).compressionThreads, DEFAULT_COMPRESSION_THREADS)
-    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'true' }, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads, DEFAULT_COMPRESSION_THREADS)
-    assert.equal(producerConfigFrom({ 'squeeze.compression.thread': 'true', 'squeeze.compression.threads': '2' }).compressionThreads, 2)
-    assert.throws(() => producerConfigFrom({ 'squeeze.compression.thread': 'false', 'squeeze.compression.threads': '2' }), { code: ErrorCodes.CONFIG_INVALID, message: /squeeze\.compression\.thread=false contradicts squeeze\.compression\.threads=2/ })
+  it('a negative squeeze.compression.threads is a start-up error', () => {
     assert.throws(() => producerConfigFrom({ 'squeeze.compression.threads': '-1' }), { code: ErrorCodes.CONFIG_INVALID, message: /squeeze\.compression\.threads/ })
   })
 })

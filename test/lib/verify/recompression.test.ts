@@ -6,7 +6,8 @@ import { BATCH } from '../../../lib/protocol/batch-layout.js'
 import { buildBatch } from '../../../lib/protocol/record-batch-builder.js'
 import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
 import type { OutgoingRecord } from '../../../lib/protocol/record.js'
-import { checkRecompression, parseDumpLogSegments, type StoredBatch } from '../../../lib/verify/recompression.js'
+import { checkRecompression, type StoredBatch } from '../../../lib/verify/recompression.js'
+import { parseDumpLogSegments } from '../../helpers/dump-log-segments.js'
 
 function records(from: number, count: number): OutgoingRecord[] {
   return Array.from({ length: count }, (_, i) => ({

@@ -1,16 +1,16 @@
 /**
  * A real three-node Apache Kafka cluster (KRaft): every node is a combined broker + controller
- * (kraft-broker.ts) with its own ports and data dir, and the three form the controller quorum (3 voters), so
+ * (lib/embedded-broker/kraft-broker.ts) with its own ports and data dir, and the three form the controller quorum (3 voters), so
  * the cluster outlives any one node. Replicated defaults: replication.factor=3, min.insync.replicas=2, for
  * user topics and Kafka's own (__consumer_offsets, __transaction_state). Sized for a shared 2-core machine.
  *
- * Layout of `dataDir`: node-<id>/ per node, laid out as kraft-broker.ts says.
+ * Layout of `dataDir`: node-<id>/ per node, laid out as lib/embedded-broker/kraft-broker.ts says.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ErrorCodes, SqueezeError } from '../errors.js'
-import { reservePorts, startKraftBroker, type EmbeddedBroker } from './kraft-broker.js'
+import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { reservePorts, startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 
 export interface KraftClusterOptions {
   /** Number of nodes (default 3); each is a voter. */
