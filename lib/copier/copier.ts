@@ -11,6 +11,7 @@ import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
 import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
+import type { OpenBatch } from '../protocol/record-batch-builder.js'
 import type { RawRecords } from '../protocol/record.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
@@ -43,6 +44,15 @@ const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
 export const REFUSED_POLICIES = ['fail', 'skip', 'dead-letter'] as const
 export type RefusedPolicy = (typeof REFUSED_POLICIES)[number]
 
+/**
+ * How copies are batched. 'source': each source batch that can be taken whole becomes one destination batch, its
+ * records section decompressed once and compressed again per destination, not re-encoded record by record
+ * (batches that cannot, such as compacted ones, are re-batched). 'rebatch': records go into batches of the
+ * destinations' own linger.ms and batch.size, as a producer of that configuration would write them.
+ */
+export const COPY_BATCHING = ['source', 'rebatch'] as const
+export type CopyBatching = (typeof COPY_BATCHING)[number]
+
 export interface CopierConfig {
   readonly sourceTopic: string
   readonly groupId: string
@@ -70,6 +80,8 @@ export interface CopierConfig {
   readonly onRefused?: RefusedPolicy
   /** Where refused records go with 'dead-letter', unchanged, with the error and their origin in headers. */
   readonly deadLetterTopic?: string
+  /** Default 'rebatch' (what compare measures); `squeeze copy` defaults to 'source'. */
+  readonly batching?: CopyBatching
 }
 
 export interface CopierStats {
@@ -396,6 +408,11 @@ export class Copier {
     const records = batch.isControl ? NO_RECORDS : batch.raw
     let first = 0
     while (first < records.count && (records.offsets[first] as number) < from) first++
+    const whole = first === 0 && this.config.batching === 'source' ? batch.whole : null
+    if (whole !== null && this.withinBudget(records, 0, records.count) === records.count) {
+      await this.copyWhole(partition, records, whole, batch.lastOffset)
+      return
+    }
     for (let i = first; i < records.count; i += YIELD_EVERY_RECORDS) {
       if (this.stopping) return
       const to = this.withinBudget(records, i, Math.min(i + YIELD_EVERY_RECORDS, records.count))
@@ -417,6 +434,24 @@ export class Copier {
       await yieldToEventLoop()
     }
     this.passed(partition, batch.lastOffset)
+    this.deps.onProgress?.(this.stats)
+  }
+
+  /** Copies a source batch as one batch per destination (batching 'source'), its records section compressed anew. */
+  private async copyWhole(partition: number, records: RawRecords, whole: OpenBatch, lastOffset: number): Promise<void> {
+    try {
+      this.refused.push(...await this.fanOut.sendBatch(partition, records, whole))
+    } catch (err) {
+      this.fail(err)
+      return
+    }
+    this.account(records, 0, records.count, partition)
+    if (this.isCaughtUp()) {
+      this.stop.abort()
+      return
+    }
+    await yieldToEventLoop()
+    this.passed(partition, lastOffset)
     this.deps.onProgress?.(this.stats)
   }
 

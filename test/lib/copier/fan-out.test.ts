@@ -40,6 +40,10 @@ class RecordingProducer implements FanOutProducer {
     return { recordsAccepted: this.accepted.length }
   }
 
+  async sendBatchTo(): Promise<boolean> {
+    return false
+  }
+
   async sendRawTo(topic: string, partition: number, records: RawRecords, from: number, to: number): Promise<void> {
     for (let i = from; i < to; i++) {
       const { key, value, headers, timestamp } = rawRecordAt(records, i)
