@@ -95,6 +95,8 @@ export interface CopierStats {
   fencedCommits: number
   firstTimestamp: number
   lastTimestamp: number
+  /** CPU the source batches' decompression took (once per batch, whatever the number of targets). */
+  decompressCpuSeconds: number
 }
 
 export interface CopierDeps {
@@ -131,7 +133,7 @@ export function defaultDestination(source: string, spec: CodecSpec): string {
  * slows the source: the producer's send() waits while its buffer.memory is full, and the reader waits on it.
  */
 export class Copier {
-  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, fencedCommits: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
+  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, fencedCommits: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0, decompressCpuSeconds: 0 }
   /** Next offset to copy per source partition this copier owns (what a commit would record). */
   private readonly processed = new Map<number, number>()
   /** The group's committed offset per partition, as this copier last committed or fetched it. */
@@ -403,6 +405,7 @@ export class Copier {
 
   private async copyBatch({ partition, batch }: BatchEvent): Promise<void> {
     if (this.stopping || !this.owned.has(partition)) return
+    this.stats.decompressCpuSeconds += batch.decompressCpuSeconds
     const from = this.processed.get(partition) ?? 0
     // A transaction marker holds no record to copy; a destination gets its own markers from the copier's transactions.
     const records = batch.isControl ? NO_RECORDS : batch.raw

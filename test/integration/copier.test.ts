@@ -156,7 +156,9 @@ describe('copier', () => {
     const [target] = targetsFor(source, ['none']) as [CopyTarget]
     t.after(() => kafka.admin.deleteTopics({ topics: [target.topic] }).catch(() => undefined))
     const port = await freePort()
-    const child = spawn(process.execPath, [CLI, 'copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', 'none', '--until-end', '--metrics-port', String(port), '--log-level', 'warn'], { env: { ...process.env, KAFKA_BROKERS: '' } })
+    // Re-batching: a source batch copied whole (--batching source) is one step, and the one batch here would leave no midpoint.
+    const child = spawn(process.execPath, [CLI, 'copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', 'none', '--until-end', '--batching', 'rebatch',
+      '--metrics-port', String(port), '--log-level', 'warn'], { env: { ...process.env, KAFKA_BROKERS: '' } })
     let stderr = ''
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
     let exited = false
