@@ -9,13 +9,19 @@ import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
 
 /**
  * squeeze's copier in its own process, wired as `squeeze copy --until-end` wires it:
- *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,... [--batching source|rebatch]
+ *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,... [--batching source|rebatch] [--compression-threads N]
  * The clock and the CPU meter start at the first source record (after the copier joined its group) and stop
  * when every target acknowledged the last one. Prints one JSON line.
  */
+/** --compression-threads N: the producer's compression threads (-X squeeze.compression.threads), else the copier's default. */
+function threads(value: string | undefined): { compressionThreads?: number } {
+  return value === undefined ? {} : { compressionThreads: Number(value) }
+}
+
 async function main(): Promise<void> {
   installKafkajsDecoders()
-  const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, targets: { type: 'string' }, group: { type: 'string' }, prefix: { type: 'string' }, batching: { type: 'string' } } })
+  const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, targets: { type: 'string' }, group: { type: 'string' }, prefix: { type: 'string' }, batching: { type: 'string' },
+    'compression-threads': { type: 'string' } } })
   // An older build's client, run as a baseline, has no --batching: it re-batches.
   const batching = (COPY_BATCHING as readonly string[]).includes(values.batching ?? '') ? values.batching as CopyBatching : 'rebatch'
   const source = values.topic ?? ''
@@ -28,7 +34,7 @@ async function main(): Promise<void> {
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
   const producer = new Producer(
-    { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, ...threads(values['compression-threads']), topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
     { cluster: createCluster(connection, log), log }
   )
   await Promise.all([admin.connect(), cluster.connect()])

@@ -14,7 +14,7 @@ import type { BenchKafka } from './lib/kafka-env.js'
 export const COPY_TARGETS = ['none', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6']
 
 export interface CopierRow {
-  /** 'source batching' or 'rebatch' (this build), or 'baseline' for BENCH_COPIER_BASELINE's. */
+  /** 'source batching', 'rebatch' or 'source batching, 1 compression thread' (this build), or 'baseline' for BENCH_COPIER_BASELINE's. */
   readonly build: string
   readonly runs: number
   readonly targets: number
@@ -53,12 +53,14 @@ async function copyOnce(client: string, args: readonly string[], kafka: BenchKaf
   }
 }
 
-/** This build's rows (source batching first, then rebatch), then the baseline's when BENCH_COPIER_BASELINE names one. */
+/** This build's rows (source batching first, then rebatch, then source batching with a compression thread), then the baseline's. */
 export async function copierBench(kafka: BenchKafka, source: string, log: (s: string) => void): Promise<CopierRow[]> {
   const runs = benchRuns()
   const builds = [
     { build: 'source batching', client: CLIENT, args: ['--batching', 'source'] },
     { build: 'rebatch', client: CLIENT, args: ['--batching', 'rebatch'] },
+    // The second core: compression off the event loop, which source batching leaves as most of the copier's work.
+    { build: 'source batching, 1 compression thread', client: CLIENT, args: ['--batching', 'source', '--compression-threads', '1'] },
     ...(BASELINE === undefined || BASELINE === '' ? [] : [{ build: 'baseline', client: BASELINE, args: [] }])
   ]
   const samples = new Map<string, CopierSample[]>(builds.map((b) => [b.build, []]))
@@ -86,12 +88,13 @@ export function copierTable(rows: readonly CopierRow[]): string {
     'decompress share of CPU', 'peak RSS MB'],
   rows.map((row) => [row.build, COPY_TARGETS.join(','), fmt(row.sourceRecords), fmt(row.sourceMbPerSecond, 1), row.sourceMbPerSecondRuns.map((v) => v.toFixed(1)).join(', '),
     fmt(row.recordsPerSecond), fmt(row.cpuSecondsPerGbPerTarget, 1), `${(row.compressShareOfCpu * 100).toFixed(0)}%`, `${(row.decompressShareOfCpu * 100).toFixed(0)}%`, fmt(row.maxRssMb)]))
-  const [current] = rows
-  const ratios = rows.slice(1).map((other) => {
-    const pairs = (current?.sourceMbPerSecondRuns ?? []).map((v, i) => v / (other.sourceMbPerSecondRuns[i] ?? NaN))
+  // Each row against re-batching, pair by pair (the runs alternate, so a pair shares the broker's load).
+  const rebatch = rows.find((r) => r.build === 'rebatch')
+  const ratios = rebatch === undefined ? [] : rows.filter((r) => r !== rebatch).map((row) => {
+    const pairs = row.sourceMbPerSecondRuns.map((v, i) => v / (rebatch.sourceMbPerSecondRuns[i] ?? NaN))
     const sorted = [...pairs].sort((a, b) => a - b)
-    return `${current?.build} / ${other.build}, source MB/s: ${(median(pairs)).toFixed(2)}x median of the ${pairs.length} back-to-back pairs ` +
-      `(${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${((current?.sourceMbPerSecond ?? NaN) / other.sourceMbPerSecond).toFixed(2)}x`
+    return `${row.build} / rebatch, source MB/s: ${(median(pairs)).toFixed(2)}x median of the ${pairs.length} back-to-back pairs ` +
+      `(${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${(row.sourceMbPerSecond / rebatch.sourceMbPerSecond).toFixed(2)}x`
   })
   return [body, ...ratios].join('\n\n')
 }

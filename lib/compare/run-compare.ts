@@ -17,6 +17,7 @@ import { checkRecompression } from '../verify/recompression.js'
 import type { CompareReport, CompareSource, CompareTargetResult } from './compare-report.js'
 import { isKnownRate, rateFromSample, TimestampSample, type IngestRate } from './ingest-rate.js'
 import { currentBaseline } from './baseline.js'
+import { FormatProjection, type FormatRow } from './format-rows.js'
 import { levelMix } from './level-mix.js'
 import { recommend } from './recommend.js'
 import { scanSourceBatches } from './source-batches.js'
@@ -91,7 +92,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     const copier = new Copier(
       {
         sourceTopic: options.sourceTopic, groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`, targets: options.targets,
-        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true,
+        // Re-batched: each target's batches are what a producer at --linger-ms/--batch-size would write.
+        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true, batching: 'rebatch',
         ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
         ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
       },
@@ -144,6 +146,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: bytesPerRecord, replicationFactor, consumers: options.consumers,
       lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes
     })
+    const formats = await formatRowsFor(options, admin, recommendation?.target)
     const report: CompareReport = {
       generatedAt: new Date().toISOString(),
       squeezeVersion: options.version,
@@ -159,7 +162,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       settings: { lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes, replicationFactor, consumers: options.consumers },
       current,
       targets: withBaseline,
-      recommendation
+      recommendation,
+      ...(formats === undefined ? {} : { formats })
     }
     return { report, partial: copyAbort.signal.aborted, sentBytesByTopic }
   } finally {
@@ -199,6 +203,32 @@ export function startIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' 
     const fromRecords = await rateFromSample(copiedTimestamps, bytesPerRecord, 'record-timestamps')
     return isKnownRate(fromRecords) ? fromRecords : { unknown: `${fromOffsets.unknown}; copied records: ${fromRecords.unknown}` }
   }
+}
+
+/**
+ * HTTP sources: the recommended target's batches read back and rebuilt with the records as combined log lines and
+ * as JSON (FormatProjection); undefined for other formats, no recommendation, or an adaptive level.
+ */
+async function formatRowsFor(options: CompareRunOptions, admin: Admin, recommended: string | undefined): Promise<FormatRow[] | undefined> {
+  const target = options.targets.find((t) => formatCodecSpec(t.spec) === recommended)
+  if (options.format?.kind !== 'http' || target === undefined || isAdaptive(target.spec)) return undefined
+  options.onProgress?.(`rebuilding ${target.topic} as text lines and JSON`)
+  const projection = new FormatProjection(target.spec)
+  const cluster = createCluster(options.connection, options.log)
+  await cluster.connect()
+  try {
+    // addBatch is done with a batch's records before it returns.
+    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }, { cluster, admin, log: options.log }).run({
+      onBatch: ({ batch }: BatchEvent) => projection.addBatch(batch.records, batch.storedBytes),
+      // The target row read the same batches already; one that does not read now is not left out quietly.
+      onCorruptBatch: ({ error }) => {
+        throw error
+      }
+    })
+  } finally {
+    await cluster.disconnect()
+  }
+  return projection.rows()
 }
 
 async function measureTarget(options: CompareRunOptions, admin: Admin, target: CopyTarget, acked: readonly AckedBatch[], timestamps?: TimestampSample): Promise<CompareTargetResult> {
