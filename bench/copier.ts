@@ -66,7 +66,7 @@ export async function copierBench(kafka: BenchKafka, source: string, log: (s: st
   const samples = new Map<string, CopierSample[]>(builds.map((b) => [b.build, []]))
   for (let run = 0; run < runs; run++) {
     for (const { build, client, args } of run % 2 === 0 ? builds : [...builds].reverse()) {
-      const s = await copyOnce(client, args, kafka, source, `bench-copy-${run}-${build.replace(' ', '-')}-${Date.now()}`)
+      const s = await copyOnce(client, args, kafka, source, `bench-copy-${run}-${build.replace(/[^a-z0-9]+/g, '-')}-${Date.now()}`)
       samples.get(build)?.push(s)
       log(`copier run ${run + 1}/${runs}${builds.length > 1 ? ` (${build})` : ''}: ${s.mbps.toFixed(1)} source MB/s, ${s.cpuSeconds.toFixed(2)} s CPU, ${s.rss.toFixed(0)} MB RSS`)
     }
