@@ -44,34 +44,46 @@ export function packCapnp(message: Uint8Array): Buffer {
 
 /** The message packCapnp packed. Throws SqueezeError(DECODE_RECORD) on input that is not packed Cap'n Proto. */
 export function unpackCapnp(packed: Uint8Array): Buffer {
-  const words: Buffer[] = []
-  let size = 0
+  const out = Buffer.alloc(unpackedSize(packed))
+  let at = 0
   let i = 0
-  const bad = (): SqueezeError => new SqueezeError(ErrorCodes.DECODE_RECORD, 'packed Cap\'n Proto ends inside a word')
   while (i < packed.length) {
     const tag = packed[i++] as number
-    const word = Buffer.alloc(8)
-    for (let b = 0; b < 8; b++) {
-      if ((tag & (1 << b)) === 0) continue
-      if (i >= packed.length) throw bad()
-      word[b] = packed[i++] as number
-    }
-    words.push(word)
-    size += 8
-    if (tag === 0 || tag === 0xff) {
-      if (i >= packed.length) throw bad()
-      const count = packed[i++] as number
-      if (tag === 0) {
-        words.push(Buffer.alloc(count * 8))
-      } else {
-        if (i + count * 8 > packed.length) throw bad()
-        words.push(Buffer.from(packed.subarray(i, i + count * 8)))
-        i += count * 8
-      }
-      size += count * 8
+    for (let b = 0; b < 8; b++) if ((tag & (1 << b)) !== 0) out[at + b] = packed[i++] as number
+    at += 8
+    if (tag === 0) {
+      at += 8 * (packed[i++] as number)
+    } else if (tag === 0xff) {
+      const bytes = 8 * (packed[i++] as number)
+      out.set(packed.subarray(i, i + bytes), at)
+      at += bytes
+      i += bytes
     }
   }
-  return Buffer.concat(words, size)
+  return out
+}
+
+/** The unpacked size, walking the tags once: a first pass, so unpacking writes into one buffer of that size. */
+function unpackedSize(packed: Uint8Array): number {
+  let size = 0
+  let i = 0
+  while (i < packed.length) {
+    const tag = packed[i++] as number
+    for (let b = 0; b < 8; b++) if ((tag & (1 << b)) !== 0) i++
+    size += 8
+    if (tag === 0 || tag === 0xff) {
+      if (i >= packed.length) throw cutShort()
+      const count = packed[i++] as number
+      size += 8 * count
+      if (tag === 0xff) i += 8 * count
+    }
+    if (i > packed.length) throw cutShort()
+  }
+  return size
+}
+
+function cutShort(): SqueezeError {
+  return new SqueezeError(ErrorCodes.DECODE_RECORD, 'packed Cap\'n Proto ends inside a word')
 }
 
 function isZeroWord(message: Uint8Array, at: number): boolean {
