@@ -47,6 +47,7 @@ describe('compare\'s format rows', () => {
       assert.ok(text !== undefined)
       const kcatBytes = stored.reduce((n, { batch }) => n + batch.storedBytes, 0)
       assert.equal(text.batches, stored.length)
+      t.diagnostic(`${codec}:${level}: text-line row ${text.storedBytes} bytes, kcat ${kcatBytes} (${(text.storedBytes / kcatBytes).toFixed(4)}x), ${stored.length} batches`)
       assert.ok(Math.abs(text.storedBytes / kcatBytes - 1) <= 0.02, `the text-line row stores ${text.storedBytes} bytes, kcat ${kcatBytes}`)
     })
   }
