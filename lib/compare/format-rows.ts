@@ -48,7 +48,18 @@ const PARSE: Readonly<Record<RecordFormat, (text: string) => unknown>> = {
   json: (text) => JSON.parse(text)
 }
 
-interface Totals { records: number; batches: number; uncompressedBytes: number; storedBytes: number; decompressCpuSeconds: number; decodeCpuSeconds: number }
+interface Totals {
+  records: number
+  batches: number
+  uncompressedBytes: number
+  storedBytes: number
+  decompressCpuSeconds: number
+  decodeCpuSeconds: number
+}
+
+function noTotals(): Totals {
+  return { records: 0, batches: 0, uncompressedBytes: 0, storedBytes: 0, decompressCpuSeconds: 0, decodeCpuSeconds: 0 }
+}
 
 /**
  * Takes a topic's HttpRequest batches one at a time (addBatch) and rebuilds each, with the same keys, headers and
@@ -56,7 +67,7 @@ interface Totals { records: number; batches: number; uncompressedBytes: number; 
  */
 export class FormatProjection {
   private readonly codec: Codec
-  private readonly totals = new Map<RecordFormat, Totals>(RECORD_FORMATS.map((f) => [f, { records: 0, batches: 0, uncompressedBytes: 0, storedBytes: 0, decompressCpuSeconds: 0, decodeCpuSeconds: 0 }]))
+  private readonly totals = new Map<RecordFormat, Totals>(RECORD_FORMATS.map((f) => [f, noTotals()]))
   private recordsStoredBytes = 0
   private skipped = 0
 
@@ -82,7 +93,9 @@ export class FormatProjection {
     if (decoded.length === 0) return
     for (const format of RECORD_FORMATS) {
       const render = RENDER[format]
-      const rendered: OutgoingRecord[] = decoded.map(({ record: r, fields }) => ({ key: r.key, value: fields === null ? null : Buffer.from(render(fields)), headers: r.headers, timestamp: r.timestamp }))
+      const rendered: OutgoingRecord[] = decoded.map(({ record: r, fields }) => ({
+        key: r.key, value: fields === null ? null : Buffer.from(render(fields)), headers: r.headers, timestamp: r.timestamp
+      }))
       const sealed = buildBatch(rendered, this.codec)
       const totals = this.totals.get(format) as Totals
       totals.records += rendered.length
@@ -96,12 +109,15 @@ export class FormatProjection {
   rows(): FormatRow[] {
     return RECORD_FORMATS.map((format) => {
       const t = this.totals.get(format) as Totals
-      const perGiB = (seconds: number): number => (t.uncompressedBytes === 0 ? 0 : seconds / (t.uncompressedBytes / GIB))
+      const gib = t.uncompressedBytes / GIB
+      const perGiB = (seconds: number): number => (gib === 0 ? 0 : seconds / gib)
       return {
-        format, target: formatCodecSpec(this.spec), records: t.records, batches: t.batches, uncompressedBytes: t.uncompressedBytes, storedBytes: t.storedBytes,
+        format, target: formatCodecSpec(this.spec), records: t.records, batches: t.batches,
+        uncompressedBytes: t.uncompressedBytes, storedBytes: t.storedBytes,
         ratio: t.storedBytes === 0 ? 0 : t.uncompressedBytes / t.storedBytes,
         storedVsRecords: this.recordsStoredBytes === 0 ? 0 : t.storedBytes / this.recordsStoredBytes,
-        decompressCpuSecondsPerGiB: perGiB(t.decompressCpuSeconds), decodeCpuSecondsPerGiB: perGiB(t.decodeCpuSeconds), skippedRecords: this.skipped
+        decompressCpuSecondsPerGiB: perGiB(t.decompressCpuSeconds), decodeCpuSecondsPerGiB: perGiB(t.decodeCpuSeconds),
+        skippedRecords: this.skipped
       }
     })
   }

@@ -209,7 +209,8 @@ export function startIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' 
  * HTTP sources: the recommended target's batches read back and rebuilt with the records as combined log lines and
  * as JSON (FormatProjection); undefined for other formats, no recommendation, or an adaptive level.
  */
-async function formatRowsFor(options: CompareRunOptions, admin: Admin, recommended: string | undefined): Promise<FormatRow[] | undefined> {
+async function formatRowsFor(options: CompareRunOptions, admin: Admin, recommended: string | undefined):
+Promise<FormatRow[] | undefined> {
   const target = options.targets.find((t) => formatCodecSpec(t.spec) === recommended)
   if (options.format?.kind !== 'http' || target === undefined || isAdaptive(target.spec)) return undefined
   options.onProgress?.(`rebuilding ${target.topic} as text lines and JSON`)
@@ -218,7 +219,9 @@ async function formatRowsFor(options: CompareRunOptions, admin: Admin, recommend
   await cluster.connect()
   try {
     // addBatch is done with a batch's records before it returns.
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }, { cluster, admin, log: options.log }).run({
+    const config = { ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }
+    const reader = new PartitionReader(config, { cluster, admin, log: options.log })
+    await reader.run({
       onBatch: ({ batch }: BatchEvent) => projection.addBatch(batch.records, batch.storedBytes),
       // The target row read the same batches already; one that does not read now is not left out quietly.
       onCorruptBatch: ({ error }) => {
@@ -239,7 +242,9 @@ async function measureTarget(options: CompareRunOptions, admin: Admin, target: C
     const digests: string[] = []
     const stored: StoredBatch[] = []
     // Nothing below keeps a batch past onBatch: headers are copied out, digests computed on the spot.
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }, { cluster, admin, log: options.log }).run({
+    const config = { ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }
+    const reader = new PartitionReader(config, { cluster, admin, log: options.log })
+    await reader.run({
       onBatch: (event: BatchEvent) => {
         measurements.onBatch(event)
         stored.push({ topic: event.topic, partition: event.partition, batch: batchHeader(event.batch) })

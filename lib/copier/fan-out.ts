@@ -10,7 +10,9 @@ import { SentOffsets } from './sent-offsets.js'
  * What the fan-out needs of the producer: sendRawTo and sendBatchTo, and its count of accepted records to tell
  * where sendRawTo stopped.
  */
-export type FanOutProducer = Pick<Producer, 'sendRawTo' | 'sendBatchTo'> & { snapshot(): { readonly recordsAccepted: number } }
+export type FanOutProducer = Pick<Producer, 'sendRawTo' | 'sendBatchTo'> & {
+  snapshot(): { readonly recordsAccepted: number }
+}
 
 export interface FanOutConfig {
   readonly sourceTopic: string
@@ -51,7 +53,8 @@ export class FanOut {
   async sendBatch(partition: number, records: RawRecords, whole: OpenBatch): Promise<PoisonRecord[]> {
     const refused: PoisonRecord[] = []
     for (const topic of this.config.destinations) {
-      if (await this.producer.sendBatchTo(topic, partition, whole)) this.accepted(topic, partition, records, 0, records.count)
+      const taken = await this.producer.sendBatchTo(topic, partition, whole)
+      if (taken) this.accepted(topic, partition, records, 0, records.count)
       else await this.sendTo(topic, partition, records, 0, records.count, refused)
     }
     return refused.length > 1 ? refused.sort((a, b) => a.record.offset - b.record.offset) : refused

@@ -7,7 +7,9 @@ import { ErrorCodes, SqueezeError } from '../errors.js'
  * reference encoder decides).
  */
 export function packCapnp(message: Uint8Array): Buffer {
-  if (message.length % 8 !== 0) throw new SqueezeError(ErrorCodes.DECODE_RECORD, `a Cap'n Proto message is whole words; got ${message.length} bytes`)
+  if (message.length % 8 !== 0) {
+    throw new SqueezeError(ErrorCodes.DECODE_RECORD, `a Cap'n Proto message is whole words; got ${message.length} bytes`)
+  }
   // Worst case: a tag per word plus a count byte per 255 raw words.
   const out = Buffer.allocUnsafe(message.length + message.length / 8 + 2)
   let at = 0

@@ -14,7 +14,8 @@ function p2(n: number): string {
 /** `17/May/2015:10:05:03 +0000` from epoch nanoseconds. */
 function combinedTime(timestampNs: bigint): string {
   const d = new Date(Number(timestampNs / 1_000_000n))
-  return `${p2(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} +0000`
+  const day = `${p2(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}`
+  return `${day}:${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} +0000`
 }
 
 function dashIfEmpty(value: string): string {
@@ -24,8 +25,10 @@ function dashIfEmpty(value: string): string {
 /** The combined log line parseCombinedLine reads back into the same fields (the time's offset becomes +0000). */
 export function combinedLogLine(f: HttpRequestFields): string {
   const target = f.query === '' ? f.path : `${f.path}?${f.query}`
-  return `${f.clientIp} ${dashIfEmpty(f.ident)} ${dashIfEmpty(f.remoteUser)} [${combinedTime(f.timestampNs)}] "${f.method} ${target} ${f.protocol}" ` +
-    `${f.status} ${f.responseBytes === 0n ? '-' : f.responseBytes} "${dashIfEmpty(f.referer)}" "${dashIfEmpty(f.userAgent)}"`
+  const who = `${f.clientIp} ${dashIfEmpty(f.ident)} ${dashIfEmpty(f.remoteUser)}`
+  const bytes = f.responseBytes === 0n ? '-' : String(f.responseBytes)
+  return `${who} [${combinedTime(f.timestampNs)}] "${f.method} ${target} ${f.protocol}" ${f.status} ${bytes} ` +
+    `"${dashIfEmpty(f.referer)}" "${dashIfEmpty(f.userAgent)}"`
 }
 
 /** Every field as one JSON object, 64-bit integers as JSON numbers (exact below 2^53, which times in ns are not). */

@@ -278,7 +278,8 @@ class PoolSealer extends RecyclingSealer {
       // Not posted as a copy (the batch must stay here until the thread is ready): each fresh MiB costs the event
       // loop ~3 ms of page faults here, and it made one per batch while the thread booted.
       // A batch whose memory this sealer does not own (a copied batch read into a reused buffer) is kept as a copy.
-      const keptBatch = this.ownedBacking(batch.records) !== null ? batch : { ...batch, records: new Uint8Array(batch.records) }
+      const owned = this.ownedBacking(batch.records) !== null
+      const keptBatch = owned ? batch : { ...batch, records: new Uint8Array(batch.records) }
       thread.inFlight.set(id, { ...inFlight, kept: { batch: keptBatch, spec, givenAtMs: Date.now() } })
     }
   }

@@ -237,7 +237,8 @@ export class Producer {
     const size = BATCH.HEADER_BYTES + batch.records.byteLength
     if (size > this.config.batchSizeBytes) return false
     this.checkAcceptingBytes(size)
-    const queue = this.accumulator.queueAt(topic, partition) ?? await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
+    const queue = this.accumulator.queueAt(topic, partition) ??
+      await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
     while (!this.accumulator.appendBatch(queue, batch)) await this.accumulator.memoryFreed()
     return true
   }

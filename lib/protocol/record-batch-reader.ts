@@ -156,7 +156,8 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     baseSequence: batch.readInt32BE(BATCH.BASE_SEQUENCE),
     crc: batch.readUInt32BE(BATCH.CRC),
     decompressCpuSeconds
-  }, body, layout, baseTimestamp, logAppendTime, options.fromOffset ?? Number.NEGATIVE_INFINITY, Number(batch.readBigInt64BE(BATCH.MAX_TIMESTAMP)))
+  }, body, layout, baseTimestamp, logAppendTime, options.fromOffset ?? Number.NEGATIVE_INFINITY,
+  Number(batch.readBigInt64BE(BATCH.MAX_TIMESTAMP)))
 }
 
 /** A batch's header fields and read costs, without its records (or the memory they live in). */
@@ -190,7 +191,8 @@ class DecodedBatch implements ReadBatch {
   private rawBuilt: RawRecords | null = null
 
   constructor(fields: BatchHeader, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
-    private readonly logAppendTime: boolean, private readonly fromOffset: number, private readonly maxTimestamp: number) {
+    private readonly logAppendTime: boolean, private readonly fromOffset: number,
+    private readonly maxTimestamp: number) {
     Object.assign(this, fields)
     let visible = 0
     for (let i = 0; i < layout.count; i++) if (this.baseOffset + (layout.table[i * COLUMNS + OFFSET_DELTA] as number) >= fromOffset) visible++
