@@ -60,11 +60,17 @@ function main(): void {
     return { spec, plain, packed, storedRatio: packed.storedBytes / plain.storedBytes }
   })
   const perGiB = (seconds: number): string => fmt(seconds / (plainBytes / GIB), 2)
-  console.log(`Cap'n Proto packed vs plain, ${count} http records (${fmt(plainBytes / 1e6, 1)} MB of values), ${PER_BATCH} per batch; CPU s per GiB of plain values`)
-  console.log(table(['codec', 'plain stored', 'packed stored', 'packed / plain', 'plain write CPU', 'packed write CPU', 'plain read CPU', 'packed read CPU'],
-    rows.map((r) => [r.spec, fmt(r.plain.storedBytes), fmt(r.packed.storedBytes), r.storedRatio.toFixed(3), perGiB(r.plain.writeCpuSeconds), perGiB(r.packed.writeCpuSeconds),
-      perGiB(r.plain.readCpuSeconds), perGiB(r.packed.readCpuSeconds)])))
-  writeJson(process.argv[2] ?? 'bench-capnp-packing.json', { records: count, plainValueBytes: plainBytes, perBatch: PER_BATCH, rows })
+  console.log(`Cap'n Proto packed vs plain, ${count} http records (${fmt(plainBytes / 1e6, 1)} MB of values), ` +
+    `${PER_BATCH} per batch; CPU s per GiB of plain values`)
+  const headers = ['codec', 'plain stored', 'packed stored', 'packed / plain',
+    'plain write CPU', 'packed write CPU', 'plain read CPU', 'packed read CPU']
+  console.log(table(headers, rows.map((r) => [
+    r.spec, fmt(r.plain.storedBytes), fmt(r.packed.storedBytes), r.storedRatio.toFixed(3),
+    perGiB(r.plain.writeCpuSeconds), perGiB(r.packed.writeCpuSeconds),
+    perGiB(r.plain.readCpuSeconds), perGiB(r.packed.readCpuSeconds)
+  ])))
+  const out = process.argv[2] ?? 'bench-capnp-packing.json'
+  writeJson(out, { records: count, plainValueBytes: plainBytes, perBatch: PER_BATCH, rows })
 }
 
 main()
