@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { parseCodecSpec } from '../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../lib/codecs/kafkajs-plugin.js'
-import { COPIER_PRODUCER_DEFAULTS, Copier, defaultDestination } from '../lib/copier/copier.js'
+import { COPIER_PRODUCER_DEFAULTS, COPY_BATCHING, Copier, defaultDestination, type CopyBatching } from '../lib/copier/copier.js'
 import { prepareDestinations } from '../lib/copier/destinations.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createLogger } from '../lib/log/logger.js'
@@ -9,13 +9,21 @@ import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
 
 /**
  * squeeze's copier in its own process, wired as `squeeze copy --until-end` wires it:
- *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,...
+ *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,... [--batching source|rebatch] [--compression-threads N]
  * The clock and the CPU meter start at the first source record (after the copier joined its group) and stop
  * when every target acknowledged the last one. Prints one JSON line.
  */
+/** --compression-threads N: the producer's compression threads (-X squeeze.compression.threads), else the copier's default. */
+function threads(value: string | undefined): { compressionThreads?: number } {
+  return value === undefined ? {} : { compressionThreads: Number(value) }
+}
+
 async function main(): Promise<void> {
   installKafkajsDecoders()
-  const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, targets: { type: 'string' }, group: { type: 'string' }, prefix: { type: 'string' } } })
+  const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, targets: { type: 'string' }, group: { type: 'string' }, prefix: { type: 'string' }, batching: { type: 'string' },
+    'compression-threads': { type: 'string' } } })
+  // An older build's client, run as a baseline, has no --batching: it re-batches.
+  const batching = (COPY_BATCHING as readonly string[]).includes(values.batching ?? '') ? values.batching as CopyBatching : 'rebatch'
   const source = values.topic ?? ''
   const targets = (values.targets ?? '').split(',').map((t) => {
     const spec = parseCodecSpec(t)
@@ -26,7 +34,7 @@ async function main(): Promise<void> {
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
   const producer = new Producer(
-    { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, ...threads(values['compression-threads']), topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
     { cluster: createCluster(connection, log), log }
   )
   await Promise.all([admin.connect(), cluster.connect()])
@@ -35,7 +43,7 @@ async function main(): Promise<void> {
   let t0: bigint | undefined
   let cpu0: NodeJS.CpuUsage | undefined
   const copier = new Copier(
-    { sourceTopic: source, groupId: values.group ?? `bench-copier-${Date.now()}`, targets, exactlyOnce: false, commitIntervalMs: 1000, stopAtEnd: true },
+    { sourceTopic: source, groupId: values.group ?? `bench-copier-${Date.now()}`, targets, exactlyOnce: false, commitIntervalMs: 1000, stopAtEnd: true, batching },
     { cluster, admin, producer, log, onProgress: () => {
       if (t0 !== undefined) return
       t0 = process.hrtime.bigint()
@@ -52,7 +60,7 @@ async function main(): Promise<void> {
   const produced = producer.snapshot()
   process.stdout.write(`${JSON.stringify({
     sourceRecords: stats.sourceRecords, sourceBytes: stats.sourceBytes, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    targets: targets.length, producedBytes: produced.uncompressedBytes, compressCpuSeconds: produced.compressCpuSeconds, recordsFailed: produced.recordsFailed
+    targets: targets.length, producedBytes: produced.uncompressedBytes, compressCpuSeconds: produced.compressCpuSeconds, decompressCpuSeconds: stats.decompressCpuSeconds, recordsFailed: produced.recordsFailed
   })}\n`)
 }
 

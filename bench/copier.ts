@@ -4,15 +4,17 @@ import type { BenchKafka } from './lib/kafka-env.js'
 
 /**
  * Copier benchmark: squeeze's copier (consumer group on the source, one producer writing every target with its
- * own codec) mirrors one source topic into six targets until the end offsets seen at start. Sustained source
- * MB/s and CPU are measured in-process from the first source record to the last target acknowledgement;
- * peak RSS by GNU time. No peer: no other tool in this run writes one source into several codecs.
+ * own codec) mirrors one source topic into six targets until the end offsets seen at start, once per batching
+ * mode (source batches transcoded, then records re-batched), alternately, so both figures come from one run on
+ * one broker. Sustained source MB/s and CPU are measured in-process from the first source record to the last
+ * target acknowledgement; peak RSS by GNU time. No peer: no other tool in this run writes one source into
+ * several codecs.
  */
 
 export const COPY_TARGETS = ['none', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6']
 
 export interface CopierRow {
-  /** 'this build', or 'baseline' for BENCH_COPIER_BASELINE's. */
+  /** 'source batching', 'rebatch' or 'source batching, 1 compression thread' (this build), or 'baseline' for BENCH_COPIER_BASELINE's. */
   readonly build: string
   readonly runs: number
   readonly targets: number
@@ -23,6 +25,8 @@ export interface CopierRow {
   readonly recordsPerSecond: number
   readonly cpuSecondsPerGbPerTarget: number
   readonly compressShareOfCpu: number
+  /** The source batches' decompression, once per batch, as a share of the copier's CPU. */
+  readonly decompressShareOfCpu: number
   readonly maxRssMb: number
 }
 
@@ -35,26 +39,34 @@ const CLIENT = fileURLToPath(new URL('./copier-client.js', import.meta.url))
  */
 const BASELINE = process.env.BENCH_COPIER_BASELINE
 
-interface CopierSample { mbps: number; rps: number; cpuPerGbPerTarget: number; compressShare: number; rss: number; records: number }
+interface CopierSample { mbps: number; rps: number; cpuPerGbPerTarget: number; compressShare: number; decompressShare: number; rss: number; records: number }
 
-async function copyOnce(client: string, kafka: BenchKafka, source: string, prefix: string): Promise<CopierSample & { cpuSeconds: number }> {
-  const r = must(await runNodeClient(client, ['--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix], { timeoutMs: 180_000 }), 'copier')
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { sourceRecords: number; sourceBytes: number; seconds: number; cpuSeconds: number; compressCpuSeconds: number; recordsFailed: number }
+async function copyOnce(client: string, args: readonly string[], kafka: BenchKafka, source: string, prefix: string): Promise<CopierSample & { cpuSeconds: number }> {
+  const r = must(await runNodeClient(client, ['--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix, ...args], { timeoutMs: 180_000 }), 'copier')
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
+    sourceRecords: number; sourceBytes: number; seconds: number; cpuSeconds: number; compressCpuSeconds: number; decompressCpuSeconds?: number; recordsFailed: number
+  }
   if (out.recordsFailed > 0) throw new Error(`copier: ${out.recordsFailed} records undelivered`)
   return {
     mbps: mb(out.sourceBytes) / out.seconds, rps: out.sourceRecords / out.seconds, cpuPerGbPerTarget: out.cpuSeconds / gb(out.sourceBytes) / COPY_TARGETS.length,
-    compressShare: out.compressCpuSeconds / out.cpuSeconds, rss: r.maxRssMb, records: out.sourceRecords, cpuSeconds: out.cpuSeconds
+    compressShare: out.compressCpuSeconds / out.cpuSeconds, decompressShare: (out.decompressCpuSeconds ?? NaN) / out.cpuSeconds, rss: r.maxRssMb, records: out.sourceRecords, cpuSeconds: out.cpuSeconds
   }
 }
 
-/** This build's row first, then the baseline's when BENCH_COPIER_BASELINE names one. */
+/** This build's rows (source batching first, then rebatch, then source batching with a compression thread), then the baseline's. */
 export async function copierBench(kafka: BenchKafka, source: string, log: (s: string) => void): Promise<CopierRow[]> {
   const runs = benchRuns()
-  const builds = [{ build: 'this build', client: CLIENT }, ...(BASELINE === undefined || BASELINE === '' ? [] : [{ build: 'baseline', client: BASELINE }])]
+  const builds = [
+    { build: 'source batching', client: CLIENT, args: ['--batching', 'source'] },
+    { build: 'rebatch', client: CLIENT, args: ['--batching', 'rebatch'] },
+    // The second core: compression off the event loop, which source batching leaves as most of the copier's work.
+    { build: 'source batching, 1 compression thread', client: CLIENT, args: ['--batching', 'source', '--compression-threads', '1'] },
+    ...(BASELINE === undefined || BASELINE === '' ? [] : [{ build: 'baseline', client: BASELINE, args: [] }])
+  ]
   const samples = new Map<string, CopierSample[]>(builds.map((b) => [b.build, []]))
   for (let run = 0; run < runs; run++) {
-    for (const { build, client } of run % 2 === 0 ? builds : [...builds].reverse()) {
-      const s = await copyOnce(client, kafka, source, `bench-copy-${run}-${build === 'baseline' ? 'base-' : ''}${Date.now()}`)
+    for (const { build, client, args } of run % 2 === 0 ? builds : [...builds].reverse()) {
+      const s = await copyOnce(client, args, kafka, source, `bench-copy-${run}-${build.replace(/[^a-z0-9]+/g, '-')}-${Date.now()}`)
       samples.get(build)?.push(s)
       log(`copier run ${run + 1}/${runs}${builds.length > 1 ? ` (${build})` : ''}: ${s.mbps.toFixed(1)} source MB/s, ${s.cpuSeconds.toFixed(2)} s CPU, ${s.rss.toFixed(0)} MB RSS`)
     }
@@ -65,18 +77,31 @@ export async function copierBench(kafka: BenchKafka, source: string, log: (s: st
       build, runs, targets: COPY_TARGETS.length, sourceRecords: list[0]?.records ?? 0,
       sourceMbPerSecond: median(list.map((s) => s.mbps)), sourceMbPerSecondRuns: list.map((s) => s.mbps), recordsPerSecond: median(list.map((s) => s.rps)),
       cpuSecondsPerGbPerTarget: median(list.map((s) => s.cpuPerGbPerTarget)), compressShareOfCpu: median(list.map((s) => s.compressShare)),
+      decompressShareOfCpu: median(list.map((s) => s.decompressShare)),
       maxRssMb: Math.max(...list.map((s) => s.rss))
     }
   })
 }
 
 export function copierTable(rows: readonly CopierRow[]): string {
-  const [current, baseline] = rows
-  const pairs = current === undefined || baseline === undefined ? [] : current.sourceMbPerSecondRuns.map((v, i) => v / (baseline.sourceMbPerSecondRuns[i] ?? NaN))
-  const body = table(['build', 'targets', 'source records', 'source MB/s (sustained)', 'runs (MB/s)', 'source records/s', 'CPU s per GB per target', 'compress share of CPU', 'peak RSS MB'],
-    rows.map((row) => [row.build, COPY_TARGETS.join(','), fmt(row.sourceRecords), fmt(row.sourceMbPerSecond, 1), row.sourceMbPerSecondRuns.map((v) => v.toFixed(1)).join(', '),
-      fmt(row.recordsPerSecond), fmt(row.cpuSecondsPerGbPerTarget, 1), `${(row.compressShareOfCpu * 100).toFixed(0)}%`, fmt(row.maxRssMb)]))
-  if (pairs.length === 0) return body
-  const sorted = [...pairs].sort((a, b) => a - b)
-  return `${body}\n\nthis build / baseline, source MB/s: ${(median(pairs)).toFixed(2)}x median of the ${pairs.length} back-to-back pairs (${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${((current?.sourceMbPerSecond ?? NaN) / (baseline?.sourceMbPerSecond ?? NaN)).toFixed(2)}x`
+  const body = table(['batching', 'targets', 'source records', 'source MB/s (sustained)', 'runs (MB/s)', 'source records/s', 'CPU s per GB per target', 'compress share of CPU',
+    'decompress share of CPU', 'peak RSS MB'],
+  rows.map((row) => [row.build, COPY_TARGETS.join(','), fmt(row.sourceRecords), fmt(row.sourceMbPerSecond, 1), row.sourceMbPerSecondRuns.map((v) => v.toFixed(1)).join(', '),
+    fmt(row.recordsPerSecond), fmt(row.cpuSecondsPerGbPerTarget, 1), `${(row.compressShareOfCpu * 100).toFixed(0)}%`, `${(row.decompressShareOfCpu * 100).toFixed(0)}%`, fmt(row.maxRssMb)]))
+  // Each row against re-batching, pair by pair (the runs alternate, so a pair shares the broker's load).
+  const rebatch = rows.find((r) => r.build === 'rebatch')
+  const ratios = rebatch === undefined ? [] : rows.filter((r) => r !== rebatch).map((row) => {
+    const pairs = row.sourceMbPerSecondRuns.map((v, i) => v / (rebatch.sourceMbPerSecondRuns[i] ?? NaN))
+    const sorted = [...pairs].sort((a, b) => a - b)
+    return `${row.build} / rebatch, source MB/s: ${(median(pairs)).toFixed(2)}x median of the ${pairs.length} back-to-back pairs ` +
+      `(${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${(row.sourceMbPerSecond / rebatch.sourceMbPerSecond).toFixed(2)}x`
+  })
+  return [body, ...ratios].join('\n\n')
+}
+
+/** Source batching's source MB/s over rebatch's, of the medians (NaN without both rows). */
+export function transcodingSpeedup(rows: readonly CopierRow[]): number {
+  const source = rows.find((r) => r.build === 'source batching')
+  const rebatch = rows.find((r) => r.build === 'rebatch')
+  return source === undefined || rebatch === undefined ? NaN : source.sourceMbPerSecond / rebatch.sourceMbPerSecond
 }

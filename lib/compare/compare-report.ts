@@ -1,4 +1,5 @@
 import type { CodecName } from '../codecs/index.js'
+import type { FormatRow } from './format-rows.js'
 import type { IngestRate } from './ingest-rate.js'
 import type { ProjectionDetails } from './projection/projection-details.js'
 
@@ -112,6 +113,11 @@ export interface CompareReport {
   readonly current: CurrentBaseline | null
   readonly targets: readonly CompareTargetResult[]
   readonly recommendation: Recommendation | null
+  /**
+   * HTTP sources copied: the recommended target's batches holding the records as combined log lines and as JSON
+   * instead of Cap'n Proto, what each stores and costs to read (absent otherwise).
+   */
+  readonly formats?: readonly FormatRow[]
 }
 
 // The "current (as stored)" baseline's shape (lib/compare/baseline.ts computes it).

@@ -17,6 +17,7 @@ import { checkRecompression } from '../verify/recompression.js'
 import type { CompareReport, CompareSource, CompareTargetResult } from './compare-report.js'
 import { isKnownRate, rateFromSample, TimestampSample, type IngestRate } from './ingest-rate.js'
 import { currentBaseline } from './baseline.js'
+import { FormatProjection, type FormatRow } from './format-rows.js'
 import { levelMix } from './level-mix.js'
 import { recommend } from './recommend.js'
 import { scanSourceBatches } from './source-batches.js'
@@ -95,7 +96,9 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       {
         sourceTopic: options.sourceTopic, groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`, targets: options.targets,
         // A source batch that cannot be read is left out and counted in the current row (scanSourceBatches), not fatal.
-        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true, onUnreadable: 'skip', ...options.read,
+        // Re-batched: each target's batches are what a producer at --linger-ms/--batch-size would write.
+        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true, onUnreadable: 'skip', batching: 'rebatch',
+        ...options.read,
         ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
         ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
       },
@@ -148,6 +151,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: bytesPerRecord, replicationFactor, consumers: options.consumers,
       lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes
     })
+    const formats = await formatRowsFor(options, admin, recommendation?.target)
     const report: CompareReport = {
       generatedAt: new Date().toISOString(),
       squeezeVersion: options.version,
@@ -163,7 +167,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       settings: { lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes, replicationFactor, consumers: options.consumers },
       current,
       targets: withBaseline,
-      recommendation
+      recommendation,
+      ...(formats === undefined ? {} : { formats })
     }
     return { report, partial: copyAbort.signal.aborted, sentBytesByTopic }
   } finally {
@@ -205,6 +210,35 @@ export function startIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' 
   }
 }
 
+/**
+ * HTTP sources: the recommended target's batches read back and rebuilt with the records as combined log lines and
+ * as JSON (FormatProjection); undefined for other formats, no recommendation, or an adaptive level.
+ */
+async function formatRowsFor(options: CompareRunOptions, admin: Admin, recommended: string | undefined):
+Promise<FormatRow[] | undefined> {
+  const target = options.targets.find((t) => formatCodecSpec(t.spec) === recommended)
+  if (options.format?.kind !== 'http' || target === undefined || isAdaptive(target.spec)) return undefined
+  options.onProgress?.(`rebuilding ${target.topic} as text lines and JSON`)
+  const projection = new FormatProjection(target.spec)
+  const cluster = createCluster(options.connection, options.log)
+  await cluster.connect()
+  try {
+    // addBatch is done with a batch's records before it returns.
+    const config = { ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true }
+    const reader = new PartitionReader(config, { cluster, admin, log: options.log })
+    await reader.run({
+      onBatch: ({ batch }: BatchEvent) => projection.addBatch(batch.records, batch.storedBytes),
+      // The target row read the same batches already; one that does not read now is not left out quietly.
+      onCorruptBatch: ({ error }) => {
+        throw error
+      }
+    })
+  } finally {
+    await cluster.disconnect()
+  }
+  return projection.rows()
+}
+
 async function measureTarget(options: CompareRunOptions, admin: Admin, target: CopyTarget, acked: readonly AckedBatch[], timestamps?: TimestampSample): Promise<CompareTargetResult> {
   const cluster = createCluster(options.connection, options.log)
   await cluster.connect()
@@ -213,7 +247,9 @@ async function measureTarget(options: CompareRunOptions, admin: Admin, target: C
     const digests: string[] = []
     const stored: StoredBatch[] = []
     // Nothing below keeps a batch past onBatch: headers are copied out, digests computed on the spot.
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true, ...options.read }, { cluster, admin, log: options.log }).run({
+    const config = { ...DEFAULT_READER_CONFIG, topics: [target.topic], reuseBatchMemory: true, ...options.read }
+    const reader = new PartitionReader(config, { cluster, admin, log: options.log })
+    await reader.run({
       onBatch: (event: BatchEvent) => {
         measurements.onBatch(event)
         stored.push({ topic: event.topic, partition: event.partition, batch: batchHeader(event.batch) })

@@ -12,6 +12,7 @@ import type { Logger } from '../log/logger.js'
 import type { CopierMetrics } from '../metrics/copier-metrics.js'
 import type { ReaderMetricsSink } from '../metrics/reader-metrics.js'
 import { toDeadLetter, type PoisonRecord } from '../protocol/dead-letter.js'
+import type { OpenBatch } from '../protocol/record-batch-builder.js'
 import type { RawRecords } from '../protocol/record.js'
 import { isRecordRefusal, type AckedBatch, type DeliveryFailure, type Producer } from '../producer/producer.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
@@ -46,6 +47,15 @@ const DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
 export const REFUSED_POLICIES = ['fail', 'skip', 'dead-letter'] as const
 export type RefusedPolicy = (typeof REFUSED_POLICIES)[number]
 
+/**
+ * How copies are batched. 'source': each source batch that can be taken whole becomes one destination batch, its
+ * records section decompressed once and compressed again per destination, not re-encoded record by record
+ * (batches that cannot, such as compacted ones, are re-batched). 'rebatch': records go into batches of the
+ * destinations' own linger.ms and batch.size, as a producer of that configuration would write them.
+ */
+export const COPY_BATCHING = ['source', 'rebatch'] as const
+export type CopyBatching = (typeof COPY_BATCHING)[number]
+
 export interface CopierConfig {
   readonly sourceTopic: string
   readonly groupId: string
@@ -77,6 +87,8 @@ export interface CopierConfig {
   readonly onUnreadable?: RefusedPolicy
   /** squeeze.max.batch.uncompressed.bytes: the reader's default (from its fetch size) when left out. */
   readonly maxBatchUncompressedBytes?: number
+  /** Default 'rebatch' (what compare measures); `squeeze copy` defaults to 'source'. */
+  readonly batching?: CopyBatching
 }
 
 export interface CopierStats {
@@ -92,6 +104,8 @@ export interface CopierStats {
   skippedBatches: number
   firstTimestamp: number
   lastTimestamp: number
+  /** CPU the source batches' decompression took (once per batch, whatever the number of targets). */
+  decompressCpuSeconds: number
 }
 
 export interface CopierDeps {
@@ -130,7 +144,10 @@ export function defaultDestination(source: string, spec: CodecSpec): string {
  * slows the source: the producer's send() waits while its buffer.memory is full, and the reader waits on it.
  */
 export class Copier {
-  private readonly stats: CopierStats = { sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, fencedCommits: 0, skippedBatches: 0, firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0 }
+  private readonly stats: CopierStats = {
+    sourceRecords: 0, sourceBytes: 0, commits: 0, aborts: 0, refused: 0, fencedCommits: 0, skippedBatches: 0,
+    firstTimestamp: Number.POSITIVE_INFINITY, lastTimestamp: 0, decompressCpuSeconds: 0
+  }
   /** Next offset to copy per source partition this copier owns (what a commit would record). */
   private readonly processed = new Map<number, number>()
   /** The group's committed offset per partition, as this copier last committed or fetched it. */
@@ -409,11 +426,17 @@ export class Copier {
 
   private async copyBatch({ partition, batch }: BatchEvent): Promise<void> {
     if (this.stopping || !this.owned.has(partition)) return
+    this.stats.decompressCpuSeconds += batch.decompressCpuSeconds
     const from = this.processed.get(partition) ?? 0
     // A transaction marker holds no record to copy; a destination gets its own markers from the copier's transactions.
     const records = batch.isControl ? NO_RECORDS : batch.raw
     let first = 0
     while (first < records.count && (records.offsets[first] as number) < from) first++
+    const whole = first === 0 && this.config.batching === 'source' ? batch.whole : null
+    if (whole !== null && this.withinBudget(records, 0, records.count) === records.count) {
+      await this.copyWhole(partition, records, whole, batch.lastOffset)
+      return
+    }
     for (let i = first; i < records.count; i += YIELD_EVERY_RECORDS) {
       if (this.stopping) return
       const to = this.withinBudget(records, i, Math.min(i + YIELD_EVERY_RECORDS, records.count))
@@ -464,6 +487,24 @@ export class Copier {
       }
       this.passed(partition, lastOffset)
     })
+  }
+
+  /** Copies a source batch as one batch per destination (batching 'source'), its records section compressed anew. */
+  private async copyWhole(partition: number, records: RawRecords, whole: OpenBatch, lastOffset: number): Promise<void> {
+    try {
+      this.refused.push(...await this.fanOut.sendBatch(partition, records, whole))
+    } catch (err) {
+      this.fail(err)
+      return
+    }
+    this.account(records, 0, records.count, partition)
+    if (this.isCaughtUp()) {
+      this.stop.abort()
+      return
+    }
+    await yieldToEventLoop()
+    this.passed(partition, lastOffset)
+    this.deps.onProgress?.(this.stats)
   }
 
   /** Past the whole batch: its marker, offsets compaction removed, or an aborted transaction are not copied again nor waited for. */

@@ -1,12 +1,18 @@
 import { PartitionTable } from '../kafka/group-by-topic.js'
 import type { PoisonRecord } from '../protocol/dead-letter.js'
+import type { OpenBatch } from '../protocol/record-batch-builder.js'
 import { rawRecordAt } from '../protocol/record-batch-reader.js'
 import type { RawRecords } from '../protocol/record.js'
 import { isRecordRefusal, type Producer } from '../producer/producer.js'
 import { SentOffsets } from './sent-offsets.js'
 
-/** What the fan-out needs of the producer: sendRawTo, and its count of accepted records to tell where sendRawTo stopped. */
-export type FanOutProducer = Pick<Producer, 'sendRawTo'> & { snapshot(): { readonly recordsAccepted: number } }
+/**
+ * What the fan-out needs of the producer: sendRawTo and sendBatchTo, and its count of accepted records to tell
+ * where sendRawTo stopped.
+ */
+export type FanOutProducer = Pick<Producer, 'sendRawTo' | 'sendBatchTo'> & {
+  snapshot(): { readonly recordsAccepted: number }
+}
 
 export interface FanOutConfig {
   readonly sourceTopic: string
@@ -36,6 +42,21 @@ export class FanOut {
   async send(partition: number, records: RawRecords, from: number, to: number): Promise<PoisonRecord[]> {
     const refused: PoisonRecord[] = []
     for (const topic of this.config.destinations) await this.sendTo(topic, partition, records, from, to, refused)
+    return refused.length > 1 ? refused.sort((a, b) => a.record.offset - b.record.offset) : refused
+  }
+
+  /**
+   * send() for a whole source batch that keeps its boundaries: `whole` (its records section, ReadBatch.whole) goes
+   * to every destination as one batch, compressed there with the destination's codec, instead of record by record.
+   * A destination whose batch.size it exceeds takes the records one by one, as send() does.
+   */
+  async sendBatch(partition: number, records: RawRecords, whole: OpenBatch): Promise<PoisonRecord[]> {
+    const refused: PoisonRecord[] = []
+    for (const topic of this.config.destinations) {
+      const taken = await this.producer.sendBatchTo(topic, partition, whole)
+      if (taken) this.accepted(topic, partition, records, 0, records.count)
+      else await this.sendTo(topic, partition, records, 0, records.count, refused)
+    }
     return refused.length > 1 ? refused.sort((a, b) => a.record.offset - b.record.offset) : refused
   }
 

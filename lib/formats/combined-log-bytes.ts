@@ -142,16 +142,20 @@ export function scanCombinedLine(src: Buffer, start: number, end: number, out: H
   const agentStart = refererEnd + 3
   const agentEnd = runEnd(src, agentStart, end, QUOTE)
   if (agentEnd !== end - 1) return false
-  // The request: ([A-Z]+) (\S+) (HTTP\/\d\.\d)$
+  // The request: ([A-Z]+) (\S+) (HTTP\/\d(?:\.\d)?)$
   let j = requestStart
   while (j < requestEnd && (src[j] as number) >= 0x41 && (src[j] as number) <= 0x5a) j++
   const methodEnd = j
   if (methodEnd === requestStart || src[methodEnd] !== SPACE || methodEnd >= requestEnd) return false
   const targetEnd = nonSpaceEnd(src, methodEnd + 1, requestEnd)
   const protocolStart = targetEnd + 1
-  if (targetEnd <= methodEnd + 1 || src[targetEnd] !== SPACE || requestEnd - protocolStart !== 8) return false
+  const protocolLength = requestEnd - protocolStart
+  if (targetEnd <= methodEnd + 1 || src[targetEnd] !== SPACE) return false
+  if (protocolLength !== 8 && protocolLength !== 6) return false
   for (let k = 0; k < HTTP_SLASH.length; k++) if (src[protocolStart + k] !== HTTP_SLASH[k]) return false
-  if (!isDigit(src[protocolStart + 5] as number) || src[protocolStart + 6] !== DOT || !isDigit(src[protocolStart + 7] as number)) return false
+  if (!isDigit(src[protocolStart + 5] as number)) return false
+  const minor = protocolStart + 6
+  if (protocolLength === 8 && (src[minor] !== DOT || !isDigit(src[minor + 1] as number))) return false
   // Every byte not checked above was checked to be ASCII by the runs; the timestamp is the caller's to parse.
   let question = -1
   for (let k = methodEnd + 1; k < targetEnd; k++) {

@@ -10,7 +10,8 @@ import { MinuteCache } from './minute-cache.js'
 
 const COMBINED = /^(\S+) (\S+) (\S+) \[([^\]]+)\] "([^"]*)" (\d{3}) (\d+|-) "([^"]*)" "([^"]*)"$/
 const TIME = /^(\d{2})\/([A-Z][a-z]{2})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})$/
-const REQUEST = /^([A-Z]+) (\S+) (HTTP\/\d\.\d)$/
+// HTTP/2 and HTTP/3 without a minor version, as some servers (and the HttpRequest schema's examples) write them.
+const REQUEST = /^([A-Z]+) (\S+) (HTTP\/\d(?:\.\d)?)$/
 
 const MONTHS: Readonly<Record<string, number>> = {
   Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11

@@ -5,7 +5,8 @@ import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
-import { RecordBatchBuilder, type ValueWriter } from '../protocol/record-batch-builder.js'
+import { BATCH } from '../protocol/batch-layout.js'
+import { RecordBatchBuilder, type OpenBatch, type ValueWriter } from '../protocol/record-batch-builder.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { retry } from '../retry.js'
 import { createBatchSealer, SPARE_BUFFERS, type BatchSealer, type SealerLoad } from './batch-sealer.js'
@@ -153,6 +154,23 @@ export class RecordAccumulator {
     return this.accepted(queue, next)
   }
 
+  /**
+   * Queues the records section of a whole batch read elsewhere (offset deltas 0..n-1, timestamps relative to its
+   * first) as one batch of its own, compressed with the topic's codec: the partition's open batch closes first, so
+   * records keep their order. False, with nothing taken, while buffer.memory has no room for it.
+   */
+  appendBatch(queue: PartitionQueue, batch: OpenBatch): boolean {
+    const size = BATCH.HEADER_BYTES + batch.records.byteLength
+    if (this.reserved + size > this.config.bufferMemoryBytes && this.reserved > 0) return false
+    this.closeBatch(queue)
+    this.reserve(size)
+    this.recordsAccepted += batch.count
+    queue.accepted += batch.count
+    this.batchesClosed++
+    this.queueForSealing(queue, batch, size)
+    return true
+  }
+
   /** The open batch was full: closes it and opens the next, if buffer.memory allows (a lone record always fits one). */
   private nextBuilder(queue: PartitionQueue): RecordBatchBuilder | null {
     this.closeBatch(queue)
@@ -254,11 +272,15 @@ export class RecordAccumulator {
       this.release(this.config.batchSizeBytes)
       return
     }
+    this.queueForSealing(queue, builder.finish(), this.config.batchSizeBytes)
+  }
+
+  /** Compresses a closed batch holding `reserved` bytes of buffer.memory and queues it for sending. */
+  private queueForSealing(queue: PartitionQueue, batch: OpenBatch, reserved: number): void {
     // The batch takes its place in the partition's queue now, so batches leave in order however long each takes to compress.
-    const batch = builder.finish()
     const recordsBytes = batch.records.byteLength
     const spec = this.levels.sealing(queue.topic, recordsBytes)
-    const pending = newPendingBatch(builder.recordCount, queue.accepted - builder.recordCount, this.config.batchSizeBytes, Date.now(), spec)
+    const pending = newPendingBatch(batch.count, queue.accepted - batch.count, reserved, Date.now(), spec)
     queue.queue.push(pending)
     this.sealer.seal(batch, spec, (result, timing) => {
       this.levels.sealed(queue.topic, spec, recordsBytes, pending.closedAt, this.reserved, result, timing)

@@ -277,7 +277,10 @@ class PoolSealer extends RecyclingSealer {
     } else {
       // Not posted as a copy (the batch must stay here until the thread is ready): each fresh MiB costs the event
       // loop ~3 ms of page faults here, and it made one per batch while the thread booted.
-      thread.inFlight.set(id, { ...inFlight, kept: { batch, spec, givenAtMs: Date.now() } })
+      // A batch whose memory this sealer does not own (a copied batch read into a reused buffer) is kept as a copy.
+      const owned = this.ownedBacking(batch.records) !== null
+      const keptBatch = owned ? batch : { ...batch, records: new Uint8Array(batch.records) }
+      thread.inFlight.set(id, { ...inFlight, kept: { batch: keptBatch, spec, givenAtMs: Date.now() } })
     }
   }
 

@@ -6,7 +6,8 @@ import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
 import type { OutgoingRecord, RawRecords } from '../protocol/record.js'
-import type { ValueWriter } from '../protocol/record-batch-builder.js'
+import { BATCH } from '../protocol/batch-layout.js'
+import type { OpenBatch, ValueWriter } from '../protocol/record-batch-builder.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordAccumulator, type ProducerRecord } from './accumulator.js'
 import type { SealerLoad } from './batch-sealer.js'
@@ -224,6 +225,22 @@ export class Producer {
       const timestamp = records.timestamps[i] as number
       while (!this.accumulator.appendRaw(queue, records.bytes, start, end, timestamp)) await this.accumulator.memoryFreed()
     }
+  }
+
+  /**
+   * Takes a whole batch's records section as read (ReadBatch.whole) as one batch of its own for `partition`:
+   * compressed with the topic's codec, and given this producer's id, epoch, sequence and transactional bit when
+   * sent. Waits while buffer.memory is full. False, with nothing taken, when the batch is over batch.size: the
+   * caller sends its records one by one, into batches of batch.size.
+   */
+  async sendBatchTo(topic: string, partition: number, batch: OpenBatch): Promise<boolean> {
+    const size = BATCH.HEADER_BYTES + batch.records.byteLength
+    if (size > this.config.batchSizeBytes) return false
+    this.checkAcceptingBytes(size)
+    const queue = this.accumulator.queueAt(topic, partition) ??
+      await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
+    while (!this.accumulator.appendBatch(queue, batch)) await this.accumulator.memoryFreed()
+    return true
   }
 
   /** Sends every accepted record now and resolves when each is acknowledged or has failed. */

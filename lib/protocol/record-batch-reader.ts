@@ -3,6 +3,7 @@ import { ErrorCodes, SqueezeError } from '../errors.js'
 import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import { ATTRIBUTE, BATCH } from './batch-layout.js'
 import { crc32c } from './crc32c.js'
+import type { OpenBatch } from './record-batch-builder.js'
 import type { IncomingRecord, RawRecords, RecordHeader } from './record.js'
 import { readZigzag, type Cursor } from './varint.js'
 
@@ -32,6 +33,13 @@ export interface ReadBatch {
   forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void): void
   /** The records as byte ranges of the batch, built on first use: the copier's path, which copies them undecoded. */
   readonly raw: RawRecords
+  /**
+   * The records section whole, as decompressed, with the header fields a new batch of it needs: a copy that keeps
+   * the batch's boundaries compresses it again as it is. Null where those bytes would not read back the same in
+   * another batch: a control batch, LogAppendTime (the broker's time, not the records'), records left out before
+   * `fromOffset`, or offset deltas other than 0..n-1 (compaction's gaps, which a broker rebuilds or rejects).
+   */
+  readonly whole: OpenBatch | null
   readonly decompressCpuSeconds: number
 }
 
@@ -155,11 +163,12 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
     baseSequence: batch.readInt32BE(BATCH.BASE_SEQUENCE),
     crc: batch.readUInt32BE(BATCH.CRC),
     decompressCpuSeconds
-  }, body, layout, baseTimestamp, logAppendTime, options.fromOffset ?? Number.NEGATIVE_INFINITY)
+  }, body, layout, baseTimestamp, logAppendTime, options.fromOffset ?? Number.NEGATIVE_INFINITY,
+  Number(batch.readBigInt64BE(BATCH.MAX_TIMESTAMP)))
 }
 
 /** A batch's header fields and read costs, without its records (or the memory they live in). */
-export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue' | 'raw'>
+export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue' | 'raw' | 'whole'>
 
 /** The header of `batch` as a plain object, for keeping after the batch itself is gone. */
 export function batchHeader(batch: ReadBatch): BatchHeader {
@@ -189,7 +198,8 @@ class DecodedBatch implements ReadBatch {
   private rawBuilt: RawRecords | null = null
 
   constructor(fields: BatchHeader, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
-    private readonly logAppendTime: boolean, private readonly fromOffset: number) {
+    private readonly logAppendTime: boolean, private readonly fromOffset: number,
+    private readonly maxTimestamp: number) {
     Object.assign(this, fields)
     let visible = 0
     for (let i = 0; i < layout.count; i++) if (this.baseOffset + (layout.table[i * COLUMNS + OFFSET_DELTA] as number) >= fromOffset) visible++
@@ -215,6 +225,14 @@ class DecodedBatch implements ReadBatch {
   get raw(): RawRecords {
     this.rawBuilt ??= this.buildRaw()
     return this.rawBuilt
+  }
+
+  get whole(): OpenBatch | null {
+    const { table, count } = this.layout
+    if (this.isControl || this.logAppendTime || count === 0 || this.recordCount !== count) return null
+    for (let i = 0; i < count; i++) if (table[i * COLUMNS + OFFSET_DELTA] !== i) return null
+    if (this.lastOffset - this.baseOffset !== count - 1) return null
+    return { records: this.body, count, firstTimestamp: this.baseTimestamp, maxTimestamp: this.maxTimestamp }
   }
 
   private buildRaw(): RawRecords {

@@ -2,6 +2,7 @@ import type { CompareReport, CompareTargetResult, RecompressionVerdict, Recommen
 import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest-rate.js'
 import type { CurrentBaseline } from '../compare/baseline.js'
 import { againstCurrentLines, currentSummary } from './compare-current.js'
+import { formatRowCells } from './format-row-cells.js'
 import { projectionLines } from './projection-text.js'
 import { savingSplitText, savingsTable } from './savings-text.js'
 import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './table.js'
@@ -16,7 +17,8 @@ export const COMPARE_HEADERS = [
 export function compareRows(report: CompareReport): string[][] {
   const { current } = report
   const rows = report.targets.map((t, i) => compareRow(t, current?.savings[i]?.storedShare ?? null))
-  return current === null ? rows : [currentRow(current, report.settings.replicationFactor), ...rows]
+  const formats = (report.formats ?? []).map((f) => formatRowCells(f, report.settings.replicationFactor))
+  return [...(current === null ? [] : [currentRow(current, report.settings.replicationFactor)]), ...rows, ...formats]
 }
 
 type SizeFigures = Pick<CompareTargetResult, 'records' | 'batches' | 'meanRecordsPerBatch' | 'uncompressedBytes' | 'storedBytes' | 'ratio' | 'ratioVsNone'>

@@ -6,7 +6,7 @@ import { copierGroupProperties } from '../../lib/config/consumer-properties.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { splitReadSettings } from '../../lib/config/read-properties.js'
 import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
-import { COPIER_PRODUCER_DEFAULTS, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
+import { COPIER_PRODUCER_DEFAULTS, COPY_BATCHING, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
@@ -31,6 +31,9 @@ Usage: squeeze copy --topic SOURCE [options]
                             the offsets in each transaction carry the copier's group member id and epoch (KIP-447)
   --transactional-id ID     with --exactly-once: this instance's id, unique among running copiers and stable across
                             its restarts (default squeeze-copier.<group>.<hostname>; see README, "Scaling the copier")
+  --batching source|rebatch each source batch becomes one batch per target, its records compressed again with the
+                            target's codec (source, the default); or records are re-batched at the targets' linger.ms
+                            and batch.size, as compare does (rebatch)
   --commit-interval-ms MS   how often source offsets are committed (default 1000)
   --session-timeout-ms MS   classic group protocol only: a dead copier's partitions move after it (default 10000);
                             under KIP-848 the brokers' group.consumer.session.timeout.ms applies
@@ -61,6 +64,7 @@ const OPTIONS = {
   'exactly-once': { type: 'boolean' },
   'transactional-id': { type: 'string' },
   'commit-interval-ms': { type: 'string' },
+  batching: { type: 'string' },
   'session-timeout-ms': { type: 'string' },
   'until-end': { type: 'boolean' },
   records: { type: 'string' },
@@ -91,6 +95,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       const copy = {
         connection, targets, producerConfig, groupId, group: properties.group, read,
         exactlyOnce: values['exactly-once'] === true,
+        batching: oneOf(values.batching, 'batching', COPY_BATCHING, 'source'),
         transactionalId: values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`,
         commitIntervalMs: parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000,
         maxRecords: parseInteger(values.records, 'records', 1),
@@ -105,7 +110,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       }
       return copy
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, group, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused, read }) => {
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, group, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused, read, batching }) => {
       const admin = createKafkaClient(connection, log).admin()
       const sourceCluster = createCluster(connection, log)
       const producer = new Producer(
@@ -121,7 +126,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         })
         const copier = new Copier(
           {
-            sourceTopic: source, groupId, targets, exactlyOnce, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...read,
+            sourceTopic: source, groupId, targets, exactlyOnce, batching, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...read,
             ...(group['group.protocol'] === undefined ? {} : { groupProtocol: group['group.protocol'] }),
             ...(group['max.poll.interval.ms'] === undefined ? {} : { rebalanceTimeoutMs: group['max.poll.interval.ms'] }),
             ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes })

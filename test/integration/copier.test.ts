@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { before, describe, it } from 'node:test'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
-import { Copier, defaultDestination, type CopyTarget } from '../../lib/copier/copier.js'
+import { Copier, defaultDestination, type CopyBatching, type CopyTarget } from '../../lib/copier/copier.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
@@ -56,7 +56,7 @@ function targetsFor(source: string, specs: string[]): CopyTarget[] {
   return specs.map((s) => ({ spec: parseCodecSpec(s), topic: defaultDestination(source, parseCodecSpec(s)) }))
 }
 
-async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean, budget: { maxRecords?: number; maxBytes?: number; commitIntervalMs?: number } = {}): Promise<Copier> {
+async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boolean, budget: { maxRecords?: number; maxBytes?: number; commitIntervalMs?: number; batching?: CopyBatching } = {}): Promise<Copier> {
   await prepareDestinations(kafka.admin, source, targets)
   const cluster = createCluster(kafka.connection, kafka.log)
   await cluster.connect()
@@ -73,13 +73,13 @@ async function runCopier(source: string, targets: CopyTarget[], exactlyOnce: boo
 }
 
 describe('copier', () => {
-  for (const exactlyOnce of [false, true]) {
-    it(`${exactlyOnce ? 'exactly-once' : 'at-least-once'}: every destination holds the source's records, partitions, keys, headers and timestamps`, async (t) => {
+  for (const [exactlyOnce, batching] of [[false, 'rebatch'], [true, 'rebatch'], [false, 'source'], [true, 'source']] as const) {
+    it(`${exactlyOnce ? 'exactly-once' : 'at-least-once'}, --batching ${batching}: every destination holds the source's records, partitions, keys, headers and timestamps`, async (t) => {
       const source = await kafka.createTopic(t, { partitions: 3 })
       await fillSource(source, 3000)
       const targets = targetsFor(source, ['none', 'zstd:3', 'lz4:1', 'gzip:1'])
       t.after(() => kafka.admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))
-      const copier = await runCopier(source, targets, exactlyOnce)
+      const copier = await runCopier(source, targets, exactlyOnce, { batching })
       assert.equal(copier.snapshot().sourceRecords, 3000)
       const expected = await partitionDigests(source)
       for (const target of targets) {
@@ -127,8 +127,8 @@ describe('copier', () => {
     const source = await kafka.createTopic(t, { partitions: 3 })
     await fillSource(source, 3000)
     const expected = await partitionDigests(source)
-    for (const budget of [{ maxRecords: 1234 }, { maxBytes: 50_000 }]) {
-      const targets = targetsFor(source, ['none', 'lz4:1']).map((target) => ({ ...target, topic: `${target.topic}-${Object.keys(budget)[0]}` }))
+    for (const budget of [{ maxRecords: 1234 }, { maxBytes: 50_000 }, { maxRecords: 1234, batching: 'source' as const }]) {
+      const targets = targetsFor(source, ['none', 'lz4:1']).map((target) => ({ ...target, topic: `${target.topic}-${Object.keys(budget).join('-')}` }))
       t.after(() => kafka.admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))
       const copier = await runCopier(source, targets, false, budget)
       const { sourceRecords, sourceBytes } = copier.snapshot()
@@ -156,7 +156,9 @@ describe('copier', () => {
     const [target] = targetsFor(source, ['none']) as [CopyTarget]
     t.after(() => kafka.admin.deleteTopics({ topics: [target.topic] }).catch(() => undefined))
     const port = await freePort()
-    const child = spawn(process.execPath, [CLI, 'copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', 'none', '--until-end', '--metrics-port', String(port), '--log-level', 'warn'], { env: { ...process.env, KAFKA_BROKERS: '' } })
+    // Re-batching: a source batch copied whole (--batching source) is one step, and the one batch here would leave no midpoint.
+    const child = spawn(process.execPath, [CLI, 'copy', '--brokers', kafka.broker.brokers.join(','), '--topic', source, '--targets', 'none', '--until-end', '--batching', 'rebatch',
+      '--metrics-port', String(port), '--log-level', 'warn'], { env: { ...process.env, KAFKA_BROKERS: '' } })
     let stderr = ''
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
     let exited = false

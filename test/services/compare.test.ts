@@ -71,6 +71,14 @@ describe('squeeze compare', () => {
     for (const t of report.targets) assert.match(markdown, new RegExp(`\\| ${t.target.replace(':', ':')} `))
     assert.match(result.stdout, /recommendation: /)
     assert.ok(report.recommendation !== null)
+    // Format rows: the recommended codec's batches holding the records as combined log lines and as JSON.
+    assert.deepEqual(report.formats?.map((f) => [f.format, f.target, f.records, f.skippedRecords]),
+      [['text', report.recommendation.target, 20000, 0], ['json', report.recommendation.target, 20000, 0]])
+    for (const f of report.formats ?? []) assert.ok(f.storedBytes > 0 && f.decodeCpuSecondsPerGiB > 0, `${f.format}: stored bytes and decode CPU measured`)
+    for (const label of ['as text lines', 'as JSON']) {
+      assert.ok(result.stdout.includes(`${report.recommendation.target} ${label}`), `the terminal table has the ${label} row`)
+      assert.ok(markdown.includes(`${report.recommendation.target} ${label}`), `the Markdown has the ${label} row`)
+    }
     // Nothing is left behind: destinations and the filled source are deleted.
     const leftovers = (await kafka.admin.listTopics()).filter((t) => t.startsWith('squeeze-compare.'))
     assert.deepEqual(leftovers, [])

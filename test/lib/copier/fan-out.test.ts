@@ -40,6 +40,10 @@ class RecordingProducer implements FanOutProducer {
     return { recordsAccepted: this.accepted.length }
   }
 
+  async sendBatchTo(): Promise<boolean> {
+    return false
+  }
+
   async sendRawTo(topic: string, partition: number, records: RawRecords, from: number, to: number): Promise<void> {
     for (let i = from; i < to; i++) {
       const { key, value, headers, timestamp } = rawRecordAt(records, i)
@@ -95,6 +99,42 @@ describe('FanOut', () => {
     assert.deepEqual(offsets.filter((o) => o !== 110 && o !== 114).map((_, i) => fanOut.sourceOffset('a', 1, i)), offsets.filter((o) => o !== 110 && o !== 114))
     fanOut.forget(fanOut.marks())
     assert.equal(fanOut.sourceOffset('b', 1, failure.firstRecordIndex), undefined)
+    await producer.close()
+  })
+
+  it('sendBatch with the real producer: a source batch becomes one idempotent batch per destination, in order with re-batched copies; one over batch.size is re-batched', async () => {
+    const cluster = new FakeCluster({ topics: { a: 2, b: 2 }, autoRespond: true })
+    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, topicCodecs: { a: { codec: 'zstd', level: 3 }, b: { codec: 'none', level: null } }, compressionThreads: 0,
+      lingerMs: 60_000, batchSizeBytes: 4096 }, { cluster, log })
+    await producer.start()
+    const fanOut = new FanOut(producer, { sourceTopic: 'src', destinations: ['a', 'b'], exactlyOnce: false })
+    // Source batches at their offsets in the log (the base offset is outside the CRC, as the broker assigns it).
+    const at = (baseOffset: number, count: number, codec: string): ReturnType<typeof readBatch> => {
+      const bytes = buildBatch(sourceRecords(Array.from({ length: count }, (_, i) => baseOffset + i)), createCodec(parseCodecSpec(codec))).bytes
+      bytes.writeBigInt64BE(BigInt(baseOffset), 0)
+      return readBatch(bytes)
+    }
+    const first = at(0, 30, 'lz4')
+    const big = at(30, 80, 'gzip')
+    const rest = at(110, 5, 'none')
+    assert.ok(first.whole !== null && big.whole !== null && big.uncompressedBytes > 4096)
+    assert.deepEqual(await fanOut.send(1, rest.raw, 0, 2), [], 'two records into an open batch')
+    assert.deepEqual(await fanOut.sendBatch(1, first.raw, first.whole), [])
+    assert.deepEqual(await fanOut.sendBatch(1, big.raw, big.whole), [])
+    assert.equal(producer.snapshot().recordsAccepted, 2 * (2 + 30 + 80))
+    await producer.flush()
+    const values = (batch: typeof first): string[] => batch.records.map((r) => r.value?.toString() ?? '')
+    const expected = [...values(rest).slice(0, 2), ...values(first), ...values(big)]
+    for (const topic of ['a', 'b']) {
+      assert.deepEqual(cluster.log.get(`${topic}-1`), expected, `${topic}: every copy in source order`)
+      const sent = cluster.calls.flatMap((c) => c.batches).filter((b) => b.topic === topic)
+      assert.equal(sent[0]?.values.length, 2, `${topic}: the open batch closes before the whole one`)
+      assert.deepEqual(sent[1]?.values, values(first), `${topic}: the source batch as one batch`)
+      assert.ok(sent.slice(2).every((b) => b.values.length < 80), `${topic}: the batch over batch.size is re-batched`)
+      assert.ok(sent.every((b) => b.producerId >= 0n), `${topic}: the producer's own id on every batch`)
+      assert.deepEqual(sent.map((b) => b.baseSequence), sent.map((_, i) => sent.slice(0, i).reduce((n, b) => n + b.values.length, 0)), `${topic}: sequences follow on`)
+    }
+    assert.deepEqual(expected.map((_, i) => fanOut.sourceOffset('a', 1, i)), [110, 111, ...Array.from({ length: 110 }, (_, i) => i)], 'each copy maps back to its source offset')
     await producer.close()
   })
 
