@@ -21,7 +21,7 @@ source scripts/node-lts.sh
 squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
 # Peers the tests run against: kcat (librdkafka) writes foreign-client topics, the lz4 CLI is the reference decoder.
-bash scripts/ensure-apt.sh kcat lz4
+bash scripts/ensure-apt.sh kcat lz4 capnproto
 # Integration tests run on a containerized broker (testcontainers) when a Docker engine answers; start one if
 # none does, build the images no registry gives us, and stop the engine again if we started it. In CI the
 # container path is required: a broker selection that would fall back to the JVM broker fails instead.
