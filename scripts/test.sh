@@ -20,7 +20,8 @@ fi
 source scripts/node-lts.sh
 squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
-# Peers the tests run against: kcat (librdkafka) writes foreign-client topics, the lz4 CLI is the reference decoder.
+# Peers the tests run against: kcat (librdkafka) writes foreign-client topics, the lz4 CLI is the reference decoder,
+# the capnp tool writes the reference packed encoding.
 bash scripts/ensure-apt.sh kcat lz4 capnproto
 # Integration tests run on a containerized broker (testcontainers) when a Docker engine answers; start one if
 # none does, build the images no registry gives us, and stop the engine again if we started it. In CI the
