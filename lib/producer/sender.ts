@@ -13,7 +13,7 @@ import { readBatch } from '../protocol/record-batch-reader.js'
 import type { IncomingRecord } from '../protocol/record.js'
 import { backoffDelay } from '../retry.js'
 import type { RecordAccumulator } from './accumulator.js'
-import type { ProducerConfig, TopicCodecs } from './config.js'
+import { REQUEST_TIMEOUT_MARGIN_MS, type ProducerConfig, type TopicCodecs } from './config.js'
 import type { Idempotence } from './idempotence.js'
 import { isReady, newPendingBatch, removeBatch, type PartitionQueue, type PendingBatch, type ReadyBatch } from './partition-queue.js'
 import type { Transactions } from './transactions.js'
@@ -185,6 +185,8 @@ export class Sender {
       const head = queue.queue[0]
       if (head !== undefined && !head.inFlight && isReady(head) && now - head.closedAt > this.config.deliveryTimeoutMs) {
         this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged within delivery.timeout.ms ${this.config.deliveryTimeoutMs}`))
+        // The next batch is now the head, and nothing else may wake the sender for it.
+        this.scheduleDrain()
         continue
       }
       const limit = this.idempotence.inFlightLimit(queue)
@@ -193,6 +195,9 @@ export class Sender {
         if (queue.inFlight + round >= limit) break
         if (batch.inFlight) continue
         if (!isReady(batch)) break
+        // A batch past its delivery timeout goes on the wire no more: it fails once it reaches the head of the
+        // queue, so a flush ends within flushDeadlineMs.
+        if (now - batch.closedAt > this.config.deliveryTimeoutMs) break
         if (batch.retryAt > now) {
           earliestRetry = Math.min(earliestRetry, batch.retryAt)
           break
@@ -274,7 +279,7 @@ export class Sender {
       let body: Buffer | undefined
       const allocate = (size: number): Buffer => (body = this.requestBuffers.take(size))
       const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.transactions?.transactionalId ?? null, batches, allocate })
-      results = await broker.connectionPool.send({ request, response, requestTimeout: this.config.requestTimeoutMs + 5000 })
+      results = await broker.connectionPool.send({ request, response, requestTimeout: this.config.requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS })
       // Answered, so written: with acks 0 there is no answer to tell that, and the buffer is left to GC.
       if (body !== undefined && this.config.acks !== 0) this.requestBuffers.give(body)
     } catch (err) {
