@@ -96,6 +96,7 @@ export class Sender {
   private settledWaiters: Array<{ marks: ReadonlyArray<readonly [PartitionQueue, number]>; wake: () => void }> = []
   private drainScheduled = false
   private retryTimer: NodeJS.Timeout | null = null
+  private expiryTimer: NodeJS.Timeout | null = null
   private inFlightRequests = 0
   private readonly requestBuffers = new RequestBufferPool(REQUEST_BUFFERS)
   private readonly random: () => number
@@ -156,6 +157,7 @@ export class Sender {
 
   stop(): void {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer)
+    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer)
   }
 
   failBatch(queue: PartitionQueue, batch: PendingBatch, error: SqueezeError): void {
@@ -176,19 +178,17 @@ export class Sender {
   }
 
   private async drain(): Promise<void> {
-    if (this.idempotence.stale && !(await this.idempotence.renew(this.inFlightRequests))) return
+    this.expire(Date.now())
+    if (this.idempotence.stale) {
+      // InitProducerId may wait on a broker that does not answer: the batches' timeouts run meanwhile.
+      this.wakeAtNextExpiry()
+      if (!(await this.idempotence.renew(this.inFlightRequests))) return
+    }
     const now = Date.now()
     const rounds: Array<Map<number, InFlightEntry[]>> = []
     let earliestRetry = Number.POSITIVE_INFINITY
     for (const queue of this.accumulator.queues) {
       if (!this.idempotence.mayResume(queue)) continue
-      const head = queue.queue[0]
-      if (head !== undefined && !head.inFlight && isReady(head) && now - head.closedAt > this.config.deliveryTimeoutMs) {
-        this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged within delivery.timeout.ms ${this.config.deliveryTimeoutMs}`))
-        // The next batch is now the head, and nothing else may wake the sender for it.
-        this.scheduleDrain()
-        continue
-      }
       const limit = this.idempotence.inFlightLimit(queue)
       let round = 0
       for (const batch of queue.queue) {
@@ -224,6 +224,35 @@ export class Sender {
         for (const request of this.splitByRequestSize(entries)) this.send(leader, request)
       }
     }
+  }
+
+  /**
+   * Fails every queue's leading batches that are off the wire and past delivery.timeout.ms. It runs before a new
+   * producer id is sought, which needs a broker: with none answering, batches still fail on time, so a flush ends.
+   */
+  private expire(now: number): void {
+    for (const queue of this.accumulator.queues) {
+      // A partition with batches on the wire after a failure fails nothing until they are back (mayResume).
+      if (queue.needsResend && queue.inFlight > 0) continue
+      for (let head = queue.queue[0]; head !== undefined && !head.inFlight && isReady(head) && now - head.closedAt > this.config.deliveryTimeoutMs; head = queue.queue[0]) {
+        this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged within delivery.timeout.ms ${this.config.deliveryTimeoutMs}`))
+      }
+    }
+  }
+
+  /** While no producer id can be had, drains again when the next leading batch's delivery.timeout.ms runs out. */
+  private wakeAtNextExpiry(): void {
+    let next = Number.POSITIVE_INFINITY
+    for (const queue of this.accumulator.queues) {
+      const head = queue.queue[0]
+      if (head !== undefined) next = Math.min(next, head.closedAt + this.config.deliveryTimeoutMs + 1)
+    }
+    if (next === Number.POSITIVE_INFINITY) return
+    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer)
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null
+      this.scheduleDrain()
+    }, Math.max(1, next - Date.now()))
   }
 
   private send(leader: number, request: InFlightEntry[]): void {
@@ -279,7 +308,8 @@ export class Sender {
       let body: Buffer | undefined
       const allocate = (size: number): Buffer => (body = this.requestBuffers.take(size))
       const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.transactions?.transactionalId ?? null, batches, allocate })
-      results = await broker.connectionPool.send({ request, response, requestTimeout: this.config.requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS })
+      const timeoutMs = this.config.requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS
+      results = await withinMs(broker.connectionPool.send({ request, response, requestTimeout: timeoutMs }), timeoutMs)
       // Answered, so written: with acks 0 there is no answer to tell that, and the buffer is left to GC.
       if (body !== undefined && this.config.acks !== 0) this.requestBuffers.give(body)
     } catch (err) {
@@ -408,4 +438,19 @@ function settled(marks: ReadonlyArray<readonly [PartitionQueue, number]>): boole
     if (head !== undefined && head.firstIndex < mark) return false
   }
   return true
+}
+
+/**
+ * The request's answer, or a retriable timeout once `ms` pass. kafkajs waits for the longer of a request's own
+ * timeout and its connection's, so without this a produce request's bound would be the connection's setting, not
+ * request.timeout.ms. An answer that comes later is dropped; the batch is resent (the broker drops a duplicate
+ * sequence under idempotence), and its request buffer is not reused, since kafkajs may still hold it.
+ */
+function withinMs<T>(answer: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new SqueezeError(ErrorCodes.TIMEOUT, `produce request not answered within ${ms} ms`, { retriable: true })), ms)
+  })
+  answer.catch(() => undefined)
+  return Promise.race([answer, timeout]).finally(() => clearTimeout(timer))
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { parseTargets } from '../../lib/copier/targets.js'
+import { DEFAULT_PRODUCER_CONFIG, shutdownDeadlineMs } from '../../lib/producer/config.js'
 import { composeSchemaProblems, isObject, loadYaml, ROOT, type Json, type JsonObject } from './manifests.js'
 
 const COMPOSE_FILE = join(ROOT, 'docker-compose.yml')
@@ -47,8 +48,17 @@ function composePolicyProblems(doc: JsonObject): string[] {
     if (flag(command, '--metrics-host') !== '0.0.0.0') problems.push(`${name}: --metrics-host 0.0.0.0 is missing (Prometheus could not scrape it)`)
     const test = isObject(s.healthcheck) && Array.isArray(s.healthcheck.test) ? s.healthcheck.test.join(' ') : ''
     if (!test.includes(`127.0.0.1:${port ?? '?'}/readyz`)) problems.push(`${name}: healthcheck does not ask /readyz on the metrics port`)
-    const flushS = Number((command.find((c) => c.startsWith('delivery.timeout.ms=')) ?? 'delivery.timeout.ms=120000').split('=')[1]) / 1000
-    if (command[0] !== 'consume' && !(seconds(s.stop_grace_period) > flushS + 10)) problems.push(`${name}: stop_grace_period ${String(s.stop_grace_period)} does not exceed the shutdown flush (${flushS} s + 10 s)`)
+    const setting = (key: string, fallback: number): number => Number(command.find((c) => c.startsWith(`${key}=`))?.split('=')[1] ?? fallback)
+    const timeouts = {
+      ...DEFAULT_PRODUCER_CONFIG,
+      lingerMs: setting('linger.ms', DEFAULT_PRODUCER_CONFIG.lingerMs),
+      deliveryTimeoutMs: setting('delivery.timeout.ms', DEFAULT_PRODUCER_CONFIG.deliveryTimeoutMs),
+      requestTimeoutMs: setting('request.timeout.ms', DEFAULT_PRODUCER_CONFIG.requestTimeoutMs)
+    }
+    if (timeouts.deliveryTimeoutMs < timeouts.lingerMs + timeouts.requestTimeoutMs) problems.push(`${name}: delivery.timeout.ms is below linger.ms + request.timeout.ms (squeeze refuses it)`)
+    // The copier's deadline: the producer's, plus its last commit (services/copier/main.ts).
+    const deadlineS = (shutdownDeadlineMs(timeouts) + 5000) / 1000
+    if (command[0] !== 'consume' && !(seconds(s.stop_grace_period) > deadlineS)) problems.push(`${name}: stop_grace_period ${String(s.stop_grace_period)} does not exceed the shutdown deadline (${deadlineS} s)`)
     if (s.read_only !== true) problems.push(`${name}: root filesystem is not read-only`)
   }
   const copy = [...squeeze.values()].find((c) => c[0] === 'copy')

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { basename, join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { parseTargets } from '../../lib/copier/targets.js'
+import { DEFAULT_PRODUCER_CONFIG, shutdownDeadlineMs } from '../../lib/producer/config.js'
 import { containersOf, isObject, loadYamlDocuments, podSpecOf, renderKustomization, ROOT, schemaProblems, yamlFilesUnder, type JsonObject, type Resource } from './manifests.js'
 
 const K8S = join(ROOT, 'k8s')
@@ -17,7 +18,16 @@ function policyProblems(resources: Resource[]): string[] {
   const config = find('ConfigMap', 'squeeze-config')
   const data = isObject(config?.data) ? config.data : {}
   if (config === undefined) problems.push('ConfigMap squeeze-config is missing')
-  const deliveryTimeoutS = Number(data.DELIVERY_TIMEOUT_MS ?? 120_000) / 1000
+  const timeouts = {
+    ...DEFAULT_PRODUCER_CONFIG,
+    deliveryTimeoutMs: Number(data.DELIVERY_TIMEOUT_MS ?? DEFAULT_PRODUCER_CONFIG.deliveryTimeoutMs),
+    requestTimeoutMs: Number(data.REQUEST_TIMEOUT_MS ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs)
+  }
+  if (timeouts.deliveryTimeoutMs < timeouts.lingerMs + timeouts.requestTimeoutMs) {
+    problems.push(`squeeze-config: DELIVERY_TIMEOUT_MS ${timeouts.deliveryTimeoutMs} is below linger.ms + REQUEST_TIMEOUT_MS (the services refuse it)`)
+  }
+  // The copier's deadline: the producer's, plus its last commit (services/copier/main.ts).
+  const deadlineS = (shutdownDeadlineMs(timeouts) + 5000) / 1000
   const workloads = resources.filter((r) => r.kind === 'Deployment' || r.kind === 'StatefulSet')
   for (const component of ['producer', 'consumer']) if (find('Deployment', `squeeze-${component}`) === undefined) problems.push(`Deployment squeeze-${component} is missing`)
   // Its pods' names are the copiers' transactional ids: a Deployment would give a replaced pod a new one.
@@ -26,8 +36,7 @@ function policyProblems(resources: Resource[]): string[] {
     const id = `${d.kind}/${d.metadata.name}`
     const pod = podSpecOf(d) ?? {}
     const grace = Number(pod.terminationGracePeriodSeconds ?? 30)
-    // The copier's shutdown deadline is delivery.timeout.ms + 10 s (services/copier/main.ts).
-    if (!(grace > deliveryTimeoutS + 10)) problems.push(`${id}: terminationGracePeriodSeconds ${grace} does not exceed the flush (${deliveryTimeoutS} s + 10 s)`)
+    if (!(grace > deadlineS)) problems.push(`${id}: terminationGracePeriodSeconds ${grace} does not exceed the shutdown deadline (${deadlineS} s)`)
     const podSecurity = isObject(pod.securityContext) ? pod.securityContext : {}
     const containers = containersOf(d)
     if (containers.length === 0) problems.push(`${id}: no containers`)
@@ -338,12 +347,12 @@ describe('Kubernetes manifests', () => {
 
   it('a grace period shorter than the shutdown flush, or a consumer reading other topics than the copier writes, fails', () => {
     const dir = editedCopy((k8s) => {
-      replaceIn(join(k8s, 'base/copier.yaml'), 'terminationGracePeriodSeconds: 60', 'terminationGracePeriodSeconds: 30')
+      replaceIn(join(k8s, 'base/copier.yaml'), 'terminationGracePeriodSeconds: 70', 'terminationGracePeriodSeconds: 50')
       replaceIn(join(k8s, 'base/configmap.yaml'), 'COPY_TARGETS: none,', 'COPY_TARGETS: zstd:19,none,')
     })
     try {
       const problems = validateTree(dir)
-      assert.ok(problems.some((p) => p.includes('StatefulSet/squeeze-copier: terminationGracePeriodSeconds 30 does not exceed')), problems.join('\n'))
+      assert.ok(problems.some((p) => p.includes('StatefulSet/squeeze-copier: terminationGracePeriodSeconds 50 does not exceed')), problems.join('\n'))
       assert.ok(problems.some((p) => p.includes('DESTINATION_TOPICS')), problems.join('\n'))
     } finally {
       rmSync(join(dir, '..'), { recursive: true, force: true })

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { createKafkaClient, DEFAULT_CONNECTION } from '../../lib/kafka/connection.js'
+import { createTopicsAndWait } from '../../lib/kafka/topics.js'
+import { createLogger } from '../../lib/log/logger.js'
+import { poll } from '../helpers/poll.js'
+import { freePort } from '../helpers/ports.js'
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
+
+const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
+const log = createLogger({ level: 'silent' })
+let proxy: TcpProxy
+let broker: EmbeddedBroker
+
+// Every connection goes through the proxy: the broker advertises the proxy's port, not its own.
+before(async () => {
+  proxy = await startTcpProxy()
+  const brokerPort = await freePort()
+  proxy.setTarget(brokerPort)
+  broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` } })
+})
+after(async () => {
+  await broker?.stop()
+  await proxy?.close()
+})
+
+async function endOffset(topic: string): Promise<number> {
+  const admin = createKafkaClient({ ...DEFAULT_CONNECTION, brokers: [`127.0.0.1:${proxy.port}`] }, log).admin()
+  await admin.connect()
+  try {
+    return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0)
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+describe('squeeze produce on SIGTERM against a stalled broker', () => {
+  it('reports every accepted record as acknowledged or failed before it exits', async () => {
+    const topic = 'stalled-shutdown'
+    const admin = createKafkaClient({ ...DEFAULT_CONNECTION, brokers: [`127.0.0.1:${proxy.port}`] }, log).admin()
+    await admin.connect()
+    await createTopicsAndWait(admin, [{ topic, numPartitions: 2 }])
+    await admin.disconnect()
+    const child = spawn(process.execPath, [
+      CLI, 'produce', '--brokers', `127.0.0.1:${proxy.port}`, '--topic', topic, '--rate', '2000', '--records', '10000000',
+      '-X', 'linger.ms=5', '-X', 'request.timeout.ms=2000', '-X', 'delivery.timeout.ms=3000', '-X', 'retry.backoff.max.ms=200',
+      '--log-level', process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent'
+    ], { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    try {
+      await poll('records to reach the topic', () => endOffset(topic), (n) => n > 500)
+      // Records keep coming in while nothing gets through: requests are on the wire when the signal arrives.
+      proxy.stall()
+      await new Promise((resolve) => setTimeout(resolve, 700))
+      child.kill('SIGTERM')
+      const code = await exited
+      const outcome = /accepted (\d+): (\d+) acknowledged, (\d+) failed(, (\d+) without an outcome yet)?/.exec(stdout)
+      assert.ok(outcome !== null, `no outcome line; stdout:\n${stdout}\nstderr:\n${stderr}`)
+      const [accepted, acked, failed] = [outcome[1], outcome[2], outcome[3]].map(Number) as [number, number, number]
+      assert.equal(outcome[4], undefined, 'no record is left without an outcome')
+      assert.equal(acked + failed, accepted)
+      assert.ok(failed > 0, 'the stalled requests failed, by count')
+      assert.equal(code, 1, 'undelivered records make the exit non-zero')
+      assert.doesNotMatch(stderr, /shutdown deadline/)
+    } finally {
+      child.kill('SIGKILL')
+      proxy.heal()
+    }
+  })
+})
