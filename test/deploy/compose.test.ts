@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { parseTargets } from '../../lib/copier/targets.js'
 import { DEFAULT_PRODUCER_CONFIG, shutdownDeadlineMs } from '../../lib/producer/config.js'
+import { composeServices } from './compose-runner.js'
 import { composeSchemaProblems, isObject, loadYaml, ROOT, type Json, type JsonObject } from './manifests.js'
 
 const COMPOSE_FILE = join(ROOT, 'docker-compose.yml')
@@ -67,6 +68,11 @@ function composePolicyProblems(doc: JsonObject): string[] {
     const expected = parseTargets(flag(copy, '--targets') ?? '', flag(copy, '--topic') ?? '').map((t) => t.topic).join(',')
     if (flag(consume, '--topic') !== expected) problems.push(`consumer reads ${String(flag(consume, '--topic'))}, the copier writes ${expected}`)
   }
+  // Compose refuses to start without the password (`:?`); a `:-` default would be a password everyone knows.
+  const grafana = isObject(services.grafana) && isObject(services.grafana.environment) ? services.grafana.environment : {}
+  if (!/^\$\{[A-Z_]+:\?[^}]+\}$/.test(String(grafana.GF_SECURITY_ADMIN_PASSWORD ?? ''))) {
+    problems.push('grafana: GF_SECURITY_ADMIN_PASSWORD must come from a required variable (${NAME:?message}), with no default')
+  }
   const prometheus = loadYaml(join(ROOT, 'deploy/prometheus/prometheus.yml')) as unknown as { scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }> }
   const targets = new Set(prometheus.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets)))
   for (const [name, command] of squeeze) if (!targets.has(`${name}:${flag(command, '--metrics-port') ?? '?'}`)) problems.push(`prometheus does not scrape ${name}`)
@@ -105,5 +111,14 @@ describe('docker-compose.yml', () => {
     const problems = composePolicyProblems(broken as unknown as JsonObject)
     assert.ok(problems.includes('consumer: waits for copier to be healthy, but copier has no healthcheck'), problems.join('\n'))
     assert.ok(problems.includes('prometheus: mounts ./deploy/prometheus/missing.yml, which does not exist'), problems.join('\n'))
+  })
+
+  it('Grafana\'s admin password comes from GRAFANA_ADMIN_PASSWORD, without which the file does not start', () => {
+    const { GRAFANA_ADMIN_PASSWORD: _unset, ...without } = process.env
+    assert.throws(() => composeServices(without), /required variable GRAFANA_ADMIN_PASSWORD is missing a value: set GRAFANA_ADMIN_PASSWORD/)
+    assert.equal(composeServices({ ...without, GRAFANA_ADMIN_PASSWORD: 's3cret' }).get('grafana')?.environment.GF_SECURITY_ADMIN_PASSWORD, 's3cret')
+    const withDefault = loadYaml(COMPOSE_FILE) as { services: { grafana: { environment: Record<string, string> } } }
+    withDefault.services.grafana.environment.GF_SECURITY_ADMIN_PASSWORD = '${GRAFANA_ADMIN_PASSWORD:-admin}'
+    assert.ok(composePolicyProblems(withDefault as unknown as JsonObject).some((p) => p.startsWith('grafana: GF_SECURITY_ADMIN_PASSWORD')))
   })
 })

@@ -84,6 +84,7 @@ function policyProblems(resources: Resource[]): string[] {
     const id = `${r.kind}/${r.metadata.name}`
     if (r.kind === 'Service' && !selects(spec.selector)) problems.push(`${id}: selector matches no pod template`)
     if ((r.kind === 'PodDisruptionBudget' || r.kind === 'PodMonitor') && !selects(isObject(spec.selector) ? spec.selector.matchLabels : undefined)) problems.push(`${id}: selector matches no pod template`)
+    if (r.kind === 'NetworkPolicy') problems.push(...networkPolicyProblems(r, data, selects))
     if (r.kind === 'HorizontalPodAutoscaler') {
       const ref = isObject(spec.scaleTargetRef) ? spec.scaleTargetRef : {}
       const target = find(String(ref.kind), String(ref.name))
@@ -201,6 +202,35 @@ function validateTree(k8sDir: string): string[] {
   return problems
 }
 
+type Rule = { from?: JsonObject[]; to?: JsonObject[]; ports?: Array<{ port?: Json; protocol?: string }> }
+
+/**
+ * squeeze's NetworkPolicy: it selects the squeeze pods, lets in only the monitoring namespace on the metrics port,
+ * and lets out only DNS and the port of KAFKA_BROKERS.
+ */
+function networkPolicyProblems(r: Resource, data: JsonObject, selects: (selector: Json | undefined) => boolean): string[] {
+  const problems: string[] = []
+  const id = `NetworkPolicy/${r.metadata.name}`
+  const spec = (isObject(r.spec) ? r.spec : {}) as { podSelector?: JsonObject; policyTypes?: string[]; ingress?: Rule[]; egress?: Rule[] }
+  if (!selects(spec.podSelector?.matchLabels)) problems.push(`${id}: podSelector matches no pod template`)
+  if (!['Ingress', 'Egress'].every((t) => spec.policyTypes?.includes(t))) problems.push(`${id}: policyTypes must hold Ingress and Egress`)
+  const ingress = spec.ingress ?? []
+  const fromMonitoring = (rule: Rule): boolean => (rule.from ?? []).length > 0 && (rule.from ?? []).every((peer) =>
+    isObject(peer.namespaceSelector) && isObject(peer.namespaceSelector.matchLabels) &&
+    peer.namespaceSelector.matchLabels['kubernetes.io/metadata.name'] === 'monitoring' && peer.podSelector === undefined && peer.ipBlock === undefined)
+  if (ingress.length === 0 || !ingress.every((rule) => fromMonitoring(rule) && (rule.ports ?? []).length > 0 && (rule.ports ?? []).every((p) => p.port === 'metrics'))) {
+    problems.push(`${id}: ingress must allow only the metrics port, only from the monitoring namespace`)
+  }
+  const egress = spec.egress ?? []
+  if (egress.some((rule) => (rule.to ?? []).length === 0 || (rule.ports ?? []).length === 0)) problems.push(`${id}: an egress rule allows any peer or any port`)
+  const dns = egress.filter((rule) => (rule.ports ?? []).every((p) => p.port === 53))
+  if (!['UDP', 'TCP'].every((protocol) => dns.some((rule) => (rule.ports ?? []).some((p) => p.protocol === protocol)))) problems.push(`${id}: egress does not allow DNS (53 UDP and TCP)`)
+  const brokerPort = Number(/:(\d+)$/.exec(String(data.KAFKA_BROKERS ?? ''))?.[1])
+  const brokers = egress.filter((rule) => !dns.includes(rule))
+  if (!brokers.some((rule) => (rule.ports ?? []).some((p) => p.port === brokerPort))) problems.push(`${id}: egress does not allow the brokers' port ${brokerPort} (KAFKA_BROKERS)`)
+  return problems
+}
+
 function editedCopy(edit: (k8sDir: string) => void): string {
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-k8s-'))
   cpSync(K8S, join(dir, 'k8s'), { recursive: true })
@@ -244,7 +274,11 @@ describe('Kubernetes manifests', () => {
     }
     // As each overlay's comment says: uncomment its `components:` lines.
     const dir = editedCopy((k8s) => {
-      for (const overlay of OVERLAYS) replaceIn(join(k8s, 'overlays', overlay, 'kustomization.yaml'), '# components:\n#   - ../../components/podmonitor', 'components:\n  - ../../components/podmonitor')
+      for (const overlay of OVERLAYS) {
+        const file = join(k8s, 'overlays', overlay, 'kustomization.yaml')
+        if (readFileSync(file, 'utf8').includes('\n# components:\n')) replaceIn(file, '\n# components:\n', '\ncomponents:\n')
+        replaceIn(file, '#   - ../../components/podmonitor', '  - ../../components/podmonitor')
+      }
     })
     try {
       for (const overlay of OVERLAYS) {
@@ -354,6 +388,37 @@ describe('Kubernetes manifests', () => {
       const problems = validateTree(dir)
       assert.ok(problems.some((p) => p.includes('StatefulSet/squeeze-copier: terminationGracePeriodSeconds 50 does not exceed')), problems.join('\n'))
       assert.ok(problems.some((p) => p.includes('DESTINATION_TOPICS')), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+})
+
+describe('Kubernetes NetworkPolicy', () => {
+  it('prod and existing-cluster limit the pods to metrics from the monitoring namespace and egress to the brokers and DNS; dev has none', () => {
+    for (const overlay of OVERLAYS) {
+      const resources = renderKustomization(join(K8S, 'overlays', overlay))
+      const policies = resources.filter((r) => r.kind === 'NetworkPolicy')
+      assert.equal(policies.length, overlay === 'dev' ? 0 : 1, overlay)
+      assert.deepEqual([...resources.flatMap(schemaProblems), ...policyProblems(resources)], [], overlay)
+    }
+    const existing = renderKustomization(join(K8S, 'overlays', 'existing-cluster')).find((r) => r.kind === 'NetworkPolicy') as Resource
+    const [brokers] = (existing.spec as { egress: Array<{ to: JsonObject[] }> }).egress
+    assert.deepEqual(brokers?.to, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kafka' } } }], 'the existing cluster\'s namespace')
+  })
+
+  it('a policy open to every namespace, without DNS, or without the brokers\' port fails', () => {
+    const dir = editedCopy((k8s) => {
+      const file = join(k8s, 'components/network-policy/network-policy.yaml')
+      replaceIn(file, 'kubernetes.io/metadata.name: monitoring', 'team: anyone')
+      replaceIn(file, /        - port: 9093\n          protocol: TCP\n/, '')
+      replaceIn(file, /        - port: 53\n          protocol: UDP\n/, '')
+    })
+    try {
+      const problems = policyProblems(renderKustomization(join(dir, 'overlays', 'prod')))
+      for (const expected of ['only from the monitoring namespace', 'does not allow DNS', 'does not allow the brokers\' port 9093']) {
+        assert.ok(problems.some((p) => p.includes(expected)), `${expected}:\n${problems.join('\n')}`)
+      }
     } finally {
       rmSync(join(dir, '..'), { recursive: true, force: true })
     }
