@@ -53,6 +53,7 @@ describe('consume --dead-letter-topic when the dead-letter copy cannot be writte
     assert.equal(lines.length, 1, `one line on stderr, got:\n${result.stderr}`)
     assert.match(lines[0] ?? '', /cannot write a poison record \(from .*-0@20\) to dead-letter topic .*no-such-dead-letters.*\[SQUEEZE_ERR_DEAD_LETTER_FAILED\]/)
     const offset = await committed(groupId, topic)
+    console.log(`# dead-letter topic missing: exit ${result.code}, committed offset ${offset} (poison record at ${POISON_OFFSET})`)
     assert.ok(offset <= POISON_OFFSET, `committed offset ${offset} is past the poison record at ${POISON_OFFSET}`)
   })
 

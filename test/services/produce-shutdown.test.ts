@@ -56,6 +56,8 @@ describe('squeeze produce on SIGTERM against a stalled broker', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
     try {
       await poll('records to reach the topic', () => endOffset(topic), (n) => n > 500)
+      // A second of traffic acknowledged before the stall, so the exit has both outcomes to count.
+      await new Promise((resolve) => setTimeout(resolve, 1000))
       // Records keep coming in while nothing gets through: requests are on the wire when the signal arrives.
       proxy.stall()
       await new Promise((resolve) => setTimeout(resolve, 700))
@@ -63,6 +65,7 @@ describe('squeeze produce on SIGTERM against a stalled broker', () => {
       const code = await exited
       const outcome = /accepted (\d+): (\d+) acknowledged, (\d+) failed(, (\d+) without an outcome yet)?/.exec(stdout)
       assert.ok(outcome !== null, `no outcome line; stdout:\n${stdout}\nstderr:\n${stderr}`)
+      console.log(`# SIGTERM against a stalled broker: ${outcome[0]}, exit ${String(code)}`)
       const [accepted, acked, failed] = [outcome[1], outcome[2], outcome[3]].map(Number) as [number, number, number]
       assert.equal(outcome[4], undefined, 'no record is left without an outcome')
       assert.equal(acked + failed, accepted)
