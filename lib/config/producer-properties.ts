@@ -110,7 +110,8 @@ export function producerConfigFrom(
  * raised to that sum, with a warning. The shutdown deadline is derived from these values (shutdownDeadlineMs).
  */
 function deliveryTimeout(props: ProducerProperties, warn: (message: string) => void): number {
-  const floor = (props['linger.ms'] ?? DEFAULT_PRODUCER_CONFIG.lingerMs) + (props['request.timeout.ms'] ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs)
+  const lingerMs = props['linger.ms'] ?? DEFAULT_PRODUCER_CONFIG.lingerMs
+  const floor = lingerMs + (props['request.timeout.ms'] ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs)
   const given = props['delivery.timeout.ms']
   const rule = 'delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms'
   if (given !== undefined) {

@@ -170,10 +170,12 @@ export function tlsWarnings(ssl: ConnectionOptions | boolean | undefined): strin
   if (ssl === undefined || typeof ssl === 'boolean') return []
   const warnings: string[] = []
   if (ssl.rejectUnauthorized === false) {
-    warnings.push('TLS certificate verification is off (--ssl-reject-unauthorized false, enable.ssl.certificate.verification=false): any server can pose as the broker')
+    warnings.push('TLS certificate verification is off (--ssl-reject-unauthorized false, ' +
+      'enable.ssl.certificate.verification=false): any server can pose as the broker')
   }
   if (ssl.checkServerIdentity !== undefined) {
-    warnings.push('TLS host-name checking is off (--ssl-endpoint-identification none, ssl.endpoint.identification.algorithm=): a certificate for any host is accepted')
+    warnings.push('TLS host-name checking is off (--ssl-endpoint-identification none, ' +
+      'ssl.endpoint.identification.algorithm=): a certificate for any host is accepted')
   }
   return warnings
 }

@@ -100,7 +100,8 @@ export class DeadLetters {
     if (this.policy === 'skip') {
       this.deps.skipped?.(records)
       if (this.failedRecords <= LOGGED_FAILURES) {
-        this.deps.log.warn({ topic: this.topic, records, err: errorMessage(err) }, `dead-letter copy${where} not written; counted and skipped`)
+        const message = `dead-letter copy${where} not written; counted and skipped`
+        this.deps.log.warn({ topic: this.topic, records, err: errorMessage(err) }, message)
       }
       return
     }
@@ -121,5 +122,6 @@ function sourceOf(failure: DeliveryFailure): string | undefined {
   if (headers === undefined) return undefined
   const value = (key: string): string | undefined => headers.find((h) => h.key === key)?.value?.toString()
   const topic = value('squeeze.source.topic')
-  return topic === undefined ? undefined : `${topic}-${value('squeeze.source.partition') ?? '?'}@${value('squeeze.source.offset') ?? '?'}`
+  if (topic === undefined) return undefined
+  return `${topic}-${value('squeeze.source.partition') ?? '?'}@${value('squeeze.source.offset') ?? '?'}`
 }

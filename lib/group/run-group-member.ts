@@ -20,7 +20,11 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 3000
  */
 export async function runGroupMember(
   config: { groupId: string; topics: readonly string[]; properties: ConsumerProperties },
-  deps: { cluster: KafkajsCluster; reader: PartitionReader; log: Logger; metrics?: GroupMetricsSink; settle?: () => Promise<void> },
+  deps: {
+    cluster: KafkajsCluster; reader: PartitionReader; log: Logger; metrics?: GroupMetricsSink
+    /** See GroupReaderDeps.settle. */
+    settle?: () => Promise<void>
+  },
   handlers: ReaderHandlers,
   signal?: AbortSignal
 ): Promise<void> {
@@ -35,7 +39,8 @@ export async function runGroupMember(
     { groupId: config.groupId, topics: config.topics, protocol, commitIntervalMs, rebalanceTimeoutMs, sessionTimeoutMs, heartbeatIntervalMs },
     {
       reader: deps.reader, coordinator, cluster: deps.cluster, log: deps.log,
-      ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }), ...(deps.settle === undefined ? {} : { settle: deps.settle })
+      ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+      ...(deps.settle === undefined ? {} : { settle: deps.settle })
     }
   )
   await group.run(handlers, signal)

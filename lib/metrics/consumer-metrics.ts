@@ -25,7 +25,11 @@ export function createConsumerMetrics(registry: Registry): ConsumerMetricsSink {
     decodeCpuSeconds: { name: 'squeeze_decode_cpu_seconds_total', help: 'Process CPU time spent walking records and decoding values' }
   })
   const corrupt = new Counter({ name: 'squeeze_corrupt_total', help: 'Records or batches that could not be read, counted and skipped', labelNames: ['topic', 'kind', 'code'], registers: [registry] })
-  const deadLettersSkipped = new Counter({ name: 'squeeze_dead_letters_skipped_total', help: 'Poison records whose dead-letter copy could not be written (--on-dead-letter-failure skip)', registers: [registry] })
+  const deadLettersSkipped = new Counter({
+    name: 'squeeze_dead_letters_skipped_total',
+    help: 'Poison records whose dead-letter copy could not be written (--on-dead-letter-failure skip)',
+    registers: [registry]
+  })
   return {
     deadLettersSkipped(records) {
       deadLettersSkipped.inc(records)

@@ -33,7 +33,9 @@ export interface HttpLimits {
   readonly maxConnections: number
 }
 
-export const DEFAULT_HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5000, maxConnections: 32 }
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5000, maxConnections: 32
+}
 
 /** Serves /metrics, /healthz and /readyz; port 0 picks a free port. */
 export async function startMetricsServer(
@@ -64,7 +66,8 @@ export async function startMetricsServer(
     }
     if (path === '/healthz' || path === '/readyz') {
       const ok = options.health === undefined ? true : path === '/healthz' ? options.health.live() : options.health.ready()
-      const why = path === '/readyz' ? options.health?.notReadyReason?.() ?? 'not ready' : options.health?.notLiveReason?.() ?? 'not live'
+      const why = path === '/readyz' ? options.health?.notReadyReason?.() ?? 'not ready'
+        : options.health?.notLiveReason?.() ?? 'not live'
       answer(res, ok ? 200 : 503, { 'content-type': 'text/plain' }, ok ? 'ok\n' : `${why}\n`)
       return
     }

@@ -73,7 +73,10 @@ export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
   codec: { codec: 'zstd', level: 3 }
 }
 
-/** What the sender allows a produce request beyond request.timeout.ms (the broker's own wait) before it gives up on it. */
+type DeadlineSettings = Pick<ProducerConfig, 'lingerMs' | 'deliveryTimeoutMs' | 'requestTimeoutMs'
+  | 'retryBackoffMaxMs'>
+
+/** What the sender allows a produce request beyond request.timeout.ms (the broker's own wait) before giving up. */
 export const REQUEST_TIMEOUT_MARGIN_MS = 5000
 
 /**
@@ -82,12 +85,13 @@ export const REQUEST_TIMEOUT_MARGIN_MS = 5000
  * it), that request takes at most request.timeout.ms plus the margin, and a retry's backoff ends before the batch
  * is failed.
  */
-export function flushDeadlineMs(config: Pick<ProducerConfig, 'lingerMs' | 'deliveryTimeoutMs' | 'requestTimeoutMs' | 'retryBackoffMaxMs'>): number {
-  return config.lingerMs + config.deliveryTimeoutMs + config.requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS + config.retryBackoffMaxMs
+export function flushDeadlineMs(config: DeadlineSettings): number {
+  const { lingerMs, deliveryTimeoutMs, requestTimeoutMs, retryBackoffMaxMs } = config
+  return lingerMs + deliveryTimeoutMs + requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS + retryBackoffMaxMs
 }
 
 /** How long a service's shutdown waits before exiting 1: the flush, plus closing connections and committing. */
-export function shutdownDeadlineMs(config: Pick<ProducerConfig, 'lingerMs' | 'deliveryTimeoutMs' | 'requestTimeoutMs' | 'retryBackoffMaxMs'>): number {
+export function shutdownDeadlineMs(config: DeadlineSettings): number {
   return flushDeadlineMs(config) + 5000
 }
 

@@ -234,8 +234,13 @@ export class Sender {
     for (const queue of this.accumulator.queues) {
       // A partition with batches on the wire after a failure fails nothing until they are back (mayResume).
       if (queue.needsResend && queue.inFlight > 0) continue
-      for (let head = queue.queue[0]; head !== undefined && !head.inFlight && isReady(head) && now - head.closedAt > this.config.deliveryTimeoutMs; head = queue.queue[0]) {
-        this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged within delivery.timeout.ms ${this.config.deliveryTimeoutMs}`))
+      const { deliveryTimeoutMs } = this.config
+      const expired = (batch: PendingBatch | undefined): batch is PendingBatch =>
+        batch !== undefined && !batch.inFlight && isReady(batch) && now - batch.closedAt > deliveryTimeoutMs
+      for (let head = queue.queue[0]; expired(head); head = queue.queue[0]) {
+        const message = `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged ` +
+          `within delivery.timeout.ms ${deliveryTimeoutMs}`
+        this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, message))
       }
     }
   }
@@ -449,7 +454,9 @@ function settled(marks: ReadonlyArray<readonly [PartitionQueue, number]>): boole
 function withinMs<T>(answer: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new SqueezeError(ErrorCodes.TIMEOUT, `produce request not answered within ${ms} ms`, { retriable: true })), ms)
+    const error = (): SqueezeError =>
+      new SqueezeError(ErrorCodes.TIMEOUT, `produce request not answered within ${ms} ms`, { retriable: true })
+    timer = setTimeout(() => reject(error()), ms)
   })
   answer.catch(() => undefined)
   return Promise.race([answer, timeout]).finally(() => clearTimeout(timer))

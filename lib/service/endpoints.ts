@@ -21,7 +21,10 @@ export async function startServiceEndpoints(registry: Registry, service: Service
     const server = await startMetricsServer(registry, {
       port: service.metricsPort,
       host: service.metricsHost,
-      health: { live: loop.healthy, notLiveReason: loop.reason, ready: () => readiness.ready, notReadyReason: () => readiness.reason }
+      health: {
+        live: loop.healthy, notLiveReason: loop.reason,
+        ready: () => readiness.ready, notReadyReason: () => readiness.reason
+      }
     })
     return {
       port: server.port,

@@ -5,7 +5,10 @@ import type { Logger } from '../log/logger.js'
  * First SIGINT/SIGTERM: abort intake so the service can flush and close, then exit 0. A second signal or
  * the shutdown deadline: exit 1 at once. Returns the signal every loop should watch.
  */
-export function installShutdown(log: Logger, options: { timeoutMs: number; outcome?: () => string | undefined }): AbortSignal {
+export function installShutdown(
+  log: Logger,
+  options: { timeoutMs: number; outcome?: () => string | undefined }
+): AbortSignal {
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
@@ -16,8 +19,9 @@ export function installShutdown(log: Logger, options: { timeoutMs: number; outco
     controller.abort()
     setTimeout(() => {
       const outcome = options.outcome?.()
-      log.error({ timeoutMs: options.timeoutMs }, `shutdown took too long; exiting${outcome === undefined ? '' : ` (${outcome})`}`)
-      if (outcome !== undefined) process.stderr.write(`squeeze: shutdown deadline ${options.timeoutMs} ms passed; ${outcome}\n`)
+      const { timeoutMs } = options
+      log.error({ timeoutMs }, `shutdown took too long; exiting${outcome === undefined ? '' : ` (${outcome})`}`)
+      if (outcome !== undefined) process.stderr.write(`squeeze: shutdown deadline ${timeoutMs} ms passed; ${outcome}\n`)
       process.exit(1)
     }, options.timeoutMs).unref()
   }

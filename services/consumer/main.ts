@@ -82,10 +82,12 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
         reuseBatchMemory: true
       }
-      const onDeadLetterFailure = oneOf(values['on-dead-letter-failure'], 'on-dead-letter-failure', DEAD_LETTER_FAILURE_POLICIES, 'stop')
+      const onDeadLetterFailure = oneOf(values['on-dead-letter-failure'], 'on-dead-letter-failure',
+        DEAD_LETTER_FAILURE_POLICIES, 'stop')
       const format = formatName === 'none' ? null : formatFor(formatName)
       // The dead-letter copies are flushed on shutdown: their producer's delivery and request timeouts bound that wait.
-      const shutdownTimeoutMs = 10_000 + (values['dead-letter-topic'] === undefined ? 0 : shutdownDeadlineMs(DEAD_LETTER_PRODUCER))
+      const deadLetterFlushMs = values['dead-letter-topic'] === undefined ? 0 : shutdownDeadlineMs(DEAD_LETTER_PRODUCER)
+      const shutdownTimeoutMs = 10_000 + deadLetterFlushMs
       return { connection, format, readerConfig, onDeadLetterFailure, shutdownTimeoutMs }
     },
     start: async (context, { connection, format, readerConfig, onDeadLetterFailure }) => {
@@ -96,10 +98,13 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
       const signal = AbortSignal.any([context.signal, stopped.signal])
       const consumerMetrics = createConsumerMetrics(registry)
       const producer = deadLetterTopic === undefined ? undefined
-        : new Producer(DEAD_LETTER_PRODUCER, { cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' }) })
+        : new Producer(DEAD_LETTER_PRODUCER, {
+          cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' })
+        })
       const deadLetters = producer === undefined || deadLetterTopic === undefined ? undefined
         : new DeadLetters(deadLetterTopic, onDeadLetterFailure, {
-          producer, log: log.child({ component: 'dead-letters' }), onStop: () => stopped.abort(), skipped: (n) => consumerMetrics.deadLettersSkipped(n)
+          producer, log: log.child({ component: 'dead-letters' }),
+          onStop: () => stopped.abort(), skipped: (n) => consumerMetrics.deadLettersSkipped(n)
         })
       const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), consumerMetrics,
         deadLetters === undefined ? undefined : (poison) => deadLetters.add(poison))
@@ -119,7 +124,11 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag })
         const settle = deadLetters === undefined ? {} : { settle: () => deadLetters.settle() }
         if (values.group === undefined) await reader.run(handlers, signal)
-        else await runGroupMember({ groupId: values.group, topics, properties: consumerProperties }, { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics, ...settle }, handlers, signal)
+        else {
+          const member = { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics, ...settle }
+          const groupConfig = { groupId: values.group, topics, properties: consumerProperties }
+          await runGroupMember(groupConfig, member, handlers, signal)
+        }
         await deadLetters?.settle()
         await producer?.close()
         for (const topic of topics) measurements.get(topic)
@@ -131,7 +140,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
           log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
         }
         process.stdout.write(`${renderConsumeReport(results)}\n`)
-        if (deadLetters !== undefined && deadLetters.skipped > 0) process.stdout.write(`dead-letter copies not written: ${deadLetters.skipped} (skip)\n`)
+        const skipped = deadLetters?.skipped ?? 0
+        if (skipped > 0) process.stdout.write(`dead-letter copies not written: ${skipped} (skip)\n`)
         if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
         return 0
       } finally {
@@ -143,6 +153,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
 }
 
 /** The dead-letter producer's settings: the copies are few, so a short linger. */
-const DEAD_LETTER_PRODUCER: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50 }
+const DEAD_LETTER_PRODUCER: ProducerConfig = {
+  ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50
+}
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => consumeMain(process.argv.slice(2)))

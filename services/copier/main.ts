@@ -80,7 +80,8 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       const connection = connectionFrom(values, env, log)
       const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
       const properties = copierGroupProperties(parseProperties(values.X ?? []))
-      const producerConfig = producerConfigFrom(properties.producer, undefined, COPIER_PRODUCER_DEFAULTS, (message) => log.warn(message))
+      const warn = (message: string): void => log.warn(message)
+      const producerConfig = producerConfigFrom(properties.producer, undefined, COPIER_PRODUCER_DEFAULTS, warn)
       const groupId = values.group ?? `squeeze-copier.${source}`
       const deadLetterTopic = values['dead-letter-topic']
       const copy = {

@@ -82,7 +82,8 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
     configure: (log) => {
       const connection = connectionFrom(values, env, log)
       const codec = values.codec === undefined ? undefined : parseCodecSpec(values.codec)
-      const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), codec, {}, (message) => log.warn(message))
+      const warn = (message: string): void => log.warn(message)
+      const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), codec, {}, warn)
       const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
       const settings = {
         connection, producerConfig, sourceKind,
@@ -98,7 +99,11 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
       return settings
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready, reportAtDeadline }, { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
+    start: async (
+      { log, registry, signal, waitForCluster, connect, ready, reportAtDeadline },
+      { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions,
+        replicationFactor }
+    ) => {
       const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
       if (sourceKind === 'file' && values.follow !== true) {
