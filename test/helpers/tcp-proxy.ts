@@ -1,5 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
+import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { freePort } from './ports.js'
 
 /**
  * A loopback TCP proxy a test can degrade: `stall()` keeps connections open but forwards nothing (a hung
@@ -63,5 +65,33 @@ export async function startTcpProxy(port = 0): Promise<TcpProxy> {
         }
         server.close(() => resolve())
       })
+  }
+}
+
+export interface BrokerBehindProxy {
+  readonly proxy: TcpProxy
+  readonly broker: EmbeddedBroker
+  stop(): Promise<void>
+}
+
+/**
+ * A broker every client reaches through a proxy: it advertises the proxy's port, not its own, so the metadata
+ * answers send every connection through the proxy too. `stop()` stops both.
+ */
+export async function startBrokerBehindProxy(): Promise<BrokerBehindProxy> {
+  const proxy = await startTcpProxy()
+  const brokerPort = await freePort()
+  proxy.setTarget(brokerPort)
+  const broker = await startKraftBroker({
+    listeners: { brokerPort },
+    serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` }
+  })
+  return {
+    proxy,
+    broker,
+    stop: async () => {
+      await broker.stop()
+      await proxy.close()
+    }
   }
 }

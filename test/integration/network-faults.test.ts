@@ -1,26 +1,22 @@
 import assert from 'node:assert/strict'
-import { freePort } from '../helpers/ports.js'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { after, before, describe, it } from 'node:test'
-import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG } from '../../lib/consumer/partition-reader.js'
 import { poll } from '../helpers/poll.js'
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
+import { startBrokerBehindProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 
 const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent' })
 let proxy: TcpProxy
-let broker: EmbeddedBroker
+let stopBroker: (() => Promise<void>) | undefined
 let connection: KafkaConnectionConfig
 
-// Every client connection goes through the proxy: the broker advertises the proxy's port, not its own.
 before(async () => {
-  proxy = await startTcpProxy()
-  const brokerPort = await freePort()
-  proxy.setTarget(brokerPort)
-  broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` } })
+  const started = await startBrokerBehindProxy()
+  proxy = started.proxy
+  stopBroker = started.stop
   connection = { ...DEFAULT_CONNECTION, brokers: [`127.0.0.1:${proxy.port}`], clientId: 'squeeze-faults', requestTimeoutMs: 3000 }
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
@@ -28,8 +24,7 @@ before(async () => {
   await admin.disconnect()
 })
 after(async () => {
-  await broker?.stop()
-  await proxy?.close()
+  await stopBroker?.()
 })
 
 /** Every value's count, and each partition's values in log order. */
