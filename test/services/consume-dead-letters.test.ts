@@ -9,7 +9,8 @@ const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url)
 
 function squeeze(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 120_000 }, (err, stdout, stderr) => {
+    const options = { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 120_000 }
+    execFile(process.execPath, [CLI, ...args], options, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
     })
   })
@@ -40,7 +41,8 @@ describe('consume --dead-letter-topic when the dead-letter copy cannot be writte
   }
 
   const consume = (topic: string, groupId: string, extra: string[] = []) => squeeze([
-    'consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--group', groupId, '-X', 'auto.commit.interval.ms=100',
+    'consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--group', groupId,
+    '-X', 'auto.commit.interval.ms=100',
     '--dead-letter-topic', `${topic}.no-such-dead-letters`, '--log-level', 'silent', ...extra
   ])
 
@@ -51,9 +53,10 @@ describe('consume --dead-letter-topic when the dead-letter copy cannot be writte
     assert.notEqual(result.code, 0)
     const lines = result.stderr.trim().split('\n')
     assert.equal(lines.length, 1, `one line on stderr, got:\n${result.stderr}`)
-    assert.match(lines[0] ?? '', /cannot write a poison record \(from .*-0@20\) to dead-letter topic .*no-such-dead-letters.*\[SQUEEZE_ERR_DEAD_LETTER_FAILED\]/)
+    assert.match(lines[0] ?? '', /cannot write a poison record \(from .*-0@20\) to dead-letter topic .*no-such-dead/)
+    assert.match(lines[0] ?? '', /\[SQUEEZE_ERR_DEAD_LETTER_FAILED\]$/)
     const offset = await committed(groupId, topic)
-    console.log(`# dead-letter topic missing: exit ${result.code}, committed offset ${offset} (poison record at ${POISON_OFFSET})`)
+    console.log(`# dead-letter topic missing: exit ${result.code}, committed ${offset} (poison at ${POISON_OFFSET})`)
     assert.ok(offset <= POISON_OFFSET, `committed offset ${offset} is past the poison record at ${POISON_OFFSET}`)
   })
 

@@ -30,7 +30,8 @@ function getPath(port: number, path: string, agent?: Agent): Promise<{ status: n
   return new Promise((resolve, reject) => {
     get({ host: '127.0.0.1', port, path, ...(agent === undefined ? {} : { agent }) }, (res) => {
       let body = ''
-      res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode, body }))
+      res.setEncoding('utf8').on('data', (c: string) => (body += c))
+        .on('end', () => resolve({ status: res.statusCode, body }))
     }).on('error', reject)
   })
 }
@@ -74,7 +75,8 @@ describe('metrics server', () => {
   })
 
   it('a client that sends half its headers is cut off at headersTimeout', async () => {
-    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', limits: { headersTimeoutMs: 300, requestTimeoutMs: 600 } })
+    const limits = { headersTimeoutMs: 300, requestTimeoutMs: 600 }
+    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', limits })
     try {
       const socket = await openSocket(server.port)
       socket.write('GET /metrics HTTP/1.1\r\nHost: squeeze\r\n')
@@ -86,7 +88,8 @@ describe('metrics server', () => {
   })
 
   it('an idle keep-alive connection is closed after keepAliveTimeout', async () => {
-    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', limits: { keepAliveTimeoutMs: 200 } })
+    const limits = { keepAliveTimeoutMs: 200 }
+    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', limits })
     try {
       const socket = await openSocket(server.port)
       const closed = closedWithin(socket, 10_000)
@@ -98,7 +101,8 @@ describe('metrics server', () => {
   })
 
   it('connections beyond maxConnections are closed as they arrive; those within it are served', async () => {
-    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', limits: { maxConnections: 2 } })
+    const limits = { maxConnections: 2 }
+    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', limits })
     const sockets: Socket[] = []
     try {
       sockets.push(await openSocket(server.port), await openSocket(server.port))
@@ -115,9 +119,10 @@ describe('metrics server', () => {
     }
   })
 
-  it('/healthz answers 503 with the delay while the event loop was held past the bound, and 200 again after', async () => {
+  it('/healthz answers 503 with the delay while the event loop was held past the bound, 200 again after', async () => {
     const loop = watchEventLoop({ maxDelayMs: 100, windowMs: 2000 })
-    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', health: { live: loop.healthy, notLiveReason: loop.reason, ready: () => true } })
+    const health = { live: loop.healthy, notLiveReason: loop.reason, ready: () => true }
+    const server = await startMetricsServer(new Registry(), { port: 0, host: '127.0.0.1', health })
     try {
       assert.equal((await getPath(server.port, '/healthz')).status, 200)
       // Holds the event loop, as a runaway synchronous task would, until the monitor's sampling timer has seen it
