@@ -202,7 +202,16 @@ function validateTree(k8sDir: string): string[] {
   return problems
 }
 
-type Rule = { from?: JsonObject[]; to?: JsonObject[]; ports?: Array<{ port?: Json; protocol?: string }> }
+type Port = { port?: Json; protocol?: string }
+type Rule = { from?: JsonObject[]; to?: JsonObject[]; ports?: Port[] }
+type PolicySpec = { podSelector?: JsonObject; policyTypes?: string[]; ingress?: Rule[]; egress?: Rule[] }
+
+/** A peer that is the monitoring namespace, whole, and nothing else. */
+function isMonitoringNamespace(peer: JsonObject): boolean {
+  const selector = isObject(peer.namespaceSelector) ? peer.namespaceSelector : {}
+  const labels = isObject(selector.matchLabels) ? selector.matchLabels : {}
+  return labels['kubernetes.io/metadata.name'] === 'monitoring' && peer.podSelector === undefined && peer.ipBlock === undefined
+}
 
 /**
  * squeeze's NetworkPolicy: it selects the squeeze pods, lets in only the monitoring namespace on the metrics port,
@@ -211,23 +220,31 @@ type Rule = { from?: JsonObject[]; to?: JsonObject[]; ports?: Array<{ port?: Jso
 function networkPolicyProblems(r: Resource, data: JsonObject, selects: (selector: Json | undefined) => boolean): string[] {
   const problems: string[] = []
   const id = `NetworkPolicy/${r.metadata.name}`
-  const spec = (isObject(r.spec) ? r.spec : {}) as { podSelector?: JsonObject; policyTypes?: string[]; ingress?: Rule[]; egress?: Rule[] }
+  const spec = (isObject(r.spec) ? r.spec : {}) as PolicySpec
+  const ports = (rule: Rule): Port[] => rule.ports ?? []
   if (!selects(spec.podSelector?.matchLabels)) problems.push(`${id}: podSelector matches no pod template`)
-  if (!['Ingress', 'Egress'].every((t) => spec.policyTypes?.includes(t))) problems.push(`${id}: policyTypes must hold Ingress and Egress`)
+  if (!['Ingress', 'Egress'].every((t) => spec.policyTypes?.includes(t))) {
+    problems.push(`${id}: policyTypes must hold Ingress and Egress`)
+  }
   const ingress = spec.ingress ?? []
-  const fromMonitoring = (rule: Rule): boolean => (rule.from ?? []).length > 0 && (rule.from ?? []).every((peer) =>
-    isObject(peer.namespaceSelector) && isObject(peer.namespaceSelector.matchLabels) &&
-    peer.namespaceSelector.matchLabels['kubernetes.io/metadata.name'] === 'monitoring' && peer.podSelector === undefined && peer.ipBlock === undefined)
-  if (ingress.length === 0 || !ingress.every((rule) => fromMonitoring(rule) && (rule.ports ?? []).length > 0 && (rule.ports ?? []).every((p) => p.port === 'metrics'))) {
+  const fromMonitoring = (rule: Rule): boolean => (rule.from ?? []).length > 0 && (rule.from ?? []).every(isMonitoringNamespace)
+  const onMetrics = (rule: Rule): boolean => ports(rule).length > 0 && ports(rule).every((p) => p.port === 'metrics')
+  if (ingress.length === 0 || !ingress.every((rule) => fromMonitoring(rule) && onMetrics(rule))) {
     problems.push(`${id}: ingress must allow only the metrics port, only from the monitoring namespace`)
   }
   const egress = spec.egress ?? []
-  if (egress.some((rule) => (rule.to ?? []).length === 0 || (rule.ports ?? []).length === 0)) problems.push(`${id}: an egress rule allows any peer or any port`)
-  const dns = egress.filter((rule) => (rule.ports ?? []).every((p) => p.port === 53))
-  if (!['UDP', 'TCP'].every((protocol) => dns.some((rule) => (rule.ports ?? []).some((p) => p.protocol === protocol)))) problems.push(`${id}: egress does not allow DNS (53 UDP and TCP)`)
+  if (egress.some((rule) => (rule.to ?? []).length === 0 || ports(rule).length === 0)) {
+    problems.push(`${id}: an egress rule allows any peer or any port`)
+  }
+  const dns = egress.filter((rule) => ports(rule).every((p) => p.port === 53))
+  if (!['UDP', 'TCP'].every((protocol) => dns.some((rule) => ports(rule).some((p) => p.protocol === protocol)))) {
+    problems.push(`${id}: egress does not allow DNS (53 UDP and TCP)`)
+  }
   const brokerPort = Number(/:(\d+)$/.exec(String(data.KAFKA_BROKERS ?? ''))?.[1])
   const brokers = egress.filter((rule) => !dns.includes(rule))
-  if (!brokers.some((rule) => (rule.ports ?? []).some((p) => p.port === brokerPort))) problems.push(`${id}: egress does not allow the brokers' port ${brokerPort} (KAFKA_BROKERS)`)
+  if (!brokers.some((rule) => ports(rule).some((p) => p.port === brokerPort))) {
+    problems.push(`${id}: egress does not allow the brokers' port ${brokerPort} (KAFKA_BROKERS)`)
+  }
   return problems
 }
 
