@@ -42,6 +42,8 @@ export const ErrorCodes = {
   PRODUCE_FAILED: 'SQUEEZE_ERR_PRODUCE_FAILED',
   TOPIC_REFUSED: 'SQUEEZE_ERR_TOPIC_REFUSED',
   PRODUCER_CLOSED: 'SQUEEZE_ERR_PRODUCER_CLOSED',
+  /** A poison record could not be written to its dead-letter topic: the consumer stops before committing past it. */
+  DEAD_LETTER_FAILED: 'SQUEEZE_ERR_DEAD_LETTER_FAILED',
   TIMEOUT: 'SQUEEZE_ERR_TIMEOUT',
   SOURCE: 'SQUEEZE_ERR_SOURCE',
   GROUP: 'SQUEEZE_ERR_GROUP_MEMBERSHIP',

@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
-import { securityFrom, type SecurityFlags } from './security.js'
+import { securityFrom, tlsWarnings, type SecurityFlags } from './security.js'
 
 export type CliOptions = NonNullable<ParseArgsConfig['options']>
 
@@ -99,6 +99,7 @@ export function oneOf<T extends string>(value: string | undefined, flag: string,
 export function connectionFrom(values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags, env: NodeJS.ProcessEnv, log?: Pick<Logger, 'warn'>): KafkaConnectionConfig {
   const { ssl, sasl, fileDefaults, ignoredFileSettings } = securityFrom(values, env)
   if (ignoredFileSettings.length > 0) log?.warn({ clientConfig: values['client-config'], ignored: ignoredFileSettings }, '--client-config settings squeeze does not use were ignored')
+  for (const warning of tlsWarnings(ssl)) log?.warn(warning)
   const fromEnv = env.KAFKA_BROKERS === undefined || env.KAFKA_BROKERS.trim() === '' ? undefined : env.KAFKA_BROKERS
   const list = requireString(values.brokers ?? fromEnv ?? fileDefaults.brokers, 'brokers', 'give --brokers host:port or set KAFKA_BROKERS')
   const brokers = list.split(',').map((b) => b.trim()).filter((b) => b !== '')

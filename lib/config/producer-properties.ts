@@ -56,7 +56,12 @@ export function parseProperties(pairs: readonly string[]): Record<string, string
  * compression.type with compression.<codec>.level is the Kafka way; --codec zstd:3 is shorthand for both.
  * `serviceDefaults` replaces squeeze's defaults where a service needs others (the copier compresses inline).
  */
-export function producerConfigFrom(properties: Record<string, string>, codec?: CodecSpec, serviceDefaults: Pick<Partial<ProducerConfig>, 'compressionThreads'> = {}): ProducerConfig {
+export function producerConfigFrom(
+  properties: Record<string, string>,
+  codec?: CodecSpec,
+  serviceDefaults: Pick<Partial<ProducerConfig>, 'compressionThreads'> = {},
+  warn: (message: string) => void = () => undefined
+): ProducerConfig {
   const props = validateConfig(producerPropertiesSchema, properties, 'producer settings')
   let spec: CodecSpec
   if (codec !== undefined) {
@@ -82,7 +87,7 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     maxRequestSizeBytes: props['max.request.size'] ?? DEFAULT_PRODUCER_CONFIG.maxRequestSizeBytes,
     acks,
     idempotent,
-    deliveryTimeoutMs: props['delivery.timeout.ms'] ?? DEFAULT_PRODUCER_CONFIG.deliveryTimeoutMs,
+    deliveryTimeoutMs: deliveryTimeout(props, warn),
     requestTimeoutMs: props['request.timeout.ms'] ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs,
     retryBackoffMs: props['retry.backoff.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMs,
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
@@ -96,6 +101,25 @@ export function producerConfigFrom(properties: Record<string, string>, codec?: C
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `buffer.memory (${config.bufferMemoryBytes}) must be at least batch.size (${config.batchSizeBytes})`)
   }
   return Object.freeze(config)
+}
+
+/**
+ * Java's rule, kept as Java keeps it: a batch must get at least one full request before its delivery timeout. A
+ * delivery.timeout.ms given below linger.ms + request.timeout.ms is refused with Java's message; the default is
+ * raised to that sum, with a warning. The shutdown deadline is derived from these values (shutdownDeadlineMs).
+ */
+function deliveryTimeout(props: ProducerProperties, warn: (message: string) => void): number {
+  const lingerMs = props['linger.ms'] ?? DEFAULT_PRODUCER_CONFIG.lingerMs
+  const floor = lingerMs + (props['request.timeout.ms'] ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs)
+  const given = props['delivery.timeout.ms']
+  const rule = 'delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms'
+  if (given !== undefined) {
+    if (given < floor) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${rule} (got ${given} < ${floor})`)
+    return given
+  }
+  if (DEFAULT_PRODUCER_CONFIG.deliveryTimeoutMs >= floor) return DEFAULT_PRODUCER_CONFIG.deliveryTimeoutMs
+  warn(`${rule}. Setting it to ${floor}.`)
+  return floor
 }
 
 /** squeeze.compression.level.min/max and cpu.budget, for codec:adaptive (checked against the codec here, at start-up). */

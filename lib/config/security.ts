@@ -162,6 +162,24 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): Secu
   return Object.freeze({ protocol, ...(ssl === undefined ? {} : { ssl }), ...(sasl === undefined ? {} : { sasl }), fileDefaults, ignoredFileSettings: props.ignored ?? [] })
 }
 
+/**
+ * What the TLS options turn off, one warning each: a connection that does not verify the broker's certificate, or
+ * its host name, can be read and altered by anyone on the path who presents some other certificate.
+ */
+export function tlsWarnings(ssl: ConnectionOptions | boolean | undefined): string[] {
+  if (ssl === undefined || typeof ssl === 'boolean') return []
+  const warnings: string[] = []
+  if (ssl.rejectUnauthorized === false) {
+    warnings.push('TLS certificate verification is off (--ssl-reject-unauthorized false, ' +
+      'enable.ssl.certificate.verification=false): any server can pose as the broker')
+  }
+  if (ssl.checkServerIdentity !== undefined) {
+    warnings.push('TLS host-name checking is off (--ssl-endpoint-identification none, ' +
+      'ssl.endpoint.identification.algorithm=): a certificate for any host is accepted')
+  }
+  return warnings
+}
+
 function trueOrFalse(text: string | undefined, problems: string[]): boolean {
   if (text === undefined || text === 'true') return true
   if (text === 'false') return false

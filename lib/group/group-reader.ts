@@ -12,6 +12,19 @@ export interface GroupReaderConfig extends MemberConfig {
   readonly commitIntervalMs: number
 }
 
+export interface GroupReaderDeps {
+  readonly reader: PartitionReader
+  readonly coordinator: GroupCoordinator
+  readonly cluster: KafkajsCluster
+  readonly log: Logger
+  readonly metrics?: GroupMetricsSink
+  /**
+   * Awaited after a commit's positions are taken and before they are sent: what the handlers still owe for the
+   * records before those positions (dead-letter copies) is done first. A throw ends the read uncommitted.
+   */
+  readonly settle?: () => Promise<void>
+}
+
 /**
  * A PartitionReader driven by group membership: it reads only the partitions the coordinator assigns, starts
  * each from the group's committed offset, commits positions every commitIntervalMs and before it gives a
@@ -25,7 +38,7 @@ export class GroupReader {
 
   constructor(
     private readonly config: GroupReaderConfig,
-    private readonly deps: { reader: PartitionReader; coordinator: GroupCoordinator; cluster: KafkajsCluster; log: Logger; metrics?: GroupMetricsSink }
+    private readonly deps: GroupReaderDeps
   ) {
     this.membership = createMember(config, {
       coordinator: deps.coordinator,
@@ -89,6 +102,7 @@ export class GroupReader {
    */
   private async commit(positions: readonly PartitionPosition[], why: 'periodic' | 'revoke'): Promise<void> {
     if (positions.length === 0) return
+    await this.deps.settle?.()
     const offsets = positions.map(({ topic, partition, position }) => ({ topic, partition, offset: position }))
     const { coordinator, log } = this.deps
     try {

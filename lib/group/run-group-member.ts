@@ -20,7 +20,11 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 3000
  */
 export async function runGroupMember(
   config: { groupId: string; topics: readonly string[]; properties: ConsumerProperties },
-  deps: { cluster: KafkajsCluster; reader: PartitionReader; log: Logger; metrics?: GroupMetricsSink },
+  deps: {
+    cluster: KafkajsCluster; reader: PartitionReader; log: Logger; metrics?: GroupMetricsSink
+    /** See GroupReaderDeps.settle. */
+    settle?: () => Promise<void>
+  },
   handlers: ReaderHandlers,
   signal?: AbortSignal
 ): Promise<void> {
@@ -33,7 +37,11 @@ export async function runGroupMember(
   const heartbeatIntervalMs = config.properties['heartbeat.interval.ms'] ?? DEFAULT_HEARTBEAT_INTERVAL_MS
   const group = new GroupReader(
     { groupId: config.groupId, topics: config.topics, protocol, commitIntervalMs, rebalanceTimeoutMs, sessionTimeoutMs, heartbeatIntervalMs },
-    { reader: deps.reader, coordinator, cluster: deps.cluster, log: deps.log, ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }) }
+    {
+      reader: deps.reader, coordinator, cluster: deps.cluster, log: deps.log,
+      ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+      ...(deps.settle === undefined ? {} : { settle: deps.settle })
+    }
   )
   await group.run(handlers, signal)
 }

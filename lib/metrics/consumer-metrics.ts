@@ -11,6 +11,8 @@ export interface GroupMetricsSink {
 export interface ConsumerMetricsSink {
   batchRead(topic: string, codec: string, batch: { records: number; storedBytes: number; uncompressedBytes: number; decompressCpuSeconds: number; decodeCpuSeconds: number }): void
   corrupt(topic: string, kind: 'record' | 'batch', code: string): void
+  /** Dead-letter copies that could not be written, counted under --on-dead-letter-failure skip. */
+  deadLettersSkipped(records: number): void
 }
 
 export function createConsumerMetrics(registry: Registry): ConsumerMetricsSink {
@@ -23,7 +25,15 @@ export function createConsumerMetrics(registry: Registry): ConsumerMetricsSink {
     decodeCpuSeconds: { name: 'squeeze_decode_cpu_seconds_total', help: 'Process CPU time spent walking records and decoding values' }
   })
   const corrupt = new Counter({ name: 'squeeze_corrupt_total', help: 'Records or batches that could not be read, counted and skipped', labelNames: ['topic', 'kind', 'code'], registers: [registry] })
+  const deadLettersSkipped = new Counter({
+    name: 'squeeze_dead_letters_skipped_total',
+    help: 'Poison records whose dead-letter copy could not be written (--on-dead-letter-failure skip)',
+    registers: [registry]
+  })
   return {
+    deadLettersSkipped(records) {
+      deadLettersSkipped.inc(records)
+    },
     batchRead(topic, codec, batch) {
       batchRead({ topic, codec }, { ...batch, batches: 1 })
     },

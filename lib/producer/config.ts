@@ -73,6 +73,28 @@ export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
   codec: { codec: 'zstd', level: 3 }
 }
 
+type DeadlineSettings = Pick<ProducerConfig, 'lingerMs' | 'deliveryTimeoutMs' | 'requestTimeoutMs'
+  | 'retryBackoffMaxMs'>
+
+/** What the sender allows a produce request beyond request.timeout.ms (the broker's own wait) before giving up. */
+export const REQUEST_TIMEOUT_MARGIN_MS = 5000
+
+/**
+ * The longest flush() or close() can wait for every accepted record to be acknowledged or failed: the open batch's
+ * linger, then a batch is sent at the latest as its delivery.timeout.ms runs out (the sender sends no batch past
+ * it), that request takes at most request.timeout.ms plus the margin, and a retry's backoff ends before the batch
+ * is failed.
+ */
+export function flushDeadlineMs(config: DeadlineSettings): number {
+  const { lingerMs, deliveryTimeoutMs, requestTimeoutMs, retryBackoffMaxMs } = config
+  return lingerMs + deliveryTimeoutMs + requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS + retryBackoffMaxMs
+}
+
+/** How long a service's shutdown waits before exiting 1: the flush, plus closing connections and committing. */
+export function shutdownDeadlineMs(config: DeadlineSettings): number {
+  return flushDeadlineMs(config) + 5000
+}
+
 /**
  * The resolved codec of each destination topic, and its metric labels, each worked out once per topic (and
  * level: an adaptive topic's batches are labelled with the level each was compressed at).

@@ -11,7 +11,7 @@ import type { OpenBatch, ValueWriter } from '../protocol/record-batch-builder.js
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
 import { RecordAccumulator, type ProducerRecord } from './accumulator.js'
 import type { SealerLoad } from './batch-sealer.js'
-import { TopicCodecs, type ProducerConfig } from './config.js'
+import { REQUEST_TIMEOUT_MARGIN_MS, TopicCodecs, type ProducerConfig } from './config.js'
 import { Idempotence } from './idempotence.js'
 import type { PartitionQueue } from './partition-queue.js'
 import { Sender, type AckedBatch, type DeliveryFailure, type DeliveryStats } from './sender.js'
@@ -46,6 +46,21 @@ const RECORD_OVERHEAD_BYTES = 64
  */
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
+ * kafkajs's disconnect first waits for every request still queued on its connections, those the sender gave up
+ * on at request.timeout.ms too, until the connection's own timeout: against a broker that stopped answering that
+ * would hold a shutdown whose records all have their outcome. The close waits for it at most the sender's margin.
+ */
+async function boundedDisconnect(cluster: KafkajsCluster): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, REQUEST_TIMEOUT_MARGIN_MS)
+    timer.unref()
+  })
+  await Promise.race([cluster.disconnect().catch(() => undefined), bound])
+  clearTimeout(timer)
 }
 
 /**
@@ -266,7 +281,7 @@ export class Producer {
       } finally {
         this.sender.stop()
         await this.accumulator.close()
-        await this.deps.cluster.disconnect().catch(() => undefined)
+        await boundedDisconnect(this.deps.cluster)
       }
     })()
     return this.closing

@@ -13,7 +13,7 @@ import { readBatch } from '../protocol/record-batch-reader.js'
 import type { IncomingRecord } from '../protocol/record.js'
 import { backoffDelay } from '../retry.js'
 import type { RecordAccumulator } from './accumulator.js'
-import type { ProducerConfig, TopicCodecs } from './config.js'
+import { REQUEST_TIMEOUT_MARGIN_MS, type ProducerConfig, type TopicCodecs } from './config.js'
 import type { Idempotence } from './idempotence.js'
 import { isReady, newPendingBatch, removeBatch, type PartitionQueue, type PendingBatch, type ReadyBatch } from './partition-queue.js'
 import type { Transactions } from './transactions.js'
@@ -96,6 +96,7 @@ export class Sender {
   private settledWaiters: Array<{ marks: ReadonlyArray<readonly [PartitionQueue, number]>; wake: () => void }> = []
   private drainScheduled = false
   private retryTimer: NodeJS.Timeout | null = null
+  private expiryTimer: NodeJS.Timeout | null = null
   private inFlightRequests = 0
   private readonly requestBuffers = new RequestBufferPool(REQUEST_BUFFERS)
   private readonly random: () => number
@@ -156,6 +157,7 @@ export class Sender {
 
   stop(): void {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer)
+    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer)
   }
 
   failBatch(queue: PartitionQueue, batch: PendingBatch, error: SqueezeError): void {
@@ -176,23 +178,26 @@ export class Sender {
   }
 
   private async drain(): Promise<void> {
-    if (this.idempotence.stale && !(await this.idempotence.renew(this.inFlightRequests))) return
+    this.expire(Date.now())
+    if (this.idempotence.stale) {
+      // InitProducerId may wait on a broker that does not answer: the batches' timeouts run meanwhile.
+      this.wakeAtNextExpiry()
+      if (!(await this.idempotence.renew(this.inFlightRequests))) return
+    }
     const now = Date.now()
     const rounds: Array<Map<number, InFlightEntry[]>> = []
     let earliestRetry = Number.POSITIVE_INFINITY
     for (const queue of this.accumulator.queues) {
       if (!this.idempotence.mayResume(queue)) continue
-      const head = queue.queue[0]
-      if (head !== undefined && !head.inFlight && isReady(head) && now - head.closedAt > this.config.deliveryTimeoutMs) {
-        this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged within delivery.timeout.ms ${this.config.deliveryTimeoutMs}`))
-        continue
-      }
       const limit = this.idempotence.inFlightLimit(queue)
       let round = 0
       for (const batch of queue.queue) {
         if (queue.inFlight + round >= limit) break
         if (batch.inFlight) continue
         if (!isReady(batch)) break
+        // A batch past its delivery timeout goes on the wire no more: it fails once it reaches the head of the
+        // queue, so a flush ends within flushDeadlineMs.
+        if (now - batch.closedAt > this.config.deliveryTimeoutMs) break
         if (batch.retryAt > now) {
           earliestRetry = Math.min(earliestRetry, batch.retryAt)
           break
@@ -219,6 +224,40 @@ export class Sender {
         for (const request of this.splitByRequestSize(entries)) this.send(leader, request)
       }
     }
+  }
+
+  /**
+   * Fails every queue's leading batches that are off the wire and past delivery.timeout.ms. It runs before a new
+   * producer id is sought, which needs a broker: with none answering, batches still fail on time, so a flush ends.
+   */
+  private expire(now: number): void {
+    for (const queue of this.accumulator.queues) {
+      // A partition with batches on the wire after a failure fails nothing until they are back (mayResume).
+      if (queue.needsResend && queue.inFlight > 0) continue
+      const { deliveryTimeoutMs } = this.config
+      const expired = (batch: PendingBatch | undefined): batch is PendingBatch =>
+        batch !== undefined && !batch.inFlight && isReady(batch) && now - batch.closedAt > deliveryTimeoutMs
+      for (let head = queue.queue[0]; expired(head); head = queue.queue[0]) {
+        const message = `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged ` +
+          `within delivery.timeout.ms ${deliveryTimeoutMs}`
+        this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, message))
+      }
+    }
+  }
+
+  /** While no producer id can be had, drains again when the next leading batch's delivery.timeout.ms runs out. */
+  private wakeAtNextExpiry(): void {
+    let next = Number.POSITIVE_INFINITY
+    for (const queue of this.accumulator.queues) {
+      const head = queue.queue[0]
+      if (head !== undefined) next = Math.min(next, head.closedAt + this.config.deliveryTimeoutMs + 1)
+    }
+    if (next === Number.POSITIVE_INFINITY) return
+    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer)
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null
+      this.scheduleDrain()
+    }, Math.max(1, next - Date.now()))
   }
 
   private send(leader: number, request: InFlightEntry[]): void {
@@ -274,7 +313,8 @@ export class Sender {
       let body: Buffer | undefined
       const allocate = (size: number): Buffer => (body = this.requestBuffers.take(size))
       const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.transactions?.transactionalId ?? null, batches, allocate })
-      results = await broker.connectionPool.send({ request, response, requestTimeout: this.config.requestTimeoutMs + 5000 })
+      const timeoutMs = this.config.requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS
+      results = await withinMs(broker.connectionPool.send({ request, response, requestTimeout: timeoutMs }), timeoutMs)
       // Answered, so written: with acks 0 there is no answer to tell that, and the buffer is left to GC.
       if (body !== undefined && this.config.acks !== 0) this.requestBuffers.give(body)
     } catch (err) {
@@ -403,4 +443,21 @@ function settled(marks: ReadonlyArray<readonly [PartitionQueue, number]>): boole
     if (head !== undefined && head.firstIndex < mark) return false
   }
   return true
+}
+
+/**
+ * The request's answer, or a retriable timeout once `ms` pass. kafkajs waits for the longer of a request's own
+ * timeout and its connection's, so without this a produce request's bound would be the connection's setting, not
+ * request.timeout.ms. An answer that comes later is dropped; the batch is resent (the broker drops a duplicate
+ * sequence under idempotence), and its request buffer is not reused, since kafkajs may still hold it.
+ */
+function withinMs<T>(answer: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    const error = (): SqueezeError =>
+      new SqueezeError(ErrorCodes.TIMEOUT, `produce request not answered within ${ms} ms`, { retriable: true })
+    timer = setTimeout(() => reject(error()), ms)
+  })
+  answer.catch(() => undefined)
+  return Promise.race([answer, timeout]).finally(() => clearTimeout(timer))
 }

@@ -5,7 +5,10 @@ import type { Logger } from '../log/logger.js'
  * First SIGINT/SIGTERM: abort intake so the service can flush and close, then exit 0. A second signal or
  * the shutdown deadline: exit 1 at once. Returns the signal every loop should watch.
  */
-export function installShutdown(log: Logger, options: { timeoutMs: number }): AbortSignal {
+export function installShutdown(
+  log: Logger,
+  options: { timeoutMs: number; outcome?: () => string | undefined }
+): AbortSignal {
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
@@ -15,7 +18,10 @@ export function installShutdown(log: Logger, options: { timeoutMs: number }): Ab
     log.info({ signal, timeoutMs: options.timeoutMs }, 'shutting down: no new input, flushing what was accepted')
     controller.abort()
     setTimeout(() => {
-      log.error({ timeoutMs: options.timeoutMs }, 'shutdown took too long; exiting')
+      const outcome = options.outcome?.()
+      const { timeoutMs } = options
+      log.error({ timeoutMs }, `shutdown took too long; exiting${outcome === undefined ? '' : ` (${outcome})`}`)
+      if (outcome !== undefined) process.stderr.write(`squeeze: shutdown deadline ${timeoutMs} ms passed; ${outcome}\n`)
       process.exit(1)
     }, options.timeoutMs).unref()
   }

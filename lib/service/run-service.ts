@@ -19,6 +19,8 @@ export interface CommandContext {
    * `target` or else the configured connection (a command may learn its brokers only once it runs).
    */
   connect<T>(attempt: Promise<T>, target?: ConnectTarget): Promise<T>
+  /** What is printed if the shutdown deadline passes (records accepted, acknowledged, failed): the last report. */
+  reportAtDeadline(outcome: () => string): void
 }
 
 /** What a long-running service's start gets from the skeleton: a command's context, plus metrics and readiness. */
@@ -62,12 +64,17 @@ function begin<C extends object>(definition: Definition<C, never>, readiness?: R
   const config = definition.configure(log)
   // A command's settings may carry neither (bench has no cluster and no flush).
   const setup: CommandSetup = config
-  const signal = setup.shutdownTimeoutMs === undefined ? new AbortController().signal : installShutdown(log, { timeoutMs: setup.shutdownTimeoutMs })
+  let outcome: (() => string) | undefined
+  const signal = setup.shutdownTimeoutMs === undefined ? new AbortController().signal
+    : installShutdown(log, { timeoutMs: setup.shutdownTimeoutMs, outcome: () => outcome?.() })
   return {
     config,
     context: {
       log,
       signal,
+      reportAtDeadline: (report) => {
+        outcome = report
+      },
       waitForCluster: (step) => untilClusterReady(step, { waitMs: service.waitForBrokersMs, log, signal, ...(readiness === undefined ? {} : { readiness }) }),
       connect: (attempt, target) => attempt.catch((err: unknown) => {
         throw connectionFailure(err, target ?? setup.connection)

@@ -3,8 +3,9 @@ import { pathToFileURL } from 'node:url'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
-import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
-import { toDeadLetter } from '../../lib/protocol/dead-letter.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer, type ProducerConfig } from '../../lib/producer/producer.js'
+import { shutdownDeadlineMs } from '../../lib/producer/config.js'
+import { DEAD_LETTER_FAILURE_POLICIES, DeadLetters } from '../../lib/consumer/dead-letters.js'
 import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -40,7 +41,10 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
   --json FILE                  also write the measurements as JSON
   --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
                                squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}; a batch
-                               that does not read goes there as one record holding the stored batch (up to 512 KiB)
+                               that does not read goes there as one record holding the stored batch (up to 512 KiB);
+                               offsets are committed only once the copies before them are acknowledged
+  --on-dead-letter-failure stop|skip   a copy that cannot be written (after the producer's retries) stops the
+                               consumer with one line, committing nothing past it (default stop), or is counted (skip)
 ${COMMON_HELP}
 
 The summary table is printed at the end, or on Ctrl-C. Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
@@ -55,7 +59,8 @@ const OPTIONS = {
   X: { type: 'string', short: 'X', multiple: true },
   isolation: { type: 'string' },
   json: { type: 'string' },
-  'dead-letter-topic': { type: 'string' }
+  'dead-letter-topic': { type: 'string' },
+  'on-dead-letter-failure': { type: 'string' }
 } as const
 
 export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -85,17 +90,33 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         reuseBatchMemory: true,
         ...read
       }
-      return { connection, format: formatName === 'none' ? null : formatFor(formatName), readerConfig, shutdownTimeoutMs: 10_000 }
+      const onDeadLetterFailure = oneOf(values['on-dead-letter-failure'], 'on-dead-letter-failure',
+        DEAD_LETTER_FAILURE_POLICIES, 'stop')
+      const format = formatName === 'none' ? null : formatFor(formatName)
+      // The dead-letter copies are flushed on shutdown: their producer's delivery and request timeouts bound that wait.
+      const deadLetterFlushMs = values['dead-letter-topic'] === undefined ? 0 : shutdownDeadlineMs(DEAD_LETTER_PRODUCER)
+      const shutdownTimeoutMs = 10_000 + deadLetterFlushMs
+      return { connection, format, readerConfig, onDeadLetterFailure, shutdownTimeoutMs }
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, format, readerConfig }) => {
+    start: async (context, { connection, format, readerConfig, onDeadLetterFailure }) => {
+      const { log, registry, waitForCluster, connect, ready } = context
       const deadLetterTopic = values['dead-letter-topic']
-      const deadLetters = deadLetterTopic === undefined ? undefined
-        : new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50 }, { cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' }) })
-      const pending: Array<Promise<void>> = []
-      const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), createConsumerMetrics(registry),
-        deadLetters === undefined || deadLetterTopic === undefined ? undefined : (poison) => {
-          pending.push(deadLetters.send({ topic: deadLetterTopic, ...toDeadLetter(poison) }))
+      // A dead-letter copy that cannot be written stops the reading as a signal would, and settle() then throws.
+      const stopped = new AbortController()
+      const signal = AbortSignal.any([context.signal, stopped.signal])
+      const consumerMetrics = createConsumerMetrics(registry)
+      const producer = deadLetterTopic === undefined ? undefined
+        : new Producer(DEAD_LETTER_PRODUCER, {
+          cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' })
         })
+      const deadLetters = producer === undefined || deadLetterTopic === undefined ? undefined
+        : new DeadLetters(deadLetterTopic, onDeadLetterFailure, {
+          producer, log: log.child({ component: 'dead-letters' }),
+          onStop: () => stopped.abort(), skipped: (n) => consumerMetrics.deadLettersSkipped(n)
+        })
+      const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), consumerMetrics,
+        deadLetters === undefined ? undefined : (poison) => deadLetters.add(poison))
+      const handlers = deadLetters === undefined ? measurements : deadLetters.wrap(measurements)
       const cluster = createCluster(connection, log)
       const admin = createKafkaClient(connection, log).admin()
       try {
@@ -105,16 +126,20 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
           const missing = topics.filter((t) => !existing.includes(t))
           if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
         })
-        await deadLetters?.start()
+        await producer?.start()
         ready()
         const groupMetrics = createConsumerGroupMetrics(registry)
-        const readerDeps = { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag, metrics: createReaderMetrics(registry) }
-        const reader = new PartitionReader(readerConfig, readerDeps)
-        if (values.group === undefined) await reader.run(measurements, signal)
-        else await runGroupMember({ groupId: values.group, topics, properties: consumerProperties }, { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics }, measurements, signal)
-        await Promise.all(pending)
-        await deadLetters?.close()
-        if ((deadLetters?.snapshot().recordsFailed ?? 0) > 0) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `some poison records could not be written to ${deadLetterTopic}`)
+        const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag,
+          metrics: createReaderMetrics(registry) })
+        const settle = deadLetters === undefined ? {} : { settle: () => deadLetters.settle() }
+        if (values.group === undefined) await reader.run(handlers, signal)
+        else {
+          const member = { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics, ...settle }
+          const groupConfig = { groupId: values.group, topics, properties: consumerProperties }
+          await runGroupMember(groupConfig, member, handlers, signal)
+        }
+        await deadLetters?.settle()
+        await producer?.close()
         for (const topic of topics) measurements.get(topic)
         const results = measurements.results()
         try {
@@ -124,14 +149,21 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
           log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
         }
         process.stdout.write(`${renderConsumeReport(results)}\n`)
+        const skipped = deadLetters?.skipped ?? 0
+        if (skipped > 0) process.stdout.write(`dead-letter copies not written: ${skipped} (skip)\n`)
         if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
         return 0
       } finally {
-        await deadLetters?.close().catch(() => undefined)
+        await producer?.close().catch(() => undefined)
         await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
       }
     }
   })
+}
+
+/** The dead-letter producer's settings: the copies are few, so a short linger. */
+const DEAD_LETTER_PRODUCER: ProducerConfig = {
+  ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => consumeMain(process.argv.slice(2)))

@@ -13,6 +13,7 @@ import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
+import { shutdownDeadlineMs } from '../../lib/producer/config.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
@@ -89,7 +90,8 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
       const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
       const properties = copierGroupProperties(rest)
-      const producerConfig = producerConfigFrom(properties.producer, undefined, COPIER_PRODUCER_DEFAULTS)
+      const warn = (message: string): void => log.warn(message)
+      const producerConfig = producerConfigFrom(properties.producer, undefined, COPIER_PRODUCER_DEFAULTS, warn)
       const groupId = values.group ?? `squeeze-copier.${source}`
       const deadLetterTopic = values['dead-letter-topic']
       const copy = {
@@ -103,7 +105,8 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         maxBytes: parseInteger(values.bytes, 'bytes', 1),
         deadLetterTopic,
         onRefused: oneOf(values['on-refused'], 'on-refused', REFUSED_POLICIES, deadLetterTopic === undefined ? 'fail' : 'dead-letter'),
-        shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 10_000
+        // The flush, then the last offset commit (the coordinator's retries).
+        shutdownTimeoutMs: shutdownDeadlineMs(producerConfig) + 5000
       }
       if (deadLetterTopic !== undefined && (deadLetterTopic === source || targets.some((t) => t.topic === deadLetterTopic))) {
         throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`)

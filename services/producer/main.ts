@@ -10,7 +10,8 @@ import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/
 import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
-import { Producer } from '../../lib/producer/producer.js'
+import { shutdownDeadlineMs } from '../../lib/producer/config.js'
+import { Producer, type ProducerStats } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
@@ -80,7 +81,9 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
     service,
     configure: (log) => {
       const connection = connectionFrom(values, env, log)
-      const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), values.codec === undefined ? undefined : parseCodecSpec(values.codec))
+      const codec = values.codec === undefined ? undefined : parseCodecSpec(values.codec)
+      const warn = (message: string): void => log.warn(message)
+      const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), codec, {}, warn)
       const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
       const settings = {
         connection, producerConfig, sourceKind,
@@ -91,12 +94,16 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         onParseError: oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip'),
         createPartitions: parseInteger(values['create-partitions'], 'create-partitions', 1, 10000),
         replicationFactor: parseInteger(values['replication-factor'], 'replication-factor', 1, 100),
-        shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 5000
+        shutdownTimeoutMs: shutdownDeadlineMs(producerConfig)
       }
       if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
       return settings
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
+    start: async (
+      { log, registry, signal, waitForCluster, connect, ready, reportAtDeadline },
+      { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions,
+        replicationFactor }
+    ) => {
       const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
       if (sourceKind === 'file' && values.follow !== true) {
@@ -104,6 +111,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         if (size !== undefined) producer.expectInputBytes(size)
       }
       const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
+      reportAtDeadline(() => deliveryOutcome(producer.snapshot()))
       try {
         // The source is read and parsed while this connects; produceLogs holds the records until it is done.
         const connected = waitForCluster(async () => {
@@ -143,7 +151,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
           `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x), ` +
           `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
-          `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}\n`
+          `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}; ${deliveryOutcome(stats)}\n`
         )
         return stats.recordsFailed > 0 ? 1 : 0
       } finally {
@@ -151,6 +159,13 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       }
     }
   })
+}
+
+/** Every accepted record is acknowledged or failed once the producer is closed; a gap says how many are not yet. */
+function deliveryOutcome(stats: ProducerStats): string {
+  const unsettled = stats.recordsAccepted - stats.recordsAcked - stats.recordsFailed
+  return `accepted ${stats.recordsAccepted}: ${stats.recordsAcked} acknowledged, ${stats.recordsFailed} failed` +
+    (unsettled === 0 ? '' : `, ${unsettled} without an outcome yet`)
 }
 
 /** The first `max` items of the batches. */

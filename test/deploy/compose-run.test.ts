@@ -24,6 +24,9 @@ function flag(command: string[], name: string): string {
   return value
 }
 
+/** As a user sets it before `docker compose up`: the file has no default for the Grafana admin password. */
+const COMPOSE_ENV = { ...process.env, GRAFANA_ADMIN_PASSWORD: randomUUID() }
+
 describe('docker-compose.yml run from the built image', () => {
   const id = randomUUID().slice(0, 8)
   const network = `squeeze-it-${id}`
@@ -65,9 +68,9 @@ describe('docker-compose.yml run from the built image', () => {
     rmSync(out, { recursive: true, force: true })
   })
 
-  const producer = composeService('producer')
-  const copier = composeService('copier')
-  const consumer = composeService('consumer')
+  const producer = composeService('producer', COMPOSE_ENV)
+  const copier = composeService('copier', COMPOSE_ENV)
+  const consumer = composeService('consumer', COMPOSE_ENV)
 
   it('the Dockerfile builds an image that runs as a non-root user and loads its native codecs', async () => {
     // The build's RUN steps use the host's network for npm (no registry is reachable from the bridge).
@@ -79,9 +82,9 @@ describe('docker-compose.yml run from the built image', () => {
   })
 
   it('producer → copier → consumer on one bridge network; Prometheus scrapes all three; its stored ratio per codec topic matches squeeze compare', async () => {
-    const kafka = composeService('kafka-1')
+    const kafka = composeService('kafka-1', COMPOSE_ENV)
     await start(kafka)
-    await start(composeService('prometheus'))
+    await start(composeService('prometheus', COMPOSE_ENV))
     prometheus = await addressOn(nameOf('prometheus'), network)
     await waitHealthy(kafka)
 

@@ -30,17 +30,17 @@ export async function dockerAnswers(): Promise<boolean> {
   return docker(['version', '--format', '{{.Server.Version}}'], 10_000).then(() => true, () => false)
 }
 
-/** Compose's `${VAR}` and `${VAR:-default}` interpolation from the environment. */
-function interpolate(value: string): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
-    const set = process.env[name]
-    return set !== undefined && set !== '' ? set : fallback ?? ''
+/**
+ * Compose's `${VAR}`, `${VAR:-default}` and `${VAR:?message}` interpolation from `env`: the last refuses an unset
+ * or empty variable with its message, as Compose refuses to start.
+ */
+export function interpolate(value: string, env: NodeJS.ProcessEnv = process.env): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([-?])([^}]*))?\}/g, (_, name: string, kind: string | undefined, text: string | undefined) => {
+    const set = env[name]
+    if (set !== undefined && set !== '') return set
+    if (kind === '?') throw new Error(`required variable ${name} is missing a value: ${text ?? ''}`)
+    return kind === '-' ? text ?? '' : ''
   })
-}
-
-function strings(value: Json | undefined): string[] {
-  if (value === undefined || value === null) return []
-  return (Array.isArray(value) ? value : [value]).map((v) => interpolate(String(v)))
 }
 
 export interface ComposeService {
@@ -60,23 +60,27 @@ export interface ComposeService {
 }
 
 /** The compose file's services, anchors and `<<` merges resolved. */
-export function composeServices(): Map<string, ComposeService> {
+export function composeServices(env: NodeJS.ProcessEnv = process.env): Map<string, ComposeService> {
+  const strings = (value: Json | undefined): string[] => {
+    if (value === undefined || value === null) return []
+    return (Array.isArray(value) ? value : [value]).map((v) => interpolate(String(v), env))
+  }
   const doc = loadYaml(COMPOSE_FILE)
   if (!isObject(doc) || !isObject(doc.services)) throw new Error(`${COMPOSE_FILE}: no services`)
   const out = new Map<string, ComposeService>()
   for (const [name, raw] of Object.entries(doc.services)) {
     if (!isObject(raw)) continue
     const s: JsonObject = raw
-    const env: Record<string, string> = {}
-    if (isObject(s.environment)) for (const [k, v] of Object.entries(s.environment)) env[k] = interpolate(String(v))
-    else for (const kv of strings(s.environment)) env[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1)
+    const environment: Record<string, string> = {}
+    if (isObject(s.environment)) for (const [k, v] of Object.entries(s.environment)) environment[k] = interpolate(String(v), env)
+    else for (const kv of strings(s.environment)) environment[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1)
     const grace = /^(\d+)s$/.exec(String(s.stop_grace_period ?? '10s'))
     out.set(name, {
       name,
-      image: interpolate(String(s.image ?? '')),
+      image: interpolate(String(s.image ?? ''), env),
       command: strings(s.command),
       entrypoint: strings(s.entrypoint),
-      environment: env,
+      environment,
       hostname: typeof s.hostname === 'string' ? s.hostname : name,
       volumes: strings(s.volumes),
       readOnly: s.read_only === true,
@@ -89,8 +93,8 @@ export function composeServices(): Map<string, ComposeService> {
   return out
 }
 
-export function composeService(name: string): ComposeService {
-  const s = composeServices().get(name)
+export function composeService(name: string, env: NodeJS.ProcessEnv = process.env): ComposeService {
+  const s = composeServices(env).get(name)
   if (s === undefined) throw new Error(`${COMPOSE_FILE} has no service ${name}`)
   return s
 }

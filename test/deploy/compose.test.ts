@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { parseTargets } from '../../lib/copier/targets.js'
+import { DEFAULT_PRODUCER_CONFIG, shutdownDeadlineMs } from '../../lib/producer/config.js'
+import { composeServices } from './compose-runner.js'
 import { composeSchemaProblems, isObject, loadYaml, ROOT, type Json, type JsonObject } from './manifests.js'
 
 const COMPOSE_FILE = join(ROOT, 'docker-compose.yml')
@@ -47,8 +49,17 @@ function composePolicyProblems(doc: JsonObject): string[] {
     if (flag(command, '--metrics-host') !== '0.0.0.0') problems.push(`${name}: --metrics-host 0.0.0.0 is missing (Prometheus could not scrape it)`)
     const test = isObject(s.healthcheck) && Array.isArray(s.healthcheck.test) ? s.healthcheck.test.join(' ') : ''
     if (!test.includes(`127.0.0.1:${port ?? '?'}/readyz`)) problems.push(`${name}: healthcheck does not ask /readyz on the metrics port`)
-    const flushS = Number((command.find((c) => c.startsWith('delivery.timeout.ms=')) ?? 'delivery.timeout.ms=120000').split('=')[1]) / 1000
-    if (command[0] !== 'consume' && !(seconds(s.stop_grace_period) > flushS + 10)) problems.push(`${name}: stop_grace_period ${String(s.stop_grace_period)} does not exceed the shutdown flush (${flushS} s + 10 s)`)
+    const setting = (key: string, fallback: number): number => Number(command.find((c) => c.startsWith(`${key}=`))?.split('=')[1] ?? fallback)
+    const timeouts = {
+      ...DEFAULT_PRODUCER_CONFIG,
+      lingerMs: setting('linger.ms', DEFAULT_PRODUCER_CONFIG.lingerMs),
+      deliveryTimeoutMs: setting('delivery.timeout.ms', DEFAULT_PRODUCER_CONFIG.deliveryTimeoutMs),
+      requestTimeoutMs: setting('request.timeout.ms', DEFAULT_PRODUCER_CONFIG.requestTimeoutMs)
+    }
+    if (timeouts.deliveryTimeoutMs < timeouts.lingerMs + timeouts.requestTimeoutMs) problems.push(`${name}: delivery.timeout.ms is below linger.ms + request.timeout.ms (squeeze refuses it)`)
+    // The copier's deadline: the producer's, plus its last commit (services/copier/main.ts).
+    const deadlineS = (shutdownDeadlineMs(timeouts) + 5000) / 1000
+    if (command[0] !== 'consume' && !(seconds(s.stop_grace_period) > deadlineS)) problems.push(`${name}: stop_grace_period ${String(s.stop_grace_period)} does not exceed the shutdown deadline (${deadlineS} s)`)
     if (s.read_only !== true) problems.push(`${name}: root filesystem is not read-only`)
   }
   const copy = [...squeeze.values()].find((c) => c[0] === 'copy')
@@ -56,6 +67,11 @@ function composePolicyProblems(doc: JsonObject): string[] {
   if (copy !== undefined && consume !== undefined) {
     const expected = parseTargets(flag(copy, '--targets') ?? '', flag(copy, '--topic') ?? '').map((t) => t.topic).join(',')
     if (flag(consume, '--topic') !== expected) problems.push(`consumer reads ${String(flag(consume, '--topic'))}, the copier writes ${expected}`)
+  }
+  // Compose refuses to start without the password (`:?`); a `:-` default would be a password everyone knows.
+  const grafana = isObject(services.grafana) && isObject(services.grafana.environment) ? services.grafana.environment : {}
+  if (!/^\$\{[A-Z_]+:\?[^}]+\}$/.test(String(grafana.GF_SECURITY_ADMIN_PASSWORD ?? ''))) {
+    problems.push('grafana: GF_SECURITY_ADMIN_PASSWORD must come from a required variable (${NAME:?message}), with no default')
   }
   const prometheus = loadYaml(join(ROOT, 'deploy/prometheus/prometheus.yml')) as unknown as { scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }> }
   const targets = new Set(prometheus.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets)))
@@ -95,5 +111,14 @@ describe('docker-compose.yml', () => {
     const problems = composePolicyProblems(broken as unknown as JsonObject)
     assert.ok(problems.includes('consumer: waits for copier to be healthy, but copier has no healthcheck'), problems.join('\n'))
     assert.ok(problems.includes('prometheus: mounts ./deploy/prometheus/missing.yml, which does not exist'), problems.join('\n'))
+  })
+
+  it('Grafana\'s admin password comes from GRAFANA_ADMIN_PASSWORD, without which the file does not start', () => {
+    const { GRAFANA_ADMIN_PASSWORD: _unset, ...without } = process.env
+    assert.throws(() => composeServices(without), /required variable GRAFANA_ADMIN_PASSWORD is missing a value: set GRAFANA_ADMIN_PASSWORD/)
+    assert.equal(composeServices({ ...without, GRAFANA_ADMIN_PASSWORD: 's3cret' }).get('grafana')?.environment.GF_SECURITY_ADMIN_PASSWORD, 's3cret')
+    const withDefault = loadYaml(COMPOSE_FILE) as { services: { grafana: { environment: Record<string, string> } } }
+    withDefault.services.grafana.environment.GF_SECURITY_ADMIN_PASSWORD = '${GRAFANA_ADMIN_PASSWORD:-admin}'
+    assert.ok(composePolicyProblems(withDefault as unknown as JsonObject).some((p) => p.startsWith('grafana: GF_SECURITY_ADMIN_PASSWORD')))
   })
 })

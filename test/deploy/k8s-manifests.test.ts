@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { basename, join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { parseTargets } from '../../lib/copier/targets.js'
+import { DEFAULT_PRODUCER_CONFIG, shutdownDeadlineMs } from '../../lib/producer/config.js'
 import { containersOf, isObject, loadYamlDocuments, podSpecOf, renderKustomization, ROOT, schemaProblems, yamlFilesUnder, type JsonObject, type Resource } from './manifests.js'
 
 const K8S = join(ROOT, 'k8s')
@@ -17,7 +18,16 @@ function policyProblems(resources: Resource[]): string[] {
   const config = find('ConfigMap', 'squeeze-config')
   const data = isObject(config?.data) ? config.data : {}
   if (config === undefined) problems.push('ConfigMap squeeze-config is missing')
-  const deliveryTimeoutS = Number(data.DELIVERY_TIMEOUT_MS ?? 120_000) / 1000
+  const timeouts = {
+    ...DEFAULT_PRODUCER_CONFIG,
+    deliveryTimeoutMs: Number(data.DELIVERY_TIMEOUT_MS ?? DEFAULT_PRODUCER_CONFIG.deliveryTimeoutMs),
+    requestTimeoutMs: Number(data.REQUEST_TIMEOUT_MS ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs)
+  }
+  if (timeouts.deliveryTimeoutMs < timeouts.lingerMs + timeouts.requestTimeoutMs) {
+    problems.push(`squeeze-config: DELIVERY_TIMEOUT_MS ${timeouts.deliveryTimeoutMs} is below linger.ms + REQUEST_TIMEOUT_MS (the services refuse it)`)
+  }
+  // The copier's deadline: the producer's, plus its last commit (services/copier/main.ts).
+  const deadlineS = (shutdownDeadlineMs(timeouts) + 5000) / 1000
   const workloads = resources.filter((r) => r.kind === 'Deployment' || r.kind === 'StatefulSet')
   for (const component of ['producer', 'consumer']) if (find('Deployment', `squeeze-${component}`) === undefined) problems.push(`Deployment squeeze-${component} is missing`)
   // Its pods' names are the copiers' transactional ids: a Deployment would give a replaced pod a new one.
@@ -26,8 +36,7 @@ function policyProblems(resources: Resource[]): string[] {
     const id = `${d.kind}/${d.metadata.name}`
     const pod = podSpecOf(d) ?? {}
     const grace = Number(pod.terminationGracePeriodSeconds ?? 30)
-    // The copier's shutdown deadline is delivery.timeout.ms + 10 s (services/copier/main.ts).
-    if (!(grace > deliveryTimeoutS + 10)) problems.push(`${id}: terminationGracePeriodSeconds ${grace} does not exceed the flush (${deliveryTimeoutS} s + 10 s)`)
+    if (!(grace > deadlineS)) problems.push(`${id}: terminationGracePeriodSeconds ${grace} does not exceed the shutdown deadline (${deadlineS} s)`)
     const podSecurity = isObject(pod.securityContext) ? pod.securityContext : {}
     const containers = containersOf(d)
     if (containers.length === 0) problems.push(`${id}: no containers`)
@@ -75,6 +84,7 @@ function policyProblems(resources: Resource[]): string[] {
     const id = `${r.kind}/${r.metadata.name}`
     if (r.kind === 'Service' && !selects(spec.selector)) problems.push(`${id}: selector matches no pod template`)
     if ((r.kind === 'PodDisruptionBudget' || r.kind === 'PodMonitor') && !selects(isObject(spec.selector) ? spec.selector.matchLabels : undefined)) problems.push(`${id}: selector matches no pod template`)
+    if (r.kind === 'NetworkPolicy') problems.push(...networkPolicyProblems(r, data, selects))
     if (r.kind === 'HorizontalPodAutoscaler') {
       const ref = isObject(spec.scaleTargetRef) ? spec.scaleTargetRef : {}
       const target = find(String(ref.kind), String(ref.name))
@@ -192,6 +202,52 @@ function validateTree(k8sDir: string): string[] {
   return problems
 }
 
+type Port = { port?: Json; protocol?: string }
+type Rule = { from?: JsonObject[]; to?: JsonObject[]; ports?: Port[] }
+type PolicySpec = { podSelector?: JsonObject; policyTypes?: string[]; ingress?: Rule[]; egress?: Rule[] }
+
+/** A peer that is the monitoring namespace, whole, and nothing else. */
+function isMonitoringNamespace(peer: JsonObject): boolean {
+  const selector = isObject(peer.namespaceSelector) ? peer.namespaceSelector : {}
+  const labels = isObject(selector.matchLabels) ? selector.matchLabels : {}
+  return labels['kubernetes.io/metadata.name'] === 'monitoring' && peer.podSelector === undefined && peer.ipBlock === undefined
+}
+
+/**
+ * squeeze's NetworkPolicy: it selects the squeeze pods, lets in only the monitoring namespace on the metrics port,
+ * and lets out only DNS and the port of KAFKA_BROKERS.
+ */
+function networkPolicyProblems(r: Resource, data: JsonObject, selects: (selector: Json | undefined) => boolean): string[] {
+  const problems: string[] = []
+  const id = `NetworkPolicy/${r.metadata.name}`
+  const spec = (isObject(r.spec) ? r.spec : {}) as PolicySpec
+  const ports = (rule: Rule): Port[] => rule.ports ?? []
+  if (!selects(spec.podSelector?.matchLabels)) problems.push(`${id}: podSelector matches no pod template`)
+  if (!['Ingress', 'Egress'].every((t) => spec.policyTypes?.includes(t))) {
+    problems.push(`${id}: policyTypes must hold Ingress and Egress`)
+  }
+  const ingress = spec.ingress ?? []
+  const fromMonitoring = (rule: Rule): boolean => (rule.from ?? []).length > 0 && (rule.from ?? []).every(isMonitoringNamespace)
+  const onMetrics = (rule: Rule): boolean => ports(rule).length > 0 && ports(rule).every((p) => p.port === 'metrics')
+  if (ingress.length === 0 || !ingress.every((rule) => fromMonitoring(rule) && onMetrics(rule))) {
+    problems.push(`${id}: ingress must allow only the metrics port, only from the monitoring namespace`)
+  }
+  const egress = spec.egress ?? []
+  if (egress.some((rule) => (rule.to ?? []).length === 0 || ports(rule).length === 0)) {
+    problems.push(`${id}: an egress rule allows any peer or any port`)
+  }
+  const dns = egress.filter((rule) => ports(rule).every((p) => p.port === 53))
+  if (!['UDP', 'TCP'].every((protocol) => dns.some((rule) => ports(rule).some((p) => p.protocol === protocol)))) {
+    problems.push(`${id}: egress does not allow DNS (53 UDP and TCP)`)
+  }
+  const brokerPort = Number(/:(\d+)$/.exec(String(data.KAFKA_BROKERS ?? ''))?.[1])
+  const brokers = egress.filter((rule) => !dns.includes(rule))
+  if (!brokers.some((rule) => ports(rule).some((p) => p.port === brokerPort))) {
+    problems.push(`${id}: egress does not allow the brokers' port ${brokerPort} (KAFKA_BROKERS)`)
+  }
+  return problems
+}
+
 function editedCopy(edit: (k8sDir: string) => void): string {
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-k8s-'))
   cpSync(K8S, join(dir, 'k8s'), { recursive: true })
@@ -235,7 +291,11 @@ describe('Kubernetes manifests', () => {
     }
     // As each overlay's comment says: uncomment its `components:` lines.
     const dir = editedCopy((k8s) => {
-      for (const overlay of OVERLAYS) replaceIn(join(k8s, 'overlays', overlay, 'kustomization.yaml'), '# components:\n#   - ../../components/podmonitor', 'components:\n  - ../../components/podmonitor')
+      for (const overlay of OVERLAYS) {
+        const file = join(k8s, 'overlays', overlay, 'kustomization.yaml')
+        if (readFileSync(file, 'utf8').includes('\n# components:\n')) replaceIn(file, '\n# components:\n', '\ncomponents:\n')
+        replaceIn(file, '#   - ../../components/podmonitor', '  - ../../components/podmonitor')
+      }
     })
     try {
       for (const overlay of OVERLAYS) {
@@ -338,13 +398,44 @@ describe('Kubernetes manifests', () => {
 
   it('a grace period shorter than the shutdown flush, or a consumer reading other topics than the copier writes, fails', () => {
     const dir = editedCopy((k8s) => {
-      replaceIn(join(k8s, 'base/copier.yaml'), 'terminationGracePeriodSeconds: 60', 'terminationGracePeriodSeconds: 30')
+      replaceIn(join(k8s, 'base/copier.yaml'), 'terminationGracePeriodSeconds: 70', 'terminationGracePeriodSeconds: 50')
       replaceIn(join(k8s, 'base/configmap.yaml'), 'COPY_TARGETS: none,', 'COPY_TARGETS: zstd:19,none,')
     })
     try {
       const problems = validateTree(dir)
-      assert.ok(problems.some((p) => p.includes('StatefulSet/squeeze-copier: terminationGracePeriodSeconds 30 does not exceed')), problems.join('\n'))
+      assert.ok(problems.some((p) => p.includes('StatefulSet/squeeze-copier: terminationGracePeriodSeconds 50 does not exceed')), problems.join('\n'))
       assert.ok(problems.some((p) => p.includes('DESTINATION_TOPICS')), problems.join('\n'))
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+  })
+})
+
+describe('Kubernetes NetworkPolicy', () => {
+  it('prod and existing-cluster limit the pods to metrics from the monitoring namespace and egress to the brokers and DNS; dev has none', () => {
+    for (const overlay of OVERLAYS) {
+      const resources = renderKustomization(join(K8S, 'overlays', overlay))
+      const policies = resources.filter((r) => r.kind === 'NetworkPolicy')
+      assert.equal(policies.length, overlay === 'dev' ? 0 : 1, overlay)
+      assert.deepEqual([...resources.flatMap(schemaProblems), ...policyProblems(resources)], [], overlay)
+    }
+    const existing = renderKustomization(join(K8S, 'overlays', 'existing-cluster')).find((r) => r.kind === 'NetworkPolicy') as Resource
+    const [brokers] = (existing.spec as { egress: Array<{ to: JsonObject[] }> }).egress
+    assert.deepEqual(brokers?.to, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kafka' } } }], 'the existing cluster\'s namespace')
+  })
+
+  it('a policy open to every namespace, without DNS, or without the brokers\' port fails', () => {
+    const dir = editedCopy((k8s) => {
+      const file = join(k8s, 'components/network-policy/network-policy.yaml')
+      replaceIn(file, 'kubernetes.io/metadata.name: monitoring', 'team: anyone')
+      replaceIn(file, /        - port: 9093\n          protocol: TCP\n/, '')
+      replaceIn(file, /        - port: 53\n          protocol: UDP\n/, '')
+    })
+    try {
+      const problems = policyProblems(renderKustomization(join(dir, 'overlays', 'prod')))
+      for (const expected of ['only from the monitoring namespace', 'does not allow DNS', 'does not allow the brokers\' port 9093']) {
+        assert.ok(problems.some((p) => p.includes(expected)), `${expected}:\n${problems.join('\n')}`)
+      }
     } finally {
       rmSync(join(dir, '..'), { recursive: true, force: true })
     }

@@ -11,6 +11,7 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet'
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy'
 import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor'
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor'
 
@@ -220,6 +221,7 @@ const KUBERNETES_MODELS: Record<string, ModelClass> = {
   'apps/v1/StatefulSet': StatefulSet as unknown as ModelClass,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler as unknown as ModelClass,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget as unknown as ModelClass,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy as unknown as ModelClass,
   'monitoring.coreos.com/v1/PodMonitor': PodMonitor as unknown as ModelClass,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor as unknown as ModelClass
 }

@@ -174,10 +174,10 @@ describe('services against a broker: health, readiness and the metrics the dashb
     const brokers = kafka.broker.brokers.join(',')
     const source = `deploy-${randomUUID().slice(0, 8)}`
     const targets = parseTargets(DEFAULT_TARGETS.join(','), source)
-    const producer = await startService('producer', ['produce', '--brokers', brokers, '--topic', source, '--create-partitions', '2', '--kind', 'http', '--rate', '2000', '--records', '1000000', '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000'])
+    const producer = await startService('producer', ['produce', '--brokers', brokers, '--topic', source, '--create-partitions', '2', '--kind', 'http', '--rate', '2000', '--records', '1000000', '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000', '-X', 'request.timeout.ms=10000'])
     services.push(producer)
     await poll('producer /readyz 200', whileRunning(producer, () => status(producer.port, '/readyz')), (code) => code === 200, 60_000, { describeState: producer.stderr })
-    const copier = await startService('copier', ['copy', '--brokers', brokers, '--topic', source, '--targets', DEFAULT_TARGETS.join(','), '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000'])
+    const copier = await startService('copier', ['copy', '--brokers', brokers, '--topic', source, '--targets', DEFAULT_TARGETS.join(','), '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000', '-X', 'request.timeout.ms=10000'])
     services.push(copier)
     await poll('copier /readyz 200', whileRunning(copier, () => status(copier.port, '/readyz')), (code) => code === 200, 60_000, { describeState: copier.stderr })
     const consumer = await startService('consumer', ['consume', '--brokers', brokers, '--topic', targets.map((t) => t.topic).join(','), '--format', 'http', '--follow'])

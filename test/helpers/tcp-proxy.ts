@@ -98,16 +98,33 @@ export async function startTcpProxy(port = 0): Promise<TcpProxy> {
   }
 }
 
-/** An embedded broker every client reaches through a proxy: it advertises the proxy's port, not its own. */
-export async function startBrokerBehindProxy(): Promise<{
-  proxy: TcpProxy
-  broker: EmbeddedBroker
-  bootstrap: string
-}> {
+export interface BrokerBehindProxy {
+  readonly proxy: TcpProxy
+  readonly broker: EmbeddedBroker
+  /** The proxy's address, for clients. */
+  readonly bootstrap: string
+  stop(): Promise<void>
+}
+
+/**
+ * A broker every client reaches through a proxy: it advertises the proxy's port, not its own, so the metadata
+ * answers send every connection through the proxy too. `stop()` stops both.
+ */
+export async function startBrokerBehindProxy(): Promise<BrokerBehindProxy> {
   const proxy = await startTcpProxy()
   const brokerPort = await freePort()
   proxy.setTarget(brokerPort)
-  const serverOverrides = { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` }
-  const broker = await startKraftBroker({ listeners: { brokerPort }, serverOverrides })
-  return { proxy, broker, bootstrap: `127.0.0.1:${proxy.port}` }
+  const broker = await startKraftBroker({
+    listeners: { brokerPort },
+    serverOverrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` }
+  })
+  return {
+    proxy,
+    broker,
+    bootstrap: `127.0.0.1:${proxy.port}`,
+    stop: async () => {
+      await broker.stop()
+      await proxy.close()
+    }
+  }
 }

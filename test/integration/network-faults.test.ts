@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { after, before, describe, it } from 'node:test'
-import type { EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure } from '../../lib/producer/producer.js'
@@ -11,22 +10,21 @@ import { startBrokerBehindProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 
 const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent' })
 let proxy: TcpProxy
-let broker: EmbeddedBroker
+let stopBroker: (() => Promise<void>) | undefined
 let connection: KafkaConnectionConfig
 
-// Every client connection goes through the proxy: the broker advertises the proxy's port, not its own.
 before(async () => {
-  let bootstrap: string
-  ({ proxy, broker, bootstrap } = await startBrokerBehindProxy())
-  connection = { ...DEFAULT_CONNECTION, brokers: [bootstrap], clientId: 'squeeze-faults', requestTimeoutMs: 3000 }
+  const started = await startBrokerBehindProxy()
+  proxy = started.proxy
+  stopBroker = started.stop
+  connection = { ...DEFAULT_CONNECTION, brokers: [`127.0.0.1:${proxy.port}`], clientId: 'squeeze-faults', requestTimeoutMs: 3000 }
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
   await createTopicsAndWait(admin, [{ topic: 'stall', numPartitions: 2 }, { topic: 'cut', numPartitions: 1 }])
   await admin.disconnect()
 })
 after(async () => {
-  await broker?.stop()
-  await proxy?.close()
+  await stopBroker?.()
 })
 
 /** Every value's count, and each partition's values in log order. */
