@@ -72,6 +72,7 @@ function fromReport(report: CompareReport, facts: TopicFacts, consumers: number,
   const rate = report.source.ingestRate
   const intervals = report.projection?.intervals ?? []
   const sampleBatches = baseline?.row.batches ?? 0
+  // The interval is over the projected batches: today's batches are measured, not estimated.
   const targets = report.targets.map((t): AuditTarget => {
     const interval = intervals.find((i) => i.target === t.target)
     return {
@@ -80,7 +81,7 @@ function fromReport(report: CompareReport, facts: TopicFacts, consumers: number,
       compressCpuSecondsPerGiB: t.compressCpuSecondsPerGiB, decompressCpuSecondsPerGiB: t.decompressCpuSecondsPerGiB
     }
   })
-  const enough = baseline !== null && sampleBatches >= MIN_BATCHES_FOR_INTERVAL && report.targets.every((t) => t.batches >= MIN_BATCHES_FOR_INTERVAL)
+  const enough = baseline !== null && report.targets.every((t) => t.batches >= MIN_BATCHES_FOR_INTERVAL)
   const verdict = baseline === null ? null : baseline.verdict.action === 'change'
     ? { action: 'change' as const, target: baseline.verdict.target }
     : { action: 'keep' as const, best: baseline.verdict.best?.target ?? null }

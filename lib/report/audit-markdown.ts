@@ -32,8 +32,8 @@ export function renderAuditMarkdown(report: AuditReport): string {
     '',
     `**Cluster:** ${t.audited} of ${t.topics} topics audited, ${t.toChange} to change, ${t.failed} failed or not readable. ` +
       `Saved ${gib(t.diskBytesPerDay)} GiB/day on disk, ${gib(t.fetchBytesPerDay)} GiB/day fetched, ${gib(t.steadyStateDiskBytes)} GiB at retention; ` +
-      `CPU ${(t.cpuSecondsPerDay / 3600).toFixed(2)} core-hours/day more.` +
-      (t.money === null ? '' : ` Per month (${report.prices?.currency}): storage ${money(t.money.storage)}, transfer ${money(t.money.transfer)}, CPU -${money(t.money.cpu)}, net ${money(t.money.net)}` +
+      `the changes cost ${(t.cpuSecondsPerDay / 3600).toFixed(2)} CPU core-hours/day.` +
+      (t.money === null ? '' : ` Per month (${report.prices?.currency}): storage saved ${money(t.money.storage)}, transfer saved ${money(t.money.transfer)}, CPU cost ${money(t.money.cpu)}, net ${money(t.money.net)}` +
         `${report.prices?.source === null || report.prices?.source === undefined ? '' : ` (prices: ${report.prices.source})`}.`),
     ...(report.partial ? ['', '**Partial:** some topics failed, were not readable or were not reached.'] : []),
     ''

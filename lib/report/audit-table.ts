@@ -19,9 +19,9 @@ export function renderAuditTable(report: AuditReport): string {
   const table = renderTable(headers, rows.map(([topic, ...rest]) => [clip(topic ?? '', topicWidth), ...rest]))
   return [
     clip(`audit of ${report.brokers.join(',')}: ${report.totals.topics} topics, ${(report.settings.sampleBytes / 1024 ** 2).toFixed(0)} MiB sampled each`, AUDIT_WIDTH),
-    'stored: bytes per record against today\'s; GiB/day: saved on disk (all replicas) and in fetches (all groups)',
+    'stored: bytes per record vs today; GiB/day: saved on disk (all replicas) + in fetches (all groups)',
     table,
-    ...notes(report.topics).map((n) => clip(n, AUDIT_WIDTH)),
+    ...notes(report.topics).flatMap((n) => wrap(n, AUDIT_WIDTH)),
     ...totalsLines(report)
   ].join('\n')
 }
@@ -74,14 +74,31 @@ function totalsLines(report: AuditReport): string[] {
     `cluster: ${t.audited} of ${t.topics} topics audited, ${t.toChange} to change, ${t.failed} failed or not readable`,
     `saved: ${gib(t.diskBytesPerDay)} GiB/day on disk (all replicas), ${gib(t.fetchBytesPerDay)} GiB/day fetched (all groups), ` +
       `${gib(t.steadyStateDiskBytes)} GiB on disk at retention`,
-    `CPU: ${(t.cpuSecondsPerDay / 3600).toFixed(2)} core-hours/day more (producers' compression and every group's decompression)`
+    `CPU the changes cost: ${(t.cpuSecondsPerDay / 3600).toFixed(2)} core-hours/day (compression + every group's decompression)`
   ]
   if (t.money !== null) {
     const c = report.prices?.currency ?? ''
-    lines.push(`per month (${c}): storage ${money(t.money.storage)}, transfer ${money(t.money.transfer)}, CPU -${money(t.money.cpu)}, net ${money(t.money.net)}`)
+    lines.push(`per month (${c}): storage saved ${money(t.money.storage)}, transfer saved ${money(t.money.transfer)}, CPU cost ${money(t.money.cpu)}, net ${money(t.money.net)}`)
   }
   if (report.partial) lines.push('PARTIAL: some topics failed, were not readable or were not reached (see notes)')
-  return lines.map((l) => clip(l, AUDIT_WIDTH))
+  return lines.flatMap((l) => wrap(l, AUDIT_WIDTH))
+}
+
+/** Splits a line at spaces into lines of at most `width`, continuations indented; a longer word is cut. */
+export function wrap(text: string, width: number): string[] {
+  const out: string[] = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`
+    if (next.length <= width || line.trim() === '') {
+      line = next
+      continue
+    }
+    out.push(line)
+    line = `    ${word}`
+  }
+  out.push(line)
+  return out.flatMap((l) => (l.length <= width ? [l] : Array.from({ length: Math.ceil(l.length / width) }, (_, i) => l.slice(i * width, (i + 1) * width))))
 }
 
 function clip(text: string, width: number): string {

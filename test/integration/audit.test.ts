@@ -19,6 +19,7 @@ import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnect
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import { parseDumpLogSegments } from '../../lib/verify/recompression.js'
 import { corpusLines } from '../helpers/corpus.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
 import { createTestTls, type TestTls } from '../helpers/tls.js'
@@ -204,7 +205,7 @@ function parseConfigCommand(stdout: string): Map<string, Map<string, string>> {
       byTopic.set(head[1] as string, current)
       continue
     }
-    const entry = /^\s+([\w.]+)=([^,]*),/.exec(line)
+    const entry = /^\s+([\w.]+)=(\S*)[\s,]+sensitive=/.exec(line)
     if (entry !== null) current?.set(entry[1] as string, entry[2] as string)
   }
   return byTopic
@@ -253,10 +254,16 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     const statuses = report.topics.map((t) => t.status === 'audited')
     assert.deepEqual(statuses, [...statuses].sort((a, b) => Number(b) - Number(a)), 'audited topics first: only they are ranked')
 
+    // Kafka's DumpLogSegments on every partition's segment: the sample (larger than any topic) read every batch.
+    const files = planned.flatMap((p) => [0, 1].map((partition) => join(broker.kafkaLogDir, `${p.topic}-${partition}`, '00000000000000000000.log')))
+    const dumped = parseDumpLogSegments(await java(KafkaMainClasses.DUMP_LOG_SEGMENTS, ['--files', files.join(',')]))
     for (const p of planned) {
       const t = row(p.topic)
       if (p.topic !== name('tiny')) assert.equal(t.status, 'audited', `${p.topic}: ${t.error}`)
-      assert.deepEqual(t.current?.codecs.map((c) => c.codec).sort(), [...p.codecs].sort(), `${p.topic}: codec mix`)
+      const inLog = new Map<string, number>()
+      for (const b of dumped.filter((d) => d.file?.includes(`/${p.topic}-`) === true)) inLog.set(b.codec, (inLog.get(b.codec) ?? 0) + 1)
+      assert.deepEqual(new Map(t.current?.codecs.map((c) => [c.codec, c.batches])), inLog, `${p.topic}: codec mix, batches per codec as DumpLogSegments lists them`)
+      for (const codec of p.codecs) assert.ok(inLog.has(codec), `${p.topic}: written with ${codec}`)
       assert.equal(t.facts?.groups.length, p.groups, `${p.topic}: groups`)
       assert.ok(t.current !== null && t.current.meanRecordsPerBatch > 0)
     }

@@ -4,7 +4,7 @@ import { ErrorCodes, SqueezeError } from '../../errors.js'
 import { describeKafkaError, KafkaErrorCode } from '../../kafka/error-codes.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../../kafka/fetch-request.js'
 import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
-import { isAbortMarker, readBatch, splitBatches } from '../../protocol/record-batch-reader.js'
+import { isAbortMarker, readBatch, splitBatches, type ReadBatch } from '../../protocol/record-batch-reader.js'
 import { mapConcurrently } from '../../map-concurrently.js'
 import { sourceBatch, type SourceBatch } from '../source-batches.js'
 import type { SourceRecord } from './rebatch.js'
@@ -83,11 +83,18 @@ async function samplePartition(cluster: KafkajsCluster, topic: string, span: Par
   const { partition } = span
   const sample: PartitionSample = { records: [], bytes: 0, plan: [], stretches: [] }
   let reachedOffset: number | null = null
+  // Windows may start inside one stored batch: it counts once.
+  const seen = new Set<number>()
+  const stored = onStoredBatch === undefined ? undefined : (batch: ReadBatch): void => {
+    if (seen.has(batch.baseOffset)) return
+    seen.add(batch.baseOffset)
+    onStoredBatch(sourceBatch(partition, batch))
+  }
   for (let i = 0; ; i++) {
     const range = 'records' in budget ? recordWindow(budget.records, windows, i, span) : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
     if (range === undefined) break
     if (range.until <= range.from) continue
-    const { records, complete } = await readRange(cluster, topic, partition, range, onStoredBatch)
+    const { records, complete } = await readRange(cluster, topic, partition, range, stored)
     const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
     // A window that runs on from where the last one read to its end (a budget as large as the partition)
     // continues one stretch of records, batched as one: no batch is cut at the seam.
@@ -153,7 +160,7 @@ function recordBytes(r: SourceRecord): number {
  * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
  */
 async function readRange(cluster: KafkajsCluster, topic: string, partition: number, { from, until, maxBytes }: WindowRange,
-  onStoredBatch: ((batch: SourceBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
+  onStoredBatch: ((batch: ReadBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
   const out: SourceRecord[] = []
   let bytes = 0
   let at = from
@@ -183,7 +190,7 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
           bytes += recordBytes(record)
         }
         // A batch counts whole, all its records with all its bytes: per record it is then what the log stores.
-        if (out.length > before) onStoredBatch?.(sourceBatch(partition, batch))
+        if (out.length > before) onStoredBatch?.(batch)
       }
       at = Math.max(at, lastOffset + 1)
       if (bytes >= maxBytes) break
