@@ -13,7 +13,8 @@ const STATUS_LABEL: Readonly<Record<Exclude<AuditTopic['status'], 'audited'>, st
 export function renderAuditTable(report: AuditReport): string {
   const priced = report.prices !== null
   const headers = ['topic', 'current', 'recommended', 'stored', 'GiB/day saved', ...(priced ? [`net/month ${report.prices?.currency ?? ''}`.trim()] : [])]
-  const rows = report.topics.map((t) => [t.topic, currentLabel(t), recommendedLabel(t), storedLabel(t), gibPerDay(t), ...(priced ? [money(t.savings?.money?.net)] : [])])
+  const rows = report.topics.map((t) => [t.topic, currentLabel(t), recommendedLabel(t), storedLabel(t), gibPerDay(t),
+    ...(priced ? [t.status === 'audited' ? money(t.savings?.money?.net) : '-'] : [])])
   const others = headers.slice(1).map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i + 1] ?? '').length)))
   const topicWidth = Math.max(8, AUDIT_WIDTH - others.reduce((a, b) => a + b + 2, 0))
   const table = renderTable(headers, rows.map(([topic, ...rest]) => [clip(topic ?? '', topicWidth), ...rest]))
@@ -39,7 +40,7 @@ function recommendedLabel(t: AuditTopic): string {
 }
 
 function storedLabel(t: AuditTopic): string {
-  if (t.verdict?.action !== 'change') return '-'
+  if ((t.status !== 'audited' && t.status !== 'too-little-data') || t.verdict?.action !== 'change') return '-'
   const share = t.targets.find((x) => x.target === (t.verdict as { target: string }).target)?.storedShare
   return share === undefined || !Number.isFinite(share) ? '-' : `${share >= 1 ? '+' : ''}${((share - 1) * 100).toFixed(0)}%`
 }
@@ -86,10 +87,11 @@ function totalsLines(report: AuditReport): string[] {
 
 /** Splits a line at spaces into lines of at most `width`, continuations indented; a longer word is cut. */
 export function wrap(text: string, width: number): string[] {
+  const indent = /^ */.exec(text)?.[0] ?? ''
   const out: string[] = []
-  let line = ''
-  for (const word of text.split(' ')) {
-    const next = line === '' ? word : `${line} ${word}`
+  let line = indent
+  for (const word of text.slice(indent.length).split(' ')) {
+    const next = line.trim() === '' ? `${line}${word}` : `${line} ${word}`
     if (next.length <= width || line.trim() === '') {
       line = next
       continue
