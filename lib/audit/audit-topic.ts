@@ -29,8 +29,6 @@ export interface AuditTopicOptions {
   readonly prices: Prices | null
   readonly version: string
   readonly log: Logger
-  /** Bytes of records read so far for this topic, as they arrive. */
-  readonly onRead?: (bytes: number) => void
 }
 
 /** One topic's audit: its sample projected, today's batches as baseline, the verdict and what it is worth. */
@@ -46,7 +44,6 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       batching: options.batching, threads: options.threads, pool: options.pool, sample: { bytes: options.sampleBytes }, baselineFromSample: true,
       consumers, version: options.version, log: options.log
     })
-    options.onRead?.(report.projection?.sampling?.bytes ?? 0)
     return { ...base, ...fromReport(report, facts, consumers, options.prices), wallSeconds: seconds(started) }
   } catch (err) {
     const text = errorMessage(err)
