@@ -39,16 +39,20 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
   try {
     const consumers = options.consumersOverride ?? facts.groups.length
     const { report } = await runProjection({
-      connection: options.connection, sourceTopic: facts.topic, sourceDescription: { kind: 'topic', description: `topic ${facts.topic}` },
-      targets: options.targets(facts.topic), format: null, rateEvidence: { kind: 'topic', lookbackMs: DEFAULT_RATE_LOOKBACK_MS },
-      batching: options.batching, threads: options.threads, pool: options.pool, sample: { bytes: options.sampleBytes }, baselineFromSample: true,
+      connection: options.connection, sourceTopic: facts.topic, sourceDescription: { kind: 'topic',
+        description: `topic ${facts.topic}` },
+      targets: options.targets(facts.topic), format: null, rateEvidence: { kind: 'topic',
+        lookbackMs: DEFAULT_RATE_LOOKBACK_MS },
+      batching: options.batching, threads: options.threads, pool: options.pool, sample: { bytes: options.sampleBytes },
+        baselineFromSample: true,
       consumers, version: options.version, log: options.log
     })
     return { ...base, ...fromReport(report, facts, consumers, options.prices), wallSeconds: seconds(started) }
   } catch (err) {
     const text = errorMessage(err)
     if (/AUTHORIZATION_FAILED|not authorized/i.test(text)) {
-      return { ...base, status: 'not-authorized', error: `missing Read on topic ${facts.topic} (${text})`, wallSeconds: seconds(started) }
+      return { ...base, status: 'not-authorized', error: `missing Read on topic ${facts.topic} (${text})`,
+        wallSeconds: seconds(started) }
     }
     return { ...base, status: 'failed', error: text, wallSeconds: seconds(started) }
   }
@@ -60,11 +64,14 @@ export function baseRow(facts: TopicFacts): Omit<AuditTopic, 'status' | 'wallSec
   return {
     topic: facts.topic, error: null, facts, compacted: policies.includes('compact'),
     brokerRecompresses: facts.compressionType !== null && facts.compressionType !== 'producer',
-    sample: null, ingestBytesPerSecond: null, ingestRateNote: null, current: null, targets: [], verdict: null, savings: null
+    sample: null, ingestBytesPerSecond: null, ingestRateNote: null, current: null, targets: [], verdict: null,
+      savings: null
   }
 }
 
-function fromReport(report: CompareReport, facts: TopicFacts, consumers: number, prices: Prices | null): Omit<AuditTopic, 'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'wallSeconds'> {
+function fromReport(report: CompareReport, facts: TopicFacts, consumers: number,
+  prices: Prices | null): Omit<AuditTopic,
+  'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'wallSeconds'> {
   const baseline = report.current ?? null
   const rate = report.source.ingestRate
   const intervals = report.projection?.intervals ?? []
@@ -82,7 +89,8 @@ function fromReport(report: CompareReport, facts: TopicFacts, consumers: number,
   const verdict = baseline === null ? null : baseline.verdict.action === 'change'
     ? { action: 'change' as const, target: baseline.verdict.target }
     : { action: 'keep' as const, best: baseline.verdict.best?.target ?? null }
-  const savings = baseline === null || !isKnownRate(rate) ? null : savingsOf(baseline, report.targets, { facts, consumers, prices, recordsPerSecond: rate.recordsPerSecond, bytesPerSecond: rate.bytesPerSecond })
+  const savings = baseline === null || !isKnownRate(rate) ? null : savingsOf(baseline, report.targets, { facts,
+    consumers, prices, recordsPerSecond: rate.recordsPerSecond, bytesPerSecond: rate.bytesPerSecond })
   return {
     status: enough ? 'audited' as const : 'too-little-data' as const,
     sample: { records: report.source.records, bytes: report.projection?.sampling?.bytes ?? 0, batches: sampleBatches },
@@ -115,7 +123,8 @@ interface SavingsContext {
  * What the verdict's change saves: per day on disk (x replicas) and in fetches (x groups), at retention, and the
  * CPU it costs. Keeping today's codec saves nothing and costs nothing.
  */
-function savingsOf(baseline: CurrentBaseline, targets: readonly CompareTargetResult[], context: SavingsContext): AuditSavings {
+function savingsOf(baseline: CurrentBaseline, targets: readonly CompareTargetResult[],
+  context: SavingsContext): AuditSavings {
   const { facts } = context
   const verdict = baseline.verdict
   const chosen = verdict.action === 'change' ? targets.find((t) => t.target === verdict.target) : undefined
@@ -133,7 +142,8 @@ function savingsOf(baseline: CurrentBaseline, targets: readonly CompareTargetRes
   const cpuSecondsPerDay = inputGiBPerDay * ((chosen.compressCpuSecondsPerGiB - todayCompress) +
     context.consumers * (chosen.decompressCpuSecondsPerGiB - baseline.row.decompressCpuSecondsPerGiB))
   const figures = { steadyStateDiskBytes, fetchBytesPerDay: saving.fetchBytesPerDaySaved, cpuSecondsPerDay }
-  return { diskBytesPerDay: saving.storedBytesPerDaySaved, ...figures, money: context.prices === null ? null : monthlyMoney(context.prices, figures) }
+  return { diskBytesPerDay: saving.storedBytesPerDaySaved, ...figures,
+    money: context.prices === null ? null : monthlyMoney(context.prices, figures) }
 }
 
 /**
@@ -144,8 +154,10 @@ function savingsOf(baseline: CurrentBaseline, targets: readonly CompareTargetRes
 function retainedBytes(facts: TopicFacts, diskPerDay: number): number | null {
   const policies = (facts.cleanupPolicy ?? 'delete').split(',').map((p) => p.trim())
   if (!policies.includes('delete')) return null
-  const byTime = facts.retentionMs !== null && facts.retentionMs > 0 ? diskPerDay * facts.retentionMs / 86_400_000 : null
-  const bySize = facts.retentionBytes !== null && facts.retentionBytes > 0 ? facts.retentionBytes * facts.partitions * facts.replicationFactor : null
+  const byTime = facts.retentionMs !== null && facts.retentionMs > 0 ? diskPerDay * facts.retentionMs / 86_400_000
+    : null
+  const bySize = facts.retentionBytes !== null && facts.retentionBytes > 0
+    ? facts.retentionBytes * facts.partitions * facts.replicationFactor : null
   if (byTime === null) return bySize
   return bySize === null ? byTime : Math.min(byTime, bySize)
 }

@@ -51,12 +51,17 @@ export class AuditProgress implements AuditProgressSink {
     const eta = this.etaSeconds()
     if (this.options.stream.isTTY === true) {
       const mib = (this.bytes / 1024 ** 2).toFixed(1)
-      this.options.stream.write(`\r\u001b[2Kaudit: ${this.done}/${this.total} topics, ${mib} MiB read, ETA ${eta === null ? '?' : `${Math.ceil(eta)} s`}`)
+      const left = eta === null ? '?' : `${Math.ceil(eta)} s`
+      this.options.stream.write(`\r\u001b[2Kaudit: ${this.done}/${this.total} topics, ${mib} MiB read, ETA ${left}`)
       return
     }
     const at = this.now()
     if (!force && at - this.lastJsonAt < this.options.everySeconds * 1000) return
     this.lastJsonAt = at
-    this.options.stream.write(`${JSON.stringify({ msg: 'audit progress', topicsDone: this.done, topics: this.total, bytesRead: this.bytes, etaSeconds: eta === null ? null : Math.round(eta) })}\n`)
+    const line = {
+      msg: 'audit progress', topicsDone: this.done, topics: this.total, bytesRead: this.bytes,
+      etaSeconds: eta === null ? null : Math.round(eta)
+    }
+    this.options.stream.write(`${JSON.stringify(line)}\n`)
   }
 }

@@ -18,21 +18,27 @@ export function renderAuditSvg(report: AuditReport): string {
   const height = 70 + Math.max(1, top.length) * BAR_HEIGHT + 30
   const unit = priced ? `${report.prices?.currency ?? ''} net per month` : 'GiB saved per day (disk + fetch)'
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" ` +
+      'font-family="sans-serif" font-size="12">',
     `<title>${escapeXml(`squeeze audit: top ${TOP} savings`)}</title>`,
     `<rect x="0" y="0" width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
-    `<text x="${WIDTH / 2}" y="28" text-anchor="middle" font-size="16" font-weight="bold">${escapeXml(`Top ${top.length} savings by topic: ${unit}`)}</text>`,
+    `<text x="${WIDTH / 2}" y="28" text-anchor="middle" font-size="16" font-weight="bold">` +
+      `${escapeXml(`Top ${top.length} savings by topic: ${unit}`)}</text>`,
     ...top.flatMap((t, i) => {
       const y = 50 + i * BAR_HEIGHT
       const w = ((RIGHT - LEFT) * value(t)) / max
       const to = t.verdict?.action === 'change' ? t.verdict.target : 'keep'
       return [
-        `<text x="${LEFT - 8}" y="${y + 15}" text-anchor="end">${escapeXml(`${t.topic} (${t.current?.codec ?? '-'} → ${to})`)}</text>`,
-        `<rect class="saving" x="${LEFT}" y="${y + 3}" width="${w.toFixed(1)}" height="${BAR_HEIGHT - 6}" fill="#1f77b4"/>`,
+        `<text x="${LEFT - 8}" y="${y + 15}" text-anchor="end">${escapeXml(`${t.topic} (${t.current?.codec
+          ?? '-'} → ${to})`)}</text>`,
+        `<rect class="saving" x="${LEFT}" y="${y + 3}" width="${w.toFixed(1)}" height="${BAR_HEIGHT - 6}" ` +
+          'fill="#1f77b4"/>',
         `<text x="${(LEFT + w + 6).toFixed(1)}" y="${y + 15}">${escapeXml(value(t).toFixed(2))}</text>`
       ]
     }),
-    ...(top.length === 0 ? [`<text x="${WIDTH / 2}" y="70" text-anchor="middle">no topic saves anything by changing codec</text>`] : []),
+    ...(top.length === 0
+      ? [`<text x="${WIDTH / 2}" y="70" text-anchor="middle">no topic saves anything by changing codec</text>`]
+      : []),
     '</svg>'
   ]
   return `${parts.join('\n')}\n`

@@ -13,9 +13,11 @@ import { parseCodecSpec, type CodecSpec } from '../../lib/codecs/index.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseTargets } from '../../lib/copier/targets.js'
-import { killEmbeddedBrokersOnExit, startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { killEmbeddedBrokersOnExit, startKraftBroker,
+  type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { KafkaMainClasses, runKafkaJavaTool } from '../../lib/embedded-broker/java-tools.js'
-import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import { createCluster, createKafkaClient, DEFAULT_CONNECTION,
+  type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
@@ -59,8 +61,10 @@ before(async () => {
   tls = createTestTls()
   dir = mkdtempSync(join(tmpdir(), 'squeeze-audit-'))
   broker = await startKraftBroker({
-    security: { keystore: { path: tls.keystoreFile, password: tls.keystorePassword }, saslSsl: { scramUsers: [{ mechanism: 'SCRAM-SHA-256', ...AUDITOR }] } },
-    serverOverrides: { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' }
+    security: { keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
+      saslSsl: { scramUsers: [{ mechanism: 'SCRAM-SHA-256', ...AUDITOR }] } },
+    serverOverrides: { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      'super.users': 'User:ANONYMOUS' }
   })
   connection = { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap], clientId: 'squeeze-test' }
   admin = createKafkaClient(connection, log).admin()
@@ -79,20 +83,23 @@ function lines(source: readonly string[], from: number, count: number): string[]
 }
 
 async function create(topic: string, configs: Record<string, string> = {}): Promise<void> {
-  await createTopicsAndWait(admin, [{ topic, numPartitions: 2, replicationFactor: 1, configEntries: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }])
+  await createTopicsAndWait(admin, [{ topic, numPartitions: 2, replicationFactor: 1,
+    configEntries: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }])
 }
 
 /** Sends through squeeze's producer, each topic with its codec, records one millisecond apart from a minute ago. */
 async function squeezeWrites(topics: ReadonlyArray<{ topic: string; codec: CodecSpec; values: readonly string[]; keyed?: boolean }>): Promise<void> {
   const producer = new Producer({
-    ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 5, topicCodecs: Object.fromEntries(topics.map((t) => [t.topic, t.codec]))
+    ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 5,
+      topicCodecs: Object.fromEntries(topics.map((t) => [t.topic, t.codec]))
   }, { cluster: createCluster(connection, log), log })
   await producer.start()
   try {
     const start = Date.now() - 60_000
     for (const t of topics) {
       await producer.sendMany(t.values.map((v, i) => ({
-        topic: t.topic, partition: i % 2, key: t.keyed === true ? Buffer.from(`k${i % 50}`) : null, value: Buffer.from(v), timestamp: start + i
+        topic: t.topic, partition: i % 2, key: t.keyed === true ? Buffer.from(`k${i % 50}`) : null,
+          value: Buffer.from(v), timestamp: start + i
       })))
     }
     await producer.flush()
@@ -103,7 +110,8 @@ async function squeezeWrites(topics: ReadonlyArray<{ topic: string; codec: Codec
 
 function kcat(topic: string, codec: string, values: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kcat', ['-P', '-b', broker.bootstrap, '-t', topic, '-z', codec], { stdio: ['pipe', 'ignore', 'pipe'] })
+    const child = spawn('kcat', ['-P', '-b', broker.bootstrap, '-t', topic, '-z', codec], { stdio: ['pipe', 'ignore',
+      'pipe'] })
     let stderr = ''
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
     child.on('error', reject)
@@ -120,7 +128,8 @@ async function java(mainClass: string, args: string[], input?: string): Promise<
 
 /** A consumer group that reads `topic` and commits: the classic protocol or KIP-848's consumer protocol. */
 async function consumeAsGroup(topic: string, group: string, protocol: 'classic' | 'consumer'): Promise<void> {
-  await java(KafkaMainClasses.CONSOLE_CONSUMER, ['--bootstrap-server', broker.bootstrap, '--topic', topic, '--group', group, '--from-beginning',
+  await java(KafkaMainClasses.CONSOLE_CONSUMER, ['--bootstrap-server', broker.bootstrap, '--topic', topic, '--group',
+    group, '--from-beginning',
     '--max-messages', '100', '--timeout-ms', '60000', '--consumer-property', `group.protocol=${protocol}`])
 }
 
@@ -132,7 +141,8 @@ async function fillCluster(): Promise<void> {
     values: lines(i % 2 === 0 ? ACCESS : ZEEK, i * 397, RECORDS)
   }))
   const special = {
-    compacted: name('compacted'), recompressed: name('broker-gzip'), forbidden: name('forbidden'), classic: name('group-classic'),
+    compacted: name('compacted'), recompressed: name('broker-gzip'), forbidden: name('forbidden'),
+      classic: name('group-classic'),
     consumer: name('group-consumer'), empty: name('empty'), tiny: name('tiny'), retained: name('retained')
   }
   for (const t of bySqueeze) await create(t.topic)
@@ -152,7 +162,8 @@ async function fillCluster(): Promise<void> {
   ])
   const codecName = (spec: CodecSpec): string => spec.codec
   planned.push(...bySqueeze.map((t) => ({ topic: t.topic, codecs: [codecName(t.codec)], groups: 0 })))
-  planned.push({ topic: special.compacted, codecs: ['zstd'], groups: 0 }, { topic: special.recompressed, codecs: ['gzip'], groups: 0 },
+  planned.push({ topic: special.compacted, codecs: ['zstd'], groups: 0 }, { topic: special.recompressed,
+    codecs: ['gzip'], groups: 0 },
     { topic: special.retained, codecs: ['lz4'], groups: 0 }, { topic: special.classic, codecs: ['snappy'], groups: 1 },
     { topic: special.consumer, codecs: ['zstd'], groups: 1 }, { topic: special.tiny, codecs: ['lz4'], groups: 0 })
   // Foreign producers: kcat (librdkafka) and Kafka's Java producer.
@@ -164,7 +175,8 @@ async function fillCluster(): Promise<void> {
   }
   const javaTopic = name('java-zstd')
   await create(javaTopic)
-  await java(KafkaMainClasses.CONSOLE_PRODUCER, ['--bootstrap-server', broker.bootstrap, '--topic', javaTopic, '--compression-codec', 'zstd'], `${lines(ACCESS, 2000, RECORDS).join('\n')}\n`)
+  await java(KafkaMainClasses.CONSOLE_PRODUCER, ['--bootstrap-server', broker.bootstrap, '--topic', javaTopic,
+    '--compression-codec', 'zstd'], `${lines(ACCESS, 2000, RECORDS).join('\n')}\n`)
   planned.push({ topic: javaTopic, codecs: ['zstd'], groups: 0 })
   await consumeAsGroup(special.classic, name('classic-group'), 'classic')
   await consumeAsGroup(special.consumer, name('kip848-group'), 'consumer')
@@ -175,12 +187,16 @@ async function fillCluster(): Promise<void> {
   })
   await admin.createAcls({
     acl: [
-      ...[kafkajs.AclOperationTypes.READ, kafkajs.AclOperationTypes.DESCRIBE, kafkajs.AclOperationTypes.DESCRIBE_CONFIGS]
+      ...[kafkajs.AclOperationTypes.READ, kafkajs.AclOperationTypes.DESCRIBE,
+        kafkajs.AclOperationTypes.DESCRIBE_CONFIGS]
         .map((op) => topicAcl(op, kafkajs.AclPermissionTypes.ALLOW, `${run}-`, kafkajs.ResourcePatternTypes.PREFIXED)),
-      topicAcl(kafkajs.AclOperationTypes.READ, kafkajs.AclPermissionTypes.DENY, special.forbidden, kafkajs.ResourcePatternTypes.LITERAL),
+      topicAcl(kafkajs.AclOperationTypes.READ, kafkajs.AclPermissionTypes.DENY, special.forbidden,
+        kafkajs.ResourcePatternTypes.LITERAL),
       {
-        resourceType: kafkajs.AclResourceTypes.GROUP, resourceName: '*', resourcePatternType: kafkajs.ResourcePatternTypes.LITERAL,
-        principal: `User:${AUDITOR.name}`, host: '*', operation: kafkajs.AclOperationTypes.DESCRIBE, permissionType: kafkajs.AclPermissionTypes.ALLOW
+        resourceType: kafkajs.AclResourceTypes.GROUP, resourceName: '*',
+          resourcePatternType: kafkajs.ResourcePatternTypes.LITERAL,
+        principal: `User:${AUDITOR.name}`, host: '*', operation: kafkajs.AclOperationTypes.DESCRIBE,
+          permissionType: kafkajs.AclPermissionTypes.ALLOW
       }
     ]
   })
@@ -188,8 +204,10 @@ async function fillCluster(): Promise<void> {
 
 function auditArgs(extra: readonly string[]): { args: string[]; env: NodeJS.ProcessEnv } {
   return {
-    args: ['audit', '--brokers', broker.saslSslBootstrap as string, '--ssl-ca-file', tls.caFile, '--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256',
-      '--topics', `${run}-.*`, '--sample', '1MiB', '--targets', TARGETS, '--threads', '2', '-X', `linger.ms=${BATCHING.lingerMs}`, '-X', `batch.size=${BATCHING.batchSizeBytes}`, ...extra],
+    args: ['audit', '--brokers', broker.saslSslBootstrap as string, '--ssl-ca-file', tls.caFile, '--security-protocol',
+      'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256',
+      '--topics', `${run}-.*`, '--sample', '1MiB', '--targets', TARGETS, '--threads', '2', '-X',
+        `linger.ms=${BATCHING.lingerMs}`, '-X', `batch.size=${BATCHING.batchSizeBytes}`, ...extra],
     env: { KAFKA_SASL_USERNAME: AUDITOR.name, KAFKA_SASL_PASSWORD: AUDITOR.password }
   }
 }
@@ -229,7 +247,8 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     const json = join(dir, 'audit.json')
     const markdown = join(dir, 'audit.md')
     const chart = join(dir, 'audit.svg')
-    const { args, env } = auditArgs(['--json', json, '--markdown', markdown, '--chart', chart, '--price-storage-gib-month', '0.08', '--price-transfer-gib', '0.02', '--price-core-hour', '0.04'])
+    const { args, env } = auditArgs(['--json', json, '--markdown', markdown, '--chart', chart,
+      '--price-storage-gib-month', '0.08', '--price-transfer-gib', '0.02', '--price-core-hour', '0.04'])
     const before = new Set(await admin.listTopics())
     const audit = await runSqueeze(args, { env, timeoutMs: 600_000 })
     assert.equal(audit.code, 5, `a partial report (one topic not readable) exits 5:\n${audit.stdout}\n${audit.stderr}`)
@@ -238,9 +257,12 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     for (const line of audit.stdout.split('\n')) assert.ok(line.length <= 100, `fits 100 columns: ${line}`)
 
     const progress = audit.stderr.split('\n').filter((l) => l.includes('"audit progress"')).map((l) => JSON.parse(l) as { topicsDone: number; topics: number })
-    assert.deepEqual(progress.at(-1), { ...progress.at(-1), topicsDone: planned.length + 2, topics: planned.length + 2 }, 'progress on stderr, as JSON lines off a terminal')
+    assert.deepEqual(progress.at(-1), { ...progress.at(-1), topicsDone: planned.length + 2,
+      topics: planned.length + 2 }, 'progress on stderr, as JSON lines off a terminal')
     const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
-    const validate = new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/audit-report.schema.json', import.meta.url)), 'utf8')) as object)
+    const validate = new Ajv({ allErrors: true,
+      strict: true }).compile(JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/audit-report.schema.json',
+      import.meta.url)), 'utf8')) as object)
     assert.equal(validate(report), true, JSON.stringify(validate.errors))
     assert.equal(report.topics.length, planned.length + 2, 'every test topic, the forbidden and the empty one included')
     assert.equal(report.partial, true)
@@ -254,41 +276,52 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     assert.equal(row(name('empty')).status, 'empty')
     assert.equal(row(name('tiny')).status, 'too-little-data')
     const statuses = report.topics.map((t) => t.status === 'audited')
-    assert.deepEqual(statuses, [...statuses].sort((a, b) => Number(b) - Number(a)), 'audited topics first: only they are ranked')
+    assert.deepEqual(statuses, [...statuses].sort((a, b) => Number(b) - Number(a)),
+      'audited topics first: only they are ranked')
 
     // Kafka's DumpLogSegments on every partition's segment: the sample (larger than any topic) read every batch.
-    const files = planned.flatMap((p) => [0, 1].map((partition) => join(broker.kafkaLogDir, `${p.topic}-${partition}`, '00000000000000000000.log')))
+    const files = planned.flatMap((p) => [0, 1].map((partition) => join(broker.kafkaLogDir, `${p.topic}-${partition}`,
+      '00000000000000000000.log')))
     const dumped = parseDumpLogSegments(await java(KafkaMainClasses.DUMP_LOG_SEGMENTS, ['--files', files.join(',')]))
     for (const p of planned) {
       const t = row(p.topic)
       if (p.topic !== name('tiny')) assert.equal(t.status, 'audited', `${p.topic}: ${t.error}`)
       const inLog = new Map<string, number>()
-      for (const b of dumped.filter((d) => d.file?.includes(`/${p.topic}-`) === true)) inLog.set(b.codec, (inLog.get(b.codec) ?? 0) + 1)
-      assert.deepEqual(new Map(t.current?.codecs.map((c) => [c.codec, c.batches])), inLog, `${p.topic}: codec mix, batches per codec as DumpLogSegments lists them`)
+      for (const b of dumped.filter((d) => d.file?.includes(`/${p.topic}-`) === true)) inLog.set(b.codec,
+        (inLog.get(b.codec) ?? 0) + 1)
+      assert.deepEqual(new Map(t.current?.codecs.map((c) => [c.codec, c.batches])), inLog,
+        `${p.topic}: codec mix, batches per codec as DumpLogSegments lists them`)
       for (const codec of p.codecs) assert.ok(inLog.has(codec), `${p.topic}: written with ${codec}`)
       assert.equal(t.facts?.groups.length, p.groups, `${p.topic}: groups`)
       assert.ok(t.current !== null && t.current.meanRecordsPerBatch > 0)
     }
     assert.equal(row(name('compacted')).compacted, true)
-    assert.match(audit.stdout, new RegExp(`${name('compacted')}: compacted: the figures apply to what compaction keeps`))
+    assert.match(audit.stdout,
+      new RegExp(`${name('compacted')}: compacted: the figures apply to what compaction keeps`))
     assert.equal(row(name('broker-gzip')).brokerRecompresses, true)
     assert.equal(row(name('broker-gzip')).facts?.compressionTypeSource, 'topic')
     assert.match(audit.stdout, /the broker recompresses every batch/)
     assert.ok(report.totals.money !== null && report.totals.money.net !== null, 'priced totals')
 
     // Kafka's own tools, on the super user's listener, say the same.
-    const configs = parseConfigCommand(await java(KafkaMainClasses.CONFIG_COMMAND, ['--bootstrap-server', broker.bootstrap, '--describe', '--entity-type', 'topics']))
-    const groups = parseGroupCommand(await java(KafkaMainClasses.CONSUMER_GROUP_COMMAND, ['--bootstrap-server', broker.bootstrap, '--describe', '--all-groups']))
-    const described = await java(KafkaMainClasses.TOPIC_COMMAND, ['--bootstrap-server', broker.bootstrap, '--describe', '--topic', `${run}-.*`])
+    const configs = parseConfigCommand(await java(KafkaMainClasses.CONFIG_COMMAND, ['--bootstrap-server',
+      broker.bootstrap, '--describe', '--entity-type', 'topics']))
+    const groups = parseGroupCommand(await java(KafkaMainClasses.CONSUMER_GROUP_COMMAND, ['--bootstrap-server',
+      broker.bootstrap, '--describe', '--all-groups']))
+    const described = await java(KafkaMainClasses.TOPIC_COMMAND, ['--bootstrap-server', broker.bootstrap, '--describe',
+      '--topic', `${run}-.*`])
     for (const t of report.topics.filter((x) => x.facts !== null)) {
       const dynamic = configs.get(t.topic) ?? new Map<string, string>()
-      if (dynamic.has('retention.ms')) assert.equal(String(t.facts?.retentionMs), dynamic.get('retention.ms'), `${t.topic}: retention.ms`)
-      if (dynamic.has('retention.bytes')) assert.equal(String(t.facts?.retentionBytes), dynamic.get('retention.bytes'), `${t.topic}: retention.bytes`)
+      if (dynamic.has('retention.ms')) assert.equal(String(t.facts?.retentionMs), dynamic.get('retention.ms'),
+        `${t.topic}: retention.ms`)
+      if (dynamic.has('retention.bytes')) assert.equal(String(t.facts?.retentionBytes), dynamic.get('retention.bytes'),
+        `${t.topic}: retention.bytes`)
       assert.equal(t.facts?.cleanupPolicy, dynamic.get('cleanup.policy') ?? 'delete', `${t.topic}: cleanup.policy`)
       if (dynamic.has('compression.type')) assert.equal(t.facts?.compressionType, dynamic.get('compression.type'))
       const rf = new RegExp(`Topic: ${t.topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s.*ReplicationFactor: (\\d+)`).exec(described)
       assert.equal(String(t.facts?.replicationFactor), rf?.[1], `${t.topic}: replication factor`)
-      assert.equal(t.facts?.groups.length, groups.get(t.topic)?.size ?? 0, `${t.topic}: groups, as kafka-consumer-groups lists them`)
+      assert.equal(t.facts?.groups.length, groups.get(t.topic)?.size ?? 0,
+        `${t.topic}: groups, as kafka-consumer-groups lists them`)
     }
     assert.equal(row(name('retained')).facts?.retentionMs, 3_600_000)
     assert.equal(row(name('retained')).facts?.retentionBytes, 1_048_576)
@@ -304,14 +337,16 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     const audit = await runSqueeze(args, { env, timeoutMs: 300_000 })
     assert.equal(audit.code, 0, audit.stderr)
     const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
-    assert.deepEqual(report.topics.map((x) => x.topic).sort(), topics, '--topics and --exclude, each matched against the whole name')
+    assert.deepEqual(report.topics.map((x) => x.topic).sort(), topics,
+      '--topics and --exclude, each matched against the whole name')
     assert.equal(audit.stderr.includes('audit progress'), false, '--quiet')
     for (const topic of topics) {
       const targets = parseTargets(TARGETS, topic)
       t.after(() => admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))
       const copied = (await runCompare({
         connection, sourceTopic: topic, sourceDescription: { kind: 'topic', description: topic }, targets, format: null,
-        rateEvidence: { kind: 'topic', lookbackMs: 3_600_000 }, producer: { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, ...BATCHING },
+        rateEvidence: { kind: 'topic', lookbackMs: 3_600_000 }, producer: { ...DEFAULT_PRODUCER_CONFIG,
+          ...COPIER_PRODUCER_DEFAULTS, ...BATCHING },
         keepTopics: false, consumers: 0, version: 'test', log
       })).report
       const audited = report.topics.find((x) => x.topic === topic)
@@ -320,7 +355,8 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
         const projected = audited?.targets.find((x) => x.target === target.target)
         assert.ok(projected !== undefined, `${topic} ${target.target}`)
         const off = Math.abs(projected.ratio - target.ratio) / target.ratio
-        assert.ok(off <= 0.02, `${topic} ${target.target}: projected ratio ${projected.ratio}, the copy stored ${target.ratio} (${(off * 100).toFixed(2)}% apart)`)
+        assert.ok(off <= 0.02,
+          `${topic} ${target.target}: projected ratio ${projected.ratio}, the copy stored ${target.ratio} (${(off * 100).toFixed(2)}% apart)`)
       }
     }
   })

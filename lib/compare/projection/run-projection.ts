@@ -32,9 +32,9 @@ export interface ProjectionRunOptions extends Omit<CompareRunOptions, 'format' |
   readonly sweep?: { readonly lingerMs: readonly number[]; readonly batchSizeBytes: readonly number[] }
   /** Read about this many records (or record bytes) as windows spread over every partition's retained range, instead of from the start. */
   readonly sample?: SampleBudget & { readonly windows?: number }
-  /** With --sample: today's baseline from the stored batches the windows' records sit in (whole batches, per record). */
+  /** With --sample: today's baseline from the stored batches the windows' records sit in (whole batches). */
   readonly baselineFromSample?: boolean
-  /** Threads shared with other projections (the caller starts and closes them); absent: a pool of `threads` for this run. */
+  /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
   readonly pool?: ProjectionPool
 }
 
@@ -146,13 +146,18 @@ interface ProjectedSource {
 async function readAndProject(options: ProjectionRunOptions, deps: Parameters<typeof readSource>[0], projection: ChunkedProjection, timestamps: TimestampSample): Promise<ProjectedSource> {
   if (options.sample !== undefined) {
     const stored: SourceBatch[] | null = options.baselineFromSample === true ? [] : null
-    const sampled = await sampleWindows(deps, options.sourceTopic, options.sample, options.sample.windows, stored === null ? undefined : (b) => stored.push(b))
+    const onStoredBatch = stored === null ? undefined : (b: SourceBatch): void => {
+      stored.push(b)
+    }
+    const { sample } = options
+    const sampled = await sampleWindows(deps, options.sourceTopic, sample, sample.windows, onStoredBatch)
     for (const list of sampled.byPartition.values()) for (const r of list) timestamps.add(r.timestamp)
     for (const w of sampled.windows) {
       for (const batch of windowBatches(w.partition, w.records, options.batching)) projection.push(batch)
       await projection.belowLimit()
     }
-    return { sampling: sampled.plan, byPartition: options.sweep === undefined ? null : sampled.byPartition, storedBatches: stored }
+    const byPartition = options.sweep === undefined ? null : sampled.byPartition
+    return { sampling: sampled.plan, byPartition, storedBatches: stored }
   }
   const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined

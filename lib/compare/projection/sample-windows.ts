@@ -14,6 +14,13 @@ import type { SampleBudget } from './sweep-flags.js'
 const FETCH_BYTES = 1024 * 1024
 const MIN_FETCH_BYTES = 16 * 1024
 
+/** What sampleWindows read: the records by partition and as stretches read back to back, and the plan. */
+export type SampledWindows = SourceRead & {
+  byPartition: Map<number, SourceRecord[]>
+  plan: SamplingPlan
+  windows: Array<{ partition: number; records: SourceRecord[] }>
+}
+
 /** Where the sample came from: enough for a reader to judge how much of the topic it stands for. */
 export interface SamplingPlan {
   /** Records asked for with --sample N; null when a size was asked for. */
@@ -59,12 +66,13 @@ interface PartitionSample {
  * records: a topic whose traffic changed over time is sampled across the change, not at its oldest end.
  * Partitions are read concurrently; the result lists them in the order the broker listed them.
  */
-export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS,
-  onStoredBatch?: (batch: SourceBatch) => void): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]>; plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
+export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string,
+  budget: SampleBudget, windows: number = DEFAULT_WINDOWS, onStoredBatch?: (batch: SourceBatch) => void): Promise<SampledWindows> {
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
-  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE, (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, onStoredBatch))
+  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE,
+    (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, onStoredBatch))
   const all = samples.flatMap((p) => p.plan).filter((w) => w.records > 0)
   const records = samples.reduce((n, p) => n + p.records.length, 0)
   const bytes = samples.reduce((n, p) => n + p.bytes, 0)
@@ -78,7 +86,8 @@ export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admi
   }
 }
 
-async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number }, budget: SampleBudget, windows: number,
+async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number },
+  budget: SampleBudget, windows: number,
   onStoredBatch: ((batch: SourceBatch) => void) | undefined): Promise<PartitionSample> {
   const { partition } = span
   const sample: PartitionSample = { records: [], bytes: 0, plan: [], stretches: [] }
@@ -159,8 +168,8 @@ function recordBytes(r: SourceRecord): number {
  * Records of one partition in offsets [from, until), fetched from its leader; aborted transactions left out.
  * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
  */
-async function readRange(cluster: KafkajsCluster, topic: string, partition: number, { from, until, maxBytes }: WindowRange,
-  onStoredBatch: ((batch: ReadBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
+async function readRange(cluster: KafkajsCluster, topic: string, partition: number,
+  { from, until, maxBytes }: WindowRange, onStoredBatch: ((batch: ReadBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
   const out: SourceRecord[] = []
   let bytes = 0
   let at = from
