@@ -67,7 +67,8 @@ interface PartitionSample {
  * Partitions are read concurrently; the result lists them in the order the broker listed them.
  */
 export async function sampleWindows(deps: { cluster: KafkajsCluster; admin: Admin }, topic: string,
-  budget: SampleBudget, windows: number = DEFAULT_WINDOWS, onStoredBatch?: (batch: SourceBatch) => void): Promise<SampledWindows> {
+  budget: SampleBudget, windows: number = DEFAULT_WINDOWS,
+  onStoredBatch?: (batch: SourceBatch) => void): Promise<SampledWindows> {
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
@@ -169,7 +170,8 @@ function recordBytes(r: SourceRecord): number {
  * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
  */
 async function readRange(cluster: KafkajsCluster, topic: string, partition: number,
-  { from, until, maxBytes }: WindowRange, onStoredBatch: ((batch: ReadBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
+  { from, until, maxBytes }: WindowRange,
+  onStoredBatch: ((batch: ReadBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
   const out: SourceRecord[] = []
   let bytes = 0
   let at = from
