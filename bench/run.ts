@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { auditScaleBench, auditScaleTable, type AuditScaleResult } from './audit-scale.js'
 import { ceilingFor, ceilingTable, codecCeiling, type CeilingRow } from './codec-ceiling.js'
 import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, transcodingSpeedup, type CopierRow } from './copier.js'
@@ -17,7 +18,7 @@ import type { CodecSpec } from '../lib/codecs/index.js'
 
 /**
  * Every benchmark in one run on one broker and the same inputs:
- *   node dist/bench/run.js [ceiling] [producer] [levels] [lz4] [keeping-up] [consumer] [copier] [decode] [parse] [e2e]   (default: all)
+ *   node dist/bench/run.js [ceiling] [producer] [levels] [lz4] [keeping-up] [consumer] [copier] [decode] [parse] [e2e] [audit]   (default: all)
  * `levels`: zstd:6 and zstd:9 with squeeze's compression pool at 1 and 2 threads, kcat and ProducerPerformance;
  * `lz4`: squeeze and kcat at lz4:1, at least 5 runs.
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
@@ -115,8 +116,18 @@ function poolAndLz4Targets(levels: readonly ProducerRow[], lz4: readonly Produce
   return [...versus(levels, 'squeeze-2t', 'zstd:6', 'producer records/s vs kcat, zstd:6, compression pool of 2 threads'), ...versus(lz4, 'squeeze', 'lz4:1', 'lz4 producer records/s vs kcat')]
 }
 
+/** The audit's scale target: the whole pass within 4 minutes and 600 MB of peak RSS. */
+function auditTargets(audit: AuditScaleResult | undefined): Target[] {
+  if (audit === undefined) return []
+  const where = `${audit.smallTopics} x ${audit.smallMiB[0]}-${audit.smallMiB[1]} MiB + ${audit.largeTopics} x ${audit.largeMiB} MiB, sample ${audit.sample}`
+  return [
+    { name: `audit wall seconds (${where})`, value: audit.wallSeconds, threshold: '<= 240', met: audit.wallSeconds <= 240 },
+    { name: `audit peak RSS MB (${where})`, value: audit.maxRssMb, threshold: '<= 600', met: audit.maxRssMb <= 600 }
+  ]
+}
+
 async function main(): Promise<void> {
-  const all = ['ceiling', 'producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e']
+  const all = ['ceiling', 'producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e', 'audit']
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
   // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
@@ -147,6 +158,7 @@ async function main(): Promise<void> {
   let parse: ParseRates | undefined
   let e2e: EndToEndResult | undefined
   let keepingUp: KeepingUpResult | undefined
+  let audit: AuditScaleResult | undefined
   const javaRatios = new Map<string, number>()
   try {
     if (wanted.has('ceiling') || wanted.has('producer')) {
@@ -159,7 +171,7 @@ async function main(): Promise<void> {
       section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
       writeJson('bench-parse.json', { meta, ...parse })
     }
-    const needsBroker = ['producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'e2e'].some((s) => wanted.has(s))
+    const needsBroker = ['producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'e2e', 'audit'].some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
@@ -216,6 +228,11 @@ async function main(): Promise<void> {
         section(endToEndTitle(e2e), endToEndTable(e2e))
         writeJson('bench-end-to-end.json', { meta, ...e2e })
       }
+      if (kafka !== undefined && wanted.has('audit')) {
+        audit = await auditScaleBench(kafka, dir, log)
+        section('squeeze audit at cluster scale (bench/audit-scale.ts)', auditScaleTable(audit))
+        writeJson('bench-audit.json', { meta, ...audit })
+      }
       await kafka?.deleteCreatedTopics()
     } finally {
       await kafka?.close()
@@ -225,7 +242,8 @@ async function main(): Promise<void> {
       section('HTTP decode (bench/http-decode.ts)', `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`)
     }
     const targets = [...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e), ...poolAndLz4Targets(levels, lz4), ...(keepingUp === undefined ? [] : keepingUpTargets(keepingUp)),
-      ...(copierSpeedup === undefined ? [] : [{ name: 'copier source MB/s, source batching vs rebatch (6 targets)', value: copierSpeedup, threshold: '>= 2.0x', met: copierSpeedup >= 2 }])]
+      ...(copierSpeedup === undefined ? [] : [{ name: 'copier source MB/s, source batching vs rebatch (6 targets)', value: copierSpeedup, threshold: '>= 2.0x', met: copierSpeedup >= 2 }]),
+      ...auditTargets(audit)]
     section('Targets (issues 6, 14 and 16)', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
     writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
     process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)

@@ -26,6 +26,8 @@ export const KafkaMainClasses = {
   TOPIC_COMMAND: 'org.apache.kafka.tools.TopicCommand',
   /** `--bootstrap-server b --topic t`: `topic:partition:offset` lines. */
   GET_OFFSET_SHELL: 'org.apache.kafka.tools.GetOffsetShell',
+  /** `--bootstrap-server b --describe --entity-type topics`: each topic's dynamic configs. */
+  CONFIG_COMMAND: 'kafka.admin.ConfigCommand',
   /** `--bootstrap-server b --describe --group g`. */
   CONSUMER_GROUP_COMMAND: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
   /** `--bootstrap-server b describe --status`: `LeaderId:`, `CurrentVoters: [{"id": 1, …}, …]`. */

@@ -16,17 +16,19 @@ Commands:
   consume   read topics, decompress and decode every record, report bytes and CPU per topic
   copy      mirror a topic into one topic per codec/level (same records, partitions, keys, timestamps, headers)
   compare   copy a topic into one topic per codec/level, read them back, report cost and savings, recommend one
+  audit     every topic of a cluster, read-only: today's codec, the codec to change to, what it saves, ranked
   bench     sweep every codec and level over real record batches in memory (a file, or a topic's batches read-only):
             ratio, compress and decompress MB/s`
 
 type Command = (argv: readonly string[]) => Promise<number>
 
-// Each command's modules load when it runs: loading all five was a fifth of a short `produce`'s CPU.
+// Each command's modules load when it runs: loading all of them was a fifth of a short `produce`'s CPU.
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   produce: async () => (await import('../producer/main.js')).produceMain,
   consume: async () => (await import('../consumer/main.js')).consumeMain,
   copy: async () => (await import('../copier/main.js')).copyMain,
   compare: async () => (await import('../compare/main.js')).compareMain,
+  audit: async () => (await import('../audit/main.js')).auditMain,
   bench: async () => (await import('../bench/main.js')).benchMain
 }
 

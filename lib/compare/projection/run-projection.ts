@@ -32,6 +32,10 @@ export interface ProjectionRunOptions extends Omit<CompareRunOptions, 'format' |
   readonly sweep?: { readonly lingerMs: readonly number[]; readonly batchSizeBytes: readonly number[] }
   /** Read about this many records (or record bytes) as windows spread over every partition's retained range, instead of from the start. */
   readonly sample?: SampleBudget & { readonly windows?: number }
+  /** With --sample: today's baseline from the stored batches the windows' records sit in (whole batches). */
+  readonly baselineFromSample?: boolean
+  /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
+  readonly pool?: ProjectionPool
 }
 
 const GIB = 1024 ** 3
@@ -53,7 +57,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
   const { connection, log } = options
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
-  const pool = new ProjectionPool(options.threads, (t) => formatCodecSpec(t.spec))
+  const pool = options.pool ?? new ProjectionPool(options.threads, (t) => formatCodecSpec(t.spec))
   await admin.connect()
   await cluster.connect()
   try {
@@ -119,7 +123,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       storedBytesByPartition: new Map(withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition]))
     }
   } finally {
-    await pool.close()
+    if (options.pool === undefined) await pool.close()
     await cluster.disconnect().catch(() => undefined)
     await admin.disconnect().catch(() => undefined)
   }
@@ -144,14 +148,19 @@ interface ProjectedSource {
  */
 async function readAndProject(options: ProjectionRunOptions, deps: Parameters<typeof readSource>[0], projection: ChunkedProjection, timestamps: TimestampSample): Promise<ProjectedSource> {
   if (options.sample !== undefined) {
-    const sampled = await sampleWindows(deps, options.sourceTopic, options.sample, options.sample.windows)
+    const stored: SourceBatch[] | null = options.baselineFromSample === true ? [] : null
+    const onStoredBatch = stored === null ? undefined : (b: SourceBatch): void => {
+      stored.push(b)
+    }
+    const { sample } = options
+    const sampled = await sampleWindows(deps, options.sourceTopic, sample, sample.windows, onStoredBatch)
     for (const list of sampled.byPartition.values()) for (const r of list) timestamps.add(r.timestamp)
     for (const w of sampled.windows) {
       for (const batch of windowBatches(w.partition, w.records, options.batching)) projection.push(batch)
       await projection.belowLimit()
     }
     const byPartition = options.sweep === undefined ? null : sampled.byPartition
-    return { sampling: sampled.plan, byPartition, storedBatches: null, skippedBatches: sampled.skippedBatches }
+    return { sampling: sampled.plan, byPartition, storedBatches: stored, skippedBatches: sampled.skippedBatches }
   }
   const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined

@@ -6,10 +6,19 @@ import { fetchRequest, ISOLATION, type FetchedPartition } from '../../kafka/fetc
 import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
 import { defaultMaxBatchUncompressedBytes } from '../../config/read-properties.js'
 import { splitFetched } from '../../consumer/fetched-batches.js'
-import { isAbortMarker, readBatch } from '../../protocol/record-batch-reader.js'
+import { isAbortMarker, readBatch, type ReadBatch } from '../../protocol/record-batch-reader.js'
+import { mapConcurrently } from '../../map-concurrently.js'
+import { sourceBatch, type SourceBatch } from '../source-batches.js'
 import type { SourceRecord } from './rebatch.js'
 import type { SourceRead, SourceReadDeps } from './read-source.js'
 import type { SampleBudget } from './sweep-flags.js'
+
+/** What sampleWindows read: the records by partition and as stretches read back to back, and the plan. */
+export type SampledWindows = SourceRead & {
+  byPartition: Map<number, SourceRecord[]>
+  plan: SamplingPlan
+  windows: Array<{ partition: number; records: SourceRecord[] }>
+}
 
 const FETCH_BYTES = 1024 * 1024
 const MIN_FETCH_BYTES = 16 * 1024
@@ -59,14 +68,15 @@ interface PartitionSample {
  * records: a topic whose traffic changed over time is sampled across the change, not at its oldest end.
  * Partitions are read concurrently; the result lists them in the order the broker listed them.
  */
-export async function sampleWindows(deps: SourceReadDeps, topic: string, budget: SampleBudget, windows: number = DEFAULT_WINDOWS): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]>; plan: SamplingPlan; windows: Array<{ partition: number; records: SourceRecord[] }> }> {
+export async function sampleWindows(deps: SourceReadDeps, topic: string, budget: SampleBudget,
+  windows: number = DEFAULT_WINDOWS, onStoredBatch?: (batch: SourceBatch) => void): Promise<SampledWindows> {
   await deps.cluster.addMultipleTargetTopics([topic])
   const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
   const maxUncompressedBytes = deps.read?.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(FETCH_BYTES)
   const guard: ReadGuard = { maxUncompressedBytes, skipped: 0, log: deps.log }
   const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE,
-    (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard))
+    (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard, onStoredBatch))
   const all = samples.flatMap((p) => p.plan).filter((w) => w.records > 0)
   const records = samples.reduce((n, p) => n + p.records.length, 0)
   const bytes = samples.reduce((n, p) => n + p.bytes, 0)
@@ -87,15 +97,24 @@ interface ReadGuard {
   readonly log: SourceReadDeps['log']
 }
 
-async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number }, budget: SampleBudget, windows: number, guard: ReadGuard): Promise<PartitionSample> {
+async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number },
+  budget: SampleBudget, windows: number, guard: ReadGuard,
+  onStoredBatch: ((batch: SourceBatch) => void) | undefined): Promise<PartitionSample> {
   const { partition } = span
+  // Windows may start inside one stored batch: it counts once.
+  const seen = new Set<number>()
+  const stored = onStoredBatch === undefined ? undefined : (batch: ReadBatch): void => {
+    if (seen.has(batch.baseOffset)) return
+    seen.add(batch.baseOffset)
+    onStoredBatch(sourceBatch(partition, batch))
+  }
   const sample: PartitionSample = { records: [], bytes: 0, plan: [], stretches: [] }
   let reachedOffset: number | null = null
   for (let i = 0; ; i++) {
     const range = 'records' in budget ? recordWindow(budget.records, windows, i, span) : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
     if (range === undefined) break
     if (range.until <= range.from) continue
-    const { records, complete } = await readRange(cluster, topic, partition, range, guard)
+    const { records, complete } = await readRange(cluster, topic, partition, range, guard, stored)
     const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
     // A window that runs on from where the last one read to its end (a budget as large as the partition)
     // continues one stretch of records, batched as one: no batch is cut at the seam.
@@ -115,20 +134,6 @@ async function samplePartition(cluster: KafkajsCluster, topic: string, span: Par
     sample.plan.push({ partition, fromOffset: range.from, records: records.length, bytes, fromMs, toMs })
   }
   return sample
-}
-
-/** `f` over every item, at most `limit` at a time; results in item order. */
-async function mapConcurrently<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length)
-  let next = 0
-  const lane = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++
-      results[i] = await f(items[i] as T)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
-  return results
 }
 
 interface PartitionSpan {
@@ -174,7 +179,9 @@ function recordBytes(r: SourceRecord): number {
  * Records of one partition in offsets [from, until), fetched from its leader; aborted transactions left out.
  * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
  */
-async function readRange(cluster: KafkajsCluster, topic: string, partition: number, { from, until, maxBytes }: WindowRange, guard: ReadGuard): Promise<{ records: SourceRecord[]; complete: boolean }> {
+async function readRange(cluster: KafkajsCluster, topic: string, partition: number,
+  { from, until, maxBytes }: WindowRange, guard: ReadGuard,
+  onStoredBatch: ((batch: ReadBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
   const out: SourceRecord[] = []
   let bytes = 0
   let at = from
@@ -211,12 +218,15 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
       }
       const { isTransactional, isControl, producerId, lastOffset } = batch
       if (!aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: abortMarker }) && !isControl) {
+        const before = out.length
         for (const r of batch.records) {
           if (r.offset >= until || bytes >= maxBytes) break
           const record = { key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp }
           out.push(record)
           bytes += recordBytes(record)
         }
+        // A batch counts whole, all its records with all its bytes: per record it is then what the log stores.
+        if (out.length > before) onStoredBatch?.(batch)
       }
       at = Math.max(at, lastOffset + 1)
       if (bytes >= maxBytes) break
