@@ -1,9 +1,8 @@
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { StringDecoder } from 'node:string_decoder'
 import { isUtf8 } from 'node:buffer'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
 import type { LineChunk, SourceBatch, SourceItem } from './source.js'
 
 export interface FileSourceOptions {
@@ -24,6 +23,10 @@ export interface FileSourceOptions {
    * alone: no view and no newline search per line.
    */
   readonly lineBytes?: boolean
+  /** The longest line held; a longer one is split into pieces this long (see LineSplitter). Default 1 MiB. */
+  readonly maxLineBytes?: number
+  /** Called once for each line split. */
+  readonly onLineSplit?: () => void
   readonly signal?: AbortSignal
 }
 
@@ -81,10 +84,16 @@ async function statOrThrow(path: string): Promise<void> {
  * (LogFormat.writeLineBytes) needs no text of it. Each chunk is cut after its last newline, and the bytes after it
  * move to the front for the next read. The chunk's buffer is read into again once the next chunk is asked for.
  */
-export async function* readFileChunks(path: string, options: Pick<FileSourceOptions, 'readSizeBytes' | 'signal'>): AsyncGenerator<LineChunk> {
+export async function* readFileChunks(
+  path: string, options: Pick<FileSourceOptions, 'readSizeBytes' | 'maxLineBytes' | 'onLineSplit' | 'signal'>
+): AsyncGenerator<LineChunk> {
   await statOrThrow(path)
   const handle = await open(path, 'r')
-  let chunk: Buffer = Buffer.allocUnsafe(options.readSizeBytes ?? READ_ONCE_BYTES)
+  const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
+  // A chunk never holds more than maxLine bytes, so no line in it is longer.
+  let chunk: Buffer = Buffer.allocUnsafe(Math.min(options.readSizeBytes ?? READ_ONCE_BYTES, maxLine))
+  /** Whether the line at the front of `chunk` was already cut: counted once. */
+  let splitting = false
   /** Bytes at the front of `chunk` after the last newline read so far: the start of a line. */
   let carried = 0
   /**
@@ -106,17 +115,21 @@ export async function* readFileChunks(path: string, options: Pick<FileSourceOpti
       }
       // The carried bytes hold no newline, so one found is in what this read added.
       const last = chunk.lastIndexOf(NEWLINE, end - 1)
-      if (last < 0) {
+      if (last < 0 && (end < chunk.length || chunk.length < maxLine)) {
         carried = end
-        // A line longer than the chunk: room for more of it.
-        if (carried === chunk.length) chunk = Buffer.concat([chunk], chunk.length * 2)
+        // A line longer than the chunk: room for more of it, up to maxLine.
+        if (carried === chunk.length) chunk = Buffer.concat([chunk], Math.min(chunk.length * 2, maxLine))
         reading = handle.read(chunk, carried, chunk.length - carried, null)
         continue
       }
+      // A full chunk with no newline is a line longer than maxLine: its first piece is handed on as a line.
+      const cut = last < 0 ? utf8Boundary(chunk.subarray(0, end)) : last
+      if (last < 0 && !splitting) options.onLineSplit?.()
+      splitting = last < 0
       const next = spare !== null && spare.length === chunk.length ? spare : Buffer.allocUnsafe(chunk.length)
-      carried = chunk.copy(next, 0, last + 1, end)
+      carried = chunk.copy(next, 0, last < 0 ? cut : last + 1, end)
       reading = handle.read(next, carried, next.length - carried, null)
-      const lines: LineChunk = { bytes: chunk, end: last }
+      const lines: LineChunk = { bytes: chunk, end: cut }
       spare = chunk
       chunk = next
       yield lines
@@ -175,24 +188,28 @@ export function textEnd(bytes: Buffer, start: number, stop: number): number {
 /** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */
 const FINGERPRINT_BYTES = 64
 
-/** One open file being followed: where reading got to, and the text of a line not finished yet. */
+/** One open file being followed: where reading got to, and the start of a line not finished yet. */
 class FollowedFile {
   private position = 0
-  private pending = ''
-  // Decodes across reads, so a multi-byte character split by a read boundary stays whole.
-  private decoder = new StringDecoder('utf8')
   private fingerprint = Buffer.alloc(0)
 
-  private constructor(private readonly handle: FileHandle, readonly ino: number, private readonly chunk: Buffer) {}
+  private constructor(
+    private readonly handle: FileHandle, readonly ino: number, private readonly chunk: Buffer, private splitter: LineSplitter,
+    private readonly options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>
+  ) {}
 
-  static async open(path: string, chunk: Buffer): Promise<FollowedFile> {
+  static async open(path: string, chunk: Buffer, options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>): Promise<FollowedFile> {
     const handle = await open(path, 'r')
     try {
-      return new FollowedFile(handle, (await handle.stat()).ino, chunk)
+      return new FollowedFile(handle, (await handle.stat()).ino, chunk, FollowedFile.splitter(options), options)
     } catch (err) {
       await handle.close()
       throw err
     }
+  }
+
+  private static splitter(options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>): LineSplitter {
+    return new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
   }
 
   /** Reads to the current end of the file, yielding every line completed on the way. */
@@ -203,7 +220,7 @@ class FollowedFile {
       this.position += bytesRead
       const bytes = this.chunk.subarray(0, bytesRead)
       this.fingerprint = Buffer.concat([this.fingerprint, bytes]).subarray(-FINGERPRINT_BYTES)
-      yield* this.lines(this.decoder.write(bytes))
+      for (const line of this.splitter.push(bytes)) yield lineItem(line)
     }
   }
 
@@ -236,7 +253,7 @@ class FollowedFile {
           const { bytesRead } = await copy.read(this.chunk, 0, this.chunk.length, this.position)
           if (bytesRead === 0) return
           this.position += bytesRead
-          yield* this.lines(this.decoder.write(this.chunk.subarray(0, bytesRead)))
+          for (const line of this.splitter.push(this.chunk.subarray(0, bytesRead))) yield lineItem(line)
         }
       } finally {
         await copy.close()
@@ -246,21 +263,13 @@ class FollowedFile {
 
   /** The last line, when the file did not end with a newline. */
   *finish(): Generator<SourceItem> {
-    const rest = this.pending + this.decoder.end()
-    this.pending = ''
-    this.decoder = new StringDecoder('utf8')
-    if (rest !== '') yield { kind: 'line', line: stripCr(rest) }
+    const rest = this.splitter.end()
+    this.splitter = FollowedFile.splitter(this.options)
+    if (rest !== null) yield lineItem(rest)
   }
 
   close(): Promise<void> {
     return this.handle.close()
-  }
-
-  private *lines(text: string): Generator<SourceItem> {
-    this.pending += text
-    const lines = this.pending.split('\n')
-    this.pending = lines.pop() ?? ''
-    for (const line of lines) yield { kind: 'line', line: stripCr(line) }
   }
 }
 
@@ -294,7 +303,7 @@ async function* followLines(path: string, options: FileSourceOptions): AsyncGene
   const pollMs = options.pollMs ?? 250
   const rotateWaitMs = options.rotateWaitMs ?? 5000
   const chunk = Buffer.allocUnsafe(options.readSizeBytes ?? 256 * 1024)
-  let current = await FollowedFile.open(path, chunk)
+  let current = await FollowedFile.open(path, chunk, options)
   const rotated: Array<{ file: FollowedFile; until: number }> = []
   try {
     while (options.signal?.aborted !== true) {
@@ -310,7 +319,7 @@ async function* followLines(path: string, options: FileSourceOptions): AsyncGene
       const now = await stat(path).catch(() => undefined)
       if (now === undefined) continue // rotated away; the new file is not there yet
       if (now.ino !== current.ino) {
-        const next = await FollowedFile.open(path, chunk).catch(() => undefined)
+        const next = await FollowedFile.open(path, chunk, options).catch(() => undefined)
         if (next === undefined) continue
         yield* current.drain()
         rotated.push({ file: current, until: Date.now() + rotateWaitMs })
@@ -325,11 +334,14 @@ async function* followLines(path: string, options: FileSourceOptions): AsyncGene
   }
 }
 
-/** Lines from standard input until it closes. */
-export async function* readStdinLines(signal?: AbortSignal): AsyncGenerator<SourceItem> {
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
-  for await (const line of lines) {
-    if (signal?.aborted === true) return
-    yield { kind: 'line', line }
+/** Lines from standard input until it closes, a batch per read; a line longer than maxLineBytes is split. */
+export async function* readStdinBatches(options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit' | 'signal'> = {}): AsyncGenerator<SourceBatch> {
+  const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
+  for await (const bytes of process.stdin as AsyncIterable<Buffer>) {
+    if (options.signal?.aborted === true) return
+    const lines = splitter.push(bytes)
+    if (lines.length > 0) yield lines.map(lineItem)
   }
+  const rest = splitter.end()
+  if (rest !== null) yield [lineItem(rest)]
 }

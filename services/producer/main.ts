@@ -9,14 +9,16 @@ import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
 import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
+import { createSourceMetrics } from '../../lib/metrics/source-metrics.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
-import { readFileBatches, readFileChunks, readStdinLines } from '../../lib/sources/file-source.js'
+import { readFileBatches, readFileChunks, readStdinBatches } from '../../lib/sources/file-source.js'
+import { DEFAULT_MAX_LINE_BYTES } from '../../lib/sources/line-splitter.js'
 import { parseRateSchedule } from '../../lib/sources/rate-schedule.js'
-import type { LineChunk, SourceBatch, SourceItem } from '../../lib/sources/source.js'
+import type { LineChunk, SourceBatch } from '../../lib/sources/source.js'
 
 export const PRODUCE_HELP = `squeeze produce: read or generate log records, batch them per partition, compress, send to Kafka.
 
@@ -33,6 +35,8 @@ Input:
                                  for S seconds, then M for T, ... (the last rate holds after)
   --seed N                       generator seed (default 1): equal seeds give the same records, times aside
   --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
+  --max-line-bytes N             file and stdin: a longer line is split into pieces of at most N bytes, one record
+                                 each, counted in squeeze_source_lines_split_total (default 1048576)
 Kafka:
   --topic TOPIC                  destination topic
   --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072..22] (default zstd:3); LEVEL
@@ -62,6 +66,7 @@ const OPTIONS = {
   rate: { type: 'string' },
   seed: { type: 'string' },
   'on-parse-error': { type: 'string' },
+  'max-line-bytes': { type: 'string' },
   codec: { type: 'string' },
   'create-partitions': { type: 'string' },
   'replication-factor': { type: 'string' },
@@ -88,6 +93,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         records: parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined),
         rate: values.rate === undefined ? undefined : parseRateSchedule(values.rate),
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
+        maxLineBytes: parseInteger(values['max-line-bytes'], 'max-line-bytes', 64, 256 * 1024 * 1024) ?? DEFAULT_MAX_LINE_BYTES,
         onParseError: oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip'),
         createPartitions: parseInteger(values['create-partitions'], 'create-partitions', 1, 10000),
         replicationFactor: parseInteger(values['replication-factor'], 'replication-factor', 1, 100),
@@ -96,7 +102,11 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
       return settings
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, settings) => {
+      const { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor } = settings
+      const sourceMetrics = createSourceMetrics(registry)
+      let linesSplit = 0
+      const lines = { maxLineBytes: settings.maxLineBytes, onLineSplit: () => { linesSplit++; sourceMetrics.lineSplit() }, signal }
       const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
       if (sourceKind === 'file' && values.follow !== true) {
@@ -127,10 +137,10 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           // The generators load only for a generated run (a tenth of the modules a file run needs).
           sourceKind === 'generate' ? (await import('../../lib/sources/generator-source.js')).generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { rateSchedule: rate }) })
           // A format that reads a line's bytes in place gets the file as read, undecoded and unsplit.
-          : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(values.file as string, { signal })
+          : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(values.file as string, lines)
           // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
-          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined, signal }), records)
-          : limit(oneByOne(readStdinLines(signal)), records)
+          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { ...lines, follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined }), records)
+          : limit(readStdinBatches(lines), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
         const summary = await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
@@ -143,7 +153,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
           `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x), ` +
           `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
-          `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}\n`
+          `records too large: ${summary.rejected}, lines split: ${linesSplit}, undelivered: ${stats.recordsFailed}\n`
         )
         return stats.recordsFailed > 0 ? 1 : 0
       } finally {
@@ -165,10 +175,6 @@ async function* limit(batches: AsyncIterable<SourceBatch>, max: number | undefin
     n += batch.length
     if (n >= max) return
   }
-}
-
-async function* oneByOne(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceBatch> {
-  for await (const item of items) yield [item]
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => produceMain(process.argv.slice(2)))
