@@ -10,8 +10,8 @@ export interface SourceMetrics {
   forgetFile(file: string): void
   /** The read positions on disk (or in Kafka) were written this long ago. */
   positionAge(seconds: number): void
-  /** A file rotated away while the shipper was down and gone before it came back: its unread bytes are lost. */
-  lost(bytes: number): void
+  /** A file rotated away while the shipper was down and gone before it came back: its unread lines are lost. */
+  lostFile(): void
 }
 
 export function createSourceMetrics(registry: Registry): SourceMetrics {
@@ -38,8 +38,8 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
     registers: [registry]
   })
   const lost = new Counter({
-    name: 'squeeze_source_lost_bytes_total',
-    help: 'Bytes of files rotated away while the shipper was down and gone before it read them',
+    name: 'squeeze_source_files_lost_total',
+    help: 'Files rotated away while the shipper was down and gone before it came back: their unread lines are lost',
     registers: [registry]
   })
   split.inc(0)
@@ -50,6 +50,6 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
     lagBytes: (file, bytes) => lag.set({ file }, bytes),
     forgetFile: (file) => lag.remove({ file }),
     positionAge: (seconds) => age.set(seconds),
-    lost: (bytes) => lost.inc(bytes)
+    lostFile: () => lost.inc()
   }
 }

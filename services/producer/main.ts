@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises'
+import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
@@ -9,8 +10,12 @@ import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
 import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
-import { createSourceMetrics } from '../../lib/metrics/source-metrics.js'
-import { produceLogs } from '../../lib/pipeline/produce-logs.js'
+import { createSourceMetrics, type SourceMetrics } from '../../lib/metrics/source-metrics.js'
+import type { Logger } from '../../lib/log/logger.js'
+import { produceLogs, type ParseErrorPolicy, type ProduceLogsSummary } from '../../lib/pipeline/produce-logs.js'
+import { shipFiles } from '../../lib/pipeline/ship-files.js'
+import { FileSet, isFileSet, parseFilePatterns } from '../../lib/sources/file-set.js'
+import { PositionStore, defaultStateDir, fileSetId } from '../../lib/sources/position-store.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
@@ -27,8 +32,15 @@ Usage: squeeze produce --topic TOPIC [options]
 Input:
   --source generate|file|stdin   where records come from (default generate)
   --kind KIND                    log kind: ${LOG_KINDS.join(', ')} (default http)
-  --file PATH                    with --source file; access logs (combined format) become Cap'n Proto HTTP records
-  --follow                       keep reading the file as it grows, across rotation (tail -F)
+  --file PATH|GLOB|KIND:GLOB     with --source file, repeatable; access logs (combined format) become Cap'n Proto
+                                 HTTP records; KIND:GLOB reads the files a glob matches as another kind
+  --follow                       keep reading the files as they grow and appear, across rotation (tail -F), with
+                                 read positions saved once Kafka acknowledged their lines (see docs/shipper.md)
+  --exclude GLOB                 leave out files a --file glob matches, repeatable
+  --state-dir DIR                where read positions are kept (default $XDG_STATE_HOME/squeeze or
+                                 ~/.local/state/squeeze); --no-state reads every file from its start each time
+  --no-source-header             records without the squeeze.source.file header (the file a line came from)
+  --host-header                  records with a squeeze.source.host header (this host's name)
   --records N                    stop after N records (generate default 100000)
   --rate N                       generated records per second, stamped with the current time (default: as fast as
                                  possible, with modelled times ending now); N:S,M:T,... steps the rate: N a second
@@ -60,8 +72,13 @@ const OPTIONS = {
   topic: { type: 'string' },
   source: { type: 'string' },
   kind: { type: 'string' },
-  file: { type: 'string' },
+  file: { type: 'string', multiple: true },
   follow: { type: 'boolean' },
+  exclude: { type: 'string', multiple: true },
+  'state-dir': { type: 'string' },
+  'no-state': { type: 'boolean' },
+  'no-source-header': { type: 'boolean' },
+  'host-header': { type: 'boolean' },
   records: { type: 'string' },
   rate: { type: 'string' },
   seed: { type: 'string' },
@@ -87,6 +104,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const connection = connectionFrom(values, env, log)
       const producerConfig = producerConfigFrom(parseProperties(values.X ?? []), values.codec === undefined ? undefined : parseCodecSpec(values.codec))
       const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
+      const files = values.file ?? []
       const settings = {
         connection, producerConfig, sourceKind,
         kind: oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
@@ -99,8 +117,10 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         replicationFactor: parseInteger(values['replication-factor'], 'replication-factor', 1, 100),
         shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 5000
       }
-      if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
-      return settings
+      if (sourceKind === 'file' && files.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+      const shipper = sourceKind === 'file' && (values.follow === true || isFileSet(files, LOG_KINDS))
+      if (shipper && settings.records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--records does not apply to followed files or a file set')
+      return { ...settings, shipper }
     },
     start: async ({ log, registry, signal, waitForCluster, connect, ready }, settings) => {
       const { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor } = settings
@@ -109,8 +129,9 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const lines = { maxLineBytes: settings.maxLineBytes, onLineSplit: () => { linesSplit++; sourceMetrics.lineSplit() }, signal }
       const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
-      if (sourceKind === 'file' && values.follow !== true) {
-        const size = await stat(values.file as string).then((s) => s.size, () => undefined)
+      const file = values.file?.[0] as string
+      if (sourceKind === 'file' && !settings.shipper) {
+        const size = await stat(file).then((s) => s.size, () => undefined)
         if (size !== undefined) producer.expectInputBytes(size)
       }
       const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
@@ -137,12 +158,13 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           // The generators load only for a generated run (a tenth of the modules a file run needs).
           sourceKind === 'generate' ? (await import('../../lib/sources/generator-source.js')).generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { rateSchedule: rate }) })
           // A format that reads a line's bytes in place gets the file as read, undecoded and unsplit.
-          : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(values.file as string, lines)
+          : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(file, lines)
           // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
-          : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { ...lines, follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined }), records)
+          : sourceKind === 'file' ? limit(readFileBatches(file, { ...lines, follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined }), records)
           : limit(readStdinBatches(lines), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
-        const summary = await produceLogs({
+        const summary = settings.shipper ? await shipFileSet({ values, env, topic, producer, log, signal, lines, onParseError, kind, metrics: sourceMetrics, ready: connected })
+        : await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
           onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
         })
@@ -160,6 +182,28 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         await producer.close().catch(() => undefined)
       }
     }
+  })
+}
+
+/** Followed files or a file set, with their read positions in the state directory (see docs/shipper.md). */
+async function shipFileSet(args: {
+  values: { file?: string[]; exclude?: string[]; 'state-dir'?: string; 'no-state'?: boolean; 'no-source-header'?: boolean; 'host-header'?: boolean; follow?: boolean }
+  env: NodeJS.ProcessEnv; topic: string; producer: Producer; log: Logger; signal: AbortSignal; kind: LogKind
+  lines: { maxLineBytes: number; onLineSplit: () => void }; onParseError: ParseErrorPolicy; metrics: SourceMetrics; ready: Promise<unknown>
+}): Promise<ProduceLogsSummary> {
+  const { values, topic, log } = args
+  const patterns = parseFilePatterns(values.file ?? [], LOG_KINDS, args.kind)
+  const store = values['no-state'] === true ? null : new PositionStore(values['state-dir'] ?? defaultStateDir(args.env), fileSetId(hostname(), topic, patterns.map((p) => `${p.kind}:${p.glob}`)))
+  const saved = store === null ? [] : await store.load()
+  log.info({ files: patterns, state: store?.path ?? null, positions: saved.length }, 'shipping a file set')
+  const files = new FileSet({
+    patterns, exclude: values.exclude ?? [], follow: values.follow === true, ...args.lines, saved, log, signal: args.signal,
+    onLost: () => args.metrics.lostFile()
+  })
+  return shipFiles({
+    files, topic, producer: args.producer, formatFor: (kind) => formatFor(kind as LogKind), onParseError: args.onParseError,
+    headers: { file: values['no-source-header'] !== true, host: values['host-header'] === true ? hostname() : null },
+    positions: store, saved, checkpointMs: 1000, log, metrics: args.metrics, ready: args.ready
   })
 }
 

@@ -110,7 +110,7 @@ describe('--max-line-bytes', () => {
   it('the same line in a followed file, its last piece held until the line ends', async (t) => {
     await written
     const topic = await kafka.createTopic(t)
-    const run = await produce(['--topic', topic, '--source', 'file', '--file', path, '--follow'], {
+    const run = await produce(['--topic', topic, '--source', 'file', '--file', path, '--follow', '--state-dir', join(dir, 'state')], {
       stop: async () => {
         await poll('49 pieces in the topic', () => pieces(topic), (p) => p.length >= LINE_BYTES / PIECE_BYTES - 1, 120_000, { intervalMs: 1000 })
       }

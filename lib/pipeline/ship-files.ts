@@ -1,0 +1,115 @@
+import { errorMessage } from '../errors.js'
+import type { LogFormat } from '../formats/index.js'
+import type { Logger } from '../log/logger.js'
+import type { SourceMetrics } from '../metrics/source-metrics.js'
+import type { Producer, ProducerRecord } from '../producer/producer.js'
+import type { RecordHeader } from '../protocol/record.js'
+import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
+import { sendAll, toRecord, type ParseErrorPolicy, type ProduceLogsSummary } from './produce-logs.js'
+
+/** Where positions go once the records of the lines before them are acknowledged: a state file, or none. */
+export interface PositionSink {
+  save(positions: readonly FilePosition[]): Promise<void>
+  ageSeconds(): number | null
+}
+
+export interface ShipFilesArgs {
+  readonly files: FileSet
+  readonly topic: string
+  readonly producer: Producer
+  readonly formatFor: (kind: string) => LogFormat | null
+  readonly onParseError: ParseErrorPolicy
+  /** Header values each record carries: the file it came from (unless null), and the host name (if given). */
+  readonly headers: { readonly file: boolean; readonly host: string | null }
+  /** Positions to save; null ships without them (every start reads each file from its start). */
+  readonly positions: PositionSink | null
+  /** Positions loaded at start: kept in what is saved until their files are read on. */
+  readonly saved: readonly FilePosition[]
+  readonly checkpointMs: number
+  readonly log: Logger
+  readonly metrics: SourceMetrics
+  /** Settles once the producer takes records. */
+  readonly ready: Promise<unknown>
+}
+
+function keyOf(p: FilePosition): string {
+  return `${p.dev}:${p.ino}`
+}
+
+/**
+ * A file set -> records -> the producer, with positions saved at least once: every checkpointMs the positions of
+ * the lines handed on so far are noted, the records accepted so far are flushed, and once each is acknowledged
+ * (none failed) those positions are written. A crash then resends only lines whose records were not acknowledged.
+ */
+export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary> {
+  const summary: ProduceLogsSummary = { itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0 }
+  const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
+  const checkpoint = checkpointer(args, handed)
+  let running: Promise<void> | null = null
+  const tick = (): void => {
+    running ??= checkpoint().catch((err: unknown) => args.log.error({ err: errorMessage(err) }, 'saving read positions failed')).finally(() => { running = null })
+  }
+  await args.ready
+  const timer = setInterval(tick, args.checkpointMs)
+  timer.unref()
+  try {
+    for await (const batch of args.files.batches()) {
+      await sendBatch(batch, args, summary)
+      handed.set(keyOf(batch.position), batch.position)
+      for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
+    }
+    for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
+  } finally {
+    clearInterval(timer)
+    await running
+  }
+  // Shutdown: what was handed on is flushed, and its positions saved once acknowledged.
+  await checkpoint()
+  return summary
+}
+
+/** The records of a batch's lines, each with the headers that say where it came from. */
+async function sendBatch(batch: FileBatch, args: ShipFilesArgs, summary: ProduceLogsSummary): Promise<void> {
+  const recordArgs = { topic: args.topic, format: args.formatFor(batch.kind), onParseError: args.onParseError, log: args.log }
+  const headers: RecordHeader[] = []
+  if (args.headers.file) headers.push({ key: 'squeeze.source.file', value: Buffer.from(batch.path) })
+  if (args.headers.host !== null) headers.push({ key: 'squeeze.source.host', value: Buffer.from(args.headers.host) })
+  const records: ProducerRecord[] = []
+  const itemOf: number[] = []
+  for (const item of batch.items) {
+    summary.itemsRead++
+    const record = toRecord(item, recordArgs, summary)
+    if (record === undefined) continue
+    records.push(headers.length === 0 ? record : { ...record, headers })
+    itemOf.push(summary.itemsRead)
+  }
+  await sendAll(records, itemOf, args, summary)
+}
+
+/** Saves the positions noted now once the producer has every record accepted so far acknowledged. */
+function checkpointer(args: ShipFilesArgs, handed: Map<string, FilePosition>): () => Promise<void> {
+  return async () => {
+    void updateFileMetrics(args)
+    if (args.positions === null) return
+    const noted = [...handed.values()]
+    const failedBefore = args.producer.snapshot().recordsFailed
+    await args.producer.flushAccepted()
+    if (args.producer.snapshot().recordsFailed > failedBefore) {
+      args.log.warn({ failed: args.producer.snapshot().recordsFailed - failedBefore }, 'records failed: read positions not advanced')
+      return
+    }
+    await args.positions.save(noted)
+    // A file done with is saved once as done; then its entry goes, unless it was read again meanwhile.
+    for (const p of noted) if (p.done === true && handed.get(keyOf(p)) === p) handed.delete(keyOf(p))
+    args.metrics.positionAge(0)
+  }
+}
+
+async function updateFileMetrics(args: ShipFilesArgs): Promise<void> {
+  const counts = args.files.counts()
+  args.metrics.files('reading', counts.reading)
+  args.metrics.files('rotated', counts.rotated)
+  const age = args.positions?.ageSeconds()
+  if (age !== undefined && age !== null) args.metrics.positionAge(age)
+  for (const { path, bytes } of await args.files.lag().catch(() => [])) args.metrics.lagBytes(path, bytes)
+}
