@@ -23,6 +23,11 @@ export interface ShipFilesArgs {
   readonly headers: { readonly file: boolean; readonly host: string | null }
   /** Positions to save; null ships without them (every start reads each file from its start). */
   readonly positions: PositionSink | null
+  /**
+   * Exactly once: the positions' records, sent in the same transaction as the records of the lines before them
+   * (the producer is transactional); `positions` is then unused.
+   */
+  readonly transactional?: { records(positions: readonly FilePosition[]): ProducerRecord[]; ageSeconds(): number | null }
   /** Positions loaded at start: kept in what is saved until their files are read on. */
   readonly saved: readonly FilePosition[]
   readonly checkpointMs: number
@@ -44,28 +49,70 @@ function keyOf(p: FilePosition): string {
 export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary> {
   const summary: ProduceLogsSummary = { itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0 }
   const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
-  const checkpoint = checkpointer(args, handed)
+  const exclusive = mutex()
+  const committed = { json: '' }
+  const checkpoint = args.transactional === undefined ? checkpointer(args, handed) : () => exclusive(() => commitPositions(args, handed, committed))
+  let failure: (err: unknown) => void = () => undefined
+  const failed = new Promise<never>((_resolve, reject) => { failure = reject })
+  failed.catch(() => undefined)
   let running: Promise<void> | null = null
   const tick = (): void => {
-    running ??= checkpoint().catch((err: unknown) => args.log.error({ err: errorMessage(err) }, 'saving read positions failed')).finally(() => { running = null })
+    running ??= checkpoint().catch((err: unknown) => {
+      args.log.error({ err: errorMessage(err) }, 'saving read positions failed')
+      // Inside a transaction a failed commit ends the run: a restart resumes from the last committed positions.
+      if (args.transactional !== undefined) failure(err)
+    }).finally(() => { running = null })
   }
   await args.ready
+  if (args.transactional !== undefined) args.producer.beginTransaction()
   const timer = setInterval(tick, args.checkpointMs)
   timer.unref()
+  const batches = args.files.batches()[Symbol.asyncIterator]()
   try {
-    for await (const batch of args.files.batches()) {
-      await sendBatch(batch, args, summary)
-      handed.set(keyOf(batch.position), batch.position)
-      for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
+    for (;;) {
+      const next = await Promise.race([batches.next(), failed])
+      if (next.done === true) break
+      const batch = next.value
+      await exclusive(async () => {
+        await sendBatch(batch, args, summary)
+        handed.set(keyOf(batch.position), batch.position)
+        for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
+      })
     }
     for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
   } finally {
     clearInterval(timer)
+    await batches.return?.(undefined)
     await running
   }
-  // Shutdown: what was handed on is flushed, and its positions saved once acknowledged.
+  // Shutdown: what was handed on is flushed, and its positions saved once acknowledged (or committed).
   await checkpoint()
   return summary
+}
+
+/** Runs the functions given one at a time: the records of a transaction are not sent while it commits. */
+function mutex(): <T>(run: () => Promise<T>) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve()
+  return <T>(run: () => Promise<T>) => {
+    const result = last.then(run)
+    last = result.catch(() => undefined)
+    return result
+  }
+}
+
+/** Exactly once: the positions go into the open transaction, which commits; the next one begins. */
+async function commitPositions(args: ShipFilesArgs, handed: Map<string, FilePosition>, committed: { json: string }): Promise<void> {
+  const transactional = args.transactional as NonNullable<ShipFilesArgs['transactional']>
+  void updateFileMetrics(args)
+  const noted = [...handed.values()]
+  // Unchanged positions are not written again: a transaction with no records ends without a coordinator call.
+  const json = JSON.stringify(noted)
+  if (json !== committed.json) await args.producer.sendMany(transactional.records(noted))
+  committed.json = json
+  await args.producer.commitTransaction()
+  args.producer.beginTransaction()
+  for (const p of noted) if (p.done === true && handed.get(keyOf(p)) === p) handed.delete(keyOf(p))
+  args.metrics.positionAge(0)
 }
 
 /** The records of a batch's lines, each with the headers that say where it came from. */
@@ -109,7 +156,7 @@ async function updateFileMetrics(args: ShipFilesArgs): Promise<void> {
   const counts = args.files.counts()
   args.metrics.files('reading', counts.reading)
   args.metrics.files('rotated', counts.rotated)
-  const age = args.positions?.ageSeconds()
+  const age = (args.transactional ?? args.positions)?.ageSeconds()
   if (age !== undefined && age !== null) args.metrics.positionAge(age)
   for (const { path, bytes } of await args.files.lag().catch(() => [])) args.metrics.lagBytes(path, bytes)
 }

@@ -6,7 +6,8 @@ import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, p
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
-import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import type { Admin } from 'kafkajs'
+import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
 import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
@@ -14,7 +15,8 @@ import { createSourceMetrics, type SourceMetrics } from '../../lib/metrics/sourc
 import type { Logger } from '../../lib/log/logger.js'
 import { produceLogs, type ParseErrorPolicy, type ProduceLogsSummary } from '../../lib/pipeline/produce-logs.js'
 import { shipFiles } from '../../lib/pipeline/ship-files.js'
-import { FileSet, isFileSet, parseFilePatterns } from '../../lib/sources/file-set.js'
+import { FileSet, isFileSet, parseFilePatterns, type FilePattern, type FilePosition } from '../../lib/sources/file-set.js'
+import { KafkaPositions } from '../../lib/sources/kafka-positions.js'
 import { PositionStore, defaultStateDir, fileSetId } from '../../lib/sources/position-store.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
@@ -39,6 +41,10 @@ Input:
   --exclude GLOB                 leave out files a --file glob matches, repeatable
   --state-dir DIR                where read positions are kept (default $XDG_STATE_HOME/squeeze or
                                  ~/.local/state/squeeze); --no-state reads every file from its start each time
+  --exactly-once                 with --follow: read positions go to --positions-topic in the same transaction as the
+                                 records (transactional id squeeze-ship.HOST-DIGEST, see docs/shipper.md)
+  --positions-topic TOPIC        compacted topic of read positions with --exactly-once, created if missing
+                                 (default squeeze-positions)
   --no-source-header             records without the squeeze.source.file header (the file a line came from)
   --host-header                  records with a squeeze.source.host header (this host's name)
   --records N                    stop after N records (generate default 100000)
@@ -78,6 +84,8 @@ const OPTIONS = {
   'state-dir': { type: 'string' },
   'no-state': { type: 'boolean' },
   'no-source-header': { type: 'boolean' },
+  'exactly-once': { type: 'boolean' },
+  'positions-topic': { type: 'string' },
   'host-header': { type: 'boolean' },
   records: { type: 'string' },
   rate: { type: 'string' },
@@ -120,14 +128,21 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (sourceKind === 'file' && files.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
       const shipper = sourceKind === 'file' && (values.follow === true || isFileSet(files, LOG_KINDS))
       if (shipper && settings.records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--records does not apply to followed files or a file set')
-      return { ...settings, shipper }
+      const exactlyOnce = values['exactly-once'] === true
+      if (exactlyOnce && !shipper) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--exactly-once needs --source file with --follow or a file set')
+      const patterns = parseFilePatterns(files, LOG_KINDS, settings.kind)
+      const fileSet = fileSetId(hostname(), topic, patterns.map((p) => `${p.kind}:${p.glob}`))
+      return { ...settings, shipper, exactlyOnce, patterns, fileSet, transactionalId: `squeeze-ship.${fileSet}` }
     },
     start: async ({ log, registry, signal, waitForCluster, connect, ready }, settings) => {
       const { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor } = settings
       const sourceMetrics = createSourceMetrics(registry)
       let linesSplit = 0
       const lines = { maxLineBytes: settings.maxLineBytes, onLineSplit: () => { linesSplit++; sourceMetrics.lineSplit() }, signal }
-      const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
+      const producer = new Producer(producerConfig, {
+        cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry),
+        ...(settings.exactlyOnce ? { transactionalId: settings.transactionalId } : {})
+      })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
       const file = values.file?.[0] as string
       if (sourceKind === 'file' && !settings.shipper) {
@@ -163,7 +178,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           : sourceKind === 'file' ? limit(readFileBatches(file, { ...lines, follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined }), records)
           : limit(readStdinBatches(lines), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
-        const summary = settings.shipper ? await shipFileSet({ values, env, topic, producer, log, signal, lines, onParseError, kind, metrics: sourceMetrics, ready: connected })
+        const summary = settings.shipper ? await shipFileSet({ values, settings, connection, topic, producer, log, signal, lines, onParseError, metrics: sourceMetrics, ready: connected })
         : await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
           onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
@@ -185,26 +200,58 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
   })
 }
 
-/** Followed files or a file set, with their read positions in the state directory (see docs/shipper.md). */
+/**
+ * Followed files or a file set, with their read positions in the state directory, or with --exactly-once in the
+ * positions topic, read once the producer's InitProducerId has ended what a previous instance left open.
+ */
 async function shipFileSet(args: {
-  values: { file?: string[]; exclude?: string[]; 'state-dir'?: string; 'no-state'?: boolean; 'no-source-header'?: boolean; 'host-header'?: boolean; follow?: boolean }
-  env: NodeJS.ProcessEnv; topic: string; producer: Producer; log: Logger; signal: AbortSignal; kind: LogKind
+  values: { exclude?: string[]; 'state-dir'?: string; 'no-state'?: boolean; 'no-source-header'?: boolean; 'host-header'?: boolean; follow?: boolean; 'positions-topic'?: string }
+  settings: { patterns: FilePattern[]; fileSet: string; exactlyOnce: boolean; transactionalId: string }
+  connection: KafkaConnectionConfig; topic: string; producer: Producer; log: Logger; signal: AbortSignal
   lines: { maxLineBytes: number; onLineSplit: () => void }; onParseError: ParseErrorPolicy; metrics: SourceMetrics; ready: Promise<unknown>
 }): Promise<ProduceLogsSummary> {
-  const { values, topic, log } = args
-  const patterns = parseFilePatterns(values.file ?? [], LOG_KINDS, args.kind)
-  const store = values['no-state'] === true ? null : new PositionStore(values['state-dir'] ?? defaultStateDir(args.env), fileSetId(hostname(), topic, patterns.map((p) => `${p.kind}:${p.glob}`)))
-  const saved = store === null ? [] : await store.load()
-  log.info({ files: patterns, state: store?.path ?? null, positions: saved.length }, 'shipping a file set')
+  const { values, settings, topic, log } = args
+  const env = process.env
+  let store: PositionStore | null = null
+  let kafkaPositions: KafkaPositions | null = null
+  let saved: FilePosition[] = []
+  if (settings.exactlyOnce) {
+    kafkaPositions = new KafkaPositions(values['positions-topic'] ?? 'squeeze-positions', settings.fileSet)
+    await args.ready
+    saved = await withAdmin(args.connection, log, async (admin) => {
+      await (kafkaPositions as KafkaPositions).ensureTopic(admin)
+      const cluster = createCluster(args.connection, log)
+      await cluster.connect()
+      try {
+        return await (kafkaPositions as KafkaPositions).load({ cluster, admin, log })
+      } finally {
+        await cluster.disconnect()
+      }
+    })
+  } else if (values['no-state'] !== true) {
+    store = new PositionStore(values['state-dir'] ?? defaultStateDir(env), settings.fileSet)
+    saved = await store.load()
+  }
+  log.info({ files: settings.patterns, state: kafkaPositions?.topic ?? store?.path ?? null, transactionalId: settings.exactlyOnce ? settings.transactionalId : null, positions: saved.length }, 'shipping a file set')
   const files = new FileSet({
-    patterns, exclude: values.exclude ?? [], follow: values.follow === true, ...args.lines, saved, log, signal: args.signal,
+    patterns: settings.patterns, exclude: values.exclude ?? [], follow: values.follow === true, ...args.lines, saved, log, signal: args.signal,
     onLost: () => args.metrics.lostFile()
   })
   return shipFiles({
     files, topic, producer: args.producer, formatFor: (kind) => formatFor(kind as LogKind), onParseError: args.onParseError,
     headers: { file: values['no-source-header'] !== true, host: values['host-header'] === true ? hostname() : null },
-    positions: store, saved, checkpointMs: 1000, log, metrics: args.metrics, ready: args.ready
+    positions: store, ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }), saved, checkpointMs: 1000, log, metrics: args.metrics, ready: args.ready
   })
+}
+
+async function withAdmin<T>(connection: KafkaConnectionConfig, log: Logger, run: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = createKafkaClient(connection, log).admin()
+  await admin.connect()
+  try {
+    return await run(admin)
+  } finally {
+    await admin.disconnect()
+  }
 }
 
 /** The first `max` items of the batches. */
