@@ -118,7 +118,7 @@ async function commitPositions(args: ShipFilesArgs, handed: Map<string, FilePosi
 /** The records of a batch's lines, each with the headers that say where it came from. */
 async function sendBatch(batch: FileBatch, args: ShipFilesArgs, summary: ProduceLogsSummary): Promise<void> {
   const recordArgs = { topic: args.topic, format: args.formatFor(batch.kind), onParseError: args.onParseError, log: args.log }
-  const headers: RecordHeader[] = []
+  const headers: RecordHeader[] = [...batch.headers]
   if (args.headers.file) headers.push({ key: 'squeeze.source.file', value: Buffer.from(batch.path) })
   if (args.headers.host !== null) headers.push({ key: 'squeeze.source.host', value: Buffer.from(args.headers.host) })
   const records: ProducerRecord[] = []

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto'
 import { glob, open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
 import type { Logger } from '../log/logger.js'
+import type { RecordHeader } from '../protocol/record.js'
+import { CriJoiner, criHeaders } from './cri.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem } from './line-splitter.js'
 import type { SourceItem } from './source.js'
 
@@ -30,6 +32,8 @@ export interface FileBatch {
   readonly path: string
   readonly kind: string
   readonly items: readonly SourceItem[]
+  /** Headers every record of the file carries beside the source header (a container log's pod, ...). */
+  readonly headers: readonly RecordHeader[]
   /** The file's position once these lines are shipped. */
   readonly position: FilePosition
 }
@@ -51,6 +55,9 @@ export interface FileSetOptions {
   readonly onLost?: (position: FilePosition) => void
   readonly signal?: AbortSignal
 }
+
+/** The kind of files in the CRI log format (/var/log/containers): messages sent as they are, with pod headers. */
+export const CRI_KIND = 'cri'
 
 /** Bytes that identify a file beside its inode, as Filebeat's fingerprint: enough to tell two log files apart. */
 const FINGERPRINT_BYTES = 256
@@ -86,12 +93,33 @@ class TrackedFile {
   private fingerprintBytes = 0
   /** Since when the file's name points elsewhere; null while it is the file its pattern matches. */
   rotatedAt: number | null = null
+  /** With kind `cri`: joins partial lines; their bytes stay before the shipped offset until joined. */
+  private readonly cri: CriJoiner | null
+  private headers: readonly RecordHeader[]
 
   constructor(
     private readonly handle: FileHandle, readonly id: Identity, public path: string, readonly kind: string, offset: number,
-    private readonly splitter: LineSplitter, private readonly chunk: Buffer
+    private readonly splitter: LineSplitter, private readonly chunk: Buffer, maxLineBytes: number, onLineSplit?: () => void
   ) {
     this.readOffset = offset
+    this.cri = kind === CRI_KIND ? new CriJoiner(maxLineBytes, onLineSplit) : null
+    this.headers = kind === CRI_KIND ? criHeaders(path) : []
+  }
+
+  private batch(items: readonly SourceItem[], done = false): FileBatch {
+    return { path: this.path, kind: this.kind, items, headers: this.headers, position: this.position(done) }
+  }
+
+  /** The items of lines just read: the lines, or with `cri` the messages they complete. */
+  private items(lines: readonly Buffer[]): SourceItem[] {
+    if (this.cri === null) return lines.map(lineItem)
+    const items: SourceItem[] = []
+    const consumed = this.splitter.consumed
+    for (let i = 0; i < lines.length; i++) {
+      const item = this.cri.push(lines[i] as Buffer, consumed[i] ?? 0)
+      if (item !== null) items.push(item)
+    }
+    return items
   }
 
   get key(): string {
@@ -100,7 +128,7 @@ class TrackedFile {
 
   /** Offset after the last line handed on. */
   get shipped(): number {
-    return this.readOffset - this.splitter.pendingBytes
+    return this.readOffset - this.splitter.pendingBytes - (this.cri?.pendingBytes ?? 0)
   }
 
   async size(): Promise<number> {
@@ -136,17 +164,19 @@ class TrackedFile {
       if (bytesRead === 0) return
       this.readOffset += bytesRead
       await this.takeFingerprint()
-      const lines = this.splitter.push(this.chunk.subarray(0, bytesRead))
-      if (lines.length > 0) yield { path: this.path, kind: this.kind, items: lines.map(lineItem), position: this.position() }
+      const items = this.items(this.splitter.push(this.chunk.subarray(0, bytesRead)))
+      if (items.length > 0) yield this.batch(items)
     }
   }
 
   /** The line the file ends with when it has no newline: handed on once the file is done with. */
-  finish(): FileBatch | null {
+  finish(done: boolean): FileBatch | null {
     const rest = this.splitter.end()
-    if (rest === null) return null
-    this.readOffset = this.shipped
-    return { path: this.path, kind: this.kind, items: [lineItem(rest)], position: this.position(true) }
+    const items = rest === null ? [] : this.items([rest])
+    const held = this.cri?.flush() ?? null
+    if (held !== null) items.push(held)
+    if (items.length === 0) return null
+    return this.batch(items, done)
   }
 
   /** Reads `copy` (a copytruncate's copy of this file) on from this file's offset, then starts this file again at 0. */
@@ -158,14 +188,14 @@ class TrackedFile {
           const { bytesRead } = await handle.read(this.chunk, 0, this.chunk.length, this.readOffset)
           if (bytesRead === 0) break
           this.readOffset += bytesRead
-          const lines = this.splitter.push(this.chunk.subarray(0, bytesRead))
-          if (lines.length > 0) yield { path: this.path, kind: this.kind, items: lines.map(lineItem), position: this.position() }
+          const items = this.items(this.splitter.push(this.chunk.subarray(0, bytesRead)))
+          if (items.length > 0) yield this.batch(items)
         }
       } finally {
         await handle.close()
       }
     }
-    const rest = this.finish()
+    const rest = this.finish(false)
     if (rest !== null) yield rest
     this.readOffset = 0
     this.fingerprint = ''
@@ -279,7 +309,7 @@ export class FileSet {
   }
 
   private async *release(file: TrackedFile): AsyncGenerator<FileBatch> {
-    const rest = file.finish()
+    const rest = file.finish(true)
     if (rest !== null) yield rest
     this.files.delete(file.key)
     this.released.push(file.position(true))
@@ -334,7 +364,8 @@ export class FileSet {
   private async track(path: string, kind: string, id: Identity, offset: number, saved?: FilePosition, rotated = false): Promise<void> {
     const handle = await open(path, 'r').catch(() => undefined)
     if (handle === undefined) return
-    const file = new TrackedFile(handle, { dev: id.dev, ino: id.ino }, path, kind, offset, this.splitters(), this.chunk)
+    const maxLine = this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
+    const file = new TrackedFile(handle, { dev: id.dev, ino: id.ino }, path, kind, offset, this.splitters(), this.chunk, maxLine, this.options.onLineSplit)
     if (saved !== undefined) file.setFingerprint(saved)
     if (rotated) file.rotatedAt = Date.now()
     this.files.set(file.key, file)

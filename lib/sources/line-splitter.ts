@@ -16,6 +16,8 @@ export class LineSplitter {
   private pending: Buffer = Buffer.alloc(0)
   /** Whether the line being read was already cut: counted once. */
   private splitting = false
+  /** Per line the last push returned: the bytes of input it took up, its newline (and CR) included. */
+  consumed: number[] = []
 
   constructor(private readonly maxLineBytes: number, private readonly onSplit?: () => void) {
     if (!Number.isInteger(maxLineBytes) || maxLineBytes < 4) throw new RangeError('maxLineBytes must be an integer of at least 4')
@@ -29,6 +31,7 @@ export class LineSplitter {
   /** The lines `bytes` completes, without their newline or a CR before it; each a copy the caller may keep. */
   push(bytes: Buffer): Buffer[] {
     const lines: Buffer[] = []
+    this.consumed = []
     let start = 0
     for (;;) {
       const newline = bytes.indexOf(NEWLINE, start)
@@ -39,6 +42,7 @@ export class LineSplitter {
         const joined = Buffer.concat([this.pending, bytes.subarray(start, start + room)])
         const cut = utf8Boundary(joined)
         lines.push(joined.subarray(0, cut))
+        this.consumed.push(cut)
         this.pending = Buffer.from(joined.subarray(cut))
         start += room
         if (!this.splitting) this.onSplit?.()
@@ -50,6 +54,7 @@ export class LineSplitter {
       }
       const line = this.pending.length === 0 ? Buffer.from(bytes.subarray(start, stop)) : Buffer.concat([this.pending, bytes.subarray(start, stop)])
       lines.push(line.length > 0 && line[line.length - 1] === CR ? line.subarray(0, -1) : line)
+      this.consumed.push(line.length + 1)
       this.pending = Buffer.alloc(0)
       this.splitting = false
       start = newline + 1

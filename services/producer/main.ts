@@ -15,7 +15,7 @@ import { createSourceMetrics, type SourceMetrics } from '../../lib/metrics/sourc
 import type { Logger } from '../../lib/log/logger.js'
 import { produceLogs, type ParseErrorPolicy, type ProduceLogsSummary } from '../../lib/pipeline/produce-logs.js'
 import { shipFiles } from '../../lib/pipeline/ship-files.js'
-import { FileSet, isFileSet, parseFilePatterns, type FilePattern, type FilePosition } from '../../lib/sources/file-set.js'
+import { CRI_KIND, FileSet, isFileSet, parseFilePatterns, type FilePattern, type FilePosition } from '../../lib/sources/file-set.js'
 import { KafkaPositions } from '../../lib/sources/kafka-positions.js'
 import { PositionStore, defaultStateDir, fileSetId } from '../../lib/sources/position-store.js'
 import { Producer } from '../../lib/producer/producer.js'
@@ -35,7 +35,8 @@ Input:
   --source generate|file|stdin   where records come from (default generate)
   --kind KIND                    log kind: ${LOG_KINDS.join(', ')} (default http)
   --file PATH|GLOB|KIND:GLOB     with --source file, repeatable; access logs (combined format) become Cap'n Proto
-                                 HTTP records; KIND:GLOB reads the files a glob matches as another kind
+                                 HTTP records; KIND:GLOB reads the files a glob matches as another kind, or
+                                 cri (Kubernetes container logs: P parts joined, pod headers; docs/shipper.md)
   --follow                       keep reading the files as they grow and appear, across rotation (tail -F), with
                                  read positions saved once Kafka acknowledged their lines (see docs/shipper.md)
   --exclude GLOB                 leave out files a --file glob matches, repeatable
@@ -126,11 +127,11 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 5000
       }
       if (sourceKind === 'file' && files.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
-      const shipper = sourceKind === 'file' && (values.follow === true || isFileSet(files, LOG_KINDS))
+      const shipper = sourceKind === 'file' && (values.follow === true || isFileSet(files, SHIPPER_KINDS))
       if (shipper && settings.records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--records does not apply to followed files or a file set')
       const exactlyOnce = values['exactly-once'] === true
       if (exactlyOnce && !shipper) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--exactly-once needs --source file with --follow or a file set')
-      const patterns = parseFilePatterns(files, LOG_KINDS, settings.kind)
+      const patterns = parseFilePatterns(files, SHIPPER_KINDS, settings.kind)
       const fileSet = fileSetId(hostname(), topic, patterns.map((p) => `${p.kind}:${p.glob}`))
       return { ...settings, shipper, exactlyOnce, patterns, fileSet, transactionalId: `squeeze-ship.${fileSet}` }
     },
@@ -238,7 +239,7 @@ async function shipFileSet(args: {
     onLost: () => args.metrics.lostFile()
   })
   return shipFiles({
-    files, topic, producer: args.producer, formatFor: (kind) => formatFor(kind as LogKind), onParseError: args.onParseError,
+    files, topic, producer: args.producer, formatFor: (kind) => kind === CRI_KIND ? null : formatFor(kind as LogKind), onParseError: args.onParseError,
     headers: { file: values['no-source-header'] !== true, host: values['host-header'] === true ? hostname() : null },
     positions: store, ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }), saved, checkpointMs: 1000, log, metrics: args.metrics, ready: args.ready
   })
@@ -253,6 +254,9 @@ async function withAdmin<T>(connection: KafkaConnectionConfig, log: Logger, run:
     await admin.disconnect()
   }
 }
+
+/** Kinds a --file KIND:GLOB names: the log kinds, and cri (container logs, sent as they are with pod headers). */
+const SHIPPER_KINDS: readonly string[] = [...LOG_KINDS, CRI_KIND]
 
 /** The first `max` items of the batches. */
 async function* limit(batches: AsyncIterable<SourceBatch>, max: number | undefined): AsyncGenerator<SourceBatch> {
