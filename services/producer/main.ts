@@ -47,7 +47,9 @@ Input:
   --positions-topic TOPIC        compacted topic of read positions with --exactly-once, created if missing
                                  (default squeeze-positions)
   --no-source-header             records without the squeeze.source.file header (the file a line came from)
-  --host-header                  records with a squeeze.source.host header (this host's name)
+  --host-header                  records with a squeeze.source.host header (the host name)
+  --host-name NAME               the host name for that header, the state file's and the transactional id's name
+                                 (default: os.hostname(); a DaemonSet passes its node's name)
   --records N                    stop after N records (generate default 100000)
   --rate N                       generated records per second, stamped with the current time (default: as fast as
                                  possible, with modelled times ending now); N:S,M:T,... steps the rate: N a second
@@ -88,6 +90,7 @@ const OPTIONS = {
   'exactly-once': { type: 'boolean' },
   'positions-topic': { type: 'string' },
   'host-header': { type: 'boolean' },
+  'host-name': { type: 'string' },
   records: { type: 'string' },
   rate: { type: 'string' },
   seed: { type: 'string' },
@@ -132,8 +135,9 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const exactlyOnce = values['exactly-once'] === true
       if (exactlyOnce && !shipper) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--exactly-once needs --source file with --follow or a file set')
       const patterns = parseFilePatterns(files, SHIPPER_KINDS, settings.kind)
-      const fileSet = fileSetId(hostname(), topic, patterns.map((p) => `${p.kind}:${p.glob}`))
-      return { ...settings, shipper, exactlyOnce, patterns, fileSet, transactionalId: `squeeze-ship.${fileSet}` }
+      const host = values['host-name'] ?? hostname()
+      const fileSet = fileSetId(host, topic, patterns.map((p) => `${p.kind}:${p.glob}`))
+      return { ...settings, shipper, exactlyOnce, patterns, fileSet, host, transactionalId: `squeeze-ship.${fileSet}` }
     },
     start: async ({ log, registry, signal, waitForCluster, connect, ready }, settings) => {
       const { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor } = settings
@@ -207,7 +211,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
  */
 async function shipFileSet(args: {
   values: { exclude?: string[]; 'state-dir'?: string; 'no-state'?: boolean; 'no-source-header'?: boolean; 'host-header'?: boolean; follow?: boolean; 'positions-topic'?: string }
-  settings: { patterns: FilePattern[]; fileSet: string; exactlyOnce: boolean; transactionalId: string }
+  settings: { patterns: FilePattern[]; fileSet: string; exactlyOnce: boolean; transactionalId: string; host: string }
   connection: KafkaConnectionConfig; topic: string; producer: Producer; log: Logger; signal: AbortSignal
   lines: { maxLineBytes: number; onLineSplit: () => void }; onParseError: ParseErrorPolicy; metrics: SourceMetrics; ready: Promise<unknown>
 }): Promise<ProduceLogsSummary> {
@@ -240,7 +244,7 @@ async function shipFileSet(args: {
   })
   return shipFiles({
     files, topic, producer: args.producer, formatFor: (kind) => kind === CRI_KIND ? null : formatFor(kind as LogKind), onParseError: args.onParseError,
-    headers: { file: values['no-source-header'] !== true, host: values['host-header'] === true ? hostname() : null },
+    headers: { file: values['no-source-header'] !== true, host: values['host-header'] === true ? settings.host : null },
     positions: store, ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }), saved, checkpointMs: 1000, log, metrics: args.metrics, ready: args.ready
   })
 }
