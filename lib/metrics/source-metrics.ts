@@ -34,7 +34,7 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
   })
   const age = new Gauge({
     name: 'squeeze_source_position_age_seconds',
-    help: 'Seconds since the read positions were last saved (state directory, or the positions topic with --exactly-once)',
+    help: 'Seconds since the read positions were last saved (state directory, or positions topic with --exactly-once)',
     registers: [registry]
   })
   const lost = new Counter({

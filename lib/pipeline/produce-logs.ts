@@ -117,7 +117,9 @@ export function toRecord(item: SourceItem, args: RecordArgs, summary: ProduceLog
 }
 
 /** A line that does not parse: counted and logged, then skipped (undefined) or its raw text's record, by policy. */
-function parseFailed(line: string, err: unknown, args: RecordArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
+function parseFailed(
+  line: string, err: unknown, args: RecordArgs, summary: ProduceLogsSummary
+): ProducerRecord | undefined {
   summary.parseErrors++
   if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {
     args.log.warn({ line: summary.itemsRead, parseErrors: summary.parseErrors, reason: errorMessage(err), policy: args.onParseError }, 'line does not parse')
@@ -208,7 +210,8 @@ async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: Prod
  * go on: sendMany accepted the ones before it, which the producer's accepted count tells.
  */
 export async function sendAll(
-  records: readonly ProducerRecord[], itemOf: readonly number[], args: Pick<ProduceLogsArgs, 'producer' | 'log'>, summary: ProduceLogsSummary
+  records: readonly ProducerRecord[], itemOf: readonly number[], args: Pick<ProduceLogsArgs, 'producer' | 'log'>,
+  summary: ProduceLogsSummary
 ): Promise<void> {
   let from = 0
   while (from < records.length) {

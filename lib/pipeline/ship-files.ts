@@ -27,7 +27,10 @@ export interface ShipFilesArgs {
    * Exactly once: the positions' records, sent in the same transaction as the records of the lines before them
    * (the producer is transactional); `positions` is then unused.
    */
-  readonly transactional?: { records(positions: readonly FilePosition[]): ProducerRecord[]; ageSeconds(): number | null }
+  readonly transactional?: {
+    records(positions: readonly FilePosition[]): ProducerRecord[]
+    ageSeconds(): number | null
+  }
   /** Positions loaded at start: kept in what is saved until their files are read on. */
   readonly saved: readonly FilePosition[]
   readonly checkpointMs: number
@@ -51,7 +54,9 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
   const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
   const exclusive = mutex()
   const committed = { json: '' }
-  const checkpoint = args.transactional === undefined ? checkpointer(args, handed) : () => exclusive(() => commitPositions(args, handed, committed))
+  const checkpoint = args.transactional === undefined
+    ? checkpointer(args, handed)
+    : () => exclusive(() => commitPositions(args, handed, committed))
   let failure: (err: unknown) => void = () => undefined
   const failed = new Promise<never>((_resolve, reject) => { failure = reject })
   failed.catch(() => undefined)
@@ -101,7 +106,9 @@ function mutex(): <T>(run: () => Promise<T>) => Promise<T> {
 }
 
 /** Exactly once: the positions go into the open transaction, which commits; the next one begins. */
-async function commitPositions(args: ShipFilesArgs, handed: Map<string, FilePosition>, committed: { json: string }): Promise<void> {
+async function commitPositions(
+  args: ShipFilesArgs, handed: Map<string, FilePosition>, committed: { json: string }
+): Promise<void> {
   const transactional = args.transactional as NonNullable<ShipFilesArgs['transactional']>
   void updateFileMetrics(args)
   const noted = [...handed.values()]
@@ -117,7 +124,8 @@ async function commitPositions(args: ShipFilesArgs, handed: Map<string, FilePosi
 
 /** The records of a batch's lines, each with the headers that say where it came from. */
 async function sendBatch(batch: FileBatch, args: ShipFilesArgs, summary: ProduceLogsSummary): Promise<void> {
-  const recordArgs = { topic: args.topic, format: args.formatFor(batch.kind), onParseError: args.onParseError, log: args.log }
+  const { topic, onParseError, log } = args
+  const recordArgs = { topic, format: args.formatFor(batch.kind), onParseError, log }
   const headers: RecordHeader[] = [...batch.headers]
   if (args.headers.file) headers.push({ key: 'squeeze.source.file', value: Buffer.from(batch.path) })
   if (args.headers.host !== null) headers.push({ key: 'squeeze.source.host', value: Buffer.from(args.headers.host) })
@@ -142,7 +150,8 @@ function checkpointer(args: ShipFilesArgs, handed: Map<string, FilePosition>): (
     const failedBefore = args.producer.snapshot().recordsFailed
     await args.producer.flushAccepted()
     if (args.producer.snapshot().recordsFailed > failedBefore) {
-      args.log.warn({ failed: args.producer.snapshot().recordsFailed - failedBefore }, 'records failed: read positions not advanced')
+      const failed = args.producer.snapshot().recordsFailed - failedBefore
+      args.log.warn({ failed }, 'records failed: read positions not advanced')
       return
     }
     await args.positions.save(noted)

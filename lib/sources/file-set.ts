@@ -44,7 +44,7 @@ export interface FileSetOptions {
   /** Keep reading as files grow and appear (default true); false reads each matched file to its end once. */
   readonly follow?: boolean
   readonly pollMs?: number
-  /** How long a file rotated away is still read after its name points elsewhere (default 5 s, fluent-bit's rotate_wait). */
+  /** How long a file rotated away is still read after its name points elsewhere (default 5 s: rotate_wait). */
   readonly rotateWaitMs?: number
   readonly readSizeBytes?: number
   readonly maxLineBytes?: number
@@ -98,8 +98,9 @@ class TrackedFile {
   private headers: readonly RecordHeader[]
 
   constructor(
-    private readonly handle: FileHandle, readonly id: Identity, public path: string, readonly kind: string, offset: number,
-    private readonly splitter: LineSplitter, private readonly chunk: Buffer, maxLineBytes: number, onLineSplit?: () => void
+    private readonly handle: FileHandle, readonly id: Identity, public path: string, readonly kind: string,
+    offset: number, private readonly splitter: LineSplitter, private readonly chunk: Buffer, maxLineBytes: number,
+    onLineSplit?: () => void
   ) {
     this.readOffset = offset
     this.cri = kind === CRI_KIND ? new CriJoiner(maxLineBytes, onLineSplit) : null
@@ -136,7 +137,9 @@ class TrackedFile {
   }
 
   position(done = false): FilePosition {
-    return { path: this.path, dev: this.id.dev, ino: this.id.ino, fingerprint: this.fingerprint, fingerprintBytes: this.fingerprintBytes, offset: this.shipped, ...(done ? { done } : {}) }
+    const { dev, ino } = this.id
+    const { fingerprint, fingerprintBytes } = this
+    return { path: this.path, dev, ino, fingerprint, fingerprintBytes, offset: this.shipped, ...(done ? { done } : {}) }
   }
 
   /** The fingerprint once the file holds its first bytes: taken from the start, whatever was read. */
@@ -226,12 +229,18 @@ async function rotatedSiblings(path: string): Promise<string[]> {
   return names.filter((n) => n.startsWith(`${name}.`) || n.startsWith(`${name}-`)).map((n) => join(dir, n))
 }
 
+/** Whether the file at `path` starts with the bytes `position`'s fingerprint was taken of. */
+async function sameStart(path: string, position: FilePosition): Promise<boolean> {
+  if (position.fingerprintBytes === 0) return true
+  return (await fingerprintAt(path, position.fingerprintBytes)) === position.fingerprint
+}
+
 /** The first of `paths` whose first bytes are `position`'s and that holds at least its offset. */
 async function findCopy(paths: readonly string[], position: FilePosition): Promise<string | null> {
   for (const path of paths) {
     const s = await stat(path).catch(() => undefined)
     if (s === undefined || s.size < position.offset) continue
-    if (position.fingerprintBytes === 0 || (await fingerprintAt(path, position.fingerprintBytes)) === position.fingerprint) return path
+    if (await sameStart(path, position)) return path
   }
   return null
 }
@@ -263,7 +272,10 @@ export class FileSet {
 
   /** Bytes written to each file but not yet handed on. */
   async lag(): Promise<Array<{ path: string; bytes: number }>> {
-    return Promise.all([...this.files.values()].map(async (f) => ({ path: f.path, bytes: Math.max(0, (await f.size().catch(() => 0)) - f.shipped) })))
+    return Promise.all([...this.files.values()].map(async (f) => {
+      const size = await f.size().catch(() => 0)
+      return { path: f.path, bytes: Math.max(0, size - f.shipped) }
+    }))
   }
 
   /** Positions of files released since the last call: the last word on them, saved once shipped. */
@@ -271,7 +283,7 @@ export class FileSet {
     return this.released.splice(0)
   }
 
-  /** The lines of every file, a batch per file and read, until the signal aborts (or, without follow, each file's end). */
+  /** The lines of every file, a batch per file and read, until the signal aborts (without follow: each file's end). */
   async *batches(): AsyncGenerator<FileBatch> {
     const pollMs = this.options.pollMs ?? 250
     try {
@@ -305,7 +317,8 @@ export class FileSet {
       yield* file.restartAfterCopy(copy)
     }
     yield* file.drain()
-    if (file.rotatedAt !== null && Date.now() - file.rotatedAt >= (this.options.rotateWaitMs ?? 5000)) yield* this.release(file)
+    const waited = file.rotatedAt === null ? 0 : Date.now() - file.rotatedAt
+    if (file.rotatedAt !== null && waited >= (this.options.rotateWaitMs ?? 5000)) yield* this.release(file)
   }
 
   private async *release(file: TrackedFile): AsyncGenerator<FileBatch> {
@@ -322,7 +335,8 @@ export class FileSet {
     for (const { glob: pattern, kind } of this.options.patterns) {
       for await (const path of glob(pattern)) {
         const absolute = resolve(path)
-        if (found.has(absolute) || (this.options.exclude ?? []).some((ex) => matchesGlob(absolute, ex) || matchesGlob(path, ex))) continue
+        const excluded = (this.options.exclude ?? []).some((ex) => matchesGlob(absolute, ex) || matchesGlob(path, ex))
+        if (found.has(absolute) || excluded) continue
         found.set(absolute, kind)
       }
     }
@@ -355,17 +369,21 @@ export class FileSet {
   private async isCopyOfTracked(path: string): Promise<boolean> {
     for (const file of this.files.values()) {
       const p = file.position()
-      if (p.fingerprintBytes === FINGERPRINT_BYTES && (await fingerprintAt(path, p.fingerprintBytes)) === p.fingerprint) return true
+      if (p.fingerprintBytes === FINGERPRINT_BYTES && (await sameStart(path, p))) return true
     }
     return false
   }
 
   /** Opens a file to read from `offset`; `rotated` for one whose name no longer matches, read to its end. */
-  private async track(path: string, kind: string, id: Identity, offset: number, saved?: FilePosition, rotated = false): Promise<void> {
+  private async track(
+    path: string, kind: string, id: Identity, offset: number, saved?: FilePosition, rotated = false
+  ): Promise<void> {
     const handle = await open(path, 'r').catch(() => undefined)
     if (handle === undefined) return
     const maxLine = this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
-    const file = new TrackedFile(handle, { dev: id.dev, ino: id.ino }, path, kind, offset, this.splitters(), this.chunk, maxLine, this.options.onLineSplit)
+    const identity = { dev: id.dev, ino: id.ino }
+    const { onLineSplit } = this.options
+    const file = new TrackedFile(handle, identity, path, kind, offset, this.splitters(), this.chunk, maxLine, onLineSplit)
     if (saved !== undefined) file.setFingerprint(saved)
     if (rotated) file.rotatedAt = Date.now()
     this.files.set(file.key, file)
@@ -403,12 +421,14 @@ export class FileSet {
       // The inode holds other bytes, or is gone: the file was truncated (copytruncate) or rotated away.
       const copy = await findCopy(siblings, position)
       if (copy !== null) {
-        this.options.log.info({ file: position.path, copy, offset: position.offset }, 'reading on from the rotated copy')
+        this.options.log.info({ file: position.path, copy, offset: position.offset }, 'reading on from the copy')
         const s = await stat(copy)
         claimed.add(keyOf(s))
         await this.track(copy, kind, s, position.offset, position, true)
       } else {
-        this.options.log.warn({ file: position.path, offset: position.offset }, 'file rotated away while the shipper was down is gone: its unread lines are lost')
+        const { path, offset } = position
+        const message = 'file rotated away while the shipper was down is gone: its unread lines are lost'
+        this.options.log.warn({ file: path, offset }, message)
         this.options.onLost?.(position)
       }
     }
@@ -424,11 +444,12 @@ export class FileSet {
   private async resumes(path: string, position: FilePosition): Promise<boolean> {
     const s = await stat(path).catch(() => undefined)
     if (s === undefined || s.size < position.offset) return false
-    return position.fingerprintBytes === 0 || (await fingerprintAt(path, position.fingerprintBytes)) === position.fingerprint
+    return sameStart(path, position)
   }
 
   private kindFor(path: string): string {
-    return this.options.patterns.find((p) => matchesGlob(path, p.glob))?.kind ?? this.options.patterns[0]?.kind ?? 'http'
+    const { patterns } = this.options
+    return patterns.find((p) => matchesGlob(path, p.glob))?.kind ?? patterns[0]?.kind ?? 'http'
   }
 }
 
@@ -436,7 +457,9 @@ export class FileSet {
  * `--file` values: a path or glob, or KIND:GLOB (KIND one of `kinds`) for files of another kind than `defaultKind`.
  * A prefix that is not a kind is part of the path.
  */
-export function parseFilePatterns(values: readonly string[], kinds: readonly string[], defaultKind: string): FilePattern[] {
+export function parseFilePatterns(
+  values: readonly string[], kinds: readonly string[], defaultKind: string
+): FilePattern[] {
   return values.map((value) => {
     const colon = value.indexOf(':')
     const prefix = colon < 0 ? '' : value.slice(0, colon)
@@ -446,5 +469,6 @@ export function parseFilePatterns(values: readonly string[], kinds: readonly str
 
 /** Whether `--file` values name more than one plain path: a glob, a kind mapping, or several. */
 export function isFileSet(values: readonly string[], kinds: readonly string[]): boolean {
-  return values.length > 1 || values.some((v) => /[*?[{]/.test(v) || kinds.includes(v.slice(0, Math.max(0, v.indexOf(':')))))
+  const mapped = (v: string): boolean => kinds.includes(v.slice(0, Math.max(0, v.indexOf(':'))))
+  return values.length > 1 || values.some((v) => /[*?[{]/.test(v) || mapped(v))
 }

@@ -188,17 +188,19 @@ export function textEnd(bytes: Buffer, start: number, stop: number): number {
 /** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */
 const FINGERPRINT_BYTES = 64
 
+type LineOptions = Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>
+
 /** One open file being followed: where reading got to, and the start of a line not finished yet. */
 class FollowedFile {
   private position = 0
   private fingerprint = Buffer.alloc(0)
 
   private constructor(
-    private readonly handle: FileHandle, readonly ino: number, private readonly chunk: Buffer, private splitter: LineSplitter,
-    private readonly options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>
+    private readonly handle: FileHandle, readonly ino: number, private readonly chunk: Buffer,
+    private splitter: LineSplitter, private readonly options: LineOptions
   ) {}
 
-  static async open(path: string, chunk: Buffer, options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>): Promise<FollowedFile> {
+  static async open(path: string, chunk: Buffer, options: LineOptions): Promise<FollowedFile> {
     const handle = await open(path, 'r')
     try {
       return new FollowedFile(handle, (await handle.stat()).ino, chunk, FollowedFile.splitter(options), options)
@@ -208,7 +210,7 @@ class FollowedFile {
     }
   }
 
-  private static splitter(options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>): LineSplitter {
+  private static splitter(options: LineOptions): LineSplitter {
     return new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
   }
 
@@ -335,7 +337,9 @@ async function* followLines(path: string, options: FileSourceOptions): AsyncGene
 }
 
 /** Lines from standard input until it closes, a batch per read; a line longer than maxLineBytes is split. */
-export async function* readStdinBatches(options: Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit' | 'signal'> = {}): AsyncGenerator<SourceBatch> {
+export async function* readStdinBatches(
+  options: LineOptions & Pick<FileSourceOptions, 'signal'> = {}
+): AsyncGenerator<SourceBatch> {
   const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
   for await (const bytes of process.stdin as AsyncIterable<Buffer>) {
     if (options.signal?.aborted === true) return

@@ -33,7 +33,8 @@ export class KafkaPositions {
   async load(deps: { cluster: KafkajsCluster; admin: Admin; log: Logger }): Promise<FilePosition[]> {
     const prefix = `${this.fileSet}/`
     const latest = new Map<string, FilePosition>()
-    const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [this.topic], isolation: 'read_committed' }, deps)
+    const config = { ...DEFAULT_READER_CONFIG, topics: [this.topic], isolation: 'read_committed' as const }
+    const reader = new PartitionReader(config, deps)
     await reader.run({
       onBatch: ({ batch }) => {
         for (const record of batch.records) {
@@ -52,7 +53,9 @@ export class KafkaPositions {
   /** The records that save `positions`, to send inside the transaction. */
   records(positions: readonly FilePosition[]): ProducerRecord[] {
     this.savedAtMs = Date.now()
-    return positions.map((p) => ({ topic: this.topic, key: Buffer.from(`${this.fileSet}/${p.dev}:${p.ino}`), value: Buffer.from(JSON.stringify(p)) }))
+    return positions.map((p) => ({
+      topic: this.topic, key: Buffer.from(`${this.fileSet}/${p.dev}:${p.ino}`), value: Buffer.from(JSON.stringify(p))
+    }))
   }
 
   ageSeconds(): number | null {

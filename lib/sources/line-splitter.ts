@@ -20,7 +20,9 @@ export class LineSplitter {
   consumed: number[] = []
 
   constructor(private readonly maxLineBytes: number, private readonly onSplit?: () => void) {
-    if (!Number.isInteger(maxLineBytes) || maxLineBytes < 4) throw new RangeError('maxLineBytes must be an integer of at least 4')
+    if (!Number.isInteger(maxLineBytes) || maxLineBytes < 4) {
+      throw new RangeError('maxLineBytes must be an integer of at least 4')
+    }
   }
 
   /** Bytes held: the start of a line not finished yet, never more than maxLineBytes. */
@@ -52,7 +54,8 @@ export class LineSplitter {
         this.pending = Buffer.concat([this.pending, bytes.subarray(start)])
         return lines
       }
-      const line = this.pending.length === 0 ? Buffer.from(bytes.subarray(start, stop)) : Buffer.concat([this.pending, bytes.subarray(start, stop)])
+      const rest = bytes.subarray(start, stop)
+      const line = this.pending.length === 0 ? Buffer.from(rest) : Buffer.concat([this.pending, rest])
       lines.push(line.length > 0 && line[line.length - 1] === CR ? line.subarray(0, -1) : line)
       this.consumed.push(line.length + 1)
       this.pending = Buffer.alloc(0)

@@ -7,7 +7,8 @@ import type { FilePosition } from './file-set.js'
 
 /** The state directory when --state-dir is not given: $XDG_STATE_HOME/squeeze, else ~/.local/state/squeeze. */
 export function defaultStateDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_STATE_HOME !== undefined && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state')
+  const xdg = env.XDG_STATE_HOME
+  const base = xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.local', 'state')
   return join(base, 'squeeze')
 }
 
@@ -34,21 +35,23 @@ export class PositionStore {
     this.path = join(dir, `${id}.json`)
   }
 
-  /** The positions saved last, or none when there is no state file yet. A state file that does not parse is an error. */
+  /** The positions saved last, or none without a state file yet. A state file that does not parse is an error. */
   async load(): Promise<FilePosition[]> {
     let text: string
     try {
       text = await readFile(this.path, 'utf8')
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw new SqueezeError(ErrorCodes.SOURCE, `cannot read the state file ${this.path}: ${errorMessage(err)}`, { cause: err })
+      const message = `cannot read the state file ${this.path}: ${errorMessage(err)}`
+      throw new SqueezeError(ErrorCodes.SOURCE, message, { cause: err })
     }
     try {
       const state = JSON.parse(text) as StateFile
       if (state.version !== 1 || !Array.isArray(state.files)) throw new Error('not a squeeze state file (version 1)')
       return [...state.files]
     } catch (err) {
-      throw new SqueezeError(ErrorCodes.SOURCE, `state file ${this.path} does not parse: ${errorMessage(err)}; move it away to start over`, { cause: err })
+      const message = `state file ${this.path} does not parse: ${errorMessage(err)}; move it away to start over`
+      throw new SqueezeError(ErrorCodes.SOURCE, message, { cause: err })
     }
   }
 

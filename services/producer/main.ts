@@ -15,7 +15,9 @@ import { createSourceMetrics, type SourceMetrics } from '../../lib/metrics/sourc
 import type { Logger } from '../../lib/log/logger.js'
 import { produceLogs, type ParseErrorPolicy, type ProduceLogsSummary } from '../../lib/pipeline/produce-logs.js'
 import { shipFiles } from '../../lib/pipeline/ship-files.js'
-import { CRI_KIND, FileSet, isFileSet, parseFilePatterns, type FilePattern, type FilePosition } from '../../lib/sources/file-set.js'
+import {
+  CRI_KIND, FileSet, isFileSet, parseFilePatterns, type FilePattern, type FilePosition
+} from '../../lib/sources/file-set.js'
 import { KafkaPositions } from '../../lib/sources/kafka-positions.js'
 import { PositionStore, defaultStateDir, fileSetId } from '../../lib/sources/position-store.js'
 import { Producer } from '../../lib/producer/producer.js'
@@ -123,27 +125,33 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         records: parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined),
         rate: values.rate === undefined ? undefined : parseRateSchedule(values.rate),
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
-        maxLineBytes: parseInteger(values['max-line-bytes'], 'max-line-bytes', 64, 256 * 1024 * 1024) ?? DEFAULT_MAX_LINE_BYTES,
+        maxLineBytes: parseInteger(values['max-line-bytes'], 'max-line-bytes', 64, 2 ** 28) ?? DEFAULT_MAX_LINE_BYTES,
         onParseError: oneOf(values['on-parse-error'], 'on-parse-error', ['skip', 'raw'] as const, 'skip'),
         createPartitions: parseInteger(values['create-partitions'], 'create-partitions', 1, 10000),
         replicationFactor: parseInteger(values['replication-factor'], 'replication-factor', 1, 100),
         shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 5000
       }
-      if (sourceKind === 'file' && files.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+      const invalid = (message: string): SqueezeError => new SqueezeError(ErrorCodes.CONFIG_INVALID, message)
+      if (sourceKind === 'file' && files.length === 0) throw invalid('missing --file: --source file needs a path')
       const shipper = sourceKind === 'file' && (values.follow === true || isFileSet(files, SHIPPER_KINDS))
-      if (shipper && settings.records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--records does not apply to followed files or a file set')
+      if (shipper && settings.records !== undefined) throw invalid('--records does not apply to followed files or a file set')
       const exactlyOnce = values['exactly-once'] === true
-      if (exactlyOnce && !shipper) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--exactly-once needs --source file with --follow or a file set')
+      if (exactlyOnce && !shipper) throw invalid('--exactly-once needs --source file with --follow or a file set')
       const patterns = parseFilePatterns(files, SHIPPER_KINDS, settings.kind)
       const host = values['host-name'] ?? hostname()
       const fileSet = fileSetId(host, topic, patterns.map((p) => `${p.kind}:${p.glob}`))
       return { ...settings, shipper, exactlyOnce, patterns, fileSet, host, transactionalId: `squeeze-ship.${fileSet}` }
     },
     start: async ({ log, registry, signal, waitForCluster, connect, ready }, settings) => {
-      const { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor } = settings
+      const { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError } = settings
+      const { createPartitions, replicationFactor } = settings
       const sourceMetrics = createSourceMetrics(registry)
       let linesSplit = 0
-      const lines = { maxLineBytes: settings.maxLineBytes, onLineSplit: () => { linesSplit++; sourceMetrics.lineSplit() }, signal }
+      const onLineSplit = (): void => {
+        linesSplit++
+        sourceMetrics.lineSplit()
+      }
+      const lines = { maxLineBytes: settings.maxLineBytes, onLineSplit, signal }
       const producer = new Producer(producerConfig, {
         cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry),
         ...(settings.exactlyOnce ? { transactionalId: settings.transactionalId } : {})
@@ -183,7 +191,8 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           : sourceKind === 'file' ? limit(readFileBatches(file, { ...lines, follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined }), records)
           : limit(readStdinBatches(lines), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
-        const summary = settings.shipper ? await shipFileSet({ values, settings, connection, topic, producer, log, signal, lines, onParseError, metrics: sourceMetrics, ready: connected })
+        const summary = settings.shipper
+          ? await shipFileSet({ values, settings, connection, topic, producer, log, signal, lines, onParseError, metrics: sourceMetrics, ready: connected })
         : await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
           onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
@@ -210,10 +219,14 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
  * positions topic, read once the producer's InitProducerId has ended what a previous instance left open.
  */
 async function shipFileSet(args: {
-  values: { exclude?: string[]; 'state-dir'?: string; 'no-state'?: boolean; 'no-source-header'?: boolean; 'host-header'?: boolean; follow?: boolean; 'positions-topic'?: string }
+  values: {
+    exclude?: string[]; 'state-dir'?: string; 'no-state'?: boolean; 'no-source-header'?: boolean; 'host-header'?: boolean
+    follow?: boolean; 'positions-topic'?: string
+  }
   settings: { patterns: FilePattern[]; fileSet: string; exactlyOnce: boolean; transactionalId: string; host: string }
   connection: KafkaConnectionConfig; topic: string; producer: Producer; log: Logger; signal: AbortSignal
-  lines: { maxLineBytes: number; onLineSplit: () => void }; onParseError: ParseErrorPolicy; metrics: SourceMetrics; ready: Promise<unknown>
+  lines: { maxLineBytes: number; onLineSplit: () => void }; onParseError: ParseErrorPolicy; metrics: SourceMetrics
+  ready: Promise<unknown>
 }): Promise<ProduceLogsSummary> {
   const { values, settings, topic, log } = args
   const env = process.env
@@ -237,19 +250,26 @@ async function shipFileSet(args: {
     store = new PositionStore(values['state-dir'] ?? defaultStateDir(env), settings.fileSet)
     saved = await store.load()
   }
-  log.info({ files: settings.patterns, state: kafkaPositions?.topic ?? store?.path ?? null, transactionalId: settings.exactlyOnce ? settings.transactionalId : null, positions: saved.length }, 'shipping a file set')
+  const state = kafkaPositions?.topic ?? store?.path ?? null
+  const transactionalId = settings.exactlyOnce ? settings.transactionalId : null
+  log.info({ files: settings.patterns, state, transactionalId, positions: saved.length }, 'shipping a file set')
   const files = new FileSet({
-    patterns: settings.patterns, exclude: values.exclude ?? [], follow: values.follow === true, ...args.lines, saved, log, signal: args.signal,
+    patterns: settings.patterns, exclude: values.exclude ?? [], follow: values.follow === true, ...args.lines, saved, log,
+    signal: args.signal,
     onLost: () => args.metrics.lostFile()
   })
   return shipFiles({
-    files, topic, producer: args.producer, formatFor: (kind) => kind === CRI_KIND ? null : formatFor(kind as LogKind), onParseError: args.onParseError,
+    files, topic, producer: args.producer, onParseError: args.onParseError,
+    formatFor: (kind) => kind === CRI_KIND ? null : formatFor(kind as LogKind),
     headers: { file: values['no-source-header'] !== true, host: values['host-header'] === true ? settings.host : null },
-    positions: store, ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }), saved, checkpointMs: 1000, log, metrics: args.metrics, ready: args.ready
+    positions: store, ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }), saved, checkpointMs: 1000, log,
+    metrics: args.metrics, ready: args.ready
   })
 }
 
-async function withAdmin<T>(connection: KafkaConnectionConfig, log: Logger, run: (admin: Admin) => Promise<T>): Promise<T> {
+async function withAdmin<T>(
+  connection: KafkaConnectionConfig, log: Logger, run: (admin: Admin) => Promise<T>
+): Promise<T> {
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
   try {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { useTestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
 
@@ -41,7 +41,7 @@ function peakRss(pid: number): number | undefined {
 
 interface Run { code: number | null; stdout: string; peak: number }
 
-/** Runs produce with `args`, sampling its peak RSS; `stdin` is piped to it, `stop` (if given) decides when to SIGTERM it. */
+/** Runs produce with `args`, sampling its peak RSS; `stdinFile` is piped to it, `stop` says when to SIGTERM it. */
 async function produce(args: readonly string[], options: { stdinFile?: string; stop?: () => Promise<void> }): Promise<Run> {
   const child = spawn(process.execPath, [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--kind', 'syslog',
     '--on-parse-error', 'raw', '--log-level', 'warn', '-X', 'max.request.size=4194304', ...args],
@@ -51,17 +51,17 @@ async function produce(args: readonly string[], options: { stdinFile?: string; s
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   let peak = 0
-  const sampler = setInterval(() => { peak = Math.max(peak, peakRss(child.pid ?? -1) ?? 0) }, 20)
+  const sample = (): void => { peak = Math.max(peak, peakRss(child.pid ?? -1) ?? 0) }
+  const sampler = setInterval(sample, 20)
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
   if (options.stdinFile !== undefined) {
-    const { createReadStream } = await import('node:fs')
     createReadStream(options.stdinFile).pipe(child.stdin)
   } else {
     child.stdin.end()
   }
   if (options.stop !== undefined) {
     await options.stop()
-    peak = Math.max(peak, peakRss(child.pid ?? -1) ?? 0)
+    sample()
     child.kill('SIGTERM')
   }
   const code = await exited
@@ -85,40 +85,37 @@ describe('--max-line-bytes', () => {
   const path = join(dir, 'one-line.log')
   const written = writeLongLine(path)
 
-  it('a 50 MiB line with no newline in a file read once is split into 1 MiB records, counted, at bounded RSS', async (t) => {
-    await written
-    const topic = await kafka.createTopic(t)
-    const run = await produce(['--topic', topic, '--source', 'file', '--file', path], {})
+  /** The run ended (or was stopped) cleanly, counted one split line, and stayed under the RSS bound. */
+  function assertRun(t: TestContext, run: Run): void {
     assert.equal(run.code, 0, run.stdout)
     assert.match(run.stdout, /lines split: 1,/)
     t.diagnostic(`peak RSS ${Math.round(run.peak / 1048576)} MiB`)
     assert.ok(run.peak < PEAK_RSS_LIMIT_BYTES, `peak RSS ${run.peak}`)
+  }
+
+  it('a 50 MiB line with no newline in a file read once is split into 1 MiB records, counted, at bounded RSS', async (t) => {
+    await written
+    const topic = await kafka.createTopic(t)
+    assertRun(t, await produce(['--topic', topic, '--source', 'file', '--file', path], {}))
     assertSplit(await pieces(topic))
   })
 
   it('the same line on stdin', async (t) => {
     await written
     const topic = await kafka.createTopic(t)
-    const run = await produce(['--topic', topic, '--source', 'stdin'], { stdinFile: path })
-    assert.equal(run.code, 0, run.stdout)
-    assert.match(run.stdout, /lines split: 1,/)
-    t.diagnostic(`peak RSS ${Math.round(run.peak / 1048576)} MiB`)
-    assert.ok(run.peak < PEAK_RSS_LIMIT_BYTES, `peak RSS ${run.peak}`)
+    assertRun(t, await produce(['--topic', topic, '--source', 'stdin'], { stdinFile: path }))
     assertSplit(await pieces(topic))
   })
 
   it('the same line in a followed file, its last piece held until the line ends', async (t) => {
     await written
     const topic = await kafka.createTopic(t)
-    const run = await produce(['--topic', topic, '--source', 'file', '--file', path, '--follow', '--state-dir', join(dir, 'state')], {
-      stop: async () => {
-        await poll('49 pieces in the topic', () => pieces(topic), (p) => p.length >= LINE_BYTES / PIECE_BYTES - 1, 120_000, { intervalMs: 1000 })
-      }
-    })
-    assert.equal(run.code, 0, run.stdout)
-    assert.match(run.stdout, /lines split: 1,/)
-    t.diagnostic(`peak RSS ${Math.round(run.peak / 1048576)} MiB`)
-    assert.ok(run.peak < PEAK_RSS_LIMIT_BYTES, `peak RSS ${run.peak}`)
+    const args = ['--topic', topic, '--source', 'file', '--file', path, '--follow', '--state-dir', join(dir, 'state')]
+    const held = LINE_BYTES / PIECE_BYTES - 1
+    const stop = async (): Promise<void> => {
+      await poll(`${held} pieces in the topic`, () => pieces(topic), (p) => p.length >= held, 120_000, { intervalMs: 1000 })
+    }
+    assertRun(t, await produce(args, { stop }))
     assertSplit(await pieces(topic), 1)
     rmSync(dir, { recursive: true, force: true })
   })

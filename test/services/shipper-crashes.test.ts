@@ -7,11 +7,11 @@ import { describe, it, type TestContext } from 'node:test'
 import { Rng } from '../../lib/generators/random.js'
 import { useTestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
-import { appendLines, logLine, startShipper, valueCounts } from '../helpers/shipper.js'
+import { appendLines, logLine, recordCount, startShipper, valueCounts } from '../helpers/shipper.js'
 
 const kafka = useTestKafka()
 const KILLS = 10
-const LINES = 60_000
+const LINES = 40_000
 const LINE_BYTES = logLine('app', 0).length + 1
 
 /** The offset the state file holds for the one file shipped, or 0 before the first save. */
@@ -57,15 +57,18 @@ async function killRepeatedly(t: TestContext, seed: number, extraArgs: readonly 
     const next = Math.min(LINES, written + 50)
     if (next > written) appendLines(path, 'app', written, next)
     written = next
-  }, 25)
+  }, 50)
   t.after(() => clearInterval(writer))
   appendLines(path, 'app', 0, 1)
   written = 1
   /** Per kill: the first line not covered by the saved positions, and the highest line in the topic then. */
   const windows: Array<{ from: number; to: number }> = []
   for (let k = 0; k < KILLS; k++) {
+    // Killed at a seeded point after it has shipped something in this run: start-up time varies with the load.
+    const before = await recordCount(kafka, topic)
     const shipper = startShipper(kafka, topic, args)
-    await new Promise((resolve) => setTimeout(resolve, 2000 + rng.float() * 2500))
+    await poll('the shipper to ship', () => recordCount(kafka, topic), (n) => n > before, 60_000, { intervalMs: 100 })
+    await new Promise((resolve) => setTimeout(resolve, rng.float() * 1500))
     shipper.child.kill('SIGKILL')
     await shipper.exited
     const lines = [...(await valueCounts(kafka, topic)).keys()].map(lineNumber)
