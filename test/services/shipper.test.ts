@@ -21,7 +21,8 @@ async function stop(shipper: Shipper): Promise<void> {
 }
 
 async function waitForRecords(topic: string, n: number, shipper: Shipper): Promise<void> {
-  await poll(`${n} records`, () => recordCount(kafka, topic), (c) => c >= n, 90_000, { describeState: () => shipper.output().slice(-3000) })
+  const describeState = (): string => shipper.output().slice(-3000)
+  await poll(`${n} records`, () => recordCount(kafka, topic), (c) => c >= n, 90_000, { describeState })
 }
 
 function assertOnce(counts: Map<string, number>, lines: readonly string[]): void {
