@@ -1,7 +1,8 @@
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
+import { open, stat } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { createLogger } from '../log/logger.js'
+import { FileSet } from './file-set.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
 import type { LineChunk, SourceBatch, SourceItem } from './source.js'
 
@@ -54,7 +55,7 @@ const CR = 0x0d
 export async function* readFileBatches(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
   if (options.follow) {
     await statOrThrow(path)
-    for await (const item of followLines(path, options)) yield [item]
+    yield* followFile(path, options)
     return
   }
   const wantBytes = options.lineBytes ?? true
@@ -185,156 +186,34 @@ export function textEnd(bytes: Buffer, start: number, stop: number): number {
   return stop > start && bytes[stop - 1] === CR ? stop - 1 : stop
 }
 
-/** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */
-const FINGERPRINT_BYTES = 64
-
-type LineOptions = Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>
-
-/** One open file being followed: where reading got to, and the start of a line not finished yet. */
-class FollowedFile {
-  private position = 0
-  private fingerprint = Buffer.alloc(0)
-
-  private constructor(
-    private readonly handle: FileHandle, readonly ino: number, private readonly chunk: Buffer,
-    private splitter: LineSplitter, private readonly options: LineOptions
-  ) {}
-
-  static async open(path: string, chunk: Buffer, options: LineOptions): Promise<FollowedFile> {
-    const handle = await open(path, 'r')
-    try {
-      return new FollowedFile(handle, (await handle.stat()).ino, chunk, FollowedFile.splitter(options), options)
-    } catch (err) {
-      await handle.close()
-      throw err
-    }
-  }
-
-  private static splitter(options: LineOptions): LineSplitter {
-    return new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
-  }
-
-  /** Reads to the current end of the file, yielding every line completed on the way. */
-  async *drain(): AsyncGenerator<SourceItem> {
-    for (;;) {
-      const { bytesRead } = await this.handle.read(this.chunk, 0, this.chunk.length, this.position)
-      if (bytesRead === 0) return
-      this.position += bytesRead
-      const bytes = this.chunk.subarray(0, bytesRead)
-      this.fingerprint = Buffer.concat([this.fingerprint, bytes]).subarray(-FINGERPRINT_BYTES)
-      for (const line of this.splitter.push(bytes)) yield lineItem(line)
-    }
-  }
-
-  /** Whether the file now holds other bytes where reading stopped: truncated, or truncated and written again past that point. */
-  async rewritten(): Promise<boolean> {
-    const { size } = await this.handle.stat()
-    if (size < this.position) return true
-    return !(await matchesAt(this.handle, this.fingerprint, this.position))
-  }
-
-  /** Starts again from the beginning, the text read so far being complete (copytruncate). */
-  *restart(): Generator<SourceItem> {
-    yield* this.finish()
-    this.position = 0
-    this.fingerprint = Buffer.alloc(0)
-  }
-
-  /**
-   * After a copytruncate, the lines appended between the last read and the copy are only in the copy: the first
-   * of `copies` that holds what this file had read (same bytes up to the same point) is read on from there.
-   */
-  async *drainCopy(copies: readonly string[]): AsyncGenerator<SourceItem> {
-    if (this.position === 0) return
-    for (const path of copies) {
-      const copy = await open(path, 'r').catch(() => undefined)
-      if (copy === undefined) continue
-      try {
-        if (!(await matchesAt(copy, this.fingerprint, this.position))) continue
-        for (;;) {
-          const { bytesRead } = await copy.read(this.chunk, 0, this.chunk.length, this.position)
-          if (bytesRead === 0) return
-          this.position += bytesRead
-          for (const line of this.splitter.push(this.chunk.subarray(0, bytesRead))) yield lineItem(line)
-        }
-      } finally {
-        await copy.close()
-      }
-    }
-  }
-
-  /** The last line, when the file did not end with a newline. */
-  *finish(): Generator<SourceItem> {
-    const rest = this.splitter.end()
-    this.splitter = FollowedFile.splitter(this.options)
-    if (rest !== null) yield lineItem(rest)
-  }
-
-  close(): Promise<void> {
-    return this.handle.close()
-  }
+/**
+ * tail -F without its losses, as a file set of one file without positions (see FileSet): a rotated-away file is
+ * read to its end (and for rotateWaitMs longer) before it is closed, and after a copytruncate the lines appended
+ * since the last read are taken from the copy, so nothing is skipped and nothing is read twice.
+ */
+async function* followFile(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
+  const files = new FileSet({
+    patterns: [{ glob: escapeGlob(path), kind: '' }], follow: true, log: createLogger({ level: 'silent' }),
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    ...(options.rotateWaitMs === undefined ? {} : { rotateWaitMs: options.rotateWaitMs }),
+    ...(options.readSizeBytes === undefined ? {} : { readSizeBytes: options.readSizeBytes }),
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    ...(options.onLineSplit === undefined ? {} : { onLineSplit: options.onLineSplit }),
+    ...(options.signal === undefined ? {} : { signal: options.signal })
+  })
+  for await (const batch of files.batches()) yield batch.items
 }
 
-async function matchesAt(handle: FileHandle, expected: Buffer, end: number): Promise<boolean> {
-  if (expected.length === 0) return true
-  const actual = Buffer.alloc(expected.length)
-  const { bytesRead } = await handle.read(actual, 0, expected.length, end - expected.length)
-  return bytesRead === expected.length && actual.equals(expected)
+/** `path` as a glob that matches only itself. */
+function escapeGlob(path: string): string {
+  return path.replace(/[*?[\]{}()!]/g, '[$&]')
 }
 
 function stripCr(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line
 }
 
-/** Files in the same folder that logrotate may have copied `path` to: app.log.1, app.log-20250101, newest first. */
-async function rotatedCopies(path: string): Promise<string[]> {
-  const dir = dirname(path)
-  const name = basename(path)
-  const names = await readdir(dir).catch(() => [] as string[])
-  const candidates = names.filter((n) => n.startsWith(`${name}.`) || n.startsWith(`${name}-`)).map((n) => join(dir, n))
-  const withTimes = await Promise.all(candidates.map(async (p) => ({ p, mtime: (await stat(p).catch(() => undefined))?.mtimeMs ?? 0 })))
-  return withTimes.sort((a, b) => b.mtime - a.mtime).map(({ p }) => p)
-}
-
-/**
- * tail -F without its losses: a rotated-away file is read to its end (and for rotateWaitMs longer, while the
- * writer still appends to it) before it is closed, and after a copytruncate the lines appended since the last
- * read are taken from the copy, so nothing is skipped and nothing is read twice.
- */
-async function* followLines(path: string, options: FileSourceOptions): AsyncGenerator<SourceItem> {
-  const pollMs = options.pollMs ?? 250
-  const rotateWaitMs = options.rotateWaitMs ?? 5000
-  const chunk = Buffer.allocUnsafe(options.readSizeBytes ?? 256 * 1024)
-  let current = await FollowedFile.open(path, chunk, options)
-  const rotated: Array<{ file: FollowedFile; until: number }> = []
-  try {
-    while (options.signal?.aborted !== true) {
-      yield* current.drain()
-      for (const old of [...rotated]) {
-        yield* old.file.drain()
-        if (Date.now() < old.until) continue
-        yield* old.file.finish()
-        rotated.splice(rotated.indexOf(old), 1)
-        await old.file.close()
-      }
-      await new Promise((resolve) => setTimeout(resolve, pollMs))
-      const now = await stat(path).catch(() => undefined)
-      if (now === undefined) continue // rotated away; the new file is not there yet
-      if (now.ino !== current.ino) {
-        const next = await FollowedFile.open(path, chunk, options).catch(() => undefined)
-        if (next === undefined) continue
-        yield* current.drain()
-        rotated.push({ file: current, until: Date.now() + rotateWaitMs })
-        current = next
-      } else if (await current.rewritten()) {
-        yield* current.drainCopy(await rotatedCopies(path))
-        yield* current.restart()
-      }
-    }
-  } finally {
-    await Promise.all([current, ...rotated.map((r) => r.file)].map((f) => f.close()))
-  }
-}
+type LineOptions = Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>
 
 /** Lines from standard input until it closes, a batch per read; a line longer than maxLineBytes is split. */
 export async function* readStdinBatches(
