@@ -94,8 +94,11 @@ function isLineChunk(read: SourceItem | SourceBatch | LineChunk): read is LineCh
 
 type BytesFormat = LogFormat & Required<Pick<LogFormat, 'writeLine' | 'writeLineBytes'>>
 
+/** What encoding a line into its record needs. */
+export type RecordArgs = Pick<ProduceLogsArgs, 'topic' | 'format' | 'onParseError' | 'log'>
+
 /** The record for one item, or undefined for a line the policy skips. */
-function toRecord(item: SourceItem, args: ProduceLogsArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
+export function toRecord(item: SourceItem, args: RecordArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
   if (item.kind === 'record') {
     return { topic: args.topic, key: item.key, value: item.value, ...(item.timestampMs === undefined ? {} : { timestamp: item.timestampMs }) }
   }
@@ -114,7 +117,9 @@ function toRecord(item: SourceItem, args: ProduceLogsArgs, summary: ProduceLogsS
 }
 
 /** A line that does not parse: counted and logged, then skipped (undefined) or its raw text's record, by policy. */
-function parseFailed(line: string, err: unknown, args: ProduceLogsArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
+function parseFailed(
+  line: string, err: unknown, args: RecordArgs, summary: ProduceLogsSummary
+): ProducerRecord | undefined {
   summary.parseErrors++
   if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {
     args.log.warn({ line: summary.itemsRead, parseErrors: summary.parseErrors, reason: errorMessage(err), policy: args.onParseError }, 'line does not parse')
@@ -204,7 +209,10 @@ async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: Prod
  * Hands the records to sendMany (no await per record). A record too large is counted and logged and the rest
  * go on: sendMany accepted the ones before it, which the producer's accepted count tells.
  */
-async function sendAll(records: readonly ProducerRecord[], itemOf: readonly number[], args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
+export async function sendAll(
+  records: readonly ProducerRecord[], itemOf: readonly number[], args: Pick<ProduceLogsArgs, 'producer' | 'log'>,
+  summary: ProduceLogsSummary
+): Promise<void> {
   let from = 0
   while (from < records.length) {
     const acceptedBefore = args.producer.snapshot().recordsAccepted

@@ -1,9 +1,9 @@
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { StringDecoder } from 'node:string_decoder'
+import { open, stat } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { createLogger } from '../log/logger.js'
+import { FileSet } from './file-set.js'
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
 import type { LineChunk, SourceBatch, SourceItem } from './source.js'
 
 export interface FileSourceOptions {
@@ -24,6 +24,10 @@ export interface FileSourceOptions {
    * alone: no view and no newline search per line.
    */
   readonly lineBytes?: boolean
+  /** The longest line held; a longer one is split into pieces this long (see LineSplitter). Default 1 MiB. */
+  readonly maxLineBytes?: number
+  /** Called once for each line split. */
+  readonly onLineSplit?: () => void
   readonly signal?: AbortSignal
 }
 
@@ -51,7 +55,7 @@ const CR = 0x0d
 export async function* readFileBatches(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
   if (options.follow) {
     await statOrThrow(path)
-    for await (const item of followLines(path, options)) yield [item]
+    yield* followFile(path, options)
     return
   }
   const wantBytes = options.lineBytes ?? true
@@ -81,10 +85,16 @@ async function statOrThrow(path: string): Promise<void> {
  * (LogFormat.writeLineBytes) needs no text of it. Each chunk is cut after its last newline, and the bytes after it
  * move to the front for the next read. The chunk's buffer is read into again once the next chunk is asked for.
  */
-export async function* readFileChunks(path: string, options: Pick<FileSourceOptions, 'readSizeBytes' | 'signal'>): AsyncGenerator<LineChunk> {
+export async function* readFileChunks(
+  path: string, options: Pick<FileSourceOptions, 'readSizeBytes' | 'maxLineBytes' | 'onLineSplit' | 'signal'>
+): AsyncGenerator<LineChunk> {
   await statOrThrow(path)
   const handle = await open(path, 'r')
-  let chunk: Buffer = Buffer.allocUnsafe(options.readSizeBytes ?? READ_ONCE_BYTES)
+  const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
+  // A chunk never holds more than maxLine bytes, so no line in it is longer.
+  let chunk: Buffer = Buffer.allocUnsafe(Math.min(options.readSizeBytes ?? READ_ONCE_BYTES, maxLine))
+  /** Whether the line at the front of `chunk` was already cut: counted once. */
+  let splitting = false
   /** Bytes at the front of `chunk` after the last newline read so far: the start of a line. */
   let carried = 0
   /**
@@ -106,17 +116,21 @@ export async function* readFileChunks(path: string, options: Pick<FileSourceOpti
       }
       // The carried bytes hold no newline, so one found is in what this read added.
       const last = chunk.lastIndexOf(NEWLINE, end - 1)
-      if (last < 0) {
+      if (last < 0 && (end < chunk.length || chunk.length < maxLine)) {
         carried = end
-        // A line longer than the chunk: room for more of it.
-        if (carried === chunk.length) chunk = Buffer.concat([chunk], chunk.length * 2)
+        // A line longer than the chunk: room for more of it, up to maxLine.
+        if (carried === chunk.length) chunk = Buffer.concat([chunk], Math.min(chunk.length * 2, maxLine))
         reading = handle.read(chunk, carried, chunk.length - carried, null)
         continue
       }
+      // A full chunk with no newline is a line longer than maxLine: its first piece is handed on as a line.
+      const cut = last < 0 ? utf8Boundary(chunk.subarray(0, end)) : last
+      if (last < 0 && !splitting) options.onLineSplit?.()
+      splitting = last < 0
       const next = spare !== null && spare.length === chunk.length ? spare : Buffer.allocUnsafe(chunk.length)
-      carried = chunk.copy(next, 0, last + 1, end)
+      carried = chunk.copy(next, 0, last < 0 ? cut : last + 1, end)
       reading = handle.read(next, carried, next.length - carried, null)
-      const lines: LineChunk = { bytes: chunk, end: last }
+      const lines: LineChunk = { bytes: chunk, end: cut }
       spare = chunk
       chunk = next
       yield lines
@@ -172,164 +186,45 @@ export function textEnd(bytes: Buffer, start: number, stop: number): number {
   return stop > start && bytes[stop - 1] === CR ? stop - 1 : stop
 }
 
-/** Bytes kept from the end of what was read, to recognise the same file after it was truncated and refilled. */
-const FINGERPRINT_BYTES = 64
-
-/** One open file being followed: where reading got to, and the text of a line not finished yet. */
-class FollowedFile {
-  private position = 0
-  private pending = ''
-  // Decodes across reads, so a multi-byte character split by a read boundary stays whole.
-  private decoder = new StringDecoder('utf8')
-  private fingerprint = Buffer.alloc(0)
-
-  private constructor(private readonly handle: FileHandle, readonly ino: number, private readonly chunk: Buffer) {}
-
-  static async open(path: string, chunk: Buffer): Promise<FollowedFile> {
-    const handle = await open(path, 'r')
-    try {
-      return new FollowedFile(handle, (await handle.stat()).ino, chunk)
-    } catch (err) {
-      await handle.close()
-      throw err
-    }
-  }
-
-  /** Reads to the current end of the file, yielding every line completed on the way. */
-  async *drain(): AsyncGenerator<SourceItem> {
-    for (;;) {
-      const { bytesRead } = await this.handle.read(this.chunk, 0, this.chunk.length, this.position)
-      if (bytesRead === 0) return
-      this.position += bytesRead
-      const bytes = this.chunk.subarray(0, bytesRead)
-      this.fingerprint = Buffer.concat([this.fingerprint, bytes]).subarray(-FINGERPRINT_BYTES)
-      yield* this.lines(this.decoder.write(bytes))
-    }
-  }
-
-  /** Whether the file now holds other bytes where reading stopped: truncated, or truncated and written again past that point. */
-  async rewritten(): Promise<boolean> {
-    const { size } = await this.handle.stat()
-    if (size < this.position) return true
-    return !(await matchesAt(this.handle, this.fingerprint, this.position))
-  }
-
-  /** Starts again from the beginning, the text read so far being complete (copytruncate). */
-  *restart(): Generator<SourceItem> {
-    yield* this.finish()
-    this.position = 0
-    this.fingerprint = Buffer.alloc(0)
-  }
-
-  /**
-   * After a copytruncate, the lines appended between the last read and the copy are only in the copy: the first
-   * of `copies` that holds what this file had read (same bytes up to the same point) is read on from there.
-   */
-  async *drainCopy(copies: readonly string[]): AsyncGenerator<SourceItem> {
-    if (this.position === 0) return
-    for (const path of copies) {
-      const copy = await open(path, 'r').catch(() => undefined)
-      if (copy === undefined) continue
-      try {
-        if (!(await matchesAt(copy, this.fingerprint, this.position))) continue
-        for (;;) {
-          const { bytesRead } = await copy.read(this.chunk, 0, this.chunk.length, this.position)
-          if (bytesRead === 0) return
-          this.position += bytesRead
-          yield* this.lines(this.decoder.write(this.chunk.subarray(0, bytesRead)))
-        }
-      } finally {
-        await copy.close()
-      }
-    }
-  }
-
-  /** The last line, when the file did not end with a newline. */
-  *finish(): Generator<SourceItem> {
-    const rest = this.pending + this.decoder.end()
-    this.pending = ''
-    this.decoder = new StringDecoder('utf8')
-    if (rest !== '') yield { kind: 'line', line: stripCr(rest) }
-  }
-
-  close(): Promise<void> {
-    return this.handle.close()
-  }
-
-  private *lines(text: string): Generator<SourceItem> {
-    this.pending += text
-    const lines = this.pending.split('\n')
-    this.pending = lines.pop() ?? ''
-    for (const line of lines) yield { kind: 'line', line: stripCr(line) }
-  }
+/**
+ * tail -F without its losses, as a file set of one file without positions (see FileSet): a rotated-away file is
+ * read to its end (and for rotateWaitMs longer) before it is closed, and after a copytruncate the lines appended
+ * since the last read are taken from the copy, so nothing is skipped and nothing is read twice.
+ */
+async function* followFile(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
+  const files = new FileSet({
+    patterns: [{ glob: escapeGlob(path), kind: '' }], follow: true, log: createLogger({ level: 'silent' }),
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    ...(options.rotateWaitMs === undefined ? {} : { rotateWaitMs: options.rotateWaitMs }),
+    ...(options.readSizeBytes === undefined ? {} : { readSizeBytes: options.readSizeBytes }),
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    ...(options.onLineSplit === undefined ? {} : { onLineSplit: options.onLineSplit }),
+    ...(options.signal === undefined ? {} : { signal: options.signal })
+  })
+  for await (const batch of files.batches()) yield batch.items
 }
 
-async function matchesAt(handle: FileHandle, expected: Buffer, end: number): Promise<boolean> {
-  if (expected.length === 0) return true
-  const actual = Buffer.alloc(expected.length)
-  const { bytesRead } = await handle.read(actual, 0, expected.length, end - expected.length)
-  return bytesRead === expected.length && actual.equals(expected)
+/** `path` as a glob that matches only itself. */
+function escapeGlob(path: string): string {
+  return path.replace(/[*?[\]{}()!]/g, '[$&]')
 }
 
 function stripCr(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line
 }
 
-/** Files in the same folder that logrotate may have copied `path` to: app.log.1, app.log-20250101, newest first. */
-async function rotatedCopies(path: string): Promise<string[]> {
-  const dir = dirname(path)
-  const name = basename(path)
-  const names = await readdir(dir).catch(() => [] as string[])
-  const candidates = names.filter((n) => n.startsWith(`${name}.`) || n.startsWith(`${name}-`)).map((n) => join(dir, n))
-  const withTimes = await Promise.all(candidates.map(async (p) => ({ p, mtime: (await stat(p).catch(() => undefined))?.mtimeMs ?? 0 })))
-  return withTimes.sort((a, b) => b.mtime - a.mtime).map(({ p }) => p)
-}
+type LineOptions = Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>
 
-/**
- * tail -F without its losses: a rotated-away file is read to its end (and for rotateWaitMs longer, while the
- * writer still appends to it) before it is closed, and after a copytruncate the lines appended since the last
- * read are taken from the copy, so nothing is skipped and nothing is read twice.
- */
-async function* followLines(path: string, options: FileSourceOptions): AsyncGenerator<SourceItem> {
-  const pollMs = options.pollMs ?? 250
-  const rotateWaitMs = options.rotateWaitMs ?? 5000
-  const chunk = Buffer.allocUnsafe(options.readSizeBytes ?? 256 * 1024)
-  let current = await FollowedFile.open(path, chunk)
-  const rotated: Array<{ file: FollowedFile; until: number }> = []
-  try {
-    while (options.signal?.aborted !== true) {
-      yield* current.drain()
-      for (const old of [...rotated]) {
-        yield* old.file.drain()
-        if (Date.now() < old.until) continue
-        yield* old.file.finish()
-        rotated.splice(rotated.indexOf(old), 1)
-        await old.file.close()
-      }
-      await new Promise((resolve) => setTimeout(resolve, pollMs))
-      const now = await stat(path).catch(() => undefined)
-      if (now === undefined) continue // rotated away; the new file is not there yet
-      if (now.ino !== current.ino) {
-        const next = await FollowedFile.open(path, chunk).catch(() => undefined)
-        if (next === undefined) continue
-        yield* current.drain()
-        rotated.push({ file: current, until: Date.now() + rotateWaitMs })
-        current = next
-      } else if (await current.rewritten()) {
-        yield* current.drainCopy(await rotatedCopies(path))
-        yield* current.restart()
-      }
-    }
-  } finally {
-    await Promise.all([current, ...rotated.map((r) => r.file)].map((f) => f.close()))
+/** Lines from standard input until it closes, a batch per read; a line longer than maxLineBytes is split. */
+export async function* readStdinBatches(
+  options: LineOptions & Pick<FileSourceOptions, 'signal'> = {}
+): AsyncGenerator<SourceBatch> {
+  const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
+  for await (const bytes of process.stdin as AsyncIterable<Buffer>) {
+    if (options.signal?.aborted === true) return
+    const lines = splitter.push(bytes)
+    if (lines.length > 0) yield lines.map(lineItem)
   }
-}
-
-/** Lines from standard input until it closes. */
-export async function* readStdinLines(signal?: AbortSignal): AsyncGenerator<SourceItem> {
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
-  for await (const line of lines) {
-    if (signal?.aborted === true) return
-    yield { kind: 'line', line }
-  }
+  const rest = splitter.end()
+  if (rest !== null) yield [lineItem(rest)]
 }

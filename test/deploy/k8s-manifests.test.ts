@@ -8,7 +8,7 @@ import { DEFAULT_PRODUCER_CONFIG, shutdownDeadlineMs } from '../../lib/producer/
 import { containersOf, isObject, loadYamlDocuments, podSpecOf, renderKustomization, ROOT, schemaProblems, yamlFilesUnder, type JsonObject, type Resource } from './manifests.js'
 
 const K8S = join(ROOT, 'k8s')
-const OVERLAYS = ['dev', 'prod', 'existing-cluster'] as const
+const OVERLAYS = ['dev', 'prod', 'existing-cluster', 'node-logs'] as const
 const WITH_STRIMZI = new Set(['dev', 'prod'])
 
 /** What squeeze needs of its own resources beyond the API schemas (which, e.g., leave `image` optional). */
@@ -28,7 +28,7 @@ function policyProblems(resources: Resource[]): string[] {
   }
   // The copier's deadline: the producer's, plus its last commit (services/copier/main.ts).
   const deadlineS = (shutdownDeadlineMs(timeouts) + 5000) / 1000
-  const workloads = resources.filter((r) => r.kind === 'Deployment' || r.kind === 'StatefulSet')
+  const workloads = resources.filter((r) => r.kind === 'Deployment' || r.kind === 'StatefulSet' || r.kind === 'DaemonSet')
   for (const component of ['producer', 'consumer']) if (find('Deployment', `squeeze-${component}`) === undefined) problems.push(`Deployment squeeze-${component} is missing`)
   // Its pods' names are the copiers' transactional ids: a Deployment would give a replaced pod a new one.
   if (find('StatefulSet', 'squeeze-copier') === undefined) problems.push('StatefulSet squeeze-copier is missing (the copier needs stable pod names for its transactional ids)')
@@ -66,7 +66,8 @@ function policyProblems(resources: Resource[]): string[] {
       const metricsPort = ports.find((p) => p.name === 'metrics')?.containerPort
       if (String(metricsPort) !== args[args.indexOf('--metrics-port') + 1]) problems.push(`${cid}: port "metrics" does not match --metrics-port`)
       for (const ref of String(args.join(' ')).matchAll(/\$\(([A-Z_]+)\)/g)) {
-        if (ref[1] !== undefined && !(ref[1] in data)) problems.push(`${cid}: args use $(${ref[1]}), which squeeze-config does not define`)
+        const ownEnv = Array.isArray(c.env) ? c.env.filter(isObject).map((e) => e.name) : []
+        if (ref[1] !== undefined && !(ref[1] in data) && !ownEnv.includes(ref[1])) problems.push(`${cid}: args use $(${ref[1]}), which squeeze-config does not define`)
       }
     }
   }
@@ -291,7 +292,8 @@ describe('Kubernetes manifests', () => {
     }
     // As each overlay's comment says: uncomment its `components:` lines.
     const dir = editedCopy((k8s) => {
-      for (const overlay of OVERLAYS) {
+      // node-logs builds on existing-cluster and takes its components.
+      for (const overlay of OVERLAYS.filter((o) => o !== 'node-logs')) {
         const file = join(k8s, 'overlays', overlay, 'kustomization.yaml')
         if (readFileSync(file, 'utf8').includes('\n# components:\n')) replaceIn(file, '\n# components:\n', '\ncomponents:\n')
         replaceIn(file, '#   - ../../components/podmonitor', '  - ../../components/podmonitor')
@@ -311,6 +313,30 @@ describe('Kubernetes manifests', () => {
     } finally {
       rmSync(join(dir, '..'), { recursive: true, force: true })
     }
+  })
+
+  it('node-logs: a DaemonSet ships /var/log/containers as cri with its state on a hostPath, host logs read-only, non-root', () => {
+    const resources = renderKustomization(join(K8S, 'overlays', 'node-logs'))
+    const daemonSet = resources.find((r) => r.kind === 'DaemonSet' && r.metadata.name === 'squeeze-node-logs') as Resource
+    assert.ok(daemonSet !== undefined)
+    const pod = podSpecOf(daemonSet) as JsonObject
+    const [container] = containersOf(daemonSet)
+    const args = (container?.args ?? []) as string[]
+    assert.equal(args[args.indexOf('--file') + 1], 'cri:/var/log/containers/*.log')
+    assert.ok(args.includes('--follow'))
+    const stateDir = args[args.indexOf('--state-dir') + 1]
+    const mounts = (container?.volumeMounts ?? []) as JsonObject[]
+    const volumes = (pod.volumes ?? []) as JsonObject[]
+    const hostPathOf = (name: unknown): unknown => (volumes.find((v) => v.name === name)?.hostPath as JsonObject | undefined)?.path
+    for (const mount of mounts) {
+      if (mount.mountPath === stateDir) assert.equal(hostPathOf(mount.name), stateDir, 'the state directory is on the node')
+      else assert.equal(mount.readOnly, true, `${String(mount.mountPath)} is mounted read-only`)
+    }
+    assert.ok(mounts.some((m) => m.mountPath === stateDir))
+    assert.equal((pod.securityContext as JsonObject).runAsNonRoot, true)
+    assert.equal(args[args.indexOf('--host-name') + 1], '$(NODE_NAME)', 'state and transactional id follow the node, not the pod')
+    const producer = resources.find((r) => r.kind === 'Deployment' && r.metadata.name === 'squeeze-producer') as Resource
+    assert.equal((producer.spec as JsonObject).replicas, 0, 'the generating producer is off')
   })
 
   it('the docs state the Strimzi range that accepts the pinned Kafka version', () => {

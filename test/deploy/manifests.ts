@@ -8,6 +8,7 @@ import { Secret } from 'kubernetes-models/v1/Secret'
 import { Service } from 'kubernetes-models/v1/Service'
 import { Namespace } from 'kubernetes-models/v1/Namespace'
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
+import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet'
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet'
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
@@ -219,6 +220,7 @@ const KUBERNETES_MODELS: Record<string, ModelClass> = {
   'v1/Namespace': Namespace as unknown as ModelClass,
   'apps/v1/Deployment': Deployment as unknown as ModelClass,
   'apps/v1/StatefulSet': StatefulSet as unknown as ModelClass,
+  'apps/v1/DaemonSet': DaemonSet as unknown as ModelClass,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler as unknown as ModelClass,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget as unknown as ModelClass,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy as unknown as ModelClass,

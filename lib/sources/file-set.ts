@@ -1,0 +1,474 @@
+import { createHash } from 'node:crypto'
+import { glob, open, readdir, stat, type FileHandle } from 'node:fs/promises'
+import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
+import type { Logger } from '../log/logger.js'
+import type { RecordHeader } from '../protocol/record.js'
+import { CriJoiner, criHeaders } from './cri.js'
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem } from './line-splitter.js'
+import type { SourceItem } from './source.js'
+
+/** One glob of a file set, with the log kind of the files it matches. */
+export interface FilePattern {
+  readonly glob: string
+  readonly kind: string
+}
+
+/** Where reading of one file got to: what a state file or the positions topic keeps. */
+export interface FilePosition {
+  readonly path: string
+  readonly dev: number
+  readonly ino: number
+  /** sha256 of the file's first `fingerprintBytes` bytes: the same inode holding other bytes is another file. */
+  readonly fingerprint: string
+  readonly fingerprintBytes: number
+  /** Bytes of whole lines (or pieces of split lines) handed on. */
+  readonly offset: number
+  /** Read to its end after it was rotated away, and released: nothing more to read from it. */
+  readonly done?: boolean
+}
+
+/** Lines of one file read together, and the offset just after the last of them. */
+export interface FileBatch {
+  readonly path: string
+  readonly kind: string
+  readonly items: readonly SourceItem[]
+  /** Headers every record of the file carries beside the source header (a container log's pod, ...). */
+  readonly headers: readonly RecordHeader[]
+  /** The file's position once these lines are shipped. */
+  readonly position: FilePosition
+}
+
+export interface FileSetOptions {
+  readonly patterns: readonly FilePattern[]
+  readonly exclude?: readonly string[]
+  /** Keep reading as files grow and appear (default true); false reads each matched file to its end once. */
+  readonly follow?: boolean
+  readonly pollMs?: number
+  /** How long a file rotated away is still read after its name points elsewhere (default 5 s: rotate_wait). */
+  readonly rotateWaitMs?: number
+  readonly readSizeBytes?: number
+  readonly maxLineBytes?: number
+  readonly onLineSplit?: () => void
+  /** Positions saved before: each file is read on from there (see FileSet's reconciliation). */
+  readonly saved?: readonly FilePosition[]
+  readonly log: Logger
+  readonly onLost?: (position: FilePosition) => void
+  readonly signal?: AbortSignal
+}
+
+/** The kind of files in the CRI log format (/var/log/containers): messages sent as they are, with pod headers. */
+export const CRI_KIND = 'cri'
+
+/** Bytes that identify a file beside its inode, as Filebeat's fingerprint: enough to tell two log files apart. */
+const FINGERPRINT_BYTES = 256
+
+interface Identity { readonly dev: number; readonly ino: number }
+
+function keyOf(id: Identity): string {
+  return `${id.dev}:${id.ino}`
+}
+
+/** sha256 of the first `bytes` bytes of an open file, or null when it holds fewer. */
+async function fingerprintOf(handle: FileHandle, bytes: number): Promise<string | null> {
+  const buffer = Buffer.alloc(bytes)
+  const { bytesRead } = await handle.read(buffer, 0, bytes, 0)
+  return bytesRead < bytes ? null : createHash('sha256').update(buffer).digest('hex')
+}
+
+async function fingerprintAt(path: string, bytes: number): Promise<string | null> {
+  const handle = await open(path, 'r').catch(() => undefined)
+  if (handle === undefined) return null
+  try {
+    return await fingerprintOf(handle, bytes)
+  } finally {
+    await handle.close()
+  }
+}
+
+/** One file being read: its handle (kept open, so a file renamed or deleted is still read to its end). */
+class TrackedFile {
+  /** Bytes read so far; the splitter holds those of a line not finished yet. */
+  private readOffset: number
+  private fingerprint = ''
+  private fingerprintBytes = 0
+  /** Since when the file's name points elsewhere; null while it is the file its pattern matches. */
+  rotatedAt: number | null = null
+  /** With kind `cri`: joins partial lines; their bytes stay before the shipped offset until joined. */
+  private readonly cri: CriJoiner | null
+  private headers: readonly RecordHeader[]
+
+  constructor(
+    private readonly handle: FileHandle, readonly id: Identity, public path: string, readonly kind: string,
+    offset: number, private readonly splitter: LineSplitter, private readonly chunk: Buffer, maxLineBytes: number,
+    onLineSplit?: () => void
+  ) {
+    this.readOffset = offset
+    this.cri = kind === CRI_KIND ? new CriJoiner(maxLineBytes, onLineSplit) : null
+    this.headers = kind === CRI_KIND ? criHeaders(path) : []
+  }
+
+  private batch(items: readonly SourceItem[], done = false): FileBatch {
+    return { path: this.path, kind: this.kind, items, headers: this.headers, position: this.position(done) }
+  }
+
+  /** The items of lines just read: the lines, or with `cri` the messages they complete. */
+  private items(lines: readonly Buffer[]): SourceItem[] {
+    if (this.cri === null) return lines.map(lineItem)
+    const items: SourceItem[] = []
+    const consumed = this.splitter.consumed
+    for (let i = 0; i < lines.length; i++) {
+      const item = this.cri.push(lines[i] as Buffer, consumed[i] ?? 0)
+      if (item !== null) items.push(item)
+    }
+    return items
+  }
+
+  get key(): string {
+    return keyOf(this.id)
+  }
+
+  /** Offset after the last line handed on. */
+  get shipped(): number {
+    return this.readOffset - this.splitter.pendingBytes - (this.cri?.pendingBytes ?? 0)
+  }
+
+  async size(): Promise<number> {
+    return (await this.handle.stat()).size
+  }
+
+  position(done = false): FilePosition {
+    const { dev, ino } = this.id
+    const { fingerprint, fingerprintBytes } = this
+    return { path: this.path, dev, ino, fingerprint, fingerprintBytes, offset: this.shipped, ...(done ? { done } : {}) }
+  }
+
+  /** The fingerprint once the file holds its first bytes: taken from the start, whatever was read. */
+  private async takeFingerprint(): Promise<void> {
+    if (this.fingerprintBytes === FINGERPRINT_BYTES) return
+    const size = Math.min(FINGERPRINT_BYTES, await this.size())
+    const buffer = Buffer.alloc(size)
+    const { bytesRead } = await this.handle.read(buffer, 0, size, 0)
+    this.fingerprint = createHash('sha256').update(buffer.subarray(0, bytesRead)).digest('hex')
+    this.fingerprintBytes = bytesRead
+  }
+
+  /** Whether the file now holds fewer bytes than were read, or other first bytes: truncated (copytruncate). */
+  async truncated(): Promise<boolean> {
+    if (await this.size() < this.readOffset) return true
+    if (this.fingerprintBytes === 0) return false
+    const now = await fingerprintOf(this.handle, this.fingerprintBytes)
+    return now !== this.fingerprint
+  }
+
+  /** Reads to the current end, a batch per read. */
+  async *drain(): AsyncGenerator<FileBatch> {
+    for (;;) {
+      const { bytesRead } = await this.handle.read(this.chunk, 0, this.chunk.length, this.readOffset)
+      if (bytesRead === 0) return
+      this.readOffset += bytesRead
+      await this.takeFingerprint()
+      const items = this.items(this.splitter.push(this.chunk.subarray(0, bytesRead)))
+      if (items.length > 0) yield this.batch(items)
+    }
+  }
+
+  /** The line the file ends with when it has no newline: handed on once the file is done with. */
+  finish(done: boolean): FileBatch | null {
+    const rest = this.splitter.end()
+    const items = rest === null ? [] : this.items([rest])
+    const held = this.cri?.flush() ?? null
+    if (held !== null) items.push(held)
+    if (items.length === 0) return null
+    return this.batch(items, done)
+  }
+
+  /** Reads `copy` (a copytruncate's copy of this file) on from this file's offset, then starts this file again at 0. */
+  async *restartAfterCopy(copy: string | null): AsyncGenerator<FileBatch> {
+    if (copy !== null) {
+      const handle = await open(copy, 'r')
+      try {
+        for (;;) {
+          const { bytesRead } = await handle.read(this.chunk, 0, this.chunk.length, this.readOffset)
+          if (bytesRead === 0) break
+          this.readOffset += bytesRead
+          const items = this.items(this.splitter.push(this.chunk.subarray(0, bytesRead)))
+          if (items.length > 0) yield this.batch(items)
+        }
+      } finally {
+        await handle.close()
+      }
+    }
+    const rest = this.finish(false)
+    if (rest !== null) yield rest
+    this.readOffset = 0
+    this.fingerprint = ''
+    this.fingerprintBytes = 0
+  }
+
+  /** Whether `position` describes this file as it is now: same first bytes. */
+  async matches(position: FilePosition): Promise<boolean> {
+    if (position.fingerprintBytes === 0) return true
+    return (await fingerprintOf(this.handle, position.fingerprintBytes)) === position.fingerprint
+  }
+
+  setFingerprint(position: FilePosition): void {
+    this.fingerprint = position.fingerprint
+    this.fingerprintBytes = position.fingerprintBytes
+  }
+
+  close(): Promise<void> {
+    return this.handle.close()
+  }
+}
+
+/** Files in the same folder that logrotate may have moved or copied `path` to: app.log.1, app.log-20250101. */
+async function rotatedSiblings(path: string): Promise<string[]> {
+  const dir = dirname(path)
+  const name = basename(path)
+  const names = await readdir(dir).catch(() => [] as string[])
+  return names.filter((n) => n.startsWith(`${name}.`) || n.startsWith(`${name}-`)).map((n) => join(dir, n))
+}
+
+/** Whether the file at `path` starts with the bytes `position`'s fingerprint was taken of. */
+async function sameStart(path: string, position: FilePosition): Promise<boolean> {
+  if (position.fingerprintBytes === 0) return true
+  return (await fingerprintAt(path, position.fingerprintBytes)) === position.fingerprint
+}
+
+/** The first of `paths` whose first bytes are `position`'s and that holds at least its offset. */
+async function findCopy(paths: readonly string[], position: FilePosition): Promise<string | null> {
+  for (const path of paths) {
+    const s = await stat(path).catch(() => undefined)
+    if (s === undefined || s.size < position.offset) continue
+    if (await sameStart(path, position)) return path
+  }
+  return null
+}
+
+/**
+ * Files matching a set of globs, read on as they grow, picked up as they appear, and followed across rotation:
+ * each is known by device and inode, and by a fingerprint of its first bytes, so a file renamed by logrotate is
+ * the same file under its new name (read to its end, then released after rotateWaitMs), a copytruncate is
+ * recognised, and an inode reused for another file is not mistaken for the one before.
+ */
+export class FileSet {
+  private readonly files = new Map<string, TrackedFile>()
+  private readonly chunk: Buffer
+  private readonly splitters: () => LineSplitter
+  /** Files done with (read to the end after rotation) since the caller last asked: their final positions. */
+  private readonly released: FilePosition[] = []
+
+  constructor(private readonly options: FileSetOptions) {
+    this.chunk = Buffer.allocUnsafe(options.readSizeBytes ?? 256 * 1024)
+    this.splitters = () => new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
+  }
+
+  /** Files by state: `reading` (its pattern matches it) and `rotated` (renamed away, read until released). */
+  counts(): { reading: number; rotated: number } {
+    let rotated = 0
+    for (const f of this.files.values()) if (f.rotatedAt !== null) rotated++
+    return { reading: this.files.size - rotated, rotated }
+  }
+
+  /** Bytes written to each file but not yet handed on. */
+  async lag(): Promise<Array<{ path: string; bytes: number }>> {
+    return Promise.all([...this.files.values()].map(async (f) => {
+      const size = await f.size().catch(() => 0)
+      return { path: f.path, bytes: Math.max(0, size - f.shipped) }
+    }))
+  }
+
+  /** Positions of files released since the last call: the last word on them, saved once shipped. */
+  takeReleased(): FilePosition[] {
+    return this.released.splice(0)
+  }
+
+  /** The lines of every file, a batch per file and read, until the signal aborts (without follow: each file's end). */
+  async *batches(): AsyncGenerator<FileBatch> {
+    const pollMs = this.options.pollMs ?? 250
+    try {
+      await this.reconcile(this.options.saved ?? [])
+      for (;;) {
+        for (const file of [...this.files.values()]) yield* this.read(file)
+        if (this.options.follow === false) {
+          for (const file of [...this.files.values()]) yield* this.release(file)
+          return
+        }
+        if (this.aborted()) return
+        await new Promise((done) => setTimeout(done, pollMs))
+        if (this.aborted()) return
+        await this.scan()
+      }
+    } finally {
+      await Promise.all([...this.files.values()].map((f) => f.close().catch(() => undefined)))
+      this.files.clear()
+    }
+  }
+
+  private aborted(): boolean {
+    return this.options.signal?.aborted === true
+  }
+
+  private async *read(file: TrackedFile): AsyncGenerator<FileBatch> {
+    if (file.rotatedAt === null && await file.truncated()) {
+      // copytruncate: what was appended since the last read is only in the copy.
+      const copy = await findCopy(await rotatedSiblings(file.path), file.position())
+      this.options.log.info({ file: file.path, copy }, 'file truncated; reading on from its copy, then from its start')
+      yield* file.restartAfterCopy(copy)
+    }
+    yield* file.drain()
+    const waited = file.rotatedAt === null ? 0 : Date.now() - file.rotatedAt
+    if (file.rotatedAt !== null && waited >= (this.options.rotateWaitMs ?? 5000)) yield* this.release(file)
+  }
+
+  private async *release(file: TrackedFile): AsyncGenerator<FileBatch> {
+    const rest = file.finish(true)
+    if (rest !== null) yield rest
+    this.files.delete(file.key)
+    this.released.push(file.position(true))
+    await file.close()
+  }
+
+  /** Every path the patterns match now (excludes left out), with the kind of the first pattern that matches it. */
+  private async matching(): Promise<Map<string, string>> {
+    const found = new Map<string, string>()
+    for (const { glob: pattern, kind } of this.options.patterns) {
+      for await (const path of glob(pattern)) {
+        const absolute = resolve(path)
+        const excluded = (this.options.exclude ?? []).some((ex) => matchesGlob(absolute, ex) || matchesGlob(path, ex))
+        if (found.has(absolute) || excluded) continue
+        found.set(absolute, kind)
+      }
+    }
+    return found
+  }
+
+  /** Picks up files that appeared and notices files whose name now points elsewhere (rotated away). */
+  private async scan(): Promise<void> {
+    const seen = new Set<string>()
+    for (const [path, kind] of await this.matching()) {
+      const s = await stat(path).catch(() => undefined)
+      if (s === undefined || !s.isFile()) continue
+      const key = keyOf(s)
+      seen.add(key)
+      const known = this.files.get(key)
+      if (known !== undefined) {
+        known.path = path
+        known.rotatedAt = null
+        continue
+      }
+      if (await this.isCopyOfTracked(path)) continue
+      await this.track(path, kind, s, 0)
+    }
+    for (const file of this.files.values()) {
+      if (!seen.has(file.key) && file.rotatedAt === null) file.rotatedAt = Date.now()
+    }
+  }
+
+  /** A new file whose first bytes are a followed file's: a copy (copytruncate), whose lines that file already has. */
+  private async isCopyOfTracked(path: string): Promise<boolean> {
+    for (const file of this.files.values()) {
+      const p = file.position()
+      if (p.fingerprintBytes === FINGERPRINT_BYTES && (await sameStart(path, p))) return true
+    }
+    return false
+  }
+
+  /** Opens a file to read from `offset`; `rotated` for one whose name no longer matches, read to its end. */
+  private async track(
+    path: string, kind: string, id: Identity, offset: number, saved?: FilePosition, rotated = false
+  ): Promise<void> {
+    const handle = await open(path, 'r').catch(() => undefined)
+    if (handle === undefined) return
+    const maxLine = this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
+    const identity = { dev: id.dev, ino: id.ino }
+    const { onLineSplit } = this.options
+    const file = new TrackedFile(handle, identity, path, kind, offset, this.splitters(), this.chunk, maxLine, onLineSplit)
+    if (saved !== undefined) file.setFingerprint(saved)
+    if (rotated) file.rotatedAt = Date.now()
+    this.files.set(file.key, file)
+  }
+
+  /**
+   * Start-up: each saved position is matched to a file by inode and first bytes. The file under its name or a
+   * rotated name is read on from its offset; a file truncated meanwhile is read on from its copy, then from 0;
+   * one gone is counted as lost. Files the patterns match and no position names are read from their start.
+   */
+  private async reconcile(saved: readonly FilePosition[]): Promise<void> {
+    const matching = await this.matching()
+    const byKey = new Map<string, { path: string; kind: string }>()
+    for (const [path, kind] of matching) {
+      const s = await stat(path).catch(() => undefined)
+      if (s !== undefined && s.isFile()) byKey.set(keyOf(s), { path, kind })
+    }
+    const claimed = new Set<string>()
+    for (const position of saved) {
+      if (position.done === true) continue
+      const siblings = await rotatedSiblings(position.path)
+      const kind = matching.get(position.path) ?? this.kindFor(position.path)
+      let found = byKey.get(keyOf(position))
+      if (found === undefined) {
+        for (const path of siblings) {
+          const s = await stat(path).catch(() => undefined)
+          if (s !== undefined && keyOf(s) === keyOf(position)) found = { path, kind }
+        }
+      }
+      if (found !== undefined && (await this.resumes(found.path, position))) {
+        claimed.add(keyOf(position))
+        await this.track(found.path, found.kind, position, position.offset, position, !matching.has(found.path))
+        continue
+      }
+      // The inode holds other bytes, or is gone: the file was truncated (copytruncate) or rotated away.
+      const copy = await findCopy(siblings, position)
+      if (copy !== null) {
+        this.options.log.info({ file: position.path, copy, offset: position.offset }, 'reading on from the copy')
+        const s = await stat(copy)
+        claimed.add(keyOf(s))
+        await this.track(copy, kind, s, position.offset, position, true)
+      } else {
+        const { path, offset } = position
+        const message = 'file rotated away while the shipper was down is gone: its unread lines are lost'
+        this.options.log.warn({ file: path, offset }, message)
+        this.options.onLost?.(position)
+      }
+    }
+    for (const [key, { path, kind }] of byKey) {
+      if (claimed.has(key) || this.files.has(key)) continue
+      if (await this.isCopyOfTracked(path)) continue
+      const s = await stat(path).catch(() => undefined)
+      if (s !== undefined) await this.track(path, kind, s, 0)
+    }
+  }
+
+  /** Whether the file at `path` is `position`'s file, grown or as it was: same first bytes, at least as long. */
+  private async resumes(path: string, position: FilePosition): Promise<boolean> {
+    const s = await stat(path).catch(() => undefined)
+    if (s === undefined || s.size < position.offset) return false
+    return sameStart(path, position)
+  }
+
+  private kindFor(path: string): string {
+    const { patterns } = this.options
+    return patterns.find((p) => matchesGlob(path, p.glob))?.kind ?? patterns[0]?.kind ?? 'http'
+  }
+}
+
+/**
+ * `--file` values: a path or glob, or KIND:GLOB (KIND one of `kinds`) for files of another kind than `defaultKind`.
+ * A prefix that is not a kind is part of the path.
+ */
+export function parseFilePatterns(
+  values: readonly string[], kinds: readonly string[], defaultKind: string
+): FilePattern[] {
+  return values.map((value) => {
+    const colon = value.indexOf(':')
+    const prefix = colon < 0 ? '' : value.slice(0, colon)
+    return kinds.includes(prefix) ? { glob: value.slice(colon + 1), kind: prefix } : { glob: value, kind: defaultKind }
+  })
+}
+
+/** Whether `--file` values name more than one plain path: a glob, a kind mapping, or several. */
+export function isFileSet(values: readonly string[], kinds: readonly string[]): boolean {
+  const mapped = (v: string): boolean => kinds.includes(v.slice(0, Math.max(0, v.indexOf(':'))))
+  return values.length > 1 || values.some((v) => /[*?[{]/.test(v) || mapped(v))
+}
