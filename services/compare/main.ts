@@ -17,6 +17,7 @@ import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { readFirstLines, resolveKind, wrongKindError, KIND_CHOICES, type KindChoice } from '../../lib/formats/detect-kind.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { lineClock, type LineClock } from '../../lib/formats/line-time.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -44,7 +45,8 @@ Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an exis
 Input and budget:
   --topic SOURCE             existing source topic
   --source generate|file     or fill a new source topic from generated logs or a file
-  --kind KIND                ${LOG_KINDS.join(', ')} (default http)
+  --kind KIND                auto, ${LOG_KINDS.join(', ')} (default: auto for --source file, detected from the
+                             first lines; http for --source generate)
   --file PATH                with --source file
   --partitions N             partitions of a filled source topic (default 3)
   --records N, --bytes N     copy at most N source records / uncompressed bytes (generate default 50000)
@@ -87,7 +89,8 @@ const OPTIONS = {
   records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
   targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
-  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
+  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true },
+  quiet: { type: 'boolean' }, wide: { type: 'boolean' }
 } as const
 
 /** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
@@ -117,8 +120,11 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const sourceKind = values.topic !== undefined ? 'topic' as const : oneOf(values.source, 'source', ['generate', 'file'] as const, 'generate')
       if (values.topic !== undefined && values.source !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --topic (an existing topic) or --source, not both')
       if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
-      const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
-      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind)
+      const kind = oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, sourceKind === 'file' ? 'auto' : 'http')
+      if (kind === 'auto' && sourceKind !== 'file') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--kind auto applies to --source file: name the kind to generate')
+      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind === 'auto' ? 'none' : kind)
+      // A file's --format follows the kind its lines turn out to be, unless given.
+      const formatFollowsKind = values.format === undefined && sourceKind !== 'topic'
       const producer = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
       const partitions = parseInteger(values.partitions, 'partitions', 1, 1000) ?? 3
       const maxRecords = parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 50_000 : undefined)
@@ -138,10 +144,10 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
       const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
       return {
-        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName,
+        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName, formatFollowsKind,
         // Without --brokers the cluster is a broker this command starts, so the connection is known only then.
         connection: explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
-        description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`,
+        description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file}` : `generated ${kind} logs, seed ${seed}`,
         lookbackMs: rateWindowH === undefined ? DEFAULT_RATE_LOOKBACK_MS : rateWindowH * 3_600_000,
         compare: {
           sourceTopic, targets: parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination),
@@ -155,8 +161,19 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         shutdownTimeoutMs: 120_000
       }
     },
-    start: async ({ log, signal, connect }, settings) => {
-      const { sourceKind, kind, sourceTopic } = settings
+    start: async ({ log, signal, connect }, configured) => {
+      const { sourceKind, sourceTopic } = configured
+      // A file's kind is checked against (or, for auto, read from) its first lines before any broker starts.
+      const sample = sourceKind === 'file' ? await readFirstLines(values.file as string) : []
+      const resolved = sourceKind === 'file' ? resolveKind(configured.kind, sample, values.file as string) : { kind: configured.kind as LogKind }
+      if (resolved.note !== undefined && values.quiet !== true) process.stderr.write(`${resolved.note}\n`)
+      const { kind } = resolved
+      const formatName = configured.formatFollowsKind ? kind : configured.formatName
+      const settings = {
+        ...configured, kind, formatName,
+        description: sourceKind === 'file' ? `${configured.description} (${kind})` : configured.description,
+        compare: { ...configured.compare, format: formatName === 'none' ? null : formatFor(formatName) }
+      }
       const progress = (line: string): void => {
         if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${line}`)
       }
@@ -181,7 +198,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
             rateEvidence = { kind: 'topic', lookbackMs: settings.lookbackMs }
           } else {
             await ensureTopic(admin, sourceTopic, settings.partitions)
-            rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, settings.compare.maxRecords, settings.seed, signal, progress)
+            rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, settings.compare.maxRecords, settings.seed, signal, progress, sample)
           }
           const sourceDescription = { kind: sourceKind, description: settings.description }
           const { compare, projection, formatName } = settings
@@ -210,6 +227,9 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
 
 /** Prints the table, writes the files asked for; exit 1 when the destinations did not get identical traffic. */
 function writeReports(outcome: CompareOutcome, files: { json?: string | undefined; markdown?: string | undefined; chart?: string | undefined }): number {
+  if (outcome.report.targets.every((t) => t.records === 0)) {
+    throw new SqueezeError(ErrorCodes.SOURCE, `read no record from ${outcome.report.source.description}: nothing to compare, no recommendation`)
+  }
   if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
   process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
   if (files.json !== undefined) writeFileSync(files.json, renderCompareJson(outcome.report))
@@ -258,7 +278,7 @@ function writeBatchingHeatmap(report: CompareReport, chart: string): string | un
 
 /** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */
 async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic: string, source: 'generate' | 'file', kind: LogKind, file: string | undefined,
-  records: number | undefined, seed: number, signal: AbortSignal, progress: (line: string) => void): Promise<RateEvidence> {
+  records: number | undefined, seed: number, signal: AbortSignal, progress: (line: string) => void, firstLines: readonly string[]): Promise<RateEvidence> {
   // The source's own codec does not matter to the comparison (the copier re-batches every record); lz4:1 is cheap.
   const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } }, { cluster: createCluster(connection, log), log })
   await producer.start()
@@ -272,7 +292,11 @@ async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic:
       source: observeTimes(items, sample, clock), format: source === 'generate' ? null : formatFor(kind), topic, producer, onParseError: 'skip', log, signal,
       progressEvery: 5000, onProgress: (s) => progress(`filling source topic: ${s.recordsSent} records`)
     })
-    if (summary.parseErrors > 0) log.warn({ parseErrors: summary.parseErrors }, 'lines that did not parse were skipped')
+    // No record is no comparison: the error says how the lines parsed, and as what they might.
+    if (summary.recordsSent === 0 && !signal.aborted) {
+      if (source === 'file') throw wrongKindError(kind, 0, summary.itemsRead, firstLines)
+      throw new SqueezeError(ErrorCodes.SOURCE, 'the generator gave no records: nothing to compare')
+    }
     if (clock !== undefined) sample.shift(clock.correctionMs())
     return { kind: 'sample', source: source === 'file' ? 'line-timestamps' : 'generator-timestamps', sample }
   } finally {
