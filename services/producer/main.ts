@@ -4,11 +4,13 @@ import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { DETECT_LINES, KIND_CHOICES, readFirstLines, resolveKind, type KindChoice } from '../../lib/formats/detect-kind.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, ensureTopic } from '../../lib/kafka/topics.js'
 import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
+import { peekLines } from '../../lib/pipeline/peek-lines.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
@@ -24,7 +26,8 @@ Usage: squeeze produce --topic TOPIC [options]
 
 Input:
   --source generate|file|stdin   where records come from (default generate)
-  --kind KIND                    log kind: ${LOG_KINDS.join(', ')} (default http)
+  --kind KIND                    log kind: auto, ${LOG_KINDS.join(', ')} (default: auto for a file or stdin,
+                                 detected from the first ${DETECT_LINES} lines; http for generate)
   --file PATH                    with --source file; access logs (combined format) become Cap'n Proto HTTP records
   --follow                       keep reading the file as it grows, across rotation (tail -F)
   --records N                    stop after N records (generate default 100000)
@@ -84,7 +87,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
       const settings = {
         connection, producerConfig, sourceKind,
-        kind: oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
+        kind: oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, sourceKind === 'generate' ? 'http' : 'auto'),
         records: parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined),
         rate: values.rate === undefined ? undefined : parseRateSchedule(values.rate),
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
@@ -94,9 +97,16 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         shutdownTimeoutMs: producerConfig.deliveryTimeoutMs + 5000
       }
       if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+      if (sourceKind === 'generate' && settings.kind === 'auto') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--kind auto applies to a file or stdin: name the kind to generate')
       return settings
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
+    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, producerConfig, sourceKind, kind: kindChoice, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
+      // A file's or stdin's kind is checked against (or, for auto, read from) its first lines before anything connects.
+      const stdin = sourceKind === 'stdin' ? await peekLines(readStdinLines(signal), DETECT_LINES) : undefined
+      const sample = sourceKind === 'file' ? await readFirstLines(values.file as string) : stdin?.lines ?? []
+      const resolved = sourceKind === 'generate' ? { kind: kindChoice as LogKind } : resolveKind(kindChoice, sample, values.file ?? 'stdin')
+      if (resolved.note !== undefined) log.info({ kind: resolved.kind }, resolved.note)
+      const { kind } = resolved
       const producer = new Producer(producerConfig, { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry) })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
       if (sourceKind === 'file' && values.follow !== true) {
@@ -130,7 +140,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(values.file as string, { signal })
           // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
           : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined, signal }), records)
-          : limit(oneByOne(readStdinLines(signal)), records)
+          : limit(oneByOne(stdin?.items ?? readStdinLines(signal)), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
         const summary = await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
