@@ -12,6 +12,8 @@ import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '..
 import type { Logger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG } from '../../lib/producer/producer.js'
 import { renderBench } from '../../lib/report/bench-table.js'
+import { terminalLayout } from '../../lib/report/terminal.js'
+import { Progress } from '../../lib/progress/progress.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runOneShot, type CommandContext } from '../../lib/service/run-service.js'
 
@@ -42,6 +44,8 @@ Sweep:
   --ultra                also sweep zstd 20..22
   --runs N               timed runs per level, median reported (default 3)
   --json FILE            also write the results as JSON
+  --wide                 no limit on the printed report's width (default: the terminal's, else 100 columns)
+  --quiet                no progress line on stderr
   -h, --help             this help
 
 A topic's records are batched as squeeze's producer batches them: per partition, batch.size on the uncompressed
@@ -70,6 +74,8 @@ const OPTIONS = {
   ultra: { type: 'boolean' },
   runs: { type: 'string' },
   json: { type: 'string' },
+  wide: { type: 'boolean' },
+  quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -116,20 +122,27 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
     },
     start: async ({ log, connect }, config) => {
       const { records, seed, batchBytes, runs, specs, topic, connection } = config
+      const progress = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
       const sample = values.file === undefined ? [] : await readFirstLines(values.file)
       const resolved = values.file === undefined ? { kind: config.kind as LogKind } : resolveKind(config.kind, sample, values.file)
       if (resolved.note !== undefined) process.stderr.write(`${resolved.note}\n`)
       const { kind } = resolved
+      progress.report({ phase: topic !== undefined ? `reading ${topic.name}` : 'reading the input' })
       const source = topic !== undefined && connection !== undefined
         ? await readTopic(connection, { topic: topic.name, brokers: connection.brokers, lingerMs: topic.lingerMs, ...(topic.sample === undefined ? {} : { sample: topic.sample }), ...(records === undefined ? {} : { maxRecords: records }) }, log, connect)
         : benchSourceOf(values.file !== undefined ? await readBenchInput(values.file, kind, records) : generateBenchInput(kind, seed, records ?? 50_000))
       const batches = source.batchesAt(batchBytes)
       if (batches.records === 0 && values.file !== undefined) throw wrongKindError(kind, 0, source.linesNotParsed, sample)
       if (batches.records === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no records to benchmark: ${source.description} gave none`)
-      const levels = sweepCodecs(batches, specs, { runs, minRunCpuSeconds: MIN_RUN_CPU_SECONDS })
+      const levels = sweepCodecs(batches, specs, {
+        runs, minRunCpuSeconds: MIN_RUN_CPU_SECONDS,
+        onLevel: (done, total, target) => progress.report({ phase: 'sweep', detail: target, done, total, unit: 'levels' })
+      })
+      progress.report({ phase: 'batch sizes' })
       const batchSizes = sweepBatchSizes((size) => source.batchesAt(size), DEFAULT_BATCH_SIZES)
+      progress.done()
       const settings = { records: batches.records, batches: batches.sections.length, batchBytes, runs }
-      process.stdout.write(`${renderBench(source, settings, levels, batchSizes)}\n`)
+      process.stdout.write(`${renderBench(source, settings, levels, batchSizes, terminalLayout(process.stdout, values.wide === true))}\n`)
       if (values.json !== undefined) {
         const sampling = 'sampling' in source ? { sampling: source.sampling } : {}
         const document = {

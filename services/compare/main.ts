@@ -29,6 +29,8 @@ import { renderCompareJson } from '../../lib/report/compare-json.js'
 import { renderCompareMarkdown } from '../../lib/report/compare-markdown.js'
 import { renderCompareSvg } from '../../lib/report/compare-svg.js'
 import { renderCompareTable } from '../../lib/report/compare-table.js'
+import { terminalLayout } from '../../lib/report/terminal.js'
+import { Progress, type OnProgress } from '../../lib/progress/progress.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runOneShot } from '../../lib/service/run-service.js'
 import { readFileLines } from '../../lib/sources/file-source.js'
@@ -76,6 +78,9 @@ Targets and output:
   --json FILE  --markdown FILE  --chart FILE.svg   (with a what-if, also FILE.batching.svg: a heatmap)
   --keep-topics              keep the destination (and filled source) topics
   -X NAME=VALUE              producer settings for every target (linger.ms, batch.size, ...)
+  --wide                     every column in the printed report (default: fit the terminal, 100 columns
+                             when stdout is not one); --json and --markdown always hold every field
+  --quiet                    no progress line on stderr
 ${COMMON_HELP}
 
 Bytes/day saved use the source's own ingest rate: a topic's offsets by timestamp (else its records' timestamps),
@@ -174,9 +179,8 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         description: sourceKind === 'file' ? `${configured.description} (${kind})` : configured.description,
         compare: { ...configured.compare, format: formatName === 'none' ? null : formatFor(formatName) }
       }
-      const progress = (line: string): void => {
-        if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${line}`)
-      }
+      const progressLine = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
+      const progress = progressLine.report
       let broker: AcquiredBroker | undefined
       try {
         let connection = settings.connection
@@ -212,7 +216,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
             version: compare.version, log, signal, onProgress: progress
           }) : await runCompare({ ...compare, connection, sourceDescription, rateEvidence, log, signal, onProgress: progress })
             .catch((err: unknown) => { throw missingCopyAcl(err, sourceTopic) ?? err })
-          if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
+          progressLine.done()
           return writeReports(outcome, values)
         } finally {
           if (filled && values['keep-topics'] !== true) await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
@@ -226,12 +230,12 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
 }
 
 /** Prints the table, writes the files asked for; exit 1 when the destinations did not get identical traffic. */
-function writeReports(outcome: CompareOutcome, files: { json?: string | undefined; markdown?: string | undefined; chart?: string | undefined }): number {
+function writeReports(outcome: CompareOutcome, files: { json?: string | undefined; markdown?: string | undefined; chart?: string | undefined; wide?: boolean | undefined }): number {
   if (outcome.report.targets.every((t) => t.records === 0)) {
     throw new SqueezeError(ErrorCodes.SOURCE, `read no record from ${outcome.report.source.description}: nothing to compare, no recommendation`)
   }
   if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
-  process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
+  process.stdout.write(`${renderCompareTable(outcome.report, terminalLayout(process.stdout, files.wide === true))}\n`)
   if (files.json !== undefined) writeFileSync(files.json, renderCompareJson(outcome.report))
   if (files.markdown !== undefined) writeFileSync(files.markdown, renderCompareMarkdown(outcome.report))
   if (files.chart !== undefined) {
@@ -278,7 +282,7 @@ function writeBatchingHeatmap(report: CompareReport, chart: string): string | un
 
 /** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */
 async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic: string, source: 'generate' | 'file', kind: LogKind, file: string | undefined,
-  records: number | undefined, seed: number, signal: AbortSignal, progress: (line: string) => void, firstLines: readonly string[]): Promise<RateEvidence> {
+  records: number | undefined, seed: number, signal: AbortSignal, progress: OnProgress, firstLines: readonly string[]): Promise<RateEvidence> {
   // The source's own codec does not matter to the comparison (the copier re-batches every record); lz4:1 is cheap.
   const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } }, { cluster: createCluster(connection, log), log })
   await producer.start()
@@ -290,7 +294,7 @@ async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic:
     const clock = source === 'file' ? lineClock(kind) : undefined
     const summary = await produceLogs({
       source: observeTimes(items, sample, clock), format: source === 'generate' ? null : formatFor(kind), topic, producer, onParseError: 'skip', log, signal,
-      progressEvery: 5000, onProgress: (s) => progress(`filling source topic: ${s.recordsSent} records`)
+      progressEvery: 1000, onProgress: (s) => progress({ phase: 'fill source', done: s.recordsSent, ...(records === undefined ? {} : { total: records }), unit: 'records' })
     })
     // No record is no comparison: the error says how the lines parsed, and as what they might.
     if (summary.recordsSent === 0 && !signal.aborted) {

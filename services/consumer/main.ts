@@ -14,6 +14,7 @@ import { consumerPropertiesFrom } from '../../lib/config/consumer-properties.js'
 import { parseProperties } from '../../lib/config/producer-properties.js'
 import { runGroupMember } from '../../lib/group/run-group-member.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
+import { terminalLayout } from '../../lib/report/terminal.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
 
@@ -33,6 +34,7 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
                                max.poll.interval.ms (300000), session.timeout.ms and heartbeat.interval.ms (classic)
   --isolation read_committed|read_uncommitted   (default read_committed)
   --json FILE                  also write the measurements as JSON
+  --wide                       every column in the printed table (default: fit the terminal, else 100 columns)
   --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
                                squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}
 ${COMMON_HELP}
@@ -49,6 +51,7 @@ const OPTIONS = {
   X: { type: 'string', short: 'X', multiple: true },
   isolation: { type: 'string' },
   json: { type: 'string' },
+  wide: { type: 'boolean' },
   'dead-letter-topic': { type: 'string' }
 } as const
 
@@ -114,7 +117,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         } catch (err) {
           log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
         }
-        process.stdout.write(`${renderConsumeReport(results)}\n`)
+        process.stdout.write(`${renderConsumeReport(results, undefined, terminalLayout(process.stdout, values.wide === true))}\n`)
         if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
         return 0
       } finally {

@@ -12,6 +12,7 @@ import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { Producer } from '../../lib/producer/producer.js'
+import { terminalLayout, wrapLines } from '../../lib/report/terminal.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
 
@@ -128,8 +129,8 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         const stats = copier.snapshot()
         // run() throws on any copy neither delivered nor refused-and-handled, so what is left here was delivered.
         const refused = stats.refused === 0 ? '' : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
-        process.stdout.write(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets (${targets.map((t) => t.topic).join(', ')}); ` +
-          `${stats.commits} commits${refused}\n`)
+        process.stdout.write(`${wrapLines(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets ` +
+          `(${targets.map((t) => t.topic).join(', ')}); ${stats.commits} commits${refused}`, terminalLayout(process.stdout, false))}\n`)
         return 0
       } finally {
         await producer.close().catch(() => undefined)

@@ -16,6 +16,8 @@ import { Producer } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
+import { terminalLayout, wrapLines } from '../../lib/report/terminal.js'
+import { Progress } from '../../lib/progress/progress.js'
 import { readFileBatches, readFileChunks, readStdinLines } from '../../lib/sources/file-source.js'
 import { parseRateSchedule } from '../../lib/sources/rate-schedule.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../../lib/sources/source.js'
@@ -36,6 +38,7 @@ Input:
                                  for S seconds, then M for T, ... (the last rate holds after)
   --seed N                       generator seed (default 1): equal seeds give the same records, times aside
   --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
+  --quiet                        no progress on stderr (a line in place on a terminal, else a log line every 10 s)
 Kafka:
   --topic TOPIC                  destination topic
   --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072..22] (default zstd:3); LEVEL
@@ -65,6 +68,7 @@ const OPTIONS = {
   rate: { type: 'string' },
   seed: { type: 'string' },
   'on-parse-error': { type: 'string' },
+  quiet: { type: 'boolean' },
   codec: { type: 'string' },
   'create-partitions': { type: 'string' },
   'replication-factor': { type: 'string' },
@@ -142,19 +146,21 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           : sourceKind === 'file' ? limit(readFileBatches(values.file as string, { follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined, signal }), records)
           : limit(oneByOne(stdin?.items ?? readStdinLines(signal)), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
+        const progress = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
         const summary = await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
-          onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
+          progressEvery: 1000,
+          onProgress: (s) => progress.report({ phase: 'produce', done: s.recordsSent, ...(records === undefined ? {} : { total: records }), unit: 'records' })
         })
+        progress.done()
         await producer.close()
         const stats = producer.snapshot()
         const ratio = stats.compressedBytes === 0 ? 0 : stats.uncompressedBytes / stats.compressedBytes
-        process.stdout.write(
+        process.stdout.write(`${wrapLines(
           `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
-          `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x), ` +
+          `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x)\n` +
           `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
-          `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}\n`
-        )
+          `records too large: ${summary.rejected}, undelivered: ${stats.recordsFailed}`, terminalLayout(process.stdout, false))}\n`)
         return stats.recordsFailed > 0 ? 1 : 0
       } finally {
         await producer.close().catch(() => undefined)
