@@ -29,7 +29,7 @@ Usage: squeeze copy --topic SOURCE [options]
   --exactly-once            Kafka transactions: each destination holds each source record once for read_committed readers;
                             the offsets in each transaction carry the copier's group member id and epoch (KIP-447)
   --transactional-id ID     with --exactly-once: this instance's id, unique among running copiers and stable across
-                            its restarts (default squeeze-copier.<group>.<hostname>; see README, "Scaling the copier")
+                            its restarts (default squeeze-copier.<group>.<hostname>; see docs/usage.md, "Scaling the copier")
   --commit-interval-ms MS   how often source offsets are committed (default 1000)
   --session-timeout-ms MS   classic group protocol only: a dead copier's partitions move after it (default 10000);
                             under KIP-848 the brokers' group.consumer.session.timeout.ms applies
