@@ -116,8 +116,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     const [sourceMetadata] = (await admin.fetchTopicMetadata({ topics: [options.sourceTopic] })).topics
     const results: CompareTargetResult[] = []
     const sentBytesByTopic = new Map<string, number>()
-    // Whichever target is read first would also pay for V8 compiling the read and decode paths (in an 8,000-record
-    // demo the first row showed 8x the decode CPU of the rest), so one target is read once, untimed, beforehand.
+    // Whichever target is read first would also pay for V8 compiling the read and decode paths (its decode CPU
+    // would be several times the rest's on a small input), so one target is read once, untimed, beforehand.
     const warmUp = options.targets[options.targets.length - 1]
     if (warmUp !== undefined && options.targets.length > 1) {
       options.onProgress?.({ phase: 'read back', detail: 'warm-up', done: 0, total: options.targets.length, unit: 'targets' })

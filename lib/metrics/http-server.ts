@@ -18,7 +18,7 @@ export interface HealthProbe {
 
 /** Serves /metrics, /healthz and /readyz; port 0 picks a free port. */
 export async function startMetricsServer(registry: Registry, options: { port: number; host: string; health?: HealthProbe }): Promise<MetricsServer> {
-  // Loaded here, not with the module: a run without --metrics-port never needs node:http (~6 ms of start-up). Not
+  // Loaded here, not with the module: a run without --metrics-port never needs node:http and its start-up cost. Not
   // `import ... from 'node:http'`: building that module's ESM namespace reads its fetch and WebSocket getters, which
   // load undici, a tenth of a second.
   const { createServer } = process.getBuiltinModule('node:http')
