@@ -106,7 +106,8 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
     },
     start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, producerConfig, sourceKind, kind: kindChoice, records, rate, seed, onParseError, createPartitions, replicationFactor }) => {
       // A file's or stdin's kind is checked against (or, for auto, read from) its first lines before anything connects.
-      const stdin = sourceKind === 'stdin' ? await peekLines(readStdinLines(signal), DETECT_LINES) : undefined
+      // Stdin is peeked only to detect its kind: with --kind given, a slow pipe's first lines go out as they come.
+      const stdin = sourceKind === 'stdin' && kindChoice === 'auto' ? await peekLines(readStdinLines(signal), DETECT_LINES) : undefined
       const sample = sourceKind === 'file' ? await readFirstLines(values.file as string) : stdin?.lines ?? []
       const resolved = sourceKind === 'generate' ? { kind: kindChoice as LogKind } : resolveKind(kindChoice, sample, values.file ?? 'stdin')
       if (resolved.note !== undefined) log.info({ kind: resolved.kind }, resolved.note)
