@@ -231,7 +231,8 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
 
 /** Prints the table, writes the files asked for; exit 1 when the destinations did not get identical traffic. */
 function writeReports(outcome: CompareOutcome, files: { json?: string | undefined; markdown?: string | undefined; chart?: string | undefined; wide?: boolean | undefined }): number {
-  if (outcome.report.targets.every((t) => t.records === 0)) {
+  // A run stopped early (Ctrl-C, --duration-s) still reports what it has, marked partial: the stop was the user's.
+  if (!outcome.partial && outcome.report.targets.every((t) => t.records === 0)) {
     throw new SqueezeError(ErrorCodes.SOURCE, `read no record from ${outcome.report.source.description}: nothing to compare, no recommendation`)
   }
   if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
