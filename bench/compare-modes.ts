@@ -142,7 +142,10 @@ try {
     const readBackBefore = await allCoresCeiling(targets, threads, true)
     const started = performance.now()
     const mainCpuAtStart = threadCpuSeconds()
-    const projection = await measure(() => runProjection({ ...common, batching: DEFAULT_PRODUCER_CONFIG, threads, onProgress: (what) => phases.push({ at: (performance.now() - started) / 1000, what }) }))
+    const projection = await measure(() => runProjection({ ...common, batching: DEFAULT_PRODUCER_CONFIG, threads, onProgress: ({ phase: what }) => {
+      // The read reports its count repeatedly; a phase is noted once, when it starts.
+      if (phases.at(-1)?.what !== what) phases.push({ at: (performance.now() - started) / 1000, what })
+    } }))
     // The main thread reads, decompresses, decodes and re-batches the source; the projection threads do the rest.
     const mainThreadCpuSeconds = threadCpuSeconds() - mainCpuAtStart
     const report = (projection.result as ProjectionOutcome).report

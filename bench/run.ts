@@ -12,6 +12,7 @@ import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type Input
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
+import { writeResultsPage } from './lib/results-page.js'
 import { parseRates, type ParseRates } from './parse.js'
 import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, spreadTable, type ProducerRow } from './producer.js'
 import type { CodecSpec } from '../lib/codecs/index.js'
@@ -38,7 +39,11 @@ const log = (s: string): void => {
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
 }
 
+/** This run's tables, for docs/benchmarks.md. */
+const sections: Array<{ title: string; body: string }> = []
+
 function section(title: string, body: string): void {
+  sections.push({ title, body })
   process.stdout.write(`\n## ${title}\n\n${body}\n`)
 }
 
@@ -247,6 +252,11 @@ async function main(): Promise<void> {
     section('Targets (issues 6, 14 and 16)', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
     writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
     process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
+    // Only a run of every section replaces the page: a partial one would drop the other sections' figures.
+    if (process.argv.length <= 2) {
+      writeResultsPage(fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url)), benchRuns(), sections)
+      log('wrote docs/benchmarks.md')
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

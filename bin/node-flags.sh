@@ -3,14 +3,11 @@
 #
 # --v8-pool-size=1 on one or two cores: V8 compiles hot code and collects garbage on a pool of background threads,
 # 4 by default. On one or two cores those threads outnumber the cores left beside the event loop and a compression
-# thread, and take turns with the event loop while a run warms up. With one, `produce --source file` of the
-# 200,000-line access log took 4-8% less wall time on the 2-core bench machine (docs/benchmarks.md; within the noise
-# in the runs of 2026-12-01, with the cap below in both arms).
+# thread, and take turns with the event loop while a run warms up.
 #
-# --max-semi-space-size=8 (MB): V8's young generation grows here to 16 MB semi-spaces by default, and every page
-# it grows into is a fresh page the kernel must fault in (~2.4 ms of CPU per MiB on the bench machine). The
-# library producer's second pass of 200,000 records still faulted 1.7-7k pages that way at 16 or 32 MB, and took
-# 0.15-0.30 s; at 8 MB, 0-1,200 pages and 0.10-0.16 s (docs/benchmarks.md, "A smaller young generation").
+# --max-semi-space-size=8 (MB): V8 grows its young generation to larger semi-spaces by default, and every page it
+# grows into is a fresh page the kernel must fault in; a smaller young generation faults far fewer.
+# The figures behind both: docs/design.md, "V8 flags".
 squeeze_node_flags=
 case " ${NODE_OPTIONS-} " in
   *" --v8-pool-size"*) ;;

@@ -55,6 +55,8 @@ export interface SweepOptions {
    * small inputs are not measured at the resolution of the CPU clock. 0 means one pass per run.
    */
   readonly minRunCpuSeconds?: number
+  /** Called before each level is swept: `done` levels of `total` are. */
+  readonly onLevel?: (done: number, total: number, target: string) => void
   /** Injected for tests; createCodec by default. */
   readonly codecFor?: (spec: CodecSpec) => Codec
 }
@@ -139,7 +141,10 @@ export function batchSetOf(batches: ReadonlyArray<{ readonly records: Uint8Array
 /** Compresses and decompresses every batch with each spec, verifying each round trip; throws on the first mismatch. */
 export function sweepCodecs(batches: BatchSet, specs: readonly CodecSpec[], options: SweepOptions): LevelResult[] {
   if (!Number.isInteger(options.runs) || options.runs < 1) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `runs must be a whole number >= 1, got ${options.runs}`)
-  return specs.map((spec) => sweepOne(batches, spec, options))
+  return specs.map((spec, i) => {
+    options.onLevel?.(i, specs.length, formatCodecSpec(spec))
+    return sweepOne(batches, spec, options)
+  })
 }
 
 function sweepOne(batches: BatchSet, spec: CodecSpec, options: SweepOptions): LevelResult {

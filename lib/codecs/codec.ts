@@ -19,8 +19,8 @@ export interface Codec {
   compress(input: Uint8Array): Buffer
   /**
    * compress() into memory this thread reuses: the view returned is valid only until the next compression on this
-   * thread, for a caller that copies it at once (sealing a batch). A fresh 1 MiB output per batch (allocation,
-   * external-memory GC) cost lz4 a third of its speed (docs/benchmarks.md, issue 14).
+   * thread, for a caller that copies it at once (sealing a batch). A fresh output per batch (allocation,
+   * external-memory GC) costs a fast codec a large share of its speed (docs/design.md, "Design notes").
    */
   compressTransient?(input: Uint8Array): Uint8Array
   /**

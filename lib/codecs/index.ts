@@ -5,7 +5,7 @@ import type { Codec, CodecName, LevelRange } from './codec.js'
 
 /**
  * Each codec's module (and its native library) loads when a codec of its kind is first created: a producer at
- * zstd:3 loaded zstd, snappy, lz4 and zlib on both its threads, ~0.05 s of CPU each at start-up. Synchronous
+ * one codec need not load every codec's native library on each of its threads at start-up. Synchronous
  * (createCodec is), through require of the ES module.
  */
 const load = createRequire(import.meta.url)

@@ -9,8 +9,8 @@ interface SnappyModule {
 const snappy = createRequire(import.meta.url)('snappy') as SnappyModule
 /**
  * The binding hands its output over as an external buffer by default: memory allocated fresh per call and
- * accounted to V8, which on 32 KiB xerial blocks cost more than the codec (on 8 MiB of the access log, 300 MB/s to
- * compress and 430 MB/s to decompress, most of it system time). Copying into a V8 buffer is 3x faster both ways.
+ * accounted to V8, which on 32 KiB xerial blocks costs more than the codec itself, most of it system time.
+ * Copying into a V8 buffer is several times faster both ways.
  */
 const COPY_OUT = { copyOutputData: true } as const
 const COPY_OUT_AS_BUFFER = { asBuffer: true, copyOutputData: true } as const

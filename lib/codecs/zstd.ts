@@ -23,8 +23,8 @@ interface ZstdBinding {
   ResetDirective: { sessionOnly: number }
 }
 
-// zstd-napi rather than @kafkajs/zstd: the latter's cppzst does not build on Node 20, and once patched
-// it compressed about half as fast as zstd-napi at level 3 (see README, "Codec libraries").
+// zstd-napi rather than @kafkajs/zstd: the latter's cppzst does not build on every supported Node, and compresses
+// more slowly (docs/design.md, "Codec libraries").
 const require = createRequire(import.meta.url)
 const zstd = require('zstd-napi') as ZstdNapi
 const binding = require('zstd-napi/binding') as ZstdBinding

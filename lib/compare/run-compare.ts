@@ -9,7 +9,9 @@ import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
 import { bytesAllReplicas, bytesPerReplica, describeLogDirs } from '../kafka/describe-log-dirs.js'
+import { topicRecordCount } from '../kafka/record-count.js'
 import type { Logger } from '../log/logger.js'
+import type { OnProgress } from '../progress/progress.js'
 import { Producer, type AckedBatch, type ProducerConfig } from '../producer/producer.js'
 import { batchHeader } from '../protocol/record-batch-reader.js'
 import type { StoredBatch } from '../verify/recompression.js'
@@ -55,7 +57,7 @@ export interface CompareRunOptions {
   readonly version: string
   readonly log: Logger
   readonly signal?: AbortSignal
-  readonly onProgress?: (line: string) => void
+  readonly onProgress?: OnProgress
 }
 
 export interface CompareOutcome {
@@ -92,6 +94,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     options.signal?.addEventListener('abort', stop, { once: true })
     const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs)
     const sourceCluster = createCluster(connection, log)
+    const copyTotal = options.onProgress === undefined ? undefined : await topicRecordCount(admin, options.sourceTopic, options.maxRecords)
     const copier = new Copier(
       {
         sourceTopic: options.sourceTopic, groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`, targets: options.targets,
@@ -102,7 +105,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
         ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
         ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
       },
-      { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.(`copied ${s.sourceRecords} records to ${options.targets.length} targets`) }
+      { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.({ phase: 'copy', done: s.sourceRecords, ...(copyTotal === undefined ? {} : { total: copyTotal }), unit: 'records' }) }
     )
     // Operators (and the Ctrl-C test) watch for this line: from here on an interrupt still gets a partial report.
     log.info({ sourceTopic: options.sourceTopic, targets: options.targets.length }, 'copy started')
@@ -120,17 +123,17 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     const [sourceMetadata] = (await admin.fetchTopicMetadata({ topics: [options.sourceTopic] })).topics
     const results: CompareTargetResult[] = []
     const sentBytesByTopic = new Map<string, number>()
-    // Whichever target is read first would also pay for V8 compiling the read and decode paths (in an 8,000-record
-    // demo the first row showed 8x the decode CPU of the rest), so one target is read once, untimed, beforehand.
+    // Whichever target is read first would also pay for V8 compiling the read and decode paths (its decode CPU
+    // would be several times the rest's on a small input), so one target is read once, untimed, beforehand.
     const warmUp = options.targets[options.targets.length - 1]
     if (warmUp !== undefined && options.targets.length > 1) {
-      options.onProgress?.('warming up the reader')
+      options.onProgress?.({ phase: 'read back', detail: 'warm-up', done: 0, total: options.targets.length, unit: 'targets' })
       await measureTarget(options, admin, warmUp, [])
     }
     // The copied records' own timestamps: a topic's fallback when its offsets cannot give a rate.
     const copiedTimestamps = options.rateEvidence.kind === 'topic' ? new TimestampSample() : undefined
     for (const [i, target] of options.targets.entries()) {
-      options.onProgress?.(`reading ${target.topic} back`)
+      options.onProgress?.({ phase: 'read back', detail: target.topic, done: i, total: options.targets.length, unit: 'targets' })
       const result = await measureTarget(options, admin, target, acked.filter((b) => b.topic === target.topic), i === 0 ? copiedTimestamps : undefined)
       results.push(result)
       sentBytesByTopic.set(target.topic, result.sentBytes)
@@ -140,11 +143,11 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     const baseline = withBaseline.find((r) => r.codec === 'none') ?? withBaseline[0]
     const uncompressedBytes = baseline?.uncompressedBytes ?? 0
     const bytesPerRecord = baseline === undefined || baseline.records === 0 ? 0 : uncompressedBytes / baseline.records
-    options.onProgress?.('measuring the source\'s ingest rate')
+    options.onProgress?.({ phase: 'ingest rate' })
     const ingestRate = await measureIngestRate(options, admin, bytesPerRecord, copiedTimestamps)
     const replicationFactor = sourceMetadata?.partitions[0]?.replicas.length ?? 1
     const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
-    options.onProgress?.('reading the source\'s stored batches')
+    options.onProgress?.({ phase: 'source batches' })
     // Partitions the copy never reached are not in the range; the rest up to where the copy stopped.
     const copiedUpTo = new Map([...(sourceMetadata?.partitions ?? [])].map((p) => [p.partitionId, copier.copiedUpTo().get(p.partitionId) ?? 0]))
     const current = currentBaseline(await scanSourceBatches(connection, options.sourceTopic, copiedUpTo, log, options.read), {
@@ -218,7 +221,7 @@ async function formatRowsFor(options: CompareRunOptions, admin: Admin, recommend
 Promise<FormatRow[] | undefined> {
   const target = options.targets.find((t) => formatCodecSpec(t.spec) === recommended)
   if (options.format?.kind !== 'http' || target === undefined || isAdaptive(target.spec)) return undefined
-  options.onProgress?.(`rebuilding ${target.topic} as text lines and JSON`)
+  options.onProgress?.({ phase: 'format rows', detail: target.topic })
   const projection = new FormatProjection(target.spec)
   const cluster = createCluster(options.connection, options.log)
   await cluster.connect()

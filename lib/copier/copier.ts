@@ -30,8 +30,7 @@ const NO_RECORDS: RawRecords = { count: 0, bytes: Buffer.alloc(0), offsets: new 
 const YIELD_EVERY_RECORDS = 256
 /**
  * Per source partition and fetch. A fetch's records stay in memory decompressed until copied, and 1 MiB (10 MB
- * once decompressed per partition) put the copier's peak RSS at 333-344 MB in the bench against 278 MB, at the
- * same speed. A larger batch still comes whole (Kafka returns at least one).
+ * once decompressed per partition) raises the copier's peak RSS well above this size's, at the same speed. A larger batch still comes whole (Kafka returns at least one).
  */
 const PARTITION_FETCH_BYTES = 256 * 1024
 /** The largest stored batch a dead letter carries: below the producer's default max.request.size. */
@@ -126,8 +125,7 @@ export interface CopierDeps {
 /**
  * Producer defaults the copier differs in. It compresses on the event loop: with one source fanned out to six
  * targets x 3 partitions, the compression thread's buffers crossing threads (each thread has its own malloc
- * arena) cost 60-100 MB of peak RSS in the bench, more than the ~10% of speed it gained while the broker on
- * the same two cores was the limit. -X squeeze.compression.threads=N turns threads back on.
+ * arena) cost more peak RSS than the little speed they gain while a broker on the same cores is the limit. -X squeeze.compression.threads=N turns threads back on.
  */
 export const COPIER_PRODUCER_DEFAULTS = { compressionThreads: 0 } as const
 

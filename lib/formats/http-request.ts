@@ -93,7 +93,7 @@ function capnpTs(): Reference {
 }
 
 /**
- * Reference writer through capnp-ts, some 30x slower than writeHttpRequest (http-request-writer.ts), which the
+ * Reference writer through capnp-ts, far slower than writeHttpRequest (http-request-writer.ts), which the
  * tests hold byte-identical to this one.
  */
 export function writeHttpRequestViaCapnpTs(f: HttpRequestFields): Buffer {

@@ -19,30 +19,17 @@ export const DEFAULT_CONNECTION: Omit<KafkaConnectionConfig, 'brokers'> = {
   requestTimeoutMs: 30000
 }
 
-const PINO_LEVEL: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
-  [KAFKAJS_LOG_LEVELS.ERROR]: 'error',
-  [KAFKAJS_LOG_LEVELS.WARN]: 'warn',
-  [KAFKAJS_LOG_LEVELS.INFO]: 'info',
-  [KAFKAJS_LOG_LEVELS.DEBUG]: 'debug'
-}
-
 /**
- * Error responses kafkajs logs at ERROR and then retries. Besides the group coordinator's: a topic created a moment
- * ago answers "does not host this topic-partition" or "no leader" to metadata until its leader is known, and a moved
- * leader answers "not the leader". When the retries run out, squeeze's caller reports it in its own words (a missing
- * topic is one clear error), so the operator sees each problem once, not as ERROR lines it recovered from.
+ * Routes kafkajs's own log lines into pino at debug. What they report reaches the operator as squeeze's own
+ * one-line error once kafkajs gives up (an unreachable broker, refused credentials, a missing topic), and what it
+ * retries and recovers from (a fresh topic's leader election, a loading coordinator, a dropped connection) is not
+ * the operator's problem: at the default and warn levels neither adds a line of the library's words before squeeze's.
  */
-const RETRIED_RESPONSES = /coordinator is loading|coordinator is not available|not the correct coordinator|rebalanc|does not host this topic-partition|no leader for this topic-partition|not the leader for that topic-partition/i
-
-/** Routes kafkajs's own log lines into pino; kafkajs's info chatter is demoted to debug. */
 export function kafkajsLogCreator(log: Logger): KafkajsLogCreator {
-  return () => ({ namespace, level, log: entry }) => {
+  return () => ({ namespace, log: entry }) => {
+    if (!log.isLevelEnabled('debug')) return
     const { message, ...rest } = entry
-    // kafkajs logs every error response at ERROR, even those it (or squeeze) retries, such as a fresh
-    // cluster's "coordinator is loading": those are not the operator's problem, so they go to debug.
-    const retried = typeof rest.error === 'string' && RETRIED_RESPONSES.test(rest.error)
-    const pinoLevel = level === KAFKAJS_LOG_LEVELS.INFO || retried ? 'debug' : PINO_LEVEL[level] ?? 'debug'
-    log[pinoLevel]({ kafkajs: { namespace, ...rest } }, String(message))
+    log.debug({ kafkajs: { namespace, ...rest } }, String(message))
   }
 }
 

@@ -44,7 +44,7 @@ export function produceRequest(args: {
 /**
  * Buffers for produce requests, taken back once a request's response arrived (the socket has written it by
  * then). A fresh buffer of a few hundred KiB costs more in page faults on first write than copying the batches
- * into it, ~2.4 ms of CPU per MiB on this machine; the producer sends one per round and leader.
+ * into it; the producer sends one per round and leader.
  */
 export class RequestBufferPool {
   private readonly free: Buffer[] = []

@@ -43,7 +43,7 @@ export async function startMetricsServer(
   options: { port: number; host: string; health?: HealthProbe; limits?: Partial<HttpLimits> }
 ): Promise<MetricsServer> {
   const limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits }
-  // Loaded here, not with the module: a run without --metrics-port never needs node:http (~6 ms of start-up). Not
+  // Loaded here, not with the module: a run without --metrics-port never needs node:http and its start-up cost. Not
   // `import ... from 'node:http'`: building that module's ESM namespace reads its fetch and WebSocket getters, which
   // load undici, a tenth of a second.
   const { createServer } = process.getBuiltinModule('node:http')

@@ -1,4 +1,4 @@
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
 import type { WrittenValueSink } from '../formats/log-format.js'
 import type { ValueWriter } from '../protocol/record-batch-builder.js'
@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
 import { chunkLines, lineEnd, textEnd } from '../sources/file-source.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
+import { ParseFailureLog, type ParseFailureExample } from './parse-failures.js'
 
 /** What to do with a line its format cannot parse: count it and drop it, or count it and send the raw text. */
 export type ParseErrorPolicy = 'skip' | 'raw'
@@ -16,7 +17,12 @@ export interface ProduceLogsSummary {
   parseErrors: number
   sentRaw: number
   rejected: number
+  /** The first few lines that did not parse, with the reason. */
+  parseErrorExamples: readonly ParseFailureExample[]
 }
+
+/** produceLogs's arguments, with the log of lines that do not parse. */
+type Run = ProduceLogsArgs & { readonly failures: ParseFailureLog }
 
 export interface ProduceLogsArgs {
   /**
@@ -41,8 +47,10 @@ export interface ProduceLogsArgs {
 }
 
 /** Source -> format -> producer. Bad lines are counted and handled by policy; nothing stops the stream. */
-export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSummary> {
-  const summary: ProduceLogsSummary = { itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0 }
+export async function produceLogs(given: ProduceLogsArgs): Promise<ProduceLogsSummary> {
+  const failures = new ParseFailureLog(given.log, { ...(given.format === null ? {} : { kind: given.format.kind }), policy: given.onParseError })
+  const args: Run = { ...given, failures }
+  const summary: ProduceLogsSummary = { itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0, parseErrorExamples: failures.examples }
   const progressEvery = args.progressEvery ?? 10000
   const records: ProducerRecord[] = []
   /** The item number of each record, for the log line of one the producer refuses. */
@@ -79,8 +87,10 @@ export async function produceLogs(args: ProduceLogsArgs): Promise<ProduceLogsSum
       }
     }
     if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
+    failures.report(summary.itemsRead)
   }
   await args.ready
+  failures.report(summary.itemsRead, true)
   return summary
 }
 
@@ -95,7 +105,9 @@ function isLineChunk(read: SourceItem | SourceBatch | LineChunk): read is LineCh
 type BytesFormat = LogFormat & Required<Pick<LogFormat, 'writeLine' | 'writeLineBytes'>>
 
 /** What encoding a line into its record needs. */
-export type RecordArgs = Pick<ProduceLogsArgs, 'topic' | 'format' | 'onParseError' | 'log'>
+export type RecordArgs = Pick<ProduceLogsArgs, 'topic' | 'format' | 'onParseError' | 'log'> & {
+  readonly failures: ParseFailureLog
+}
 
 /** The record for one item, or undefined for a line the policy skips. */
 export function toRecord(item: SourceItem, args: RecordArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
@@ -116,14 +128,13 @@ export function toRecord(item: SourceItem, args: RecordArgs, summary: ProduceLog
   }
 }
 
-/** A line that does not parse: counted and logged, then skipped (undefined) or its raw text's record, by policy. */
+/** A line that does not parse: counted and kept for the summary log, then skipped (undefined) or its raw text's
+ * record, by policy. */
 function parseFailed(
   line: string, err: unknown, args: RecordArgs, summary: ProduceLogsSummary
 ): ProducerRecord | undefined {
   summary.parseErrors++
-  if (summary.parseErrors <= 10 || summary.parseErrors % 1000 === 0) {
-    args.log.warn({ line: summary.itemsRead, parseErrors: summary.parseErrors, reason: errorMessage(err), policy: args.onParseError }, 'line does not parse')
-  }
+  args.failures.add(summary.itemsRead, line, err)
   if (args.onParseError === 'skip') return undefined
   summary.sentRaw++
   return { topic: args.topic, key: null, value: Buffer.from(line) }
@@ -142,7 +153,7 @@ function sinkFor(producer: Producer, topic: string): WrittenValueSink {
  * (LogFormat.writeLineBytes), in order: writeItems without a string per line. A line that does not parse is decoded
  * for the log and the raw policy, as writeItems has it.
  */
-async function writeLineChunk(chunk: LineChunk, format: BytesFormat, sink: WrittenValueSink, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
+async function writeLineChunk(chunk: LineChunk, format: BytesFormat, sink: WrittenValueSink, args: Run, summary: ProduceLogsSummary): Promise<void> {
   const { bytes, end } = chunk
   for (let start = 0; ; ) {
     const newline = lineEnd(bytes, start, end)
@@ -183,7 +194,7 @@ async function accepted(pending: Promise<void>, args: ProduceLogsArgs, summary: 
  * text would not re-encode to (not valid UTF-8) is checked and sent as those bytes. A promise is awaited only
  * where the producer returns one (buffer.memory full, metadata to load, a record too large).
  */
-async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<void> {
+async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: Run, summary: ProduceLogsSummary): Promise<void> {
   const format = args.format as LogFormat & Required<Pick<LogFormat, 'writeLine'>>
   for (const item of items) {
     summary.itemsRead++

@@ -5,6 +5,7 @@ import type { SourceMetrics } from '../metrics/source-metrics.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
 import type { RecordHeader } from '../protocol/record.js'
 import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
+import { ParseFailureLog } from './parse-failures.js'
 import { sendAll, toRecord, type ParseErrorPolicy, type ProduceLogsSummary } from './produce-logs.js'
 
 /** Where positions go once the records of the lines before them are acknowledged: a state file, or none. */
@@ -50,7 +51,11 @@ function keyOf(p: FilePosition): string {
  * (none failed) those positions are written. A crash then resends only lines whose records were not acknowledged.
  */
 export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary> {
-  const summary: ProduceLogsSummary = { itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0 }
+  // One log of lines that do not parse for the whole set: a count with examples, not a line each.
+  const failures = new ParseFailureLog(args.log, { policy: args.onParseError })
+  const summary: ProduceLogsSummary = {
+    itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0, parseErrorExamples: failures.examples
+  }
   const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
   const exclusive = mutex()
   const committed = { json: '' }
@@ -79,7 +84,8 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
       if (next.done === true) break
       const batch = next.value
       await exclusive(async () => {
-        await sendBatch(batch, args, summary)
+        await sendBatch(batch, args, failures, summary)
+        failures.report(summary.itemsRead)
         handed.set(keyOf(batch.position), batch.position)
         for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
       })
@@ -92,6 +98,7 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
   }
   // Shutdown: what was handed on is flushed, and its positions saved once acknowledged (or committed).
   await checkpoint()
+  failures.report(summary.itemsRead, true)
   return summary
 }
 
@@ -123,9 +130,11 @@ async function commitPositions(
 }
 
 /** The records of a batch's lines, each with the headers that say where it came from. */
-async function sendBatch(batch: FileBatch, args: ShipFilesArgs, summary: ProduceLogsSummary): Promise<void> {
+async function sendBatch(
+  batch: FileBatch, args: ShipFilesArgs, failures: ParseFailureLog, summary: ProduceLogsSummary
+): Promise<void> {
   const { topic, onParseError, log } = args
-  const recordArgs = { topic, format: args.formatFor(batch.kind), onParseError, log }
+  const recordArgs = { topic, format: args.formatFor(batch.kind), onParseError, log, failures }
   const headers: RecordHeader[] = [...batch.headers]
   if (args.headers.file) headers.push({ key: 'squeeze.source.file', value: Buffer.from(batch.path) })
   if (args.headers.host !== null) headers.push({ key: 'squeeze.source.host', value: Buffer.from(args.headers.host) })

@@ -73,19 +73,18 @@ export const INLINE_BELOW_BYTES = 16 * 1024
  */
 const CHEAP_CODECS: ReadonlySet<CodecSpec['codec']> = new Set(['none', 'lz4', 'snappy'])
 /**
- * What handing a batch to a compression thread costs the producer in CPU, all told: ~0.25 ms for the bare round
- * trip of a transferred buffer, plus the thread's wake-ups, JIT and heap. Measured in the bench's producer at lz4:1
- * (1 MiB batches, 47 per pass, 5 alternating runs): the second pass's CPU, median, was 0.05-0.06 s (8-9%) less
- * sealing inline, ~1.1 ms a batch. Corpus batches cost lz4:1 2-3 ms each, and inline they lost more wall time to
- * the event loop than they saved (0.78x kcat against 1.49x with the thread); http's cost ~1.1 ms.
+ * What handing a batch to a compression thread costs the producer in CPU, all told: the round trip of a
+ * transferred buffer, plus the thread's wake-ups, JIT and heap, as the bench's producer measures it at lz4:1
+ * (docs/design.md). A batch that costs more than this to compress goes to the thread: sealed inline, such batches
+ * cost the event loop more wall time than the hand-off would.
  */
 export const HANDOFF_SECONDS = 0.0012
 /** Weight of the newest batch in a codec's cost per byte. */
 const COST_SMOOTHING = 0.2
 /**
  * Spare builder buffers kept for reuse when the caller gives no count. The producer keeps as many as buffer.memory
- * holds batches, as Java's BufferPool does: a fresh 1 MiB buffer costs ~2.4 ms of CPU in page faults on first write
- * here, more than lz4:1 spends compressing it.
+ * holds batches, as Java's BufferPool does: a fresh 1 MiB buffer costs more CPU in page faults on first write
+ * than lz4:1 spends compressing it.
  */
 export const SPARE_BUFFERS = 4
 
@@ -276,7 +275,7 @@ class PoolSealer extends RecyclingSealer {
       this.post(thread, id, batch, spec, Date.now())
     } else {
       // Not posted as a copy (the batch must stay here until the thread is ready): each fresh MiB costs the event
-      // loop ~3 ms of page faults here, and it made one per batch while the thread booted.
+      // loop its page faults, and a copy would make one per batch while the thread boots.
       // A batch whose memory this sealer does not own (a copied batch read into a reused buffer) is kept as a copy.
       const owned = this.ownedBacking(batch.records) !== null
       const keptBatch = owned ? batch : { ...batch, records: new Uint8Array(batch.records) }
@@ -341,7 +340,7 @@ class PoolSealer extends RecyclingSealer {
    * Compression CPU the input will have cost in all: what the batches sealed here cost, plus the input announced and
    * not sealed yet at their cost per byte after the first batch's set-up; what they cost alone before a second batch,
    * or when no input was announced. Record bytes per input byte are taken as 1: an encoding that grows the input
-   * (Cap'n Proto records are ~1.6x the access log) is under-counted, which only starts its thread a batch or two later.
+   * (Cap'n Proto records are larger than the access log's lines) is under-counted, which only starts its thread a batch or two later.
    */
   private projectedCpuSeconds(): number {
     const measuredBytes = this.inlineBytes - this.setupBytes

@@ -4,7 +4,7 @@ import { adaptiveCodecSpec, isAdaptive, resolveCodecSpec, type CodecSpec } from 
 import type { BatchLabels } from '../metrics/producer-metrics.js'
 import { AdaptiveLevel } from './adaptive-level.js'
 
-/** Producer settings, under Kafka's own names and meanings (see README for where squeeze differs). */
+/** Producer settings, under Kafka's own names and meanings (see docs/usage.md for where squeeze differs). */
 export interface ProducerConfig {
   /** linger.ms: how long a batch waits for more records before it is sent. */
   readonly lingerMs: number

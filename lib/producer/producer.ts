@@ -93,7 +93,7 @@ export class Producer {
 
   /** Connects and, with idempotence, obtains a producer id. Fails with a clear error if no broker answers. */
   async start(): Promise<void> {
-    // The compression thread boots (~0.1 s of CPU, on its own core) while this one connects.
+    // The compression thread boots (on its own core) while this one connects.
     this.accumulator.start()
     try {
       await this.deps.cluster.connect()

@@ -234,7 +234,7 @@ export interface OpenBatch {
 
 /**
  * A clock for sealRecords that reads nothing, for a caller that measures the CPU of many batches itself: reading
- * the process's CPU (getrusage) twice per batch cost a projection thread ~2.5% of its CPU.
+ * the process's CPU (getrusage) twice per batch costs a projection thread a measurable share of its CPU.
  */
 export const NO_CLOCK = (): number => 0
 

@@ -6,6 +6,7 @@ import { formatRowCells } from './format-row-cells.js'
 import { projectionLines } from './projection-text.js'
 import { savingSplitText, savingsTable } from './savings-text.js'
 import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './table.js'
+import { fitTable, WIDE, wrapLines, type TerminalLayout } from './terminal.js'
 
 export const COMPARE_HEADERS = [
   'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored per replica', 'stored all replicas', 'ratio', 'vs none',
@@ -138,11 +139,35 @@ export function recommendationLines(report: CompareReport): string[] {
   return [`recommendation: ${rec.target} (${rec.criterion})`, `  ${recommendationReason(rec, report.settings)}`, `  ${rate}`, ...savingLines(report, rec).map((l) => `  ${l}`)]
 }
 
-/** The comparison for a terminal: one row per target, then the recommendation. */
-export function renderCompareTable(report: CompareReport): string {
-  const table = renderTable(COMPARE_HEADERS, compareRows(report))
+/** The columns of the compact table, by their index in COMPARE_HEADERS. */
+const COMPACT = { target: 0, stored: 5, ratio: 7, vsNone: 8, vsCurrent: 9, compress: 10, decompress: 12, verdict: 15 } as const
+const COMPACT_HEADERS: Readonly<Record<keyof typeof COMPACT, string>> = {
+  target: 'target', stored: 'stored', ratio: 'ratio', vsNone: 'vs none', vsCurrent: 'vs current', compress: 'compress', decompress: 'decompress', verdict: 'broker'
+}
+const COMPACT_UNITS = 'stored: one replica; compress, decompress: CPU s/GiB uncompressed; broker: batches kept (--wide: all)'
+
+/** The table in a terminal's width: ratio, stored bytes, CPU per GiB and the broker's verdict, units in a line above. */
+function compactTable(report: CompareReport, layout: TerminalLayout): string {
+  const keys = (Object.keys(COMPACT) as Array<keyof typeof COMPACT>).filter((k) => k !== 'vsCurrent' || report.current !== null)
+  const rows = compareRows(report).map((row) => keys.map((k) => {
+    const cell = row[COMPACT[k]] ?? ''
+    if (k === 'target') return cell.replace(/^current \(as stored\)/, 'current')
+    if (k === 'verdict') return cell === 'not checked (read-only)' ? 'read-only' : cell
+    return cell
+  }))
+  const dropOrder = ['vsNone', 'stored', 'verdict', 'decompress'].map((k) => keys.indexOf(k as keyof typeof COMPACT)).filter((i) => i >= 0)
+  return [COMPACT_UNITS, fitTable(keys.map((k) => COMPACT_HEADERS[k]), rows, layout, dropOrder)].join('\n')
+}
+
+/**
+ * The comparison for a terminal: one row per target, the savings, then the recommendation. Within `layout`'s
+ * width unless it is wide (every column, as JSON and Markdown have them).
+ */
+export function renderCompareTable(report: CompareReport, layout: TerminalLayout = WIDE): string {
+  const table = layout.wide ? renderTable(COMPARE_HEADERS, compareRows(report)) : compactTable(report, layout)
   const current = report.current === null ? [] : [currentSummary(report.current), '']
-  const projection = projectionLines(report)
-  const savings = savingsTable(report)
-  return [...projection.before, table, '', savings.title, renderTable(savings.headers, savings.rows), '', ...current, ...recommendationLines(report), ...againstCurrentLines(report), ...projection.after].join('\n')
+  const projection = projectionLines(report, layout)
+  const savings = savingsTable(report, layout.wide)
+  const savingsText = fitTable(savings.headers, savings.rows, layout, [4, 3])
+  return wrapLines([...projection.before, table, '', savings.title, savingsText, '', ...current, ...recommendationLines(report), ...againstCurrentLines(report), ...projection.after].join('\n'), layout)
 }

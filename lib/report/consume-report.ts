@@ -1,12 +1,19 @@
 import type { TopicMeasurement } from '../consumer/measure-topics.js'
-import { formatBytes, formatNumber, renderTable } from './table.js'
+import { formatBytes, formatNumber } from './table.js'
+import { fitTable, WIDE, type TerminalLayout } from './terminal.js'
 
 /** CPU seconds per GiB of uncompressed data: how a cost scales to a real topic's volume. */
 function secondsPerGiB(seconds: number, bytes: number): number {
   return bytes === 0 ? Number.NaN : seconds / (bytes / 1024 ** 3)
 }
 
-export function renderConsumeReport(measurements: readonly TopicMeasurement[], baselineTopic?: string): string {
+/** Compact names for a terminal's width; the units go in a line above the table. */
+const COMPACT_NAMES: Readonly<Record<string, string>> = {
+  'on disk (all replicas)': 'on disk', 'decompress cpu s/GiB': 'decompress', 'decode cpu s/GiB': 'decode', 'uncompressed': 'raw'
+}
+const COMPACT_UNITS = 'on disk: all replicas; decompress, decode: CPU s/GiB uncompressed (--wide: all columns)'
+
+export function renderConsumeReport(measurements: readonly TopicMeasurement[], baselineTopic?: string, layout: TerminalLayout = WIDE): string {
   const baseline = measurements.find((m) => m.topic === baselineTopic)
   const rows = measurements.map((m) => {
     const seconds = Math.max((m.lastReadAt - m.firstReadAt) / 1000, 1e-3)
@@ -31,5 +38,8 @@ export function renderConsumeReport(measurements: readonly TopicMeasurement[], b
   })
   const headers = ['topic', 'codec', 'records', 'batches', 'rec/batch', 'uncompressed', 'fetched', 'on disk (all replicas)', 'ratio',
     ...(baseline === undefined ? [] : ['vs none']), 'decompress cpu s/GiB', 'decode cpu s/GiB', 'records/s', 'corrupt']
-  return renderTable(headers, rows)
+  if (layout.wide) return fitTable(headers, rows, layout)
+  // Dropped first when the terminal is narrow: batch shape, then the raw and on-disk sizes, then throughput.
+  const dropOrder = ['batches', 'rec/batch', 'uncompressed', 'on disk (all replicas)', 'records/s'].map((h) => headers.indexOf(h))
+  return [COMPACT_UNITS, fitTable(headers.map((h) => COMPACT_NAMES[h] ?? h), rows, layout, dropOrder)].join('\n')
 }

@@ -1,9 +1,10 @@
 import type { CompareReport } from '../compare/compare-report.js'
 import type { BatchingSweep, ProjectionDetails } from '../compare/projection/projection-details.js'
-import { formatBytes, formatNumber, renderTable } from './table.js'
+import { formatBytes, formatNumber } from './table.js'
+import { fitTable, WIDE, type TerminalLayout } from './terminal.js'
 
 /** What a projection report says beside the copy mode's table: how it was made and the intervals (before), the what-if (after). */
-export function projectionLines(report: CompareReport): { before: string[]; after: string[] } {
+export function projectionLines(report: CompareReport, layout: TerminalLayout = WIDE): { before: string[]; after: string[] } {
   const p = report.projection
   if (report.mode !== 'projection' || p === undefined) return { before: [], after: [] }
   const before = [
@@ -12,7 +13,7 @@ export function projectionLines(report: CompareReport): { before: string[]; afte
     ...samplingLines(p),
     `ratio 95% interval (bootstrap over batches): ${p.intervals.map((i) => `${i.target} ${formatNumber(i.low)}-${formatNumber(i.high)}x`).join(', ')}`
   ]
-  return { before, after: sweepLines(p) }
+  return { before, after: sweepLines(p, layout) }
 }
 
 export const SWEEP_HEADERS = ['target', 'linger.ms', 'batch.size', 'ratio', 'rec/batch', 'linger used ms'] as const
@@ -33,9 +34,9 @@ export function sweepFindings(sweep: BatchingSweep): string[] {
   return [...stops, ...advice]
 }
 
-function sweepLines(p: ProjectionDetails): string[] {
+function sweepLines(p: ProjectionDetails, layout: TerminalLayout): string[] {
   if (p.sweep === null) return []
-  return ['', 'batching what-if:', renderTable(SWEEP_HEADERS, sweepRows(p.sweep)), ...sweepFindings(p.sweep)]
+  return ['', 'batching what-if:', fitTable(SWEEP_HEADERS, sweepRows(p.sweep), layout, [5, 4]), ...sweepFindings(p.sweep)]
 }
 
 function samplingLines(p: ProjectionDetails): string[] {

@@ -15,19 +15,25 @@ function bytesOrDash(bytes: number | null): string {
  * Bytes saved per target, on disk and in fetch traffic apart: against none, and against what the topic stores
  * today when that was read. Per day at the ingest rate when it is known, else per GiB of input; the headers say which.
  */
-export function savingsTable(report: CompareReport): { title: string; headers: string[]; rows: string[][] } {
+export function savingsTable(report: CompareReport, wide = true): { title: string; headers: string[]; rows: string[][] } {
   const savings = savingsVsNone(report)
   const perDay = savings.ingestBytesPerDay !== null
   const unit = perDay ? 'bytes/day' : 'bytes/GiB of input'
   const { disk, fetch } = carriers(report.settings)
   const current = report.current?.savings ?? null
-  const headers = ['target', `disk ${unit} saved vs none (${disk})`, `fetch ${unit} saved vs none (${fetch})`,
-    ...(current === null ? [] : [`disk ${unit} saved vs current (${disk})`, `fetch ${unit} saved vs current (${fetch})`])]
+  const headers = wide
+    ? ['target', `disk ${unit} saved vs none (${disk})`, `fetch ${unit} saved vs none (${fetch})`,
+        ...(current === null ? [] : [`disk ${unit} saved vs current (${disk})`, `fetch ${unit} saved vs current (${fetch})`])]
+    : ['target', 'disk vs none', 'fetch vs none', ...(current === null ? [] : ['disk vs current', 'fetch vs current'])]
   const rows = savings.targets.map((s, i) => {
     const c = current?.[i]
     const vsCurrent = c === undefined ? [] : perDay ? [c.storedBytesPerDaySaved, c.fetchBytesPerDaySaved] : [c.storedBytesSavedPerGiB, c.fetchBytesSavedPerGiB]
     return [s.target, ...(perDay ? [s.storedBytesPerDaySaved, s.fetchBytesPerDaySaved] : [s.storedBytesSavedPerGiB, s.fetchBytesSavedPerGiB]), ...vsCurrent].map((v) => (typeof v === 'string' ? v : bytesOrDash(v)))
   })
+  if (!wide) {
+    const rate = perDay ? `per day at the ingest rate (${formatLargeBytes(savings.ingestBytesPerDay as number)}/day uncompressed)` : 'per GiB of input (ingest rate unknown)'
+    return { title: `bytes saved ${rate}; disk ${disk}, fetch ${fetch}:`, headers, rows }
+  }
   const title = perDay
     ? `bytes saved per day at the ingest rate (${formatLargeBytes(savings.ingestBytesPerDay as number)}/day uncompressed), on disk across every replica and in fetch traffic once per consumer group:`
     : 'bytes saved per GiB of input (no trustworthy ingest rate), on disk across every replica and in fetch traffic once per consumer group:'

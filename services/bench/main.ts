@@ -8,11 +8,14 @@ import { readTopicBenchSource, type TopicBenchOptions } from '../../lib/bench-sw
 import { parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
 import { COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { KIND_CHOICES, readFirstLines, resolveKind, wrongKindError, type KindChoice } from '../../lib/formats/detect-kind.js'
 import { LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import type { Logger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG } from '../../lib/producer/producer.js'
 import { renderBench } from '../../lib/report/bench-table.js'
+import { terminalLayout } from '../../lib/report/terminal.js'
+import { Progress } from '../../lib/progress/progress.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runOneShot, type CommandContext } from '../../lib/service/run-service.js'
 
@@ -23,7 +26,7 @@ Usage: squeeze bench (--file PATH --kind KIND | --generate KIND) [options]
 
 Input:
   --file PATH            log file; lines are parsed by --kind (access logs become Cap'n Proto HTTP records)
-  --kind KIND            with --file: ${LOG_KINDS.join(', ')} (default http)
+  --kind KIND            with --file: auto, ${LOG_KINDS.join(', ')} (default auto: detected from the first lines)
   --generate KIND        generate seeded synthetic records of this kind instead
   --topic TOPIC          pull real batches from a topic: nothing is written, no consumer group is used
   --records N            generated records (default 50000); with --file, read at most N lines; with --topic, at
@@ -45,6 +48,8 @@ Sweep:
   --json FILE            also write the results as JSON
   -X NAME=VALUE          with --topic: squeeze.max.batch.uncompressed.bytes, the most one batch read may decompress
                          to (default 128 MiB); a batch over it, or corrupt, is left out and counted in the input line
+  --wide                 no limit on the printed report's width (default: the terminal's, else 100 columns)
+  --quiet                no progress line on stderr
   -h, --help             this help
 
 A topic's records are batched as squeeze's producer batches them: per partition, batch.size on the uncompressed
@@ -74,6 +79,8 @@ const OPTIONS = {
   runs: { type: 'string' },
   json: { type: 'string' },
   X: { type: 'string', short: 'X', multiple: true },
+  wide: { type: 'boolean' },
+  quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -110,7 +117,7 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       }
       if (sample !== undefined && records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --sample (windows across the topic) or --records (the first N records), not both')
       return {
-        kind: values.generate !== undefined ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind) : oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
+        kind: values.generate !== undefined ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind) : oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, 'auto'),
         records,
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
         batchBytes: parseInteger(values['batch-bytes'], 'batch-bytes', 1024, 256 * 1024 * 1024) ?? 1024 * 1024,
@@ -125,16 +132,28 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       }
     },
     start: async ({ log, connect }, config) => {
-      const { kind, records, seed, batchBytes, runs, specs, topic, connection } = config
+      const { records, seed, batchBytes, runs, specs, topic, connection } = config
+      const progress = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
+      const sample = values.file === undefined ? [] : await readFirstLines(values.file)
+      const resolved = values.file === undefined ? { kind: config.kind as LogKind } : resolveKind(config.kind, sample, values.file)
+      if (resolved.note !== undefined) process.stderr.write(`${resolved.note}\n`)
+      const { kind } = resolved
+      progress.report({ phase: topic !== undefined ? `reading ${topic.name}` : 'reading the input' })
       const source = topic !== undefined && connection !== undefined
         ? await readTopic(connection, { topic: topic.name, brokers: connection.brokers, lingerMs: topic.lingerMs, read: topic.read, ...(topic.sample === undefined ? {} : { sample: topic.sample }), ...(records === undefined ? {} : { maxRecords: records }) }, log, connect)
         : benchSourceOf(values.file !== undefined ? await readBenchInput(values.file, kind, records) : generateBenchInput(kind, seed, records ?? 50_000))
       const batches = source.batchesAt(batchBytes)
+      if (batches.records === 0 && values.file !== undefined) throw wrongKindError(kind, 0, source.linesNotParsed, sample)
       if (batches.records === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no records to benchmark: ${source.description} gave none`)
-      const levels = sweepCodecs(batches, specs, { runs, minRunCpuSeconds: MIN_RUN_CPU_SECONDS })
+      const levels = sweepCodecs(batches, specs, {
+        runs, minRunCpuSeconds: MIN_RUN_CPU_SECONDS,
+        onLevel: (done, total, target) => progress.report({ phase: 'sweep', detail: target, done, total, unit: 'levels' })
+      })
+      progress.report({ phase: 'batch sizes' })
       const batchSizes = sweepBatchSizes((size) => source.batchesAt(size), DEFAULT_BATCH_SIZES)
+      progress.done()
       const settings = { records: batches.records, batches: batches.sections.length, batchBytes, runs }
-      process.stdout.write(`${renderBench(source, settings, levels, batchSizes)}\n`)
+      process.stdout.write(`${renderBench(source, settings, levels, batchSizes, terminalLayout(process.stdout, values.wide === true))}\n`)
       if (values.json !== undefined) {
         const sampling = 'sampling' in source ? { sampling: source.sampling } : {}
         const document = {

@@ -1,7 +1,14 @@
 #!/usr/bin/env node
+import { unsupportedNodeMessage } from '../../lib/service/node-version.js'
 import { enableCompileCache, flushCompileCache } from '../../lib/service/compile-cache.js'
 import { settleDetachProtector } from '../../lib/detach-protector.js'
 
+// Before anything that needs a newer Node than the one running: one line and exit 2, not a stack trace.
+const unsupported = unsupportedNodeMessage(process.versions.node)
+if (unsupported !== undefined) {
+  process.stderr.write(`${unsupported}\n`)
+  process.exit(2)
+}
 // Before any other module loads, so that all of them come from the cache; hence the dynamic import below.
 enableCompileCache()
 settleDetachProtector()

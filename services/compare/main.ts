@@ -26,6 +26,7 @@ import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
 import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { readFirstLines, resolveKind, wrongKindError, KIND_CHOICES, type KindChoice } from '../../lib/formats/detect-kind.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { lineClock, type LineClock } from '../../lib/formats/line-time.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -37,6 +38,8 @@ import { renderCompareJson } from '../../lib/report/compare-json.js'
 import { renderCompareMarkdown } from '../../lib/report/compare-markdown.js'
 import { renderCompareSvg } from '../../lib/report/compare-svg.js'
 import { renderCompareTable } from '../../lib/report/compare-table.js'
+import { terminalLayout } from '../../lib/report/terminal.js'
+import { Progress, type OnProgress } from '../../lib/progress/progress.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runOneShot } from '../../lib/service/run-service.js'
 import { readFileLines } from '../../lib/sources/file-source.js'
@@ -53,7 +56,8 @@ Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an exis
 Input and budget:
   --topic SOURCE             existing source topic
   --source generate|file     or fill a new source topic from generated logs or a file
-  --kind KIND                ${LOG_KINDS.join(', ')} (default http)
+  --kind KIND                auto, ${LOG_KINDS.join(', ')} (default: auto for --source file, detected from the
+                             first lines; http for --source generate)
   --file PATH                with --source file
   --partitions N             partitions of a filled source topic (default 3)
   --records N, --bytes N     copy at most N source records / uncompressed bytes (generate default 50000)
@@ -92,6 +96,9 @@ Clients (docs/clients.md):
   --show-settings            print each client's settings to paste (always in --json applyAs and --markdown)
   --topic-compression producer|codec   the topic side: keep compression.type=producer (default) or set the codec
   --apply-topic-config       with --topic: set those topic configs (IncrementalAlterConfigs, after a validated dry run)
+  --wide                     every column in the printed report (default: fit the terminal, 100 columns
+                             when stdout is not one); --json and --markdown always hold every field
+  --quiet                    no progress line on stderr
 ${COMMON_HELP}
 
 Bytes/day saved use the source's own ingest rate: a topic's offsets by timestamp (else its records' timestamps),
@@ -107,7 +114,8 @@ const OPTIONS = {
   consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
   client: { type: 'string' }, 'show-settings': { type: 'boolean' }, 'topic-compression': { type: 'string' },
   'apply-topic-config': { type: 'boolean' },
-  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true }
+  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true },
+  quiet: { type: 'boolean' }, wide: { type: 'boolean' }
 } as const
 
 /** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
@@ -137,8 +145,11 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const sourceKind = values.topic !== undefined ? 'topic' as const : oneOf(values.source, 'source', ['generate', 'file'] as const, 'generate')
       if (values.topic !== undefined && values.source !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --topic (an existing topic) or --source, not both')
       if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
-      const kind = oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind)
-      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind)
+      const kind = oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, sourceKind === 'file' ? 'auto' : 'http')
+      if (kind === 'auto' && sourceKind !== 'file') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--kind auto applies to --source file: name the kind to generate')
+      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind === 'auto' ? 'none' : kind)
+      // A file's --format follows the kind its lines turn out to be, unless given.
+      const formatFollowsKind = values.format === undefined && sourceKind !== 'topic'
       const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
       const producer = producerConfigFrom(rest, undefined, COPIER_PRODUCER_DEFAULTS)
       const partitions = parseInteger(values.partitions, 'partitions', 1, 1000) ?? 3
@@ -168,11 +179,11 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const withAdded = [...named.map((t) => t.spec), ...added].map(formatCodecSpec).join(',')
       const targets = added.length === 0 ? named : parseTargets(withAdded, sourceTopic, values.destination)
       return {
-        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName,
+        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName, formatFollowsKind,
         clients, topicMode, added: added.map(formatCodecSpec),
         // Without --brokers the cluster is a broker this command starts, so the connection is known only then.
         connection: explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
-        description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file} (${kind})` : `generated ${kind} logs, seed ${seed}`,
+        description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file}` : `generated ${kind} logs, seed ${seed}`,
         lookbackMs: rateWindowH === undefined ? DEFAULT_RATE_LOOKBACK_MS : rateWindowH * 3_600_000,
         compare: {
           sourceTopic, targets,
@@ -186,11 +197,21 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         shutdownTimeoutMs: 120_000
       }
     },
-    start: async ({ log, signal, connect }, settings) => {
-      const { sourceKind, kind, sourceTopic } = settings
-      const progress = (line: string): void => {
-        if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${line}`)
+    start: async ({ log, signal, connect }, configured) => {
+      const { sourceKind, sourceTopic } = configured
+      // A file's kind is checked against (or, for auto, read from) its first lines before any broker starts.
+      const sample = sourceKind === 'file' ? await readFirstLines(values.file as string) : []
+      const resolved = sourceKind === 'file' ? resolveKind(configured.kind, sample, values.file as string) : { kind: configured.kind as LogKind }
+      if (resolved.note !== undefined && values.quiet !== true) process.stderr.write(`${resolved.note}\n`)
+      const { kind } = resolved
+      const formatName = configured.formatFollowsKind ? kind : configured.formatName
+      const settings = {
+        ...configured, kind, formatName,
+        description: sourceKind === 'file' ? `${configured.description} (${kind})` : configured.description,
+        compare: { ...configured.compare, format: formatName === 'none' ? null : formatFor(formatName) }
       }
+      const progressLine = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
+      const progress = progressLine.report
       let broker: AcquiredBroker | undefined
       try {
         let connection = settings.connection
@@ -212,7 +233,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
             rateEvidence = { kind: 'topic', lookbackMs: settings.lookbackMs }
           } else {
             await ensureTopic(admin, sourceTopic, settings.partitions)
-            rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, settings.compare.maxRecords, settings.seed, signal, progress)
+            rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, settings.compare.maxRecords, settings.seed, signal, progress, sample)
           }
           const sourceDescription = { kind: sourceKind, description: settings.description }
           const { compare, projection, formatName } = settings
@@ -226,7 +247,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
             version: compare.version, log, signal, onProgress: progress
           }) : await runCompare({ ...compare, connection, sourceDescription, rateEvidence, log, signal, onProgress: progress })
             .catch((err: unknown) => { throw missingCopyAcl(err, sourceTopic) ?? err })
-          if (process.stderr.isTTY) process.stderr.write('\r\u001b[2K')
+          progressLine.done()
           const apply = applyFor(outcome, settings, compare, filled ? undefined : connection.brokers.join(','))
           const code = writeReports(outcome, apply, settings.added, values)
           if (values['apply-topic-config'] === true && apply.topic === null) {
@@ -274,10 +295,14 @@ function applyFor(outcome: CompareOutcome,
 function writeReports(outcome: CompareOutcome, apply: ApplyAs, added: readonly string[],
   files: {
     json?: string | undefined; markdown?: string | undefined; chart?: string | undefined
-    'show-settings'?: boolean | undefined
+    'show-settings'?: boolean | undefined; wide?: boolean | undefined
   }): number {
+  // A run stopped early (Ctrl-C, --duration-s) still reports what it has, marked partial: the stop was the user's.
+  if (!outcome.partial && outcome.report.targets.every((t) => t.records === 0)) {
+    throw new SqueezeError(ErrorCodes.SOURCE, `read no record from ${outcome.report.source.description}: nothing to compare, no recommendation`)
+  }
   if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
-  process.stdout.write(`${renderCompareTable(outcome.report)}\n`)
+  process.stdout.write(`${renderCompareTable(outcome.report, terminalLayout(process.stdout, files.wide === true))}\n`)
   if (added.length > 0) {
     process.stdout.write(`added for --client: ${added.join(', ')} (the nearest level a named client can set)\n`)
   }
@@ -330,7 +355,7 @@ function writeBatchingHeatmap(report: CompareReport, chart: string): string | un
 
 /** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */
 async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic: string, source: 'generate' | 'file', kind: LogKind, file: string | undefined,
-  records: number | undefined, seed: number, signal: AbortSignal, progress: (line: string) => void): Promise<RateEvidence> {
+  records: number | undefined, seed: number, signal: AbortSignal, progress: OnProgress, firstLines: readonly string[]): Promise<RateEvidence> {
   // The source's own codec does not matter to the comparison (the copier re-batches every record); lz4:1 is cheap.
   const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } }, { cluster: createCluster(connection, log), log })
   await producer.start()
@@ -342,9 +367,13 @@ async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic:
     const clock = source === 'file' ? lineClock(kind) : undefined
     const summary = await produceLogs({
       source: observeTimes(items, sample, clock), format: source === 'generate' ? null : formatFor(kind), topic, producer, onParseError: 'skip', log, signal,
-      progressEvery: 5000, onProgress: (s) => progress(`filling source topic: ${s.recordsSent} records`)
+      progressEvery: 1000, onProgress: (s) => progress({ phase: 'fill source', done: s.recordsSent, ...(records === undefined ? {} : { total: records }), unit: 'records' })
     })
-    if (summary.parseErrors > 0) log.warn({ parseErrors: summary.parseErrors }, 'lines that did not parse were skipped')
+    // No record is no comparison: the error says how the lines parsed, and as what they might.
+    if (summary.recordsSent === 0 && !signal.aborted) {
+      if (source === 'file') throw wrongKindError(kind, 0, summary.itemsRead, firstLines)
+      throw new SqueezeError(ErrorCodes.SOURCE, 'the generator gave no records: nothing to compare')
+    }
     if (clock !== undefined) sample.shift(clock.correctionMs())
     return { kind: 'sample', source: source === 'file' ? 'line-timestamps' : 'generator-timestamps', sample }
   } finally {

@@ -17,6 +17,7 @@ import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
 import { parseProperties } from '../../lib/config/producer-properties.js'
 import { runGroupMember } from '../../lib/group/run-group-member.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
+import { terminalLayout } from '../../lib/report/terminal.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
 
@@ -39,6 +40,7 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
                                skipped as corrupt, see docs/reliability.md)
   --isolation read_committed|read_uncommitted   (default read_committed)
   --json FILE                  also write the measurements as JSON
+  --wide                       every column in the printed table (default: fit the terminal, else 100 columns)
   --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
                                squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}; a batch
                                that does not read goes there as one record holding the stored batch (up to 512 KiB);
@@ -59,6 +61,7 @@ const OPTIONS = {
   X: { type: 'string', short: 'X', multiple: true },
   isolation: { type: 'string' },
   json: { type: 'string' },
+  wide: { type: 'boolean' },
   'dead-letter-topic': { type: 'string' },
   'on-dead-letter-failure': { type: 'string' }
 } as const
@@ -148,7 +151,7 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         } catch (err) {
           log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
         }
-        process.stdout.write(`${renderConsumeReport(results)}\n`)
+        process.stdout.write(`${renderConsumeReport(results, undefined, terminalLayout(process.stdout, values.wide === true))}\n`)
         const skipped = deadLetters?.skipped ?? 0
         if (skipped > 0) process.stdout.write(`dead-letter copies not written: ${skipped} (skip)\n`)
         if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))

@@ -15,6 +15,7 @@ import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { shutdownDeadlineMs } from '../../lib/producer/config.js'
 import { Producer } from '../../lib/producer/producer.js'
+import { terminalLayout, wrapLines } from '../../lib/report/terminal.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
 
@@ -31,7 +32,7 @@ Usage: squeeze copy --topic SOURCE [options]
   --exactly-once            Kafka transactions: each destination holds each source record once for read_committed readers;
                             the offsets in each transaction carry the copier's group member id and epoch (KIP-447)
   --transactional-id ID     with --exactly-once: this instance's id, unique among running copiers and stable across
-                            its restarts (default squeeze-copier.<group>.<hostname>; see README, "Scaling the copier")
+                            its restarts (default squeeze-copier.<group>.<hostname>; see docs/usage.md, "Scaling the copier")
   --batching source|rebatch each source batch becomes one batch per target, its records compressed again with the
                             target's codec (source, the default); or records are re-batched at the targets' linger.ms
                             and batch.size, as compare does (rebatch)
@@ -143,8 +144,8 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         // run() throws on any copy neither delivered nor refused-and-handled, so what is left here was delivered.
         const refused = stats.refused === 0 ? '' : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
         const skipped = stats.skippedBatches === 0 ? '' : `, ${stats.skippedBatches} unreadable source batches skipped`
-        process.stdout.write(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets (${targets.map((t) => t.topic).join(', ')}); ` +
-          `${stats.commits} commits${refused}${skipped}\n`)
+        process.stdout.write(`${wrapLines(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets ` +
+          `(${targets.map((t) => t.topic).join(', ')}); ${stats.commits} commits${refused}${skipped}`, terminalLayout(process.stdout, false))}\n`)
         return 0
       } finally {
         await producer.close().catch(() => undefined)

@@ -1,10 +1,11 @@
-import { stat } from 'node:fs/promises'
+import { glob, stat } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
 import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { DETECT_LINES, KIND_CHOICES, readFirstLines, resolveKind, type KindChoice } from '../../lib/formats/detect-kind.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import type { Admin } from 'kafkajs'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -13,6 +14,7 @@ import { createDeliveryMetrics } from '../../lib/metrics/delivery-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createSourceMetrics, type SourceMetrics } from '../../lib/metrics/source-metrics.js'
 import type { Logger } from '../../lib/log/logger.js'
+import { peekLines } from '../../lib/pipeline/peek-lines.js'
 import { produceLogs, type ParseErrorPolicy, type ProduceLogsSummary } from '../../lib/pipeline/produce-logs.js'
 import { shipFiles } from '../../lib/pipeline/ship-files.js'
 import {
@@ -25,10 +27,12 @@ import { Producer, type ProducerStats } from '../../lib/producer/producer.js'
 import { watchDelivery } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runService } from '../../lib/service/run-service.js'
+import { terminalLayout, wrapLines } from '../../lib/report/terminal.js'
+import { Progress } from '../../lib/progress/progress.js'
 import { readFileBatches, readFileChunks, readStdinBatches } from '../../lib/sources/file-source.js'
 import { DEFAULT_MAX_LINE_BYTES } from '../../lib/sources/line-splitter.js'
 import { parseRateSchedule } from '../../lib/sources/rate-schedule.js'
-import type { LineChunk, SourceBatch } from '../../lib/sources/source.js'
+import type { LineChunk, SourceBatch, SourceItem } from '../../lib/sources/source.js'
 
 export const PRODUCE_HELP = `squeeze produce: read or generate log records, batch them per partition, compress, send to Kafka.
 
@@ -36,7 +40,8 @@ Usage: squeeze produce --topic TOPIC [options]
 
 Input:
   --source generate|file|stdin   where records come from (default generate)
-  --kind KIND                    log kind: ${LOG_KINDS.join(', ')} (default http)
+  --kind KIND                    log kind: auto, ${LOG_KINDS.join(', ')} (default: auto for a file or stdin,
+                                 detected from the first ${DETECT_LINES} lines; http for generate)
   --file PATH|GLOB|KIND:GLOB     with --source file, repeatable; access logs (combined format) become Cap'n Proto
                                  HTTP records; KIND:GLOB reads the files a glob matches as another kind, or
                                  cri (Kubernetes container logs: P parts joined, pod headers; docs/shipper.md)
@@ -61,6 +66,7 @@ Input:
   --on-parse-error skip|raw      a line that does not parse is counted and skipped, or sent as raw text (default skip)
   --max-line-bytes N             file and stdin: a longer line is split into pieces of at most N bytes, one record
                                  each, counted in squeeze_source_lines_split_total (default 1048576)
+  --quiet                        no progress on stderr (a line in place on a terminal, else a log line every 10 s)
 Kafka:
   --topic TOPIC                  destination topic
   --codec CODEC[:LEVEL]          none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072..22] (default zstd:3); LEVEL
@@ -99,6 +105,7 @@ const OPTIONS = {
   seed: { type: 'string' },
   'on-parse-error': { type: 'string' },
   'max-line-bytes': { type: 'string' },
+  quiet: { type: 'boolean' },
   codec: { type: 'string' },
   'create-partitions': { type: 'string' },
   'replication-factor': { type: 'string' },
@@ -124,7 +131,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const files = values.file ?? []
       const settings = {
         connection, producerConfig, sourceKind,
-        kind: oneOf(values.kind, 'kind', LOG_KINDS, 'http' as LogKind),
+        kind: oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, sourceKind === 'generate' ? 'http' : 'auto'),
         records: parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined),
         rate: values.rate === undefined ? undefined : parseRateSchedule(values.rate),
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
@@ -136,6 +143,7 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       }
       const invalid = (message: string): SqueezeError => new SqueezeError(ErrorCodes.CONFIG_INVALID, message)
       if (sourceKind === 'file' && files.length === 0) throw invalid('missing --file: --source file needs a path')
+      if (sourceKind === 'generate' && settings.kind === 'auto') throw invalid('--kind auto applies to a file or stdin: name the kind to generate')
       const shipper = sourceKind === 'file' && (values.follow === true || isFileSet(files, SHIPPER_KINDS))
       if (shipper && settings.records !== undefined) throw invalid('--records does not apply to followed files or a file set')
       const exactlyOnce = values['exactly-once'] === true
@@ -145,22 +153,32 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const fileSet = fileSetId(host, topic, patterns.map((p) => `${p.kind}:${p.glob}`))
       return { ...settings, shipper, exactlyOnce, patterns, fileSet, host, transactionalId: `squeeze-ship.${fileSet}` }
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready, reportAtDeadline }, settings) => {
-      const { connection, producerConfig, sourceKind, kind, records, rate, seed, onParseError } = settings
-      const { createPartitions, replicationFactor } = settings
+    start: async ({ log, registry, signal, waitForCluster, connect, ready, reportAtDeadline }, configured) => {
+      const { connection, producerConfig, sourceKind, kind: kindChoice, records, rate, seed, onParseError } = configured
+      const { createPartitions, replicationFactor } = configured
       const sourceMetrics = createSourceMetrics(registry)
       let linesSplit = 0
       const onLineSplit = (): void => {
         linesSplit++
         sourceMetrics.lineSplit()
       }
-      const lines = { maxLineBytes: settings.maxLineBytes, onLineSplit, signal }
+      const lines = { maxLineBytes: configured.maxLineBytes, onLineSplit, signal }
+      // A file's or stdin's kind is checked against (or, for auto, read from) its first lines before anything connects.
+      // Stdin is peeked only to detect its kind: with --kind given, a slow pipe's first lines go out as they come.
+      const file = values.file?.[0] as string
+      const stdin = sourceKind === 'stdin' && kindChoice === 'auto'
+        ? await peekLines(eachItem(readStdinBatches(lines)), DETECT_LINES) : undefined
+      const settings = { ...configured, patterns: await resolvePatternKinds(configured.patterns, log) }
+      const sample = sourceKind === 'file' && !settings.shipper ? await readFirstLines(file) : stdin?.lines ?? []
+      const resolved = sourceKind === 'generate' || settings.shipper ? { kind: (kindChoice === 'auto' ? 'http' : kindChoice) as LogKind }
+        : resolveKind(kindChoice, sample, sourceKind === 'file' ? file : 'stdin')
+      if (resolved.note !== undefined) log.info({ kind: resolved.kind }, resolved.note)
+      const { kind } = resolved
       const producer = new Producer(producerConfig, {
         cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry),
         ...(settings.exactlyOnce ? { transactionalId: settings.transactionalId } : {})
       })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
-      const file = values.file?.[0] as string
       if (sourceKind === 'file' && !settings.shipper) {
         const size = await stat(file).then((s) => s.size, () => undefined)
         if (size !== undefined) producer.expectInputBytes(size)
@@ -193,24 +211,26 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
           : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(file, lines)
           // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
           : sourceKind === 'file' ? limit(readFileBatches(file, { ...lines, follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined }), records)
-          : limit(readStdinBatches(lines), records)
+          : limit(stdin === undefined ? readStdinBatches(lines) : oneByOne(stdin.items), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
+        const progress = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
         const summary = settings.shipper
           ? await shipFileSet({ values, settings, connection, topic, producer, log, signal, lines, onParseError, metrics: sourceMetrics, ready: connected })
         : await produceLogs({
           source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
-          onProgress: (s) => log.info({ read: s.itemsRead, sent: s.recordsSent, parseErrors: s.parseErrors, bufferedBytes: producer.bufferedBytes }, 'progress')
+          progressEvery: 1000,
+          onProgress: (s) => progress.report({ phase: 'produce', done: s.recordsSent, ...(records === undefined ? {} : { total: records }), unit: 'records' })
         })
+        progress.done()
         await producer.close()
         const stats = producer.snapshot()
         const ratio = stats.compressedBytes === 0 ? 0 : stats.uncompressedBytes / stats.compressedBytes
-        process.stdout.write(
+        process.stdout.write(`${wrapLines(
           `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
-          `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x), ` +
+          `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x)\n` +
           `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
           `records too large: ${summary.rejected}, lines split: ${linesSplit}, undelivered: ${stats.recordsFailed}; ` +
-          `${deliveryOutcome(stats)}\n`
-        )
+          deliveryOutcome(stats), terminalLayout(process.stdout, false))}\n`)
         return stats.recordsFailed > 0 ? 1 : 0
       } finally {
         await producer.close().catch(() => undefined)
@@ -293,6 +313,32 @@ async function withAdmin<T>(
 
 /** Kinds a --file KIND:GLOB names: the log kinds, and cri (container logs, sent as they are with pod headers). */
 const SHIPPER_KINDS: readonly string[] = [...LOG_KINDS, CRI_KIND]
+
+/**
+ * A file set's patterns with `auto` (no --kind, no KIND: prefix) replaced by the kind of the first file the pattern
+ * matches now, detected from its first lines. The file set's id keeps `auto`, so it does not change with the data.
+ */
+async function resolvePatternKinds(patterns: readonly FilePattern[], log: Logger): Promise<FilePattern[]> {
+  return Promise.all(patterns.map(async (p) => {
+    if (p.kind !== 'auto') return p
+    let first: string | undefined
+    for await (const path of glob(p.glob)) {
+      first = path
+      break
+    }
+    const resolved = resolveKind('auto', first === undefined ? [] : await readFirstLines(first), first ?? p.glob)
+    if (resolved.note !== undefined) log.info({ kind: resolved.kind, glob: p.glob }, resolved.note)
+    return { ...p, kind: resolved.kind }
+  }))
+}
+
+async function* eachItem(batches: AsyncIterable<SourceBatch>): AsyncGenerator<SourceItem> {
+  for await (const batch of batches) yield* batch
+}
+
+async function* oneByOne(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceBatch> {
+  for await (const item of items) yield [item]
+}
 
 /** The first `max` items of the batches. */
 async function* limit(batches: AsyncIterable<SourceBatch>, max: number | undefined): AsyncGenerator<SourceBatch> {

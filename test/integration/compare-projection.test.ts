@@ -26,6 +26,7 @@ import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { CORPUS_FIXTURES, corpusLines } from '../helpers/corpus.js'
 import { createTestTls, type TestTls } from '../helpers/tls.js'
+import type { OnProgress } from '../../lib/progress/progress.js'
 
 /** Enough of each fixture for several batches at the batch.size below, little enough for CI. */
 const LINES_PER_FIXTURE = 1200
@@ -219,7 +220,7 @@ function withoutCpu(current: CurrentBaseline | null): unknown {
   return { ...current, row: { ...current.row, decompressCpuSecondsPerGiB: 0 } }
 }
 
-function projectionOf(topic: string, onProgress?: (line: string) => void): ReturnType<typeof runProjection> {
+function projectionOf(topic: string, onProgress?: OnProgress): ReturnType<typeof runProjection> {
   return runProjection({
     connection, sourceTopic: topic, sourceDescription: { kind: 'topic', description: topic }, targets: parseTargets('none,zstd:3', topic), format: null,
     rateEvidence: { kind: 'topic', lookbackMs: 3_600_000 }, batching: SETTINGS, threads: 2, consumers: 1, version: 'test', log, ...(onProgress === undefined ? {} : { onProgress })
@@ -278,8 +279,8 @@ describe('compare --mode projection: the "current (as stored)" baseline comes fr
     await fill(topic, [encodedLines('nginx_error_chemfh_2023.log', 'nginx-error', 300), encodedLines('syslog_mtail_sftp_chroot.log', 'syslog', 200)])
     let appended = false
     // Once the records are read, more arrive: a second read of the stored batches would count them.
-    const { report } = await projectionOf(topic, (line) => {
-      if (!appended && line.startsWith('measuring the source\'s ingest rate')) {
+    const { report } = await projectionOf(topic, (progress) => {
+      if (!appended && progress.phase === 'ingest rate') {
         appended = true
         appendBlocking(topic, 500)
       }

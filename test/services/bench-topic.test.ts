@@ -33,7 +33,7 @@ after(async () => {
 
 async function bench(args: readonly string[]): Promise<SqueezeRun & { report: BenchJson | undefined }> {
   const json = join(dir, `${Math.random().toString(36).slice(2)}.json`)
-  const run = await runSqueeze(['bench', ...args, '--json', json])
+  const run = await runSqueeze(['bench', ...args, '--json', json, '--wide'])
   return { ...run, report: run.code === 0 ? (JSON.parse(readFileSync(json, 'utf8')) as BenchJson) : undefined }
 }
 

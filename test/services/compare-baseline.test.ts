@@ -49,7 +49,7 @@ async function logDirsBytes(topic: string): Promise<number> {
 
 async function compare(topic: string, targets: string): Promise<{ report: CompareReportJson; current: CurrentBaseline; stdout: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-compare-baseline-'))
-  const result = await runSqueeze(['compare', '--brokers', bootstrap(), '--topic', topic, '--targets', targets,
+  const result = await runSqueeze(['compare', '--wide', '--brokers', bootstrap(), '--topic', topic, '--targets', targets,
     '--json', join(dir, 'r.json'), '--markdown', join(dir, 'r.md'), '--chart', join(dir, 'r.svg'), '--log-level', 'error'])
   assert.equal(result.code, 0, result.stderr)
   const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReportJson

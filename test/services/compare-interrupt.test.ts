@@ -33,7 +33,7 @@ async function waitUntil(what: string, ms: number, check: () => boolean): Promis
 describe('squeeze compare on the embedded broker', () => {
   it('Ctrl-C during the copy step prints a partial report, exits 0 or 1, and leaves no JVM behind', async () => {
     // Its own process group, so the SIGINT below reaches compare and everything it started, as a terminal's Ctrl-C does.
-    const child = spawn(process.execPath, [CLI, 'compare', '--source', 'generate', '--kind', 'syslog', '--records', '400000',
+    const child = spawn(process.execPath, [CLI, 'compare', '--wide', '--source', 'generate', '--kind', 'syslog', '--records', '400000',
       '--targets', 'none,gzip:9', '--log-level', 'info'], {
       env: { ...process.env, KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe']
     })

@@ -16,7 +16,7 @@ const DAY_S = 86_400
 function compare(args: string[]): Promise<{ code: number; stdout: string; stderr: string; report: CompareReportJson | undefined }> {
   const json = join(mkdtempSync(join(tmpdir(), 'squeeze-compare-rate-')), 'r.json')
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, 'compare', ...args, '--json', json, '--log-level', 'error'], { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI, 'compare', ...args, '--json', json, '--log-level', 'error', '--wide'], { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
       resolve({ code, stdout, stderr, report: code === 0 ? (JSON.parse(readFileSync(json, 'utf8')) as CompareReportJson) : undefined })
     })

@@ -1,7 +1,9 @@
 import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
 import type { CopyTarget } from '../../copier/copier.js'
 import type { LogKind } from '../../formats/index.js'
+import type { Admin } from 'kafkajs'
 import { createCluster, createKafkaClient } from '../../kafka/connection.js'
+import { topicRecordCount } from '../../kafka/record-count.js'
 import { currentBaseline } from '../baseline.js'
 import type { SourceBatch } from '../source-batches.js'
 import type { CompareReport, CompareTargetResult } from '../compare-report.js'
@@ -39,6 +41,27 @@ export interface ProjectionRunOptions extends Omit<CompareRunOptions, 'format' |
 }
 
 const GIB = 1024 ** 3
+/** How often the read's progress is reported: the read itself has no hook, so the projection's count is polled. */
+const READ_PROGRESS_MS = 250
+
+/** Runs the read, reporting the records the projection has taken so far against what the read is bounded by. */
+async function withReadProgress<T>(options: ProjectionRunOptions, admin: Admin, projection: ChunkedProjection, read: () => Promise<T>): Promise<T> {
+  const { onProgress } = options
+  if (onProgress === undefined) return read()
+  const budget = options.sample !== undefined ? ('records' in options.sample ? options.sample.records : undefined) : options.maxRecords
+  // A byte budget (--sample 64MiB, --bytes) has no record total: the line then shows the count and rate alone.
+  const total = options.sample !== undefined && budget === undefined ? undefined
+    : options.maxBytes !== undefined && budget === undefined ? undefined
+    : options.sample !== undefined ? budget : await topicRecordCount(admin, options.sourceTopic, budget)
+  const report = (): void => onProgress({ phase: 'read and compress', done: projection.records, ...(total === undefined ? {} : { total }), unit: 'records' })
+  report()
+  const timer = setInterval(report, READ_PROGRESS_MS)
+  try {
+    return await read()
+  } finally {
+    clearInterval(timer)
+  }
+}
 
 export interface ProjectionOutcome extends CompareOutcome {
   /** Per target, stored bytes per source partition (what DescribeLogDirs reports for a copy). */
@@ -72,12 +95,11 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const topics = admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
     // Awaited after the read; a failure meanwhile is not an unhandled rejection.
     topics.catch(() => undefined)
-    options.onProgress?.(`reading ${options.sourceTopic}, compressing with ${options.targets.length} targets on ${options.threads} threads as it is read`)
     const deps = { cluster, admin, log, ...(options.read === undefined ? {} : { read: options.read }) }
-    const source = await readAndProject(options, deps, projection, timestamps)
+    const source = await withReadProgress(options, admin, projection, () => readAndProject(options, deps, projection, timestamps))
     const records = projection.records
     const uncompressedBytes = projection.uncompressedBytes
-    options.onProgress?.('measuring the source\'s ingest rate while the last chunks compress')
+    options.onProgress?.({ phase: 'ingest rate' })
     // The rate's broker round trips overlap the threads' last chunks.
     const bytesPerRecord = records === 0 ? 0 : uncompressedBytes / records
     const [projected, ingestRate, [metadata]] = await Promise.all([
@@ -203,7 +225,7 @@ export function windowBatches(partition: number, records: readonly SourceRecord[
 async function whatIf(options: ProjectionRunOptions, pool: ProjectionPool, byPartition: Parameters<typeof sweepBatching>[0], advised: string | undefined,
   results: readonly CompareTargetResult[], meanLingerUsedMs: number): Promise<BatchingSweep> {
   const grid = options.sweep as NonNullable<ProjectionRunOptions['sweep']>
-  options.onProgress?.(`batching what-if: ${grid.lingerMs.length} linger.ms x ${grid.batchSizeBytes.length} batch.size`)
+  options.onProgress?.({ phase: 'batching what-if', detail: `${grid.lingerMs.length} linger.ms x ${grid.batchSizeBytes.length} batch.size` })
   const sweep = await sweepBatching(byPartition, options.targets.map((t): CodecSpec => t.spec), grid, pool, adaptiveSettings(options))
   const current = results.find((r) => r.target === advised)
   const advice = current === undefined ? null : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })

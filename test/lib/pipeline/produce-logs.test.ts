@@ -30,7 +30,10 @@ describe('produceLogs from a file read in batches', () => {
     t.after(() => producer.close())
     const summary = await produceLogs({ source: readFileBatches(path, { follow: false }), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log })
     await producer.flush()
-    assert.deepEqual(summary, { itemsRead: 3002, recordsSent: 3000, parseErrors: 1, sentRaw: 0, rejected: 1 })
+    assert.deepEqual(summary, {
+      itemsRead: 3002, recordsSent: 3000, parseErrors: 1, sentRaw: 0, rejected: 1,
+      parseErrorExamples: [{ line: 1501, reason: summary.parseErrorExamples[0]?.reason, text: bad }]
+    })
     const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString('utf8')))
     assert.deepEqual(values, good)
   })
@@ -65,7 +68,9 @@ describe('produceLogs from a file read in batches', () => {
     t.after(() => producer.close())
     const summary = await produceLogs({ source: source(path), format, topic, producer, onParseError: 'raw', log: kafka.log })
     await producer.flush()
-    assert.deepEqual(summary, { itemsRead: 6003, recordsSent: 6002, parseErrors: 1, sentRaw: 1, rejected: 1 })
+    const { parseErrorExamples, ...counts } = summary
+    assert.deepEqual(counts, { itemsRead: 6003, recordsSent: 6002, parseErrors: 1, sentRaw: 1, rejected: 1 })
+    assert.deepEqual(parseErrorExamples.map((e) => [e.line, e.text]), [[2501, bad]])
     const expected = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500)].map((line) => (line === bad ? Buffer.from(bad) : format.encodeLine(line)))
     const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value))
     assert.equal(values.length, expected.length)
