@@ -454,8 +454,8 @@ describe('Kubernetes NetworkPolicy', () => {
     const dir = editedCopy((k8s) => {
       const file = join(k8s, 'components/network-policy/network-policy.yaml')
       replaceIn(file, 'kubernetes.io/metadata.name: monitoring', 'team: anyone')
-      replaceIn(file, /        - port: 9093\n          protocol: TCP\n/, '')
-      replaceIn(file, /        - port: 53\n          protocol: UDP\n/, '')
+      replaceIn(file, / {8}- port: 9093\n {10}protocol: TCP\n/, '')
+      replaceIn(file, / {8}- port: 53\n {10}protocol: UDP\n/, '')
     })
     try {
       const problems = policyProblems(renderKustomization(join(dir, 'overlays', 'prod')))

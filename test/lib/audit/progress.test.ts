@@ -34,7 +34,7 @@ describe('audit progress', () => {
     p.begin(2)
     p.topicDone('a', 3 * 1024 * 1024)
     p.end()
-    assert.match(s.text(), /\r\u001b\[2Kaudit: 1\/2 topics, 3\.0 MiB read, ETA 0 s/)
+    assert.ok(s.text().includes('\r\u001b[2Kaudit: 1/2 topics, 3.0 MiB read, ETA 0 s'), s.text())
     assert.ok(s.text().endsWith('\r\u001b[2K'))
   })
 })
