@@ -10,6 +10,7 @@ import {
   settingsFor,
   type BatchingTarget
 } from '../../../lib/apply/client-settings.js'
+import { javaBatchSizeFor, simulateJavaBatching } from '../../../lib/apply/java-estimator.js'
 import { topicConfigFor } from '../../../lib/apply/topic-config.js'
 
 const BATCHING: BatchingTarget = { lingerMs: 100, batchSizeBytes: 1_048_576, ratio: 5, bytesPerRecord: 250 }
@@ -59,6 +60,18 @@ describe('settings per client', () => {
       false,
       "lz4's fast compressor is Java's default level"
     )
+  })
+
+  it("Java with the measured run: the batch.size at which Java's simulated estimator makes the run's batches", () => {
+    const run = { records: 50_000, recordBytes: 240, compressedShares: [0.21, 0.19, 0.2] }
+    const measured: BatchingTarget = { ...BATCHING, java: { run, meanBatchBytes: 131_000 } }
+    const size = javaBatchSize(measured, 'zstd')
+    assert.equal(size, javaBatchSizeFor(131_000, run))
+    assert.ok(simulateJavaBatching(size, run).meanBatchBytes >= 131_000)
+    const java = settingsFor('java', spec('zstd:6'), measured, CTX)
+    assert.equal(properties(java.text).get('batch.size'), String(size))
+    assert.ok(java.notes.some((n) => n.includes('simulated over this run') && n.includes('50000 records')))
+    assert.equal(javaBatchSize(measured, 'none'), BATCHING.batchSizeBytes, 'uncompressed batches need no estimate')
   })
 
   it('librdkafka: compression.codec, compression.level, and batch.size in uncompressed bytes with room in the ' +
