@@ -67,7 +67,8 @@ export function applyAs(
     clients: picks.map((pick) => {
       const spec = pick.target === null ? null : parseCodecSpec(pick.target)
       const row = report.targets.find((r) => r.target === pick.target)
-      const java = row === undefined ? undefined : javaRunOf(row, options.batchShares?.get(row.target))
+      const java =
+        row === undefined ? undefined : javaRunOf(row, options.batchShares?.get(row.target), source.partitions)
       const at = (lingerMs: number, batchSizeBytes: number, measured: boolean): BatchingTarget => ({
         lingerMs,
         batchSizeBytes,
@@ -105,8 +106,9 @@ export function applyAs(
  */
 function javaRunOf(
   row: CompareTargetResult,
-  shares: readonly number[] | undefined
-): { run: JavaRun; meanBatchBytes: number } | undefined {
+  shares: readonly number[] | undefined,
+  partitions: number
+): { run: JavaRun; meanBatchBytes: number; partitions: number } | undefined {
   const recordBytes = row.uncompressedBytes - JAVA_BATCH_HEADER_BYTES * row.batches
   if (row.batches <= 0 || row.records <= 0 || recordBytes <= 0) return undefined
   const overall = (row.storedBytes - JAVA_BATCH_HEADER_BYTES * row.batches) / recordBytes
@@ -116,7 +118,8 @@ function javaRunOf(
       recordBytes: recordBytes / row.records,
       compressedShares: shares !== undefined && shares.length > 0 ? shares : [overall]
     },
-    meanBatchBytes: row.uncompressedBytes / row.batches
+    meanBatchBytes: row.uncompressedBytes / row.batches,
+    partitions
   }
 }
 

@@ -19,6 +19,11 @@ export const JAVA_ESTIMATION_FACTOR = 1.05
 export const JAVA_BATCH_HEADER_BYTES = BATCH.HEADER_BYTES
 /** CompressionType's initial rate for every codec. */
 export const JAVA_INITIAL_ESTIMATE = 1
+/**
+ * Closed batches that may wait undrained, their ratios not yet in the estimate, when buffer.memory holds one open
+ * batch per partition and this many more (see javaBufferMemory).
+ */
+export const JAVA_UNDRAINED_BATCHES = 5
 
 /** What a producer run looks like to the estimator. */
 export interface JavaRun {
@@ -60,36 +65,58 @@ export function javaRecordsPerBatch(batchSize: number, recordBytes: number, esti
 
 /**
  * Java's batches over `run` at `batchSize`, the estimate carried from batch to batch as one producer carries it.
- * Each batch closes before the next opens, as when the sender keeps up; at most `maxBatches` are simulated.
+ * A batch's ratio reaches the estimate when the sender drains it, so a batch opens at the estimate that stood
+ * `lagBatches` batches earlier (0: the sender keeps up). At most `maxBatches` are simulated.
  */
-export function simulateJavaBatching(batchSize: number, run: JavaRun, maxBatches = 1_000_000): JavaBatching {
+export function simulateJavaBatching(
+  batchSize: number,
+  run: JavaRun,
+  lagBatches = 0,
+  maxBatches = 1_000_000
+): JavaBatching {
   const shares = run.compressedShares
-  let estimate = JAVA_INITIAL_ESTIMATE
+  // The estimate after each batch so far, the newest last; only the last lagBatches + 1 are kept.
+  const history = [JAVA_INITIAL_ESTIMATE]
   let left = run.records
   let batches = 0
   let bytes = 0
   while (left > 0 && batches < maxBatches) {
-    const n = Math.min(left, javaRecordsPerBatch(batchSize, run.recordBytes, estimate))
+    const opensAt = history[Math.max(0, history.length - 1 - lagBatches)] as number
+    const n = Math.min(left, javaRecordsPerBatch(batchSize, run.recordBytes, opensAt))
     bytes += JAVA_BATCH_HEADER_BYTES + n * run.recordBytes
     left -= n
-    if (shares.length > 0) estimate = nextJavaEstimate(estimate, shares[batches % shares.length] as number)
+    const latest = history[history.length - 1] as number
+    history.push(shares.length > 0 ? nextJavaEstimate(latest, shares[batches % shares.length] as number) : latest)
+    if (history.length > lagBatches + 1) history.shift()
     batches += 1
   }
-  return { batches, meanBatchBytes: batches === 0 ? 0 : bytes / batches, finalEstimate: estimate }
+  const finalEstimate = history[history.length - 1] as number
+  return { batches, meanBatchBytes: batches === 0 ? 0 : bytes / batches, finalEstimate }
+}
+
+/**
+ * buffer.memory that bounds how far Java's producer runs ahead of its sender: one batch.size buffer per open
+ * partition batch and JAVA_UNDRAINED_BATCHES more. With the default 32 MiB a producer faster than its broker
+ * fills hundreds of batches at the starting estimate before any ratio is fed back, and how many depends on the
+ * broker's speed; bounded, the batches are the simulated ones.
+ */
+export function javaBufferMemory(batchSize: number, partitions: number): number {
+  return (Math.max(1, partitions) + JAVA_UNDRAINED_BATCHES) * batchSize
 }
 
 /**
  * The smallest batch.size at which Java's batches over `run` average at least `meanBatchBytes` uncompressed:
  * the early batches, made while the estimate comes down from 1, are smaller, so later ones are made larger.
+ * `lagBatches` as simulateJavaBatching takes it.
  */
-export function javaBatchSizeFor(meanBatchBytes: number, run: JavaRun): number {
+export function javaBatchSizeFor(meanBatchBytes: number, run: JavaRun, lagBatches = 0): number {
   const worst = Math.max(JAVA_INITIAL_ESTIMATE, ...run.compressedShares) + JAVA_DETERIORATE_STEP
   let lo = JAVA_BATCH_HEADER_BYTES + 1
   let hi = Math.ceil(meanBatchBytes * JAVA_ESTIMATION_FACTOR * worst + JAVA_BATCH_HEADER_BYTES + 2 * run.recordBytes)
-  if (run.records <= 0 || simulateJavaBatching(hi, run).meanBatchBytes < meanBatchBytes) return hi
+  if (run.records <= 0 || simulateJavaBatching(hi, run, lagBatches).meanBatchBytes < meanBatchBytes) return hi
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2)
-    if (simulateJavaBatching(mid, run).meanBatchBytes >= meanBatchBytes) hi = mid
+    if (simulateJavaBatching(mid, run, lagBatches).meanBatchBytes >= meanBatchBytes) hi = mid
     else lo = mid + 1
   }
   return lo

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import {
   javaBatchSizeFor,
+  javaBufferMemory,
   javaRecordsPerBatch,
   nextJavaEstimate,
   simulateJavaBatching,
@@ -38,6 +39,15 @@ describe("Java's compression-ratio estimator", () => {
     assert.equal(sim.batches, 3)
     assert.equal(sim.meanBatchBytes, (3 * 61 + 26 * 100) / 3)
     assert.equal(sim.finalEstimate, Math.fround(Math.fround(1.2) - Math.fround(0.005)))
+  })
+
+  it('opens a batch at the estimate of lagBatches batches earlier when closed batches wait undrained', () => {
+    // As above, but batch 3 opens at the estimate before batch 2's 1.2 was fed back, 0.995: 9 records, not 8,
+    // so 27 records make 3 batches instead of 9 + 9 + 8 + 1.
+    const run: JavaRun = { records: 27, recordBytes: 100, compressedShares: [0.5, 1.2] }
+    assert.equal(simulateJavaBatching(1061, run).batches, 4)
+    assert.equal(simulateJavaBatching(1061, run, 1).batches, 3)
+    assert.equal(javaBufferMemory(35_000, 3), (3 + 5) * 35_000, 'one open batch per partition and five undrained')
   })
 
   it('picks the smallest batch.size whose batches average the aimed size over the run', () => {
