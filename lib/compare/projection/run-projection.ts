@@ -118,7 +118,10 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     return {
       report, partial: options.signal?.aborted === true, sentBytesByTopic: new Map(),
       storedBytesByPartition: new Map(withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition])),
-      batchShares: new Map(withBaseline.map((r, i) => [r.target, batchShares(projection.uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes)]))
+      batchShares: new Map(withBaseline.map((r, i) => {
+        const stored = (projected[i] as TargetProjection).batchStoredBytes
+        return [r.target, batchShares(projection.uncompressedPerBatch, stored)]
+      }))
     }
   } finally {
     await pool.close()
