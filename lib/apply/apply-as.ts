@@ -1,5 +1,5 @@
 import { parseCodecSpec } from '../codecs/index.js'
-import type { CompareReport } from '../compare/compare-report.js'
+import type { CompareReport, CompareTargetResult } from '../compare/compare-report.js'
 import { bestTargetPerClient, type ClientTarget, type PickRule } from './best-target.js'
 import { CLIENT_LIMITS, type ClientName } from './client-limits.js'
 import {
@@ -9,6 +9,7 @@ import {
   type ClientSettings,
   type SettingsContext
 } from './client-settings.js'
+import { JAVA_BATCH_HEADER_BYTES, type JavaRun } from './java-estimator.js'
 import { topicConfigFor, type TopicCompressionMode, type TopicConfigChoice } from './topic-config.js'
 
 /** One client's verdict with its settings: the `applyAs` entries of the compare JSON. */
@@ -42,6 +43,11 @@ export interface ApplyAs {
 
 export interface ApplyOptions extends SettingsContext {
   readonly topicMode: TopicCompressionMode
+  /**
+   * Per target, each measured batch's compressed record bytes / uncompressed record bytes, in batch order (a
+   * projection has them); without them a row's overall ratio stands for every batch.
+   */
+  readonly batchShares?: ReadonlyMap<string, readonly number[]>
 }
 
 /** Turns a report into settings per client, picking each client's target with `rule` (the recommendation's). */
@@ -60,11 +66,15 @@ export function applyAs(
   return {
     clients: picks.map((pick) => {
       const spec = pick.target === null ? null : parseCodecSpec(pick.target)
-      const at = (lingerMs: number, batchSizeBytes: number): BatchingTarget => ({
+      const row = report.targets.find((r) => r.target === pick.target)
+      const java =
+        row === undefined ? undefined : javaRunOf(row, options.batchShares?.get(row.target), source.partitions)
+      const at = (lingerMs: number, batchSizeBytes: number, measured: boolean): BatchingTarget => ({
         lingerMs,
         batchSizeBytes,
         ratio: pick.ratio ?? 1,
-        bytesPerRecord
+        bytesPerRecord,
+        ...(measured && java !== undefined ? { java } : {})
       })
       const limits = CLIENT_LIMITS[pick.client]
       return {
@@ -72,11 +82,11 @@ export function applyAs(
         settings:
           spec === null
             ? null
-            : settingsFor(pick.client, spec, at(batching.lingerMs, batching.batchSizeBytes), options),
+            : settingsFor(pick.client, spec, at(batching.lingerMs, batching.batchSizeBytes, true), options),
         batchingAdvice:
           spec === null || advice === null
             ? null
-            : batchingSettings(pick.client, at(advice.lingerMs, advice.batchSizeBytes), spec.codec).join('  '),
+            : batchingSettings(pick.client, at(advice.lingerMs, advice.batchSizeBytes, false), spec.codec).join('  '),
         caveat: limits.caveat,
         source: limits.source
       }
@@ -87,6 +97,29 @@ export function applyAs(
       recommended === undefined
         ? null
         : topicConfigFor(options.topicMode, parseCodecSpec(recommended), options.topic, options.brokers)
+  }
+}
+
+/**
+ * The row's run as Java's estimator sees it: its records, their mean size and each batch's measured compressed
+ * share, and the mean batch the figures were measured at; undefined when the row has no batches.
+ */
+function javaRunOf(
+  row: CompareTargetResult,
+  shares: readonly number[] | undefined,
+  partitions: number
+): { run: JavaRun; meanBatchBytes: number; partitions: number } | undefined {
+  const recordBytes = row.uncompressedBytes - JAVA_BATCH_HEADER_BYTES * row.batches
+  if (row.batches <= 0 || row.records <= 0 || recordBytes <= 0) return undefined
+  const overall = (row.storedBytes - JAVA_BATCH_HEADER_BYTES * row.batches) / recordBytes
+  return {
+    run: {
+      records: row.records,
+      recordBytes: recordBytes / row.records,
+      compressedShares: shares !== undefined && shares.length > 0 ? shares : [overall]
+    },
+    meanBatchBytes: row.uncompressedBytes / row.batches,
+    partitions
   }
 }
 

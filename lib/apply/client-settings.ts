@@ -1,5 +1,12 @@
 import { formatCodecSpec, type CodecName, type CodecSpec } from '../codecs/index.js'
 import type { ClientName } from './client-limits.js'
+import {
+  JAVA_ESTIMATION_FACTOR,
+  JAVA_UNDRAINED_BATCHES,
+  javaBatchSizeFor,
+  javaBufferMemory,
+  type JavaRun
+} from './java-estimator.js'
 
 /** The batching the measured figures assume, and the two figures that translate it into other clients' units. */
 export interface BatchingTarget {
@@ -10,6 +17,11 @@ export interface BatchingTarget {
   readonly ratio: number
   /** Mean uncompressed bytes per record: what record-count limits divide by. */
   readonly bytesPerRecord: number
+  /**
+   * The run the figures were measured on, batch by batch: with it Java's batch.size is the one at which Java's
+   * own estimator, simulated over this run, makes batches of `meanBatchBytes` on average.
+   */
+  readonly java?: { readonly run: JavaRun; readonly meanBatchBytes: number; readonly partitions: number }
 }
 
 /** Where the settings point; placeholders when the report does not know (a file source's broker is a throwaway). */
@@ -30,24 +42,21 @@ export interface ClientSettings {
   readonly notes: readonly string[]
 }
 
-/**
- * Java's batch.size bounds its estimate of the compressed batch: uncompressed bytes x the estimated ratio x
- * 1.05 (CompressionRatioEstimator and MemoryRecordsBuilder's COMPRESSION_RATE_ESTIMATION_FACTOR).
- */
-const JAVA_ESTIMATE_FACTOR = 1.05
 /** librdkafka's message.max.bytes default: a batch.size above it needs it raised too. */
 const LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 /** librdkafka's batch.num.messages ceiling. */
 const LIBRDKAFKA_MAX_BATCH_MESSAGES = 1_000_000
 
 /**
- * Java's batch.size for batches of `b.batchSizeBytes` uncompressed bytes at the measured ratio. A record is
- * refused when the estimate plus the record's own uncompressed size passes batch.size, so one mean record is
- * added to the estimate.
+ * Java's batch.size for batches of `b.batchSizeBytes` uncompressed bytes at the measured ratio. With the run
+ * (`b.java`), the batch.size at which the simulated estimator makes batches of the run's mean size; without it,
+ * the estimate settled at the measured ratio: a record is refused when the estimate plus the record's own
+ * uncompressed size passes batch.size, so one mean record is added to the estimate.
  */
 export function javaBatchSize(b: BatchingTarget, codec: CodecName): number {
   if (codec === 'none' || !(b.ratio > 0)) return b.batchSizeBytes
-  return Math.max(64, Math.ceil((b.batchSizeBytes * JAVA_ESTIMATE_FACTOR) / b.ratio) + Math.ceil(b.bytesPerRecord))
+  if (b.java !== undefined) return javaBatchSizeFor(b.java.meanBatchBytes, b.java.run, JAVA_UNDRAINED_BATCHES)
+  return Math.max(64, Math.ceil((b.batchSizeBytes * JAVA_ESTIMATION_FACTOR) / b.ratio) + Math.ceil(b.bytesPerRecord))
 }
 
 /** Records a batch of batchSizeBytes holds, twice over, so that a record-count limit never closes a batch first. */
@@ -60,7 +69,7 @@ export function recordsPerBatchLimit(b: BatchingTarget, ceiling = LIBRDKAFKA_MAX
 export function batchingSettings(client: ClientName, b: BatchingTarget, codec: CodecName): string[] {
   switch (client) {
     case 'java':
-      return [`linger.ms=${b.lingerMs}`, `batch.size=${javaBatchSize(b, codec)}`]
+      return [`linger.ms=${b.lingerMs}`, ...javaSizes(b, codec).map(([k, v]) => `${k}=${v}`)]
     case 'librdkafka':
       return librdkafkaBatching(b).map(([k, v]) => `${k}=${v}`)
     case 'franz-go':
@@ -80,7 +89,7 @@ export function batchingSettings(client: ClientName, b: BatchingTarget, codec: C
           `partition per call`
       ]
     case 'logstash':
-      return [`linger_ms => ${b.lingerMs}`, `batch_size => ${javaBatchSize(b, codec)}`]
+      return [`linger_ms => ${b.lingerMs}`, ...javaSizes(b, codec).map(([k, v]) => `${k.replace('.', '_')} => ${v}`)]
     case 'filebeat':
       return [`bulk_max_size: ${recordsPerBatchLimit(b) / 2}`, `bulk_flush_frequency: ${b.lingerMs}ms`]
     case 'vector':
@@ -90,6 +99,16 @@ export function batchingSettings(client: ClientName, b: BatchingTarget, codec: C
     case 'squeeze':
       return [`-X linger.ms=${b.lingerMs}`, `-X batch.size=${b.batchSizeBytes}`]
   }
+}
+
+/** batch.size and, with the measured run, the buffer.memory that keeps Java's batches to the simulated ones. */
+function javaSizes(b: BatchingTarget, codec: CodecName): Array<[string, number]> {
+  const size = javaBatchSize(b, codec)
+  if (b.java === undefined || codec === 'none') return [['batch.size', size]]
+  return [
+    ['batch.size', size],
+    ['buffer.memory', javaBufferMemory(size, b.java.partitions)]
+  ]
 }
 
 function librdkafkaBatching(b: BatchingTarget): Array<[string, number]> {
@@ -286,6 +305,15 @@ function javaNotes(spec: CodecSpec, b: BatchingTarget): string[] {
 }
 
 function javaNote(b: BatchingTarget): string {
+  if (b.java !== undefined) {
+    return (
+      `Java's estimate starts at ratio 1 and settles over the first batches, so batch.size is the one at which ` +
+      `its estimator, simulated over this run's ${b.java.run.records} records and measured batch ratios, makes ` +
+      `batches of ${Math.round(b.java.meanBatchBytes)} uncompressed bytes on average: the first ones smaller, ` +
+      'later ones larger. buffer.memory holds one batch per partition and ' +
+      `${JAVA_UNDRAINED_BATCHES} more, so the producer cannot run further ahead of the estimate than simulated`
+    )
+  }
   return (
     `${b.batchSizeBytes} uncompressed bytes x 1.05 / the measured ratio ${b.ratio.toFixed(2)}, plus one mean ` +
       `record; the estimate starts at ratio 1 ` +

@@ -65,6 +65,11 @@ export interface CompareOutcome {
   /** True when Ctrl-C or the duration budget ended the copy before the source's end. */
   readonly partial: boolean
   readonly sentBytesByTopic: ReadonlyMap<string, number>
+  /**
+   * Per target, each batch's compressed record bytes / uncompressed record bytes, in batch order (evenly thinned
+   * past a few thousand batches); a projection has them, a copy does not.
+   */
+  readonly batchShares?: ReadonlyMap<string, readonly number[]>
 }
 
 const GIB = 1024 ** 3

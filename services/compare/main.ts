@@ -287,7 +287,8 @@ function applyFor(outcome: CompareOutcome,
     recommendFor(rows, compare, report.source.ingestRate, report.settings.replicationFactor)
   return applyAs(report, settings.clients, rule, {
     brokers: brokers ?? '<brokers>', topic: brokers === undefined ? '<topic>' : settings.sourceTopic,
-    topicMode: settings.topicMode
+    topicMode: settings.topicMode,
+    ...(outcome.batchShares === undefined ? {} : { batchShares: outcome.batchShares })
   })
 }
 

@@ -1,3 +1,4 @@
+import { BATCH } from '../../protocol/batch-layout.js'
 import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
 import type { CopyTarget } from '../../copier/copier.js'
 import type { LogKind } from '../../formats/index.js'
@@ -142,7 +143,11 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     }
     return {
       report, partial: options.signal?.aborted === true, sentBytesByTopic: new Map(),
-      storedBytesByPartition: new Map(withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition]))
+      storedBytesByPartition: new Map(withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition])),
+      batchShares: new Map(withBaseline.map((r, i) => {
+        const stored = (projected[i] as TargetProjection).batchStoredBytes
+        return [r.target, batchShares(projection.uncompressedPerBatch, stored)]
+      }))
     }
   } finally {
     if (options.pool === undefined) await pool.close()
@@ -234,6 +239,20 @@ async function whatIf(options: ProjectionRunOptions, pool: ProjectionPool, byPar
 
 function adaptiveSettings(options: ProjectionRunOptions): { adaptiveLevel?: AdaptiveLevelSettings } {
   return options.batching.adaptiveLevel === undefined ? {} : { adaptiveLevel: options.batching.adaptiveLevel }
+}
+
+/** Enough batches to show how a batch's ratio varies, without holding one number per batch of a large topic. */
+const MAX_BATCH_SHARES = 4096
+
+/** Each batch's compressed record bytes / uncompressed record bytes, the ratio Java's estimator sees per batch. */
+function batchShares(uncompressed: readonly number[], stored: readonly number[]): number[] {
+  const step = Math.max(1, Math.ceil(uncompressed.length / MAX_BATCH_SHARES))
+  const shares: number[] = []
+  for (let i = 0; i < uncompressed.length; i += step) {
+    const records = (uncompressed[i] as number) - BATCH.HEADER_BYTES
+    if (records > 0 && stored[i] !== undefined) shares.push(((stored[i] as number) - BATCH.HEADER_BYTES) / records)
+  }
+  return shares
 }
 
 /** Every replica of a partition holds the same batches, so all replicas store replicationFactor times one. */

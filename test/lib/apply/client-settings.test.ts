@@ -10,6 +10,7 @@ import {
   settingsFor,
   type BatchingTarget
 } from '../../../lib/apply/client-settings.js'
+import { javaBatchSizeFor, simulateJavaBatching } from '../../../lib/apply/java-estimator.js'
 import { topicConfigFor } from '../../../lib/apply/topic-config.js'
 
 const BATCHING: BatchingTarget = { lingerMs: 100, batchSizeBytes: 1_048_576, ratio: 5, bytesPerRecord: 250 }
@@ -59,6 +60,21 @@ describe('settings per client', () => {
       false,
       "lz4's fast compressor is Java's default level"
     )
+  })
+
+  it("Java with the measured run: the batch.size at which Java's simulated estimator makes the run's batches", () => {
+    const run = { records: 50_000, recordBytes: 240, compressedShares: [0.21, 0.19, 0.2] }
+    const measured: BatchingTarget = { ...BATCHING, java: { run, meanBatchBytes: 131_000, partitions: 3 } }
+    const size = javaBatchSize(measured, 'zstd')
+    assert.equal(size, javaBatchSizeFor(131_000, run, 5))
+    assert.ok(simulateJavaBatching(size, run, 5).meanBatchBytes >= 131_000)
+    const java = settingsFor('java', spec('zstd:6'), measured, CTX)
+    assert.equal(properties(java.text).get('batch.size'), String(size))
+    // One open batch per partition and five more, so at most five batches wait undrained.
+    assert.equal(properties(java.text).get('buffer.memory'), String((3 + 5) * size))
+    assert.match(settingsFor('logstash', spec('zstd:3'), measured, CTX).text, /buffer_memory => \d+/)
+    assert.ok(java.notes.some((n) => n.includes('simulated over this run') && n.includes('50000 records')))
+    assert.equal(javaBatchSize(measured, 'none'), BATCHING.batchSizeBytes, 'uncompressed batches need no estimate')
   })
 
   it('librdkafka: compression.codec, compression.level, and batch.size in uncompressed bytes with room in the ' +
@@ -162,7 +178,14 @@ describe('settings per client', () => {
 
   it("Logstash: an output { kafka { } } block with the plugin's option names and no level", () => {
     // Option names from https://www.elastic.co/guide/en/logstash/current/plugins-outputs-kafka.html
-    const LOGSTASH_OPTIONS = new Set(['bootstrap_servers', 'topic_id', 'compression_type', 'linger_ms', 'batch_size'])
+    const LOGSTASH_OPTIONS = new Set([
+      'bootstrap_servers',
+      'topic_id',
+      'compression_type',
+      'linger_ms',
+      'batch_size',
+      'buffer_memory'
+    ])
     const text = settingsFor('logstash', spec('zstd:3'), BATCHING, CTX).text
     assert.match(text, /^output \{\n {2}kafka \{\n[\s\S]*\n {2}\}\n\}\n$/)
     const options = [...text.matchAll(/^ {4}(\w+) => (.+)$/gm)].map((m) => [m[1], m[2]] as [string, string])
