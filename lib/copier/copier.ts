@@ -76,7 +76,10 @@ export class Copier {
   private coordinator: GroupCoordinator | null = null
   private protocol: GroupProtocol = 'consumer'
   private reader: PartitionReader | null = null
-  /** Hands source records to every target; at-least-once, it knows the source offset of each copy sent since the last commit. */
+  /**
+   * Hands source records to every target; at-least-once, it knows the source offset of each copy sent since the
+   * last commit.
+   */
   private readonly fanOut: FanOut
   private readonly refusals: Refusals
   private readonly strategy: CommitStrategy

@@ -52,7 +52,10 @@ export class CopyProgress {
     this.processed.set(partition, next)
   }
 
-  /** Past the whole batch: its marker, offsets compaction removed, or an aborted transaction are not copied again nor waited for. */
+  /**
+   * Past the whole batch: its marker, offsets compaction removed, or an aborted transaction are not copied again
+   * nor waited for.
+   */
   passed(partition: number, lastOffset: number): void {
     // Revoked meanwhile: the partition's offsets are its next owner's to commit.
     if (!this.owned.has(partition)) return
