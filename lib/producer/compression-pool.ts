@@ -108,9 +108,9 @@ export class CompressionPool {
       thread.inFlight.set(id, inFlight)
       this.post(thread, id, batch, spec, Date.now())
     } else {
-      // Not posted as a copy (the batch must stay here until the thread is ready): a fresh buffer per batch costs
-      // the event loop page faults while the thread boots. A batch whose memory was not handed out here (a copied
-      // batch read into a reused buffer) is kept as a copy.
+      // Not posted as a copy (the batch must stay here until the thread is ready): each fresh MiB costs the event
+      // loop its page faults, and a copy would make one per batch while the thread boots.
+      // A batch whose memory was not handed out here (a copied batch read into a reused buffer) is kept as a copy.
       const owned = this.buffers.ownedBacking(batch.records) !== null
       const keptBatch = owned ? batch : { ...batch, records: new Uint8Array(batch.records) }
       thread.inFlight.set(id, { ...inFlight, kept: { batch: keptBatch, spec, givenAtMs: Date.now() } })

@@ -3,8 +3,8 @@ import { sealRecords, type OpenBatch, type SealedBatch } from '../protocol/recor
 
 /**
  * Spare builder buffers kept for reuse when the caller gives no count. The producer keeps as many as buffer.memory
- * holds batches, as Java's BufferPool does: a fresh 1 MiB buffer costs more CPU in page faults on first write than
- * lz4:1 spends compressing it.
+ * holds batches, as Java's BufferPool does: a fresh 1 MiB buffer costs more CPU in page faults on first write
+ * than lz4:1 spends compressing it.
  */
 export const SPARE_BUFFERS = 4
 

@@ -10,10 +10,10 @@ export const INLINE_BELOW_BYTES = 16 * 1024
  */
 const CHEAP_CODECS: ReadonlySet<CodecSpec['codec']> = new Set(['none', 'lz4', 'snappy'])
 /**
- * What handing a batch to a compression thread costs the producer in CPU, all told: the bare round trip of a
- * transferred buffer, plus the thread's wake-ups, JIT and heap. Measured in the bench's producer at lz4:1 (1 MiB
- * batches, alternating runs): sealing inline saved about this much CPU per batch, while batches that cost lz4:1
- * a few times this lost more wall time to the event loop inline than they saved.
+ * What handing a batch to a compression thread costs the producer in CPU, all told: the round trip of a
+ * transferred buffer, plus the thread's wake-ups, JIT and heap, as the bench's producer measures it at lz4:1
+ * (docs/design.md). A batch that costs more than this to compress goes to the thread: sealed inline, such batches
+ * cost the event loop more wall time than the hand-off would.
  */
 export const HANDOFF_SECONDS = 0.0012
 /** Weight of the newest batch in a codec's cost per byte. */
@@ -104,7 +104,7 @@ export class SealCostModel {
    * Compression CPU the input will have cost in all: what the batches sealed here cost, plus the input announced
    * and not sealed yet at their cost per byte after the first batch's set-up; what they cost alone before a second
    * batch, or when no input was announced. Record bytes per input byte are taken as 1: an encoding that grows the
-   * input (Cap'n Proto records are larger than the access log) is under-counted, which only starts its thread a
+   * input (Cap'n Proto records are larger than the access log's lines) is under-counted, which only starts its thread a
    * batch or two later.
    */
   private projectedCpuSeconds(): number {
