@@ -1,7 +1,7 @@
 import kafkajs, { type Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { createTopicsAndWait, describeCreateTopicsError } from '../kafka/topics.js'
-import type { CopyTarget } from './copier.js'
+import type { CopyTarget } from './copier-config.js'
 
 /**
  * Makes sure every destination exists with the source's partition count and compression.type=producer, so the

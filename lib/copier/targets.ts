@@ -1,6 +1,6 @@
 import { formatCodecSpec, parseCodecSpec } from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import { defaultDestination, type CopyTarget } from './copier.js'
+import { defaultDestination, type CopyTarget } from './copier-config.js'
 
 /** What copy and compare write when --targets is not given. */
 export const DEFAULT_TARGETS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6', 'zstd:9'] as const
