@@ -20,8 +20,12 @@ const CLI = fileURLToPath(new URL('../services/cli/main.js', import.meta.url))
 const MIB = 1024 * 1024
 const PARTITIONS = 3
 /** Codecs the topics' producers use today, in turn: the audit sees a cluster of mixed habits. */
-const CODECS: readonly CodecSpec[] = [{ codec: 'lz4', level: 1 }, { codec: 'none', level: null }, { codec: 'zstd',
-  level: 3 }, { codec: 'snappy', level: null }]
+const CODECS: readonly CodecSpec[] = [
+  { codec: 'lz4', level: 1 },
+  { codec: 'none', level: null },
+  { codec: 'zstd', level: 3 },
+  { codec: 'snappy', level: null }
+]
 /** Records are stamped over the last hour, so every topic has an ingest rate. */
 const SPAN_MS = 3_600_000
 
@@ -47,8 +51,8 @@ export interface AuditScaleResult {
 
 function sizeRange(): [number, number] {
   const [lo, hi] = (process.env['BENCH_AUDIT_SMALL_MIB'] ?? '1-20').split('-').map(Number)
-  if (!(lo !== undefined && hi !== undefined && lo > 0
-    && hi >= lo)) throw new Error('BENCH_AUDIT_SMALL_MIB takes a range of MiB such as 1-20')
+  if (!(lo !== undefined && hi !== undefined && lo > 0 && hi >= lo))
+    throw new Error('BENCH_AUDIT_SMALL_MIB takes a range of MiB such as 1-20')
   return [lo, hi]
 }
 
@@ -62,10 +66,15 @@ async function fill(producer: Producer, topic: string, bytes: number, seed: numb
   const perRecord = 250
   const records = Math.ceil(bytes / perRecord)
   for (let i = 0; written < bytes; i++) {
-    const value = i % 2 === 0 ? http.next().value : corpus[(i * 7 + seed) % corpus.length] as Buffer
+    const value = i % 2 === 0 ? http.next().value : (corpus[(i * 7 + seed) % corpus.length] as Buffer)
     written += value.length
-    block.push({ topic, partition: i % PARTITIONS, key: null, value,
-      timestamp: now - SPAN_MS + Math.floor((i * SPAN_MS) / records) })
+    block.push({
+      topic,
+      partition: i % PARTITIONS,
+      key: null,
+      value,
+      timestamp: now - SPAN_MS + Math.floor((i * SPAN_MS) / records)
+    })
     if (block.length === 5000) {
       await producer.sendMany(block)
       block = []
@@ -76,12 +85,16 @@ async function fill(producer: Producer, topic: string, bytes: number, seed: numb
 }
 
 function quantile(sorted: readonly number[], q: number): number {
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1,
-    Math.ceil(q * sorted.length) - 1)] as number
+  return sorted.length === 0
+    ? Number.NaN
+    : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number)
 }
 
-export async function auditScaleBench(kafka: BenchKafka, dir: string,
-  log: (s: string) => void): Promise<AuditScaleResult> {
+export async function auditScaleBench(
+  kafka: BenchKafka,
+  dir: string,
+  log: (s: string) => void
+): Promise<AuditScaleResult> {
   const small = envInt('BENCH_AUDIT_SMALL', 200)
   const large = envInt('BENCH_AUDIT_LARGE', 5)
   const largeMiB = envInt('BENCH_AUDIT_LARGE_MIB', 1024)
@@ -90,8 +103,10 @@ export async function auditScaleBench(kafka: BenchKafka, dir: string,
   const prefix = `bench-audit-${Date.now().toString(36)}`
   const connection = { ...DEFAULT_CONNECTION, brokers: kafka.brokers.split(',') }
   const plan = [
-    ...Array.from({ length: small }, (_, i) => ({ topic: `${prefix}-small-${String(i).padStart(3, '0')}`,
-      bytes: Math.round((lo + ((hi - lo) * ((i * 37) % 101)) / 100) * MIB) })),
+    ...Array.from({ length: small }, (_, i) => ({
+      topic: `${prefix}-small-${String(i).padStart(3, '0')}`,
+      bytes: Math.round((lo + ((hi - lo) * ((i * 37) % 101)) / 100) * MIB)
+    })),
     ...Array.from({ length: large }, (_, i) => ({ topic: `${prefix}-large-${i}`, bytes: largeMiB * MIB }))
   ]
   log(`audit bench: filling ${small} topics of ${lo}-${hi} MiB and ${large} of ${largeMiB} MiB`)
@@ -99,8 +114,10 @@ export async function auditScaleBench(kafka: BenchKafka, dir: string,
   let filledBytes = 0
   for (const [i, p] of plan.entries()) {
     await kafka.createTopic(p.topic, PARTITIONS)
-    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: CODECS[i % CODECS.length] as CodecSpec,
-      lingerMs: 50 }, { cluster: createCluster(connection, producerLog), log: producerLog })
+    const producer = new Producer(
+      { ...DEFAULT_PRODUCER_CONFIG, codec: CODECS[i % CODECS.length] as CodecSpec, lingerMs: 50 },
+      { cluster: createCluster(connection, producerLog), log: producerLog }
+    )
     await producer.start()
     try {
       filledBytes += await fill(producer, p.topic, p.bytes, i)
@@ -111,27 +128,60 @@ export async function auditScaleBench(kafka: BenchKafka, dir: string,
   }
   log(`audit bench: ${(filledBytes / MIB).toFixed(0)} MiB written; auditing`)
   const json = join(dir, 'audit.json')
-  const run = await runNodeClient(CLI, ['audit', '--brokers', kafka.brokers, '--topics', `${prefix}-.*`, '--sample',
-    sample, '--json', json, '--quiet'], { timeoutMs: 3_600_000 })
+  const run = await runNodeClient(
+    CLI,
+    ['audit', '--brokers', kafka.brokers, '--topics', `${prefix}-.*`, '--sample', sample, '--json', json, '--quiet'],
+    { timeoutMs: 3_600_000 }
+  )
   if (run.code !== 0) throw new Error(`squeeze audit exited ${run.code}: ${run.stderr.slice(-2000)}`)
   const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
   const walls = report.topics.map((t) => t.wallSeconds).sort((a, b) => a - b)
   return {
-    smallTopics: small, smallMiB: [lo, hi], largeTopics: large, largeMiB, sample, filledBytes,
-    wallSeconds: run.wallSeconds, cpuSeconds: run.cpuSeconds, maxRssMb: run.maxRssMb, exitCode: run.code,
-    perTopic: { p50: quantile(walls, 0.5), p90: quantile(walls, 0.9), max: walls[walls.length - 1] ?? Number.NaN,
-      large: report.topics.filter((t) => t.topic.includes('-large-')).map((t) => t.wallSeconds) },
+    smallTopics: small,
+    smallMiB: [lo, hi],
+    largeTopics: large,
+    largeMiB,
+    sample,
+    filledBytes,
+    wallSeconds: run.wallSeconds,
+    cpuSeconds: run.cpuSeconds,
+    maxRssMb: run.maxRssMb,
+    exitCode: run.code,
+    perTopic: {
+      p50: quantile(walls, 0.5),
+      p90: quantile(walls, 0.9),
+      max: walls[walls.length - 1] ?? Number.NaN,
+      large: report.topics.filter((t) => t.topic.includes('-large-')).map((t) => t.wallSeconds)
+    },
     audited: report.totals.audited
   }
 }
 
 export function auditScaleTable(r: AuditScaleResult): string {
-  return table(['topics', 'data', 'sample', 'audited', 'wall s', 'CPU s', 'peak RSS MB', 'per topic p50 / p90 / max s',
-    'large topics s'], [[
-    `${r.smallTopics} x ${r.smallMiB[0]}-${r.smallMiB[1]} MiB + ${r.largeTopics} x ${r.largeMiB} MiB`,
-      `${(r.filledBytes / MIB).toFixed(0)} MiB`, r.sample, String(r.audited),
-    r.wallSeconds.toFixed(1), r.cpuSeconds.toFixed(1), r.maxRssMb.toFixed(0),
-    `${r.perTopic.p50.toFixed(2)} / ${r.perTopic.p90.toFixed(2)} / ${r.perTopic.max.toFixed(2)}`,
-      r.perTopic.large.map((s) => s.toFixed(1)).join(', ')
-  ]])
+  return table(
+    [
+      'topics',
+      'data',
+      'sample',
+      'audited',
+      'wall s',
+      'CPU s',
+      'peak RSS MB',
+      'per topic p50 / p90 / max s',
+      'large topics s'
+    ],
+    [
+      [
+        `${r.smallTopics} x ${r.smallMiB[0]}-${r.smallMiB[1]} MiB + ${r.largeTopics} x ${r.largeMiB} MiB`,
+        `${(r.filledBytes / MIB).toFixed(0)} MiB`,
+        r.sample,
+        String(r.audited),
+        r.wallSeconds.toFixed(1),
+        r.cpuSeconds.toFixed(1),
+        r.maxRssMb.toFixed(0),
+        `${r.perTopic.p50.toFixed(2)} / ${r.perTopic.p90.toFixed(2)} / ${r.perTopic.max.toFixed(2)}`,
+        r.perTopic.large.map((s) => s.toFixed(1)).join(', ')
+      ]
+    ]
+  )
 }

@@ -17,7 +17,11 @@ const SPECS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:1', 'zstd:3', 'zstd:6', 
 const PER_BATCH = 1000
 const GIB = 1024 ** 3
 
-interface Cell { storedBytes: number; writeCpuSeconds: number; readCpuSeconds: number }
+interface Cell {
+  storedBytes: number
+  writeCpuSeconds: number
+  readCpuSeconds: number
+}
 
 function measure(batches: readonly OutgoingRecord[][], spec: string, packed: boolean): Cell {
   const codec = createCodec(parseCodecSpec(spec))
@@ -45,11 +49,13 @@ function main(): void {
   const batches: OutgoingRecord[][] = []
   let plainBytes = 0
   for (let at = 0; at < count; at += PER_BATCH) {
-    batches.push(Array.from({ length: Math.min(PER_BATCH, count - at) }, () => {
-      const r = generator.next()
-      plainBytes += r.value.length
-      return { key: r.key, value: r.value, headers: [], timestamp: r.timestampMs }
-    }))
+    batches.push(
+      Array.from({ length: Math.min(PER_BATCH, count - at) }, () => {
+        const r = generator.next()
+        plainBytes += r.value.length
+        return { key: r.key, value: r.value, headers: [], timestamp: r.timestampMs }
+      })
+    )
   }
   const rows = SPECS.map((spec) => {
     // Once untimed first, so neither form pays the codec's warm-up.
@@ -60,15 +66,35 @@ function main(): void {
     return { spec, plain, packed, storedRatio: packed.storedBytes / plain.storedBytes }
   })
   const perGiB = (seconds: number): string => fmt(seconds / (plainBytes / GIB), 2)
-  console.log(`Cap'n Proto packed vs plain, ${count} http records (${fmt(plainBytes / 1e6, 1)} MB of values), ` +
-    `${PER_BATCH} per batch; CPU s per GiB of plain values`)
-  const headers = ['codec', 'plain stored', 'packed stored', 'packed / plain',
-    'plain write CPU', 'packed write CPU', 'plain read CPU', 'packed read CPU']
-  console.log(table(headers, rows.map((r) => [
-    r.spec, fmt(r.plain.storedBytes), fmt(r.packed.storedBytes), r.storedRatio.toFixed(3),
-    perGiB(r.plain.writeCpuSeconds), perGiB(r.packed.writeCpuSeconds),
-    perGiB(r.plain.readCpuSeconds), perGiB(r.packed.readCpuSeconds)
-  ])))
+  console.log(
+    `Cap'n Proto packed vs plain, ${count} http records (${fmt(plainBytes / 1e6, 1)} MB of values), ` +
+      `${PER_BATCH} per batch; CPU s per GiB of plain values`
+  )
+  const headers = [
+    'codec',
+    'plain stored',
+    'packed stored',
+    'packed / plain',
+    'plain write CPU',
+    'packed write CPU',
+    'plain read CPU',
+    'packed read CPU'
+  ]
+  console.log(
+    table(
+      headers,
+      rows.map((r) => [
+        r.spec,
+        fmt(r.plain.storedBytes),
+        fmt(r.packed.storedBytes),
+        r.storedRatio.toFixed(3),
+        perGiB(r.plain.writeCpuSeconds),
+        perGiB(r.packed.writeCpuSeconds),
+        perGiB(r.plain.readCpuSeconds),
+        perGiB(r.packed.readCpuSeconds)
+      ])
+    )
+  )
   const out = process.argv[2] ?? 'bench-capnp-packing.json'
   writeJson(out, { records: count, plainValueBytes: plainBytes, perBatch: PER_BATCH, rows })
 }

@@ -26,10 +26,21 @@ export interface CeilingRow {
   readonly cliRatio: number
 }
 
-export const TARGETS: readonly CodecSpec[] = [{ codec: 'zstd', level: 3 }, { codec: 'lz4', level: 1 }]
+export const TARGETS: readonly CodecSpec[] = [
+  { codec: 'zstd', level: 3 },
+  { codec: 'lz4', level: 1 }
+]
 
-export function codecCeiling(input: InputKind, values: readonly Buffer[], batchBytes: number, dir: string): CeilingRow[] {
-  const batches = buildBatches(values.map((value) => ({ key: null, value, timestamp: 0 })), batchBytes)
+export function codecCeiling(
+  input: InputKind,
+  values: readonly Buffer[],
+  batchBytes: number,
+  dir: string
+): CeilingRow[] {
+  const batches = buildBatches(
+    values.map((value) => ({ key: null, value, timestamp: 0 })),
+    batchBytes
+  )
   const file = join(dir, `${input}-batches.bin`)
   writeFileSync(file, Buffer.concat(batches.sections))
   const runs = Math.max(3, benchRuns())
@@ -37,18 +48,30 @@ export function codecCeiling(input: InputKind, values: readonly Buffer[], batchB
     const spec = TARGETS[i] as CodecSpec
     const cli = cliBench(spec, file, batchBytes, runs)
     return {
-      input, target: formatCodecSpec(spec), batches: batches.sections.length, ratio: lib.ratio,
-      libCompressMBps: lib.compressMBPerSecond, libDecompressMBps: lib.decompressMBPerSecond,
-      cliCompressMBps: cli.compress, cliDecompressMBps: cli.decompress, cliRatio: cli.ratio
+      input,
+      target: formatCodecSpec(spec),
+      batches: batches.sections.length,
+      ratio: lib.ratio,
+      libCompressMBps: lib.compressMBPerSecond,
+      libDecompressMBps: lib.decompressMBPerSecond,
+      cliCompressMBps: cli.compress,
+      cliDecompressMBps: cli.decompress,
+      cliRatio: cli.ratio
     }
   })
 }
 
 /** `zstd -b3 -B<batch>` / `lz4 -b1`: the CLI's own benchmark (wall clock, one thread), median of runs. */
-function cliBench(spec: CodecSpec, file: string, batchBytes: number, runs: number): { compress: number; decompress: number; ratio: number } {
-  const args = spec.codec === 'zstd'
-    ? [`-b${spec.level ?? 3}`, '-i1', `-B${batchBytes}`, file]
-    : [`-b${spec.level ?? 1}`, '-i1', file]
+function cliBench(
+  spec: CodecSpec,
+  file: string,
+  batchBytes: number,
+  runs: number
+): { compress: number; decompress: number; ratio: number } {
+  const args =
+    spec.codec === 'zstd'
+      ? [`-b${spec.level ?? 3}`, '-i1', `-B${batchBytes}`, file]
+      : [`-b${spec.level ?? 1}`, '-i1', file]
   const results = Array.from({ length: runs }, () => {
     // zstd prints its result on stdout, lz4 on stderr (with \r progress lines): read both.
     const r = spawnSync(spec.codec, args, { encoding: 'utf8' })
@@ -56,7 +79,11 @@ function cliBench(spec: CodecSpec, file: string, batchBytes: number, runs: numbe
     const out = `${r.stdout}${r.stderr}`
     return parseCliBench(out)
   })
-  return { compress: median(results.map((r) => r.compress)), decompress: median(results.map((r) => r.decompress)), ratio: median(results.map((r) => r.ratio)) }
+  return {
+    compress: median(results.map((r) => r.compress)),
+    decompress: median(results.map((r) => r.decompress)),
+    ratio: median(results.map((r) => r.ratio))
+  }
 }
 
 function parseCliBench(text: string): { compress: number; decompress: number; ratio: number } {
@@ -68,8 +95,30 @@ function parseCliBench(text: string): { compress: number; decompress: number; ra
 
 export function ceilingTable(rows: readonly CeilingRow[]): string {
   return table(
-    ['input', 'codec', 'batches', 'ratio', 'lib compress MB/s/core', 'lib decompress MB/s/core', 'CLI compress MB/s', 'CLI decompress MB/s', 'CLI ratio', 'lib / CLI compress'],
-    rows.map((r) => [r.input, r.target, fmt(r.batches), fmt(r.ratio, 2), fmt(r.libCompressMBps), fmt(r.libDecompressMBps), fmt(r.cliCompressMBps), fmt(r.cliDecompressMBps), fmt(r.cliRatio, 2), `${(r.libCompressMBps / r.cliCompressMBps).toFixed(2)}x`])
+    [
+      'input',
+      'codec',
+      'batches',
+      'ratio',
+      'lib compress MB/s/core',
+      'lib decompress MB/s/core',
+      'CLI compress MB/s',
+      'CLI decompress MB/s',
+      'CLI ratio',
+      'lib / CLI compress'
+    ],
+    rows.map((r) => [
+      r.input,
+      r.target,
+      fmt(r.batches),
+      fmt(r.ratio, 2),
+      fmt(r.libCompressMBps),
+      fmt(r.libDecompressMBps),
+      fmt(r.cliCompressMBps),
+      fmt(r.cliDecompressMBps),
+      fmt(r.cliRatio, 2),
+      `${(r.libCompressMBps / r.cliCompressMBps).toFixed(2)}x`
+    ])
   )
 }
 

@@ -14,7 +14,14 @@ import { createLogger } from '../lib/log/logger.js'
  * cpuSeconds (all reads), and the last read's split of CPU into decompression and decoding.
  */
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, format: { type: 'string' }, passes: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: {
+      brokers: { type: 'string' },
+      topic: { type: 'string' },
+      format: { type: 'string' },
+      passes: { type: 'string' }
+    }
+  })
   const passes = Math.max(1, Number(values.passes ?? 1))
   const topic = values.topic ?? ''
   const log = createLogger({ level: 'warn', name: 'bench-consumer' })
@@ -28,7 +35,10 @@ async function main(): Promise<void> {
   let measurements = new TopicMeasurements(() => format, log)
   for (let p = 0; p < passes; p++) {
     measurements = new TopicMeasurements(() => format, log)
-    const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: true }, { cluster, admin, log })
+    const reader = new PartitionReader(
+      { ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: true },
+      { cluster, admin, log }
+    )
     const t0 = process.hrtime.bigint()
     await reader.run(measurements)
     passSeconds.push(Number(process.hrtime.bigint() - t0) / 1e9)
@@ -37,10 +47,18 @@ async function main(): Promise<void> {
   const cpu = process.cpuUsage(cpu0)
   const m = measurements.get(topic)
   await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
-  process.stdout.write(`${JSON.stringify({
-    records: m.records, seconds, passSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, uncompressedBytes: m.uncompressedBytes,
-    decompressCpuSeconds: m.decompressCpuSeconds, decodeCpuSeconds: m.decodeCpuSeconds, corruptRecords: m.corruptRecords
-  })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({
+      records: m.records,
+      seconds,
+      passSeconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      uncompressedBytes: m.uncompressedBytes,
+      decompressCpuSeconds: m.decompressCpuSeconds,
+      decodeCpuSeconds: m.decodeCpuSeconds,
+      corruptRecords: m.corruptRecords
+    })}\n`
+  )
 }
 
 await main()

@@ -1,7 +1,13 @@
 import { parseArgs } from 'node:util'
 import { parseCodecSpec } from '../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../lib/codecs/kafkajs-plugin.js'
-import { COPIER_PRODUCER_DEFAULTS, COPY_BATCHING, Copier, defaultDestination, type CopyBatching } from '../lib/copier/copier.js'
+import {
+  COPIER_PRODUCER_DEFAULTS,
+  COPY_BATCHING,
+  Copier,
+  defaultDestination,
+  type CopyBatching
+} from '../lib/copier/copier.js'
 import { prepareDestinations } from '../lib/copier/destinations.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createLogger } from '../lib/log/logger.js'
@@ -20,10 +26,21 @@ function threads(value: string | undefined): { compressionThreads?: number } {
 
 async function main(): Promise<void> {
   installKafkajsDecoders()
-  const { values } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, targets: { type: 'string' }, group: { type: 'string' }, prefix: { type: 'string' }, batching: { type: 'string' },
-    'compression-threads': { type: 'string' } } })
+  const { values } = parseArgs({
+    options: {
+      brokers: { type: 'string' },
+      topic: { type: 'string' },
+      targets: { type: 'string' },
+      group: { type: 'string' },
+      prefix: { type: 'string' },
+      batching: { type: 'string' },
+      'compression-threads': { type: 'string' }
+    }
+  })
   // An older build's client, run as a baseline, has no --batching: it re-batches.
-  const batching = (COPY_BATCHING as readonly string[]).includes(values.batching ?? '') ? values.batching as CopyBatching : 'rebatch'
+  const batching = (COPY_BATCHING as readonly string[]).includes(values.batching ?? '')
+    ? (values.batching as CopyBatching)
+    : 'rebatch'
   const source = values.topic ?? ''
   const targets = (values.targets ?? '').split(',').map((t) => {
     const spec = parseCodecSpec(t)
@@ -34,7 +51,12 @@ async function main(): Promise<void> {
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
   const producer = new Producer(
-    { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, ...threads(values['compression-threads']), topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    {
+      ...DEFAULT_PRODUCER_CONFIG,
+      ...COPIER_PRODUCER_DEFAULTS,
+      ...threads(values['compression-threads']),
+      topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec]))
+    },
     { cluster: createCluster(connection, log), log }
   )
   await Promise.all([admin.connect(), cluster.connect()])
@@ -43,12 +65,26 @@ async function main(): Promise<void> {
   let t0: bigint | undefined
   let cpu0: NodeJS.CpuUsage | undefined
   const copier = new Copier(
-    { sourceTopic: source, groupId: values.group ?? `bench-copier-${Date.now()}`, targets, exactlyOnce: false, commitIntervalMs: 1000, stopAtEnd: true, batching },
-    { cluster, admin, producer, log, onProgress: () => {
-      if (t0 !== undefined) return
-      t0 = process.hrtime.bigint()
-      cpu0 = process.cpuUsage()
-    } }
+    {
+      sourceTopic: source,
+      groupId: values.group ?? `bench-copier-${Date.now()}`,
+      targets,
+      exactlyOnce: false,
+      commitIntervalMs: 1000,
+      stopAtEnd: true,
+      batching
+    },
+    {
+      cluster,
+      admin,
+      producer,
+      log,
+      onProgress: () => {
+        if (t0 !== undefined) return
+        t0 = process.hrtime.bigint()
+        cpu0 = process.cpuUsage()
+      }
+    }
   )
   await copier.run()
   await producer.flush()
@@ -58,10 +94,19 @@ async function main(): Promise<void> {
   await Promise.all([admin.disconnect(), cluster.disconnect()])
   const stats = copier.snapshot()
   const produced = producer.snapshot()
-  process.stdout.write(`${JSON.stringify({
-    sourceRecords: stats.sourceRecords, sourceBytes: stats.sourceBytes, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    targets: targets.length, producedBytes: produced.uncompressedBytes, compressCpuSeconds: produced.compressCpuSeconds, decompressCpuSeconds: stats.decompressCpuSeconds, recordsFailed: produced.recordsFailed
-  })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({
+      sourceRecords: stats.sourceRecords,
+      sourceBytes: stats.sourceBytes,
+      seconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      targets: targets.length,
+      producedBytes: produced.uncompressedBytes,
+      compressCpuSeconds: produced.compressCpuSeconds,
+      decompressCpuSeconds: stats.decompressCpuSeconds,
+      recordsFailed: produced.recordsFailed
+    })}\n`
+  )
 }
 
 await main()

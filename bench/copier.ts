@@ -39,17 +39,50 @@ const CLIENT = fileURLToPath(new URL('./copier-client.js', import.meta.url))
  */
 const BASELINE = process.env.BENCH_COPIER_BASELINE
 
-interface CopierSample { mbps: number; rps: number; cpuPerGbPerTarget: number; compressShare: number; decompressShare: number; rss: number; records: number }
+interface CopierSample {
+  mbps: number
+  rps: number
+  cpuPerGbPerTarget: number
+  compressShare: number
+  decompressShare: number
+  rss: number
+  records: number
+}
 
-async function copyOnce(client: string, args: readonly string[], kafka: BenchKafka, source: string, prefix: string): Promise<CopierSample & { cpuSeconds: number }> {
-  const r = must(await runNodeClient(client, ['--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix, ...args], { timeoutMs: 180_000 }), 'copier')
+async function copyOnce(
+  client: string,
+  args: readonly string[],
+  kafka: BenchKafka,
+  source: string,
+  prefix: string
+): Promise<CopierSample & { cpuSeconds: number }> {
+  const r = must(
+    await runNodeClient(
+      client,
+      ['--brokers', kafka.brokers, '--topic', source, '--targets', COPY_TARGETS.join(','), '--prefix', prefix, ...args],
+      { timeoutMs: 180_000 }
+    ),
+    'copier'
+  )
   const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
-    sourceRecords: number; sourceBytes: number; seconds: number; cpuSeconds: number; compressCpuSeconds: number; decompressCpuSeconds?: number; recordsFailed: number
+    sourceRecords: number
+    sourceBytes: number
+    seconds: number
+    cpuSeconds: number
+    compressCpuSeconds: number
+    decompressCpuSeconds?: number
+    recordsFailed: number
   }
   if (out.recordsFailed > 0) throw new Error(`copier: ${out.recordsFailed} records undelivered`)
   return {
-    mbps: mb(out.sourceBytes) / out.seconds, rps: out.sourceRecords / out.seconds, cpuPerGbPerTarget: out.cpuSeconds / gb(out.sourceBytes) / COPY_TARGETS.length,
-    compressShare: out.compressCpuSeconds / out.cpuSeconds, decompressShare: (out.decompressCpuSeconds ?? NaN) / out.cpuSeconds, rss: r.maxRssMb, records: out.sourceRecords, cpuSeconds: out.cpuSeconds
+    mbps: mb(out.sourceBytes) / out.seconds,
+    rps: out.sourceRecords / out.seconds,
+    cpuPerGbPerTarget: out.cpuSeconds / gb(out.sourceBytes) / COPY_TARGETS.length,
+    compressShare: out.compressCpuSeconds / out.cpuSeconds,
+    decompressShare: (out.decompressCpuSeconds ?? NaN) / out.cpuSeconds,
+    rss: r.maxRssMb,
+    records: out.sourceRecords,
+    cpuSeconds: out.cpuSeconds
   }
 }
 
@@ -60,23 +93,41 @@ export async function copierBench(kafka: BenchKafka, source: string, log: (s: st
     { build: 'source batching', client: CLIENT, args: ['--batching', 'source'] },
     { build: 'rebatch', client: CLIENT, args: ['--batching', 'rebatch'] },
     // The second core: compression off the event loop, which source batching leaves as most of the copier's work.
-    { build: 'source batching, 1 compression thread', client: CLIENT, args: ['--batching', 'source', '--compression-threads', '1'] },
+    {
+      build: 'source batching, 1 compression thread',
+      client: CLIENT,
+      args: ['--batching', 'source', '--compression-threads', '1']
+    },
     ...(BASELINE === undefined || BASELINE === '' ? [] : [{ build: 'baseline', client: BASELINE, args: [] }])
   ]
   const samples = new Map<string, CopierSample[]>(builds.map((b) => [b.build, []]))
   for (let run = 0; run < runs; run++) {
     for (const { build, client, args } of run % 2 === 0 ? builds : [...builds].reverse()) {
-      const s = await copyOnce(client, args, kafka, source, `bench-copy-${run}-${build.replace(/[^a-z0-9]+/g, '-')}-${Date.now()}`)
+      const s = await copyOnce(
+        client,
+        args,
+        kafka,
+        source,
+        `bench-copy-${run}-${build.replace(/[^a-z0-9]+/g, '-')}-${Date.now()}`
+      )
       samples.get(build)?.push(s)
-      log(`copier run ${run + 1}/${runs}${builds.length > 1 ? ` (${build})` : ''}: ${s.mbps.toFixed(1)} source MB/s, ${s.cpuSeconds.toFixed(2)} s CPU, ${s.rss.toFixed(0)} MB RSS`)
+      log(
+        `copier run ${run + 1}/${runs}${builds.length > 1 ? ` (${build})` : ''}: ${s.mbps.toFixed(1)} source MB/s, ${s.cpuSeconds.toFixed(2)} s CPU, ${s.rss.toFixed(0)} MB RSS`
+      )
     }
   }
   return builds.map(({ build }) => {
     const list = samples.get(build) ?? []
     return {
-      build, runs, targets: COPY_TARGETS.length, sourceRecords: list[0]?.records ?? 0,
-      sourceMbPerSecond: median(list.map((s) => s.mbps)), sourceMbPerSecondRuns: list.map((s) => s.mbps), recordsPerSecond: median(list.map((s) => s.rps)),
-      cpuSecondsPerGbPerTarget: median(list.map((s) => s.cpuPerGbPerTarget)), compressShareOfCpu: median(list.map((s) => s.compressShare)),
+      build,
+      runs,
+      targets: COPY_TARGETS.length,
+      sourceRecords: list[0]?.records ?? 0,
+      sourceMbPerSecond: median(list.map((s) => s.mbps)),
+      sourceMbPerSecondRuns: list.map((s) => s.mbps),
+      recordsPerSecond: median(list.map((s) => s.rps)),
+      cpuSecondsPerGbPerTarget: median(list.map((s) => s.cpuPerGbPerTarget)),
+      compressShareOfCpu: median(list.map((s) => s.compressShare)),
       decompressShareOfCpu: median(list.map((s) => s.decompressShare)),
       maxRssMb: Math.max(...list.map((s) => s.rss))
     }
@@ -84,18 +135,47 @@ export async function copierBench(kafka: BenchKafka, source: string, log: (s: st
 }
 
 export function copierTable(rows: readonly CopierRow[]): string {
-  const body = table(['batching', 'targets', 'source records', 'source MB/s (sustained)', 'runs (MB/s)', 'source records/s', 'CPU s per GB per target', 'compress share of CPU',
-    'decompress share of CPU', 'peak RSS MB'],
-  rows.map((row) => [row.build, COPY_TARGETS.join(','), fmt(row.sourceRecords), fmt(row.sourceMbPerSecond, 1), row.sourceMbPerSecondRuns.map((v) => v.toFixed(1)).join(', '),
-    fmt(row.recordsPerSecond), fmt(row.cpuSecondsPerGbPerTarget, 1), `${(row.compressShareOfCpu * 100).toFixed(0)}%`, `${(row.decompressShareOfCpu * 100).toFixed(0)}%`, fmt(row.maxRssMb)]))
+  const body = table(
+    [
+      'batching',
+      'targets',
+      'source records',
+      'source MB/s (sustained)',
+      'runs (MB/s)',
+      'source records/s',
+      'CPU s per GB per target',
+      'compress share of CPU',
+      'decompress share of CPU',
+      'peak RSS MB'
+    ],
+    rows.map((row) => [
+      row.build,
+      COPY_TARGETS.join(','),
+      fmt(row.sourceRecords),
+      fmt(row.sourceMbPerSecond, 1),
+      row.sourceMbPerSecondRuns.map((v) => v.toFixed(1)).join(', '),
+      fmt(row.recordsPerSecond),
+      fmt(row.cpuSecondsPerGbPerTarget, 1),
+      `${(row.compressShareOfCpu * 100).toFixed(0)}%`,
+      `${(row.decompressShareOfCpu * 100).toFixed(0)}%`,
+      fmt(row.maxRssMb)
+    ])
+  )
   // Each row against re-batching, pair by pair (the runs alternate, so a pair shares the broker's load).
   const rebatch = rows.find((r) => r.build === 'rebatch')
-  const ratios = rebatch === undefined ? [] : rows.filter((r) => r !== rebatch).map((row) => {
-    const pairs = row.sourceMbPerSecondRuns.map((v, i) => v / (rebatch.sourceMbPerSecondRuns[i] ?? NaN))
-    const sorted = [...pairs].sort((a, b) => a - b)
-    return `${row.build} / rebatch, source MB/s: ${(median(pairs)).toFixed(2)}x median of the ${pairs.length} back-to-back pairs ` +
-      `(${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${(row.sourceMbPerSecond / rebatch.sourceMbPerSecond).toFixed(2)}x`
-  })
+  const ratios =
+    rebatch === undefined
+      ? []
+      : rows
+          .filter((r) => r !== rebatch)
+          .map((row) => {
+            const pairs = row.sourceMbPerSecondRuns.map((v, i) => v / (rebatch.sourceMbPerSecondRuns[i] ?? NaN))
+            const sorted = [...pairs].sort((a, b) => a - b)
+            return (
+              `${row.build} / rebatch, source MB/s: ${median(pairs).toFixed(2)}x median of the ${pairs.length} back-to-back pairs ` +
+              `(${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${(row.sourceMbPerSecond / rebatch.sourceMbPerSecond).toFixed(2)}x`
+            )
+          })
   return [body, ...ratios].join('\n\n')
 }
 

@@ -4,7 +4,22 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { benchRuns, envInt, fmt, fmtRatio, gb, median, must, ratio, roundOrder, runChild, runNodeClient, table, writeJson, type ChildRun } from './lib/harness.js'
+import {
+  benchRuns,
+  envInt,
+  fmt,
+  fmtRatio,
+  gb,
+  median,
+  must,
+  ratio,
+  roundOrder,
+  runChild,
+  runNodeClient,
+  table,
+  writeJson,
+  type ChildRun
+} from './lib/harness.js'
 import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
 import { corpusLines } from '../test/helpers/corpus.js'
 import { FIXTURES } from './parse.js'
@@ -95,12 +110,35 @@ function librdkafkaCompression(): { codec: string; level: string } {
 
 /** The producer settings every librdkafka peer gets, the same as squeeze's defaults and -X flags here. */
 function librdkafkaSettings(): string[] {
-  return [`linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'batch.num.messages=1000000', 'enable.idempotence=true', `compression.codec=${librdkafkaCompression().codec}`]
+  return [
+    `linger.ms=${LINGER_MS}`,
+    `batch.size=${BATCH_BYTES}`,
+    'batch.num.messages=1000000',
+    'enable.idempotence=true',
+    `compression.codec=${librdkafkaCompression().codec}`
+  ]
 }
 
 function squeezeArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
-  return ['produce', '--brokers', kafka.brokers, '--topic', topic, '--kind', input.kind, '--source', 'file', '--file', input.path,
-    '--codec', CODEC, '-X', `linger.ms=${LINGER_MS}`, '-X', `batch.size=${BATCH_BYTES}`]
+  return [
+    'produce',
+    '--brokers',
+    kafka.brokers,
+    '--topic',
+    topic,
+    '--kind',
+    input.kind,
+    '--source',
+    'file',
+    '--file',
+    input.path,
+    '--codec',
+    CODEC,
+    '-X',
+    `linger.ms=${LINGER_MS}`,
+    '-X',
+    `batch.size=${BATCH_BYTES}`
+  ]
 }
 
 function kcatArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
@@ -150,12 +188,22 @@ async function rsyslogRun(kafka: BenchKafka, input: Input, topic: string, dir: s
   const conf = join(home, 'rsyslog.conf')
   writeFileSync(conf, rsyslogConfig(work, input, kafka.brokers, topic))
   const spawnedAt = process.hrtime.bigint()
-  const child = spawn(RSYSLOGD, ['-n', '-f', conf, '-i', join(home, 'rsyslogd.pid')], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(RSYSLOGD, ['-n', '-f', conf, '-i', join(home, 'rsyslogd.pid')], {
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
   let stderr = ''
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString('utf8') })
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString('utf8')
+  })
   let exit: number | null | undefined
-  const exited = new Promise<void>((resolve) => child.on('close', (code) => { exit = code; resolve() }))
-  const failure = (why: string): Error => new Error(`rsyslogd ${input.kind}: ${why}; stderr tail:\n${stderr.trimEnd().split('\n').slice(-15).join('\n')}`)
+  const exited = new Promise<void>((resolve) =>
+    child.on('close', (code) => {
+      exit = code
+      resolve()
+    })
+  )
+  const failure = (why: string): Error =>
+    new Error(`rsyslogd ${input.kind}: ${why}; stderr tail:\n${stderr.trimEnd().split('\n').slice(-15).join('\n')}`)
   try {
     let last = -1
     let progressAt = Date.now()
@@ -192,15 +240,30 @@ function runSqueeze(cli: string, args: readonly string[]): Promise<ChildRun> {
     : runChild(cli, args, { timeoutMs: 600_000, env: { SQUEEZE_NODE: process.execPath } })
 }
 
-async function sample(kafka: BenchKafka, input: Input, peer: EndToEndPeer, round: number, dir: string): Promise<Sample> {
+async function sample(
+  kafka: BenchKafka,
+  input: Input,
+  peer: EndToEndPeer,
+  round: number,
+  dir: string
+): Promise<Sample> {
   const topic = await kafka.createTopic(`bench-e2e-${peer}-${input.kind}-${round}-${Date.now()}`, PARTITIONS)
-  const run: Measured = peer === 'squeeze' || peer === 'squeeze-base'
-    ? must(await runSqueeze(peer === 'squeeze' ? CLI : BASELINE_CLI as string, squeezeArgs(kafka, topic, input)), `${peer} produce ${input.kind}`)
-    : peer === 'kcat'
-      ? must(await runChild('kcat', kcatArgs(kafka, topic, input), { timeoutMs: 600_000 }), `kcat -P ${input.kind}`)
-      : await rsyslogRun(kafka, input, topic, dir)
+  const run: Measured =
+    peer === 'squeeze' || peer === 'squeeze-base'
+      ? must(
+          await runSqueeze(peer === 'squeeze' ? CLI : (BASELINE_CLI as string), squeezeArgs(kafka, topic, input)),
+          `${peer} produce ${input.kind}`
+        )
+      : peer === 'kcat'
+        ? must(await runChild('kcat', kcatArgs(kafka, topic, input), { timeoutMs: 600_000 }), `kcat -P ${input.kind}`)
+        : await rsyslogRun(kafka, input, topic, dir)
   const stored = await kafka.storedBytes(topic)
-  return { linesPerSecond: input.lines / run.wallSeconds, cpuSecondsPerGb: run.cpuSeconds / gb(input.bytes), maxRssMb: run.maxRssMb, storedRatio: ratio(input.bytes, stored) }
+  return {
+    linesPerSecond: input.lines / run.wallSeconds,
+    cpuSecondsPerGb: run.cpuSeconds / gb(input.bytes),
+    maxRssMb: run.maxRssMb,
+    storedRatio: ratio(input.bytes, stored)
+  }
 }
 
 function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndToEndRow {
@@ -211,8 +274,17 @@ function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndT
     storedRatio: how(samples.map((s) => s.storedRatio))
   })
   const squeeze = peer === 'squeeze' || peer === 'squeeze-base'
-  const stores = squeeze && input.kind === 'http' ? 'Cap\'n Proto HTTP records' : squeeze ? 'lines (checked)' : 'lines'
-  return { kind: input.kind, peer, stores, lines: input.lines, bytes: input.bytes, median: at(median), min: at((v) => Math.min(...v)), max: at((v) => Math.max(...v)) }
+  const stores = squeeze && input.kind === 'http' ? "Cap'n Proto HTTP records" : squeeze ? 'lines (checked)' : 'lines'
+  return {
+    kind: input.kind,
+    peer,
+    stores,
+    lines: input.lines,
+    bytes: input.bytes,
+    median: at(median),
+    min: at((v) => Math.min(...v)),
+    max: at((v) => Math.max(...v))
+  }
 }
 
 /**
@@ -221,16 +293,22 @@ function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndT
  * be logged, and the run would wait for lines that never come).
  */
 function checkRsyslog(dir: string, input: Input, brokers: string): void {
-  if (!existsSync(RSYSLOGD)) throw new Error(`end-to-end bench: ${RSYSLOGD} is missing (apt-get install rsyslog rsyslog-kafka; scripts/bench.sh does)`)
+  if (!existsSync(RSYSLOGD))
+    throw new Error(
+      `end-to-end bench: ${RSYSLOGD} is missing (apt-get install rsyslog rsyslog-kafka; scripts/bench.sh does)`
+    )
   const conf = join(dir, 'rsyslog-check.conf')
   writeFileSync(conf, rsyslogConfig(dir, input, brokers, 'bench-e2e-check'))
   try {
     execFileSync(RSYSLOGD, ['-N1', '-f', conf], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
   } catch (err) {
     const out = err as { stdout?: string; stderr?: string }
-    throw new Error(`end-to-end bench: rsyslogd -N1 refuses its configuration:\n${out.stderr ?? ''}${out.stdout ?? ''}`, {
-      cause: err
-    })
+    throw new Error(
+      `end-to-end bench: rsyslogd -N1 refuses its configuration:\n${out.stderr ?? ''}${out.stdout ?? ''}`,
+      {
+        cause: err
+      }
+    )
   }
 }
 
@@ -240,7 +318,9 @@ export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: str
   const runs = benchRuns()
   const start = loadavg()[0] as number
   const kinds = process.env['BENCH_E2E_KINDS']?.split(',')
-  const inputs = FIXTURES.filter(({ kind }) => kinds?.includes(kind) ?? true).map(({ kind, file }) => writeInput(dir, kind, file, lines))
+  const inputs = FIXTURES.filter(({ kind }) => kinds?.includes(kind) ?? true).map(({ kind, file }) =>
+    writeInput(dir, kind, file, lines)
+  )
   checkRsyslog(dir, inputs[0] as Input, kafka.brokers)
   // One untimed kcat run per file first: the first batches after the broker starts meet a cold JVM, and whichever
   // peer met them was slowed by it (squeeze, which always ran first).
@@ -262,13 +342,21 @@ export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: str
       }
     }
   }
-  const rows = inputs.flatMap((input) => PEERS.map((peer) => row(input, peer, samples.get(`${peer} ${input.kind}`) ?? [])))
+  const rows = inputs.flatMap((input) =>
+    PEERS.map((peer) => row(input, peer, samples.get(`${peer} ${input.kind}`) ?? []))
+  )
   return { lines, codec: CODEC, runs, load: { start, end: loadavg()[0] as number }, rows }
 }
 
 /** squeeze's median lines/s over the peer's, per format. */
-export function versusPeer(rows: readonly EndToEndRow[], kind: string, peer: EndToEndPeer, of: EndToEndPeer = 'squeeze'): number {
-  const rate = (p: EndToEndPeer): number => rows.find((r) => r.peer === p && r.kind === kind)?.median.linesPerSecond ?? NaN
+export function versusPeer(
+  rows: readonly EndToEndRow[],
+  kind: string,
+  peer: EndToEndPeer,
+  of: EndToEndPeer = 'squeeze'
+): number {
+  const rate = (p: EndToEndPeer): number =>
+    rows.find((r) => r.peer === p && r.kind === kind)?.median.linesPerSecond ?? NaN
   return ratio(rate(of), rate(peer))
 }
 
@@ -279,10 +367,34 @@ export function endToEndTitle(result: EndToEndResult): string {
 export function endToEndTable(result: EndToEndResult): string {
   const spread = (r: EndToEndRow): string => `${fmt(r.min.linesPerSecond / 1000)}-${fmt(r.max.linesPerSecond / 1000)}`
   return table(
-    ['format', 'peer', 'stores', 'MB', 'k lines/s', 'min-max', 'CPU s/GB', 'min-max', 'peak RSS MB', 'stored ratio', 'vs rsyslog', 'vs kcat'],
-    result.rows.map((r) => [r.kind, r.peer, r.stores, fmt(r.bytes / 1e6, 1), fmt(r.median.linesPerSecond / 1000), spread(r), fmt(r.median.cpuSecondsPerGb, 1),
-      `${fmt(r.min.cpuSecondsPerGb, 1)}-${fmt(r.max.cpuSecondsPerGb, 1)}`, fmt(r.median.maxRssMb), fmt(r.median.storedRatio, 2),
-      r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'rsyslog', r.peer)) : '', r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'kcat', r.peer)) : ''])
+    [
+      'format',
+      'peer',
+      'stores',
+      'MB',
+      'k lines/s',
+      'min-max',
+      'CPU s/GB',
+      'min-max',
+      'peak RSS MB',
+      'stored ratio',
+      'vs rsyslog',
+      'vs kcat'
+    ],
+    result.rows.map((r) => [
+      r.kind,
+      r.peer,
+      r.stores,
+      fmt(r.bytes / 1e6, 1),
+      fmt(r.median.linesPerSecond / 1000),
+      spread(r),
+      fmt(r.median.cpuSecondsPerGb, 1),
+      `${fmt(r.min.cpuSecondsPerGb, 1)}-${fmt(r.max.cpuSecondsPerGb, 1)}`,
+      fmt(r.median.maxRssMb),
+      fmt(r.median.storedRatio, 2),
+      r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'rsyslog', r.peer)) : '',
+      r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'kcat', r.peer)) : ''
+    ])
   )
 }
 

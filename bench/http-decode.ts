@@ -28,7 +28,9 @@ function recordsPerSecond<T>(items: readonly T[], fn: (item: T) => number): numb
 function main(): void {
   const gen = createGenerator('http', { seed: 11 })
   const values = Array.from({ length: 10_000 }, () => gen.next().value)
-  const json = values.map((v) => JSON.stringify(readHttpRequest(v), (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)))
+  const json = values.map((v) =>
+    JSON.stringify(readHttpRequest(v), (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))
+  )
   const http = formatFor('http')
   const fast = recordsPerSecond(values, (v) => Object.keys(readHttpRequest(v)).length)
   const zeroCopy = recordsPerSecond(values, (v) => http.decode(v))
@@ -39,13 +41,20 @@ function main(): void {
     return n
   })
   console.log('http decode, 10k records, every field read (records/s):')
-  console.table({ 'capnp fast reader (plain object)': fast, 'capnp zero-copy read (consumer decode)': zeroCopy, 'capnp-ts reference': reference, 'JSON.parse (same records)': parsed })
+  console.table({
+    'capnp fast reader (plain object)': fast,
+    'capnp zero-copy read (consumer decode)': zeroCopy,
+    'capnp-ts reference': reference,
+    'JSON.parse (same records)': parsed
+  })
   const result = {
     records: values.length,
     recordsPerSecond: { fastReader: fast, zeroCopy, capnpTs: reference, jsonParse: parsed },
     ratios: { fastVsJsonParse: fast / parsed, zeroCopyVsJsonParse: zeroCopy / parsed, fastVsCapnpTs: fast / reference }
   }
-  console.log(`fast reader / JSON.parse = ${result.ratios.fastVsJsonParse.toFixed(2)}x, zero-copy / JSON.parse = ${result.ratios.zeroCopyVsJsonParse.toFixed(2)}x, fast reader / capnp-ts = ${result.ratios.fastVsCapnpTs.toFixed(2)}x`)
+  console.log(
+    `fast reader / JSON.parse = ${result.ratios.fastVsJsonParse.toFixed(2)}x, zero-copy / JSON.parse = ${result.ratios.zeroCopyVsJsonParse.toFixed(2)}x, fast reader / capnp-ts = ${result.ratios.fastVsCapnpTs.toFixed(2)}x`
+  )
   writeFileSync(process.argv[2] ?? 'bench-http-decode.json', JSON.stringify(result, null, 2))
 }
 

@@ -36,15 +36,27 @@ export interface KeepingUpSample {
 }
 
 async function main(): Promise<void> {
-  const { values: v } = parseArgs({ options: { brokers: { type: 'string' }, topic: { type: 'string' }, codec: { type: 'string' }, rate: { type: 'string' }, records: { type: 'string' } } })
+  const { values: v } = parseArgs({
+    options: {
+      brokers: { type: 'string' },
+      topic: { type: 'string' },
+      codec: { type: 'string' },
+      rate: { type: 'string' },
+      records: { type: 'string' }
+    }
+  })
   const topic = v.topic as string
   const log = createLogger({ level: 'warn', name: 'bench-keeping-up' })
-  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec(v.codec as string) }, { cluster: createCluster({ ...DEFAULT_CONNECTION, brokers: (v.brokers as string).split(',') }, log), log })
+  const producer = new Producer(
+    { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec(v.codec as string) },
+    { cluster: createCluster({ ...DEFAULT_CONNECTION, brokers: (v.brokers as string).split(',') }, log), log }
+  )
   const levels: Array<{ level: number | null; uncompressedBytes: number }> = []
   producer.onBatchAcked((b) => levels.push({ level: b.level, uncompressedBytes: b.uncompressedBytes }))
   await producer.start()
   const pool: Array<{ key: Buffer | null; value: Buffer | null }> = []
-  for await (const item of generateRecords({ kind: 'http', seed: 1, records: POOL_RECORDS })) if (item.kind === 'record') pool.push({ key: item.key, value: item.value })
+  for await (const item of generateRecords({ kind: 'http', seed: 1, records: POOL_RECORDS }))
+    if (item.kind === 'record') pool.push({ key: item.key, value: item.value })
   const total = Number(v.records)
   const schedule = new RateSchedule(parseRateSchedule(v.rate as string))
   let generated = 0
@@ -80,8 +92,17 @@ async function main(): Promise<void> {
   await producer.close()
   const s = producer.snapshot()
   const sample: KeepingUpSample = {
-    generated, acked: s.recordsAcked, failed: s.recordsFailed, rejected, peakBufferedBytes: peak, blockedSeconds: Number(blockedNs) / 1e9,
-    uncompressedBytes: s.uncompressedBytes, compressedBytes: s.compressedBytes, compressCpuSeconds: s.compressCpuSeconds, wallSeconds, levelMix: levelMix(levels)
+    generated,
+    acked: s.recordsAcked,
+    failed: s.recordsFailed,
+    rejected,
+    peakBufferedBytes: peak,
+    blockedSeconds: Number(blockedNs) / 1e9,
+    uncompressedBytes: s.uncompressedBytes,
+    compressedBytes: s.compressedBytes,
+    compressCpuSeconds: s.compressCpuSeconds,
+    wallSeconds,
+    levelMix: levelMix(levels)
   }
   process.stdout.write(`${JSON.stringify(sample)}\n`)
 }

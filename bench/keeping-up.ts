@@ -73,25 +73,72 @@ const CLIENT = fileURLToPath(new URL('./keeping-up-client.js', import.meta.url))
 export async function keepingUpBench(kafka: BenchKafka, log: (s: string) => void): Promise<KeepingUpResult> {
   const stepSeconds = envInt('BENCH_KEEPUP_STEP_S', 10)
   const perCpuSecond = await zstd9RecordsPerCpuSecond()
-  const base = process.env['BENCH_KEEPUP_BASE'] === undefined ? Math.max(1, Math.floor(perCpuSecond / 2)) : envInt('BENCH_KEEPUP_BASE', 1)
+  const base =
+    process.env['BENCH_KEEPUP_BASE'] === undefined
+      ? Math.max(1, Math.floor(perCpuSecond / 2))
+      : envInt('BENCH_KEEPUP_BASE', 1)
   const schedule = `${base}:${stepSeconds},${base * 5}:${stepSeconds},${base}:${stepSeconds}`
   const records = base * stepSeconds * 7
-  log(`keeping up: zstd:9 compresses ${Math.round(perCpuSecond)} records per CPU second here; schedule ${schedule} (${records} records)`)
+  log(
+    `keeping up: zstd:9 compresses ${Math.round(perCpuSecond)} records per CPU second here; schedule ${schedule} (${records} records)`
+  )
   const before = process.env['BENCH_KEEPUP_BEFORE']
   const runs = [
     ...KEEPING_UP_TARGETS.map((target) => ({ row: target as string, codec: target as string, client: CLIENT })),
     ...(before === undefined ? [] : [{ row: 'zstd:adaptive (before)', codec: 'zstd:adaptive', client: before }])
   ]
-  const rows = new Map<string, KeepingUpRow>(runs.map(({ row: target }) => [target, {
-    target, runs: 0, lostOrRejected: [], peakBufferedBytes: [], blockedSeconds: [], ratio: [], wallSeconds: [], cpuSeconds: [], levelMix: [], load: []
-  }]))
+  const rows = new Map<string, KeepingUpRow>(
+    runs.map(({ row: target }) => [
+      target,
+      {
+        target,
+        runs: 0,
+        lostOrRejected: [],
+        peakBufferedBytes: [],
+        blockedSeconds: [],
+        ratio: [],
+        wallSeconds: [],
+        cpuSeconds: [],
+        levelMix: [],
+        load: []
+      }
+    ])
+  )
   for (let run = 0; run < benchRuns(); run++) {
     for (const { row: target, codec, client } of runs) {
       const topic = await kafka.createTopic(`bench-keepup-${codec.replace(':', '-')}-${run}-${Date.now()}`, PARTITIONS)
       const loadBefore = loadavg()[0] ?? NaN
-      const child = must(await runNodeClient(client, ['--brokers', kafka.brokers, '--topic', topic, '--codec', codec, '--rate', schedule, '--records', String(records)], { timeoutMs: (stepSeconds * 3 + 120) * 1000 }), `keeping-up ${target}`)
+      const child = must(
+        await runNodeClient(
+          client,
+          [
+            '--brokers',
+            kafka.brokers,
+            '--topic',
+            topic,
+            '--codec',
+            codec,
+            '--rate',
+            schedule,
+            '--records',
+            String(records)
+          ],
+          { timeoutMs: (stepSeconds * 3 + 120) * 1000 }
+        ),
+        `keeping-up ${target}`
+      )
       const s = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as KeepingUpSample
-      const row = rows.get(target) as KeepingUpRow & { runs: number; lostOrRejected: number[]; peakBufferedBytes: number[]; blockedSeconds: number[]; ratio: number[]; wallSeconds: number[]; cpuSeconds: number[]; levelMix: Array<KeepingUpSample['levelMix']>; load: Array<[number, number]> }
+      const row = rows.get(target) as KeepingUpRow & {
+        runs: number
+        lostOrRejected: number[]
+        peakBufferedBytes: number[]
+        blockedSeconds: number[]
+        ratio: number[]
+        wallSeconds: number[]
+        cpuSeconds: number[]
+        levelMix: Array<KeepingUpSample['levelMix']>
+        load: Array<[number, number]>
+      }
       row.runs++
       row.lostOrRejected.push(s.generated - s.acked + s.failed + s.rejected)
       row.peakBufferedBytes.push(s.peakBufferedBytes)
@@ -101,11 +148,20 @@ export async function keepingUpBench(kafka: BenchKafka, log: (s: string) => void
       row.cpuSeconds.push(child.cpuSeconds)
       row.levelMix.push(s.levelMix)
       row.load.push([loadBefore, loadavg()[0] ?? NaN])
-      log(`keeping up ${target} run ${run + 1}: blocked ${s.blockedSeconds.toFixed(2)} s, peak buffered ${(s.peakBufferedBytes / 2 ** 20).toFixed(1)} MiB, ratio ${(s.uncompressedBytes / s.compressedBytes).toFixed(3)}`)
+      log(
+        `keeping up ${target} run ${run + 1}: blocked ${s.blockedSeconds.toFixed(2)} s, peak buffered ${(s.peakBufferedBytes / 2 ** 20).toFixed(1)} MiB, ratio ${(s.uncompressedBytes / s.compressedBytes).toFixed(3)}`
+      )
       await kafka.deleteCreatedTopics()
     }
   }
-  return { baseRecordsPerSecond: base, zstd9RecordsPerCpuSecond: perCpuSecond, stepSeconds, schedule, records, rows: [...rows.values()] }
+  return {
+    baseRecordsPerSecond: base,
+    zstd9RecordsPerCpuSecond: perCpuSecond,
+    stepSeconds,
+    schedule,
+    records,
+    rows: [...rows.values()]
+  }
 }
 
 function spread(values: readonly number[], digits: number, scale = 1): string {
@@ -117,22 +173,46 @@ function spread(values: readonly number[], digits: number, scale = 1): string {
 export function formatMix(mixes: ReadonlyArray<KeepingUpSample['levelMix']>): string {
   const shares = new Map<number, number>()
   for (const mix of mixes) for (const m of mix) shares.set(m.level, (shares.get(m.level) ?? 0) + m.share / mixes.length)
-  return [...shares].sort(([a], [b]) => a - b).filter(([, s]) => s >= 0.005).map(([l, s]) => `${l}×${Math.round(s * 100)}%`).join(', ')
+  return [...shares]
+    .sort(([a], [b]) => a - b)
+    .filter(([, s]) => s >= 0.005)
+    .map(([l, s]) => `${l}×${Math.round(s * 100)}%`)
+    .join(', ')
 }
 
 export function keepingUpTable(result: KeepingUpResult): string {
   return table(
-    ['target', 'runs', 'lost or rejected', 'peak buffered MiB', 'blocked in send s', 'ratio', 'wall s', 'CPU s', 'levels (share of bytes)', 'load 1m before-after'],
+    [
+      'target',
+      'runs',
+      'lost or rejected',
+      'peak buffered MiB',
+      'blocked in send s',
+      'ratio',
+      'wall s',
+      'CPU s',
+      'levels (share of bytes)',
+      'load 1m before-after'
+    ],
     result.rows.map((r) => [
-      r.target, String(r.runs), String(Math.max(...r.lostOrRejected)), spread(r.peakBufferedBytes, 1, 2 ** 20), spread(r.blockedSeconds, 2), spread(r.ratio, 3),
-      spread(r.wallSeconds, 1), spread(r.cpuSeconds, 1), r.target.includes(':adaptive') ? formatMix(r.levelMix) : '-',
+      r.target,
+      String(r.runs),
+      String(Math.max(...r.lostOrRejected)),
+      spread(r.peakBufferedBytes, 1, 2 ** 20),
+      spread(r.blockedSeconds, 2),
+      spread(r.ratio, 3),
+      spread(r.wallSeconds, 1),
+      spread(r.cpuSeconds, 1),
+      r.target.includes(':adaptive') ? formatMix(r.levelMix) : '-',
       r.load.map(([a, b]) => `${a.toFixed(1)}-${b.toFixed(1)}`).join(', ')
     ])
   )
 }
 
 /** The issue's targets: adaptive blocks no longer than zstd:1 (within zstd:1's own run-to-run spread), and stores ≥5% better. */
-export function keepingUpTargets(result: KeepingUpResult): Array<{ name: string; value: number; threshold: string; met: boolean }> {
+export function keepingUpTargets(
+  result: KeepingUpResult
+): Array<{ name: string; value: number; threshold: string; met: boolean }> {
   const row = (t: string): KeepingUpRow | undefined => result.rows.find((r) => r.target === t)
   const fast = row('zstd:1')
   const adaptive = row('zstd:adaptive')
@@ -142,8 +222,23 @@ export function keepingUpTargets(result: KeepingUpResult): Array<{ name: string;
   const gain = median(adaptive.ratio) / median(fast.ratio)
   const lost = Math.max(...result.rows.flatMap((r) => r.lostOrRejected))
   return [
-    { name: 'keeping up: records lost or rejected (any target, any run)', value: lost, threshold: '= 0', met: lost === 0 },
-    { name: 'keeping up: adaptive s blocked in send minus zstd:1\'s (medians)', value: blocked, threshold: `<= zstd:1's spread (${noise.toFixed(2)} s)`, met: blocked <= Math.max(noise, 0.05) },
-    { name: 'keeping up: adaptive ratio / zstd:1 ratio (medians)', value: gain, threshold: '>= 1.05', met: gain >= 1.05 }
+    {
+      name: 'keeping up: records lost or rejected (any target, any run)',
+      value: lost,
+      threshold: '= 0',
+      met: lost === 0
+    },
+    {
+      name: "keeping up: adaptive s blocked in send minus zstd:1's (medians)",
+      value: blocked,
+      threshold: `<= zstd:1's spread (${noise.toFixed(2)} s)`,
+      met: blocked <= Math.max(noise, 0.05)
+    },
+    {
+      name: 'keeping up: adaptive ratio / zstd:1 ratio (medians)',
+      value: gain,
+      threshold: '>= 1.05',
+      met: gain >= 1.05
+    }
   ]
 }

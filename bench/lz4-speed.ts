@@ -43,7 +43,10 @@ const MIN_CPU_SECONDS = 0.5
 const peerRequire = createRequire(join(PEERS_DIR, 'lz4', 'package.json'))
 
 function nanLz4Candidate(): Candidate {
-  const b = peerRequire('lz4/build/Release/lz4') as { compressBound(n: number): number; compress(i: Uint8Array, o: Uint8Array): number }
+  const b = peerRequire('lz4/build/Release/lz4') as {
+    compressBound(n: number): number
+    compress(i: Uint8Array, o: Uint8Array): number
+  }
   const block = 64 * 1024
   const bound = b.compressBound(block)
   const header = compressLz4Frame(Buffer.alloc(0), 1).subarray(0, 7)
@@ -72,24 +75,34 @@ function nanLz4Candidate(): Candidate {
 }
 
 function lz4NapiCandidate(): Candidate {
-  const napi = peerRequire('lz4-napi') as { compressFrameSync(data: Buffer, options?: { contentChecksum?: boolean; blockChecksums?: boolean }): Buffer }
-  return { name: 'lz4-napi 2.10.0 (lz4_flex)', compress: (input) => napi.compressFrameSync(input, { contentChecksum: false, blockChecksums: false }) }
+  const napi = peerRequire('lz4-napi') as {
+    compressFrameSync(data: Buffer, options?: { contentChecksum?: boolean; blockChecksums?: boolean }): Buffer
+  }
+  return {
+    name: 'lz4-napi 2.10.0 (lz4_flex)',
+    compress: (input) => napi.compressFrameSync(input, { contentChecksum: false, blockChecksums: false })
+  }
 }
 
 /** Peers that are not installed (run without scripts/bench-lz4.sh) are left out, and said so. */
 function candidates(): Candidate[] {
   const all: Candidate[] = [
-    { name: 'squeeze (N-API, native/squeeze-lz4), reused output (as the producer seals)', compress: (b) => {
-      const frame = compressLz4FrameTransient(b, 1)
-      return Buffer.from(frame.buffer, frame.byteOffset, frame.length)
-    } },
+    {
+      name: 'squeeze (N-API, native/squeeze-lz4), reused output (as the producer seals)',
+      compress: (b) => {
+        const frame = compressLz4FrameTransient(b, 1)
+        return Buffer.from(frame.buffer, frame.byteOffset, frame.length)
+      }
+    },
     { name: 'squeeze compress(): a fresh output buffer per batch', compress: (b) => compressLz4Frame(b, 1) }
   ]
   for (const make of [nanLz4Candidate, lz4NapiCandidate]) {
     try {
       all.push(make())
     } catch (err) {
-      process.stderr.write(`lz4-speed: a peer is not installed (${(err as Error).message.split('\n')[0]}); run scripts/bench-lz4.sh\n`)
+      process.stderr.write(
+        `lz4-speed: a peer is not installed (${(err as Error).message.split('\n')[0]}); run scripts/bench-lz4.sh\n`
+      )
     }
   }
   return all
@@ -145,14 +158,36 @@ async function cliRows(input: InputKind, batches: readonly Buffer[], bytes: numb
     if (m === undefined) throw new Error(`lz4 -b1: no result in ${b.stderr.slice(-200)}`)
     ratio = Number(m[1])
     bench.push(Number(m[2]))
-    const c = must(await runChild('lz4', ['-1', '-B4', '-BI', '--no-frame-crc', '-f', '-q', '-c', file], { dropStdout: true }), 'lz4 -1')
+    const c = must(
+      await runChild('lz4', ['-1', '-B4', '-BI', '--no-frame-crc', '-f', '-q', '-c', file], { dropStdout: true }),
+      'lz4 -1'
+    )
     run.push((copies * bytes) / 1e6 / c.cpuSeconds)
-    const d = must(await runChild('lz4', ['-1', '-B7', '-BI', '--no-frame-crc', '-f', '-q', '-c', file], { dropStdout: true }), 'lz4 -1 -B7')
+    const d = must(
+      await runChild('lz4', ['-1', '-B7', '-BI', '--no-frame-crc', '-f', '-q', '-c', file], { dropStdout: true }),
+      'lz4 -1 -B7'
+    )
     defaultBlocks.push((copies * bytes) / 1e6 / d.cpuSeconds)
   }
-  const row = (candidate: string, values: number[]): Row => ({ input, candidate, ratio, medianMBps: median(values), minMBps: Math.min(...values), maxMBps: Math.max(...values) })
-  return [row('lz4 CLI 1.9.4: -b1 -B4 (its benchmark, wall clock), 64 KiB blocks', bench), row('lz4 CLI 1.9.4: -1 -B4 -BI --no-frame-crc (CPU time), 64 KiB blocks', run),
-    { ...row('lz4 CLI 1.9.4: -1 -B7 -BI --no-frame-crc (CPU time), 4 MiB blocks (its default; not Kafka\'s frame)', defaultBlocks), ratio: NaN }]
+  const row = (candidate: string, values: number[]): Row => ({
+    input,
+    candidate,
+    ratio,
+    medianMBps: median(values),
+    minMBps: Math.min(...values),
+    maxMBps: Math.max(...values)
+  })
+  return [
+    row('lz4 CLI 1.9.4: -b1 -B4 (its benchmark, wall clock), 64 KiB blocks', bench),
+    row('lz4 CLI 1.9.4: -1 -B4 -BI --no-frame-crc (CPU time), 64 KiB blocks', run),
+    {
+      ...row(
+        "lz4 CLI 1.9.4: -1 -B7 -BI --no-frame-crc (CPU time), 4 MiB blocks (its default; not Kafka's frame)",
+        defaultBlocks
+      ),
+      ratio: NaN
+    }
+  ]
 }
 
 async function main(): Promise<void> {
@@ -160,29 +195,56 @@ async function main(): Promise<void> {
   const rows: Row[] = []
   try {
     for (const input of ['corpus', 'http'] as const) {
-      const values = input === 'corpus' ? corpusValues(envInt('BENCH_CORPUS_RECORDS', 200_000)) : httpValues(envInt('BENCH_HTTP_RECORDS', 100_000))
-      const batches = buildBatches(values.map((value) => ({ key: null, value, timestamp: 0 })), BATCH_BYTES).sections
+      const values =
+        input === 'corpus'
+          ? corpusValues(envInt('BENCH_CORPUS_RECORDS', 200_000))
+          : httpValues(envInt('BENCH_HTTP_RECORDS', 100_000))
+      const batches = buildBatches(
+        values.map((value) => ({ key: null, value, timestamp: 0 })),
+        BATCH_BYTES
+      ).sections
       const bytes = batches.reduce((s, b) => s + b.length, 0)
       const kafka = candidates().flatMap((c) => {
         const checked = checkFrames(c, batches)
-        if (checked === undefined) process.stderr.write(`lz4-speed: ${c.name} writes frames that do not read back; left out\n`)
+        if (checked === undefined)
+          process.stderr.write(`lz4-speed: ${c.name} writes frames that do not read back; left out\n`)
         return checked === undefined ? [] : [{ c, ...checked }]
       })
       const speeds = new Map(kafka.map(({ c }) => [c.name, [] as number[]]))
       for (let r = 0; r < RUNS; r++) for (const { c } of kafka) speeds.get(c.name)?.push(measure(c, batches, bytes))
       for (const { c, ratio, blockKiB } of kafka) {
         const v = speeds.get(c.name) ?? []
-        rows.push({ input, candidate: `${c.name}, ${blockKiB} KiB blocks`, ratio, medianMBps: median(v), minMBps: Math.min(...v), maxMBps: Math.max(...v) })
+        rows.push({
+          input,
+          candidate: `${c.name}, ${blockKiB} KiB blocks`,
+          ratio,
+          medianMBps: median(v),
+          minMBps: Math.min(...v),
+          maxMBps: Math.max(...v)
+        })
       }
-      rows.push(...await cliRows(input, batches, bytes, dir))
+      rows.push(...(await cliRows(input, batches, bytes, dir)))
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
   // The reference is the CLI's CPU time: the in-process figures are CPU time too, while its -b1 benchmark is wall clock.
-  const cli = (input: InputKind): Row | undefined => rows.find((r) => r.input === input && r.candidate.includes('CPU time') && r.candidate.includes('-B4'))
+  const cli = (input: InputKind): Row | undefined =>
+    rows.find((r) => r.input === input && r.candidate.includes('CPU time') && r.candidate.includes('-B4'))
   process.stdout.write(`lz4 level 1, ${BATCH_BYTES}-byte batches, ${RUNS} rounds, Node ${process.version}\n`)
-  process.stdout.write(`${table(['input', 'compressor', 'ratio', 'MB/s median', 'min-max', 'vs lz4 -1 (CPU)'], rows.map((r) => [r.input, r.candidate, fmt(r.ratio, 2), fmt(r.medianMBps), `${fmt(r.minMBps)}-${fmt(r.maxMBps)}`, `${(r.medianMBps / (cli(r.input)?.medianMBps ?? NaN)).toFixed(2)}x`]))}\n`)
+  process.stdout.write(
+    `${table(
+      ['input', 'compressor', 'ratio', 'MB/s median', 'min-max', 'vs lz4 -1 (CPU)'],
+      rows.map((r) => [
+        r.input,
+        r.candidate,
+        fmt(r.ratio, 2),
+        fmt(r.medianMBps),
+        `${fmt(r.minMBps)}-${fmt(r.maxMBps)}`,
+        `${(r.medianMBps / (cli(r.input)?.medianMBps ?? NaN)).toFixed(2)}x`
+      ])
+    )}\n`
+  )
   writeJson('bench-lz4-speed.json', { node: process.version, batchBytes: BATCH_BYTES, runs: RUNS, rows })
 }
 

@@ -12,7 +12,9 @@ import { CORPUS_FIXTURES, corpusLines } from '../test/helpers/corpus.js'
  * (they were parsed too). Run: npm run build && node dist/bench/parse.js [out.json]. A benchmark, not a test.
  */
 /** The first corpus file of each kind. */
-export const FIXTURES = CORPUS_FIXTURES.filter((fixture, i) => CORPUS_FIXTURES.findIndex((f) => f.kind === fixture.kind) === i)
+export const FIXTURES = CORPUS_FIXTURES.filter(
+  (fixture, i) => CORPUS_FIXTURES.findIndex((f) => f.kind === fixture.kind) === i
+)
 /** Lines per timed pass: small files are replayed so every pass runs long enough to time. */
 const PASS_LINES = 100_000
 
@@ -64,7 +66,9 @@ export function inPlaceLinesPerSecond(kind: LogKind, file: string): number | und
   const write = format.writeLineBytes
   if (write === undefined) return undefined
   const lines = corpusLines(file)
-  const bytes = Buffer.from(`${Array.from({ length: PASS_LINES }, (_, i) => lines[i % lines.length] as string).join('\n')}\n`)
+  const bytes = Buffer.from(
+    `${Array.from({ length: PASS_LINES }, (_, i) => lines[i % lines.length] as string).join('\n')}\n`
+  )
   const out = Buffer.allocUnsafe(1024 * 1024)
   const view = new DataView(out.buffer, out.byteOffset, out.length)
   let at = 0
@@ -111,10 +115,12 @@ export interface ParseRates {
 export function parseRates(): ParseRates {
   return {
     linesPerSecond: Object.fromEntries(FIXTURES.map(({ kind, file }) => [kind, linesPerSecond(kind, file)])),
-    inPlaceLinesPerSecond: Object.fromEntries(FIXTURES.flatMap(({ kind, file }) => {
-      const rate = inPlaceLinesPerSecond(kind, file)
-      return rate === undefined ? [] : [[kind, rate]]
-    })),
+    inPlaceLinesPerSecond: Object.fromEntries(
+      FIXTURES.flatMap(({ kind, file }) => {
+        const rate = inPlaceLinesPerSecond(kind, file)
+        return rate === undefined ? [] : [[kind, rate]]
+      })
+    ),
     generatorRecordsPerSecond: generatorRecordsPerSecond('http')
   }
 }

@@ -58,38 +58,53 @@ async function runSqueeze(a: Args): Promise<Partial<ClientResult>> {
   const log = createLogger({ level: 'warn', name: 'bench-producer' })
   const cluster = createCluster({ ...DEFAULT_CONNECTION, brokers: a.brokers.split(',') }, log)
   const threads = a.threads === undefined ? {} : { compressionThreads: a.threads }
-  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: a.lingerMs, batchSizeBytes: a.batchSize, codec: a.spec, ...threads }, { cluster, log })
+  const producer = new Producer(
+    { ...DEFAULT_PRODUCER_CONFIG, lingerMs: a.lingerMs, batchSizeBytes: a.batchSize, codec: a.spec, ...threads },
+    { cluster, log }
+  )
   await producer.start()
-  return timed(a.passes, async () => {
-    // sendMany in slices of 1,000: intake without an await per record, as confluent's produce() and kcat's
-    // rd_kafka_produce() are called here (synchronously, per record).
-    for (let i = 0; i < a.values.length; i += 1000) {
-      await producer.sendMany(a.values.slice(i, i + 1000).map((value) => ({ topic: a.topic, key: null, value })))
+  return timed(
+    a.passes,
+    async () => {
+      // sendMany in slices of 1,000: intake without an await per record, as confluent's produce() and kcat's
+      // rd_kafka_produce() are called here (synchronously, per record).
+      for (let i = 0; i < a.values.length; i += 1000) {
+        await producer.sendMany(a.values.slice(i, i + 1000).map((value) => ({ topic: a.topic, key: null, value })))
+      }
+      await producer.flush()
+    },
+    async () => {
+      const s = producer.snapshot()
+      await producer.close()
+      if (s.recordsFailed > 0) throw new Error(`${s.recordsFailed} records failed`)
+      return { compressCpuSeconds: s.compressCpuSeconds, batchBytes: s.uncompressedBytes, batches: s.batchesAcked }
     }
-    await producer.flush()
-  }, async () => {
-    const s = producer.snapshot()
-    await producer.close()
-    if (s.recordsFailed > 0) throw new Error(`${s.recordsFailed} records failed`)
-    return { compressCpuSeconds: s.compressCpuSeconds, batchBytes: s.uncompressedBytes, batches: s.batchesAcked }
-  })
+  )
 }
 
 async function runKafkajs(a: Args, perSend: number): Promise<Partial<ClientResult>> {
   const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = kafkajs
   const type = a.spec.codec === 'zstd' ? CompressionTypes.ZSTD : CompressionTypes.LZ4
   ;(CompressionCodecs as unknown as Record<number, () => KafkajsCodec>)[type] = toKafkajsCodec(createCodec(a.spec))
-  const producer = new Kafka({ clientId: 'bench-kafkajs', brokers: a.brokers.split(','), logLevel: logLevel.ERROR }).producer({ allowAutoTopicCreation: false })
+  const producer = new Kafka({
+    clientId: 'bench-kafkajs',
+    brokers: a.brokers.split(','),
+    logLevel: logLevel.ERROR
+  }).producer({ allowAutoTopicCreation: false })
   await producer.connect()
-  return timed(a.passes, async () => {
-    for (let i = 0; i < a.values.length; i += perSend) {
-      const messages = a.values.slice(i, i + perSend).map((value) => ({ value }))
-      await producer.send({ topic: a.topic, compression: type, acks: -1, messages })
+  return timed(
+    a.passes,
+    async () => {
+      for (let i = 0; i < a.values.length; i += perSend) {
+        const messages = a.values.slice(i, i + perSend).map((value) => ({ value }))
+        await producer.send({ topic: a.topic, compression: type, acks: -1, messages })
+      }
+    },
+    async () => {
+      await producer.disconnect()
+      return {}
     }
-  }, async () => {
-    await producer.disconnect()
-    return {}
-  })
+  )
 }
 
 async function runConfluent(a: Args): Promise<Partial<ClientResult>> {
@@ -103,29 +118,33 @@ async function runConfluent(a: Args): Promise<Partial<ClientResult>> {
     'batch.num.messages': 1_000_000,
     'message.max.bytes': 4 * 1024 * 1024,
     'enable.idempotence': true,
-    'acks': 'all',
-    'dr_cb': false
+    acks: 'all',
+    dr_cb: false
   })
   await new Promise<void>((resolve, reject) => producer.connect({}, (err) => (err ? reject(err) : resolve())))
   producer.setPollInterval(50)
   const queueFull = rd.CODES.ERRORS['ERR__QUEUE_FULL']
-  return timed(a.passes, async () => {
-    for (const value of a.values) {
-      for (;;) {
-        try {
-          producer.produce(a.topic, null, value, null)
-          break
-        } catch (err) {
-          if ((err as { code?: number }).code !== queueFull) throw err
-          await new Promise((r) => setTimeout(r, 5))
+  return timed(
+    a.passes,
+    async () => {
+      for (const value of a.values) {
+        for (;;) {
+          try {
+            producer.produce(a.topic, null, value, null)
+            break
+          } catch (err) {
+            if ((err as { code?: number }).code !== queueFull) throw err
+            await new Promise((r) => setTimeout(r, 5))
+          }
         }
       }
+      await new Promise<void>((resolve, reject) => producer.flush(60_000, (err) => (err ? reject(err) : resolve())))
+    },
+    async () => {
+      await new Promise<void>((resolve) => producer.disconnect(() => resolve()))
+      return {}
     }
-    await new Promise<void>((resolve, reject) => producer.flush(60_000, (err) => (err ? reject(err) : resolve())))
-  }, async () => {
-    await new Promise<void>((resolve) => producer.disconnect(() => resolve()))
-    return {}
-  })
+  )
 }
 
 /**
@@ -133,7 +152,11 @@ async function runConfluent(a: Args): Promise<Partial<ClientResult>> {
  * the last pass: the steady rate of a client that has been running, as kcat's marginal rate (2N minus N
  * records) is. Every pass's time is reported too. CPU covers all passes.
  */
-async function timed(passes: number, pass: () => Promise<void>, after: () => Promise<Partial<ClientResult>>): Promise<Partial<ClientResult>> {
+async function timed(
+  passes: number,
+  pass: () => Promise<void>,
+  after: () => Promise<Partial<ClientResult>>
+): Promise<Partial<ClientResult>> {
   const cpu0 = process.cpuUsage()
   const passSeconds: number[] = []
   let lastPassCpuSeconds = NaN
@@ -154,7 +177,15 @@ async function timed(passes: number, pass: () => Promise<void>, after: () => Pro
     lastPassCpuSeconds = (passCpu.user + passCpu.system) / 1e6
   }
   const cpu = process.cpuUsage(cpu0)
-  return { seconds: passSeconds[passSeconds.length - 1] ?? NaN, passSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, lastPassCpuSeconds, lastPassMainThreadCpuSeconds, lastPassMinorFaults, ...(await after()) }
+  return {
+    seconds: passSeconds[passSeconds.length - 1] ?? NaN,
+    passSeconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    lastPassCpuSeconds,
+    lastPassMainThreadCpuSeconds,
+    lastPassMinorFaults,
+    ...(await after())
+  }
 }
 
 /**
@@ -167,12 +198,14 @@ async function startProfile(): Promise<(() => Promise<void>) | null> {
   const session = new Session()
   session.connect()
   const post = (method: string, params: object = {}): Promise<unknown> =>
-    new Promise((resolve, reject) => session.post(method, params, (err, result) => (err === null ? resolve(result) : reject(err))))
+    new Promise((resolve, reject) =>
+      session.post(method, params, (err, result) => (err === null ? resolve(result) : reject(err)))
+    )
   await post('Profiler.enable')
   await post('Profiler.setSamplingInterval', { interval: 200 })
   await post('Profiler.start')
   return async () => {
-    const { profile } = await post('Profiler.stop') as { profile: object }
+    const { profile } = (await post('Profiler.stop')) as { profile: object }
     writeFileSync(file, JSON.stringify(profile))
     session.disconnect()
   }
@@ -181,9 +214,17 @@ async function startProfile(): Promise<(() => Promise<void>) | null> {
 async function main(): Promise<void> {
   const { values: v } = parseArgs({
     options: {
-      client: { type: 'string' }, brokers: { type: 'string' }, topic: { type: 'string' }, input: { type: 'string' },
-      codec: { type: 'string' }, level: { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, records: { type: 'string' },
-      passes: { type: 'string' }, threads: { type: 'string' }
+      client: { type: 'string' },
+      brokers: { type: 'string' },
+      topic: { type: 'string' },
+      input: { type: 'string' },
+      codec: { type: 'string' },
+      level: { type: 'string' },
+      'linger-ms': { type: 'string' },
+      'batch-size': { type: 'string' },
+      records: { type: 'string' },
+      passes: { type: 'string' },
+      threads: { type: 'string' }
     }
   })
   const client = v.client as NodeClient
@@ -191,16 +232,26 @@ async function main(): Promise<void> {
   const values = v.records === undefined ? all : all.slice(0, Number(v.records))
   const codec = v.codec === 'lz4' ? 'lz4' : 'zstd'
   const args: Args = {
-    client, brokers: v.brokers ?? '', topic: v.topic ?? '', values,
+    client,
+    brokers: v.brokers ?? '',
+    topic: v.topic ?? '',
+    values,
     spec: { codec, level: v.level === undefined ? (codec === 'lz4' ? 1 : 3) : Number(v.level) },
-    lingerMs: Number(v['linger-ms'] ?? 100), batchSize: Number(v['batch-size'] ?? 1048576), passes: Math.max(1, Number(v.passes ?? 1)),
+    lingerMs: Number(v['linger-ms'] ?? 100),
+    batchSize: Number(v['batch-size'] ?? 1048576),
+    passes: Math.max(1, Number(v.passes ?? 1)),
     threads: v.threads === undefined ? undefined : Number(v.threads)
   }
-  const run = client === 'squeeze' ? runSqueeze(args)
-    : client === 'kafkajs-each' ? runKafkajs(args, 1)
-    : client === 'kafkajs-1000' ? runKafkajs(args, 1000)
-    : client === 'confluent' ? runConfluent(args)
-    : Promise.reject(new Error(`unknown --client ${String(client)}`))
+  const run =
+    client === 'squeeze'
+      ? runSqueeze(args)
+      : client === 'kafkajs-each'
+        ? runKafkajs(args, 1)
+        : client === 'kafkajs-1000'
+          ? runKafkajs(args, 1000)
+          : client === 'confluent'
+            ? runConfluent(args)
+            : Promise.reject(new Error(`unknown --client ${String(client)}`))
   const result = await run
   process.stdout.write(`${JSON.stringify({ client, records: values.length, ...result })}\n`)
 }

@@ -2,7 +2,22 @@ import { fileURLToPath } from 'node:url'
 import { formatCodecSpec, type CodecSpec } from '../lib/codecs/index.js'
 import { KafkaMainClasses } from '../lib/embedded-broker/java-tools.js'
 import { ceilingFor, TARGETS, type CeilingRow } from './codec-ceiling.js'
-import { benchRuns, envInt, fmt, fmtRatio, gb, mb, median, must, ratio, roundOrder, runChild, runNodeClient, table, type ChildRun } from './lib/harness.js'
+import {
+  benchRuns,
+  envInt,
+  fmt,
+  fmtRatio,
+  gb,
+  mb,
+  median,
+  must,
+  ratio,
+  roundOrder,
+  runChild,
+  runNodeClient,
+  table,
+  type ChildRun
+} from './lib/harness.js'
 import type { InputFiles, InputKind } from './lib/inputs.js'
 import { PARTITIONS, runJava, type BenchKafka } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
@@ -18,7 +33,8 @@ import { confluentPeer } from './lib/peers.js'
 export const LINGER_MS = envInt('BENCH_LINGER_MS', 100)
 export const BATCH_BYTES = envInt('BENCH_BATCH_BYTES', 1_048_576)
 
-export type PeerName = 'squeeze' | 'squeeze-1t' | 'squeeze-2t' | 'kafkajs-1000' | 'kafkajs-each' | 'confluent' | 'kcat' | 'java-perf'
+export type PeerName =
+  'squeeze' | 'squeeze-1t' | 'squeeze-2t' | 'kafkajs-1000' | 'kafkajs-each' | 'confluent' | 'kcat' | 'java-perf'
 
 export interface ProducerSample {
   readonly recordsPerSecond: number
@@ -84,14 +100,48 @@ interface PeerRun {
 function nodeClient(client: string, extraArgs: readonly string[] = []) {
   return async (ctx: RunContext): Promise<PeerRun> => {
     const passes = ctx.records === 1 ? 1 : NODE_PASSES
-    const run = must(await runNodeClient(CLIENT, ['--client', client, '--brokers', ctx.kafka.brokers, '--topic', ctx.topic, '--input', ctx.input.lengthPrefixed,
-      '--codec', ctx.spec.codec, '--level', String(ctx.spec.level), '--linger-ms', String(LINGER_MS), '--batch-size', String(BATCH_BYTES), '--records', String(ctx.records),
-      '--passes', String(passes), ...extraArgs]), client)
-    const out = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { records: number; seconds: number; passSeconds: number[]; compressCpuSeconds?: number; batchBytes?: number }
-    const compressMBps = out.compressCpuSeconds !== undefined && out.batchBytes !== undefined ? mb(out.batchBytes) / out.compressCpuSeconds : undefined
+    const run = must(
+      await runNodeClient(CLIENT, [
+        '--client',
+        client,
+        '--brokers',
+        ctx.kafka.brokers,
+        '--topic',
+        ctx.topic,
+        '--input',
+        ctx.input.lengthPrefixed,
+        '--codec',
+        ctx.spec.codec,
+        '--level',
+        String(ctx.spec.level),
+        '--linger-ms',
+        String(LINGER_MS),
+        '--batch-size',
+        String(BATCH_BYTES),
+        '--records',
+        String(ctx.records),
+        '--passes',
+        String(passes),
+        ...extraArgs
+      ]),
+      client
+    )
+    const out = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as {
+      records: number
+      seconds: number
+      passSeconds: number[]
+      compressCpuSeconds?: number
+      batchBytes?: number
+    }
+    const compressMBps =
+      out.compressCpuSeconds !== undefined && out.batchBytes !== undefined
+        ? mb(out.batchBytes) / out.compressCpuSeconds
+        : undefined
     const first = out.passSeconds[0]
     return {
-      run, recordsPerSecond: out.records / out.seconds, passes,
+      run,
+      recordsPerSecond: out.records / out.seconds,
+      passes,
       ...(first === undefined ? {} : { firstPassRecordsPerSecond: out.records / first }),
       ...(compressMBps === undefined ? {} : { compressMBps })
     }
@@ -99,8 +149,30 @@ function nodeClient(client: string, extraArgs: readonly string[] = []) {
 }
 
 function kcatArgs(ctx: RunContext): string[] {
-  return ['-P', '-b', ctx.kafka.brokers, '-t', ctx.topic, '-z', ctx.spec.codec, '-X', `compression.level=${ctx.spec.level ?? -1}`, '-X', `linger.ms=${LINGER_MS}`,
-    '-X', `batch.size=${BATCH_BYTES}`, '-X', 'batch.num.messages=1000000', '-X', 'message.max.bytes=4194304', '-X', 'enable.idempotence=true', '-D', ctx.input.kcatDelimiter, '-l']
+  return [
+    '-P',
+    '-b',
+    ctx.kafka.brokers,
+    '-t',
+    ctx.topic,
+    '-z',
+    ctx.spec.codec,
+    '-X',
+    `compression.level=${ctx.spec.level ?? -1}`,
+    '-X',
+    `linger.ms=${LINGER_MS}`,
+    '-X',
+    `batch.size=${BATCH_BYTES}`,
+    '-X',
+    'batch.num.messages=1000000',
+    '-X',
+    'message.max.bytes=4194304',
+    '-X',
+    'enable.idempotence=true',
+    '-D',
+    ctx.input.kcatDelimiter,
+    '-l'
+  ]
 }
 
 /**
@@ -119,14 +191,37 @@ async function kcat(ctx: RunContext): Promise<PeerRun> {
   }
   const run = must(await runChild('kcat', [...kcatArgs(ctx), ctx.input.delimited]), 'kcat -P')
   const twiceTopic = await ctx.kafka.createTopic(`${ctx.topic}-twice`, PARTITIONS)
-  const twice = must(await runChild('kcat', [...kcatArgs({ ...ctx, topic: twiceTopic }), ctx.input.delimitedTwice]), 'kcat -P (twice)')
+  const twice = must(
+    await runChild('kcat', [...kcatArgs({ ...ctx, topic: twiceTopic }), ctx.input.delimitedTwice]),
+    'kcat -P (twice)'
+  )
   return { run, recordsPerSecond: ctx.input.records / Math.max(0.01, twice.wallSeconds - run.wallSeconds) }
 }
 
 async function javaPerf(ctx: RunContext): Promise<PeerRun> {
   const level = [`compression.${ctx.spec.codec}.level=${javaLevel(ctx.spec)}`]
-  const run = must(await runJava(KafkaMainClasses.PRODUCER_PERFORMANCE, ['--topic', ctx.topic, '--num-records', String(ctx.records), '--payload-file', ctx.input.delimited, '--throughput', '-1',
-    '--producer-props', `bootstrap.servers=${ctx.kafka.brokers}`, `compression.type=${ctx.spec.codec}`, ...level, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'acks=all', 'enable.idempotence=true', 'max.request.size=4194304']), 'ProducerPerformance')
+  const run = must(
+    await runJava(KafkaMainClasses.PRODUCER_PERFORMANCE, [
+      '--topic',
+      ctx.topic,
+      '--num-records',
+      String(ctx.records),
+      '--payload-file',
+      ctx.input.delimited,
+      '--throughput',
+      '-1',
+      '--producer-props',
+      `bootstrap.servers=${ctx.kafka.brokers}`,
+      `compression.type=${ctx.spec.codec}`,
+      ...level,
+      `linger.ms=${LINGER_MS}`,
+      `batch.size=${BATCH_BYTES}`,
+      'acks=all',
+      'enable.idempotence=true',
+      'max.request.size=4194304'
+    ]),
+    'ProducerPerformance'
+  )
   // The summary is the last such line: a slow start also prints 5-second progress lines before it.
   const m = [...run.stdout.matchAll(/records sent, ([\d.]+) records\/sec/g)].at(-1)
   return { run, recordsPerSecond: m === undefined ? NaN : Number(m[1]) }
@@ -140,7 +235,9 @@ async function javaPerf(ctx: RunContext): Promise<PeerRun> {
 export function javaLevel(spec: CodecSpec): number {
   if (spec.codec !== 'lz4') return spec.level ?? 1
   if (spec.level === 1) return 9
-  throw new Error(`no Java compression.lz4.level gives squeeze's ${formatCodecSpec(spec)} (Java's 9 is the fast compressor)`)
+  throw new Error(
+    `no Java compression.lz4.level gives squeeze's ${formatCodecSpec(spec)} (Java's 9 is the fast compressor)`
+  )
 }
 
 interface PeerDef {
@@ -163,10 +260,28 @@ export function producerPeers(names?: readonly PeerName[]): PeerDef[] {
     { name: 'squeeze-1t', records: all, accepts: ok, run: nodeClient('squeeze', ['--threads', '1']) },
     { name: 'squeeze-2t', records: all, accepts: ok, run: nodeClient('squeeze', ['--threads', '2']) },
     { name: 'kcat', records: all, accepts: ok, run: kcat },
-    { name: 'java-perf', records: all, accepts: (i) => (i.javaReplayable ? null : 'ProducerPerformance reads --payload-file as UTF-8 text split on a delimiter: binary Cap\'n Proto values cannot be replayed unchanged'), run: javaPerf },
-    { name: 'confluent', records: all, accepts: () => (confluent === null ? 'left out by BENCH_SKIP=confluent' : null), run: nodeClient('confluent') },
+    {
+      name: 'java-perf',
+      records: all,
+      accepts: (i) =>
+        i.javaReplayable
+          ? null
+          : "ProducerPerformance reads --payload-file as UTF-8 text split on a delimiter: binary Cap'n Proto values cannot be replayed unchanged",
+      run: javaPerf
+    },
+    {
+      name: 'confluent',
+      records: all,
+      accepts: () => (confluent === null ? 'left out by BENCH_SKIP=confluent' : null),
+      run: nodeClient('confluent')
+    },
     { name: 'kafkajs-1000', records: all, accepts: ok, run: nodeClient('kafkajs-1000') },
-    { name: 'kafkajs-each', records: (i) => Math.min(SLOW_RECORDS, i.records), accepts: ok, run: nodeClient('kafkajs-each') }
+    {
+      name: 'kafkajs-each',
+      records: (i) => Math.min(SLOW_RECORDS, i.records),
+      accepts: ok,
+      run: nodeClient('kafkajs-each')
+    }
   ]
   const wanted = names ?? ['squeeze', 'kcat', 'java-perf', 'confluent', 'kafkajs-1000', 'kafkajs-each']
   return peers.filter((p) => wanted.includes(p.name))
@@ -186,7 +301,11 @@ const STARTUP_SAMPLES = 3
  * sending, not the JVM or Node starting. A single sample (1.08-1.32 CPU s for squeeze on this machine) moved the
  * lz4 rows' CPU per GB by up to ~3 s/GB, as 0.1 GB runs divide the difference.
  */
-async function startupCost(kafka: BenchKafka, peers: readonly PeerDef[], input: InputFiles): Promise<Map<PeerName, { cpu: number; wall: number }>> {
+async function startupCost(
+  kafka: BenchKafka,
+  peers: readonly PeerDef[],
+  input: InputFiles
+): Promise<Map<PeerName, { cpu: number; wall: number }>> {
   const out = new Map<PeerName, { cpu: number; wall: number }>()
   for (const peer of peers) {
     if (peer.accepts(input) !== null) continue
@@ -208,13 +327,22 @@ async function startupCost(kafka: BenchKafka, peers: readonly PeerDef[], input: 
  * large batches of a codec after the broker starts meet a cold JVM (the code that validates and appends them not
  * compiled yet), and whichever peer met them first was slowed by it.
  */
-async function warmBroker(kafka: BenchKafka, peers: readonly PeerDef[], inputs: readonly InputFiles[], targets: readonly CodecSpec[], log: (s: string) => void): Promise<void> {
+async function warmBroker(
+  kafka: BenchKafka,
+  peers: readonly PeerDef[],
+  inputs: readonly InputFiles[],
+  targets: readonly CodecSpec[],
+  log: (s: string) => void
+): Promise<void> {
   for (const input of inputs) {
     const peer = peers.find((p) => p.accepts(input) === null)
     if (peer === undefined) continue
     for (const spec of targets) {
       const target = formatCodecSpec(spec)
-      const topic = await kafka.createTopic(`bench-warm-${input.kind}-${target.replace(':', '-')}-${Date.now()}`, PARTITIONS)
+      const topic = await kafka.createTopic(
+        `bench-warm-${input.kind}-${target.replace(':', '-')}-${Date.now()}`,
+        PARTITIONS
+      )
       const r = await peer.run({ kafka, input, spec, topic, records: peer.records(input) })
       log(`producer warm-up (not counted) ${peer.name}|${input.kind}|${target}: ${fmt(r.recordsPerSecond)} records/s`)
     }
@@ -222,14 +350,22 @@ async function warmBroker(kafka: BenchKafka, peers: readonly PeerDef[], inputs: 
   }
 }
 
-export async function producerBench(kafka: BenchKafka, inputs: readonly InputFiles[], ceilings: readonly CeilingRow[], log: (s: string) => void, options: ProducerBenchOptions = {}): Promise<ProducerRow[]> {
+export async function producerBench(
+  kafka: BenchKafka,
+  inputs: readonly InputFiles[],
+  ceilings: readonly CeilingRow[],
+  log: (s: string) => void,
+  options: ProducerBenchOptions = {}
+): Promise<ProducerRow[]> {
   const peers = producerPeers(options.peers)
   const targets = options.targets ?? TARGETS
   const runs = options.runs ?? benchRuns()
   const firstInput = inputs[0]
   if (firstInput === undefined) return []
   const startup = await startupCost(kafka, peers, firstInput)
-  log(`start-up subtracted (CPU s / wall s, median of ${STARTUP_SAMPLES} 1-record runs): ${[...startup].map(([p, c]) => `${p} ${c.cpu.toFixed(2)}/${c.wall.toFixed(2)}`).join(', ')}`)
+  log(
+    `start-up subtracted (CPU s / wall s, median of ${STARTUP_SAMPLES} 1-record runs): ${[...startup].map(([p, c]) => `${p} ${c.cpu.toFixed(2)}/${c.wall.toFixed(2)}`).join(', ')}`
+  )
   await warmBroker(kafka, peers, inputs, targets, log)
   const samples = new Map<string, ProducerSample[]>()
   for (let run = 0; run < runs; run++) {
@@ -239,7 +375,10 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
           if (peer.accepts(input) !== null) continue
           const target = formatCodecSpec(spec)
           const records = peer.records(input)
-          const topic = await kafka.createTopic(`bench-prod-${peer.name}-${input.kind}-${target.replace(':', '-')}-${run}-${Date.now()}`, PARTITIONS)
+          const topic = await kafka.createTopic(
+            `bench-prod-${peer.name}-${input.kind}-${target.replace(':', '-')}-${run}-${Date.now()}`,
+            PARTITIONS
+          )
           const r = await peer.run({ kafka, input, spec, topic, records })
           const valueBytes = input.valueBytes * (records / input.records) * (r.passes ?? 1)
           const storedBytes = await kafka.storedBytes(topic)
@@ -247,14 +386,26 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
           const key = `${peer.name}|${input.kind}|${target}`
           const list = samples.get(key) ?? []
           list.push({
-            recordsPerSecond: r.recordsPerSecond, cpuSeconds: Math.max(0, r.run.cpuSeconds - (startup.get(peer.name)?.cpu ?? 0)), maxRssMb: r.run.maxRssMb, records: records * (r.passes ?? 1), valueBytes, storedBytes,
+            recordsPerSecond: r.recordsPerSecond,
+            cpuSeconds: Math.max(0, r.run.cpuSeconds - (startup.get(peer.name)?.cpu ?? 0)),
+            maxRssMb: r.run.maxRssMb,
+            records: records * (r.passes ?? 1),
+            valueBytes,
+            storedBytes,
             ...(r.compressMBps === undefined ? {} : { compressMBps: r.compressMBps }),
-            ...(r.firstPassRecordsPerSecond === undefined ? {} : { firstPassRecordsPerSecond: r.firstPassRecordsPerSecond }),
-            ...(shape === undefined ? {} : { batches: shape.batches, meanBatchKb: shape.uncompressedBytes / shape.batches / 1024 })
+            ...(r.firstPassRecordsPerSecond === undefined
+              ? {}
+              : { firstPassRecordsPerSecond: r.firstPassRecordsPerSecond }),
+            ...(shape === undefined
+              ? {}
+              : { batches: shape.batches, meanBatchKb: shape.uncompressedBytes / shape.batches / 1024 })
           })
           samples.set(key, list)
-          const firstPass = r.firstPassRecordsPerSecond === undefined ? '' : ` (first pass ${fmt(r.firstPassRecordsPerSecond)})`
-          log(`producer run ${run + 1}/${runs} ${key}: ${fmt(r.recordsPerSecond)} records/s${firstPass}, ${r.run.cpuSeconds.toFixed(2)} s CPU, ${r.run.maxRssMb.toFixed(0)} MB RSS`)
+          const firstPass =
+            r.firstPassRecordsPerSecond === undefined ? '' : ` (first pass ${fmt(r.firstPassRecordsPerSecond)})`
+          log(
+            `producer run ${run + 1}/${runs} ${key}: ${fmt(r.recordsPerSecond)} records/s${firstPass}, ${r.run.cpuSeconds.toFixed(2)} s CPU, ${r.run.maxRssMb.toFixed(0)} MB RSS`
+          )
         }
         await kafka.deleteCreatedTopics()
       }
@@ -272,18 +423,23 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
         const compress = median(list.map((s) => s.compressMBps ?? NaN))
         const firstPass = median(list.map((s) => s.firstPassRecordsPerSecond ?? NaN))
         rows.push({
-          peer: peer.name, input: input.kind, target, runs: list.length,
+          peer: peer.name,
+          input: input.kind,
+          target,
+          runs: list.length,
           recordsPerSecond: rps,
           perRun: list.map((s) => s.recordsPerSecond),
           ...(Number.isFinite(firstPass) ? { firstPassRecordsPerSecond: firstPass } : {}),
-          mbPerSecond: rps * (first.valueBytes / first.records) / 1e6,
+          mbPerSecond: (rps * (first.valueBytes / first.records)) / 1e6,
           cpuSecondsPerGb: median(list.map((s) => s.cpuSeconds / gb(s.valueBytes))),
           maxRssMb: Math.max(...list.map((s) => s.maxRssMb)),
           storedBytes: median(list.map((s) => s.storedBytes)),
           ratio: median(list.map((s) => s.valueBytes / s.storedBytes)),
           meanBatchKb: first.meanBatchKb ?? NaN,
           ...(Number.isFinite(compress) ? { compressMBps: compress } : {}),
-          ...(peer.name === 'java-perf' ? { note: 'ProducerPerformance picks payload lines at random (not in file order)' } : {})
+          ...(peer.name === 'java-perf'
+            ? { note: 'ProducerPerformance picks payload lines at random (not in file order)' }
+            : {})
         })
       }
     }
@@ -293,30 +449,94 @@ export async function producerBench(kafka: BenchKafka, inputs: readonly InputFil
 }
 
 export function producerTable(rows: readonly ProducerRow[], ceilings: readonly CeilingRow[]): string {
-  const squeezeOf = (r: ProducerRow): ProducerRow | undefined => rows.find((s) => s.peer === 'squeeze' && s.input === r.input && s.target === r.target)
+  const squeezeOf = (r: ProducerRow): ProducerRow | undefined =>
+    rows.find((s) => s.peer === 'squeeze' && s.input === r.input && s.target === r.target)
   return table(
-    ['input', 'codec', 'peer', 'records/s', '1st pass rec/s', 'MB/s in', 'CPU s/GB', 'peak RSS MB', 'stored MB', 'ratio', 'batch KB', 'squeeze/peer rec/s', 'squeeze/peer CPU/GB', 'vs lib ceiling'],
+    [
+      'input',
+      'codec',
+      'peer',
+      'records/s',
+      '1st pass rec/s',
+      'MB/s in',
+      'CPU s/GB',
+      'peak RSS MB',
+      'stored MB',
+      'ratio',
+      'batch KB',
+      'squeeze/peer rec/s',
+      'squeeze/peer CPU/GB',
+      'vs lib ceiling'
+    ],
     rows.map((r) => {
       const s = squeezeOf(r)
       const ceiling = ceilingFor(ceilings, r.input, r.target)
-      return [r.input, r.target, r.peer, fmt(r.recordsPerSecond), r.firstPassRecordsPerSecond === undefined ? '-' : fmt(r.firstPassRecordsPerSecond), fmt(r.mbPerSecond, 1), fmt(r.cpuSecondsPerGb, 1), fmt(r.maxRssMb), fmt(mb(r.storedBytes), 2), fmt(r.ratio, 2), fmt(r.meanBatchKb),
+      return [
+        r.input,
+        r.target,
+        r.peer,
+        fmt(r.recordsPerSecond),
+        r.firstPassRecordsPerSecond === undefined ? '-' : fmt(r.firstPassRecordsPerSecond),
+        fmt(r.mbPerSecond, 1),
+        fmt(r.cpuSecondsPerGb, 1),
+        fmt(r.maxRssMb),
+        fmt(mb(r.storedBytes), 2),
+        fmt(r.ratio, 2),
+        fmt(r.meanBatchKb),
         s === undefined || s === r ? '-' : fmtRatio(ratio(s.recordsPerSecond, r.recordsPerSecond)),
         s === undefined || s === r ? '-' : fmtRatio(ratio(s.cpuSecondsPerGb, r.cpuSecondsPerGb)),
-        ceiling === undefined ? '-' : `${((r.mbPerSecond / ceiling.libCompressMBps) * 100).toFixed(0)}%`]
+        ceiling === undefined ? '-' : `${((r.mbPerSecond / ceiling.libCompressMBps) * 100).toFixed(0)}%`
+      ]
     })
   )
 }
 
 /** Stored ratio of Kafka's Java producer on the corpus in file order (ConsoleProducer), for the within-2% target. */
-export async function javaOrderedRatio(kafka: BenchKafka, input: InputFiles, spec: CodecSpec): Promise<{ ratio: number; meanBatchKb: number; batches: number }> {
-  const topic = await kafka.createTopic(`bench-java-console-${formatCodecSpec(spec).replace(':', '-')}-${Date.now()}`, PARTITIONS)
-  const props = [`compression.type=${spec.codec}`, `compression.${spec.codec}.level=${javaLevel(spec)}`, `linger.ms=${LINGER_MS}`, `batch.size=${BATCH_BYTES}`, 'max.request.size=4194304', 'acks=all']
-  must(await runJava(KafkaMainClasses.CONSOLE_PRODUCER, ['--bootstrap-server', kafka.brokers, '--topic', topic, '--compression-codec', spec.codec,
-    '--max-partition-memory-bytes', String(BATCH_BYTES), '--timeout', String(LINGER_MS), ...props.flatMap((p) => ['--producer-property', p])], { stdinFile: input.delimited }), 'ConsoleProducer')
+export async function javaOrderedRatio(
+  kafka: BenchKafka,
+  input: InputFiles,
+  spec: CodecSpec
+): Promise<{ ratio: number; meanBatchKb: number; batches: number }> {
+  const topic = await kafka.createTopic(
+    `bench-java-console-${formatCodecSpec(spec).replace(':', '-')}-${Date.now()}`,
+    PARTITIONS
+  )
+  const props = [
+    `compression.type=${spec.codec}`,
+    `compression.${spec.codec}.level=${javaLevel(spec)}`,
+    `linger.ms=${LINGER_MS}`,
+    `batch.size=${BATCH_BYTES}`,
+    'max.request.size=4194304',
+    'acks=all'
+  ]
+  must(
+    await runJava(
+      KafkaMainClasses.CONSOLE_PRODUCER,
+      [
+        '--bootstrap-server',
+        kafka.brokers,
+        '--topic',
+        topic,
+        '--compression-codec',
+        spec.codec,
+        '--max-partition-memory-bytes',
+        String(BATCH_BYTES),
+        '--timeout',
+        String(LINGER_MS),
+        ...props.flatMap((p) => ['--producer-property', p])
+      ],
+      { stdinFile: input.delimited }
+    ),
+    'ConsoleProducer'
+  )
   const stored = await kafka.storedBytes(topic)
   const shape = await kafka.batchShape(topic)
   await kafka.deleteCreatedTopics()
-  return { ratio: input.valueBytes / stored, meanBatchKb: shape.uncompressedBytes / shape.batches / 1024, batches: shape.batches }
+  return {
+    ratio: input.valueBytes / stored,
+    meanBatchKb: shape.uncompressedBytes / shape.batches / 1024,
+    batches: shape.batches
+  }
 }
 
 /**
@@ -325,13 +545,38 @@ export async function javaOrderedRatio(kafka: BenchKafka, input: InputFiles, spe
  */
 export function spreadTable(rows: readonly ProducerRow[], reference: PeerName): string {
   return table(
-    ['input', 'codec', 'peer', 'runs', 'records/s median', 'min-max', 'CPU s/GB', 'peak RSS MB', 'ratio', `/${reference} (medians)`, `/${reference} per run, min-max`],
+    [
+      'input',
+      'codec',
+      'peer',
+      'runs',
+      'records/s median',
+      'min-max',
+      'CPU s/GB',
+      'peak RSS MB',
+      'ratio',
+      `/${reference} (medians)`,
+      `/${reference} per run, min-max`
+    ],
     rows.map((r) => {
       const ref = rows.find((o) => o.peer === reference && o.input === r.input && o.target === r.target)
-      const paired = ref === undefined || ref === r ? [] : r.perRun.map((v, i) => ratio(v, ref.perRun[i] ?? NaN)).filter(Number.isFinite)
-      return [r.input, r.target, r.peer, String(r.runs), fmt(r.recordsPerSecond), `${fmt(Math.min(...r.perRun))}-${fmt(Math.max(...r.perRun))}`, fmt(r.cpuSecondsPerGb, 1), fmt(r.maxRssMb), fmt(r.ratio, 2),
+      const paired =
+        ref === undefined || ref === r
+          ? []
+          : r.perRun.map((v, i) => ratio(v, ref.perRun[i] ?? NaN)).filter(Number.isFinite)
+      return [
+        r.input,
+        r.target,
+        r.peer,
+        String(r.runs),
+        fmt(r.recordsPerSecond),
+        `${fmt(Math.min(...r.perRun))}-${fmt(Math.max(...r.perRun))}`,
+        fmt(r.cpuSecondsPerGb, 1),
+        fmt(r.maxRssMb),
+        fmt(r.ratio, 2),
         ref === undefined || ref === r ? '-' : fmtRatio(ratio(r.recordsPerSecond, ref.recordsPerSecond)),
-        paired.length === 0 ? '-' : `${fmtRatio(Math.min(...paired))}-${fmtRatio(Math.max(...paired))}`]
+        paired.length === 0 ? '-' : `${fmtRatio(Math.min(...paired))}-${fmtRatio(Math.max(...paired))}`
+      ]
     })
   )
 }

@@ -14,7 +14,15 @@ import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
 import { writeResultsPage } from './lib/results-page.js'
 import { parseRates, type ParseRates } from './parse.js'
-import { BATCH_BYTES, javaOrderedRatio, LINGER_MS, producerBench, producerTable, spreadTable, type ProducerRow } from './producer.js'
+import {
+  BATCH_BYTES,
+  javaOrderedRatio,
+  LINGER_MS,
+  producerBench,
+  producerTable,
+  spreadTable,
+  type ProducerRow
+} from './producer.js'
 import type { CodecSpec } from '../lib/codecs/index.js'
 
 /**
@@ -59,49 +67,109 @@ async function httpDecodeRatio(): Promise<{ ratio: number; runs: number[] }> {
 }
 
 function parseTable(rates: ParseRates): string {
-  const rows = Object.entries(rates.linesPerSecond).map(([kind, rate]) => `| ${kind} encodeLine | ${rate.toLocaleString('en-US')} |`)
-  const inPlace = Object.entries(rates.inPlaceLinesPerSecond).map(([kind, rate]) => `| ${kind} writeLineBytes (read in place) | ${rate.toLocaleString('en-US')} |`)
-  return ['| lines or records per CPU second (best of 5 passes) | |', '|---|---|', ...rows, ...inPlace, `| http generator | ${rates.generatorRecordsPerSecond.toLocaleString('en-US')} |`].join('\n')
+  const rows = Object.entries(rates.linesPerSecond).map(
+    ([kind, rate]) => `| ${kind} encodeLine | ${rate.toLocaleString('en-US')} |`
+  )
+  const inPlace = Object.entries(rates.inPlaceLinesPerSecond).map(
+    ([kind, rate]) => `| ${kind} writeLineBytes (read in place) | ${rate.toLocaleString('en-US')} |`
+  )
+  return [
+    '| lines or records per CPU second (best of 5 passes) | |',
+    '|---|---|',
+    ...rows,
+    ...inPlace,
+    `| http generator | ${rates.generatorRecordsPerSecond.toLocaleString('en-US')} |`
+  ].join('\n')
 }
 
-function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<string, number>, ceilings: readonly CeilingRow[], consumer: readonly ConsumerRow[], copier: CopierRow | undefined, decode: number | undefined,
-  parse: ParseRates | undefined, e2e: EndToEndResult | undefined): Target[] {
+function evaluate(
+  producer: readonly ProducerRow[],
+  javaRatios: ReadonlyMap<string, number>,
+  ceilings: readonly CeilingRow[],
+  consumer: readonly ConsumerRow[],
+  copier: CopierRow | undefined,
+  decode: number | undefined,
+  parse: ParseRates | undefined,
+  e2e: EndToEndResult | undefined
+): Target[] {
   const targets: Target[] = []
   const add = (name: string, value: number, threshold: string, met: boolean): void => {
     targets.push({ name, value, threshold, met: Number.isFinite(value) && met })
   }
-  const row = (peer: string, input: string, target: string): ProducerRow | undefined => producer.find((r) => r.peer === peer && r.input === input && r.target === target)
+  const row = (peer: string, input: string, target: string): ProducerRow | undefined =>
+    producer.find((r) => r.peer === peer && r.input === input && r.target === target)
   for (const s of producer.filter((r) => r.peer === 'squeeze')) {
     const where = `${s.input} ${s.target}`
     const java = row('java-perf', s.input, s.target)
-    if (java !== undefined) add(`producer records/s vs Java ProducerPerformance (${where})`, ratio(s.recordsPerSecond, java.recordsPerSecond), '>= 1.0x', ratio(s.recordsPerSecond, java.recordsPerSecond) >= 1.0)
+    if (java !== undefined)
+      add(
+        `producer records/s vs Java ProducerPerformance (${where})`,
+        ratio(s.recordsPerSecond, java.recordsPerSecond),
+        '>= 1.0x',
+        ratio(s.recordsPerSecond, java.recordsPerSecond) >= 1.0
+      )
     const kcat = row('kcat', s.input, s.target)
     if (kcat !== undefined) {
-      add(`producer records/s vs kcat (${where})`, ratio(s.recordsPerSecond, kcat.recordsPerSecond), '>= 0.8x', ratio(s.recordsPerSecond, kcat.recordsPerSecond) >= 0.8)
-      add(`producer CPU/GB vs kcat (${where})`, ratio(s.cpuSecondsPerGb, kcat.cpuSecondsPerGb), '<= 1.5x', ratio(s.cpuSecondsPerGb, kcat.cpuSecondsPerGb) <= 1.5)
+      add(
+        `producer records/s vs kcat (${where})`,
+        ratio(s.recordsPerSecond, kcat.recordsPerSecond),
+        '>= 0.8x',
+        ratio(s.recordsPerSecond, kcat.recordsPerSecond) >= 0.8
+      )
+      add(
+        `producer CPU/GB vs kcat (${where})`,
+        ratio(s.cpuSecondsPerGb, kcat.cpuSecondsPerGb),
+        '<= 1.5x',
+        ratio(s.cpuSecondsPerGb, kcat.cpuSecondsPerGb) <= 1.5
+      )
     }
     const ceiling = ceilingFor(ceilings, s.input, s.target)
-    if (ceiling !== undefined && s.compressMBps !== undefined) add(`compression path vs in-process codec ceiling (${where})`, s.compressMBps / ceiling.libCompressMBps, '>= 0.85', s.compressMBps / ceiling.libCompressMBps >= 0.85)
+    if (ceiling !== undefined && s.compressMBps !== undefined)
+      add(
+        `compression path vs in-process codec ceiling (${where})`,
+        s.compressMBps / ceiling.libCompressMBps,
+        '>= 0.85',
+        s.compressMBps / ceiling.libCompressMBps >= 0.85
+      )
     const javaRatio = javaRatios.get(`${s.input}|${s.target}`)
-    if (javaRatio !== undefined) add(`stored ratio vs Java producer, file order (${where})`, s.ratio / javaRatio, 'within 2% (0.98..1.02 or better)', s.ratio / javaRatio >= 0.98)
+    if (javaRatio !== undefined)
+      add(
+        `stored ratio vs Java producer, file order (${where})`,
+        s.ratio / javaRatio,
+        'within 2% (0.98..1.02 or better)',
+        s.ratio / javaRatio >= 0.98
+      )
     add(`producer peak RSS MB (${where})`, s.maxRssMb, '<= 300', s.maxRssMb <= 300)
   }
   for (const c of consumer.filter((r) => r.peer === 'squeeze-decode')) {
     const kcat = consumer.find((r) => r.peer === 'kcat' && r.target === c.target)
-    if (kcat !== undefined) add(`consumer decompress+decode records/s vs kcat (http ${c.target})`, ratio(c.recordsPerSecond, kcat.recordsPerSecond), '>= 0.8x', ratio(c.recordsPerSecond, kcat.recordsPerSecond) >= 0.8)
+    if (kcat !== undefined)
+      add(
+        `consumer decompress+decode records/s vs kcat (http ${c.target})`,
+        ratio(c.recordsPerSecond, kcat.recordsPerSecond),
+        '>= 0.8x',
+        ratio(c.recordsPerSecond, kcat.recordsPerSecond) >= 0.8
+      )
     add(`consumer peak RSS MB (http ${c.target})`, c.maxRssMb, '<= 300', c.maxRssMb <= 300)
   }
   if (copier !== undefined) add('copier peak RSS MB (6 targets)', copier.maxRssMb, '<= 300', copier.maxRssMb <= 300)
-  if (decode !== undefined) add('Cap\'n Proto HTTP decode vs JSON.parse records/s', decode, '>= 1.0x', decode >= 1.0)
+  if (decode !== undefined) add("Cap'n Proto HTTP decode vs JSON.parse records/s", decode, '>= 1.0x', decode >= 1.0)
   if (parse !== undefined) {
-    for (const [kind, rate] of Object.entries(parse.linesPerSecond)) add(`${kind} encodeLine lines per CPU s (k)`, rate / 1000, '>= 300', rate >= 300_000)
-    add('http generator records per CPU s (k)', parse.generatorRecordsPerSecond / 1000, '>= 500', parse.generatorRecordsPerSecond >= 500_000)
+    for (const [kind, rate] of Object.entries(parse.linesPerSecond))
+      add(`${kind} encodeLine lines per CPU s (k)`, rate / 1000, '>= 300', rate >= 300_000)
+    add(
+      'http generator records per CPU s (k)',
+      parse.generatorRecordsPerSecond / 1000,
+      '>= 500',
+      parse.generatorRecordsPerSecond >= 500_000
+    )
   }
   if (e2e !== undefined) {
     for (const r of e2e.rows.filter((x) => x.peer === 'squeeze')) {
       const rsyslog = versusPeer(e2e.rows, r.kind, 'rsyslog')
       const kcat = versusPeer(e2e.rows, r.kind, 'kcat')
-      if (r.kind === 'http' || r.kind === 'syslog') add(`end to end lines/s vs rsyslog+omkafka (${r.kind} ${e2e.codec})`, rsyslog, '>= 1.0x', rsyslog >= 1.0)
+      if (r.kind === 'http' || r.kind === 'syslog')
+        add(`end to end lines/s vs rsyslog+omkafka (${r.kind} ${e2e.codec})`, rsyslog, '>= 1.0x', rsyslog >= 1.0)
       add(`end to end lines/s vs kcat -P -l (${r.kind} ${e2e.codec})`, kcat, '>= 0.5x', kcat >= 0.5)
       add(`end to end peak RSS MB (${r.kind})`, r.median.maxRssMb, '<= 300', r.median.maxRssMb <= 300)
     }
@@ -109,16 +177,25 @@ function evaluate(producer: readonly ProducerRow[], javaRatios: ReadonlyMap<stri
   return targets
 }
 
-const LEVEL_TARGETS: readonly CodecSpec[] = [{ codec: 'zstd', level: 6 }, { codec: 'zstd', level: 9 }]
+const LEVEL_TARGETS: readonly CodecSpec[] = [
+  { codec: 'zstd', level: 6 },
+  { codec: 'zstd', level: 9 }
+]
 
 /** Issue 14: the pool at zstd:6, and the lz4 producer, each against kcat (ratio of medians over the runs). */
 function poolAndLz4Targets(levels: readonly ProducerRow[], lz4: readonly ProducerRow[]): Target[] {
-  const versus = (rows: readonly ProducerRow[], peer: string, target: string, name: string): Target[] => rows.filter((r) => r.peer === peer && r.target === target).flatMap((s) => {
-    const kcat = rows.find((r) => r.peer === 'kcat' && r.input === s.input && r.target === s.target)
-    const value = kcat === undefined ? NaN : ratio(s.recordsPerSecond, kcat.recordsPerSecond)
-    return [{ name: `${name} (${s.input}, median of ${s.runs})`, value, threshold: '>= 1.0x', met: value >= 1.0 }]
-  })
-  return [...versus(levels, 'squeeze-2t', 'zstd:6', 'producer records/s vs kcat, zstd:6, compression pool of 2 threads'), ...versus(lz4, 'squeeze', 'lz4:1', 'lz4 producer records/s vs kcat')]
+  const versus = (rows: readonly ProducerRow[], peer: string, target: string, name: string): Target[] =>
+    rows
+      .filter((r) => r.peer === peer && r.target === target)
+      .flatMap((s) => {
+        const kcat = rows.find((r) => r.peer === 'kcat' && r.input === s.input && r.target === s.target)
+        const value = kcat === undefined ? NaN : ratio(s.recordsPerSecond, kcat.recordsPerSecond)
+        return [{ name: `${name} (${s.input}, median of ${s.runs})`, value, threshold: '>= 1.0x', met: value >= 1.0 }]
+      })
+  return [
+    ...versus(levels, 'squeeze-2t', 'zstd:6', 'producer records/s vs kcat, zstd:6, compression pool of 2 threads'),
+    ...versus(lz4, 'squeeze', 'lz4:1', 'lz4 producer records/s vs kcat')
+  ]
 }
 
 /** The audit's scale target: the whole pass within 4 minutes and 600 MB of peak RSS. */
@@ -126,31 +203,66 @@ function auditTargets(audit: AuditScaleResult | undefined): Target[] {
   if (audit === undefined) return []
   const where = `${audit.smallTopics} x ${audit.smallMiB[0]}-${audit.smallMiB[1]} MiB + ${audit.largeTopics} x ${audit.largeMiB} MiB, sample ${audit.sample}`
   return [
-    { name: `audit wall seconds (${where})`, value: audit.wallSeconds, threshold: '<= 240', met: audit.wallSeconds <= 240 },
+    {
+      name: `audit wall seconds (${where})`,
+      value: audit.wallSeconds,
+      threshold: '<= 240',
+      met: audit.wallSeconds <= 240
+    },
     { name: `audit peak RSS MB (${where})`, value: audit.maxRssMb, threshold: '<= 600', met: audit.maxRssMb <= 600 }
   ]
 }
 
 async function main(): Promise<void> {
-  const all = ['ceiling', 'producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e', 'audit']
+  const all = [
+    'ceiling',
+    'producer',
+    'levels',
+    'lz4',
+    'keeping-up',
+    'consumer',
+    'copier',
+    'decode',
+    'parse',
+    'e2e',
+    'audit'
+  ]
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
   // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
   const started = Date.now()
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-'))
-  const inputs: InputFiles[] = inputsFor(wanted).map((kind) => writeInputs(dir, kind, kind === 'corpus' ? envInt('BENCH_CORPUS_RECORDS', 200_000) : envInt('BENCH_HTTP_RECORDS', 100_000)))
+  const inputs: InputFiles[] = inputsFor(wanted).map((kind) =>
+    writeInputs(
+      dir,
+      kind,
+      kind === 'corpus' ? envInt('BENCH_CORPUS_RECORDS', 200_000) : envInt('BENCH_HTTP_RECORDS', 100_000)
+    )
+  )
   const input = (kind: InputKind): InputFiles => {
     const found = inputs.find((i) => i.kind === kind)
     if (found === undefined) throw new Error(`no ${kind} input written for sections ${[...wanted].join(', ')}`)
     return found
   }
   const meta = {
-    date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', runs: benchRuns(),
-    partitions: PARTITIONS, lingerMs: LINGER_MS, batchBytes: BATCH_BYTES, librdkafkaConfluent,
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    runs: benchRuns(),
+    partitions: PARTITIONS,
+    lingerMs: LINGER_MS,
+    batchBytes: BATCH_BYTES,
+    librdkafkaConfluent,
     inputs: inputs.map((i) => ({ kind: i.kind, records: i.records, valueBytes: i.valueBytes }))
   }
-  process.stdout.write(`squeeze benchmarks ${meta.date}: ${meta.cpus} cores (${meta.cpuModel}), ${meta.runs} runs per figure (medians), ${PARTITIONS} partitions, linger.ms=${LINGER_MS}, batch.size=${BATCH_BYTES}\n`)
-  if (inputs.length > 0) process.stdout.write(`inputs: ${inputs.map((i) => `${i.kind} ${i.records} records, ${(i.valueBytes / 1e6).toFixed(1)} MB of values`).join('; ')}\n`)
+  process.stdout.write(
+    `squeeze benchmarks ${meta.date}: ${meta.cpus} cores (${meta.cpuModel}), ${meta.runs} runs per figure (medians), ${PARTITIONS} partitions, linger.ms=${LINGER_MS}, batch.size=${BATCH_BYTES}\n`
+  )
+  if (inputs.length > 0)
+    process.stdout.write(
+      `inputs: ${inputs.map((i) => `${i.kind} ${i.records} records, ${(i.valueBytes / 1e6).toFixed(1)} MB of values`).join('; ')}\n`
+    )
 
   let ceilings: CeilingRow[] = []
   let producer: ProducerRow[] = []
@@ -176,38 +288,65 @@ async function main(): Promise<void> {
       section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
       writeJson('bench-parse.json', { meta, ...parse })
     }
-    const needsBroker = ['producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'e2e', 'audit'].some((s) => wanted.has(s))
+    const needsBroker = ['producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'e2e', 'audit'].some((s) =>
+      wanted.has(s)
+    )
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
         producer = await producerBench(kafka, inputs, ceilings, log)
         const corpus = input('corpus')
         const javaOrdered: Array<{ target: string; ratio: number; meanBatchKb: number; batches: number }> = []
-        for (const spec of [{ codec: 'zstd' as const, level: 3 }, { codec: 'lz4' as const, level: 1 }]) {
+        for (const spec of [
+          { codec: 'zstd' as const, level: 3 },
+          { codec: 'lz4' as const, level: 1 }
+        ]) {
           const j = await javaOrderedRatio(kafka, corpus, spec)
           javaRatios.set(`corpus|${spec.codec}:${spec.level}`, j.ratio)
           javaOrdered.push({ target: `${spec.codec}:${spec.level}`, ...j })
         }
-        section('Producer (medians; squeeze/peer ratios; "vs lib ceiling" = input MB/s over the in-process codec MB/s per core)', producerTable(producer, ceilings))
-        process.stdout.write(`\nJava producer in file order (ConsoleProducer, corpus, for the stored-ratio target): ${javaOrdered.map((j) => `${j.target} ratio ${j.ratio.toFixed(2)} (${j.batches} batches, ${j.meanBatchKb.toFixed(0)} KB each)`).join('; ')}\n`)
-        const squeezeCompress = producer.filter((r) => r.peer === 'squeeze' && r.compressMBps !== undefined)
-          .map((r) => `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`)
+        section(
+          'Producer (medians; squeeze/peer ratios; "vs lib ceiling" = input MB/s over the in-process codec MB/s per core)',
+          producerTable(producer, ceilings)
+        )
+        process.stdout.write(
+          `\nJava producer in file order (ConsoleProducer, corpus, for the stored-ratio target): ${javaOrdered.map((j) => `${j.target} ratio ${j.ratio.toFixed(2)} (${j.batches} batches, ${j.meanBatchKb.toFixed(0)} KB each)`).join('; ')}\n`
+        )
+        const squeezeCompress = producer
+          .filter((r) => r.peer === 'squeeze' && r.compressMBps !== undefined)
+          .map(
+            (r) =>
+              `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`
+          )
         process.stdout.write(`squeeze compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}\n`)
         writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
       }
       if (kafka !== undefined && wanted.has('levels')) {
-        levels = await producerBench(kafka, inputs, ceilings, log, { targets: LEVEL_TARGETS, peers: ['squeeze-1t', 'squeeze-2t', 'kcat', 'java-perf'] })
-        section('Producer at high zstd levels: squeeze\'s compression pool (-X squeeze.compression.threads=1, 2) vs kcat and ProducerPerformance', spreadTable(levels, 'kcat'))
+        levels = await producerBench(kafka, inputs, ceilings, log, {
+          targets: LEVEL_TARGETS,
+          peers: ['squeeze-1t', 'squeeze-2t', 'kcat', 'java-perf']
+        })
+        section(
+          "Producer at high zstd levels: squeeze's compression pool (-X squeeze.compression.threads=1, 2) vs kcat and ProducerPerformance",
+          spreadTable(levels, 'kcat')
+        )
         writeJson('bench-producer-levels.json', { meta, rows: levels })
       }
       if (kafka !== undefined && wanted.has('lz4')) {
-        lz4 = await producerBench(kafka, inputs, ceilings, log, { targets: [{ codec: 'lz4', level: 1 }], peers: ['squeeze', 'kcat'], runs: Math.max(5, benchRuns()) })
+        lz4 = await producerBench(kafka, inputs, ceilings, log, {
+          targets: [{ codec: 'lz4', level: 1 }],
+          peers: ['squeeze', 'kcat'],
+          runs: Math.max(5, benchRuns())
+        })
         section('lz4 producer vs kcat (at least 5 runs)', spreadTable(lz4, 'kcat'))
         writeJson('bench-producer-lz4.json', { meta, rows: lz4 })
       }
       if (kafka !== undefined && wanted.has('keeping-up')) {
         keepingUp = await keepingUpBench(kafka, log)
-        section(`Keeping up (http, ${keepingUp.schedule} records/s for ${keepingUp.stepSeconds} s each; medians and min-max of ${benchRuns()} runs)`, keepingUpTable(keepingUp))
+        section(
+          `Keeping up (http, ${keepingUp.schedule} records/s for ${keepingUp.stepSeconds} s each; medians and min-max of ${benchRuns()} runs)`,
+          keepingUpTable(keepingUp)
+        )
         writeJson('bench-keeping-up.json', { meta, result: keepingUp })
       }
       if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier'))) {
@@ -216,7 +355,10 @@ async function main(): Promise<void> {
         const c = await consumerBench(kafka, http, log, wanted.has('consumer') ? undefined : [])
         if (wanted.has('consumer')) {
           consumer = c.rows
-          section(`Consumer (http input, ${consumer[0]?.records ?? http.records} records, medians)`, consumerTable(consumer, ceilings))
+          section(
+            `Consumer (http input, ${consumer[0]?.records ?? http.records} records, medians)`,
+            consumerTable(consumer, ceilings)
+          )
           writeJson('bench-consumer.json', { meta, rows: consumer })
         }
         const source = c.sourceTopics.get('zstd:3')
@@ -224,7 +366,10 @@ async function main(): Promise<void> {
           const rows = await copierBench(kafka, source, log)
           copier = rows[0]
           copierSpeedup = transcodingSpeedup(rows)
-          section(`Copier (source: http zstd:3, ${copier?.sourceRecords} records, to six targets, medians)`, copierTable(rows))
+          section(
+            `Copier (source: http zstd:3, ${copier?.sourceRecords} records, to six targets, medians)`,
+            copierTable(rows)
+          )
           writeJson('bench-copier.json', { meta, rows })
         }
       }
@@ -244,12 +389,36 @@ async function main(): Promise<void> {
     }
     if (wanted.has('decode')) {
       decode = await httpDecodeRatio()
-      section('HTTP decode (bench/http-decode.ts)', `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`)
+      section(
+        'HTTP decode (bench/http-decode.ts)',
+        `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`
+      )
     }
-    const targets = [...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e), ...poolAndLz4Targets(levels, lz4), ...(keepingUp === undefined ? [] : keepingUpTargets(keepingUp)),
-      ...(copierSpeedup === undefined ? [] : [{ name: 'copier source MB/s, source batching vs rebatch (6 targets)', value: copierSpeedup, threshold: '>= 2.0x', met: copierSpeedup >= 2 }]),
-      ...auditTargets(audit)]
-    section('Targets (issues 6, 14 and 16)', targets.map((t) => `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`).join('\n'))
+    const targets = [
+      ...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e),
+      ...poolAndLz4Targets(levels, lz4),
+      ...(keepingUp === undefined ? [] : keepingUpTargets(keepingUp)),
+      ...(copierSpeedup === undefined
+        ? []
+        : [
+            {
+              name: 'copier source MB/s, source batching vs rebatch (6 targets)',
+              value: copierSpeedup,
+              threshold: '>= 2.0x',
+              met: copierSpeedup >= 2
+            }
+          ]),
+      ...auditTargets(audit)
+    ]
+    section(
+      'Targets (issues 6, 14 and 16)',
+      targets
+        .map(
+          (t) =>
+            `- [${t.met ? 'x' : ' '}] ${t.name}: ${Number.isFinite(t.value) ? t.value.toFixed(2) : 'n/a'} (target ${t.threshold})`
+        )
+        .join('\n')
+    )
     writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
     process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
     // Only a run of every section replaces the page: a partial one would drop the other sections' figures.

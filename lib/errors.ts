@@ -63,7 +63,11 @@ export function isRetriable(err: unknown): boolean {
 }
 
 // kafkajs raises these as not retriable, yet they only mean "the coordinator is still being elected or loaded".
-const TRANSIENT_KAFKAJS_ERRORS = new Set(['KafkaJSGroupCoordinatorNotFound', 'KafkaJSConnectionError', 'KafkaJSRequestTimeoutError'])
+const TRANSIENT_KAFKAJS_ERRORS = new Set([
+  'KafkaJSGroupCoordinatorNotFound',
+  'KafkaJSConnectionError',
+  'KafkaJSRequestTimeoutError'
+])
 
 /**
  * isRetriable, plus kafkajs's transient coordinator and connection errors: for start-up and coordinator calls.
@@ -72,7 +76,8 @@ const TRANSIENT_KAFKAJS_ERRORS = new Set(['KafkaJSGroupCoordinatorNotFound', 'Ka
  * seconds until it is fenced, so its ECONNREFUSED arrives wrapped, and is as transient as unwrapped.
  */
 export function isTransient(err: unknown): boolean {
-  if (err instanceof Error && err.name === 'KafkaJSNumberOfRetriesExceeded') return err.cause !== err && isTransient(err.cause)
+  if (err instanceof Error && err.name === 'KafkaJSNumberOfRetriesExceeded')
+    return err.cause !== err && isTransient(err.cause)
   return isRetriable(err) || (err instanceof Error && TRANSIENT_KAFKAJS_ERRORS.has(err.name))
 }
 

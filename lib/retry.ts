@@ -22,11 +22,18 @@ export interface RetryOptions extends BackoffOptions {
 }
 
 /** Calls to a group or transaction coordinator, which answers "not ready" for a few seconds after an election. */
-export const COORDINATOR_RETRY: RetryOptions = { retries: 10, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient }
+export const COORDINATOR_RETRY: RetryOptions = {
+  retries: 10,
+  initialDelayMs: 100,
+  maxDelayMs: 2000,
+  shouldRetry: isTransient
+}
 
 /** The delay before retry number `attempt + 1`: exponential from initialDelayMs, capped at maxDelayMs, ±20 % jitter. */
 export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
-  return Math.min(options.maxDelayMs, options.initialDelayMs * (options.factor ?? 2) ** attempt) * (0.8 + 0.4 * random())
+  return (
+    Math.min(options.maxDelayMs, options.initialDelayMs * (options.factor ?? 2) ** attempt) * (0.8 + 0.4 * random())
+  )
 }
 
 /**

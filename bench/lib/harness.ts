@@ -44,7 +44,10 @@ const SQUEEZE_NODE = fileURLToPath(new URL('../../../bin/squeeze-node', import.m
  * with, so a client measures squeeze as it runs. Every Node peer starts this way, so they share the flags too.
  */
 export function runNodeClient(script: string, args: readonly string[], opts: ChildOptions = {}): Promise<ChildRun> {
-  return runChild(SQUEEZE_NODE, [script, ...args], { ...opts, env: { SQUEEZE_NODE: process.execPath, ...(opts.env ?? {}) } })
+  return runChild(SQUEEZE_NODE, [script, ...args], {
+    ...opts,
+    env: { SQUEEZE_NODE: process.execPath, ...(opts.env ?? {}) }
+  })
 }
 
 /** Runs `cmd args…` under `/usr/bin/time -f '%e %U %S %M'`; never throws on a non-zero exit (the caller decides). */
@@ -89,7 +92,9 @@ export async function runChild(cmd: string, args: readonly string[], opts: Child
       wallSeconds: wall,
       cpuSeconds: user + sys,
       maxRssMb: rssKb / 1024,
-      ...(firstChunkAt !== undefined && lastChunkAt !== undefined ? { stdoutSpanSeconds: Number(lastChunkAt - firstChunkAt) / 1e9 } : {})
+      ...(firstChunkAt !== undefined && lastChunkAt !== undefined
+        ? { stdoutSpanSeconds: Number(lastChunkAt - firstChunkAt) / 1e9 }
+        : {})
     }
   } finally {
     if (typeof stdinFd === 'number') closeSync(stdinFd)
@@ -98,7 +103,10 @@ export async function runChild(cmd: string, args: readonly string[], opts: Child
 }
 
 export function must(run: ChildRun, what: string): ChildRun {
-  if (run.code !== 0) throw new Error(`${what} exited ${run.code}; stderr tail:\n${run.stderr.trimEnd().split('\n').slice(-15).join('\n')}`)
+  if (run.code !== 0)
+    throw new Error(
+      `${what} exited ${run.code}; stderr tail:\n${run.stderr.trimEnd().split('\n').slice(-15).join('\n')}`
+    )
   return run
 }
 

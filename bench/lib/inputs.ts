@@ -40,13 +40,18 @@ export function inputsFor(sections: ReadonlySet<string>): InputKind[] {
   return (['corpus', 'http'] as const).filter((kind) => SECTIONS_READING[kind].some((s) => sections.has(s)))
 }
 
-export const CORPUS_FILE = process.env['BENCH_CORPUS'] ?? new URL('../../../test/fixtures/corpus/access_apache_semicomplete_2015.log', import.meta.url).pathname
+export const CORPUS_FILE =
+  process.env['BENCH_CORPUS'] ??
+  new URL('../../../test/fixtures/corpus/access_apache_semicomplete_2015.log', import.meta.url).pathname
 
 // No NUL byte: kcat reads -D as a C string.
 const BINARY_DELIMITER = Buffer.from([0xfe, 0xff, 0x53, 0x51, 0x5a, 0x21, 0xff, 0xfe])
 
 export function corpusValues(records: number, file: string = CORPUS_FILE): Buffer[] {
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0).map((l) => Buffer.from(l, 'utf8'))
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => Buffer.from(l, 'utf8'))
   if (lines.length === 0) throw new Error(`${file} has no lines`)
   return Array.from({ length: records }, (_, i) => lines[i % lines.length] as Buffer)
 }
@@ -60,7 +65,8 @@ export function writeInputs(dir: string, kind: InputKind, records: number): Inpu
   mkdirSync(dir, { recursive: true })
   const values = kind === 'corpus' ? corpusValues(records) : httpValues(records)
   const delimiter = kind === 'corpus' ? Buffer.from('\n') : BINARY_DELIMITER
-  for (const v of values) if (v.indexOf(delimiter) >= 0) throw new Error(`a ${kind} value contains the delimiter; pick another`)
+  for (const v of values)
+    if (v.indexOf(delimiter) >= 0) throw new Error(`a ${kind} value contains the delimiter; pick another`)
   const valueBytes = values.reduce((sum, v) => sum + v.length, 0)
   const lengthPrefixed = join(dir, `${kind}-${records}.lp`)
   const delimited = join(dir, `${kind}-${records}.txt`)
@@ -82,9 +88,22 @@ export function writeInputs(dir: string, kind: InputKind, records: number): Inpu
   writeFileSync(delimited, delimitedBytes)
   // The same records twice, for kcat's marginal rate: (time for 2N) - (time for N) leaves out start-up and the final flush.
   const delimitedTwice = join(dir, `${kind}-${records}-twice.txt`)
-  writeFileSync(delimitedTwice, Buffer.concat(kind === 'corpus' ? [delimitedBytes, delimitedBytes] : [delimitedBytes, delimiter, delimitedBytes]))
-  const kcatDelimiter = kind === 'corpus' ? '\\n' : [...delimiter].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('')
-  return { kind, records, valueBytes, lengthPrefixed, delimited, delimitedTwice, kcatDelimiter, javaReplayable: kind === 'corpus' }
+  writeFileSync(
+    delimitedTwice,
+    Buffer.concat(kind === 'corpus' ? [delimitedBytes, delimitedBytes] : [delimitedBytes, delimiter, delimitedBytes])
+  )
+  const kcatDelimiter =
+    kind === 'corpus' ? '\\n' : [...delimiter].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('')
+  return {
+    kind,
+    records,
+    valueBytes,
+    lengthPrefixed,
+    delimited,
+    delimitedTwice,
+    kcatDelimiter,
+    javaReplayable: kind === 'corpus'
+  }
 }
 
 /** Reads a length-prefixed file back into values (views into one buffer). */

@@ -2,7 +2,11 @@ import type { Admin } from 'kafkajs'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { isTransient } from '../../lib/errors.js'
 import { retry } from '../../lib/retry.js'
-import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import {
+  acquireBroker,
+  killEmbeddedBrokersOnExit,
+  type AcquiredBroker
+} from '../../lib/embedded-broker/select-broker.js'
 import { javaBinary, javaClasspath, kafkaLog4jConfig } from '../../lib/embedded-broker/kafka-jars.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../../lib/kafka/connection.js'
 import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
@@ -55,30 +59,40 @@ export async function openBenchKafka(): Promise<BenchKafka> {
       created.push(name)
       return name
     },
-    storedBytes: (topic) => withCluster(async (cluster) => {
-      await cluster.addMultipleTargetTopics([topic])
-      const sizes = await describeLogDirs(cluster, [topic])
-      return sizes.reduce((sum, s) => sum + s.sizeBytes, 0)
-    }),
+    storedBytes: (topic) =>
+      withCluster(async (cluster) => {
+        await cluster.addMultipleTargetTopics([topic])
+        const sizes = await describeLogDirs(cluster, [topic])
+        return sizes.reduce((sum, s) => sum + s.sizeBytes, 0)
+      }),
     async recordCount(topic) {
       // A topic created a moment ago may answer NOT_LEADER until its leader is known everywhere.
-      const offsets = await retry(() => admin.fetchTopicOffsets(topic), { retries: 10, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: isTransient })
+      const offsets = await retry(() => admin.fetchTopicOffsets(topic), {
+        retries: 10,
+        initialDelayMs: 50,
+        maxDelayMs: 500,
+        shouldRetry: isTransient
+      })
       return offsets.reduce((sum, o) => sum + Number(o.high) - Number(o.low), 0)
     },
-    batchShape: (topic) => withCluster(async (cluster) => {
-      const shape = { batches: 0, records: 0, uncompressedBytes: 0 }
-      const reader = new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], verifyCrc: false }, { cluster, admin, log })
-      await reader.run({
-        onBatch: ({ batch }) => {
-          if (batch.isControl) return
-          shape.batches++
-          shape.records += batch.recordCount
-          shape.uncompressedBytes += batch.uncompressedBytes
-        },
-        onCorruptBatch: () => {}
-      })
-      return shape
-    }),
+    batchShape: (topic) =>
+      withCluster(async (cluster) => {
+        const shape = { batches: 0, records: 0, uncompressedBytes: 0 }
+        const reader = new PartitionReader(
+          { ...DEFAULT_READER_CONFIG, topics: [topic], verifyCrc: false },
+          { cluster, admin, log }
+        )
+        await reader.run({
+          onBatch: ({ batch }) => {
+            if (batch.isControl) return
+            shape.batches++
+            shape.records += batch.recordCount
+            shape.uncompressedBytes += batch.uncompressedBytes
+          },
+          onCorruptBatch: () => {}
+        })
+        return shape
+      }),
     async deleteCreatedTopics() {
       if (created.length === 0) return
       await admin.deleteTopics({ topics: created.splice(0) }).catch(() => undefined)
@@ -92,7 +106,13 @@ export async function openBenchKafka(): Promise<BenchKafka> {
 
 /** JVM options for the Java peers: server-class JIT (C2) and G1, as kafka-run-class.sh runs the tools. */
 export function javaPeerOptions(): string[] {
-  return ['-Xmx512m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${kafkaLog4jConfig()}`]
+  return [
+    '-Xmx512m',
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-Djava.awt.headless=true',
+    `-Dlog4j2.configurationFile=${kafkaLog4jConfig()}`
+  ]
 }
 
 export function runJava(mainClass: string, args: readonly string[], opts: ChildOptions = {}): Promise<ChildRun> {

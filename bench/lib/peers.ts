@@ -19,21 +19,32 @@ export interface RdkafkaProducer {
 }
 
 export interface RdkafkaModule {
-  Producer: new (conf: Record<string, string | number | boolean>, topicConf?: Record<string, string | number | boolean>) => RdkafkaProducer
+  Producer: new (
+    conf: Record<string, string | number | boolean>,
+    topicConf?: Record<string, string | number | boolean>
+  ) => RdkafkaProducer
   CODES: { ERRORS: Record<string, number> }
   librdkafkaVersion: string
 }
 
 export function loadConfluentKafkaJavascript(): RdkafkaModule {
   const main = join(PEERS_DIR, 'node_modules', '@confluentinc', 'kafka-javascript')
-  if (!existsSync(main)) throw new Error(`@confluentinc/kafka-javascript is not installed in ${PEERS_DIR}: run scripts/bench.sh (it builds it with CKJS_LINKING=dynamic)`)
+  if (!existsSync(main))
+    throw new Error(
+      `@confluentinc/kafka-javascript is not installed in ${PEERS_DIR}: run scripts/bench.sh (it builds it with CKJS_LINKING=dynamic)`
+    )
   const require = createRequire(join(PEERS_DIR, 'package.json'))
   return require('@confluentinc/kafka-javascript') as RdkafkaModule
 }
 
 /** Peers that BENCH_SKIP names (comma-separated, e.g. `BENCH_SKIP=confluent`): left out of the run on purpose. */
 export function benchSkips(env: NodeJS.ProcessEnv = process.env): ReadonlySet<string> {
-  return new Set((env['BENCH_SKIP'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))
+  return new Set(
+    (env['BENCH_SKIP'] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+  )
 }
 
 /**
@@ -45,6 +56,9 @@ export function confluentPeer(env: NodeJS.ProcessEnv = process.env): string | nu
   try {
     return loadConfluentKafkaJavascript().librdkafkaVersion
   } catch (e) {
-    throw new Error(`@confluentinc/kafka-javascript cannot be loaded (${e instanceof Error ? e.message : String(e)}); set BENCH_SKIP=confluent to run without its rows`, { cause: e })
+    throw new Error(
+      `@confluentinc/kafka-javascript cannot be loaded (${e instanceof Error ? e.message : String(e)}); set BENCH_SKIP=confluent to run without its rows`,
+      { cause: e }
+    )
   }
 }

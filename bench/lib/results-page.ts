@@ -26,21 +26,34 @@ function commit(): string {
 /** The machine and build the figures were taken on, as one paragraph. */
 export function machineLine(runs: number): string {
   const cpu = cpus()
-  return `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC at commit \`${commit()}\`, ` +
+  return (
+    `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC at commit \`${commit()}\`, ` +
     `\`BENCH_RUNS=${runs} npm run bench\`: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ` +
     `${Math.round(totalmem() / 1024 ** 3)} GiB, Node ${process.versions.node}.`
+  )
 }
 
 /**
  * docs/benchmarks.md: the method, the machine and commit, then this run's tables. It holds the last full run only;
  * earlier runs are in git's history of the page.
  */
-export function writeResultsPage(path: string, runs: number, sections: ReadonlyArray<{ title: string; body: string }>): void {
+export function writeResultsPage(
+  path: string,
+  runs: number,
+  sections: ReadonlyArray<{ title: string; body: string }>
+): void {
   const text = [
-    '# Benchmarks', '',
+    '# Benchmarks',
+    '',
     'The last full run of `npm run bench` (scripts/bench.sh), which writes this page; earlier runs are in its git history.',
-    'Why the code is shaped as it is: [design.md](design.md).', '',
-    METHOD, '', '## Machine', '', machineLine(runs), '',
+    'Why the code is shaped as it is: [design.md](design.md).',
+    '',
+    METHOD,
+    '',
+    '## Machine',
+    '',
+    machineLine(runs),
+    '',
     ...sections.flatMap((s) => [`## ${s.title}`, '', s.body, ''])
   ].join('\n')
   writeFileSync(path, text)

@@ -133,9 +133,9 @@ function batchingAdvice(report: CompareReport): BatchingAdvice | null {
     return {
       reason:
         `the batching what-if: linger.ms ${sweep.fromLingerMs} -> ${sweep.toLingerMs} takes ${sweep.target} ` +
-          `from ratio ` +
+        `from ratio ` +
         `${sweep.fromRatio.toFixed(2)} to ${sweep.toRatio.toFixed(2)}, adding ` +
-          `${sweep.addedLatencyMs.toFixed(0)} ms mean wait`,
+        `${sweep.addedLatencyMs.toFixed(0)} ms mean wait`,
       lingerMs: sweep.toLingerMs,
       batchSizeBytes: sweep.batchSizeBytes
     }
@@ -145,7 +145,7 @@ function batchingAdvice(report: CompareReport): BatchingAdvice | null {
   return {
     reason:
       `today's batches are small (median ${limit.medianBatchBytes} bytes, ` +
-        `${limit.meanRecordsPerBatch.toFixed(1)} records per batch); ` +
+      `${limit.meanRecordsPerBatch.toFixed(1)} records per batch); ` +
       'the figures are for batches made at this linger.ms and batch.size',
     lingerMs: limit.lingerMs,
     batchSizeBytes: limit.batchSizeBytes

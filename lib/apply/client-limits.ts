@@ -68,8 +68,10 @@ const PURE_GO_CODECS: ClientLimits['codecs'] = {
 }
 
 function pureGoCaveat(client: string): string {
-  return `${client} compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder ` +
-    'speeds, so its stored sizes differ from libzstd\'s figures here'
+  return (
+    `${client} compresses with pure-Go libraries (klauspost/compress): a zstd level maps onto four encoder ` +
+    "speeds, so its stored sizes differ from libzstd's figures here"
+  )
 }
 
 /**
@@ -90,15 +92,15 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
     },
     source:
       'https://cwiki.apache.org/confluence/display/KAFKA/KIP-390%3A+Support+Compression+Level (Kafka 3.8+; ' +
-        'checked against kafka-clients 4.1.1)',
+      'checked against kafka-clients 4.1.1)',
     caveat: 'before Kafka 3.8 the Java producer has no level setting: gzip 6, lz4 fast, zstd 3 only'
   },
   librdkafka: {
     name: 'librdkafka',
     label: 'librdkafka (kcat, confluent-kafka-*, rsyslog omkafka)',
     codecs: LIBRDKAFKA_CODECS,
-    source: `${LIBRDKAFKA_URL} (compression.level -1..12; a wider zstd range is confluentinc/librdkafka#5223, ` +
-      `unmerged)`,
+    source:
+      `${LIBRDKAFKA_URL} (compression.level -1..12; a wider zstd range is confluentinc/librdkafka#5223, ` + `unmerged)`,
     caveat: null
   },
   'franz-go': {
@@ -123,7 +125,7 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
     codecs: { none: NO_LEVEL, gzip: fixed(6), snappy: NO_LEVEL, lz4: fixed(1), zstd: fixed(3) },
     source:
       'https://kafka.js.org/docs/producing#compression (gzip built in; snappy, lz4, zstd through codec ' +
-        'plug-ins; no level)',
+      'plug-ins; no level)',
     caveat: 'kafkajs has no level setting and no batching setting: one request per send() call'
   },
   logstash: {
@@ -132,7 +134,7 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
     codecs: { none: NO_LEVEL, gzip: fixed(6), snappy: NO_LEVEL, lz4: fixed(1), zstd: fixed(3) },
     source:
       'https://www.elastic.co/guide/en/logstash/current/plugins-outputs-kafka.html (compression_type; zstd ' +
-        'since logstash-integration-kafka 10.10.0)',
+      'since logstash-integration-kafka 10.10.0)',
     caveat: 'Logstash has no level setting: its Java client writes gzip 6, lz4 fast, zstd 3'
   },
   filebeat: {
@@ -141,7 +143,7 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
     codecs: { none: NO_LEVEL, gzip: { levels: { min: 1, max: 9 }, fixed: 4 }, snappy: NO_LEVEL, lz4: fixed(1) },
     source:
       'https://www.elastic.co/guide/en/beats/filebeat/current/kafka-output.html (compression, compression_level ' +
-        'gzip only; no zstd: elastic/beats#24534)',
+      'gzip only; no zstd: elastic/beats#24534)',
     caveat: null
   },
   vector: {
@@ -150,7 +152,7 @@ export const CLIENT_LIMITS: Readonly<Record<ClientName, ClientLimits>> = {
     codecs: LIBRDKAFKA_CODECS,
     source:
       'https://vector.dev/docs/reference/configuration/sinks/kafka/ (compression; the level only through ' +
-        'librdkafka_options)',
+      'librdkafka_options)',
     caveat: null
   },
   'fluent-bit': {

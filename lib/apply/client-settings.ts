@@ -316,7 +316,7 @@ function javaNote(b: BatchingTarget): string {
   }
   return (
     `${b.batchSizeBytes} uncompressed bytes x 1.05 / the measured ratio ${b.ratio.toFixed(2)}, plus one mean ` +
-      `record; the estimate starts at ratio 1 ` +
+    `record; the estimate starts at ratio 1 ` +
     "and improves by 0.005 per batch, so a new producer's first batches are smaller"
   )
 }

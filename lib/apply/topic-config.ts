@@ -47,13 +47,13 @@ export function topicConfigFor(
   const text =
     mode === 'producer'
       ? "compression.type=producer: the broker stores every batch as its producer wrote it; the producers' " +
-        "settings above decide the codec and level"
+        'settings above decide the codec and level'
       : `compression.type=${spec.codec}: the broker recompresses every batch that arrives in another codec (CPU ` +
         `on the leader for each ` +
         `produce request); producers must send ${spec.codec} to avoid a second compression, and a ${spec.codec} ` +
-          `batch is kept as sent at ` +
+        `batch is kept as sent at ` +
         "whatever level its producer chose (a batch carries no level); the topic's level applies only to the " +
-          "batches it recompresses"
+        'batches it recompresses'
   const command =
     `kafka-configs.sh --bootstrap-server ${brokers} --alter --entity-type topics --entity-name ${topic} ` +
     `--add-config ${configs.map((c) => `${c.name}=${c.value}`).join(',')}`

@@ -95,7 +95,8 @@ export interface AuditTopic {
   readonly current: AuditCurrent | null
   readonly targets: readonly AuditTarget[]
   /** `keep` or the target to change to, with compare's margin. */
-  readonly verdict: { readonly action: 'change'; readonly target: string }
+  readonly verdict:
+    | { readonly action: 'change'; readonly target: string }
     | { readonly action: 'keep'; readonly best: string | null }
     | null
   readonly savings: AuditSavings | null

@@ -39,20 +39,31 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
   try {
     const consumers = options.consumersOverride ?? facts.groups.length
     const { report } = await runProjection({
-      connection: options.connection, sourceTopic: facts.topic, sourceDescription: { kind: 'topic',
-        description: `topic ${facts.topic}` },
-      targets: options.targets(facts.topic), format: null, rateEvidence: { kind: 'topic',
-        lookbackMs: DEFAULT_RATE_LOOKBACK_MS },
-      batching: options.batching, threads: options.threads, pool: options.pool, sample: { bytes: options.sampleBytes },
-        baselineFromSample: true,
-      consumers, version: options.version, log: options.log
+      connection: options.connection,
+      sourceTopic: facts.topic,
+      sourceDescription: { kind: 'topic', description: `topic ${facts.topic}` },
+      targets: options.targets(facts.topic),
+      format: null,
+      rateEvidence: { kind: 'topic', lookbackMs: DEFAULT_RATE_LOOKBACK_MS },
+      batching: options.batching,
+      threads: options.threads,
+      pool: options.pool,
+      sample: { bytes: options.sampleBytes },
+      baselineFromSample: true,
+      consumers,
+      version: options.version,
+      log: options.log
     })
     return { ...base, ...fromReport(report, facts, consumers, options.prices), wallSeconds: seconds(started) }
   } catch (err) {
     const text = errorMessage(err)
     if (/AUTHORIZATION_FAILED|not authorized/i.test(text)) {
-      return { ...base, status: 'not-authorized', error: `missing Read on topic ${facts.topic} (${text})`,
-        wallSeconds: seconds(started) }
+      return {
+        ...base,
+        status: 'not-authorized',
+        error: `missing Read on topic ${facts.topic} (${text})`,
+        wallSeconds: seconds(started)
+      }
     }
     return { ...base, status: 'failed', error: text, wallSeconds: seconds(started) }
   }
@@ -62,16 +73,27 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
 export function baseRow(facts: TopicFacts): Omit<AuditTopic, 'status' | 'wallSeconds'> {
   const policies = (facts.cleanupPolicy ?? '').split(',').map((p) => p.trim())
   return {
-    topic: facts.topic, error: null, facts, compacted: policies.includes('compact'),
+    topic: facts.topic,
+    error: null,
+    facts,
+    compacted: policies.includes('compact'),
     brokerRecompresses: facts.compressionType !== null && facts.compressionType !== 'producer',
-    sample: null, ingestBytesPerSecond: null, ingestRateNote: null, current: null, targets: [], verdict: null,
-      savings: null
+    sample: null,
+    ingestBytesPerSecond: null,
+    ingestRateNote: null,
+    current: null,
+    targets: [],
+    verdict: null,
+    savings: null
   }
 }
 
-function fromReport(report: CompareReport, facts: TopicFacts, consumers: number,
-  prices: Prices | null): Omit<AuditTopic,
-  'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'wallSeconds'> {
+function fromReport(
+  report: CompareReport,
+  facts: TopicFacts,
+  consumers: number,
+  prices: Prices | null
+): Omit<AuditTopic, 'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'wallSeconds'> {
   const baseline = report.current ?? null
   const rate = report.source.ingestRate
   const intervals = report.projection?.intervals ?? []
@@ -80,19 +102,34 @@ function fromReport(report: CompareReport, facts: TopicFacts, consumers: number,
   const targets = report.targets.map((t): AuditTarget => {
     const interval = intervals.find((i) => i.target === t.target)
     return {
-      target: t.target, ratio: t.ratio, ratioLow: interval?.low ?? Number.NaN, ratioHigh: interval?.high ?? Number.NaN,
+      target: t.target,
+      ratio: t.ratio,
+      ratioLow: interval?.low ?? Number.NaN,
+      ratioHigh: interval?.high ?? Number.NaN,
       storedShare: baseline?.savings.find((s) => s.target === t.target)?.storedShare ?? Number.NaN,
-      compressCpuSecondsPerGiB: t.compressCpuSecondsPerGiB, decompressCpuSecondsPerGiB: t.decompressCpuSecondsPerGiB
+      compressCpuSecondsPerGiB: t.compressCpuSecondsPerGiB,
+      decompressCpuSecondsPerGiB: t.decompressCpuSecondsPerGiB
     }
   })
   const enough = baseline !== null && report.targets.every((t) => t.batches >= MIN_BATCHES_FOR_INTERVAL)
-  const verdict = baseline === null ? null : baseline.verdict.action === 'change'
-    ? { action: 'change' as const, target: baseline.verdict.target }
-    : { action: 'keep' as const, best: baseline.verdict.best?.target ?? null }
-  const savings = baseline === null || !isKnownRate(rate) ? null : savingsOf(baseline, report.targets, { facts,
-    consumers, prices, recordsPerSecond: rate.recordsPerSecond, bytesPerSecond: rate.bytesPerSecond })
+  const verdict =
+    baseline === null
+      ? null
+      : baseline.verdict.action === 'change'
+        ? { action: 'change' as const, target: baseline.verdict.target }
+        : { action: 'keep' as const, best: baseline.verdict.best?.target ?? null }
+  const savings =
+    baseline === null || !isKnownRate(rate)
+      ? null
+      : savingsOf(baseline, report.targets, {
+          facts,
+          consumers,
+          prices,
+          recordsPerSecond: rate.recordsPerSecond,
+          bytesPerSecond: rate.bytesPerSecond
+        })
   return {
-    status: enough ? 'audited' as const : 'too-little-data' as const,
+    status: enough ? ('audited' as const) : ('too-little-data' as const),
     sample: { records: report.source.records, bytes: report.projection?.sampling?.bytes ?? 0, batches: sampleBatches },
     ingestBytesPerSecond: isKnownRate(rate) ? rate.bytesPerSecond : null,
     ingestRateNote: isKnownRate(rate) ? null : rate.unknown,
@@ -106,8 +143,12 @@ function fromReport(report: CompareReport, facts: TopicFacts, consumers: number,
 function currentOf(baseline: CurrentBaseline): AuditCurrent {
   const { row } = baseline
   return {
-    codec: row.codec, codecs: row.codecs, ratio: row.ratio, meanRecordsPerBatch: row.meanRecordsPerBatch,
-    medianBatchBytes: row.batchBytes.median, decompressCpuSecondsPerGiB: row.decompressCpuSecondsPerGiB
+    codec: row.codec,
+    codecs: row.codecs,
+    ratio: row.ratio,
+    meanRecordsPerBatch: row.meanRecordsPerBatch,
+    medianBatchBytes: row.batchBytes.median,
+    decompressCpuSecondsPerGiB: row.decompressCpuSecondsPerGiB
   }
 }
 
@@ -123,8 +164,11 @@ interface SavingsContext {
  * What the verdict's change saves: per day on disk (x replicas) and in fetches (x groups), at retention, and the
  * CPU it costs. Keeping today's codec saves nothing and costs nothing.
  */
-function savingsOf(baseline: CurrentBaseline, targets: readonly CompareTargetResult[],
-  context: SavingsContext): AuditSavings {
+function savingsOf(
+  baseline: CurrentBaseline,
+  targets: readonly CompareTargetResult[],
+  context: SavingsContext
+): AuditSavings {
   const { facts } = context
   const verdict = baseline.verdict
   const chosen = verdict.action === 'change' ? targets.find((t) => t.target === verdict.target) : undefined
@@ -137,13 +181,19 @@ function savingsOf(baseline: CurrentBaseline, targets: readonly CompareTargetRes
   const diskTodayPerDay = context.recordsPerSecond * SECONDS_PER_DAY * storedPerRecordToday * facts.replicationFactor
   const retained = retainedBytes(facts, diskTodayPerDay)
   const steadyStateDiskBytes = retained === null ? null : retained * (1 - saving.storedShare)
-  const inputGiBPerDay = context.bytesPerSecond * SECONDS_PER_DAY / GIB
+  const inputGiBPerDay = (context.bytesPerSecond * SECONDS_PER_DAY) / GIB
   const todayCompress = todaysCompressCpu(baseline, targets)
-  const cpuSecondsPerDay = inputGiBPerDay * ((chosen.compressCpuSecondsPerGiB - todayCompress) +
-    context.consumers * (chosen.decompressCpuSecondsPerGiB - baseline.row.decompressCpuSecondsPerGiB))
+  const cpuSecondsPerDay =
+    inputGiBPerDay *
+    (chosen.compressCpuSecondsPerGiB -
+      todayCompress +
+      context.consumers * (chosen.decompressCpuSecondsPerGiB - baseline.row.decompressCpuSecondsPerGiB))
   const figures = { steadyStateDiskBytes, fetchBytesPerDay: saving.fetchBytesPerDaySaved, cpuSecondsPerDay }
-  return { diskBytesPerDay: saving.storedBytesPerDaySaved, ...figures,
-    money: context.prices === null ? null : monthlyMoney(context.prices, figures) }
+  return {
+    diskBytesPerDay: saving.storedBytesPerDaySaved,
+    ...figures,
+    money: context.prices === null ? null : monthlyMoney(context.prices, figures)
+  }
 }
 
 /**
@@ -154,10 +204,12 @@ function savingsOf(baseline: CurrentBaseline, targets: readonly CompareTargetRes
 function retainedBytes(facts: TopicFacts, diskPerDay: number): number | null {
   const policies = (facts.cleanupPolicy ?? 'delete').split(',').map((p) => p.trim())
   if (!policies.includes('delete')) return null
-  const byTime = facts.retentionMs !== null && facts.retentionMs > 0 ? diskPerDay * facts.retentionMs / 86_400_000
-    : null
-  const bySize = facts.retentionBytes !== null && facts.retentionBytes > 0
-    ? facts.retentionBytes * facts.partitions * facts.replicationFactor : null
+  const byTime =
+    facts.retentionMs !== null && facts.retentionMs > 0 ? (diskPerDay * facts.retentionMs) / 86_400_000 : null
+  const bySize =
+    facts.retentionBytes !== null && facts.retentionBytes > 0
+      ? facts.retentionBytes * facts.partitions * facts.replicationFactor
+      : null
   if (byTime === null) return bySize
   return bySize === null ? byTime : Math.min(byTime, bySize)
 }

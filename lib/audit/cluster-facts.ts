@@ -18,8 +18,13 @@ export interface TopicSelection {
  */
 export async function selectTopics(admin: Admin, selection: TopicSelection): Promise<string[]> {
   const all = await admin.listTopics()
-  return all.filter((t) => (selection.topics === null ? !t.startsWith('__') : selection.topics.test(t))
-    && !(selection.exclude?.test(t) ?? false)).sort()
+  return all
+    .filter(
+      (t) =>
+        (selection.topics === null ? !t.startsWith('__') : selection.topics.test(t)) &&
+        !(selection.exclude?.test(t) ?? false)
+    )
+    .sort()
 }
 
 /** Per topic: its facts, or why they could not be read (a refused DescribeConfigs names its ACL). */
@@ -52,8 +57,9 @@ export async function readTopicFacts(admin: Admin, topics: readonly string[]): P
     } catch (err) {
       const text = errorMessage(err)
       const notAuthorized = /not authorized|AUTHORIZATION_FAILED/i.test(text)
-      return notAuthorized ? { error: `missing DescribeConfigs (or Describe) on topic ${topic}: ${text}`,
-        notAuthorized } : { error: text, notAuthorized }
+      return notAuthorized
+        ? { error: `missing DescribeConfigs (or Describe) on topic ${topic}: ${text}`, notAuthorized }
+        : { error: text, notAuthorized }
     }
   })
   return new Map(topics.map((t, i) => [t, facts[i] as FactsOrError]))
@@ -68,11 +74,15 @@ interface ConfigValue {
 async function topicConfigs(admin: Admin, topic: string): Promise<Map<string, ConfigValue>> {
   const { resources } = await admin.describeConfigs({
     resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: CONFIG_NAMES }],
-      includeSynonyms: false
+    includeSynonyms: false
   })
   const entries = resources[0]?.configEntries ?? []
-  return new Map(entries.map((e) => [e.configName, { value: e.configValue,
-    source: sourceOf(e as { configSource?: number; isDefault: boolean }) }]))
+  return new Map(
+    entries.map((e) => [
+      e.configName,
+      { value: e.configValue, source: sourceOf(e as { configSource?: number; isDefault: boolean }) }
+    ])
+  )
 }
 
 /** DescribeConfigs' config source: 1 the topic's own, 4 and 5 the broker's, 6 Kafka's default (KIP-226). */

@@ -15,12 +15,18 @@ export interface MoneyFigures {
 
 /** What a month of a topic's change is worth, from bytes and CPU seconds. */
 export function monthlyMoney(prices: Prices, figures: MoneyFigures): MonthlyMoney {
-  const storage = prices.storageGiBMonth === null || figures.steadyStateDiskBytes === null ? null
-    : (figures.steadyStateDiskBytes / GIB) * prices.storageGiBMonth
-  const transfer = prices.transferGiB === null || figures.fetchBytesPerDay === null ? null
-    : (figures.fetchBytesPerDay * DAYS_PER_MONTH / GIB) * prices.transferGiB
-  const cpu = prices.coreHour === null || figures.cpuSecondsPerDay === null ? null
-    : (figures.cpuSecondsPerDay * DAYS_PER_MONTH / 3600) * prices.coreHour
+  const storage =
+    prices.storageGiBMonth === null || figures.steadyStateDiskBytes === null
+      ? null
+      : (figures.steadyStateDiskBytes / GIB) * prices.storageGiBMonth
+  const transfer =
+    prices.transferGiB === null || figures.fetchBytesPerDay === null
+      ? null
+      : ((figures.fetchBytesPerDay * DAYS_PER_MONTH) / GIB) * prices.transferGiB
+  const cpu =
+    prices.coreHour === null || figures.cpuSecondsPerDay === null
+      ? null
+      : ((figures.cpuSecondsPerDay * DAYS_PER_MONTH) / 3600) * prices.coreHour
   const priced = storage !== null || transfer !== null || cpu !== null
   const net = priced ? (storage ?? 0) + (transfer ?? 0) - (cpu ?? 0) : null
   return { storage, transfer, cpu, net }
@@ -49,8 +55,8 @@ export interface PriceFlags {
  */
 export function pricesFrom(flags: PriceFlags): Prices | null {
   const file = flags.file === undefined ? {} : readPricesFile(flags.file)
-  const pick = (flag: number | undefined,
-    key: 'storageGiBMonth' | 'transferGiB' | 'coreHour'): number | null => flag ?? file[key] ?? null
+  const pick = (flag: number | undefined, key: 'storageGiBMonth' | 'transferGiB' | 'coreHour'): number | null =>
+    flag ?? file[key] ?? null
   const prices = {
     storageGiBMonth: pick(flags.storageGiBMonth, 'storageGiBMonth'),
     transferGiB: pick(flags.transferGiB, 'transferGiB'),
@@ -71,8 +77,12 @@ interface PricesFile {
 }
 
 const FILE_KEYS: Readonly<Record<keyof PricesFile, 'number' | 'string'>> = {
-  storageGiBMonth: 'number', transferGiB: 'number', coreHour: 'number', currency: 'string', source: 'string',
-    date: 'string'
+  storageGiBMonth: 'number',
+  transferGiB: 'number',
+  coreHour: 'number',
+  currency: 'string',
+  source: 'string',
+  date: 'string'
 }
 
 function readPricesFile(path: string): PricesFile {
@@ -80,18 +90,19 @@ function readPricesFile(path: string): PricesFile {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'))
   } catch (err) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID,
-      `--prices ${path}: not a readable JSON file (${errorMessage(err)})`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--prices ${path}: not a readable JSON file (${errorMessage(err)})`
+    )
   }
-  if (typeof parsed !== 'object' || parsed === null
-    || Array.isArray(parsed)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID,
-    `--prices ${path}: expected a JSON object`)
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--prices ${path}: expected a JSON object`)
   const problems: string[] = []
   for (const [key, value] of Object.entries(parsed)) {
     const type = FILE_KEYS[key as keyof PricesFile]
     if (type === undefined) problems.push(`unknown key "${key}" (known: ${Object.keys(FILE_KEYS).join(', ')})`)
-    else if (typeof value !== type || (type === 'number' && !(Number.isFinite(value)
-      && (value as number) >= 0))) problems.push(`${key} must be a ${type === 'number' ? 'number >= 0' : 'string'}`)
+    else if (typeof value !== type || (type === 'number' && !(Number.isFinite(value) && (value as number) >= 0)))
+      problems.push(`${key} must be a ${type === 'number' ? 'number >= 0' : 'string'}`)
   }
   if (problems.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--prices ${path}: ${problems.join('; ')}`)
   return parsed as PricesFile

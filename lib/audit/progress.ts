@@ -59,7 +59,10 @@ export class AuditProgress implements AuditProgressSink {
     if (!force && at - this.lastJsonAt < this.options.everySeconds * 1000) return
     this.lastJsonAt = at
     const line = {
-      msg: 'audit progress', topicsDone: this.done, topics: this.total, bytesRead: this.bytes,
+      msg: 'audit progress',
+      topicsDone: this.done,
+      topics: this.total,
+      bytesRead: this.bytes,
       etaSeconds: eta === null ? null : Math.round(eta)
     }
     this.options.stream.write(`${JSON.stringify(line)}\n`)

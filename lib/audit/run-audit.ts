@@ -59,16 +59,25 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
       let row: AuditTopic
       if (known === undefined || 'error' in known) {
         const error = known === undefined ? 'no facts' : known.error
-        row = { ...emptyRow(topic), status: known !== undefined && known.notAuthorized ? 'not-authorized' : 'failed',
-          error }
+        row = {
+          ...emptyRow(topic),
+          status: known !== undefined && known.notAuthorized ? 'not-authorized' : 'failed',
+          error
+        }
       } else if (stop.signal.aborted) {
         row = { ...baseRow(known.facts), status: 'not-reached', wallSeconds: 0 }
       } else {
         row = await auditTopic(known.facts, {
-          connection: options.connection, targets: (t) => parseTargets(options.targets, t), batching: options.batching,
-          sampleBytes: options.sampleBytes, pool, threads: options.threads,
-            consumersOverride: options.consumersOverride,
-          prices: options.prices, version: options.version, log: options.log
+          connection: options.connection,
+          targets: (t) => parseTargets(options.targets, t),
+          batching: options.batching,
+          sampleBytes: options.sampleBytes,
+          pool,
+          threads: options.threads,
+          consumersOverride: options.consumersOverride,
+          prices: options.prices,
+          version: options.version,
+          log: options.log
         })
       }
       options.progress?.topicDone(topic, row.sample?.bytes ?? 0)
@@ -80,11 +89,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
       squeezeVersion: options.version,
       brokers: options.connection.brokers,
       settings: {
-        sampleBytes: options.sampleBytes, targets: parseTargets(options.targets,
-          'audit').map((t) => formatCodecSpec(t.spec)),
-        threads: options.threads, margin: CHANGE_MARGIN,
+        sampleBytes: options.sampleBytes,
+        targets: parseTargets(options.targets, 'audit').map((t) => formatCodecSpec(t.spec)),
+        threads: options.threads,
+        margin: CHANGE_MARGIN,
         topicsPattern: options.selection.topics?.source ?? null,
-          excludePattern: options.selection.exclude?.source ?? null
+        excludePattern: options.selection.exclude?.source ?? null
       },
       prices: options.prices,
       partial: ranked.some((r) => r.status === 'failed' || r.status === 'not-authorized' || r.status === 'not-reached'),
@@ -102,9 +112,20 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
 
 function emptyRow(topic: string): AuditTopic {
   return {
-    topic, status: 'failed', error: null, facts: null, compacted: false, brokerRecompresses: false, sample: null,
-      ingestBytesPerSecond: null,
-    ingestRateNote: null, current: null, targets: [], verdict: null, savings: null, wallSeconds: 0
+    topic,
+    status: 'failed',
+    error: null,
+    facts: null,
+    compacted: false,
+    brokerRecompresses: false,
+    sample: null,
+    ingestBytesPerSecond: null,
+    ingestRateNote: null,
+    current: null,
+    targets: [],
+    verdict: null,
+    savings: null,
+    wallSeconds: 0
   }
 }
 
@@ -117,8 +138,9 @@ export function rankValue(row: AuditTopic): number {
 
 /** Audited topics by what they save, largest first; then those without a ranking, in name order. */
 export function rank(rows: readonly AuditTopic[]): AuditTopic[] {
-  const audited = rows.filter((r) => r.status === 'audited').sort((a,
-    b) => rankValue(b) - rankValue(a) || a.topic.localeCompare(b.topic))
+  const audited = rows
+    .filter((r) => r.status === 'audited')
+    .sort((a, b) => rankValue(b) - rankValue(a) || a.topic.localeCompare(b.topic))
   const rest = rows.filter((r) => r.status !== 'audited').sort((a, b) => a.topic.localeCompare(b.topic))
   return [...audited, ...rest]
 }
@@ -135,7 +157,10 @@ function totals(rows: readonly AuditTopic[], priced: boolean): AuditTotals {
     fetchBytesPerDay: sum((r) => r.savings?.fetchBytesPerDay),
     steadyStateDiskBytes: sum((r) => r.savings?.steadyStateDiskBytes),
     cpuSecondsPerDay: sum((r) => r.savings?.cpuSecondsPerDay),
-    money: priced ? sumMoney(audited.flatMap((r) => (r.savings?.money === null || r.savings?.money === undefined ? []
-      : [r.savings.money]))) : null
+    money: priced
+      ? sumMoney(
+          audited.flatMap((r) => (r.savings?.money === null || r.savings?.money === undefined ? [] : [r.savings.money]))
+        )
+      : null
   }
 }

@@ -32,11 +32,18 @@ export interface AllCoresSweep {
  * With `readBack`, each thread decompresses every batch right after compressing it with a target, as the projection
  * does to measure decompression: the codec work a projection of that target set cannot do without.
  */
-export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec[], options: { readonly threads: number; readonly rounds: number; readonly readBack?: boolean }): Promise<AllCoresSweep> {
+export async function sweepAllCores(
+  batches: BatchSet,
+  specs: readonly CodecSpec[],
+  options: { readonly threads: number; readonly rounds: number; readonly readBack?: boolean }
+): Promise<AllCoresSweep> {
   const { threads, rounds } = options
   const readBack = options.readBack ?? false
   if (!Number.isInteger(threads) || threads < 1 || !Number.isInteger(rounds) || rounds < 1) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `threads and rounds must be whole numbers >= 1, got ${threads} and ${rounds}`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `threads and rounds must be whole numbers >= 1, got ${threads} and ${rounds}`
+    )
   }
   const sectionBytes = batches.sections.reduce((n, s) => n + s.length, 0)
   const data = new SharedArrayBuffer(Math.max(sectionBytes, 1))
@@ -48,7 +55,15 @@ export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec
   try {
     const replies = workers.map(inbox)
     workers.forEach((worker, index) => {
-      const init: AllCoresInit = { data, lengths: batches.sections.map((s) => s.length), specs, first: Math.floor((index * specs.length) / threads), rounds, readBack, signal: signal.buffer as SharedArrayBuffer }
+      const init: AllCoresInit = {
+        data,
+        lengths: batches.sections.map((s) => s.length),
+        specs,
+        first: Math.floor((index * specs.length) / threads),
+        rounds,
+        readBack,
+        signal: signal.buffer as SharedArrayBuffer
+      }
       worker.postMessage(init)
     })
     const ready = await Promise.all(replies.map((r) => r.next('ready')))
@@ -64,11 +79,16 @@ export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec
       walls.push((Math.max(...done.map((d) => d.endedAt)) - startedAt) / 1000)
       for (const d of done) {
         for (const [target, cpu] of Object.entries(d.cpuSeconds)) speeds.get(target)?.push(speed(cpu))
-        for (const [target, cpu] of Object.entries(d.decompressCpuSeconds)) decompressSpeeds.get(target)?.push(speed(cpu))
+        for (const [target, cpu] of Object.entries(d.decompressCpuSeconds))
+          decompressSpeeds.get(target)?.push(speed(cpu))
       }
     }
     return {
-      threads, rounds, readBack, wallSeconds: median(walls), sectionBytesPerThread: sectionBytes,
+      threads,
+      rounds,
+      readBack,
+      wallSeconds: median(walls),
+      sectionBytesPerThread: sectionBytes,
       compressMBPerCpuSecond: new Map([...speeds].map(([target, list]) => [target, median(list)])),
       decompressMBPerCpuSecond: new Map([...decompressSpeeds].map(([target, list]) => [target, median(list)])),
       compressedBytes: new Map(Object.entries(ready[0]?.compressedBytes ?? {}))
@@ -83,7 +103,9 @@ export async function sweepAllCores(batches: BatchSet, specs: readonly CodecSpec
  * rounds compressed (and with readBack decompressed) sectionBytesPerThread × threads with every target in wallSeconds.
  */
 export function allCoresBoundSeconds(sweep: AllCoresSweep, sectionBytes: number): number {
-  return sweep.sectionBytesPerThread === 0 ? 0 : (sweep.wallSeconds * sectionBytes) / (sweep.sectionBytesPerThread * sweep.threads)
+  return sweep.sectionBytesPerThread === 0
+    ? 0
+    : (sweep.wallSeconds * sectionBytes) / (sweep.sectionBytesPerThread * sweep.threads)
 }
 
 type Reply = Exclude<AllCoresReply, { readonly error: string }>
@@ -98,23 +120,30 @@ function inbox(worker: Worker): { next<K extends Reply['kind']>(kind: K): Promis
     for (const w of waiting.splice(0)) w.reject(err)
   }
   worker.on('message', (reply: AllCoresReply) => {
-    if ('error' in reply) return fail(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `the all-cores sweep failed: ${reply.error}`))
+    if ('error' in reply)
+      return fail(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `the all-cores sweep failed: ${reply.error}`))
     const w = waiting.shift()
     if (w === undefined) queued.push(reply)
     else w.resolve(reply)
   })
-  worker.on('error', (err) => fail(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `an all-cores sweep thread failed: ${err.message}`, { cause: err })))
-  worker.on('exit', (code) => fail(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `an all-cores sweep thread exited with code ${code}`)))
-  const take = (): Promise<Reply> => new Promise((resolve, reject) => {
-    const reply = queued.shift()
-    if (reply !== undefined) resolve(reply)
-    else if (failure !== null) reject(failure)
-    else waiting.push({ resolve, reject })
-  })
+  worker.on('error', (err) =>
+    fail(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `an all-cores sweep thread failed: ${err.message}`, { cause: err }))
+  )
+  worker.on('exit', (code) =>
+    fail(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `an all-cores sweep thread exited with code ${code}`))
+  )
+  const take = (): Promise<Reply> =>
+    new Promise((resolve, reject) => {
+      const reply = queued.shift()
+      if (reply !== undefined) resolve(reply)
+      else if (failure !== null) reject(failure)
+      else waiting.push({ resolve, reject })
+    })
   return {
     next: async <K extends Reply['kind']>(kind: K) => {
       const reply = await take()
-      if (reply.kind !== kind) throw new SqueezeError(ErrorCodes.CODEC_CORRUPT, `the all-cores sweep expected ${kind}, got ${reply.kind}`)
+      if (reply.kind !== kind)
+        throw new SqueezeError(ErrorCodes.CODEC_CORRUPT, `the all-cores sweep expected ${kind}, got ${reply.kind}`)
       return reply as Extract<Reply, { kind: K }>
     }
   }

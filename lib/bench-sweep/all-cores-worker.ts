@@ -1,5 +1,12 @@
 import { parentPort } from 'node:worker_threads'
-import { compressToOwnBuffer, createCodec, DECOMPRESS_HEADROOM, decompressIntoBuffer, formatCodecSpec, type CodecSpec } from '../codecs/index.js'
+import {
+  compressToOwnBuffer,
+  createCodec,
+  DECOMPRESS_HEADROOM,
+  decompressIntoBuffer,
+  formatCodecSpec,
+  type CodecSpec
+} from '../codecs/index.js'
 import { threadCpuSeconds } from '../metrics/thread-cpu.js'
 
 export interface AllCoresInit {
@@ -18,7 +25,12 @@ export interface AllCoresInit {
 
 export type AllCoresReply =
   | { readonly kind: 'ready'; readonly compressedBytes: Readonly<Record<string, number>> }
-  | { readonly kind: 'round'; readonly endedAt: number; readonly cpuSeconds: Readonly<Record<string, number>>; readonly decompressCpuSeconds: Readonly<Record<string, number>> }
+  | {
+      readonly kind: 'round'
+      readonly endedAt: number
+      readonly cpuSeconds: Readonly<Record<string, number>>
+      readonly decompressCpuSeconds: Readonly<Record<string, number>>
+    }
   | { readonly error: string }
 
 // One thread of the all-cores sweep: compresses every target once from the shared sections (where a projection
@@ -37,7 +49,8 @@ if (parentPort !== null) {
       const order = init.specs.map((_, i) => init.specs[(init.first + i) % init.specs.length] as CodecSpec)
       const codecs = order.map((spec) => ({ target: formatCodecSpec(spec), codec: createCodec(spec) }))
       const compressedBytes: Record<string, number> = {}
-      for (const { target, codec } of codecs) compressedBytes[target] = sections.reduce((n, s) => n + compressToOwnBuffer(codec, s).length, 0)
+      for (const { target, codec } of codecs)
+        compressedBytes[target] = sections.reduce((n, s) => n + compressToOwnBuffer(codec, s).length, 0)
       port.postMessage({ kind: 'ready', compressedBytes } satisfies AllCoresReply)
       // Read back as the projection does: into one reused buffer, `none` not decompressed at all.
       const plain = Buffer.allocUnsafe(init.readBack ? Math.max(0, ...init.lengths) + DECOMPRESS_HEADROOM : 0)
@@ -55,7 +68,12 @@ if (parentPort !== null) {
           if (codec.id !== 0) for (const c of compressed) decompressIntoBuffer(codec, c, plain)
           decompressCpuSeconds[target] = threadCpuSeconds() - compressedAt
         }
-        port.postMessage({ kind: 'round', endedAt: performance.timeOrigin + performance.now(), cpuSeconds, decompressCpuSeconds } satisfies AllCoresReply)
+        port.postMessage({
+          kind: 'round',
+          endedAt: performance.timeOrigin + performance.now(),
+          cpuSeconds,
+          decompressCpuSeconds
+        } satisfies AllCoresReply)
       }
     } catch (err) {
       port.postMessage({ error: err instanceof Error ? err.message : String(err) } satisfies AllCoresReply)

@@ -22,7 +22,11 @@ export interface BenchSource {
 
 /** A file's or the generator's records, cut at batch.size alone (one stream, no partitions, no linger). */
 export function benchSourceOf(input: BenchInput): BenchSource {
-  return { description: input.description, linesNotParsed: input.linesNotParsed, batchesAt: (batchBytes) => buildBatches(input.records, batchBytes) }
+  return {
+    description: input.description,
+    linesNotParsed: input.linesNotParsed,
+    batchesAt: (batchBytes) => buildBatches(input.records, batchBytes)
+  }
 }
 
 /** A file's lines as records of `kind`, at most `maxLines`; lines that do not parse are counted and skipped. */

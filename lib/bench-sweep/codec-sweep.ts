@@ -1,4 +1,17 @@
-import { CODEC_NAMES, compressToOwnBuffer, createCodec, formatCodecSpec, isAdaptive, isCodecName, LEVEL_RANGES, parseCodecSpec, resolveCodecSpec, type Codec, type CodecName, type CodecSpec } from '../codecs/index.js'
+import {
+  CODEC_NAMES,
+  compressToOwnBuffer,
+  createCodec,
+  formatCodecSpec,
+  isAdaptive,
+  isCodecName,
+  LEVEL_RANGES,
+  parseCodecSpec,
+  resolveCodecSpec,
+  type Codec,
+  type CodecName,
+  type CodecSpec
+} from '../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import { BATCH } from '../protocol/batch-layout.js'
@@ -63,7 +76,10 @@ export interface SweepOptions {
 
 export const DEFAULT_BATCH_SIZES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024] as const
 const LZ4HC_MAX_LEVEL = 12
-export const BATCH_SWEEP_TARGETS: readonly CodecSpec[] = [{ codec: 'zstd', level: 3 }, { codec: 'lz4', level: 1 }]
+export const BATCH_SWEEP_TARGETS: readonly CodecSpec[] = [
+  { codec: 'zstd', level: 3 },
+  { codec: 'lz4', level: 1 }
+]
 
 /**
  * The levels swept when the user names a codec without a level: every gzip level, lz4 1..12 (LZ4HC stops
@@ -82,19 +98,34 @@ export function defaultLevels(codec: CodecName, ultra: boolean): CodecSpec[] {
 
 /** `zstd,lz4:1` -> zstd's default levels, then lz4 level 1; duplicates dropped, order kept. */
 export function parseCodecList(list: string | undefined, ultra: boolean): CodecSpec[] {
-  const items = list === undefined ? [...CODEC_NAMES] : list.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  if (items.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--codecs is empty: use e.g. zstd,lz4:1 from ${CODEC_NAMES.join(', ')}`)
+  const items =
+    list === undefined
+      ? [...CODEC_NAMES]
+      : list
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '')
+  if (items.length === 0)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--codecs is empty: use e.g. zstd,lz4:1 from ${CODEC_NAMES.join(', ')}`
+    )
   const specs: CodecSpec[] = []
   for (const item of items) {
     if (item.includes(':')) {
       const spec = parseCodecSpec(item)
       // A sweep measures each level alone; which levels adaptive would pick depends on a producer's load.
-      if (isAdaptive(spec)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--codecs ${item}: the sweep measures fixed levels; name them (e.g. zstd:1,zstd:9), or compare zstd:adaptive with squeeze compare`)
+      if (isAdaptive(spec))
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          `--codecs ${item}: the sweep measures fixed levels; name them (e.g. zstd:1,zstd:9), or compare zstd:adaptive with squeeze compare`
+        )
       specs.push(spec)
       continue
     }
     const name = item.toLowerCase()
-    if (!isCodecName(name)) resolveCodecSpec(name) // throws the one-line "unknown codec ... use one of" error
+    if (!isCodecName(name))
+      resolveCodecSpec(name) // throws the one-line "unknown codec ... use one of" error
     else specs.push(...defaultLevels(name, ultra))
   }
   const unique = new Map<string, CodecSpec>()
@@ -129,7 +160,10 @@ export function buildBatches(records: Iterable<OutgoingRecord>, batchBytes: numb
 }
 
 /** Batches already cut (a topic's, re-batched as the producer would) as the sweep's input; the sections are views, not copies. */
-export function batchSetOf(batches: ReadonlyArray<{ readonly records: Uint8Array; readonly count: number }>, batchBytes: number): BatchSet {
+export function batchSetOf(
+  batches: ReadonlyArray<{ readonly records: Uint8Array; readonly count: number }>,
+  batchBytes: number
+): BatchSet {
   return {
     sections: batches.map((b) => Buffer.from(b.records.buffer, b.records.byteOffset, b.records.byteLength)),
     recordCounts: batches.map((b) => b.count),
@@ -140,7 +174,8 @@ export function batchSetOf(batches: ReadonlyArray<{ readonly records: Uint8Array
 
 /** Compresses and decompresses every batch with each spec, verifying each round trip; throws on the first mismatch. */
 export function sweepCodecs(batches: BatchSet, specs: readonly CodecSpec[], options: SweepOptions): LevelResult[] {
-  if (!Number.isInteger(options.runs) || options.runs < 1) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `runs must be a whole number >= 1, got ${options.runs}`)
+  if (!Number.isInteger(options.runs) || options.runs < 1)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `runs must be a whole number >= 1, got ${options.runs}`)
   return specs.map((spec, i) => {
     options.onLevel?.(i, specs.length, formatCodecSpec(spec))
     return sweepOne(batches, spec, options)
@@ -184,7 +219,11 @@ function sweepOne(batches: BatchSet, spec: CodecSpec, options: SweepOptions): Le
  * Ratio of each target at each batch size: bigger batches give the codec more history to match against.
  * `batchesAt` cuts the same records at a batch size (buildBatches for a file, the producer's batching for a topic).
  */
-export function sweepBatchSizes(batchesAt: (batchBytes: number) => BatchSet, sizes: readonly number[], specs: readonly CodecSpec[] = BATCH_SWEEP_TARGETS): BatchSizeResult[] {
+export function sweepBatchSizes(
+  batchesAt: (batchBytes: number) => BatchSet,
+  sizes: readonly number[],
+  specs: readonly CodecSpec[] = BATCH_SWEEP_TARGETS
+): BatchSizeResult[] {
   return sizes.map((batchBytes) => {
     const batches = batchesAt(batchBytes)
     const ratios: Record<string, number> = {}
@@ -202,8 +241,10 @@ function verifyRoundTrip(target: string, originals: readonly Buffer[], restored:
   originals.forEach((original, i) => {
     const back = restored[i]
     if (back === undefined || !original.equals(back)) {
-      throw new SqueezeError(ErrorCodes.CODEC_CORRUPT,
-        `${target} round trip is not byte-exact in batch ${i}: ${original.length} bytes in, ${back?.length ?? 0} bytes out`)
+      throw new SqueezeError(
+        ErrorCodes.CODEC_CORRUPT,
+        `${target} round trip is not byte-exact in batch ${i}: ${original.length} bytes in, ${back?.length ?? 0} bytes out`
+      )
     }
   })
 }

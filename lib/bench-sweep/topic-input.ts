@@ -32,14 +32,21 @@ export interface TopicBenchOptions {
  * partition, batch.size on the uncompressed batch, linger.ms on the records' timestamps. A sampled window's
  * last batch is left out, as in the projection: the window's end cut it short.
  */
-export async function readTopicBenchSource(deps: { admin: Admin; cluster: KafkajsCluster; log: Logger }, options: TopicBenchOptions): Promise<BenchSource & { readonly sampling: SamplingPlan | null }> {
+export async function readTopicBenchSource(
+  deps: { admin: Admin; cluster: KafkajsCluster; log: Logger },
+  options: TopicBenchOptions
+): Promise<BenchSource & { readonly sampling: SamplingPlan | null }> {
   const { topic, sample, lingerMs } = options
-  if (!(await deps.admin.listTopics()).includes(topic)) throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} not found on ${options.brokers.join(',')}`)
+  if (!(await deps.admin.listTopics()).includes(topic))
+    throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} not found on ${options.brokers.join(',')}`)
   const withSettings = { ...deps, ...(options.read === undefined ? {} : { read: options.read }) }
   const sampled = sample === undefined ? null : await sampleWindows(withSettings, topic, sample, sample.windows)
   const budget = options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }
-  const read = sampled ?? await readSourceRecords(withSettings, topic, budget)
-  const skipped = read.skippedBatches === 0 ? '' : `; ${read.skippedBatches} unreadable batch${read.skippedBatches === 1 ? '' : 'es'} left out`
+  const read = sampled ?? (await readSourceRecords(withSettings, topic, budget))
+  const skipped =
+    read.skippedBatches === 0
+      ? ''
+      : `; ${read.skippedBatches} unreadable batch${read.skippedBatches === 1 ? '' : 'es'} left out`
   const span = sampled === null ? 'from the start' : `sampled in ${sampled.plan.windows.length} windows`
   const how = `${read.records} records ${span}${skipped}`
   return {
@@ -48,7 +55,10 @@ export async function readTopicBenchSource(deps: { admin: Admin; cluster: Kafkaj
     sampling: sampled?.plan ?? null,
     batchesAt: (batchSizeBytes) => {
       const settings = { lingerMs, batchSizeBytes }
-      const batches = sampled === null ? rebatch(read.byPartition, settings) : sampled.windows.flatMap((w) => windowBatches(w.partition, w.records, settings))
+      const batches =
+        sampled === null
+          ? rebatch(read.byPartition, settings)
+          : sampled.windows.flatMap((w) => windowBatches(w.partition, w.records, settings))
       return batchSetOf(batches, batchSizeBytes)
     }
   }

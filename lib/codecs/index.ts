@@ -14,7 +14,18 @@ const lz4 = (): typeof import('./lz4.js') => load('./lz4.js') as typeof import('
 const snappy = (): typeof import('./snappy.js') => load('./snappy.js') as typeof import('./snappy.js')
 const zstd = (): typeof import('./zstd.js') => load('./zstd.js') as typeof import('./zstd.js')
 
-export { CODEC_IDS, CODEC_NAMES, codecNameForId, compressToOwnBuffer, DECOMPRESS_HEADROOM, DEFAULT_MAX_DECOMPRESSED_BYTES, decompressIntoBuffer, type Codec, type CodecName, type LevelRange } from './codec.js'
+export {
+  CODEC_IDS,
+  CODEC_NAMES,
+  codecNameForId,
+  compressToOwnBuffer,
+  DECOMPRESS_HEADROOM,
+  DEFAULT_MAX_DECOMPRESSED_BYTES,
+  decompressIntoBuffer,
+  type Codec,
+  type CodecName,
+  type LevelRange
+} from './codec.js'
 
 /**
  * Level ranges use Kafka's names, ranges and defaults (KIP-390), except lz4's meaning and default. squeeze's
@@ -54,7 +65,10 @@ export function isAdaptive(spec: CodecSpec): boolean {
 export function adaptiveCodecSpec(codec: string): CodecSpec {
   const { codec: name } = resolveCodecSpec(codec)
   if (ADAPTIVE_RANGES[name] === undefined) {
-    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `codec ${name} has no levels to adapt: adaptive works for ${Object.keys(ADAPTIVE_RANGES).join(', ')}`)
+    throw new SqueezeError(
+      ErrorCodes.CODEC_LEVEL,
+      `codec ${name} has no levels to adapt: adaptive works for ${Object.keys(ADAPTIVE_RANGES).join(', ')}`
+    )
   }
   return { codec: name, level: null, adaptive: true }
 }
@@ -72,10 +86,7 @@ export function describeLevels(codec: CodecName): string {
 /** Validates a codec name and level; `level` undefined or null means the codec's default. */
 export function resolveCodecSpec(codec: string, level?: number | null): CodecSpec {
   if (!isCodecName(codec)) {
-    throw new SqueezeError(
-      ErrorCodes.CODEC_UNKNOWN,
-      `unknown codec "${codec}": use one of ${CODEC_NAMES.join(', ')}`
-    )
+    throw new SqueezeError(ErrorCodes.CODEC_UNKNOWN, `unknown codec "${codec}": use one of ${CODEC_NAMES.join(', ')}`)
   }
   const range = LEVEL_RANGES[codec]
   if (range === undefined) {
@@ -103,7 +114,10 @@ export function parseCodecSpec(text: string): CodecSpec {
   const level = /^-?\d+$/.test(levelText) ? Number(levelText) : Number.NaN
   if (Number.isNaN(level)) {
     if (!isCodecName(name)) resolveCodecSpec(name)
-    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `invalid level "${levelText}" in "${text}": ${describeLevels(name as CodecName)}, or adaptive`)
+    throw new SqueezeError(
+      ErrorCodes.CODEC_LEVEL,
+      `invalid level "${levelText}" in "${text}": ${describeLevels(name as CodecName)}, or adaptive`
+    )
   }
   return resolveCodecSpec(name, level)
 }
@@ -115,7 +129,11 @@ export function formatCodecSpec(spec: CodecSpec): string {
 
 /** A codec at one level: an adaptive spec must first be given its batch's level (createCodec would guess). */
 export function createCodec(spec: CodecSpec): Codec {
-  if (isAdaptive(spec)) throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `${formatCodecSpec(spec)} needs a level per batch; ask its AdaptiveLevel`)
+  if (isAdaptive(spec))
+    throw new SqueezeError(
+      ErrorCodes.CODEC_LEVEL,
+      `${formatCodecSpec(spec)} needs a level per batch; ask its AdaptiveLevel`
+    )
   const { codec, level } = resolveCodecSpec(spec.codec, spec.level)
   switch (codec) {
     case 'none':

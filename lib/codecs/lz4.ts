@@ -77,8 +77,10 @@ function readFrameLayout(input: Uint8Array): FrameLayout {
   const view = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
   if (view.length < 7 || view.readUInt32LE(0) !== MAGIC) throw new RangeError('not an LZ4 frame (bad magic)')
   const flg = view[4] as number
-  if ((flg & 0xc0) !== FLG_VERSION_01) throw new RangeError(`unsupported LZ4 frame version in FLG 0x${flg.toString(16)}`)
-  if ((flg & FLG_BLOCK_INDEPENDENT) === 0) throw new RangeError('LZ4 frames with linked blocks are not supported (Kafka clients write independent blocks)')
+  if ((flg & 0xc0) !== FLG_VERSION_01)
+    throw new RangeError(`unsupported LZ4 frame version in FLG 0x${flg.toString(16)}`)
+  if ((flg & FLG_BLOCK_INDEPENDENT) === 0)
+    throw new RangeError('LZ4 frames with linked blocks are not supported (Kafka clients write independent blocks)')
   if ((flg & FLG_DICT_ID) !== 0) throw new RangeError('LZ4 frames with a dictionary are not supported')
   const maxBlock = BLOCK_MAX_SIZES[((view[5] as number) >> 4) & 0x7]
   if (maxBlock === undefined) throw new RangeError('LZ4 frame declares an invalid block size')
@@ -93,12 +95,14 @@ function readFrameLayout(input: Uint8Array): FrameLayout {
     at += 4
     if (word === 0) break
     const size = word & ~UNCOMPRESSED_BLOCK & 0x7fffffff
-    if (size > maxBlock || at + size + blockChecksum > view.length) throw new RangeError('LZ4 block runs past the frame')
+    if (size > maxBlock || at + size + blockChecksum > view.length)
+      throw new RangeError('LZ4 block runs past the frame')
     at += size + blockChecksum
     bound += (word & UNCOMPRESSED_BLOCK) !== 0 ? size : Math.min(maxBlock, size * 255 + 255)
     blocks++
   }
-  if ((flg & FLG_CONTENT_CHECKSUM) !== 0 && at + 4 > view.length) throw new RangeError('LZ4 frame truncated before its checksum')
+  if ((flg & FLG_CONTENT_CHECKSUM) !== 0 && at + 4 > view.length)
+    throw new RangeError('LZ4 frame truncated before its checksum')
   return { view, first, blocks, bound, maxBlock, blockChecksum }
 }
 

@@ -30,7 +30,10 @@ function isXerialFramed(input: Uint8Array): boolean {
 export function compressXerial(input: Uint8Array): Buffer {
   const chunks: Buffer[] = [xerialHeader()]
   for (let start = 0; start < input.length; start += XERIAL_BLOCK_BYTES) {
-    const block = snappy.compressSync(input.subarray(start, Math.min(start + XERIAL_BLOCK_BYTES, input.length)), COPY_OUT)
+    const block = snappy.compressSync(
+      input.subarray(start, Math.min(start + XERIAL_BLOCK_BYTES, input.length)),
+      COPY_OUT
+    )
     const length = Buffer.allocUnsafe(4)
     length.writeUInt32BE(block.length, 0)
     chunks.push(length, block)
@@ -58,7 +61,8 @@ function declaredLength(block: Uint8Array): number {
     declared += (byte & 0x7f) * shift
     if ((byte & 0x80) === 0) break
   }
-  if (declared > 22 * block.length + 32) throw new RangeError(`snappy block declares ${declared} bytes from ${block.length}: corrupt`)
+  if (declared > 22 * block.length + 32)
+    throw new RangeError(`snappy block declares ${declared} bytes from ${block.length}: corrupt`)
   return declared
 }
 
@@ -115,5 +119,12 @@ export function decompressSnappyInto(input: Uint8Array, output: Buffer): number 
 }
 
 export function createSnappyCodec(): Codec {
-  return { name: 'snappy', id: 2, level: null, compress: compressXerial, decompress: decompressSnappy, decompressInto: decompressSnappyInto }
+  return {
+    name: 'snappy',
+    id: 2,
+    level: null,
+    compress: compressXerial,
+    decompress: decompressSnappy,
+    decompressInto: decompressSnappyInto
+  }
 }

@@ -15,7 +15,10 @@ interface ZstdDCtx {
 interface ZstdBinding {
   compressBound(length: number): number
   CParameter: { compressionLevel: number }
-  CCtx: new () => { setParameter(param: number, value: number): void; compress2(dst: Uint8Array, src: Uint8Array): number }
+  CCtx: new () => {
+    setParameter(param: number, value: number): void
+    compress2(dst: Uint8Array, src: Uint8Array): number
+  }
   getFrameContentSize(frame: Uint8Array): number | null
   findFrameCompressedSize(frame: Uint8Array): number
   DCtx: new () => ZstdDCtx
@@ -98,7 +101,12 @@ function decompressZstdStream(input: Uint8Array, maxOutputBytes: number): Buffer
 }
 
 /** One decompressStream call; a window over the limit set from the cap is the cap's refusal, not corruption. */
-function decodeStep(stream: ZstdDCtx, chunk: Buffer, input: Uint8Array, maxOutputBytes: number): ReturnType<ZstdDCtx['decompressStream']> {
+function decodeStep(
+  stream: ZstdDCtx,
+  chunk: Buffer,
+  input: Uint8Array,
+  maxOutputBytes: number
+): ReturnType<ZstdDCtx['decompressStream']> {
   try {
     return stream.decompressStream(chunk, input)
   } catch (err) {

@@ -1,5 +1,15 @@
 import { LEVEL_RANGES, type CodecName } from '../codecs/index.js'
-import type { CompareTargetResult, CurrentBaseline, CurrentCodec, CurrentRow, Recommendation, SavingVsCurrent, VerdictVsCurrent, BatchingLimit, LargerBatchesToday } from './compare-report.js'
+import type {
+  CompareTargetResult,
+  CurrentBaseline,
+  CurrentCodec,
+  CurrentRow,
+  Recommendation,
+  SavingVsCurrent,
+  VerdictVsCurrent,
+  BatchingLimit,
+  LargerBatchesToday
+} from './compare-report.js'
 import { isKnownRate, type IngestRate } from './ingest-rate.js'
 import { paretoFront } from './pareto.js'
 import type { SourceBatch, SourceBatchScan } from './source-batches.js'
@@ -19,7 +29,17 @@ export const CHANGE_MARGIN = 0.1
 const GIB = 1024 ** 3
 const SECONDS_PER_DAY = 86_400
 
-export type { BatchSizeSpread, CurrentCodec, CurrentRow, SavingVsCurrent, SharePoint, VerdictVsCurrent, BatchingLimit, CurrentBaseline, LargerBatchesToday } from './compare-report.js'
+export type {
+  BatchSizeSpread,
+  CurrentCodec,
+  CurrentRow,
+  SavingVsCurrent,
+  SharePoint,
+  VerdictVsCurrent,
+  BatchingLimit,
+  CurrentBaseline,
+  LargerBatchesToday
+} from './compare-report.js'
 
 export interface BaselineContext {
   readonly targets: readonly CompareTargetResult[]
@@ -39,7 +59,13 @@ export function currentBaseline(scan: SourceBatchScan, context: BaselineContext)
   if (row === null) return null
   const savings = context.targets.map((t) => savingVsCurrent(row, t, context))
   const v = verdict(savings, context)
-  return { row, savings, verdict: v, batchingLimit: batchingLimit(row, savings, v, context), largerBatchesToday: largerBatchesToday(row, context) }
+  return {
+    row,
+    savings,
+    verdict: v,
+    batchingLimit: batchingLimit(row, savings, v, context),
+    largerBatchesToday: largerBatchesToday(row, context)
+  }
 }
 
 function currentRow(scan: SourceBatchScan, context: BaselineContext): CurrentRow | null {
@@ -79,7 +105,9 @@ function codecShares(batches: readonly SourceBatch[]): CurrentCodec[] {
     c.storedBytes += b.storedBytes
     byCodec.set(b.codec as string, c)
   }
-  return [...byCodec].map(([codec, c]) => ({ codec, ...c })).sort((a, b) => b.storedBytes - a.storedBytes || a.codec.localeCompare(b.codec))
+  return [...byCodec]
+    .map(([codec, c]) => ({ codec, ...c }))
+    .sort((a, b) => b.storedBytes - a.storedBytes || a.codec.localeCompare(b.codec))
 }
 
 function savingVsCurrent(row: CurrentRow, t: CompareTargetResult, context: BaselineContext): SavingVsCurrent {
@@ -105,23 +133,39 @@ function savingVsCurrent(row: CurrentRow, t: CompareTargetResult, context: Basel
  */
 function verdict(savings: readonly SavingVsCurrent[], context: BaselineContext): VerdictVsCurrent {
   const shareOf = new Map(savings.map((s) => [s.target, s.storedShare]))
-  const ranked = context.targets.filter((t) => t.codec !== 'none' && t.recompression.verdict !== 'recompressed' && Number.isFinite(shareOf.get(t.target)))
+  const ranked = context.targets.filter(
+    (t) => t.codec !== 'none' && t.recompression.verdict !== 'recompressed' && Number.isFinite(shareOf.get(t.target))
+  )
   const front = paretoFront(ranked)
   const worthIt = (target: string): boolean => (shareOf.get(target) as number) <= 1 - CHANGE_MARGIN
   const recommended = context.recommendation?.target
-  const pick = recommended !== undefined && shareOf.has(recommended) && worthIt(recommended) ? recommended : front.find((t) => worthIt(t.target))?.target
-  if (pick !== undefined) return { action: 'change', target: pick, storedShare: shareOf.get(pick) as number, margin: CHANGE_MARGIN }
+  const pick =
+    recommended !== undefined && shareOf.has(recommended) && worthIt(recommended)
+      ? recommended
+      : front.find((t) => worthIt(t.target))?.target
+  if (pick !== undefined)
+    return { action: 'change', target: pick, storedShare: shareOf.get(pick) as number, margin: CHANGE_MARGIN }
   const best = [...front].sort((a, b) => (shareOf.get(a.target) as number) - (shareOf.get(b.target) as number))[0]
-  return { action: 'keep', margin: CHANGE_MARGIN, best: best === undefined ? null : { target: best.target, storedShare: shareOf.get(best.target) as number } }
+  return {
+    action: 'keep',
+    margin: CHANGE_MARGIN,
+    best: best === undefined ? null : { target: best.target, storedShare: shareOf.get(best.target) as number }
+  }
 }
 
-function batchingLimit(row: CurrentRow, savings: readonly SavingVsCurrent[], v: VerdictVsCurrent, context: BaselineContext): BatchingLimit | null {
+function batchingLimit(
+  row: CurrentRow,
+  savings: readonly SavingVsCurrent[],
+  v: VerdictVsCurrent,
+  context: BaselineContext
+): BatchingLimit | null {
   if (row.batchBytes.median >= SMALL_BATCH_MEDIAN_BYTES && row.meanRecordsPerBatch >= FEW_RECORDS_PER_BATCH) return null
   const sameCodec = row.codec === 'mix' ? [] : context.targets.filter((t) => t.codec === row.codec)
   // Producers' default level when several levels were measured: what today's producers most likely run (the batch does not say).
   const defaultLevel = LEVEL_RANGES[row.codec as CodecName]?.default ?? null
   const rebatchedTarget = sameCodec.find((t) => t.level === defaultLevel) ?? sameCodec[0]
-  const rebatched = rebatchedTarget === undefined ? null : savings.find((s) => s.target === rebatchedTarget.target) ?? null
+  const rebatched =
+    rebatchedTarget === undefined ? null : (savings.find((s) => s.target === rebatchedTarget.target) ?? null)
   const named = v.action === 'change' ? v.target : v.best?.target
   const against = savings.find((s) => s.target === named)
   return {
@@ -131,8 +175,14 @@ function batchingLimit(row: CurrentRow, savings: readonly SavingVsCurrent[], v: 
     lingerMs: context.lingerMs,
     batchSizeBytes: context.batchSizeBytes,
     rebatched: rebatched === null ? null : { target: rebatched.target, storedShare: rebatched.storedShare },
-    split: rebatched === null || against === undefined ? null
-      : { target: against.target, fromBatching: 1 - rebatched.storedShare, fromCodec: rebatched.storedShare - against.storedShare }
+    split:
+      rebatched === null || against === undefined
+        ? null
+        : {
+            target: against.target,
+            fromBatching: 1 - rebatched.storedShare,
+            fromCodec: rebatched.storedShare - against.storedShare
+          }
   }
 }
 
@@ -142,7 +192,13 @@ function largerBatchesToday(row: CurrentRow, context: BaselineContext): LargerBa
   const targetRecordsPerBatch = Math.max(...batched.map((t) => t.meanRecordsPerBatch))
   const factor = row.meanRecordsPerBatch / targetRecordsPerBatch
   if (!(factor >= LARGER_BATCHES_FACTOR)) return null
-  return { currentRecordsPerBatch: row.meanRecordsPerBatch, targetRecordsPerBatch, factor, lingerMs: context.lingerMs, batchSizeBytes: context.batchSizeBytes }
+  return {
+    currentRecordsPerBatch: row.meanRecordsPerBatch,
+    targetRecordsPerBatch,
+    factor,
+    lingerMs: context.lingerMs,
+    batchSizeBytes: context.batchSizeBytes
+  }
 }
 
 /** Nearest-rank quantile of sorted values. */

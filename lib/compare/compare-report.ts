@@ -78,7 +78,11 @@ export type RecommendationCriterion =
   | { readonly criterion: 'cpu-budget'; readonly cpuBudgetSecondsPerGiB: number; readonly targetRatio: number | null }
   | { readonly criterion: 'target-ratio'; readonly targetRatio: number }
   /** The knee of a Pareto front of `undominated` targets; `nextStep` is the front's next point up, if any. */
-  | { readonly criterion: 'best-ratio-per-cpu'; readonly undominated: number; readonly nextStep: RecommendedPoint | null }
+  | {
+      readonly criterion: 'best-ratio-per-cpu'
+      readonly undominated: number
+      readonly nextStep: RecommendedPoint | null
+    }
 
 /** What to run and why, as data: lib/report/ words it. */
 export type Recommendation = RecommendationCriterion & {

@@ -94,7 +94,10 @@ export class FormatProjection {
     for (const format of RECORD_FORMATS) {
       const render = RENDER[format]
       const rendered: OutgoingRecord[] = decoded.map(({ record: r, fields }) => ({
-        key: r.key, value: fields === null ? null : Buffer.from(render(fields)), headers: r.headers, timestamp: r.timestamp
+        key: r.key,
+        value: fields === null ? null : Buffer.from(render(fields)),
+        headers: r.headers,
+        timestamp: r.timestamp
       }))
       const sealed = buildBatch(rendered, this.codec)
       const totals = this.totals.get(format) as Totals
@@ -112,11 +115,16 @@ export class FormatProjection {
       const gib = t.uncompressedBytes / GIB
       const perGiB = (seconds: number): number => (gib === 0 ? 0 : seconds / gib)
       return {
-        format, target: formatCodecSpec(this.spec), records: t.records, batches: t.batches,
-        uncompressedBytes: t.uncompressedBytes, storedBytes: t.storedBytes,
+        format,
+        target: formatCodecSpec(this.spec),
+        records: t.records,
+        batches: t.batches,
+        uncompressedBytes: t.uncompressedBytes,
+        storedBytes: t.storedBytes,
         ratio: t.storedBytes === 0 ? 0 : t.uncompressedBytes / t.storedBytes,
         storedVsRecords: this.recordsStoredBytes === 0 ? 0 : t.storedBytes / this.recordsStoredBytes,
-        decompressCpuSecondsPerGiB: perGiB(t.decompressCpuSeconds), decodeCpuSecondsPerGiB: perGiB(t.decodeCpuSeconds),
+        decompressCpuSecondsPerGiB: perGiB(t.decompressCpuSeconds),
+        decodeCpuSecondsPerGiB: perGiB(t.decodeCpuSeconds),
         skippedRecords: this.skipped
       }
     })

@@ -54,12 +54,18 @@ export interface RecordSpan {
  * each) left out, from the first kept record's time to the last one's, and how many records it holds. Records
  * stamped after toMs count as stamped at toMs. Binary search on `countSince`: a broker is asked ~2 x log2(range) times.
  */
-export async function robustSpan(countSince: CountSince, range: { fromMs: number; toMs: number }): Promise<RecordSpan | { unknown: string }> {
+export async function robustSpan(
+  countSince: CountSince,
+  range: { fromMs: number; toMs: number }
+): Promise<RecordSpan | { unknown: string }> {
   const fromMs = Math.floor(range.fromMs)
   const end = Math.floor(range.toMs) + 1
   const count = async (ms: number): Promise<number> => (ms >= end ? 0 : await countSince(ms))
   const total = await count(fromMs)
-  if (total < MIN_RATE_RECORDS) return { unknown: `only ${Math.round(total)} record${Math.round(total) === 1 ? '' : 's'} stamped between ${iso(fromMs)} and ${iso(end - 1)}` }
+  if (total < MIN_RATE_RECORDS)
+    return {
+      unknown: `only ${Math.round(total)} record${Math.round(total) === 1 ? '' : 's'} stamped between ${iso(fromMs)} and ${iso(end - 1)}`
+    }
   const trim = Math.max(1, Math.ceil(RATE_TRIM * total))
   // count drops just after a record's time, so "the first t where at most x remain" is a record's time + 1: here
   // the times of the first and last kept records. Records sharing a kept record's time (a boot burst) stay in.
@@ -67,7 +73,9 @@ export async function robustSpan(countSince: CountSince, range: { fromMs: number
   const last = (await firstTime(fromMs, end, async (t) => (await count(t)) <= trim)) - 1
   const records = total - 2 * trim
   if (last - first < MIN_RATE_SPAN_MS) {
-    return { unknown: `${Math.round(records)} records stamped within ${Math.max(0, last - first)} ms of each other: too short a span for a rate` }
+    return {
+      unknown: `${Math.round(records)} records stamped within ${Math.max(0, last - first)} ms of each other: too short a span for a rate`
+    }
   }
   return { fromMs: first, toMs: last, records }
 }
@@ -85,9 +93,15 @@ async function firstTime(lo: number, hi: number, holds: (ms: number) => Promise<
 }
 
 /** Turns a span into a rate in bytes per second, or says why there is none. */
-export function rateFromSpan(span: RecordSpan | { unknown: string }, bytesPerRecord: number, source: RateSource, lookbackSeconds: number | null = null): IngestRate {
+export function rateFromSpan(
+  span: RecordSpan | { unknown: string },
+  bytesPerRecord: number,
+  source: RateSource,
+  lookbackSeconds: number | null = null
+): IngestRate {
   if ('unknown' in span) return span
-  if (!(bytesPerRecord > 0)) return { unknown: 'no records were copied, so there are no bytes per record to scale the rate by' }
+  if (!(bytesPerRecord > 0))
+    return { unknown: 'no records were copied, so there are no bytes per record to scale the rate by' }
   // n records stamped from first to last are n - 1 intervals apart.
   const recordsPerSecond = (span.records - 1) / ((span.toMs - span.fromMs) / 1000)
   return {
@@ -175,7 +189,11 @@ export class TimestampSample {
 }
 
 /** The rate of a stream of timestamps (file lines, generated records, copied records). */
-export async function rateFromSample(sample: TimestampSample, bytesPerRecord: number, source: RateSource): Promise<IngestRate> {
+export async function rateFromSample(
+  sample: TimestampSample,
+  bytesPerRecord: number,
+  source: RateSource
+): Promise<IngestRate> {
   const range = sample.range()
   if (range === undefined) return { unknown: `no ${SOURCE_NOUNS[source]} to measure a rate from` }
   return rateFromSpan(await robustSpan(sample.countSince, range), bytesPerRecord, source)

@@ -1,7 +1,9 @@
 import type { LevelShare } from './compare-report.js'
 
 /** Each level the batches were compressed at, lowest first, with its share of their uncompressed bytes. */
-export function levelMix(batches: ReadonlyArray<{ readonly level: number | null; readonly uncompressedBytes: number }>): LevelShare[] {
+export function levelMix(
+  batches: ReadonlyArray<{ readonly level: number | null; readonly uncompressedBytes: number }>
+): LevelShare[] {
   const bytes = new Map<number, number>()
   let total = 0
   for (const b of batches) {

@@ -13,8 +13,12 @@ export function paretoFront<T extends TradeOff>(points: readonly T[]): T[] {
   const ordered = points
     .map((point, index) => ({ point, index }))
     .filter(({ point }) => Number.isFinite(point.compressCpuSecondsPerGiB) && Number.isFinite(point.ratio))
-    .sort((a, b) =>
-      a.point.compressCpuSecondsPerGiB - b.point.compressCpuSecondsPerGiB || b.point.ratio - a.point.ratio || a.index - b.index)
+    .sort(
+      (a, b) =>
+        a.point.compressCpuSecondsPerGiB - b.point.compressCpuSecondsPerGiB ||
+        b.point.ratio - a.point.ratio ||
+        a.index - b.index
+    )
   const front: T[] = []
   let bestRatio = Number.NEGATIVE_INFINITY
   for (const { point } of ordered) {

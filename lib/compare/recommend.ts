@@ -1,5 +1,10 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
-import type { CompareTargetResult, Recommendation, RecommendationCriterion, RecommendedPoint } from './compare-report.js'
+import type {
+  CompareTargetResult,
+  Recommendation,
+  RecommendationCriterion,
+  RecommendedPoint
+} from './compare-report.js'
 import { paretoFront } from './pareto.js'
 
 export interface RecommendOptions {
@@ -30,14 +35,28 @@ export function recommend(targets: readonly CompareTargetResult[], options: Reco
   const { cpuBudgetSecondsPerGiB: budget, targetRatio } = options
   if (budget === undefined && targetRatio === undefined) return byKnee(targets, candidates, options)
 
-  const eligible = candidates.filter((t) =>
-    (budget === undefined || t.compressCpuSecondsPerGiB <= budget) && (targetRatio === undefined || t.ratio >= targetRatio))
+  const eligible = candidates.filter(
+    (t) =>
+      (budget === undefined || t.compressCpuSecondsPerGiB <= budget) &&
+      (targetRatio === undefined || t.ratio >= targetRatio)
+  )
   if (budget !== undefined) {
-    const chosen = first(eligible, (a, b) => a.storedBytes - b.storedBytes || a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB)
+    const chosen = first(
+      eligible,
+      (a, b) => a.storedBytes - b.storedBytes || a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB
+    )
     if (chosen === undefined) return null
-    return finish(targets, chosen, { criterion: 'cpu-budget', cpuBudgetSecondsPerGiB: budget, targetRatio: targetRatio ?? null }, options)
+    return finish(
+      targets,
+      chosen,
+      { criterion: 'cpu-budget', cpuBudgetSecondsPerGiB: budget, targetRatio: targetRatio ?? null },
+      options
+    )
   }
-  const chosen = first(eligible, (a, b) => a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB || a.storedBytes - b.storedBytes)
+  const chosen = first(
+    eligible,
+    (a, b) => a.compressCpuSecondsPerGiB - b.compressCpuSecondsPerGiB || a.storedBytes - b.storedBytes
+  )
   if (chosen === undefined) return null
   return finish(targets, chosen, { criterion: 'target-ratio', targetRatio: targetRatio as number }, options)
 }
@@ -49,7 +68,11 @@ export function recommend(targets: readonly CompareTargetResult[], options: Reco
  * linear scale because CPU is paid linearly. `none` is the baseline rather than a choice, so it only wins
  * when nothing else was measured; ties go to the cheaper point.
  */
-function byKnee(targets: readonly CompareTargetResult[], candidates: readonly CompareTargetResult[], options: RecommendOptions): Recommendation | null {
+function byKnee(
+  targets: readonly CompareTargetResult[],
+  candidates: readonly CompareTargetResult[],
+  options: RecommendOptions
+): Recommendation | null {
   const compressed = candidates.filter((t) => t.codec !== 'none')
   const front = paretoFront(compressed.length > 0 ? compressed : candidates)
   const cheapest = front[0]
@@ -69,14 +92,23 @@ function byKnee(targets: readonly CompareTargetResult[], candidates: readonly Co
     }
   }
   const next = front[front.indexOf(chosen) + 1]
-  return finish(targets, chosen, { criterion: 'best-ratio-per-cpu', undominated: front.length, nextStep: next === undefined ? null : point(next) }, options)
+  return finish(
+    targets,
+    chosen,
+    { criterion: 'best-ratio-per-cpu', undominated: front.length, nextStep: next === undefined ? null : point(next) },
+    options
+  )
 }
 
 /**
  * Bytes `target` saves against `none` per GiB of uncompressed input, counted once per replica and once per
  * consuming group; null without a `none` target.
  */
-export function bytesSavedPerGiB(targets: readonly CompareTargetResult[], target: CompareTargetResult, options: RecommendOptions): number | null {
+export function bytesSavedPerGiB(
+  targets: readonly CompareTargetResult[],
+  target: CompareTargetResult,
+  options: RecommendOptions
+): number | null {
   const share = savedShareVsNone(targets, target)
   return share === null ? null : GIB * share * (options.replicationFactor + options.consumers)
 }
@@ -89,13 +121,22 @@ export function savedShareVsNone(targets: readonly CompareTargetResult[], target
 }
 
 /** Bytes per day `target` saves against `none`: the per-GiB saving at the ingest rate; null when either is unknown. */
-export function bytesPerDaySaved(targets: readonly CompareTargetResult[], target: CompareTargetResult, options: RecommendOptions): number | null {
+export function bytesPerDaySaved(
+  targets: readonly CompareTargetResult[],
+  target: CompareTargetResult,
+  options: RecommendOptions
+): number | null {
   const perGiB = bytesSavedPerGiB(targets, target, options)
   if (perGiB === null || options.ingressBytesPerSecond === null) return null
-  return (options.ingressBytesPerSecond * SECONDS_PER_DAY / GIB) * perGiB
+  return ((options.ingressBytesPerSecond * SECONDS_PER_DAY) / GIB) * perGiB
 }
 
-function finish(targets: readonly CompareTargetResult[], chosen: CompareTargetResult, criterion: RecommendationCriterion, options: RecommendOptions): Recommendation {
+function finish(
+  targets: readonly CompareTargetResult[],
+  chosen: CompareTargetResult,
+  criterion: RecommendationCriterion,
+  options: RecommendOptions
+): Recommendation {
   return {
     ...criterion,
     target: chosen.target,
@@ -106,7 +147,12 @@ function finish(targets: readonly CompareTargetResult[], chosen: CompareTargetRe
 }
 
 function point(t: CompareTargetResult): RecommendedPoint {
-  return { target: t.target, ratio: t.ratio, compressCpuSecondsPerGiB: t.compressCpuSecondsPerGiB, storedBytes: t.storedBytes }
+  return {
+    target: t.target,
+    ratio: t.ratio,
+    compressCpuSecondsPerGiB: t.compressCpuSecondsPerGiB,
+    storedBytes: t.storedBytes
+  }
 }
 
 /**
@@ -114,7 +160,12 @@ function point(t: CompareTargetResult): RecommendedPoint {
  * cannot be ranked: neither may be recommended.
  */
 function isTrustworthy(t: CompareTargetResult): boolean {
-  return t.recompression.verdict !== 'recompressed' && Number.isFinite(t.ratio) && Number.isFinite(t.compressCpuSecondsPerGiB) && Number.isFinite(t.storedBytes)
+  return (
+    t.recompression.verdict !== 'recompressed' &&
+    Number.isFinite(t.ratio) &&
+    Number.isFinite(t.compressCpuSecondsPerGiB) &&
+    Number.isFinite(t.storedBytes)
+  )
 }
 
 function first<T>(items: readonly T[], compare: (a: T, b: T) => number): T | undefined {
@@ -124,11 +175,16 @@ function first<T>(items: readonly T[], compare: (a: T, b: T) => number): T | und
 function validate(options: RecommendOptions): void {
   const problems: string[] = []
   const { cpuBudgetSecondsPerGiB: budget, targetRatio } = options
-  if (budget !== undefined && !(Number.isFinite(budget) && budget >= 0)) problems.push(`--cpu-budget must be a number of CPU seconds per GiB >= 0, got ${budget}`)
-  if (targetRatio !== undefined && !(Number.isFinite(targetRatio) && targetRatio > 0)) problems.push(`--target-ratio must be a number > 0, got ${targetRatio}`)
+  if (budget !== undefined && !(Number.isFinite(budget) && budget >= 0))
+    problems.push(`--cpu-budget must be a number of CPU seconds per GiB >= 0, got ${budget}`)
+  if (targetRatio !== undefined && !(Number.isFinite(targetRatio) && targetRatio > 0))
+    problems.push(`--target-ratio must be a number > 0, got ${targetRatio}`)
   const rate = options.ingressBytesPerSecond
-  if (rate !== null && !(Number.isFinite(rate) && rate >= 0)) problems.push(`ingress rate must be bytes per second >= 0, got ${options.ingressBytesPerSecond}`)
-  if (!(Number.isInteger(options.replicationFactor) && options.replicationFactor >= 1)) problems.push(`replication factor must be a whole number >= 1, got ${options.replicationFactor}`)
-  if (!(Number.isInteger(options.consumers) && options.consumers >= 0)) problems.push(`consumers must be a whole number >= 0, got ${options.consumers}`)
+  if (rate !== null && !(Number.isFinite(rate) && rate >= 0))
+    problems.push(`ingress rate must be bytes per second >= 0, got ${options.ingressBytesPerSecond}`)
+  if (!(Number.isInteger(options.replicationFactor) && options.replicationFactor >= 1))
+    problems.push(`replication factor must be a whole number >= 1, got ${options.replicationFactor}`)
+  if (!(Number.isInteger(options.consumers) && options.consumers >= 0))
+    problems.push(`consumers must be a whole number >= 0, got ${options.consumers}`)
   if (problems.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, problems.join('; '))
 }

@@ -34,7 +34,11 @@ export type RateEvidence =
   /** An existing topic: its offsets by timestamp over the last lookbackMs, else the copied records' timestamps. */
   | { readonly kind: 'topic'; readonly lookbackMs: number }
   /** Times the fill saw: a file's lines' own timestamps, or the generator's simulated clock. */
-  | { readonly kind: 'sample'; readonly source: 'line-timestamps' | 'generator-timestamps'; readonly sample: TimestampSample }
+  | {
+      readonly kind: 'sample'
+      readonly source: 'line-timestamps' | 'generator-timestamps'
+      readonly sample: TimestampSample
+    }
 
 export interface CompareRunOptions {
   readonly connection: KafkaConnectionConfig
@@ -99,18 +103,39 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     options.signal?.addEventListener('abort', stop, { once: true })
     const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs)
     const sourceCluster = createCluster(connection, log)
-    const copyTotal = options.onProgress === undefined ? undefined : await topicRecordCount(admin, options.sourceTopic, options.maxRecords)
+    const copyTotal =
+      options.onProgress === undefined
+        ? undefined
+        : await topicRecordCount(admin, options.sourceTopic, options.maxRecords)
     const copier = new Copier(
       {
-        sourceTopic: options.sourceTopic, groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`, targets: options.targets,
+        sourceTopic: options.sourceTopic,
+        groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`,
+        targets: options.targets,
         // A source batch that cannot be read is left out and counted in the current row (scanSourceBatches), not fatal.
         // Re-batched: each target's batches are what a producer at --linger-ms/--batch-size would write.
-        exactlyOnce: false, commitIntervalMs: 2000, stopAtEnd: true, onUnreadable: 'skip', batching: 'rebatch',
+        exactlyOnce: false,
+        commitIntervalMs: 2000,
+        stopAtEnd: true,
+        onUnreadable: 'skip',
+        batching: 'rebatch',
         ...options.read,
         ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
         ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
       },
-      { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), onProgress: (s) => options.onProgress?.({ phase: 'copy', done: s.sourceRecords, ...(copyTotal === undefined ? {} : { total: copyTotal }), unit: 'records' }) }
+      {
+        cluster: sourceCluster,
+        admin,
+        producer,
+        log: log.child({ component: 'copier' }),
+        onProgress: (s) =>
+          options.onProgress?.({
+            phase: 'copy',
+            done: s.sourceRecords,
+            ...(copyTotal === undefined ? {} : { total: copyTotal }),
+            unit: 'records'
+          })
+      }
     )
     // Operators (and the Ctrl-C test) watch for this line: from here on an interrupt still gets a partial report.
     log.info({ sourceTopic: options.sourceTopic, targets: options.targets.length }, 'copy started')
@@ -132,19 +157,40 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     // would be several times the rest's on a small input), so one target is read once, untimed, beforehand.
     const warmUp = options.targets[options.targets.length - 1]
     if (warmUp !== undefined && options.targets.length > 1) {
-      options.onProgress?.({ phase: 'read back', detail: 'warm-up', done: 0, total: options.targets.length, unit: 'targets' })
+      options.onProgress?.({
+        phase: 'read back',
+        detail: 'warm-up',
+        done: 0,
+        total: options.targets.length,
+        unit: 'targets'
+      })
       await measureTarget(options, admin, warmUp, [])
     }
     // The copied records' own timestamps: a topic's fallback when its offsets cannot give a rate.
     const copiedTimestamps = options.rateEvidence.kind === 'topic' ? new TimestampSample() : undefined
     for (const [i, target] of options.targets.entries()) {
-      options.onProgress?.({ phase: 'read back', detail: target.topic, done: i, total: options.targets.length, unit: 'targets' })
-      const result = await measureTarget(options, admin, target, acked.filter((b) => b.topic === target.topic), i === 0 ? copiedTimestamps : undefined)
+      options.onProgress?.({
+        phase: 'read back',
+        detail: target.topic,
+        done: i,
+        total: options.targets.length,
+        unit: 'targets'
+      })
+      const result = await measureTarget(
+        options,
+        admin,
+        target,
+        acked.filter((b) => b.topic === target.topic),
+        i === 0 ? copiedTimestamps : undefined
+      )
       results.push(result)
       sentBytesByTopic.set(target.topic, result.sentBytes)
     }
     const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
-    const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
+    const withBaseline = results.map((r) => ({
+      ...r,
+      ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes
+    }))
     const baseline = withBaseline.find((r) => r.codec === 'none') ?? withBaseline[0]
     const uncompressedBytes = baseline?.uncompressedBytes ?? 0
     const bytesPerRecord = baseline === undefined || baseline.records === 0 ? 0 : uncompressedBytes / baseline.records
@@ -154,11 +200,22 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
     const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
     options.onProgress?.({ phase: 'source batches' })
     // Partitions the copy never reached are not in the range; the rest up to where the copy stopped.
-    const copiedUpTo = new Map([...(sourceMetadata?.partitions ?? [])].map((p) => [p.partitionId, copier.copiedUpTo().get(p.partitionId) ?? 0]))
-    const current = currentBaseline(await scanSourceBatches(connection, options.sourceTopic, copiedUpTo, log, options.read), {
-      targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: bytesPerRecord, replicationFactor, consumers: options.consumers,
-      lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes
-    })
+    const copiedUpTo = new Map(
+      [...(sourceMetadata?.partitions ?? [])].map((p) => [p.partitionId, copier.copiedUpTo().get(p.partitionId) ?? 0])
+    )
+    const current = currentBaseline(
+      await scanSourceBatches(connection, options.sourceTopic, copiedUpTo, log, options.read),
+      {
+        targets: withBaseline,
+        recommendation,
+        ingestRate,
+        uncompressedBytesPerRecord: bytesPerRecord,
+        replicationFactor,
+        consumers: options.consumers,
+        lingerMs: options.producer.lingerMs,
+        batchSizeBytes: options.producer.batchSizeBytes
+      }
+    )
     const formats = await formatRowsFor(options, admin, recommendation?.target)
     const report: CompareReport = {
       generatedAt: new Date().toISOString(),
@@ -172,7 +229,12 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
         uncompressedBytes,
         ingestRate
       },
-      settings: { lingerMs: options.producer.lingerMs, batchSizeBytes: options.producer.batchSizeBytes, replicationFactor, consumers: options.consumers },
+      settings: {
+        lingerMs: options.producer.lingerMs,
+        batchSizeBytes: options.producer.batchSizeBytes,
+        replicationFactor,
+        consumers: options.consumers
+      },
       current,
       targets: withBaseline,
       recommendation,
@@ -182,7 +244,10 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
   } finally {
     if (!options.keepTopics) {
       const topics = options.targets.map((t) => t.topic).filter((t) => created.includes(t))
-      if (topics.length > 0) await admin.deleteTopics({ topics }).catch((err: unknown) => log.warn({ err: errorMessage(err), topics }, 'could not delete destination topics'))
+      if (topics.length > 0)
+        await admin
+          .deleteTopics({ topics })
+          .catch((err: unknown) => log.warn({ err: errorMessage(err), topics }, 'could not delete destination topics'))
     }
     await admin.disconnect().catch(() => undefined)
   }
@@ -193,12 +258,20 @@ async function assertFreshDestinations(admin: Admin, targets: readonly CopyTarge
   const existing = new Set(await admin.listTopics())
   const taken = targets.filter((t) => existing.has(t.topic)).map((t) => t.topic)
   if (taken.length > 0) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `destination topic${taken.length > 1 ? 's' : ''} ${taken.join(', ')} already exist; delete them or choose other names with --destination`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `destination topic${taken.length > 1 ? 's' : ''} ${taken.join(', ')} already exist; delete them or choose other names with --destination`
+    )
   }
 }
 
 /** The source's ingest rate from the evidence the run has; `recordTimestamps` is a topic's fallback. */
-export async function measureIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' | 'sourceTopic'>, admin: Admin, bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined): Promise<IngestRate> {
+export async function measureIngestRate(
+  options: Pick<CompareRunOptions, 'rateEvidence' | 'sourceTopic'>,
+  admin: Admin,
+  bytesPerRecord: number,
+  copiedTimestamps: TimestampSample | undefined
+): Promise<IngestRate> {
   return startIngestRate(options, admin)(bytesPerRecord, copiedTimestamps)
 }
 
@@ -206,15 +279,24 @@ export async function measureIngestRate(options: Pick<CompareRunOptions, 'rateEv
  * measureIngestRate with its broker lookups started now, finished once the bytes per record (and the records'
  * timestamps, the fallback) are known: a projection starts them before its read, so they do not follow it.
  */
-export function startIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' | 'sourceTopic'>, admin: Admin): (bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined) => Promise<IngestRate> {
+export function startIngestRate(
+  options: Pick<CompareRunOptions, 'rateEvidence' | 'sourceTopic'>,
+  admin: Admin
+): (bytesPerRecord: number, copiedTimestamps: TimestampSample | undefined) => Promise<IngestRate> {
   const evidence = options.rateEvidence
-  if (evidence.kind === 'sample') return async (bytesPerRecord) => rateFromSample(evidence.sample, bytesPerRecord, evidence.source)
-  const lookup = topicIngestRateLookup(admin, options.sourceTopic, { lookbackMs: evidence.lookbackMs, nowMs: Date.now() })
+  if (evidence.kind === 'sample')
+    return async (bytesPerRecord) => rateFromSample(evidence.sample, bytesPerRecord, evidence.source)
+  const lookup = topicIngestRateLookup(admin, options.sourceTopic, {
+    lookbackMs: evidence.lookbackMs,
+    nowMs: Date.now()
+  })
   return async (bytesPerRecord, copiedTimestamps) => {
     const fromOffsets = (await lookup)(bytesPerRecord)
     if (isKnownRate(fromOffsets) || copiedTimestamps === undefined) return fromOffsets
     const fromRecords = await rateFromSample(copiedTimestamps, bytesPerRecord, 'record-timestamps')
-    return isKnownRate(fromRecords) ? fromRecords : { unknown: `${fromOffsets.unknown}; copied records: ${fromRecords.unknown}` }
+    return isKnownRate(fromRecords)
+      ? fromRecords
+      : { unknown: `${fromOffsets.unknown}; copied records: ${fromRecords.unknown}` }
   }
 }
 
@@ -222,8 +304,11 @@ export function startIngestRate(options: Pick<CompareRunOptions, 'rateEvidence' 
  * HTTP sources: the recommended target's batches read back and rebuilt with the records as combined log lines and
  * as JSON (FormatProjection); undefined for other formats, no recommendation, or an adaptive level.
  */
-async function formatRowsFor(options: CompareRunOptions, admin: Admin, recommended: string | undefined):
-Promise<FormatRow[] | undefined> {
+async function formatRowsFor(
+  options: CompareRunOptions,
+  admin: Admin,
+  recommended: string | undefined
+): Promise<FormatRow[] | undefined> {
   const target = options.targets.find((t) => formatCodecSpec(t.spec) === recommended)
   if (options.format?.kind !== 'http' || target === undefined || isAdaptive(target.spec)) return undefined
   options.onProgress?.({ phase: 'format rows', detail: target.topic })
@@ -247,7 +332,13 @@ Promise<FormatRow[] | undefined> {
   return projection.rows()
 }
 
-async function measureTarget(options: CompareRunOptions, admin: Admin, target: CopyTarget, acked: readonly AckedBatch[], timestamps?: TimestampSample): Promise<CompareTargetResult> {
+async function measureTarget(
+  options: CompareRunOptions,
+  admin: Admin,
+  target: CopyTarget,
+  acked: readonly AckedBatch[],
+  timestamps?: TimestampSample
+): Promise<CompareTargetResult> {
   const cluster = createCluster(options.connection, options.log)
   await cluster.connect()
   try {
@@ -270,20 +361,44 @@ async function measureTarget(options: CompareRunOptions, admin: Admin, target: C
     })
     const measured = measurements.get(target.topic)
     const sizes = await describeLogDirs(cluster, [target.topic])
-    return buildResult(target.spec, target.topic, measured, acked, { perReplica: bytesPerReplica(sizes), allReplicas: bytesAllReplicas(sizes) }, stored, digests)
+    return buildResult(
+      target.spec,
+      target.topic,
+      measured,
+      acked,
+      { perReplica: bytesPerReplica(sizes), allReplicas: bytesAllReplicas(sizes) },
+      stored,
+      digests
+    )
   } finally {
     await cluster.disconnect()
   }
 }
 
-function recordDigest(partition: number, key: Buffer | null, value: Buffer | null, timestamp: number, headers: ReadonlyArray<{ key: string; value: Buffer | null }>): string {
+function recordDigest(
+  partition: number,
+  key: Buffer | null,
+  value: Buffer | null,
+  timestamp: number,
+  headers: ReadonlyArray<{ key: string; value: Buffer | null }>
+): string {
   const hash = createHash('sha1')
-  hash.update(`${partition}|${timestamp}|${key === null ? '-' : key.toString('base64')}|${value === null ? '-' : value.toString('base64')}`)
+  hash.update(
+    `${partition}|${timestamp}|${key === null ? '-' : key.toString('base64')}|${value === null ? '-' : value.toString('base64')}`
+  )
   for (const h of headers) hash.update(`|${h.key}=${h.value === null ? '-' : h.value.toString('base64')}`)
   return hash.digest('hex')
 }
 
-function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement, acked: readonly AckedBatch[], storedOnDisk: { perReplica: number; allReplicas: number }, stored: readonly StoredBatch[], digests: string[]): CompareTargetResult {
+function buildResult(
+  spec: CodecSpec,
+  topic: string,
+  measured: TopicMeasurement,
+  acked: readonly AckedBatch[],
+  storedOnDisk: { perReplica: number; allReplicas: number },
+  stored: readonly StoredBatch[],
+  digests: string[]
+): CompareTargetResult {
   const storedBytes = storedOnDisk.perReplica
   const uncompressedBytes = acked.reduce((n, b) => n + b.uncompressedBytes, 0)
   const sentBytes = acked.reduce((n, b) => n + b.sizeBytes, 0)
@@ -311,8 +426,10 @@ function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement,
     compressCpuSecondsPerGiB: uncompressedBytes === 0 ? 0 : compressCpuSeconds / (uncompressedBytes / GIB),
     compressMBPerSecondPerCore: compressCpuSeconds === 0 ? 0 : uncompressedBytes / 1e6 / compressCpuSeconds,
     decompressCpuSeconds: measured.decompressCpuSeconds,
-    decompressCpuSecondsPerGiB: measured.uncompressedBytes === 0 ? 0 : measured.decompressCpuSeconds / (measured.uncompressedBytes / GIB),
-    decodeCpuSecondsPerGiB: measured.uncompressedBytes === 0 ? 0 : measured.decodeCpuSeconds / (measured.uncompressedBytes / GIB),
+    decompressCpuSecondsPerGiB:
+      measured.uncompressedBytes === 0 ? 0 : measured.decompressCpuSeconds / (measured.uncompressedBytes / GIB),
+    decodeCpuSecondsPerGiB:
+      measured.uncompressedBytes === 0 ? 0 : measured.decodeCpuSeconds / (measured.uncompressedBytes / GIB),
     consumerRecordsPerSecond: measured.records / readSeconds,
     recompression: {
       verdict: check.batchesChecked === 0 ? 'unknown' : check.verdict,
@@ -325,8 +442,12 @@ function buildResult(spec: CodecSpec, topic: string, measured: TopicMeasurement,
 }
 
 /** The recommendation for measured rows, with the run's budget and target and the source's rate: both modes ask alike. */
-export function recommendFor(targets: readonly CompareTargetResult[], options: Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsPerGiB' | 'targetRatio'>,
-  ingestRate: IngestRate, replicationFactor: number): ReturnType<typeof recommend> {
+export function recommendFor(
+  targets: readonly CompareTargetResult[],
+  options: Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsPerGiB' | 'targetRatio'>,
+  ingestRate: IngestRate,
+  replicationFactor: number
+): ReturnType<typeof recommend> {
   return recommend(targets, {
     ingressBytesPerSecond: isKnownRate(ingestRate) ? ingestRate.bytesPerSecond : null,
     replicationFactor,

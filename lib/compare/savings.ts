@@ -41,7 +41,8 @@ export function savingsVsNone(report: Pick<CompareReport, 'targets' | 'source' |
   const { replicationFactor, consumers } = report.settings
   const rate = report.source.ingestRate
   const ingestBytesPerDay = isKnownRate(rate) ? rate.bytesPerSecond * SECONDS_PER_DAY : null
-  const scaled = (share: number | null, per: number | null, times: number): number | null => (share === null || per === null ? null : per * share * times)
+  const scaled = (share: number | null, per: number | null, times: number): number | null =>
+    share === null || per === null ? null : per * share * times
   return {
     ingestBytesPerDay,
     replicationFactor,

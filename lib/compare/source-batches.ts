@@ -27,7 +27,7 @@ export interface SourceBatchScan {
 export function sourceBatch(partition: number, batch: ReadBatch): SourceBatch {
   return {
     partition,
-    codec: batch.isControl ? null : codecNameForId(batch.codecId) ?? `id${batch.codecId}`,
+    codec: batch.isControl ? null : (codecNameForId(batch.codecId) ?? `id${batch.codecId}`),
     records: batch.isControl ? 0 : batch.recordCount,
     storedBytes: batch.storedBytes,
     uncompressedBytes: batch.uncompressedBytes,
@@ -40,8 +40,13 @@ export function sourceBatch(partition: number, batch: ReadBatch): SourceBatch {
  * compare did not read; absent partitions are read to their end), counting every batch that holds an offset
  * in range. read_uncommitted: aborted batches and markers are on disk too, and the baseline is what is stored.
  */
-export async function scanSourceBatches(connection: KafkaConnectionConfig, topic: string, until: ReadonlyMap<number, number> | undefined, log: Logger,
-  read: ReadSettings = {}): Promise<SourceBatchScan> {
+export async function scanSourceBatches(
+  connection: KafkaConnectionConfig,
+  topic: string,
+  until: ReadonlyMap<number, number> | undefined,
+  log: Logger,
+  read: ReadSettings = {}
+): Promise<SourceBatchScan> {
   const cluster = createCluster(connection, log)
   const admin = createKafkaClient(connection, log).admin()
   await Promise.all([cluster.connect(), admin.connect()])
@@ -50,23 +55,30 @@ export async function scanSourceBatches(connection: KafkaConnectionConfig, topic
   const reached = new Map<number, number>()
   const stop = new AbortController()
   const ends = await admin.fetchTopicOffsets(topic)
-  const limit = (partition: number): number => until?.get(partition) ?? Number(ends.find((e) => e.partition === partition)?.high ?? 0)
+  const limit = (partition: number): number =>
+    until?.get(partition) ?? Number(ends.find((e) => e.partition === partition)?.high ?? 0)
   const done = (): boolean => ends.every((e) => (reached.get(e.partition) ?? Number(e.low)) >= limit(e.partition))
   try {
     if (done()) return { batches, corruptBatches }
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], isolation: 'read_uncommitted', reuseBatchMemory: true, ...read }, { cluster, admin, log }).run({
-      onBatch: ({ partition, batch }: BatchEvent) => {
-        if (batch.baseOffset >= limit(partition)) return
-        batches.push(sourceBatch(partition, batch))
-        reached.set(partition, batch.lastOffset + 1)
-        // A live topic keeps growing past what compare read: stop once every partition is covered.
-        if (done()) stop.abort()
+    await new PartitionReader(
+      { ...DEFAULT_READER_CONFIG, topics: [topic], isolation: 'read_uncommitted', reuseBatchMemory: true, ...read },
+      { cluster, admin, log }
+    ).run(
+      {
+        onBatch: ({ partition, batch }: BatchEvent) => {
+          if (batch.baseOffset >= limit(partition)) return
+          batches.push(sourceBatch(partition, batch))
+          reached.set(partition, batch.lastOffset + 1)
+          // A live topic keeps growing past what compare read: stop once every partition is covered.
+          if (done()) stop.abort()
+        },
+        onCorruptBatch: ({ partition, lastOffset }) => {
+          corruptBatches++
+          reached.set(partition, lastOffset + 1)
+        }
       },
-      onCorruptBatch: ({ partition, lastOffset }) => {
-        corruptBatches++
-        reached.set(partition, lastOffset + 1)
-      }
-    }, stop.signal)
+      stop.signal
+    )
     return { batches, corruptBatches }
   } finally {
     await Promise.all([cluster.disconnect(), admin.disconnect()]).catch(() => undefined)

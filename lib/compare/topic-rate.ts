@@ -27,10 +27,21 @@ export async function brokerCountSince(admin: Admin, topic: string): Promise<Cou
  * only after reading the records: started before the read, the round trips overlap it instead of following it.
  * Never rejects: a failed lookup gives an unknown rate.
  */
-export async function topicIngestRateLookup(admin: Admin, topic: string, options: { lookbackMs: number; nowMs: number }): Promise<(bytesPerRecord: number) => IngestRate> {
-  return rateFromOffsets(admin, topic, { fromMs: options.nowMs - options.lookbackMs, toMs: options.nowMs }, {
-    over: `the last ${formatHours(options.lookbackMs)}`, lookbackSeconds: options.lookbackMs / 1000, withinOnly: false
-  })
+export async function topicIngestRateLookup(
+  admin: Admin,
+  topic: string,
+  options: { lookbackMs: number; nowMs: number }
+): Promise<(bytesPerRecord: number) => IngestRate> {
+  return rateFromOffsets(
+    admin,
+    topic,
+    { fromMs: options.nowMs - options.lookbackMs, toMs: options.nowMs },
+    {
+      over: `the last ${formatHours(options.lookbackMs)}`,
+      lookbackSeconds: options.lookbackMs / 1000,
+      withinOnly: false
+    }
+  )
 }
 
 /**
@@ -38,12 +49,27 @@ export async function topicIngestRateLookup(admin: Admin, topic: string, options
  * by timestamp as above: the bytes per day then rest on the same stretch of the topic as the sampled ratio.
  * Records stamped after the span are left out (the sample's last window ends before the topic does).
  */
-export async function sampledSpanIngestRate(admin: Admin, topic: string, bytesPerRecord: number, span: { fromMs: number; toMs: number }): Promise<IngestRate> {
-  return (await rateFromOffsets(admin, topic, span, { over: 'the sampled time span', lookbackSeconds: null, withinOnly: true }))(bytesPerRecord)
+export async function sampledSpanIngestRate(
+  admin: Admin,
+  topic: string,
+  bytesPerRecord: number,
+  span: { fromMs: number; toMs: number }
+): Promise<IngestRate> {
+  return (
+    await rateFromOffsets(admin, topic, span, {
+      over: 'the sampled time span',
+      lookbackSeconds: null,
+      withinOnly: true
+    })
+  )(bytesPerRecord)
 }
 
-async function rateFromOffsets(admin: Admin, topic: string, range: { fromMs: number; toMs: number },
-  how: { over: string; lookbackSeconds: number | null; withinOnly: boolean }): Promise<(bytesPerRecord: number) => IngestRate> {
+async function rateFromOffsets(
+  admin: Admin,
+  topic: string,
+  range: { fromMs: number; toMs: number },
+  how: { over: string; lookbackSeconds: number | null; withinOnly: boolean }
+): Promise<(bytesPerRecord: number) => IngestRate> {
   try {
     const countSince = await brokerCountSince(admin, topic)
     const later = how.withinOnly ? await countSince(Math.floor(range.toMs) + 1) : 0

@@ -54,16 +54,26 @@ Security (flag, else environment, else --client-config):
   -h, --help                  this help`
 
 /** node:util parseArgs, with its errors turned into one clear config error. */
-export function parseCli<T extends CliOptions>(argv: readonly string[], options: T): ReturnType<typeof parseArgs<{ options: T; allowPositionals: true; strict: true; args: string[] }>> {
+export function parseCli<T extends CliOptions>(
+  argv: readonly string[],
+  options: T
+): ReturnType<typeof parseArgs<{ options: T; allowPositionals: true; strict: true; args: string[] }>> {
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true })
   } catch (err) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${errorMessage(err).replace(/\. To specify.*$/, '')}; see --help`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `${errorMessage(err).replace(/\. To specify.*$/, '')}; see --help`
+    )
   }
 }
 
 /** A command's flags; undefined once `--help` has printed `help` to stdout (the command then exits 0). */
-export function parseCommandLine<T extends CliOptions & { help: { type: 'boolean'; short: 'h' } }>(argv: readonly string[], options: T, help: string): ReturnType<typeof parseCli<T>> | undefined {
+export function parseCommandLine<T extends CliOptions & { help: { type: 'boolean'; short: 'h' } }>(
+  argv: readonly string[],
+  options: T,
+  help: string
+): ReturnType<typeof parseCli<T>> | undefined {
   const parsed = parseCli(argv, options)
   if ((parsed.values as { help?: boolean }).help !== true) return parsed
   process.stdout.write(`${help}\n`)
@@ -71,20 +81,34 @@ export function parseCommandLine<T extends CliOptions & { help: { type: 'boolean
 }
 
 export function requireString(value: string | undefined, flag: string, hint: string): string {
-  if (value === undefined || value.trim() === '') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `missing --${flag}: ${hint}`)
+  if (value === undefined || value.trim() === '')
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `missing --${flag}: ${hint}`)
   return value
 }
 
-export function parseInteger(value: string | undefined, flag: string, min: number, max: number = Number.MAX_SAFE_INTEGER): number | undefined {
+export function parseInteger(
+  value: string | undefined,
+  flag: string,
+  min: number,
+  max: number = Number.MAX_SAFE_INTEGER
+): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be a whole number from ${min} to ${max}, got "${value}"`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--${flag} must be a whole number from ${min} to ${max}, got "${value}"`
+    )
   }
   return n
 }
 
-export function oneOf<T extends string>(value: string | undefined, flag: string, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(
+  value: string | undefined,
+  flag: string,
+  allowed: readonly T[],
+  fallback: T
+): T {
   if (value === undefined) return fallback
   if (!(allowed as readonly string[]).includes(value)) {
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be one of ${allowed.join(', ')}, got "${value}"`)
@@ -96,15 +120,31 @@ export function oneOf<T extends string>(value: string | undefined, flag: string,
  * Brokers, client id, TLS and SASL from the parsed flags and the environment (validated, frozen). The
  * --client-config keys squeeze does not use are logged once to `log`.
  */
-export function connectionFrom(values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags, env: NodeJS.ProcessEnv, log?: Pick<Logger, 'warn'>): KafkaConnectionConfig {
+export function connectionFrom(
+  values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags,
+  env: NodeJS.ProcessEnv,
+  log?: Pick<Logger, 'warn'>
+): KafkaConnectionConfig {
   const { ssl, sasl, fileDefaults, ignoredFileSettings } = securityFrom(values, env)
-  if (ignoredFileSettings.length > 0) log?.warn({ clientConfig: values['client-config'], ignored: ignoredFileSettings }, '--client-config settings squeeze does not use were ignored')
+  if (ignoredFileSettings.length > 0)
+    log?.warn(
+      { clientConfig: values['client-config'], ignored: ignoredFileSettings },
+      '--client-config settings squeeze does not use were ignored'
+    )
   for (const warning of tlsWarnings(ssl)) log?.warn(warning)
   const fromEnv = env.KAFKA_BROKERS === undefined || env.KAFKA_BROKERS.trim() === '' ? undefined : env.KAFKA_BROKERS
-  const list = requireString(values.brokers ?? fromEnv ?? fileDefaults.brokers, 'brokers', 'give --brokers host:port or set KAFKA_BROKERS')
-  const brokers = list.split(',').map((b) => b.trim()).filter((b) => b !== '')
+  const list = requireString(
+    values.brokers ?? fromEnv ?? fileDefaults.brokers,
+    'brokers',
+    'give --brokers host:port or set KAFKA_BROKERS'
+  )
+  const brokers = list
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '')
   const bad = brokers.filter((b) => !/^[^\s:]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b))
-  if (bad.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid broker address ${bad.join(', ')}: use host:port`)
+  if (bad.length > 0)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid broker address ${bad.join(', ')}: use host:port`)
   return Object.freeze({
     ...DEFAULT_CONNECTION,
     brokers,
@@ -122,9 +162,19 @@ export interface ServiceOptions {
   readonly waitForBrokersMs: number
 }
 
-export function serviceOptionsFrom(values: { 'log-level'?: string | undefined; 'metrics-port'?: string | undefined; 'metrics-host'?: string | undefined; 'wait-for-brokers-s'?: string | undefined }): ServiceOptions {
+export function serviceOptionsFrom(values: {
+  'log-level'?: string | undefined
+  'metrics-port'?: string | undefined
+  'metrics-host'?: string | undefined
+  'wait-for-brokers-s'?: string | undefined
+}): ServiceOptions {
   return Object.freeze({
-    logLevel: oneOf(values['log-level'], 'log-level', ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    logLevel: oneOf(
+      values['log-level'],
+      'log-level',
+      ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const,
+      'info'
+    ),
     metricsPort: parseInteger(values['metrics-port'], 'metrics-port', 0, 65535),
     metricsHost: values['metrics-host'] ?? '127.0.0.1',
     waitForBrokersMs: (parseInteger(values['wait-for-brokers-s'], 'wait-for-brokers-s', 0, 31 * 24 * 3600) ?? 0) * 1000

@@ -2,7 +2,8 @@ import { z } from 'zod'
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import { validateConfig } from './validate.js'
 
-const int = (min: number, max: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min).max(max)
+const int = (min: number, max: number) =>
+  z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min).max(max)
 
 /** Consumer settings under the Java client's names, as given with -X name=value (consume --group). */
 const consumerPropertiesSchema = z
@@ -27,15 +28,22 @@ export function consumerPropertiesFrom(properties: Record<string, string>): Cons
 
 /** The group settings a copier takes with -X beside its producer settings; the other consumer ones have flags there. */
 const COPIER_GROUP_PROPERTIES = new Set(['group.protocol', 'max.poll.interval.ms'])
-const COPIER_FLAGS: Readonly<Record<string, string>> = { 'auto.commit.interval.ms': '--commit-interval-ms', 'session.timeout.ms': '--session-timeout-ms' }
+const COPIER_FLAGS: Readonly<Record<string, string>> = {
+  'auto.commit.interval.ms': '--commit-interval-ms',
+  'session.timeout.ms': '--session-timeout-ms'
+}
 
 /** Splits a copier's -X settings into its group settings (validated) and the rest, for the producer. */
-export function copierGroupProperties(properties: Record<string, string>): { group: ConsumerProperties; producer: Record<string, string> } {
+export function copierGroupProperties(properties: Record<string, string>): {
+  group: ConsumerProperties
+  producer: Record<string, string>
+} {
   const group: Record<string, string> = {}
   const producer: Record<string, string> = {}
   for (const [name, value] of Object.entries(properties)) {
     const flag = COPIER_FLAGS[name]
-    if (flag !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `-X ${name}: the copier sets it with ${flag}`)
+    if (flag !== undefined)
+      throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `-X ${name}: the copier sets it with ${flag}`)
     if (COPIER_GROUP_PROPERTIES.has(name)) group[name] = value
     else producer[name] = value
   }

@@ -5,7 +5,8 @@ import { adaptiveRange } from '../producer/adaptive-level.js'
 import { DEFAULT_PRODUCER_CONFIG, type AdaptiveLevelSettings, type ProducerConfig } from '../producer/config.js'
 import { validateConfig } from './validate.js'
 
-const int = (min: number, max: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min).max(max)
+const int = (min: number, max: number) =>
+  z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min).max(max)
 
 /** Producer settings under Kafka's names, as given with -X name=value. Unknown names are rejected. */
 const producerPropertiesSchema = z
@@ -21,11 +22,20 @@ const producerPropertiesSchema = z
     'retry.backoff.ms': int(0, 600_000),
     'retry.backoff.max.ms': int(0, 3_600_000),
     'max.in.flight.requests.per.connection': int(1, 5),
-    'squeeze.compression.level.min': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
-    'squeeze.compression.level.max': z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number'),
-    'squeeze.compression.cpu.budget': z.coerce.number({ invalid_type_error: 'must be a number' }).positive('must be above 0 (CPU seconds per GiB)'),
+    'squeeze.compression.level.min': z.coerce
+      .number({ invalid_type_error: 'must be a number' })
+      .int('must be a whole number'),
+    'squeeze.compression.level.max': z.coerce
+      .number({ invalid_type_error: 'must be a number' })
+      .int('must be a whole number'),
+    'squeeze.compression.cpu.budget': z.coerce
+      .number({ invalid_type_error: 'must be a number' })
+      .positive('must be above 0 (CPU seconds per GiB)'),
     'squeeze.compression.threads': int(0, 256),
-    'squeeze.compression.inline.seconds': z.coerce.number({ invalid_type_error: 'must be a number' }).min(0, 'must be 0 or more (CPU seconds)').max(3600),
+    'squeeze.compression.inline.seconds': z.coerce
+      .number({ invalid_type_error: 'must be a number' })
+      .min(0, 'must be 0 or more (CPU seconds)')
+      .max(3600),
     'compression.type': z.string(),
     'compression.gzip.level': int(LEVEL_RANGES.gzip?.min ?? 1, LEVEL_RANGES.gzip?.max ?? 9),
     'compression.lz4.level': z.coerce.number().int(),
@@ -46,7 +56,10 @@ export function parseProperties(pairs: readonly string[]): Record<string, string
     else properties[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim()
   }
   if (bad.length > 0) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid -X ${bad.map((b) => `"${b}"`).join(', ')}: write name=value, e.g. -X linger.ms=100`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `invalid -X ${bad.map((b) => `"${b}"`).join(', ')}: write name=value, e.g. -X linger.ms=100`
+    )
   }
   return properties
 }
@@ -66,19 +79,38 @@ export function producerConfigFrom(
   let spec: CodecSpec
   if (codec !== undefined) {
     if (props['compression.type'] !== undefined && props['compression.type'] !== codec.codec) {
-      throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--codec ${codec.codec} contradicts -X compression.type=${props['compression.type']}: give one of them`)
+      throw new SqueezeError(
+        ErrorCodes.CONFIG_INVALID,
+        `--codec ${codec.codec} contradicts -X compression.type=${props['compression.type']}: give one of them`
+      )
     }
     spec = codec
   } else {
     const type = props['compression.type'] ?? DEFAULT_PRODUCER_CONFIG.codec.codec
     const levelKey = `compression.${type}.level` as keyof ProducerProperties
     const level = props[levelKey] as number | undefined
-    spec = resolveCodecSpec(type, type === 'none' || type === 'snappy' ? undefined : level ?? (type === DEFAULT_PRODUCER_CONFIG.codec.codec ? DEFAULT_PRODUCER_CONFIG.codec.level : undefined))
+    spec = resolveCodecSpec(
+      type,
+      type === 'none' || type === 'snappy'
+        ? undefined
+        : (level ?? (type === DEFAULT_PRODUCER_CONFIG.codec.codec ? DEFAULT_PRODUCER_CONFIG.codec.level : undefined))
+    )
   }
-  const acks = props.acks === undefined ? DEFAULT_PRODUCER_CONFIG.acks : props.acks === 'all' ? -1 : (Number(props.acks) as -1 | 0 | 1)
-  const idempotent = props['enable.idempotence'] === undefined ? DEFAULT_PRODUCER_CONFIG.idempotent : props['enable.idempotence'] === 'true'
+  const acks =
+    props.acks === undefined
+      ? DEFAULT_PRODUCER_CONFIG.acks
+      : props.acks === 'all'
+        ? -1
+        : (Number(props.acks) as -1 | 0 | 1)
+  const idempotent =
+    props['enable.idempotence'] === undefined
+      ? DEFAULT_PRODUCER_CONFIG.idempotent
+      : props['enable.idempotence'] === 'true'
   if (idempotent && acks !== -1) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `enable.idempotence=true requires acks=all (got acks=${acks}); set -X enable.idempotence=false to use acks=${acks}`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `enable.idempotence=true requires acks=all (got acks=${acks}); set -X enable.idempotence=false to use acks=${acks}`
+    )
   }
   const config: ProducerConfig = {
     lingerMs: props['linger.ms'] ?? DEFAULT_PRODUCER_CONFIG.lingerMs,
@@ -91,14 +123,22 @@ export function producerConfigFrom(
     requestTimeoutMs: props['request.timeout.ms'] ?? DEFAULT_PRODUCER_CONFIG.requestTimeoutMs,
     retryBackoffMs: props['retry.backoff.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMs,
     retryBackoffMaxMs: props['retry.backoff.max.ms'] ?? DEFAULT_PRODUCER_CONFIG.retryBackoffMaxMs,
-    maxInFlightPerPartition: props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
-    compressionThreads: props['squeeze.compression.threads'] ?? serviceDefaults.compressionThreads ?? DEFAULT_PRODUCER_CONFIG.compressionThreads,
-    compressionInlineSeconds: props['squeeze.compression.inline.seconds'] ?? DEFAULT_PRODUCER_CONFIG.compressionInlineSeconds,
+    maxInFlightPerPartition:
+      props['max.in.flight.requests.per.connection'] ?? DEFAULT_PRODUCER_CONFIG.maxInFlightPerPartition,
+    compressionThreads:
+      props['squeeze.compression.threads'] ??
+      serviceDefaults.compressionThreads ??
+      DEFAULT_PRODUCER_CONFIG.compressionThreads,
+    compressionInlineSeconds:
+      props['squeeze.compression.inline.seconds'] ?? DEFAULT_PRODUCER_CONFIG.compressionInlineSeconds,
     codec: spec,
     ...adaptiveSettings(props, spec)
   }
   if (config.bufferMemoryBytes < config.batchSizeBytes) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `buffer.memory (${config.bufferMemoryBytes}) must be at least batch.size (${config.batchSizeBytes})`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `buffer.memory (${config.bufferMemoryBytes}) must be at least batch.size (${config.batchSizeBytes})`
+    )
   }
   return Object.freeze(config)
 }
@@ -127,9 +167,10 @@ function adaptiveSettings(props: ProducerProperties, spec: CodecSpec): { adaptiv
   const settings: AdaptiveLevelSettings = {
     ...(props['squeeze.compression.level.min'] === undefined ? {} : { min: props['squeeze.compression.level.min'] }),
     ...(props['squeeze.compression.level.max'] === undefined ? {} : { max: props['squeeze.compression.level.max'] }),
-    ...(props['squeeze.compression.cpu.budget'] === undefined ? {} : { cpuBudgetSecondsPerGiB: props['squeeze.compression.cpu.budget'] })
+    ...(props['squeeze.compression.cpu.budget'] === undefined
+      ? {}
+      : { cpuBudgetSecondsPerGiB: props['squeeze.compression.cpu.budget'] })
   }
   if (isAdaptive(spec)) adaptiveRange(spec.codec, settings.min, settings.max)
   return Object.keys(settings).length === 0 ? {} : { adaptiveLevel: Object.freeze(settings) }
 }
-

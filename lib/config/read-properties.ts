@@ -21,11 +21,16 @@ export function defaultMaxBatchUncompressedBytes(partitionFetchBytes: number): n
   return DECOMPRESSION_RATIO_LIMIT * Math.max(partitionFetchBytes, MIN_BATCH_BYTES)
 }
 
-const readSchema = z.object({
-  [MAX_BATCH_UNCOMPRESSED_BYTES]: z.coerce.number({ invalid_type_error: 'must be a number' })
-    .int('must be a whole number')
-    .min(64 * 1024, 'must be at least 65536 (64 KiB)').max(2 ** 31 - 1, 'must be below 2 GiB')
-}).partial().strict()
+const readSchema = z
+  .object({
+    [MAX_BATCH_UNCOMPRESSED_BYTES]: z.coerce
+      .number({ invalid_type_error: 'must be a number' })
+      .int('must be a whole number')
+      .min(64 * 1024, 'must be at least 65536 (64 KiB)')
+      .max(2 ** 31 - 1, 'must be below 2 GiB')
+  })
+  .partial()
+  .strict()
 
 /** The read settings squeeze adds to a reader's -X list, validated; undefined fields take the reader's defaults. */
 export interface ReadSettings {

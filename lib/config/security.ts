@@ -82,7 +82,14 @@ const CLIENT_PROPERTIES: Readonly<Record<string, PropertyField>> = {
 }
 
 /** Java key stores: read here only to say which PEM option replaces them. */
-const STORE_SETTINGS = ['ssl.truststore.location', 'ssl.truststore.type', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.type', 'ssl.keystore.password']
+const STORE_SETTINGS = [
+  'ssl.truststore.location',
+  'ssl.truststore.type',
+  'ssl.truststore.password',
+  'ssl.keystore.location',
+  'ssl.keystore.type',
+  'ssl.keystore.password'
+]
 
 const LOGIN_MODULES: Readonly<Record<SaslMechanism, string>> = {
   PLAIN: 'org.apache.kafka.common.security.plain.PlainLoginModule',
@@ -98,21 +105,54 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): Secu
   const problems: string[] = []
   const props = flags['client-config'] === undefined ? {} : loadClientProperties(flags['client-config'], problems)
 
-  const protocolText = flags['security-protocol'] ?? nonEmpty(env.KAFKA_SECURITY_PROTOCOL) ?? props.securityProtocol ?? 'PLAINTEXT'
-  const protocol = pick(protocolText, SECURITY_PROTOCOLS, 'security protocol', '--security-protocol, KAFKA_SECURITY_PROTOCOL, security.protocol', problems) ?? 'PLAINTEXT'
+  const protocolText =
+    flags['security-protocol'] ?? nonEmpty(env.KAFKA_SECURITY_PROTOCOL) ?? props.securityProtocol ?? 'PLAINTEXT'
+  const protocol =
+    pick(
+      protocolText,
+      SECURITY_PROTOCOLS,
+      'security protocol',
+      '--security-protocol, KAFKA_SECURITY_PROTOCOL, security.protocol',
+      problems
+    ) ?? 'PLAINTEXT'
   const usesSasl = protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL'
   const usesTls = protocol === 'SSL' || protocol === 'SASL_SSL'
 
   const mechanismText = flags['sasl-mechanism'] ?? nonEmpty(env.KAFKA_SASL_MECHANISM) ?? props.saslMechanism
-  const mechanism = mechanismText === undefined ? undefined : pick(mechanismText, SASL_MECHANISMS, 'SASL mechanism', '--sasl-mechanism, KAFKA_SASL_MECHANISM, sasl.mechanism', problems)
-  const username = flags['sasl-username'] ?? nonEmpty(env.KAFKA_SASL_USERNAME) ?? props.saslUsername ?? props.jaas?.username
+  const mechanism =
+    mechanismText === undefined
+      ? undefined
+      : pick(
+          mechanismText,
+          SASL_MECHANISMS,
+          'SASL mechanism',
+          '--sasl-mechanism, KAFKA_SASL_MECHANISM, sasl.mechanism',
+          problems
+        )
+  const username =
+    flags['sasl-username'] ?? nonEmpty(env.KAFKA_SASL_USERNAME) ?? props.saslUsername ?? props.jaas?.username
   const passwordFile = flags['sasl-password-file']
-  const password = passwordFile !== undefined ? readPasswordFile(passwordFile, problems) : nonEmpty(env.KAFKA_SASL_PASSWORD) ?? props.saslPassword ?? props.jaas?.password
+  const password =
+    passwordFile !== undefined
+      ? readPasswordFile(passwordFile, problems)
+      : (nonEmpty(env.KAFKA_SASL_PASSWORD) ?? props.saslPassword ?? props.jaas?.password)
 
   if (usesSasl) {
-    if (mechanismText === undefined) problems.push(`${protocol} needs a SASL mechanism: --sasl-mechanism ${SASL_MECHANISMS.join('|')} (or KAFKA_SASL_MECHANISM, sasl.mechanism)`)
-    if (username === undefined || username === '') problems.push(`SASL ${mechanism ?? ''} needs a username: --sasl-username or KAFKA_SASL_USERNAME (or sasl.username, sasl.jaas.config)`.replace('  ', ' '))
-    if ((password === undefined || password === '') && passwordFile === undefined) problems.push('SASL needs a password: set KAFKA_SASL_PASSWORD or give --sasl-password-file FILE (or sasl.password, sasl.jaas.config); it is never taken from a flag value')
+    if (mechanismText === undefined)
+      problems.push(
+        `${protocol} needs a SASL mechanism: --sasl-mechanism ${SASL_MECHANISMS.join('|')} (or KAFKA_SASL_MECHANISM, sasl.mechanism)`
+      )
+    if (username === undefined || username === '')
+      problems.push(
+        `SASL ${mechanism ?? ''} needs a username: --sasl-username or KAFKA_SASL_USERNAME (or sasl.username, sasl.jaas.config)`.replace(
+          '  ',
+          ' '
+        )
+      )
+    if ((password === undefined || password === '') && passwordFile === undefined)
+      problems.push(
+        'SASL needs a password: set KAFKA_SASL_PASSWORD or give --sasl-password-file FILE (or sasl.password, sasl.jaas.config); it is never taken from a flag value'
+      )
     if (mechanism !== undefined && props.jaas !== undefined && props.jaas.module !== LOGIN_MODULES[mechanism]) {
       problems.push(`sasl.jaas.config uses ${props.jaas.module}, but ${mechanism} needs ${LOGIN_MODULES[mechanism]}`)
     }
@@ -122,7 +162,10 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): Secu
       username !== undefined ? 'a SASL username' : undefined,
       password !== undefined ? 'a SASL password' : undefined
     ].filter((g): g is string => g !== undefined)
-    if (given.length > 0) problems.push(`${given.join(', ')} given but the security protocol is ${protocol}: use SASL_SSL or SASL_PLAINTEXT (--security-protocol)`)
+    if (given.length > 0)
+      problems.push(
+        `${given.join(', ')} given but the security protocol is ${protocol}: use SASL_SSL or SASL_PLAINTEXT (--security-protocol)`
+      )
   }
 
   const caFile = flags['ssl-ca-file'] ?? props.sslCaLocation
@@ -133,12 +176,20 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): Secu
   const identificationText = flags['ssl-endpoint-identification'] ?? props.sslEndpointIdentification
   const checkHostName = endpointIdentification(identificationText, problems)
   if (usesTls) {
-    if ((certFile === undefined) !== (keyFile === undefined)) problems.push('a client certificate needs both --ssl-cert-file and --ssl-key-file')
+    if ((certFile === undefined) !== (keyFile === undefined))
+      problems.push('a client certificate needs both --ssl-cert-file and --ssl-key-file')
   } else {
-    const given = [caFile !== undefined ? '--ssl-ca-file' : undefined, certFile !== undefined ? '--ssl-cert-file' : undefined, keyFile !== undefined ? '--ssl-key-file' : undefined,
-      flags['ssl-reject-unauthorized'] !== undefined ? '--ssl-reject-unauthorized' : undefined, flags['ssl-endpoint-identification'] !== undefined ? '--ssl-endpoint-identification' : undefined]
-      .filter((g): g is string => g !== undefined)
-    if (given.length > 0) problems.push(`${given.join(', ')} given but the security protocol is ${protocol}: use SSL or SASL_SSL (--security-protocol)`)
+    const given = [
+      caFile !== undefined ? '--ssl-ca-file' : undefined,
+      certFile !== undefined ? '--ssl-cert-file' : undefined,
+      keyFile !== undefined ? '--ssl-key-file' : undefined,
+      flags['ssl-reject-unauthorized'] !== undefined ? '--ssl-reject-unauthorized' : undefined,
+      flags['ssl-endpoint-identification'] !== undefined ? '--ssl-endpoint-identification' : undefined
+    ].filter((g): g is string => g !== undefined)
+    if (given.length > 0)
+      problems.push(
+        `${given.join(', ')} given but the security protocol is ${protocol}: use SSL or SASL_SSL (--security-protocol)`
+      )
   }
   const ca = usesTls && caFile !== undefined ? readPem(caFile, 'CA', problems) : undefined
   const cert = usesTls && certFile !== undefined ? readPem(certFile, 'certificate', problems) : undefined
@@ -149,7 +200,9 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): Secu
   }
   const tls: ConnectionOptions = {
     rejectUnauthorized,
-    ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }),
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
     // Java's and librdkafka's "no endpoint identification" skips the host-name check only: the chain is still verified.
     ...(checkHostName ? {} : { checkServerIdentity: () => undefined })
   }
@@ -159,7 +212,13 @@ export function securityFrom(flags: SecurityFlags, env: NodeJS.ProcessEnv): Secu
     ...(props.bootstrapServers === undefined ? {} : { brokers: props.bootstrapServers }),
     ...(props.clientId === undefined ? {} : { clientId: props.clientId })
   })
-  return Object.freeze({ protocol, ...(ssl === undefined ? {} : { ssl }), ...(sasl === undefined ? {} : { sasl }), fileDefaults, ignoredFileSettings: props.ignored ?? [] })
+  return Object.freeze({
+    protocol,
+    ...(ssl === undefined ? {} : { ssl }),
+    ...(sasl === undefined ? {} : { sasl }),
+    fileDefaults,
+    ignoredFileSettings: props.ignored ?? []
+  })
 }
 
 /**
@@ -170,12 +229,16 @@ export function tlsWarnings(ssl: ConnectionOptions | boolean | undefined): strin
   if (ssl === undefined || typeof ssl === 'boolean') return []
   const warnings: string[] = []
   if (ssl.rejectUnauthorized === false) {
-    warnings.push('TLS certificate verification is off (--ssl-reject-unauthorized false, ' +
-      'enable.ssl.certificate.verification=false): any server can pose as the broker')
+    warnings.push(
+      'TLS certificate verification is off (--ssl-reject-unauthorized false, ' +
+        'enable.ssl.certificate.verification=false): any server can pose as the broker'
+    )
   }
   if (ssl.checkServerIdentity !== undefined) {
-    warnings.push('TLS host-name checking is off (--ssl-endpoint-identification none, ' +
-      'ssl.endpoint.identification.algorithm=): a certificate for any host is accepted')
+    warnings.push(
+      'TLS host-name checking is off (--ssl-endpoint-identification none, ' +
+        'ssl.endpoint.identification.algorithm=): a certificate for any host is accepted'
+    )
   }
   return warnings
 }
@@ -183,7 +246,9 @@ export function tlsWarnings(ssl: ConnectionOptions | boolean | undefined): strin
 function trueOrFalse(text: string | undefined, problems: string[]): boolean {
   if (text === undefined || text === 'true') return true
   if (text === 'false') return false
-  problems.push(`--ssl-reject-unauthorized must be true or false (so must enable.ssl.certificate.verification), got "${text}"`)
+  problems.push(
+    `--ssl-reject-unauthorized must be true or false (so must enable.ssl.certificate.verification), got "${text}"`
+  )
   return true
 }
 
@@ -193,7 +258,9 @@ function endpointIdentification(text: string | undefined, problems: string[]): b
   const value = text.trim().toLowerCase()
   if (value === 'https') return true
   if (value === '' || value === 'none') return false
-  problems.push(`--ssl-endpoint-identification (ssl.endpoint.identification.algorithm) must be https or none, got "${text}"`)
+  problems.push(
+    `--ssl-endpoint-identification (ssl.endpoint.identification.algorithm) must be https or none, got "${text}"`
+  )
   return true
 }
 
@@ -215,7 +282,8 @@ export function parseJavaProperties(text: string): Map<string, string> {
   for (let i = 0; i < lines.length; i++) {
     let line = (lines[i] as string).replace(/^\s+/, '')
     if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
-    while (endsWithOddBackslashes(line) && i + 1 < lines.length) line = line.slice(0, -1) + (lines[++i] as string).replace(/^\s+/, '')
+    while (endsWithOddBackslashes(line) && i + 1 < lines.length)
+      line = line.slice(0, -1) + (lines[++i] as string).replace(/^\s+/, '')
     const match = /^((?:\\.|[^\\=:\s])*)\s*[=:\s]?\s*(.*)$/s.exec(line)
     if (match === null) continue
     props.set(unescapeProperty(match[1] as string), unescapeProperty(match[2] as string))
@@ -252,10 +320,15 @@ export function parseJaasConfig(text: string): { module: string; username?: stri
     options.set(m[1] as string, m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] as string))
     at = option.lastIndex
   }
-  if (!/^\s*;\s*$/.test(text.slice(at))) throw new Error('sasl.jaas.config options must be key="value" pairs ending with ";"')
+  if (!/^\s*;\s*$/.test(text.slice(at)))
+    throw new Error('sasl.jaas.config options must be key="value" pairs ending with ";"')
   const username = options.get('username')
   const password = options.get('password')
-  return { module: head[1] as string, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) }
+  return {
+    module: head[1] as string,
+    ...(username === undefined ? {} : { username }),
+    ...(password === undefined ? {} : { password })
+  }
 }
 
 /**
@@ -278,7 +351,8 @@ export function loadClientProperties(path: string, problems: string[]): ClientPr
     const usable = field === 'sslEndpointIdentification' ? value : nonEmpty(value)
     if (usable === undefined) continue
     const earlier = fields[field]
-    if (earlier !== undefined && earlier !== usable) problems.push(`--client-config ${path}: two spellings of one setting disagree (${spellings(field).join(', ')})`)
+    if (earlier !== undefined && earlier !== usable)
+      problems.push(`--client-config ${path}: two spellings of one setting disagree (${spellings(field).join(', ')})`)
     fields[field] = usable
   }
   const trustPem = storeProblems(path, props, problems)
@@ -292,12 +366,16 @@ export function loadClientProperties(path: string, problems: string[]): ClientPr
       problems.push(`--client-config ${path}: ${errorMessage(err)}`)
     }
   }
-  const ignored = [...props.keys()].filter((k) => CLIENT_PROPERTIES[k] === undefined && k !== 'sasl.jaas.config' && !STORE_SETTINGS.includes(k))
+  const ignored = [...props.keys()].filter(
+    (k) => CLIENT_PROPERTIES[k] === undefined && k !== 'sasl.jaas.config' && !STORE_SETTINGS.includes(k)
+  )
   return Object.freeze({ ...fields, ...(jaas === undefined ? {} : { jaas }), ignored: Object.freeze(ignored) })
 }
 
 function spellings(field: PropertyField): string[] {
-  return Object.entries(CLIENT_PROPERTIES).filter(([, f]) => f === field).map(([name]) => name)
+  return Object.entries(CLIENT_PROPERTIES)
+    .filter(([, f]) => f === field)
+    .map(([name]) => name)
 }
 
 /**
@@ -310,20 +388,30 @@ function storeProblems(path: string, props: ReadonlyMap<string, string>, problem
   const trustType = (nonEmpty(props.get('ssl.truststore.type')) ?? 'JKS').toUpperCase()
   if (trustLocation !== undefined) {
     if (trustType === 'PEM') return trustLocation
-    problems.push(`--client-config ${path}: ssl.truststore.location is a ${trustType} truststore, which squeeze does not read; give its CA certificates as a PEM file ` +
-      `with --ssl-ca-file (or ssl.ca.location), e.g. keytool -exportcert -rfc -keystore ${trustLocation} -alias CA_ALIAS > ca.pem`)
+    problems.push(
+      `--client-config ${path}: ssl.truststore.location is a ${trustType} truststore, which squeeze does not read; give its CA certificates as a PEM file ` +
+        `with --ssl-ca-file (or ssl.ca.location), e.g. keytool -exportcert -rfc -keystore ${trustLocation} -alias CA_ALIAS > ca.pem`
+    )
   }
   const keyLocation = nonEmpty(props.get('ssl.keystore.location'))
   if (keyLocation !== undefined) {
     const keyType = (nonEmpty(props.get('ssl.keystore.type')) ?? 'JKS').toUpperCase()
-    problems.push(`--client-config ${path}: ssl.keystore.location is a ${keyType} keystore, which squeeze does not read; give the client certificate and key as PEM files ` +
-      `with --ssl-cert-file and --ssl-key-file (or ssl.certificate.location, ssl.key.location), e.g. openssl pkcs12 -in ${keyLocation} -nokeys -out client.pem ` +
-      'and -nocerts -nodes -out client.key (a JKS keystore first goes through keytool -importkeystore -deststoretype PKCS12)')
+    problems.push(
+      `--client-config ${path}: ssl.keystore.location is a ${keyType} keystore, which squeeze does not read; give the client certificate and key as PEM files ` +
+        `with --ssl-cert-file and --ssl-key-file (or ssl.certificate.location, ssl.key.location), e.g. openssl pkcs12 -in ${keyLocation} -nokeys -out client.pem ` +
+        'and -nocerts -nodes -out client.key (a JKS keystore first goes through keytool -importkeystore -deststoretype PKCS12)'
+    )
   }
   return undefined
 }
 
-function pick<T extends string>(text: string, allowed: readonly T[], what: string, sources: string, problems: string[]): T | undefined {
+function pick<T extends string>(
+  text: string,
+  allowed: readonly T[],
+  what: string,
+  sources: string,
+  problems: string[]
+): T | undefined {
   const upper = text.trim().toUpperCase()
   if ((allowed as readonly string[]).includes(upper)) return upper as T
   problems.push(`unknown ${what} "${text}" (${sources}): use one of ${allowed.join(', ')}`)
@@ -336,7 +424,9 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 function readPasswordFile(path: string, problems: string[]): string | undefined {
   try {
-    const password = fs().readFileSync(path, 'utf8').replace(/\r?\n$/, '')
+    const password = fs()
+      .readFileSync(path, 'utf8')
+      .replace(/\r?\n$/, '')
     if (password === '') problems.push(`--sasl-password-file ${path} is empty`)
     return password
   } catch (err) {
@@ -350,7 +440,12 @@ function readKey(path: string, passphrase: string | undefined, problems: string[
   const pem = readPem(path, 'key', problems)
   if (pem === undefined || passphrase === undefined) return pem
   try {
-    return Buffer.from(process.getBuiltinModule('node:crypto').createPrivateKey({ key: pem, passphrase }).export({ format: 'pem', type: 'pkcs8' }))
+    return Buffer.from(
+      process
+        .getBuiltinModule('node:crypto')
+        .createPrivateKey({ key: pem, passphrase })
+        .export({ format: 'pem', type: 'pkcs8' })
+    )
   } catch (err) {
     problems.push(`cannot decrypt TLS key file ${path} with ssl.key.password: ${errorMessage(err)}`)
     return undefined

@@ -7,7 +7,8 @@ export function validateConfig<T extends z.ZodTypeAny>(schema: T, input: unknown
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {
       const path = issue.path.join('.')
-      if (issue.code === 'unrecognized_keys') return `unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
+      if (issue.code === 'unrecognized_keys')
+        return `unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
       return path === '' ? issue.message : `${path}: ${issue.message}`
     })
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid ${what}: ${problems.join('; ')}`)

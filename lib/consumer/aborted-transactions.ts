@@ -30,7 +30,11 @@ export class AbortedTransactions {
   /** Whether the batch belongs to an aborted transaction (its abort marker included). Call for each batch in offset order. */
   skips(batch: TransactionalBatchHeader): boolean {
     if (!batch.isTransactional) return false
-    for (let entry = this.pending[this.next]; entry !== undefined && entry.firstOffset <= batch.lastOffset; entry = this.pending[++this.next]) {
+    for (
+      let entry = this.pending[this.next];
+      entry !== undefined && entry.firstOffset <= batch.lastOffset;
+      entry = this.pending[++this.next]
+    ) {
       this.aborting.add(entry.producerId)
     }
     if (batch.isAbortMarker) return this.aborting.delete(batch.producerId)

@@ -54,7 +54,8 @@ export class DeadLetters {
   /** Hands a poison record over; its outcome is awaited by settle(), never left as an unhandled rejection. */
   add(poison: PoisonRecord): void {
     if (this.failure !== undefined) return
-    const entering: Promise<void> = this.deps.producer.send({ topic: this.topic, ...toDeadLetter(poison) })
+    const entering: Promise<void> = this.deps.producer
+      .send({ topic: this.topic, ...toDeadLetter(poison) })
       .catch((err: unknown) => this.failed(1, err, `${poison.topic}-${poison.partition}@${poison.record.offset}`))
       .finally(() => this.entering.delete(entering))
     this.entering.add(entering)

@@ -45,20 +45,24 @@ export function splitFetched(data: Buffer, limits: SplitLimits): FetchedBatches 
   while (at + BATCH.HEADER_BYTES <= data.length) {
     const baseOffset = Number(data.readBigInt64BE(at + BATCH.BASE_OFFSET))
     const lastOffset = baseOffset + data.readInt32BE(at + BATCH.LAST_OFFSET_DELTA)
-    const inOrder = lastOffset >= baseOffset && lastOffset >= expected
-      && (batches.length === 0 || baseOffset >= expected)
+    const inOrder =
+      lastOffset >= baseOffset && lastOffset >= expected && (batches.length === 0 || baseOffset >= expected)
     if (!inOrder || (limits.highWatermark >= 0 && lastOffset >= limits.highWatermark)) {
       // After a good batch, the fetch position is already past it: the next fetch reads whatever lies there anew.
       if (batches.length > 0) break
-      const error = corrupt(`batch at byte ${at} gives offsets ${baseOffset}..${lastOffset}, ` +
-        `not after offset ${expected} (high watermark ${limits.highWatermark})`)
+      const error = corrupt(
+        `batch at byte ${at} gives offsets ${baseOffset}..${lastOffset}, ` +
+          `not after offset ${expected} (high watermark ${limits.highWatermark})`
+      )
       return { batches, corrupt: { baseOffset: expected, lastOffset: expected, error } }
     }
     const length = data.readInt32BE(at + BATCH.LENGTH)
     const total = BATCH.LOG_OVERHEAD + length
     if (length < BATCH.HEADER_BYTES - BATCH.LOG_OVERHEAD || total > limits.maxBatchBytes) {
       const most = limits.maxBatchBytes - BATCH.LOG_OVERHEAD
-      const error = corrupt(`batch at offsets ${baseOffset}..${lastOffset} declares length ${length} (at most ${most} is read)`)
+      const error = corrupt(
+        `batch at offsets ${baseOffset}..${lastOffset} declares length ${length} (at most ${most} is read)`
+      )
       return { batches, corrupt: { baseOffset, lastOffset, error } }
     }
     if (at + total > data.length) break

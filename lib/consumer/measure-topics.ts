@@ -31,7 +31,12 @@ const DEAD_LETTER_BATCH_BYTES = 512 * 1024
 
 function copyRecord(record: IncomingRecord): IncomingRecord {
   const copy = (b: Buffer | null): Buffer | null => (b === null ? null : Buffer.from(b))
-  return { ...record, key: copy(record.key), value: copy(record.value), headers: record.headers.map((h) => ({ key: h.key, value: copy(h.value) })) }
+  return {
+    ...record,
+    key: copy(record.key),
+    value: copy(record.value),
+    headers: record.headers.map((h) => ({ key: h.key, value: copy(h.value) }))
+  }
 }
 
 /**
@@ -56,8 +61,18 @@ export class TopicMeasurements implements ReaderHandlers {
     let measurement = this.byTopic.get(topic)
     if (measurement === undefined) {
       measurement = {
-        topic, codecs: [], records: 0, batches: 0, storedBytes: 0, uncompressedBytes: 0,
-        decompressCpuSeconds: 0, decodeCpuSeconds: 0, corruptRecords: 0, corruptBatches: 0, firstReadAt: Date.now(), lastReadAt: Date.now()
+        topic,
+        codecs: [],
+        records: 0,
+        batches: 0,
+        storedBytes: 0,
+        uncompressedBytes: 0,
+        decompressCpuSeconds: 0,
+        decodeCpuSeconds: 0,
+        corruptRecords: 0,
+        corruptBatches: 0,
+        firstReadAt: Date.now(),
+        lastReadAt: Date.now()
       }
       this.byTopic.set(topic, measurement)
     }
@@ -73,7 +88,9 @@ export class TopicMeasurements implements ReaderHandlers {
     let corrupt = 0
     if (format !== null) {
       // In place where the format can (no record objects or views); a record that fails is built for the report.
-      const decodeAt = format.decodeAt?.bind(format) ?? ((bytes: Buffer, start: number, end: number) => format.decode(bytes.subarray(start, end)))
+      const decodeAt =
+        format.decodeAt?.bind(format) ??
+        ((bytes: Buffer, start: number, end: number) => format.decode(bytes.subarray(start, end)))
       batch.forEachValue((bytes, start, end, offset) => {
         try {
           decodeAt(bytes, start, end)
@@ -82,8 +99,19 @@ export class TopicMeasurements implements ReaderHandlers {
           this.metrics?.corrupt(topic, 'record', errorCode(err))
           const record = this.onPoison === undefined ? undefined : batch.records.find((r) => r.offset === offset)
           // A copy: the batch's memory may be reused once onBatch returns, and the dead-letter send can wait.
-          if (record !== undefined) this.onPoison?.({ topic, partition, record: copyRecord(record), code: errorCode(err), reason: errorMessage(err) })
-          if (m.corruptRecords + corrupt <= 20) this.log.warn({ topic, partition, offset, code: errorCode(err), reason: errorMessage(err) }, 'record does not decode; counted and skipped')
+          if (record !== undefined)
+            this.onPoison?.({
+              topic,
+              partition,
+              record: copyRecord(record),
+              code: errorCode(err),
+              reason: errorMessage(err)
+            })
+          if (m.corruptRecords + corrupt <= 20)
+            this.log.warn(
+              { topic, partition, offset, code: errorCode(err), reason: errorMessage(err) },
+              'record does not decode; counted and skipped'
+            )
         }
       })
     }
@@ -98,7 +126,13 @@ export class TopicMeasurements implements ReaderHandlers {
     m.decodeCpuSeconds += decodeCpuSeconds
     m.corruptRecords += corrupt
     m.lastReadAt = Date.now()
-    this.metrics?.batchRead(topic, codec, { records: batch.recordCount, storedBytes: batch.storedBytes, uncompressedBytes: batch.uncompressedBytes, decompressCpuSeconds: batch.decompressCpuSeconds, decodeCpuSeconds })
+    this.metrics?.batchRead(topic, codec, {
+      records: batch.recordCount,
+      storedBytes: batch.storedBytes,
+      uncompressedBytes: batch.uncompressedBytes,
+      decompressCpuSeconds: batch.decompressCpuSeconds,
+      decodeCpuSeconds
+    })
   }
 
   onCorruptBatch(event: CorruptBatchEvent): void {
@@ -106,9 +140,13 @@ export class TopicMeasurements implements ReaderHandlers {
     m.corruptBatches++
     this.metrics?.corrupt(event.topic, 'batch', event.error.code)
     const { topic, partition, baseOffset, lastOffset, reason } = event
-    this.log.error({ topic, partition, baseOffset, lastOffset, code: event.error.code, reason }, `skipping corrupt batch: ${event.error.message}`)
+    this.log.error(
+      { topic, partition, baseOffset, lastOffset, code: event.error.code, reason },
+      `skipping corrupt batch: ${event.error.message}`
+    )
     // Its records cannot be read, so the dead letter holds the batch as stored, for whoever looks into it.
-    const value = event.bytes === undefined || event.bytes.length > DEAD_LETTER_BATCH_BYTES ? null : Buffer.from(event.bytes)
+    const value =
+      event.bytes === undefined || event.bytes.length > DEAD_LETTER_BATCH_BYTES ? null : Buffer.from(event.bytes)
     const headers = [{ key: 'squeeze.source.last.offset', value: Buffer.from(String(lastOffset)) }]
     const record = { offset: baseOffset, timestamp: Date.now(), key: null, value, headers }
     this.onPoison?.({ topic, partition, record, code: event.error.code, reason: event.error.message })

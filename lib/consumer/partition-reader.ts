@@ -154,12 +154,15 @@ export class PartitionReader {
   constructor(
     private readonly config: ReaderConfig,
     private readonly deps: {
-      cluster: KafkajsCluster; admin: Admin; log: Logger
+      cluster: KafkajsCluster
+      admin: Admin
+      log: Logger
       lag?: (topic: string, partition: number, records: number) => void
       metrics?: ReaderMetricsSink
     }
   ) {
-    this.maxUncompressedBytes = config.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(config.partitionMaxBytes)
+    this.maxUncompressedBytes =
+      config.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(config.partitionMaxBytes)
     const scratchBytes = Math.min(1024 * 1024, this.maxUncompressedBytes)
     this.scratch = config.reuseBatchMemory === true ? Buffer.allocUnsafe(scratchBytes) : null
     this.cpuSeconds = config.cpuSeconds ?? processCpuSeconds
@@ -204,7 +207,11 @@ export class PartitionReader {
    * decoded: where the next fetch starts is known from the batch headers alone, and the broker answers on its
    * own core meanwhile. After a round with a partition error, the next fetch waits until that error is handled.
    */
-  private async readUntilDone(cursors: PartitionCursor[], handlers: ReaderHandlers, signal: AbortSignal | undefined): Promise<void> {
+  private async readUntilDone(
+    cursors: PartitionCursor[],
+    handlers: ReaderHandlers,
+    signal: AbortSignal | undefined
+  ): Promise<void> {
     let prefetched: Promise<FetchedRound> | null = null
     // A function, not a narrowed property: the signal can fire during any await below.
     const aborted = (): boolean => signal?.aborted === true
@@ -214,7 +221,8 @@ export class PartitionReader {
         prefetched = null
         const fetched = await round
         if (fetched === 'done') return
-        if (fetched.every(({ result }) => result.errorCode === KafkaErrorCode.NONE) && !aborted()) prefetched = this.fetchRound(cursors, signal)
+        if (fetched.every(({ result }) => result.errorCode === KafkaErrorCode.NONE) && !aborted())
+          prefetched = this.fetchRound(cursors, signal)
         for (const { cursor, result, batches, corrupt } of fetched) {
           if (cursor.revoked === true) continue
           if (result.errorCode !== KafkaErrorCode.NONE) await this.handleError(cursor, result.errorCode, signal)
@@ -249,7 +257,11 @@ export class PartitionReader {
         maxDelayMs: 2000,
         shouldRetry: isTransient,
         signal,
-        onRetry: (err, attempt, delayMs) => this.deps.log.warn({ err: errorMessage(err), attempt, retryInMs: Math.round(delayMs) }, 'fetch failed; retrying')
+        onRetry: (err, attempt, delayMs) =>
+          this.deps.log.warn(
+            { err: errorMessage(err), attempt, retryInMs: Math.round(delayMs) },
+            'fetch failed; retrying'
+          )
       })
     } catch (err) {
       if (signal?.aborted === true) return []
@@ -258,7 +270,9 @@ export class PartitionReader {
   }
 
   private async tryFetchRound(cursors: PartitionCursor[]): Promise<FetchedRound> {
-    const active = cursors.filter((cursor) => !this.config.untilEnd || cursor.end === null || cursor.fetchAt < cursor.end)
+    const active = cursors.filter(
+      (cursor) => !this.config.untilEnd || cursor.end === null || cursor.fetchAt < cursor.end
+    )
     if (active.length === 0) return 'done'
     const byLeader = this.groupByLeader(active)
     // A partition whose leader the metadata lacks (a topic created moments ago, an election) is left out of the
@@ -270,7 +284,10 @@ export class PartitionReader {
     }
     let answers
     try {
-      if (byLeader.size === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${active.length} partition(s)`, { retriable: true })
+      if (byLeader.size === 0)
+        throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${active.length} partition(s)`, {
+          retriable: true
+        })
       // All leaders or none: an answer is only taken (fetchAt advanced) below, so a retried round loses nothing.
       answers = await Promise.all([...byLeader].map(([leader, group]) => this.fetchFrom(leader, group)))
     } catch (err) {
@@ -303,7 +320,12 @@ export class PartitionReader {
   }
 
   private async highWatermark(topic: string, partition: number): Promise<number> {
-    const offsets = await retry(() => this.deps.admin.fetchTopicOffsets(topic), { retries: 10, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: isTransient })
+    const offsets = await retry(() => this.deps.admin.fetchTopicOffsets(topic), {
+      retries: 10,
+      initialDelayMs: 100,
+      maxDelayMs: 1000,
+      shouldRetry: isTransient
+    })
     return Number(offsets.find((o) => o.partition === partition)?.high ?? 0)
   }
 
@@ -312,18 +334,32 @@ export class PartitionReader {
     await this.deps.cluster.addMultipleTargetTopics([...this.config.topics])
     for (const topic of this.config.topics) {
       const partitions = this.deps.cluster.findTopicPartitionMetadata(topic).length
-      if (partitions === 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} has no partitions in the cluster metadata (does it exist?)`)
+      if (partitions === 0)
+        throw new SqueezeError(
+          ErrorCodes.SOURCE,
+          `topic ${topic} has no partitions in the cluster metadata (does it exist?)`
+        )
       let offsets
       try {
         // kafkajs answers from its own metadata cache and returns [] (no error) when a concurrent refresh left
         // the topic out; that would read as an empty topic, so every partition must be there or it asks again.
-        offsets = await retry(async () => {
-          const answer = await this.deps.admin.fetchTopicOffsets(topic)
-          if (answer.length !== partitions) throw new SqueezeError(ErrorCodes.SOURCE, `offsets for ${answer.length} of ${partitions} partitions of ${topic}`, { retriable: true })
-          return answer
-        }, { retries: 10, initialDelayMs: 100, maxDelayMs: 1000 })
+        offsets = await retry(
+          async () => {
+            const answer = await this.deps.admin.fetchTopicOffsets(topic)
+            if (answer.length !== partitions)
+              throw new SqueezeError(
+                ErrorCodes.SOURCE,
+                `offsets for ${answer.length} of ${partitions} partitions of ${topic}`,
+                { retriable: true }
+              )
+            return answer
+          },
+          { retries: 10, initialDelayMs: 100, maxDelayMs: 1000 }
+        )
       } catch (err) {
-        throw new SqueezeError(ErrorCodes.SOURCE, `cannot read offsets of topic ${topic}: ${errorMessage(err)}`, { cause: err })
+        throw new SqueezeError(ErrorCodes.SOURCE, `cannot read offsets of topic ${topic}: ${errorMessage(err)}`, {
+          cause: err
+        })
       }
       for (const { partition, high } of offsets) {
         // earliest starts at 0 rather than at ListOffsets' answer: a log that retention trimmed answers
@@ -338,7 +374,9 @@ export class PartitionReader {
   private groupByLeader(cursors: PartitionCursor[]): Map<number, PartitionCursor[]> {
     const byLeader = new Map<number, PartitionCursor[]>()
     for (const cursor of cursors) {
-      const leader = this.deps.cluster.findTopicPartitionMetadata(cursor.topic).find((p) => p.partitionId === cursor.partition)?.leader
+      const leader = this.deps.cluster
+        .findTopicPartitionMetadata(cursor.topic)
+        .find((p) => p.partitionId === cursor.partition)?.leader
       if (leader === undefined || leader < 0) continue
       const group = byLeader.get(leader)
       if (group === undefined) byLeader.set(leader, [cursor])
@@ -347,14 +385,23 @@ export class PartitionReader {
     return byLeader
   }
 
-  private async fetchFrom(leader: number, cursors: PartitionCursor[]): Promise<Array<{ cursor: PartitionCursor; result: FetchedPartition }>> {
+  private async fetchFrom(
+    leader: number,
+    cursors: PartitionCursor[]
+  ): Promise<Array<{ cursor: PartitionCursor; result: FetchedPartition }>> {
     const broker = await this.deps.cluster.findBroker({ nodeId: leader })
     const { request, response } = fetchRequest({
       maxWaitMs: this.config.maxWaitMs,
       minBytes: 1,
       maxBytes: this.config.maxBytes,
-      isolationLevel: this.config.isolation === 'read_committed' ? ISOLATION.READ_COMMITTED : ISOLATION.READ_UNCOMMITTED,
-      partitions: cursors.map((c) => ({ topic: c.topic, partition: c.partition, offset: c.fetchAt, maxBytes: this.config.partitionMaxBytes }))
+      isolationLevel:
+        this.config.isolation === 'read_committed' ? ISOLATION.READ_COMMITTED : ISOLATION.READ_UNCOMMITTED,
+      partitions: cursors.map((c) => ({
+        topic: c.topic,
+        partition: c.partition,
+        offset: c.fetchAt,
+        maxBytes: this.config.partitionMaxBytes
+      }))
     })
     const results: FetchedPartition[] = await broker.connectionPool.send({ request, response })
     const fetched: Array<{ cursor: PartitionCursor; result: FetchedPartition }> = []
@@ -365,7 +412,12 @@ export class PartitionReader {
     return fetched
   }
 
-  private async consume(cursor: PartitionCursor, batches: readonly FetchedBatch[], aborted: AbortedTransactions, handlers: ReaderHandlers): Promise<void> {
+  private async consume(
+    cursor: PartitionCursor,
+    batches: readonly FetchedBatch[],
+    aborted: AbortedTransactions,
+    handlers: ReaderHandlers
+  ): Promise<void> {
     for (const { bytes, baseOffset, lastOffset } of batches) {
       // Revoked while an earlier batch's handler was awaited: the rest belongs to the partition's next owner.
       if (lastOffset < cursor.position || cursor.revoked === true) continue
@@ -375,7 +427,9 @@ export class PartitionReader {
       try {
         // A fetch from the middle of a batch returns the whole batch; records before the position were seen already.
         batch = readBatch(bytes, {
-          verifyCrc: this.config.verifyCrc, fromOffset: cursor.position, cpuSeconds: this.cpuSeconds,
+          verifyCrc: this.config.verifyCrc,
+          fromOffset: cursor.position,
+          cpuSeconds: this.cpuSeconds,
           maxUncompressedBytes: this.maxUncompressedBytes,
           ...(this.scratch === null ? {} : { into: this.scratch })
         })
@@ -387,10 +441,16 @@ export class PartitionReader {
       const spent = this.cpuSeconds() - before
       cursor.position = lastOffset + 1
       // A batch larger than the reused buffer was decompressed into its own; the next one of that size fits.
-      if (this.scratch !== null && batch.uncompressedBytes > this.scratch.length) this.scratch = Buffer.allocUnsafe(batch.uncompressedBytes)
+      if (this.scratch !== null && batch.uncompressedBytes > this.scratch.length)
+        this.scratch = Buffer.allocUnsafe(batch.uncompressedBytes)
       // Per answer, not per cursor: the broker lists every aborted transaction overlapping the answer, and
       // read_uncommitted answers list none, so nothing is skipped there.
-      const event = { topic: cursor.topic, partition: cursor.partition, batch, framingCpuSeconds: Math.max(0, spent - batch.decompressCpuSeconds) }
+      const event = {
+        topic: cursor.topic,
+        partition: cursor.partition,
+        batch,
+        framingCpuSeconds: Math.max(0, spent - batch.decompressCpuSeconds)
+      }
       handlers.onStoredBatch?.(event)
       const { isTransactional, isControl, producerId } = batch
       const handled = aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: abortMarker })
@@ -401,7 +461,12 @@ export class PartitionReader {
   }
 
   /** Counts a batch that cannot be read, hands it to the handlers, and moves the partition past it. */
-  private async skipCorrupt(cursor: PartitionCursor, corrupt: CorruptFraming, handlers: ReaderHandlers, bytes?: Buffer): Promise<void> {
+  private async skipCorrupt(
+    cursor: PartitionCursor,
+    corrupt: CorruptFraming,
+    handlers: ReaderHandlers,
+    bytes?: Buffer
+  ): Promise<void> {
     const { baseOffset, lastOffset, error } = corrupt
     if (lastOffset < cursor.position || cursor.revoked === true) return
     const { topic, partition } = cursor
@@ -409,7 +474,15 @@ export class PartitionReader {
     const where = `${topic}-${partition} batch at offsets ${baseOffset}..${lastOffset}`
     const named = new SqueezeError(error.code, `${where}: ${error.message}`, { cause: error })
     this.deps.metrics?.batchSkipped(topic, reason)
-    const event = { topic, partition, baseOffset, lastOffset, error: named, reason, ...(bytes === undefined ? {} : { bytes }) }
+    const event = {
+      topic,
+      partition,
+      baseOffset,
+      lastOffset,
+      error: named,
+      reason,
+      ...(bytes === undefined ? {} : { bytes })
+    }
     await handlers.onCorruptBatch(event)
     cursor.position = lastOffset + 1
   }
@@ -423,17 +496,26 @@ export class PartitionReader {
       const gapRecords = Math.max(0, low - position)
       if (gapRecords > 0) {
         this.deps.metrics?.offsetReset(topic, partition, gapRecords)
-        this.deps.log.warn({ topic, partition, position, logStart: low, gapRecords }, `${topic}-${partition}: offset ${position} ` +
-          `is below the log start ${low}; ${gapRecords} records were deleted (retention) before they were read`)
+        this.deps.log.warn(
+          { topic, partition, position, logStart: low, gapRecords },
+          `${topic}-${partition}: offset ${position} ` +
+            `is below the log start ${low}; ${gapRecords} records were deleted (retention) before they were read`
+        )
       } else {
-        this.deps.log.warn({ topic, partition, position, logStart: low }, 'offset out of range; moving to the earliest offset')
+        this.deps.log.warn(
+          { topic, partition, position, logStart: low },
+          'offset out of range; moving to the earliest offset'
+        )
       }
       cursor.position = low
       cursor.fetchAt = cursor.position
       return
     }
     if (!isRetriableKafkaError(code)) {
-      throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${cursor.topic}-${cursor.partition} failed: ${describeKafkaError(code)}`)
+      throw new SqueezeError(
+        ErrorCodes.SOURCE,
+        `fetch from ${cursor.topic}-${cursor.partition} failed: ${describeKafkaError(code)}`
+      )
     }
     await this.deps.cluster.refreshMetadata().catch(() => undefined)
     await sleep(100, signal)

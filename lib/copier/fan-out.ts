@@ -32,7 +32,10 @@ export interface FanOutConfig {
 export class FanOut {
   private readonly sent = new PartitionTable(() => new SentOffsets())
 
-  constructor(private readonly producer: FanOutProducer, private readonly config: FanOutConfig) {}
+  constructor(
+    private readonly producer: FanOutProducer,
+    private readonly config: FanOutConfig
+  ) {}
 
   /**
    * Resolves once every destination accepted records `from` up to `to`, or refused one as it is (over max.request.size):
@@ -75,7 +78,14 @@ export class FanOut {
     for (const [offsets, mark] of marks) offsets.forget(mark)
   }
 
-  private async sendTo(topic: string, partition: number, records: RawRecords, from: number, to: number, refused: PoisonRecord[]): Promise<void> {
+  private async sendTo(
+    topic: string,
+    partition: number,
+    records: RawRecords,
+    from: number,
+    to: number,
+    refused: PoisonRecord[]
+  ): Promise<void> {
     while (from < to) {
       // sendRawTo accepted the copies before the one it failed at, which the producer's accepted count tells.
       const acceptedBefore = this.producer.snapshot().recordsAccepted
@@ -85,7 +95,14 @@ export class FanOut {
         const failedAt = from + this.producer.snapshot().recordsAccepted - acceptedBefore
         this.accepted(topic, partition, records, from, failedAt)
         if (!isRecordRefusal(err) || this.config.exactlyOnce || failedAt >= to) throw err
-        refused.push({ topic: this.config.sourceTopic, partition, record: rawRecordAt(records, failedAt), code: err.code, reason: err.message, destination: topic })
+        refused.push({
+          topic: this.config.sourceTopic,
+          partition,
+          record: rawRecordAt(records, failedAt),
+          code: err.code,
+          reason: err.message,
+          destination: topic
+        })
         from = failedAt + 1
         continue
       }

@@ -29,7 +29,12 @@ export class SentOffsets {
   forget(before: number = this.sent): void {
     const kept = this.runs.filter((r) => r.index + r.length > before)
     const first = kept[0]
-    if (first !== undefined && first.index < before) kept[0] = { index: before, offset: first.offset + before - first.index, length: first.index + first.length - before }
+    if (first !== undefined && first.index < before)
+      kept[0] = {
+        index: before,
+        offset: first.offset + before - first.index,
+        length: first.index + first.length - before
+      }
     this.runs = kept
   }
 }

@@ -7,14 +7,26 @@ export const DEFAULT_TARGETS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:1', 'zs
 
 /** --targets and --destination: one destination topic per codec[:level], none twice and none the source. */
 export function parseTargets(list: string, source: string, template?: string): CopyTarget[] {
-  const specs = list.split(',').map((t) => t.trim()).filter((t) => t !== '').map(parseCodecSpec)
-  if (specs.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--targets is empty: name at least one codec[:level]')
+  const specs = list
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '')
+    .map(parseCodecSpec)
+  if (specs.length === 0)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--targets is empty: name at least one codec[:level]')
   const targets = specs.map((spec) => ({
     spec,
-    topic: template === undefined ? defaultDestination(source, spec) : template.replaceAll('{source}', source).replaceAll('{target}', formatCodecSpec(spec).replace(':', '-'))
+    topic:
+      template === undefined
+        ? defaultDestination(source, spec)
+        : template.replaceAll('{source}', source).replaceAll('{target}', formatCodecSpec(spec).replace(':', '-'))
   }))
   const topics = new Set(targets.map((t) => t.topic))
-  if (topics.size !== targets.length) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--targets names the same destination twice (${targets.map((t) => t.topic).join(', ')})`)
+  if (topics.size !== targets.length)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--targets names the same destination twice (${targets.map((t) => t.topic).join(', ')})`
+    )
   if (topics.has(source)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'a destination cannot be the source topic')
   return targets
 }

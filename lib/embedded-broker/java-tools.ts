@@ -97,7 +97,11 @@ export async function runKafkaJavaTool(
     }, timeoutMs)
     child.on('error', (e) => {
       clearTimeout(timer)
-      reject(new SqueezeError(ErrorCodes.BROKER_START, `cannot start ${javaBinary()} for ${mainClass}: ${e.message}`, { cause: e }))
+      reject(
+        new SqueezeError(ErrorCodes.BROKER_START, `cannot start ${javaBinary()} for ${mainClass}: ${e.message}`, {
+          cause: e
+        })
+      )
     })
     child.on('close', (code) => {
       clearTimeout(timer)

@@ -37,7 +37,8 @@ export function findSqueezeRoot(): string | undefined {
 
 export function squeezeRoot(): string {
   const root = findSqueezeRoot()
-  if (root === undefined) throw new SqueezeError(ErrorCodes.BROKER_START, `kafka/pom.xml not found above ${fileURLToPath(import.meta.url)}`)
+  if (root === undefined)
+    throw new SqueezeError(ErrorCodes.BROKER_START, `kafka/pom.xml not found above ${fileURLToPath(import.meta.url)}`)
   return root
 }
 

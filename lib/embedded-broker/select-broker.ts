@@ -11,7 +11,14 @@
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { kafkaVersion } from './kafka-jars.js'
 import { retry } from '../retry.js'
-import { SQUEEZE_CLUSTER_ID, defaultServerProperties, describeClusterOnce, startKraftBroker, type EmbeddedBroker, type KraftBrokerOptions } from './kraft-broker.js'
+import {
+  SQUEEZE_CLUSTER_ID,
+  defaultServerProperties,
+  describeClusterOnce,
+  startKraftBroker,
+  type EmbeddedBroker,
+  type KraftBrokerOptions
+} from './kraft-broker.js'
 
 export { killEmbeddedBrokersOnExit } from './kraft-broker.js'
 
@@ -60,7 +67,12 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /** Resolves when a metadata request to `brokers` succeeds; throws BROKER_UNREACHABLE after `ms`. */
 export async function waitForMetadata(brokers: string[], ms: number): Promise<void> {
   try {
-    await retry(() => describeClusterOnce(brokers, { connectionTimeout: 2000, requestTimeout: 5000 }), { deadlineMs: ms, initialDelayMs: 250, maxDelayMs: 1000, shouldRetry: () => true })
+    await retry(() => describeClusterOnce(brokers, { connectionTimeout: 2000, requestTimeout: 5000 }), {
+      deadlineMs: ms,
+      initialDelayMs: 250,
+      maxDelayMs: 1000,
+      shouldRetry: () => true
+    })
   } catch (last) {
     throw new SqueezeError(
       ErrorCodes.BROKER_UNREACHABLE,
@@ -82,7 +94,11 @@ async function dockerRuntime(ms: number): Promise<{ tc: Testcontainers; host: st
     tc = await withTimeout(import('testcontainers'), ms, 'importing testcontainers')
   } catch (e) {
     const missing = e instanceof Error && 'code' in e && e.code === 'ERR_MODULE_NOT_FOUND'
-    return { unavailable: missing ? 'testcontainers is not installed (a dev dependency)' : `testcontainers did not load: ${errorMessage(e)}` }
+    return {
+      unavailable: missing
+        ? 'testcontainers is not installed (a dev dependency)'
+        : `testcontainers did not load: ${errorMessage(e)}`
+    }
   }
   try {
     const client = await withTimeout(tc.getContainerRuntimeClient(), ms, 'finding a container runtime')
@@ -111,10 +127,20 @@ async function freeHostPort(): Promise<number> {
  */
 async function startContainer(tc: Testcontainers, host: string): Promise<AcquiredBroker> {
   const hostPort = await freeHostPort()
-  const base = defaultServerProperties({ host: 'localhost', brokerPort: 19092, controllerPort: 9093, kafkaLogDir: '/tmp/kraft-combined-logs' })
+  const base = defaultServerProperties({
+    host: 'localhost',
+    brokerPort: 19092,
+    controllerPort: 9093,
+    kafkaLogDir: '/tmp/kraft-combined-logs'
+  })
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(base)) {
-    if (/^(listeners|advertised\.listeners|listener\.security\.protocol\.map|inter\.broker\.listener\.name|controller\.quorum\.voters|log\.dirs)$/.test(k)) continue
+    if (
+      /^(listeners|advertised\.listeners|listener\.security\.protocol\.map|inter\.broker\.listener\.name|controller\.quorum\.voters|log\.dirs)$/.test(
+        k
+      )
+    )
+      continue
     env[`KAFKA_${k.replace(/\./g, '_').toUpperCase()}`] = v
   }
   Object.assign(env, {
@@ -177,7 +203,8 @@ export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions 
       try {
         return await startContainer(docker.tc, docker.host)
       } catch (e) {
-        if (required) throw containerRequired(`the apache/kafka:${kafkaVersion()} container did not start: ${errorMessage(e)}`, e)
+        if (required)
+          throw containerRequired(`the apache/kafka:${kafkaVersion()} container did not start: ${errorMessage(e)}`, e)
         out.warn(`kafka: testcontainers start failed (${errorMessage(e)}); falling back to the embedded JVM broker`)
       }
     } else {
@@ -188,6 +215,8 @@ export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions 
 
   const t0 = Date.now()
   const embedded = await startKraftBroker(opts.jvm)
-  out.info(`kafka: embedded Kafka ${embedded.version} (JVM, KRaft) at ${embedded.bootstrap} in ${Date.now() - t0} ms; data ${embedded.dataDir}`)
+  out.info(
+    `kafka: embedded Kafka ${embedded.version} (JVM, KRaft) at ${embedded.bootstrap} in ${Date.now() - t0} ms; data ${embedded.dataDir}`
+  )
   return { brokers: [embedded.bootstrap], kind: 'jvm', stop: () => embedded.stop(), embedded }
 }

@@ -8,7 +8,10 @@ import { ErrorCodes, SqueezeError } from '../errors.js'
  */
 export function packCapnp(message: Uint8Array): Buffer {
   if (message.length % 8 !== 0) {
-    throw new SqueezeError(ErrorCodes.DECODE_RECORD, `a Cap'n Proto message is whole words; got ${message.length} bytes`)
+    throw new SqueezeError(
+      ErrorCodes.DECODE_RECORD,
+      `a Cap'n Proto message is whole words; got ${message.length} bytes`
+    )
   }
   // Worst case: a tag per word plus a count byte per 255 raw words.
   const out = Buffer.allocUnsafe(message.length + message.length / 8 + 2)
@@ -85,7 +88,7 @@ function unpackedSize(packed: Uint8Array): number {
 }
 
 function cutShort(): SqueezeError {
-  return new SqueezeError(ErrorCodes.DECODE_RECORD, 'packed Cap\'n Proto ends inside a word')
+  return new SqueezeError(ErrorCodes.DECODE_RECORD, "packed Cap'n Proto ends inside a word")
 }
 
 function isZeroWord(message: Uint8Array, at: number): boolean {

@@ -102,7 +102,13 @@ function methodOrdinal(src: Buffer, from: number, to: number): number {
  * Reads the combined-log line `src[start, end)` into `out` (src, text ranges, method, status, responseBytes; the
  * caller sets the timestamp from `time`) and returns true; or returns false for a line to parse as text instead.
  */
-export function scanCombinedLine(src: Buffer, start: number, end: number, out: HttpRequestSpans, time: TimeSpan): boolean {
+export function scanCombinedLine(
+  src: Buffer,
+  start: number,
+  end: number,
+  out: HttpRequestSpans,
+  time: TimeSpan
+): boolean {
   const text = out.text
   // (\S+) (\S+) (\S+) \[
   const ipEnd = nonSpaceEnd(src, start, end)
@@ -110,11 +116,13 @@ export function scanCombinedLine(src: Buffer, start: number, end: number, out: H
   const identEnd = nonSpaceEnd(src, ipEnd + 1, end)
   if (identEnd <= ipEnd + 1 || identEnd >= end || src[identEnd] !== SPACE) return false
   const userEnd = nonSpaceEnd(src, identEnd + 1, end)
-  if (userEnd <= identEnd + 1 || userEnd + 1 >= end || src[userEnd] !== SPACE || src[userEnd + 1] !== OPEN_BRACKET) return false
+  if (userEnd <= identEnd + 1 || userEnd + 1 >= end || src[userEnd] !== SPACE || src[userEnd + 1] !== OPEN_BRACKET)
+    return false
   // ([^\]]+)\] "
   const timeStart = userEnd + 2
   const timeEnd = runEnd(src, timeStart, end, CLOSE_BRACKET)
-  if (timeEnd <= timeStart || timeEnd + 2 >= end || src[timeEnd + 1] !== SPACE || src[timeEnd + 2] !== QUOTE) return false
+  if (timeEnd <= timeStart || timeEnd + 2 >= end || src[timeEnd + 1] !== SPACE || src[timeEnd + 2] !== QUOTE)
+    return false
   // ([^"]*)" (\d{3}) (\d+|-) "
   const requestStart = timeEnd + 3
   const requestEnd = runEnd(src, requestStart, end, QUOTE)
@@ -138,7 +146,8 @@ export function scanCombinedLine(src: Buffer, start: number, end: number, out: H
   // ([^"]*)" "([^"]*)"$
   const refererStart = i + 2
   const refererEnd = runEnd(src, refererStart, end, QUOTE)
-  if (refererEnd < 0 || refererEnd + 2 >= end || src[refererEnd + 1] !== SPACE || src[refererEnd + 2] !== QUOTE) return false
+  if (refererEnd < 0 || refererEnd + 2 >= end || src[refererEnd + 1] !== SPACE || src[refererEnd + 2] !== QUOTE)
+    return false
   const agentStart = refererEnd + 3
   const agentEnd = runEnd(src, agentStart, end, QUOTE)
   if (agentEnd !== end - 1) return false

@@ -14,7 +14,18 @@ const TIME = /^(\d{2})\/([A-Z][a-z]{2})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(
 const REQUEST = /^([A-Z]+) (\S+) (HTTP\/\d(?:\.\d)?)$/
 
 const MONTHS: Readonly<Record<string, number>> = {
-  Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11
+  Jan: 0,
+  Feb: 1,
+  Mar: 2,
+  Apr: 3,
+  May: 4,
+  Jun: 5,
+  Jul: 6,
+  Aug: 7,
+  Sep: 8,
+  Oct: 9,
+  Nov: 10,
+  Dec: 11
 }
 
 function reject(reason: string): SqueezeError {
@@ -67,7 +78,9 @@ export function parseCombinedLine(line: string): HttpRequestFields {
   if (m === null) {
     // A quote count that is odd is the common real-world failure (truncated user agent); say so.
     const quotes = line.split('"').length - 1
-    throw reject(quotes % 2 === 1 ? 'not combined log format: unbalanced quotes (truncated field?)' : 'not combined log format')
+    throw reject(
+      quotes % 2 === 1 ? 'not combined log format: unbalanced quotes (truncated field?)' : 'not combined log format'
+    )
   }
   // Indexed, not destructured: destructuring went through the array iterator on every line.
   const request = m[5] as string

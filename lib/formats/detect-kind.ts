@@ -46,9 +46,11 @@ function parses(kind: LogKind, line: string): boolean {
  */
 export function scoreKinds(lines: readonly string[]): KindScore[] {
   const sample = lines.filter((line) => line.trim() !== '')
-  return LOG_KINDS
-    .map((kind) => ({ kind, parsed: sample.filter((line) => parses(kind, line)).length, lines: sample.length }))
-    .sort((a, b) => b.parsed - a.parsed)
+  return LOG_KINDS.map((kind) => ({
+    kind,
+    parsed: sample.filter((line) => parses(kind, line)).length,
+    lines: sample.length
+  })).sort((a, b) => b.parsed - a.parsed)
 }
 
 /** The kind most of the lines parse as, or undefined when no kind parses half of them. */
@@ -59,16 +61,25 @@ export function likelyKind(lines: readonly string[]): KindScore | undefined {
 
 /** "0 of 25,567 lines parse as http (combined log format)"; `first`: "0 of the first 200 lines ...". */
 export function parseSummary(kind: LogKind, parsed: number, lines: number, first = false): string {
-  return `${parsed.toLocaleString('en-US')} of ${first ? 'the first ' : ''}${lines.toLocaleString('en-US')} ` +
+  return (
+    `${parsed.toLocaleString('en-US')} of ${first ? 'the first ' : ''}${lines.toLocaleString('en-US')} ` +
     `line${lines === 1 ? '' : 's'} parse${lines === 1 && !first ? 's' : ''} as ${kind} (${KIND_NAMES[kind]})`
+  )
 }
 
 /** The error for an input that gave no records (or almost none) as `kind`: its parse summary and what it looks like. */
-export function wrongKindError(kind: LogKind, parsed: number, lines: number, sample: readonly string[], first = false): SqueezeError {
+export function wrongKindError(
+  kind: LogKind,
+  parsed: number,
+  lines: number,
+  sample: readonly string[],
+  first = false
+): SqueezeError {
   const guess = likelyKind(sample)
-  const hint = guess === undefined || guess.kind === kind
-    ? `no kind squeeze knows (${LOG_KINDS.join(', ')}) parses them`
-    : `they look like ${guess.kind} (${guess.parsed} of the first ${guess.lines} parse): try --kind ${guess.kind}`
+  const hint =
+    guess === undefined || guess.kind === kind
+      ? `no kind squeeze knows (${LOG_KINDS.join(', ')}) parses them`
+      : `they look like ${guess.kind} (${guess.parsed} of the first ${guess.lines} parse): try --kind ${guess.kind}`
   return new SqueezeError(ErrorCodes.SOURCE, `${parseSummary(kind, parsed, lines, first)}; ${hint}`)
 }
 
@@ -83,7 +94,10 @@ export async function readFirstLines(path: string): Promise<string[]> {
     const lines = buffer.toString('utf8', 0, bytesRead).split('\n')
     // The last piece may be a line cut by the read; it is kept only when the whole file was read.
     if (bytesRead === DETECT_BYTES) lines.pop()
-    return lines.map((line) => line.replace(/\r$/, '')).filter((line) => line.trim() !== '').slice(0, DETECT_LINES)
+    return lines
+      .map((line) => line.replace(/\r$/, ''))
+      .filter((line) => line.trim() !== '')
+      .slice(0, DETECT_LINES)
   } finally {
     await file.close()
   }
@@ -93,17 +107,31 @@ export async function readFirstLines(path: string): Promise<string[]> {
  * The kind to read `sample` (an input's first lines) as: `choice` itself, checked, or the detected one for `auto`.
  * A given kind that parses under a tenth of the sample is an error, naming the kind the lines look like if any.
  */
-export function resolveKind(choice: KindChoice, sample: readonly string[], source: string): { kind: LogKind; note?: string } {
+export function resolveKind(
+  choice: KindChoice,
+  sample: readonly string[],
+  source: string
+): { kind: LogKind; note?: string } {
   if (choice !== 'auto') {
     const parsed = sample.filter((line) => parses(choice, line)).length
-    if (sample.length > 0 && parsed * 10 < sample.length) throw wrongKindError(choice, parsed, sample.length, sample, true)
+    if (sample.length > 0 && parsed * 10 < sample.length)
+      throw wrongKindError(choice, parsed, sample.length, sample, true)
     return { kind: choice }
   }
   const guess = likelyKind(sample)
   if (guess === undefined) {
     const best = scoreKinds(sample)[0]
-    const detail = best === undefined || best.lines === 0 ? 'it has no lines' : `at best ${parseSummary(best.kind, best.parsed, best.lines)}`
-    throw new SqueezeError(ErrorCodes.SOURCE, `--kind auto: ${source} is not a log kind squeeze knows (${detail}); give --kind`)
+    const detail =
+      best === undefined || best.lines === 0
+        ? 'it has no lines'
+        : `at best ${parseSummary(best.kind, best.parsed, best.lines)}`
+    throw new SqueezeError(
+      ErrorCodes.SOURCE,
+      `--kind auto: ${source} is not a log kind squeeze knows (${detail}); give --kind`
+    )
   }
-  return { kind: guess.kind, note: `--kind auto: ${source} reads as ${guess.kind} (${guess.parsed} of the first ${guess.lines} lines parse)` }
+  return {
+    kind: guess.kind,
+    note: `--kind auto: ${source} reads as ${guess.kind} (${guess.parsed} of the first ${guess.lines} lines parse)`
+  }
 }

@@ -27,8 +27,10 @@ export function combinedLogLine(f: HttpRequestFields): string {
   const target = f.query === '' ? f.path : `${f.path}?${f.query}`
   const who = `${f.clientIp} ${dashIfEmpty(f.ident)} ${dashIfEmpty(f.remoteUser)}`
   const bytes = f.responseBytes === 0n ? '-' : String(f.responseBytes)
-  return `${who} [${combinedTime(f.timestampNs)}] "${f.method} ${target} ${f.protocol}" ${f.status} ${bytes} ` +
+  return (
+    `${who} [${combinedTime(f.timestampNs)}] "${f.method} ${target} ${f.protocol}" ${f.status} ${bytes} ` +
     `"${dashIfEmpty(f.referer)}" "${dashIfEmpty(f.userAgent)}"`
+  )
 }
 
 /** Every field as one JSON object, 64-bit integers as JSON numbers (exact below 2^53, which times in ns are not). */

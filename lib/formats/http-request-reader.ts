@@ -96,7 +96,13 @@ export function checkHttpRequestAt(buf: Buffer, start: number, end: number): num
 }
 
 /** The message in `buf[start, end)` through `fast` when it is one segment of near pointers, else through `reference`. */
-function withFastPath<T>(buf: Buffer, start: number, end: number, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: () => T): T {
+function withFastPath<T>(
+  buf: Buffer,
+  start: number,
+  end: number,
+  fast: (buf: Buffer, seg: number, segLen: number) => T,
+  reference: () => T
+): T {
   // One segment is what squeeze writes: read its size straight from the header, no segment table objects.
   if (end - start >= 8 && buf.readUInt32LE(start) === 0) {
     const length = buf.readUInt32LE(start + 4) * 8
@@ -111,7 +117,13 @@ function withFastPath<T>(buf: Buffer, start: number, end: number, fast: (buf: Bu
   return runFast(view, first.start, first.length, fast, reference)
 }
 
-function runFast<T>(buf: Buffer, seg: number, segLen: number, fast: (buf: Buffer, seg: number, segLen: number) => T, reference: () => T): T {
+function runFast<T>(
+  buf: Buffer,
+  seg: number,
+  segLen: number,
+  fast: (buf: Buffer, seg: number, segLen: number) => T,
+  reference: () => T
+): T {
   try {
     return fast(buf, seg, segLen)
   } catch (err) {

@@ -73,7 +73,9 @@ function httpRequestStruct(capnp: Capnp) {
       size: new capnp.ObjectSize(HTTP_REQUEST_DATA_BYTES, HTTP_REQUEST_POINTERS)
     }
 
-    override toString(): string { return 'HttpRequest_' + super.toString() }
+    override toString(): string {
+      return 'HttpRequest_' + super.toString()
+    }
   }
 }
 
@@ -105,12 +107,24 @@ export function writeHttpRequestViaCapnpTs(f: HttpRequestFields): Buffer {
     const value = values[field.name]
     switch (field.kind) {
       // Empty strings stay null pointers: smaller records, and readers treat null Text as "".
-      case 'text': if ((value as string).length > 0) capnp.Struct.setText(field.at, value as string, r); break
-      case 'u16': capnp.Struct.setUint16(field.at, value as number, r); break
-      case 'u32': capnp.Struct.setUint32(field.at, value as number, r); break
-      case 'u64': capnp.Struct.setUint64(field.at, value as bigint, r); break
-      case 'f32': capnp.Struct.setFloat32(field.at, value as number, r); break
-      case 'enum': capnp.Struct.setUint16(field.at, ordinal(field.names, value as string), r); break
+      case 'text':
+        if ((value as string).length > 0) capnp.Struct.setText(field.at, value as string, r)
+        break
+      case 'u16':
+        capnp.Struct.setUint16(field.at, value as number, r)
+        break
+      case 'u32':
+        capnp.Struct.setUint32(field.at, value as number, r)
+        break
+      case 'u64':
+        capnp.Struct.setUint64(field.at, value as bigint, r)
+        break
+      case 'f32':
+        capnp.Struct.setFloat32(field.at, value as number, r)
+        break
+      case 'enum':
+        capnp.Struct.setUint16(field.at, ordinal(field.names, value as string), r)
+        break
     }
   }
   return Buffer.from(message.toArrayBuffer())
@@ -127,12 +141,24 @@ export function readHttpRequestViaCapnpTs(value: Uint8Array): HttpRequestFields 
   const values = fields as unknown as Record<string, string | number | bigint>
   for (const field of HTTP_REQUEST_SCHEMA) {
     switch (field.kind) {
-      case 'text': values[field.name] = capnp.Struct.getText(field.at, r); break
-      case 'u16': values[field.name] = capnp.Struct.getUint16(field.at, r); break
-      case 'u32': values[field.name] = capnp.Struct.getUint32(field.at, r); break
-      case 'u64': values[field.name] = capnp.Struct.getUint64(field.at, r); break
-      case 'f32': values[field.name] = capnp.Struct.getFloat32(field.at, r); break
-      case 'enum': values[field.name] = enumName(field.names, capnp.Struct.getUint16(field.at, r)); break
+      case 'text':
+        values[field.name] = capnp.Struct.getText(field.at, r)
+        break
+      case 'u16':
+        values[field.name] = capnp.Struct.getUint16(field.at, r)
+        break
+      case 'u32':
+        values[field.name] = capnp.Struct.getUint32(field.at, r)
+        break
+      case 'u64':
+        values[field.name] = capnp.Struct.getUint64(field.at, r)
+        break
+      case 'f32':
+        values[field.name] = capnp.Struct.getFloat32(field.at, r)
+        break
+      case 'enum':
+        values[field.name] = enumName(field.names, capnp.Struct.getUint16(field.at, r))
+        break
     }
   }
   return fields

@@ -1,7 +1,14 @@
 import { parseCombinedLine } from './combined-log.js'
 import { CombinedTimeOfBytes, scanCombinedLine, TIMESTAMP_SLOT, type TimeSpan } from './combined-log-bytes.js'
 import { HTTP_REQUEST_FIELD_COUNT } from './http-request.js'
-import { emptyHttpRequestSpans, maxHttpRequestBytes, maxHttpRequestSpansBytes, writeHttpRequest, writeHttpRequestAt, writeHttpRequestSpansAt } from './http-request-writer.js'
+import {
+  emptyHttpRequestSpans,
+  maxHttpRequestBytes,
+  maxHttpRequestSpansBytes,
+  writeHttpRequest,
+  writeHttpRequestAt,
+  writeHttpRequestSpansAt
+} from './http-request-writer.js'
 import { checkHttpRequest, checkHttpRequestAt } from './http-request-reader.js'
 import type { LogFormat, WrittenValueSink } from './log-format.js'
 

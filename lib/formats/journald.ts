@@ -20,11 +20,14 @@ function parseObject(text: string): Record<string, unknown> | null {
   } catch {
     return null
   }
-  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : null
 }
 
 function checkJournaldLine(line: string): void {
-  if (!FLAT_OBJECT.test(line) && parseObject(line) === null) throw new SqueezeError(ErrorCodes.PARSE_LINE, 'not a JSON object')
+  if (!FLAT_OBJECT.test(line) && parseObject(line) === null)
+    throw new SqueezeError(ErrorCodes.PARSE_LINE, 'not a JSON object')
 }
 
 export const journaldFormat: LogFormat = {

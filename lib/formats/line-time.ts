@@ -13,7 +13,18 @@ export interface LineClock {
 }
 
 const MONTHS: Readonly<Record<string, number>> = {
-  Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11
+  Jan: 0,
+  Feb: 1,
+  Mar: 2,
+  Apr: 3,
+  May: 4,
+  Jun: 5,
+  Jul: 6,
+  Aug: 7,
+  Sep: 8,
+  Oct: 9,
+  Nov: 10,
+  Dec: 11
 }
 const DAY_MS = 86_400_000
 // A year-less time this far before the previous line's is the next year (Dec 31 -> Jan 1), not disorder.
@@ -44,7 +55,9 @@ export function lineClock(kind: LogKind, nowMs = Date.now()): LineClock {
     case 'nginx-error':
       return stateless((line) => {
         const m = NGINX_TIME.exec(line)
-        return m === null ? undefined : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]))
+        return m === null
+          ? undefined
+          : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]))
       })
     case 'journald':
       return stateless((line) => {
@@ -76,7 +89,8 @@ function yearlessClock(nowMs: number): LineClock {
       const m = RFC3164_TIME.exec(line)
       const month = m === null ? undefined : MONTHS[m[1] as string]
       if (m === null || month === undefined) return undefined
-      const at = (y: number): number => Date.UTC(y, month, Number((m[2] as string).trim()), Number(m[3]), Number(m[4]), Number(m[5]))
+      const at = (y: number): number =>
+        Date.UTC(y, month, Number((m[2] as string).trim()), Number(m[3]), Number(m[4]), Number(m[5]))
       let ms = at(year)
       if (previous !== undefined && ms < previous - ROLLOVER_MS) {
         year++

@@ -7,16 +7,41 @@ import { lineAsValue, type LogFormat } from './log-format.js'
  * count them as skipped rather than as parse failures.
  */
 export const ZEEK_DNS_FIELDS = [
-  'ts', 'uid', 'id.orig_h', 'id.orig_p', 'id.resp_h', 'id.resp_p', 'proto', 'trans_id', 'rtt', 'query',
-  'qclass', 'qclass_name', 'qtype', 'qtype_name', 'rcode', 'rcode_name', 'AA', 'TC', 'RD', 'RA', 'Z',
-  'answers', 'TTLs', 'rejected'
+  'ts',
+  'uid',
+  'id.orig_h',
+  'id.orig_p',
+  'id.resp_h',
+  'id.resp_p',
+  'proto',
+  'trans_id',
+  'rtt',
+  'query',
+  'qclass',
+  'qclass_name',
+  'qtype',
+  'qtype_name',
+  'rcode',
+  'rcode_name',
+  'AA',
+  'TC',
+  'RD',
+  'RA',
+  'Z',
+  'answers',
+  'TTLs',
+  'rejected'
 ] as const
 
 const COLUMNS = ZEEK_DNS_FIELDS.length
 const ANSWERS = ZEEK_DNS_FIELDS.indexOf('answers')
 const TTLS = ZEEK_DNS_FIELDS.indexOf('TTLs')
 // Columns Zeek types as count/port/time/interval: decode converts them to numbers, as a consumer would.
-const NUMERIC = new Set(['ts', 'id.orig_p', 'id.resp_p', 'trans_id', 'rtt', 'qclass', 'qtype', 'rcode', 'Z'].map((f) => ZEEK_DNS_FIELDS.indexOf(f as (typeof ZEEK_DNS_FIELDS)[number])))
+const NUMERIC = new Set(
+  ['ts', 'id.orig_p', 'id.resp_p', 'trans_id', 'rtt', 'qclass', 'qtype', 'rcode', 'Z'].map((f) =>
+    ZEEK_DNS_FIELDS.indexOf(f as (typeof ZEEK_DNS_FIELDS)[number])
+  )
+)
 const IS_NUMERIC: readonly boolean[] = ZEEK_DNS_FIELDS.map((_, i) => NUMERIC.has(i))
 
 function numericOk(v: string): boolean {
@@ -35,13 +60,21 @@ function checkZeekLine(line: string): void {
   let notNumeric = -1
   for (;;) {
     const tab = line.indexOf('\t', start)
-    if (notNumeric < 0 && column < COLUMNS && IS_NUMERIC[column] === true && !numericOk(line.slice(start, tab < 0 ? line.length : tab))) notNumeric = column
+    if (
+      notNumeric < 0 &&
+      column < COLUMNS &&
+      IS_NUMERIC[column] === true &&
+      !numericOk(line.slice(start, tab < 0 ? line.length : tab))
+    )
+      notNumeric = column
     column++
     if (tab < 0) break
     start = tab + 1
   }
-  if (column !== COLUMNS) throw new SqueezeError(ErrorCodes.PARSE_LINE, `expected ${COLUMNS} tab-separated columns, got ${column}`)
-  if (notNumeric >= 0) throw new SqueezeError(ErrorCodes.PARSE_LINE, `column ${ZEEK_DNS_FIELDS[notNumeric]} is not numeric`)
+  if (column !== COLUMNS)
+    throw new SqueezeError(ErrorCodes.PARSE_LINE, `expected ${COLUMNS} tab-separated columns, got ${column}`)
+  if (notNumeric >= 0)
+    throw new SqueezeError(ErrorCodes.PARSE_LINE, `column ${ZEEK_DNS_FIELDS[notNumeric]} is not numeric`)
 }
 
 export const zeekDnsFormat: LogFormat = {
@@ -49,9 +82,14 @@ export const zeekDnsFormat: LogFormat = {
   ...lineAsValue(checkZeekLine),
   decode(value: Uint8Array): number {
     const cols = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8').split('\t')
-    if (cols.length !== COLUMNS) throw new SqueezeError(ErrorCodes.DECODE_RECORD, `zeek dns record has ${cols.length} columns, expected ${COLUMNS}`)
+    if (cols.length !== COLUMNS)
+      throw new SqueezeError(
+        ErrorCodes.DECODE_RECORD,
+        `zeek dns record has ${cols.length} columns, expected ${COLUMNS}`
+      )
     for (const i of NUMERIC) {
-      if (!numericOk(cols[i] as string)) throw new SqueezeError(ErrorCodes.DECODE_RECORD, `zeek dns column ${ZEEK_DNS_FIELDS[i]} is not numeric`)
+      if (!numericOk(cols[i] as string))
+        throw new SqueezeError(ErrorCodes.DECODE_RECORD, `zeek dns column ${ZEEK_DNS_FIELDS[i]} is not numeric`)
     }
     // Vector columns are comma-separated sets; split them so their elements are really read.
     const answers = cols[ANSWERS] as string

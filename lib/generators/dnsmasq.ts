@@ -21,22 +21,51 @@ interface Zone {
 }
 
 function buildZone(rng: Rng, name: string): Zone {
-  const hops = rng.weighted([[0, 5], [1, 3], [2, 2]] as const)
+  const hops = rng.weighted([
+    [0, 5],
+    [1, 3],
+    [2, 2]
+  ] as const)
   const cnames: string[] = []
   for (let i = 0; i < hops; i++) {
     const base = name.split('.').slice(-2).join('.')
-    cnames.push(i === 0 && rng.chance(0.5) ? `${name}.${rng.pick(CDN_SUFFIXES)}` : `${rng.pick(['e', 'a', 'd', 'cs', 'star'])}${rng.int(9999)}.${rng.chance(0.5) ? base : rng.pick(CDN_SUFFIXES)}`)
+    cnames.push(
+      i === 0 && rng.chance(0.5)
+        ? `${name}.${rng.pick(CDN_SUFFIXES)}`
+        : `${rng.pick(['e', 'a', 'd', 'cs', 'star'])}${rng.int(9999)}.${rng.chance(0.5) ? base : rng.pick(CDN_SUFFIXES)}`
+    )
   }
-  const v4 = Array.from({ length: rng.weighted([[1, 6], [2, 3], [4, 1]] as const) }, () => randomPublicIpv4(rng))
-  const v6 = rng.chance(0.6) ? Array.from({ length: rng.range(1, 2) }, () => `2${rng.hex(3)}:${rng.hex(4)}:${rng.int(0xfff).toString(16)}::${rng.int(0xff).toString(16)}`) : []
+  const v4 = Array.from(
+    {
+      length: rng.weighted([
+        [1, 6],
+        [2, 3],
+        [4, 1]
+      ] as const)
+    },
+    () => randomPublicIpv4(rng)
+  )
+  const v6 = rng.chance(0.6)
+    ? Array.from(
+        { length: rng.range(1, 2) },
+        () => `2${rng.hex(3)}:${rng.hex(4)}:${rng.int(0xfff).toString(16)}::${rng.int(0xff).toString(16)}`
+      )
+    : []
   return { name, cnames, v4, v6, ttlMs: rng.pick([60, 300, 300, 600, 3600]) * 1000, local: false }
 }
 
 export function createDnsmasqGenerator(opts: GeneratorOptions): LogGenerator {
   const rng = new Rng(opts.seed)
   const pid = rng.range(300, 30000)
-  const tail = Array.from({ length: 80 }, () => `${rng.pick(WORDS)}${rng.chance(0.5) ? `-${rng.pick(WORDS)}` : ''}.${rng.pick(['com', 'net', 'org', 'io', 'de', 'co.uk'])}`)
-  const zones = new ZipfPicker([...DOMAINS, ...tail].map((n) => buildZone(rng, n)), 1.5)
+  const tail = Array.from(
+    { length: 80 },
+    () =>
+      `${rng.pick(WORDS)}${rng.chance(0.5) ? `-${rng.pick(WORDS)}` : ''}.${rng.pick(['com', 'net', 'org', 'io', 'de', 'co.uk'])}`
+  )
+  const zones = new ZipfPicker(
+    [...DOMAINS, ...tail].map((n) => buildZone(rng, n)),
+    1.5
+  )
   // A captive portal / blocklist answers some names locally ("config ... is").
   // Spread evenly over popularity ranks so the local share of traffic does not swing with the seed.
   zones.items.forEach((z, i) => {
@@ -86,7 +115,11 @@ export function createDnsmasqGenerator(opts: GeneratorOptions): LogGenerator {
       const mac = Array.from({ length: 6 }, () => rng.int(256).toString(16).padStart(2, '0')).join(':')
       const ip = rng.pick(devices)
       for (const step of ['DHCPDISCOVER', 'DHCPOFFER', 'DHCPREQUEST', 'DHCPACK']) {
-        say(`${step}(wlan0) ${step === 'DHCPDISCOVER' ? '' : `${ip} `}${mac} ${step === 'DHCPACK' ? rng.pick(['android-phone', 'laptop', 'iPhone', 'DESKTOP-' + rng.hex(7).toUpperCase()]) : ''}`.trimEnd() + ' ', 'dnsmasq-dhcp')
+        say(
+          `${step}(wlan0) ${step === 'DHCPDISCOVER' ? '' : `${ip} `}${mac} ${step === 'DHCPACK' ? rng.pick(['android-phone', 'laptop', 'iPhone', 'DESKTOP-' + rng.hex(7).toUpperCase()]) : ''}`.trimEnd() +
+            ' ',
+          'dnsmasq-dhcp'
+        )
       }
       return
     }

@@ -58,9 +58,18 @@ interface Session {
   queue: Array<{ asset: Asset | null; page: Page; referer: string }>
 }
 
-const PROTOCOLS = [['HTTP/2', 0.55], ['HTTP/1.1', 0.35], ['HTTP/3', 0.1]] as const
+const PROTOCOLS = [
+  ['HTTP/2', 0.55],
+  ['HTTP/1.1', 0.35],
+  ['HTTP/3', 0.1]
+] as const
 const RARE_METHODS: readonly HttpMethod[] = ['HEAD', 'POST', 'OPTIONS']
-const ASSET_CACHE = [['hit', 0.86], ['miss', 0.08], ['expired', 0.04], ['revalidated', 0.02]] as const
+const ASSET_CACHE = [
+  ['hit', 0.86],
+  ['miss', 0.08],
+  ['expired', 0.04],
+  ['revalidated', 0.02]
+] as const
 const QUERIES = ['page=2', 'page=3', 'utm_source=newsletter&utm_medium=email', 'ref=hn']
 
 /** One of QUERIES or a search for a word, each as likely; the word is drawn first either way, as it always was. */
@@ -85,8 +94,23 @@ function rayIdHex(ms: number, colo: number, sequence: number): string {
   const high = Math.floor(ms / 1024) >>> 0
   const low = (((ms % 1024) << 22) | (colo << 12) | sequence) >>> 0
   return String.fromCharCode(
-    hexDigit(high, 28), hexDigit(high, 24), hexDigit(high, 20), hexDigit(high, 16), hexDigit(high, 12), hexDigit(high, 8), hexDigit(high, 4), hexDigit(high, 0),
-    hexDigit(low, 28), hexDigit(low, 24), hexDigit(low, 20), hexDigit(low, 16), hexDigit(low, 12), hexDigit(low, 8), hexDigit(low, 4), hexDigit(low, 0))
+    hexDigit(high, 28),
+    hexDigit(high, 24),
+    hexDigit(high, 20),
+    hexDigit(high, 16),
+    hexDigit(high, 12),
+    hexDigit(high, 8),
+    hexDigit(high, 4),
+    hexDigit(high, 0),
+    hexDigit(low, 28),
+    hexDigit(low, 24),
+    hexDigit(low, 20),
+    hexDigit(low, 16),
+    hexDigit(low, 12),
+    hexDigit(low, 8),
+    hexDigit(low, 4),
+    hexDigit(low, 0)
+  )
 }
 
 /** Visitors in flight at once; their requests interleave in the log. */
@@ -104,7 +128,11 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 
 function asset(rng: Rng, path: string, medianBytes: number): Asset {
   const ext = path.slice(path.lastIndexOf('.') + 1)
-  return { path, size: Math.max(120, Math.round(rng.logNormal(medianBytes, 0.9))), contentType: CONTENT_TYPES[ext] ?? 'application/octet-stream' }
+  return {
+    path,
+    size: Math.max(120, Math.round(rng.logNormal(medianBytes, 0.9))),
+    contentType: CONTENT_TYPES[ext] ?? 'application/octet-stream'
+  }
 }
 
 function buildSite(rng: Rng, host: string, pageCount: number): Site {
@@ -124,7 +152,13 @@ function buildSite(rng: Rng, host: string, pageCount: number): Site {
     const own: Asset[] = []
     const images = rng.int(6)
     for (let j = 0; j < images; j++) {
-      own.push(asset(rng, `${path.replace(/[^/]*$/, '')}images/${rng.pick(IMAGE_WORDS)}-${rng.int(20)}.${rng.chance(0.7) ? 'png' : 'jpg'}`, 60000))
+      own.push(
+        asset(
+          rng,
+          `${path.replace(/[^/]*$/, '')}images/${rng.pick(IMAGE_WORDS)}-${rng.int(20)}.${rng.chance(0.7) ? 'png' : 'jpg'}`,
+          60000
+        )
+      )
     }
     pages.push({ path, size: Math.round(rng.logNormal(14000, 0.6)), assets: own })
   }
@@ -133,8 +167,23 @@ function buildSite(rng: Rng, host: string, pageCount: number): Site {
 
 /** Anycast sends a country's visitors to the same nearby colo. */
 const COUNTRY_EDGE: Readonly<Record<string, (typeof EDGE_LOCATIONS)[number]>> = {
-  US: 'IAD', CA: 'ORD', BR: 'GRU', DE: 'FRA', NL: 'AMS', GB: 'LHR', FR: 'CDG', ES: 'CDG', IT: 'FRA', SE: 'AMS',
-  PL: 'WAW', RU: 'WAW', IN: 'BOM', JP: 'NRT', KR: 'NRT', CN: 'SIN', AU: 'SYD'
+  US: 'IAD',
+  CA: 'ORD',
+  BR: 'GRU',
+  DE: 'FRA',
+  NL: 'AMS',
+  GB: 'LHR',
+  FR: 'CDG',
+  ES: 'CDG',
+  IT: 'FRA',
+  SE: 'AMS',
+  PL: 'WAW',
+  RU: 'WAW',
+  IN: 'BOM',
+  JP: 'NRT',
+  KR: 'NRT',
+  CN: 'SIN',
+  AU: 'SYD'
 }
 
 function edgeFor(country: string): (typeof EDGE_LOCATIONS)[number] {
@@ -163,13 +212,19 @@ function buildClient(rng: Rng, agents: ZipfPicker<string>): Client {
 export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
   const rng = new Rng(opts.seed)
   const brand = `${rng.pick(WORDS)}${rng.pick(['hub', 'labs', 'works', 'ly', 'io'])}`
-  const sites = new ZipfPicker([
-    buildSite(rng, `www.${brand}.com`, 400),
-    buildSite(rng, `blog.${brand}.com`, 150),
-    buildSite(rng, `docs.${brand}.com`, 100)
-  ], 1.2)
+  const sites = new ZipfPicker(
+    [
+      buildSite(rng, `www.${brand}.com`, 400),
+      buildSite(rng, `blog.${brand}.com`, 150),
+      buildSite(rng, `docs.${brand}.com`, 100)
+    ],
+    1.2
+  )
   const agents = new ZipfPicker(USER_AGENTS, 1.1)
-  const clients = new ZipfPicker(Array.from({ length: 3000 }, () => buildClient(rng, agents)), 1.0)
+  const clients = new ZipfPicker(
+    Array.from({ length: 3000 }, () => buildClient(rng, agents)),
+    1.0
+  )
   const active: Session[] = []
   let rayCounter = 0
   let nowMs = startTime(opts)
@@ -181,7 +236,14 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
     const port = rng.range(32768, 60999)
     // Keyed by connection (client address and port): a visit's requests stay in order on one partition, and
     // thousands of connections spread evenly over partitions (three hosts, or Zipf-popular clients, do not).
-    const session: Session = { client, site, port, key: Buffer.from(`${client.ip}:${port}`), server: rng.int(16), queue: [] }
+    const session: Session = {
+      client,
+      site,
+      port,
+      key: Buffer.from(`${client.ip}:${port}`),
+      server: rng.int(16),
+      queue: []
+    }
     let referer = client.bot ? '' : rng.chance(0.5) ? '' : rng.pick(SEARCH_REFERERS)
     const pages = client.bot ? rng.geometric(2) : rng.geometric(1.8)
     for (let p = 0; p < pages; p++) {
@@ -245,7 +307,8 @@ export function createHttpGenerator(opts: GeneratorOptions): LogGenerator {
     f.status = status
     f.responseBytes = BigInt(body)
     f.requestBytes = BigInt(180 + f.path.length + f.userAgent.length + f.referer.length + f.host.length)
-    f.contentType = status === 301 || status === 404 ? 'text/html' : item.asset?.contentType ?? 'text/html; charset=utf-8'
+    f.contentType =
+      status === 301 || status === 404 ? 'text/html' : (item.asset?.contentType ?? 'text/html; charset=utf-8')
     f.cacheStatus = cache
     const toOrigin = cache === 'miss' || cache === 'dynamic' || cache === 'expired'
     // Integral milliseconds: edge logs report timings at ms precision.

@@ -25,7 +25,9 @@ const FACTORIES: Readonly<Record<LogKind, (opts: GeneratorOptions) => LogGenerat
  */
 export function createGenerator(kind: LogKind, opts: GeneratorOptions): LogGenerator {
   const factory = Object.hasOwn(FACTORIES, kind) ? FACTORIES[kind] : undefined
-  if (factory === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `no generator for log kind "${String(kind)}"`)
-  if (!Number.isFinite(opts.seed)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'generator seed must be a finite number')
+  if (factory === undefined)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `no generator for log kind "${String(kind)}"`)
+  if (!Number.isFinite(opts.seed))
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'generator seed must be a finite number')
   return factory(opts)
 }

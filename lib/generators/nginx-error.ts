@@ -11,7 +11,8 @@ import { IMAGE_WORDS, WORDS, randomPublicIpv4 } from './vocab.js'
  * from one failure mode, with the site's pages and clients drawn by popularity.
  */
 
-type Incident = 'upstream-busy' | 'upstream-gone' | 'upstream-timeout' | 'worker-crash' | 'missing-file' | 'upstream-reset' | 'misc'
+type Incident =
+  'upstream-busy' | 'upstream-gone' | 'upstream-timeout' | 'worker-crash' | 'missing-file' | 'upstream-reset' | 'misc'
 
 interface State {
   master: number
@@ -32,16 +33,29 @@ export function createNginxErrorGenerator(opts: GeneratorOptions): LogGenerator 
   const root = `/srv/${rng.pick(WORDS)}/static`
   // Each page is fetched one way (forms POST, articles GET), so method follows the page.
   const pages = new ZipfPicker(
-    ['/', ...Array.from({ length: 120 }, () => `/${rng.pick(WORDS)}/${rng.pick(WORDS)}${rng.chance(0.4) ? `%20${rng.pick(WORDS)}` : ''}`)].map((path) => ({ path, post: rng.chance(0.6) })),
+    [
+      '/',
+      ...Array.from(
+        { length: 120 },
+        () => `/${rng.pick(WORDS)}/${rng.pick(WORDS)}${rng.chance(0.4) ? `%20${rng.pick(WORDS)}` : ''}`
+      )
+    ].map((path) => ({ path, post: rng.chance(0.6) })),
     1.1
   )
   const missing = new ZipfPicker(
-    Array.from({ length: 80 }, () => `/media/${rng.pick(WORDS)}/${rng.pick(IMAGE_WORDS)}${rng.chance(0.5) ? `-${rng.int(50)}` : ''}.${rng.pick(['png', 'jpg', 'gif', 'css', 'js'])}`),
+    Array.from(
+      { length: 80 },
+      () =>
+        `/media/${rng.pick(WORDS)}/${rng.pick(IMAGE_WORDS)}${rng.chance(0.5) ? `-${rng.int(50)}` : ''}.${rng.pick(['png', 'jpg', 'gif', 'css', 'js'])}`
+    ),
     1.0
   )
   const hotPages = new ZipfPicker(pages.items.slice(0, 20), 1.4)
   // Few distinct clients: the same visitors retry the failing page again and again.
-  const clients = new ZipfPicker(Array.from({ length: 400 }, () => randomPublicIpv4(rng)), 1.2)
+  const clients = new ZipfPicker(
+    Array.from({ length: 400 }, () => randomPublicIpv4(rng)),
+    1.2
+  )
   const step = timeStep(opts)
   const s: State = {
     master: rng.range(900, 30000),
@@ -56,7 +70,13 @@ export function createNginxErrorGenerator(opts: GeneratorOptions): LogGenerator 
 
   const newIncident = (): void => {
     s.incident = rng.weighted<Incident>([
-      ['upstream-busy', 40], ['worker-crash', 30], ['upstream-gone', 14], ['missing-file', 8], ['upstream-timeout', 4], ['upstream-reset', 2], ['misc', 2]
+      ['upstream-busy', 40],
+      ['worker-crash', 30],
+      ['upstream-gone', 14],
+      ['missing-file', 8],
+      ['upstream-timeout', 4],
+      ['upstream-reset', 2],
+      ['misc', 2]
     ])
     s.left = rng.geometric(s.incident === 'missing-file' || s.incident === 'misc' ? 3 : 40)
     // The same heavy pages (big forms, slow queries) are what tip the upstream over, incident after incident.
@@ -72,7 +92,8 @@ export function createNginxErrorGenerator(opts: GeneratorOptions): LogGenerator 
     if (upstream) out += `, upstream: "http://${socket}:${path}"`
     out += `, host: "${host}"`
     // A POST comes from the page's own form, so its referrer is the page itself.
-    if (post || rng.chance(0.3)) out += `, referrer: "http://${host}${post || rng.chance(0.5) ? path : pages.pick(rng).path}"`
+    if (post || rng.chance(0.3))
+      out += `, referrer: "http://${host}${post || rng.chance(0.5) ? path : pages.pick(rng).path}"`
     return out
   }
 
@@ -112,9 +133,18 @@ export function createNginxErrorGenerator(opts: GeneratorOptions): LogGenerator 
       }
       case 'misc':
         return rng.weighted<string>([
-          [`${time} [error] ${s.worker}#0: *${conn} upstream sent too big header while reading response header from upstream${request(hotPath, false, true)}`, 3],
-          [`${time} [error] ${s.worker}#0: *${conn} client intended to send too large body: ${rng.range(1_100_000, 9_000_000)} bytes${request(hotPath, true, false)}`, 2],
-          [`${time} [warn] ${s.worker}#0: *${conn} an upstream response is buffered to a temporary file /var/cache/nginx/proxy_temp/${rng.int(10)}/${rng.range(10, 99)}/00000${rng.range(10000, 99999)} while reading upstream${request(hotPath, false, true)}`, 2],
+          [
+            `${time} [error] ${s.worker}#0: *${conn} upstream sent too big header while reading response header from upstream${request(hotPath, false, true)}`,
+            3
+          ],
+          [
+            `${time} [error] ${s.worker}#0: *${conn} client intended to send too large body: ${rng.range(1_100_000, 9_000_000)} bytes${request(hotPath, true, false)}`,
+            2
+          ],
+          [
+            `${time} [warn] ${s.worker}#0: *${conn} an upstream response is buffered to a temporary file /var/cache/nginx/proxy_temp/${rng.int(10)}/${rng.range(10, 99)}/00000${rng.range(10000, 99999)} while reading upstream${request(hotPath, false, true)}`,
+            2
+          ],
           [`${time} [emerg] ${s.master}#0: bind() to 0.0.0.0:80 failed (98: Address already in use)`, 1],
           [`${time} [notice] ${s.master}#0: signal process started`, 1]
         ])

@@ -146,7 +146,10 @@ export class Zipf {
 /** A vocabulary with Zipf popularity: `pick()` returns popular entries far more often. */
 export class ZipfPicker<T> {
   private readonly zipf: Zipf
-  constructor(readonly items: readonly T[], s = 1.0) {
+  constructor(
+    readonly items: readonly T[],
+    s = 1.0
+  ) {
     this.zipf = new Zipf(items.length, s)
   }
   pick(rng: Rng): T {

@@ -33,14 +33,34 @@ const RCODES: Readonly<Record<Name['rcode'], string>> = { NOERROR: '0', NXDOMAIN
 
 function buildName(rng: Rng, query: string, org: string): Name {
   const internal = query.endsWith(org)
-  const rcode = rng.weighted<Name['rcode']>([['NOERROR', 85], ['NXDOMAIN', 8], ['-', 6], ['SERVFAIL', 1]])
-  const cnames = !internal && rng.chance(0.35) ? [`${query}.${rng.pick(CDN_SUFFIXES)}`, ...(rng.chance(0.5) ? [`e${rng.int(9999)}.${rng.pick(CDN_SUFFIXES)}`] : [])] : []
+  const rcode = rng.weighted<Name['rcode']>([
+    ['NOERROR', 85],
+    ['NXDOMAIN', 8],
+    ['-', 6],
+    ['SERVFAIL', 1]
+  ])
+  const cnames =
+    !internal && rng.chance(0.35)
+      ? [
+          `${query}.${rng.pick(CDN_SUFFIXES)}`,
+          ...(rng.chance(0.5) ? [`e${rng.int(9999)}.${rng.pick(CDN_SUFFIXES)}`] : [])
+        ]
+      : []
   return {
     query,
     qtype: 'A',
     rcode,
     cnames,
-    v4: Array.from({ length: rng.weighted([[1, 6], [2, 3], [4, 1]] as const) }, () => (internal ? `10.${rng.int(8)}.${rng.int(8)}.${rng.range(1, 200)}` : randomPublicIpv4(rng))),
+    v4: Array.from(
+      {
+        length: rng.weighted([
+          [1, 6],
+          [2, 3],
+          [4, 1]
+        ] as const)
+      },
+      () => (internal ? `10.${rng.int(8)}.${rng.int(8)}.${rng.range(1, 200)}` : randomPublicIpv4(rng))
+    ),
     v6: rng.chance(0.4) ? [`2${rng.hex(3)}:${rng.hex(4)}:${rng.hex(4)}::${rng.int(0xff).toString(16)}`] : [],
     ttl: rng.pick([20, 60, 300, 3600, 86400, 172800])
   }
@@ -49,14 +69,24 @@ function buildName(rng: Rng, query: string, org: string): Name {
 export function createZeekDnsGenerator(opts: GeneratorOptions): LogGenerator {
   const rng = new Rng(opts.seed)
   const org = `${rng.pick(WORDS)}.${rng.pick(['corp', 'lan', 'org', 'edu'])}`
-  const internalNames = Array.from({ length: 40 }, () => `${rng.pick(WORDS)}${rng.chance(0.4) ? rng.range(1, 9) : ''}.${org}`)
+  const internalNames = Array.from(
+    { length: 40 },
+    () => `${rng.pick(WORDS)}${rng.chance(0.4) ? rng.range(1, 9) : ''}.${org}`
+  )
   const names = new ZipfPicker(
     [...internalNames.slice(0, 4), ...DOMAINS, ...internalNames.slice(4)].map((q) => buildName(rng, q, org)),
     1.1
   )
   const resolvers = [`10.0.0.${rng.range(1, 100)}`, `10.${rng.range(1, 20)}.0.1`, `10.${rng.range(1, 20)}.0.1`]
   const clients = new ZipfPicker(
-    Array.from({ length: 120 }, (): Client => ({ ip: `10.${rng.range(40, 50)}.${rng.range(1, 9)}.${rng.range(2, 200)}`, resolver: rng.weighted([[resolvers[0] as string, 6], [resolvers[1] as string, 2], [resolvers[2] as string, 2]]) })),
+    Array.from({ length: 120 }, (): Client => ({
+      ip: `10.${rng.range(40, 50)}.${rng.range(1, 9)}.${rng.range(2, 200)}`,
+      resolver: rng.weighted([
+        [resolvers[0] as string, 6],
+        [resolvers[1] as string, 2],
+        [resolvers[2] as string, 2]
+      ])
+    })),
     1.0
   )
   const pending: Array<{ line: string; us: number }> = []
@@ -67,12 +97,47 @@ export function createZeekDnsGenerator(opts: GeneratorOptions): LogGenerator {
   const ts = (us: number): string => `${Math.floor(us / 1e6)}.${String(us % 1e6).padStart(6, '0')}`
 
   const emit = (
-    atUs: number, uid: string, c: Client, port: number, respP: number, trans: number, rtt: string,
-    query: string, qtype: Name['qtype'], rcode: Name['rcode'], aa: boolean, rd: boolean, ra: boolean, answers: string, ttls: string
+    atUs: number,
+    uid: string,
+    c: Client,
+    port: number,
+    respP: number,
+    trans: number,
+    rtt: string,
+    query: string,
+    qtype: Name['qtype'],
+    rcode: Name['rcode'],
+    aa: boolean,
+    rd: boolean,
+    ra: boolean,
+    answers: string,
+    ttls: string
   ): void => {
     const cols = [
-      ts(atUs), uid, c.ip, String(port), c.resolver, String(respP), 'udp', String(trans), rtt, query, '1', 'C_INTERNET',
-      String(QTYPE_CODES[qtype]), qtype, RCODES[rcode], rcode, aa ? 'T' : 'F', 'F', rd ? 'T' : 'F', ra ? 'T' : 'F', '0', answers, ttls, 'F'
+      ts(atUs),
+      uid,
+      c.ip,
+      String(port),
+      c.resolver,
+      String(respP),
+      'udp',
+      String(trans),
+      rtt,
+      query,
+      '1',
+      'C_INTERNET',
+      String(QTYPE_CODES[qtype]),
+      qtype,
+      RCODES[rcode],
+      rcode,
+      aa ? 'T' : 'F',
+      'F',
+      rd ? 'T' : 'F',
+      ra ? 'T' : 'F',
+      '0',
+      answers,
+      ttls,
+      'F'
     ]
     pending.push({ line: cols.join('\t'), us: atUs })
     // Sensor double-capture: same row again a few microseconds later with a near-identical rtt.
@@ -89,16 +154,38 @@ export function createZeekDnsGenerator(opts: GeneratorOptions): LogGenerator {
     const c = clients.pick(rng)
     const uid = `C${rng.chars(BASE62, rng.chance(0.5) ? 17 : 16)}`
     const port = rng.range(1024, 65535)
-    const kind = rng.weighted([['name', 88], ['ptr', 7], ['nbstat', 3], ['srv', 2]] as const)
+    const kind = rng.weighted([
+      ['name', 88],
+      ['ptr', 7],
+      ['nbstat', 3],
+      ['srv', 2]
+    ] as const)
     if (kind === 'nbstat') {
       // NetBIOS status probes to port 137 never get an answer and are retried.
       const trans = rng.int(65536)
-      for (let i = 0; i < 3; i++) emit(nowUs + i * 1_500_000, uid, c, 137, 137, trans, '-', '*', 'NBSTAT', '-', false, false, false, '-', '-')
+      for (let i = 0; i < 3; i++)
+        emit(nowUs + i * 1_500_000, uid, c, 137, 137, trans, '-', '*', 'NBSTAT', '-', false, false, false, '-', '-')
       return
     }
     if (kind === 'ptr') {
       const q = `${rng.range(1, 254)}.${rng.range(0, 9)}.${rng.range(40, 50)}.10.in-addr.arpa`
-      emit(nowUs, uid, c, port, 53, rng.int(65536), (rng.logNormal(0.0008, 0.4)).toFixed(6), q, 'PTR', 'NXDOMAIN', false, true, true, '-', '-')
+      emit(
+        nowUs,
+        uid,
+        c,
+        port,
+        53,
+        rng.int(65536),
+        rng.logNormal(0.0008, 0.4).toFixed(6),
+        q,
+        'PTR',
+        'NXDOMAIN',
+        false,
+        true,
+        true,
+        '-',
+        '-'
+      )
       return
     }
     const name = names.pick(rng)
@@ -108,7 +195,8 @@ export function createZeekDnsGenerator(opts: GeneratorOptions): LogGenerator {
     for (const t of types) {
       const trans = rng.int(65536)
       if (name.rcode === '-') {
-        for (let i = 0; i < rng.range(1, 3); i++) emit(at + i * 1_000_000, uid, c, port, 53, trans, '-', name.query, t, '-', false, true, false, '-', '-')
+        for (let i = 0; i < rng.range(1, 3); i++)
+          emit(at + i * 1_000_000, uid, c, port, 53, trans, '-', name.query, t, '-', false, true, false, '-', '-')
         continue
       }
       const addrs = t === 'A' ? name.v4 : t === 'AAAA' ? name.v6 : []
@@ -116,8 +204,23 @@ export function createZeekDnsGenerator(opts: GeneratorOptions): LogGenerator {
       // Resolver cache: remaining TTL counts down from the record's TTL.
       const left = name.ttl - (Math.floor(at / 1e6) % name.ttl)
       const rtt = (left === name.ttl ? rng.logNormal(0.02, 0.8) : rng.logNormal(0.0009, 0.3)).toFixed(6)
-      emit(at, uid, c, port, 53, trans, rtt, name.query, t, name.rcode, false, true, true,
-        answers.length === 0 ? '-' : answers.join(','), answers.length === 0 ? '-' : answers.map(() => `${left}.000000`).join(','))
+      emit(
+        at,
+        uid,
+        c,
+        port,
+        53,
+        trans,
+        rtt,
+        name.query,
+        t,
+        name.rcode,
+        false,
+        true,
+        true,
+        answers.length === 0 ? '-' : answers.join(','),
+        answers.length === 0 ? '-' : answers.map(() => `${left}.000000`).join(',')
+      )
       at += rng.range(50, 400)
     }
   }

@@ -28,10 +28,16 @@ const LOST = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANC
  * Kafka's range assignment for the classic protocol: per topic, members sorted by id take consecutive ranges of
  * its partitions, the first `partitions % members` one partition more. Only members subscribed to a topic share it.
  */
-export function rangeAssign(members: ReadonlyArray<{ memberId: string; topics: readonly string[] }>, partitionCounts: ReadonlyMap<string, number>): Map<string, TopicPartition[]> {
+export function rangeAssign(
+  members: ReadonlyArray<{ memberId: string; topics: readonly string[] }>,
+  partitionCounts: ReadonlyMap<string, number>
+): Map<string, TopicPartition[]> {
   const assignment = new Map<string, TopicPartition[]>(members.map((m) => [m.memberId, []]))
   for (const [topic, count] of partitionCounts) {
-    const subscribed = members.filter((m) => m.topics.includes(topic)).map((m) => m.memberId).sort()
+    const subscribed = members
+      .filter((m) => m.topics.includes(topic))
+      .map((m) => m.memberId)
+      .sort()
     const each = Math.floor(count / Math.max(1, subscribed.length))
     const extra = count % Math.max(1, subscribed.length)
     let next = 0
@@ -57,7 +63,13 @@ export class ClassicMembership {
 
   constructor(
     private readonly config: ClassicMembershipConfig,
-    private readonly deps: { transport: ClassicTransport; cluster: KafkajsCluster; listener: MembershipListener; log: Logger; onRebalance?: () => void }
+    private readonly deps: {
+      transport: ClassicTransport
+      cluster: KafkajsCluster
+      listener: MembershipListener
+      log: Logger
+      onRebalance?: () => void
+    }
   ) {
     this.loop = new MemberLoop(
       { groupId: config.groupId, call: 'group coordinator call' },
@@ -81,14 +93,17 @@ export class ClassicMembership {
 
   /** Joins, then heartbeats (joining again on every rebalance) until `signal` aborts, then leaves the group. */
   async run(signal: AbortSignal): Promise<void> {
-    await this.loop.run<void>({
-      call: (callSignal) => (this.generationId < 0 ? this.join(callSignal) : this.heartbeat()),
-      handle: async () => (this.generationId >= 0 ? 'wait' : 'now'),
-      rejoinOn: (err) => this.rejoinOn(errorCode(err)),
-      dropFenced: () => this.dropPartitions(true),
-      intervalMs: () => this.config.heartbeatIntervalMs,
-      leave: () => this.leave()
-    }, signal)
+    await this.loop.run<void>(
+      {
+        call: (callSignal) => (this.generationId < 0 ? this.join(callSignal) : this.heartbeat()),
+        handle: async () => (this.generationId >= 0 ? 'wait' : 'now'),
+        rejoinOn: (err) => this.rejoinOn(errorCode(err)),
+        dropFenced: () => this.dropPartitions(true),
+        intervalMs: () => this.config.heartbeatIntervalMs,
+        leave: () => this.leave()
+      },
+      signal
+    )
   }
 
   /** A rebalance, or a generation or member the coordinator no longer knows: give everything up and join again. */
@@ -105,29 +120,64 @@ export class ClassicMembership {
     await this.deps.cluster.addMultipleTargetTopics([...this.config.topics])
     // The coordinator answers a JoinGroup only once every member rejoined or timed out: behind a dead member that
     // is its whole session (45 s by default), longer than a shutdown may take. Leaving ends the wait for the others.
-    const joined = await unlessAborted(signal, broker.joinGroup({
-      groupId: this.config.groupId,
-      sessionTimeout: this.config.sessionTimeoutMs,
-      rebalanceTimeout: this.config.rebalanceTimeoutMs,
-      memberId: this.memberId,
-      groupProtocols: [{ name: PROTOCOL, metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics: [...this.config.topics], userData: Buffer.alloc(0) }) }]
-    }))
+    const joined = await unlessAborted(
+      signal,
+      broker.joinGroup({
+        groupId: this.config.groupId,
+        sessionTimeout: this.config.sessionTimeoutMs,
+        rebalanceTimeout: this.config.rebalanceTimeoutMs,
+        memberId: this.memberId,
+        groupProtocols: [
+          {
+            name: PROTOCOL,
+            metadata: AssignerProtocol.MemberMetadata.encode({
+              version: 0,
+              topics: [...this.config.topics],
+              userData: Buffer.alloc(0)
+            })
+          }
+        ]
+      })
+    )
     if (joined === undefined) return
     this.memberId = joined.memberId
     let groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }> = []
     if (joined.leaderId === joined.memberId) {
-      const members = joined.members.map((m) => ({ memberId: m.memberId, topics: AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.topics ?? [] }))
+      const members = joined.members.map((m) => ({
+        memberId: m.memberId,
+        topics: AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.topics ?? []
+      }))
       const topics = new Set(members.flatMap((m) => m.topics))
       await this.deps.cluster.addMultipleTargetTopics([...topics])
       const counts = new Map([...topics].map((t) => [t, this.deps.cluster.findTopicPartitionMetadata(t).length]))
-      groupAssignment = [...rangeAssign(members, counts)].map(([memberId, tps]) => ({ memberId, memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: byTopic(tps), userData: Buffer.alloc(0) }) }))
+      groupAssignment = [...rangeAssign(members, counts)].map(([memberId, tps]) => ({
+        memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: 0,
+          assignment: byTopic(tps),
+          userData: Buffer.alloc(0)
+        })
+      }))
     }
-    const synced = await unlessAborted(signal, broker.syncGroup({ groupId: this.config.groupId, generationId: joined.generationId, memberId: this.memberId, groupAssignment }))
+    const synced = await unlessAborted(
+      signal,
+      broker.syncGroup({
+        groupId: this.config.groupId,
+        generationId: joined.generationId,
+        memberId: this.memberId,
+        groupAssignment
+      })
+    )
     if (synced === undefined) return
     const decoded = AssignerProtocol.MemberAssignment.decode(synced.memberAssignment)?.assignment ?? {}
     this.generationId = joined.generationId
-    const assigned = Object.entries(decoded).flatMap(([topic, partitions]) => partitions.map((partition) => ({ topic, partition })))
-    this.deps.log.info({ generationId: this.generationId, assigned: assigned.map((tp) => `${tp.topic}:${tp.partition}`) }, 'joined the group (classic protocol)')
+    const assigned = Object.entries(decoded).flatMap(([topic, partitions]) =>
+      partitions.map((partition) => ({ topic, partition }))
+    )
+    this.deps.log.info(
+      { generationId: this.generationId, assigned: assigned.map((tp) => `${tp.topic}:${tp.partition}`) },
+      'joined the group (classic protocol)'
+    )
     if (assigned.length > 0) await this.deps.listener.onAssigned(assigned)
     this.owned = assigned
     this.deps.onRebalance?.()
@@ -135,7 +185,11 @@ export class ClassicMembership {
 
   private async heartbeat(): Promise<void> {
     const broker = await this.deps.transport.broker()
-    await broker.heartbeat({ groupId: this.config.groupId, groupGenerationId: this.generationId, memberId: this.memberId })
+    await broker.heartbeat({
+      groupId: this.config.groupId,
+      groupGenerationId: this.generationId,
+      memberId: this.memberId
+    })
   }
 
   /** Eager rebalancing: commit and give everything up before rejoining, or drop it uncommitted when fenced. */
@@ -152,7 +206,10 @@ export class ClassicMembership {
     try {
       await (await this.deps.transport.broker()).leaveGroup({ groupId: this.config.groupId, memberId: this.memberId })
     } catch (err) {
-      this.deps.log.warn({ err: errorMessage(err) }, 'could not leave the group; the coordinator will time the member out')
+      this.deps.log.warn(
+        { err: errorMessage(err) },
+        'could not leave the group; the coordinator will time the member out'
+      )
     }
   }
 }

@@ -1,7 +1,19 @@
 import { ErrorCodes, SqueezeError, isTransient } from '../errors.js'
-import { CONSUMER_GROUP_HEARTBEAT_API_KEY, consumerGroupHeartbeatRequest, type HeartbeatRequest, type HeartbeatResponse } from '../kafka/consumer-group-heartbeat.js'
+import {
+  CONSUMER_GROUP_HEARTBEAT_API_KEY,
+  consumerGroupHeartbeatRequest,
+  type HeartbeatRequest,
+  type HeartbeatResponse
+} from '../kafka/consumer-group-heartbeat.js'
 import { describeKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
-import { COORDINATOR_TYPES, type KafkajsBroker, type KafkajsClassicGroupCalls, type KafkajsCluster, type ProtocolRequest, type ProtocolResponse } from '../kafka/kafkajs-internals.js'
+import {
+  COORDINATOR_TYPES,
+  type KafkajsBroker,
+  type KafkajsClassicGroupCalls,
+  type KafkajsCluster,
+  type ProtocolRequest,
+  type ProtocolResponse
+} from '../kafka/kafkajs-internals.js'
 import { commitRefused, offsetCommitRequest, type OffsetCommitArgs } from '../kafka/offset-commit.js'
 import { offsetFetchRequest, type OffsetFetchArgs, type OffsetFetchResult } from '../kafka/offset-fetch.js'
 import { topicMetadataRequest } from '../kafka/topic-ids.js'
@@ -9,13 +21,22 @@ import type { ClassicTransport } from './classic-membership.js'
 import { retry, type RetryOptions } from '../retry.js'
 import type { MembershipTransport, TopicPartition } from './membership.js'
 
-const COORDINATOR_MOVED = new Set<number>([KafkaErrorCode.GROUP_LOAD_IN_PROGRESS, KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP])
+const COORDINATOR_MOVED = new Set<number>([
+  KafkaErrorCode.GROUP_LOAD_IN_PROGRESS,
+  KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
+  KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP
+])
 /**
  * Until a deadline rather than ten tries: the open transaction of an exactly-once copier that died under another
  * transactional id keeps its partitions' offsets unstable until the transaction coordinator aborts it, after the
  * producer's transaction timeout (60 s).
  */
-const OFFSET_FETCH_RETRY: RetryOptions = { deadlineMs: 120_000, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient }
+const OFFSET_FETCH_RETRY: RetryOptions = {
+  deadlineMs: 120_000,
+  initialDelayMs: 100,
+  maxDelayMs: 2000,
+  shouldRetry: isTransient
+}
 
 /**
  * The group's coordinator broker, found once through FindCoordinator and looked up again after any failure
@@ -59,13 +80,28 @@ export class GroupCoordinator implements MembershipTransport, ClassicTransport {
    * loads, or while a transaction holding offsets of these partitions is still open. A KIP-848 member's fetch
    * is checked against its epoch (`member`); null asks unchecked (a classic member, an admin).
    */
-  async committedOffsets(member: { memberId: string; memberEpoch: number } | null, partitions: readonly TopicPartition[]): Promise<Array<TopicPartition & { offset: number | null }>> {
+  async committedOffsets(
+    member: { memberId: string; memberEpoch: number } | null,
+    partitions: readonly TopicPartition[]
+  ): Promise<Array<TopicPartition & { offset: number | null }>> {
     const committed = await retry(async () => {
-      const answer = await this.fetchOffsets({ groupId: this.groupId, memberId: member?.memberId ?? null, memberEpoch: member?.memberEpoch ?? -1, partitions })
-      const failed = answer.errorCode !== KafkaErrorCode.NONE ? answer.errorCode : answer.offsets.find((o) => o.errorCode !== KafkaErrorCode.NONE)?.errorCode
+      const answer = await this.fetchOffsets({
+        groupId: this.groupId,
+        memberId: member?.memberId ?? null,
+        memberEpoch: member?.memberEpoch ?? -1,
+        partitions
+      })
+      const failed =
+        answer.errorCode !== KafkaErrorCode.NONE
+          ? answer.errorCode
+          : answer.offsets.find((o) => o.errorCode !== KafkaErrorCode.NONE)?.errorCode
       if (failed !== undefined) {
         if (COORDINATOR_MOVED.has(failed)) this.resetCoordinator()
-        throw new SqueezeError(ErrorCodes.GROUP, `offset fetch for group ${this.groupId}: ${describeKafkaError(failed)}`, { retriable: COORDINATOR_MOVED.has(failed) || failed === KafkaErrorCode.UNSTABLE_OFFSET_COMMIT })
+        throw new SqueezeError(
+          ErrorCodes.GROUP,
+          `offset fetch for group ${this.groupId}: ${describeKafkaError(failed)}`,
+          { retriable: COORDINATOR_MOVED.has(failed) || failed === KafkaErrorCode.UNSTABLE_OFFSET_COMMIT }
+        )
       }
       return answer.offsets
     }, OFFSET_FETCH_RETRY)
@@ -81,7 +117,10 @@ export class GroupCoordinator implements MembershipTransport, ClassicTransport {
 
   /** The coordinator broker, for the classic protocol's kafkajs-encoded calls. */
   async broker(): Promise<KafkajsBroker & KafkajsClassicGroupCalls> {
-    this.found ??= await this.cluster.findGroupCoordinator({ groupId: this.groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
+    this.found ??= await this.cluster.findGroupCoordinator({
+      groupId: this.groupId,
+      coordinatorType: COORDINATOR_TYPES.GROUP
+    })
     // kafkajs's broker has these (test/lib/kafka/kafkajs-internals.test.ts checks); squeeze's fakes need not.
     return this.found as KafkajsBroker & KafkajsClassicGroupCalls
   }

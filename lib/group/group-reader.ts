@@ -50,7 +50,8 @@ export class GroupReader {
       },
       listener: {
         onAssigned: (partitions: readonly TopicPartition[]) => this.assign(partitions),
-        onRevoked: (partitions: readonly TopicPartition[]) => this.serially(() => this.commit(this.deps.reader.revoke(partitions), 'revoke')),
+        onRevoked: (partitions: readonly TopicPartition[]) =>
+          this.serially(() => this.commit(this.deps.reader.revoke(partitions), 'revoke')),
         onLost: async (partitions: readonly TopicPartition[]) => {
           this.deps.reader.revoke(partitions)
         }
@@ -78,7 +79,9 @@ export class GroupReader {
   }
 
   private async assign(partitions: readonly TopicPartition[]): Promise<void> {
-    await this.deps.reader.assign(await this.deps.coordinator.committedOffsets(fetchIdentity(this.config.protocol, this.membership), partitions))
+    await this.deps.reader.assign(
+      await this.deps.coordinator.committedOffsets(fetchIdentity(this.config.protocol, this.membership), partitions)
+    )
   }
 
   private async commitPeriodically(signal: AbortSignal): Promise<void> {
@@ -106,15 +109,36 @@ export class GroupReader {
     const offsets = positions.map(({ topic, partition, position }) => ({ topic, partition, offset: position }))
     const { coordinator, log } = this.deps
     try {
-      await commitAsMember(this.membership, ({ memberId, generationId }) => retry(() => coordinator.commit({ groupId: this.config.groupId, generationIdOrMemberEpoch: generationId, memberId, offsets }), COORDINATOR_RETRY), () => this.stop.signal.aborted)
+      await commitAsMember(
+        this.membership,
+        ({ memberId, generationId }) =>
+          retry(
+            () =>
+              coordinator.commit({
+                groupId: this.config.groupId,
+                generationIdOrMemberEpoch: generationId,
+                memberId,
+                offsets
+              }),
+            COORDINATOR_RETRY
+          ),
+        () => this.stop.signal.aborted
+      )
     } catch (err) {
       if (errorCode(err) === ErrorCodes.GROUP_FENCED) {
-        log.warn({ err: errorMessage(err), why, partitions: positions.length }, 'offset commit refused: this member no longer owns its partitions; dropping them and rejoining')
+        log.warn(
+          { err: errorMessage(err), why, partitions: positions.length },
+          'offset commit refused: this member no longer owns its partitions; dropping them and rejoining'
+        )
         this.membership.rejoin()
         return
       }
-      if (!isTransient(err)) throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: ${errorMessage(err)}`, { cause: err })
-      log.warn({ err: errorMessage(err), why, partitions: positions.length }, 'offset commit failed; the next commit carries these offsets')
+      if (!isTransient(err))
+        throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: ${errorMessage(err)}`, { cause: err })
+      log.warn(
+        { err: errorMessage(err), why, partitions: positions.length },
+        'offset commit failed; the next commit carries these offsets'
+      )
     }
   }
 }

@@ -36,30 +36,59 @@ export interface MemberConfig {
 
 export function createMember(
   config: MemberConfig,
-  deps: { coordinator: GroupCoordinator; cluster: KafkajsCluster; listener: MembershipListener; log: Logger; onRebalance?: () => void }
+  deps: {
+    coordinator: GroupCoordinator
+    cluster: KafkajsCluster
+    listener: MembershipListener
+    log: Logger
+    onRebalance?: () => void
+  }
 ): Member {
   const { groupId, topics, rebalanceTimeoutMs } = config
-  const common = { listener: deps.listener, log: deps.log, transport: deps.coordinator, ...(deps.onRebalance === undefined ? {} : { onRebalance: deps.onRebalance }) }
+  const common = {
+    listener: deps.listener,
+    log: deps.log,
+    transport: deps.coordinator,
+    ...(deps.onRebalance === undefined ? {} : { onRebalance: deps.onRebalance })
+  }
   return config.protocol === 'consumer'
     ? new GroupMembership({ groupId, topics, rebalanceTimeoutMs }, common)
-    : new ClassicMembership({ groupId, topics, rebalanceTimeoutMs, sessionTimeoutMs: config.sessionTimeoutMs, heartbeatIntervalMs: config.heartbeatIntervalMs }, { ...common, cluster: deps.cluster })
+    : new ClassicMembership(
+        {
+          groupId,
+          topics,
+          rebalanceTimeoutMs,
+          sessionTimeoutMs: config.sessionTimeoutMs,
+          heartbeatIntervalMs: config.heartbeatIntervalMs
+        },
+        { ...common, cluster: deps.cluster }
+      )
 }
 
 /**
  * The protocol -X group.protocol asks for, else the new one (KIP-848) where the coordinator serves it, as the
  * Java client does; asking for the new one where it is missing is a start-up error.
  */
-export async function chooseProtocol(coordinator: GroupCoordinator, requested: GroupProtocol | undefined): Promise<GroupProtocol> {
+export async function chooseProtocol(
+  coordinator: GroupCoordinator,
+  requested: GroupProtocol | undefined
+): Promise<GroupProtocol> {
   const newProtocol = await retry(() => coordinator.supportsConsumerProtocol(), COORDINATOR_RETRY)
   const protocol = requested ?? (newProtocol ? 'consumer' : 'classic')
   if (protocol === 'consumer' && !newProtocol) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `group.protocol=consumer: the group coordinator does not serve ConsumerGroupHeartbeat (Kafka 4.0+ has it); use -X group.protocol=classic`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `group.protocol=consumer: the group coordinator does not serve ConsumerGroupHeartbeat (Kafka 4.0+ has it); use -X group.protocol=classic`
+    )
   }
   return protocol
 }
 
 /** A KIP-848 member's offset fetch is checked against its epoch; a classic group's is an unchecked one. */
-export function fetchIdentity(protocol: GroupProtocol, member: Member): { memberId: string; memberEpoch: number } | null {
+export function fetchIdentity(
+  protocol: GroupProtocol,
+  member: Member
+): { memberId: string; memberEpoch: number } | null {
   return protocol === 'consumer' ? { memberId: member.memberId, memberEpoch: member.memberEpoch } : null
 }
 
@@ -71,7 +100,11 @@ export function fetchIdentity(protocol: GroupProtocol, member: Member): { member
  * 0 or less. Refused again, with no new epoch, or for another reason, the error is thrown: a CommitRefusedError
  * coded GROUP_FENCED means the partitions may be another member's already (drop them and rejoin).
  */
-export async function commitAsMember(member: Member, commit: (identity: GroupMemberIdentity) => Promise<void>, stopping: () => boolean): Promise<void> {
+export async function commitAsMember(
+  member: Member,
+  commit: (identity: GroupMemberIdentity) => Promise<void>,
+  stopping: () => boolean
+): Promise<void> {
   const epoch = member.memberEpoch
   try {
     await commit({ memberId: member.memberId, generationId: epoch })

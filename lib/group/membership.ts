@@ -38,7 +38,11 @@ export interface MembershipConfig {
 }
 
 const REJOIN = new Set<number>([KafkaErrorCode.UNKNOWN_MEMBER_ID, 110 /* FENCED_MEMBER_EPOCH */])
-const COORDINATOR_MOVED = new Set<number>([KafkaErrorCode.GROUP_LOAD_IN_PROGRESS, KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP])
+const COORDINATOR_MOVED = new Set<number>([
+  KafkaErrorCode.GROUP_LOAD_IN_PROGRESS,
+  KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
+  KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP
+])
 const key = (tp: TopicPartition): string => `${tp.topic}:${tp.partition}`
 
 /**
@@ -57,7 +61,12 @@ export class GroupMembership {
 
   constructor(
     private readonly config: MembershipConfig,
-    private readonly deps: { transport: MembershipTransport; listener: MembershipListener; log: Logger; onRebalance?: () => void }
+    private readonly deps: {
+      transport: MembershipTransport
+      listener: MembershipListener
+      log: Logger
+      onRebalance?: () => void
+    }
   ) {
     this.loop = new MemberLoop(
       { groupId: config.groupId, call: 'heartbeat' },
@@ -83,14 +92,17 @@ export class GroupMembership {
 
   /** Heartbeats until `signal` aborts, then gives its partitions up (onRevoked) and leaves the group. */
   async run(signal: AbortSignal): Promise<void> {
-    await this.loop.run<HeartbeatResponse>({
-      call: async () => this.deps.transport.heartbeat(await this.request(this.epoch)),
-      handle: (response) => this.handle(response),
-      rejoinOn: async () => false,
-      dropFenced: () => this.dropPartitions('a commit was refused as fenced', true),
-      intervalMs: () => this.intervalMs,
-      leave: () => this.leave()
-    }, signal)
+    await this.loop.run<HeartbeatResponse>(
+      {
+        call: async () => this.deps.transport.heartbeat(await this.request(this.epoch)),
+        handle: (response) => this.handle(response),
+        rejoinOn: async () => false,
+        dropFenced: () => this.dropPartitions('a commit was refused as fenced', true),
+        intervalMs: () => this.intervalMs,
+        leave: () => this.leave()
+      },
+      signal
+    )
   }
 
   /** 'now' when the next heartbeat must go at once (an acknowledgement, a rejoin). */
@@ -110,7 +122,10 @@ export class GroupMembership {
       this.deps.transport.resetCoordinator()
       return 'backoff'
     }
-    throw new SqueezeError(ErrorCodes.GROUP, `group ${this.config.groupId}: ${describeKafkaError(code)}${response.errorMessage === null ? '' : ` (${response.errorMessage})`}`)
+    throw new SqueezeError(
+      ErrorCodes.GROUP,
+      `group ${this.config.groupId}: ${describeKafkaError(code)}${response.errorMessage === null ? '' : ` (${response.errorMessage})`}`
+    )
   }
 
   /**
@@ -119,7 +134,10 @@ export class GroupMembership {
    * (Kafka 4.1 checks the epoch of a known member, 0 included), so such a member first leaves (epoch -1).
    */
   private async dropPartitions(why: string, leaveFirst: boolean): Promise<void> {
-    this.deps.log.warn({ memberId: this.memberId, epoch: this.epoch, why }, 'fenced by the group coordinator; partitions lost, rejoining')
+    this.deps.log.warn(
+      { memberId: this.memberId, epoch: this.epoch, why },
+      'fenced by the group coordinator; partitions lost, rejoining'
+    )
     const lost = this.owned
     this.owned = []
     // Before onLost: a commit waiting for a new epoch sees at once that there is none.
@@ -131,7 +149,8 @@ export class GroupMembership {
 
   /** Revokes what the new assignment drops, then takes what it adds; true when something changed. */
   private async reconcile(assignment: readonly TopicIdPartitions[]): Promise<boolean> {
-    if (assignment.some((tp) => !this.namesById.has(tp.topicId))) this.namesById = await this.deps.transport.topicNames(this.config.topics)
+    if (assignment.some((tp) => !this.namesById.has(tp.topicId)))
+      this.namesById = await this.deps.transport.topicNames(this.config.topics)
     const target: TopicPartition[] = []
     for (const { topicId, partitions } of assignment) {
       const topic = this.namesById.get(topicId)
@@ -143,7 +162,10 @@ export class GroupMembership {
     const revoked = this.owned.filter((tp) => !targetKeys.has(key(tp)))
     const added = target.filter((tp) => !ownedKeys.has(key(tp)))
     if (revoked.length === 0 && added.length === 0) return false
-    this.deps.log.info({ epoch: this.epoch, revoked: revoked.map(key), assigned: added.map(key) }, 'group assignment changed')
+    this.deps.log.info(
+      { epoch: this.epoch, revoked: revoked.map(key), assigned: added.map(key) },
+      'group assignment changed'
+    )
     if (revoked.length > 0) {
       await this.deps.listener.onRevoked(revoked)
       this.owned = this.owned.filter((tp) => targetKeys.has(key(tp)))
@@ -157,7 +179,8 @@ export class GroupMembership {
   }
 
   private async request(memberEpoch: number): Promise<HeartbeatRequest> {
-    if (this.namesById.size === 0 && this.owned.length > 0) this.namesById = await this.deps.transport.topicNames(this.config.topics)
+    if (this.namesById.size === 0 && this.owned.length > 0)
+      this.namesById = await this.deps.transport.topicNames(this.config.topics)
     const idsByName = new Map([...this.namesById].map(([id, name]) => [name, id]))
     const owned = new Map<string, number[]>()
     for (const { topic, partition } of this.owned) {
@@ -185,7 +208,10 @@ export class GroupMembership {
       this.deps.log.info({ memberId: this.memberId }, 'left the group')
     } catch (err) {
       // The session timeout removes the member anyway; leaving only makes the hand-over immediate.
-      this.deps.log.warn({ err: errorMessage(err) }, 'could not leave the group; the coordinator will time the member out')
+      this.deps.log.warn(
+        { err: errorMessage(err) },
+        'could not leave the group; the coordinator will time the member out'
+      )
     }
     this.epoch = -1
   }

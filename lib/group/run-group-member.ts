@@ -21,7 +21,10 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 3000
 export async function runGroupMember(
   config: { groupId: string; topics: readonly string[]; properties: ConsumerProperties },
   deps: {
-    cluster: KafkajsCluster; reader: PartitionReader; log: Logger; metrics?: GroupMetricsSink
+    cluster: KafkajsCluster
+    reader: PartitionReader
+    log: Logger
+    metrics?: GroupMetricsSink
     /** See GroupReaderDeps.settle. */
     settle?: () => Promise<void>
   },
@@ -36,9 +39,20 @@ export async function runGroupMember(
   const sessionTimeoutMs = config.properties['session.timeout.ms'] ?? DEFAULT_SESSION_TIMEOUT_MS
   const heartbeatIntervalMs = config.properties['heartbeat.interval.ms'] ?? DEFAULT_HEARTBEAT_INTERVAL_MS
   const group = new GroupReader(
-    { groupId: config.groupId, topics: config.topics, protocol, commitIntervalMs, rebalanceTimeoutMs, sessionTimeoutMs, heartbeatIntervalMs },
     {
-      reader: deps.reader, coordinator, cluster: deps.cluster, log: deps.log,
+      groupId: config.groupId,
+      topics: config.topics,
+      protocol,
+      commitIntervalMs,
+      rebalanceTimeoutMs,
+      sessionTimeoutMs,
+      heartbeatIntervalMs
+    },
+    {
+      reader: deps.reader,
+      coordinator,
+      cluster: deps.cluster,
+      log: deps.log,
       ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
       ...(deps.settle === undefined ? {} : { settle: deps.settle })
     }

@@ -7,8 +7,13 @@ export interface ConnectTarget {
   readonly sasl?: SASLOptions
 }
 
-const CONNECT_CODES: ReadonlySet<string> = new Set([ErrorCodes.AUTH_FAILED, ErrorCodes.TLS_HANDSHAKE, ErrorCodes.BROKER_UNREACHABLE])
-const TLS_ERROR_CODES = /^(ERR_TLS_|ERR_SSL_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH|ERR_OSSL)/
+const CONNECT_CODES: ReadonlySet<string> = new Set([
+  ErrorCodes.AUTH_FAILED,
+  ErrorCodes.TLS_HANDSHAKE,
+  ErrorCodes.BROKER_UNREACHABLE
+])
+const TLS_ERROR_CODES =
+  /^(ERR_TLS_|ERR_SSL_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH|ERR_OSSL)/
 const TLS_MESSAGES = /certificate|TLS|SSL routines/i
 
 /**
@@ -21,25 +26,49 @@ export function connectionFailure(err: unknown, target?: ConnectTarget): Squeeze
   if (err instanceof SqueezeError && !CONNECT_CODES.has(err.code)) return err
   const chain = causeChain(err)
   const at = target === undefined ? '' : ` at ${target.brokers.join(',')}`
-  const auth = chain.find((e) => nameOf(e) === 'KafkaJSSASLAuthenticationError') ?? chain.find((e) => codeOf(e) === ErrorCodes.AUTH_FAILED)
+  const auth =
+    chain.find((e) => nameOf(e) === 'KafkaJSSASLAuthenticationError') ??
+    chain.find((e) => codeOf(e) === ErrorCodes.AUTH_FAILED)
   if (auth !== undefined) {
-    const who = target?.sasl === undefined ? '' : ` for user ${(target.sasl as { username?: string }).username ?? '?'} (SASL ${target.sasl.mechanism.toUpperCase()})`
-    return new SqueezeError(ErrorCodes.AUTH_FAILED, `authentication failed${who}${at}: ${rootMessage(auth)}; check sasl.username/password ` +
-      '(--sasl-username, KAFKA_SASL_PASSWORD or --sasl-password-file) and --sasl-mechanism', { cause: err })
+    const who =
+      target?.sasl === undefined
+        ? ''
+        : ` for user ${(target.sasl as { username?: string }).username ?? '?'} (SASL ${target.sasl.mechanism.toUpperCase()})`
+    return new SqueezeError(
+      ErrorCodes.AUTH_FAILED,
+      `authentication failed${who}${at}: ${rootMessage(auth)}; check sasl.username/password ` +
+        '(--sasl-username, KAFKA_SASL_PASSWORD or --sasl-password-file) and --sasl-mechanism',
+      { cause: err }
+    )
   }
-  const tls = chain.find((e) => TLS_ERROR_CODES.test(codeOf(e))) ?? chain.find((e) => !(e instanceof SqueezeError) && TLS_MESSAGES.test(errorMessage(e))) ??
+  const tls =
+    chain.find((e) => TLS_ERROR_CODES.test(codeOf(e))) ??
+    chain.find((e) => !(e instanceof SqueezeError) && TLS_MESSAGES.test(errorMessage(e))) ??
     chain.find((e) => codeOf(e) === ErrorCodes.TLS_HANDSHAKE)
   if (tls !== undefined) {
     const message = rootMessage(tls)
-    return new SqueezeError(ErrorCodes.TLS_HANDSHAKE, `TLS handshake${at} failed: ${message}; ${tlsHint(chain, message)}`, { cause: err })
+    return new SqueezeError(
+      ErrorCodes.TLS_HANDSHAKE,
+      `TLS handshake${at} failed: ${message}; ${tlsHint(chain, message)}`,
+      { cause: err }
+    )
   }
-  return new SqueezeError(ErrorCodes.BROKER_UNREACHABLE, `cannot reach any Kafka broker${at}: ${rootMessage(err)}; check --brokers and that the cluster is up`, { cause: err, retriable: true })
+  return new SqueezeError(
+    ErrorCodes.BROKER_UNREACHABLE,
+    `cannot reach any Kafka broker${at}: ${rootMessage(err)}; check --brokers and that the cluster is up`,
+    { cause: err, retriable: true }
+  )
 }
 
 function tlsHint(chain: readonly unknown[], message: string): string {
-  if (chain.some((e) => codeOf(e) === 'ERR_TLS_CERT_ALTNAME_INVALID') || /does not match certificate's altnames/i.test(message)) {
-    return "the broker's certificate does not name the host connected to: use a name it holds, or turn off only the host-name check " +
+  if (
+    chain.some((e) => codeOf(e) === 'ERR_TLS_CERT_ALTNAME_INVALID') ||
+    /does not match certificate's altnames/i.test(message)
+  ) {
+    return (
+      "the broker's certificate does not name the host connected to: use a name it holds, or turn off only the host-name check " +
       '(--ssl-endpoint-identification none, or ssl.endpoint.identification.algorithm= in --client-config)'
+    )
   }
   if (/certificate required|handshake failure|bad certificate|unknown ca/i.test(message)) {
     return 'the broker refused the client: it may require a client certificate signed by a CA it trusts (--ssl-cert-file, --ssl-key-file)'
@@ -50,7 +79,12 @@ function tlsHint(chain: readonly unknown[], message: string): string {
 /** The error and its causes (kafkajs nests the original as `originalError`), outermost first. */
 function causeChain(err: unknown): unknown[] {
   const chain: unknown[] = []
-  for (let e: unknown = err; e !== undefined && e !== null && chain.length < 8; e = (e as { originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause) chain.push(e)
+  for (
+    let e: unknown = err;
+    e !== undefined && e !== null && chain.length < 8;
+    e = (e as { originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause
+  )
+    chain.push(e)
   return chain
 }
 

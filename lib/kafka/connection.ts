@@ -1,7 +1,15 @@
 import type { ConnectionOptions } from 'node:tls'
 import type { Kafka, SASLOptions } from 'kafkajs'
 import type { Logger } from '../log/logger.js'
-import { Cluster, createKafkajsLogger, defaultSocketFactory, KAFKAJS_LOG_LEVELS, kafkajsClientClass, type KafkajsCluster, type KafkajsLogCreator } from './kafkajs-internals.js'
+import {
+  Cluster,
+  createKafkajsLogger,
+  defaultSocketFactory,
+  KAFKAJS_LOG_LEVELS,
+  kafkajsClientClass,
+  type KafkajsCluster,
+  type KafkajsLogCreator
+} from './kafkajs-internals.js'
 
 /** How to reach a cluster; shared by every service. */
 export interface KafkaConnectionConfig {
@@ -26,11 +34,12 @@ export const DEFAULT_CONNECTION: Omit<KafkaConnectionConfig, 'brokers'> = {
  * the operator's problem: at the default and warn levels neither adds a line of the library's words before squeeze's.
  */
 export function kafkajsLogCreator(log: Logger): KafkajsLogCreator {
-  return () => ({ namespace, log: entry }) => {
-    if (!log.isLevelEnabled('debug')) return
-    const { message, ...rest } = entry
-    log.debug({ kafkajs: { namespace, ...rest } }, String(message))
-  }
+  return () =>
+    ({ namespace, log: entry }) => {
+      if (!log.isLevelEnabled('debug')) return
+      const { message, ...rest } = entry
+      log.debug({ kafkajs: { namespace, ...rest } }, String(message))
+    }
 }
 
 /** A kafkajs client for admin and group-consumer work. */

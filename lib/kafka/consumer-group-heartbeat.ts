@@ -51,12 +51,14 @@ export function heartbeatBody(req: HeartbeatRequest): Buffer {
 }
 
 function readTopicPartitions(r: FlexibleReader): TopicIdPartitions[] {
-  return r.compactArray(() => {
-    const topicId = r.uuid()
-    const partitions = r.int32Array()
-    r.tags()
-    return { topicId, partitions }
-  }) ?? []
+  return (
+    r.compactArray(() => {
+      const topicId = r.uuid()
+      const partitions = r.int32Array()
+      r.tags()
+      return { topicId, partitions }
+    }) ?? []
+  )
 }
 
 export function decodeHeartbeatResponse(r: FlexibleReader): HeartbeatResponse {
@@ -75,6 +77,15 @@ export function decodeHeartbeatResponse(r: FlexibleReader): HeartbeatResponse {
   return { errorCode, errorMessage, memberId, memberEpoch, heartbeatIntervalMs, assignment }
 }
 
-export function consumerGroupHeartbeatRequest(req: HeartbeatRequest): { request: ProtocolRequest; response: ProtocolResponse<HeartbeatResponse> } {
-  return flexibleRequest(CONSUMER_GROUP_HEARTBEAT_API_KEY, CONSUMER_GROUP_HEARTBEAT_VERSION, 'ConsumerGroupHeartbeat', heartbeatBody(req), decodeHeartbeatResponse)
+export function consumerGroupHeartbeatRequest(req: HeartbeatRequest): {
+  request: ProtocolRequest
+  response: ProtocolResponse<HeartbeatResponse>
+} {
+  return flexibleRequest(
+    CONSUMER_GROUP_HEARTBEAT_API_KEY,
+    CONSUMER_GROUP_HEARTBEAT_VERSION,
+    'ConsumerGroupHeartbeat',
+    heartbeatBody(req),
+    decodeHeartbeatResponse
+  )
 }

@@ -44,14 +44,24 @@ export function fetchRequest(args: {
   partitions: readonly FetchPartition[]
 }): OwnRequest<FetchedPartition[]> {
   const byTopic = groupByTopic(args.partitions)
-  return ownRequest({ apiKey: FETCH_API_KEY, apiVersion: FETCH_VERSION, apiName: 'Fetch' }, {
-    encode: () => {
-      const encoder = new Encoder()
-      encoder.writeInt32(-1).writeInt32(args.maxWaitMs).writeInt32(args.minBytes).writeInt32(args.maxBytes).writeInt8(args.isolationLevel)
-      return writeTopicPartitions(encoder, byTopic, (entry) => encoder.writeInt32(entry.partition).writeInt64(String(entry.offset)).writeInt32(entry.maxBytes))
-    },
-    decode: decodeFetchResponse
-  })
+  return ownRequest(
+    { apiKey: FETCH_API_KEY, apiVersion: FETCH_VERSION, apiName: 'Fetch' },
+    {
+      encode: () => {
+        const encoder = new Encoder()
+        encoder
+          .writeInt32(-1)
+          .writeInt32(args.maxWaitMs)
+          .writeInt32(args.minBytes)
+          .writeInt32(args.maxBytes)
+          .writeInt8(args.isolationLevel)
+        return writeTopicPartitions(encoder, byTopic, (entry) =>
+          encoder.writeInt32(entry.partition).writeInt64(String(entry.offset)).writeInt32(entry.maxBytes)
+        )
+      },
+      decode: decodeFetchResponse
+    }
+  )
 }
 
 function decodeFetchResponse(raw: Buffer): FetchedPartition[] {
@@ -64,7 +74,10 @@ function decodeFetchResponse(raw: Buffer): FetchedPartition[] {
     const abortedCount = decoder.readInt32()
     const abortedTransactions: AbortedTransaction[] = []
     for (let a = 0; a < abortedCount; a++) {
-      abortedTransactions.push({ producerId: BigInt(decoder.readInt64().toString()), firstOffset: Number(decoder.readInt64().toString()) })
+      abortedTransactions.push({
+        producerId: BigInt(decoder.readInt64().toString()),
+        firstOffset: Number(decoder.readInt64().toString())
+      })
     }
     const size = decoder.readInt32()
     const start = decoder.offset

@@ -171,7 +171,13 @@ export class FlexibleReader {
  * client id, so the body starts with that byte. On the way back kafkajs strips the correlation id and hands
  * over the rest, which starts with response header v1's tagged fields.
  */
-export function flexibleRequest<T>(apiKey: number, apiVersion: number, apiName: string, body: Buffer, decode: (reader: FlexibleReader) => T): { request: ProtocolRequest; response: ProtocolResponse<T> } {
+export function flexibleRequest<T>(
+  apiKey: number,
+  apiVersion: number,
+  apiName: string,
+  body: Buffer,
+  decode: (reader: FlexibleReader) => T
+): { request: ProtocolRequest; response: ProtocolResponse<T> } {
   const request: ProtocolRequest = {
     apiKey,
     apiVersion,

@@ -12,12 +12,19 @@ export function groupByTopic<T extends { readonly topic: string }>(entries: read
 }
 
 /** The `[{ topic, partitions: [...] }]` shape of Kafka's per-partition requests, from flat entries. */
-export function nestByTopic<T extends { readonly topic: string }, P>(entries: readonly T[], partition: (entry: T) => P): Array<{ topic: string; partitions: P[] }> {
+export function nestByTopic<T extends { readonly topic: string }, P>(
+  entries: readonly T[],
+  partition: (entry: T) => P
+): Array<{ topic: string; partitions: P[] }> {
   return [...groupByTopic(entries)].map(([topic, list]) => ({ topic, partitions: list.map(partition) }))
 }
 
 /** Writes Kafka's `[topic, [partition, ...fields]]` request arrays, `writePartition` writing each entry's fields. */
-export function writeTopicPartitions<T>(encoder: KafkajsEncoder, byTopic: ReadonlyMap<string, readonly T[]>, writePartition: (entry: T) => void): KafkajsEncoder {
+export function writeTopicPartitions<T>(
+  encoder: KafkajsEncoder,
+  byTopic: ReadonlyMap<string, readonly T[]>,
+  writePartition: (entry: T) => void
+): KafkajsEncoder {
   encoder.writeInt32(byTopic.size)
   for (const [topic, entries] of byTopic) {
     encoder.writeString(topic).writeInt32(entries.length)
@@ -30,7 +37,10 @@ export function writeTopicPartitions<T>(encoder: KafkajsEncoder, byTopic: Readon
  * The other direction, for responses: reads Kafka's `[topic, [partition, ...fields]]` arrays, calling
  * `readPartition` with the decoder positioned just after each partition index.
  */
-export function readTopicPartitions<T>(decoder: KafkajsDecoder, readPartition: (topic: string, partition: number) => T): T[] {
+export function readTopicPartitions<T>(
+  decoder: KafkajsDecoder,
+  readPartition: (topic: string, partition: number) => T
+): T[] {
   const results: T[] = []
   const topics = decoder.readInt32()
   for (let t = 0; t < topics; t++) {
@@ -62,7 +72,8 @@ export class PartitionTable<T> {
   }
 
   /** Every value made so far. */
-  * values(): Generator<T> {
-    for (const byPartition of this.byTopic.values()) for (const value of byPartition) if (value !== undefined) yield value
+  *values(): Generator<T> {
+    for (const byPartition of this.byTopic.values())
+      for (const value of byPartition) if (value !== undefined) yield value
   }
 }

@@ -81,7 +81,8 @@ let framingInPlace = false
 function frameInPlace(): void {
   if (framingInPlace) return
   framingInPlace = true
-  const prototype = (Encoder as unknown as { prototype: { writeEncoder(this: EncoderState, value: unknown): unknown } }).prototype
+  const prototype = (Encoder as unknown as { prototype: { writeEncoder(this: EncoderState, value: unknown): unknown } })
+    .prototype
   const writeEncoder = prototype.writeEncoder
   prototype.writeEncoder = function (this: EncoderState, value: unknown): unknown {
     const room = (value as { [FRAMING_ROOM]?: FramingRoom } | null | undefined)?.[FRAMING_ROOM]
@@ -116,19 +117,60 @@ export interface KafkajsBroker {
   nodeId: number
   /** ApiVersions' answer by api key, once connected. */
   versions?: Record<number, { minVersion: number; maxVersion: number }>
-  connectionPool: { send<T>(args: { request: ProtocolRequest; response: ProtocolResponse<T>; requestTimeout?: number }): Promise<T> }
-  initProducerId(args: { transactionalId?: string; transactionTimeout?: number }): Promise<{ producerId: string; producerEpoch: number }>
-  addPartitionsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; topics: Array<{ topic: string; partitions: number[] }> }): Promise<unknown>
-  addOffsetsToTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; groupId: string }): Promise<unknown>
-  offsetCommit(args: { groupId: string; groupGenerationId: number; memberId: string; topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<unknown>
-  endTxn(args: { transactionalId: string; producerId: string; producerEpoch: number; transactionResult: boolean }): Promise<unknown>
+  connectionPool: {
+    send<T>(args: { request: ProtocolRequest; response: ProtocolResponse<T>; requestTimeout?: number }): Promise<T>
+  }
+  initProducerId(args: {
+    transactionalId?: string
+    transactionTimeout?: number
+  }): Promise<{ producerId: string; producerEpoch: number }>
+  addPartitionsToTxn(args: {
+    transactionalId: string
+    producerId: string
+    producerEpoch: number
+    topics: Array<{ topic: string; partitions: number[] }>
+  }): Promise<unknown>
+  addOffsetsToTxn(args: {
+    transactionalId: string
+    producerId: string
+    producerEpoch: number
+    groupId: string
+  }): Promise<unknown>
+  offsetCommit(args: {
+    groupId: string
+    groupGenerationId: number
+    memberId: string
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>
+  }): Promise<unknown>
+  endTxn(args: {
+    transactionalId: string
+    producerId: string
+    producerEpoch: number
+    transactionResult: boolean
+  }): Promise<unknown>
   isConnected(): boolean
 }
 
 /** The classic group calls of a kafkajs broker (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), kafkajs-encoded. */
 export interface KafkajsClassicGroupCalls {
-  joinGroup(args: { groupId: string; sessionTimeout: number; rebalanceTimeout: number; memberId: string; groupProtocols: Array<{ name: string; metadata: Buffer }> }): Promise<{ generationId: number; leaderId: string; memberId: string; members: Array<{ memberId: string; memberMetadata: Buffer }> }>
-  syncGroup(args: { groupId: string; generationId: number; memberId: string; groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }> }): Promise<{ memberAssignment: Buffer }>
+  joinGroup(args: {
+    groupId: string
+    sessionTimeout: number
+    rebalanceTimeout: number
+    memberId: string
+    groupProtocols: Array<{ name: string; metadata: Buffer }>
+  }): Promise<{
+    generationId: number
+    leaderId: string
+    memberId: string
+    members: Array<{ memberId: string; memberMetadata: Buffer }>
+  }>
+  syncGroup(args: {
+    groupId: string
+    generationId: number
+    memberId: string
+    groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }>
+  }): Promise<{ memberAssignment: Buffer }>
   heartbeat(args: { groupId: string; groupGenerationId: number; memberId: string }): Promise<unknown>
   leaveGroup(args: { groupId: string; memberId: string }): Promise<unknown>
 }
@@ -165,7 +207,9 @@ const loggers = require('kafkajs/src/loggers') as {
   LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number }
 }
 
-export type KafkajsLogCreator = (level: number) => (entry: { namespace: string; level: number; label: string; log: Record<string, unknown> }) => void
+export type KafkajsLogCreator = (
+  level: number
+) => (entry: { namespace: string; level: number; label: string; log: Record<string, unknown> }) => void
 
 export const KAFKAJS_LOG_LEVELS = loggers.LEVELS
 export const createKafkajsLogger = loggers.createLogger
@@ -180,7 +224,9 @@ export interface KafkajsRequestQueue {
   scheduleCheckPendingRequests(): void
 }
 
-export const RequestQueue = require('kafkajs/src/network/requestQueue') as new (options: Record<string, unknown>) => KafkajsRequestQueue
+export const RequestQueue = require('kafkajs/src/network/requestQueue') as new (
+  options: Record<string, unknown>
+) => KafkajsRequestQueue
 
 /** kafkajs's CHECK_PENDING_REQUESTS_INTERVAL: how often a queue holding requests looks again once unthrottled. */
 const PENDING_RECHECK_MS = 10
@@ -197,7 +243,9 @@ export function pendingCheckDelayMs(pendingCount: number, throttledUntil: number
   return untilUnthrottled > 0 ? untilUnthrottled : PENDING_RECHECK_MS
 }
 
-RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: KafkajsRequestQueue): void {
+RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(
+  this: KafkajsRequestQueue
+): void {
   if (this.throttleCheckTimeoutId) return
   const delayMs = pendingCheckDelayMs(this.pending.length, this.throttledUntil, Date.now())
   if (delayMs === undefined) return

@@ -46,29 +46,43 @@ export function writeOffsetTopics(w: FlexibleWriter, offsets: readonly OffsetToC
 
 export function decodeOffsetCommitResponse(r: FlexibleReader): PartitionError[] {
   r.int32() // throttle_time_ms
-  const errors = r.compactArray(() => {
-    const topic = r.compactString() ?? ''
-    const partitions = r.compactArray(() => {
-      const partition = r.int32()
-      const errorCode = r.int16()
+  const errors =
+    r.compactArray(() => {
+      const topic = r.compactString() ?? ''
+      const partitions =
+        r.compactArray(() => {
+          const partition = r.int32()
+          const errorCode = r.int16()
+          r.tags()
+          return { topic, partition, errorCode }
+        }) ?? []
       r.tags()
-      return { topic, partition, errorCode }
+      return partitions
     }) ?? []
-    r.tags()
-    return partitions
-  }) ?? []
   r.tags()
   return errors.flat()
 }
 
-export function offsetCommitRequest(args: OffsetCommitArgs): { request: ProtocolRequest; response: ProtocolResponse<PartitionError[]> } {
-  return flexibleRequest(OFFSET_COMMIT_API_KEY, OFFSET_COMMIT_VERSION, 'OffsetCommit', offsetCommitBody(args), decodeOffsetCommitResponse)
+export function offsetCommitRequest(args: OffsetCommitArgs): {
+  request: ProtocolRequest
+  response: ProtocolResponse<PartitionError[]>
+} {
+  return flexibleRequest(
+    OFFSET_COMMIT_API_KEY,
+    OFFSET_COMMIT_VERSION,
+    'OffsetCommit',
+    offsetCommitBody(args),
+    decodeOffsetCommitResponse
+  )
 }
 
 /** The coordinator moved, is loading, or (transactional) still ends the previous transaction: worth another try. */
 const RETRY_COMMIT = new Set<number>([
-  KafkaErrorCode.GROUP_LOAD_IN_PROGRESS, KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP,
-  KafkaErrorCode.CONCURRENT_TRANSACTIONS, KafkaErrorCode.REQUEST_TIMED_OUT
+  KafkaErrorCode.GROUP_LOAD_IN_PROGRESS,
+  KafkaErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
+  KafkaErrorCode.NOT_COORDINATOR_FOR_GROUP,
+  KafkaErrorCode.CONCURRENT_TRANSACTIONS,
+  KafkaErrorCode.REQUEST_TIMED_OUT
 ])
 
 /**
@@ -76,22 +90,34 @@ const RETRY_COMMIT = new Set<number>([
  * epoch is past, the coordinator no longer knows its member id, or a rebalance is taking its partitions.
  */
 const FENCED = new Set<number>([
-  KafkaErrorCode.ILLEGAL_GENERATION, KafkaErrorCode.UNKNOWN_MEMBER_ID, KafkaErrorCode.REBALANCE_IN_PROGRESS,
-  KafkaErrorCode.FENCED_INSTANCE_ID, KafkaErrorCode.FENCED_MEMBER_EPOCH, KafkaErrorCode.STALE_MEMBER_EPOCH
+  KafkaErrorCode.ILLEGAL_GENERATION,
+  KafkaErrorCode.UNKNOWN_MEMBER_ID,
+  KafkaErrorCode.REBALANCE_IN_PROGRESS,
+  KafkaErrorCode.FENCED_INSTANCE_ID,
+  KafkaErrorCode.FENCED_MEMBER_EPOCH,
+  KafkaErrorCode.STALE_MEMBER_EPOCH
 ])
 
 /** A commit the coordinator refused for some partitions: retriable, fenced (GROUP_FENCED), or other. */
 export class CommitRefusedError extends SqueezeError {
-  constructor(errors: readonly PartitionError[], what: string, readonly kafkaCodes: readonly number[] = [...new Set(errors.map((e) => e.errorCode))]) {
+  constructor(
+    errors: readonly PartitionError[],
+    what: string,
+    readonly kafkaCodes: readonly number[] = [...new Set(errors.map((e) => e.errorCode))]
+  ) {
     const first = errors[0]
-    super(kafkaCodes.every((c) => FENCED.has(c)) ? ErrorCodes.GROUP_FENCED : ErrorCodes.GROUP,
+    super(
+      kafkaCodes.every((c) => FENCED.has(c)) ? ErrorCodes.GROUP_FENCED : ErrorCodes.GROUP,
       `${what} refused for ${errors.length} partition(s), e.g. ${first?.topic}-${first?.partition}: ${kafkaCodes.map(describeKafkaError).join('; ')}`,
-      { retriable: kafkaCodes.every((c) => RETRY_COMMIT.has(c)) })
+      { retriable: kafkaCodes.every((c) => RETRY_COMMIT.has(c)) }
+    )
   }
 
   /** Refused for an epoch or generation the member has just left behind: a member still in the group. */
   get staleEpoch(): boolean {
-    return this.kafkaCodes.every((c) => c === KafkaErrorCode.ILLEGAL_GENERATION || c === KafkaErrorCode.STALE_MEMBER_EPOCH)
+    return this.kafkaCodes.every(
+      (c) => c === KafkaErrorCode.ILLEGAL_GENERATION || c === KafkaErrorCode.STALE_MEMBER_EPOCH
+    )
   }
 }
 

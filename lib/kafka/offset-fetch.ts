@@ -31,7 +31,12 @@ export function offsetFetchBody(args: OffsetFetchArgs): Buffer {
   const w = new FlexibleWriter()
   w.compactArray([args], (group) => {
     w.compactString(group.groupId).compactString(group.memberId).int32(group.memberEpoch)
-    w.compactArray([...groupByTopic(group.partitions)], ([topic, entries]) => w.compactString(topic).int32Array(entries.map((e) => e.partition)).tags())
+    w.compactArray([...groupByTopic(group.partitions)], ([topic, entries]) =>
+      w
+        .compactString(topic)
+        .int32Array(entries.map((e) => e.partition))
+        .tags()
+    )
     w.tags()
   })
   // require_stable: wait out offsets still pending in open transactions (an exactly-once copier's commits).
@@ -41,30 +46,43 @@ export function offsetFetchBody(args: OffsetFetchArgs): Buffer {
 
 export function decodeOffsetFetchResponse(r: FlexibleReader): OffsetFetchResult {
   r.int32() // throttle_time_ms
-  const groups = r.compactArray(() => {
-    r.compactString() // group id
-    const offsets = (r.compactArray(() => {
-      const topic = r.compactString() ?? ''
-      const partitions = r.compactArray(() => {
-        const partition = r.int32()
-        const offset = r.int64()
-        r.int32() // committed_leader_epoch
-        r.compactString() // metadata
-        const errorCode = r.int16()
-        r.tags()
-        return { topic, partition, offset, errorCode }
-      }) ?? []
+  const groups =
+    r.compactArray(() => {
+      r.compactString() // group id
+      const offsets = (
+        r.compactArray(() => {
+          const topic = r.compactString() ?? ''
+          const partitions =
+            r.compactArray(() => {
+              const partition = r.int32()
+              const offset = r.int64()
+              r.int32() // committed_leader_epoch
+              r.compactString() // metadata
+              const errorCode = r.int16()
+              r.tags()
+              return { topic, partition, offset, errorCode }
+            }) ?? []
+          r.tags()
+          return partitions
+        }) ?? []
+      ).flat()
+      const errorCode = r.int16()
       r.tags()
-      return partitions
-    }) ?? []).flat()
-    const errorCode = r.int16()
-    r.tags()
-    return { errorCode, offsets }
-  }) ?? []
+      return { errorCode, offsets }
+    }) ?? []
   r.tags()
   return groups[0] ?? { errorCode: 0, offsets: [] }
 }
 
-export function offsetFetchRequest(args: OffsetFetchArgs): { request: ProtocolRequest; response: ProtocolResponse<OffsetFetchResult> } {
-  return flexibleRequest(OFFSET_FETCH_API_KEY, OFFSET_FETCH_VERSION, 'OffsetFetch', offsetFetchBody(args), decodeOffsetFetchResponse)
+export function offsetFetchRequest(args: OffsetFetchArgs): {
+  request: ProtocolRequest
+  response: ProtocolResponse<OffsetFetchResult>
+} {
+  return flexibleRequest(
+    OFFSET_FETCH_API_KEY,
+    OFFSET_FETCH_VERSION,
+    'OffsetFetch',
+    offsetFetchBody(args),
+    decodeOffsetFetchResponse
+  )
 }

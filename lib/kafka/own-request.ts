@@ -17,7 +17,10 @@ export interface ApiVersion {
  * the response body to `decode`; there is no separate parse step. A response is expected unless `expectResponse`
  * says otherwise (a Produce with acks 0).
  */
-export function ownRequest<T>(api: ApiVersion, body: { encode(): KafkajsEncoder | EncodedPayload; decode(raw: Buffer): T; expectResponse?: () => boolean }): OwnRequest<T> {
+export function ownRequest<T>(
+  api: ApiVersion,
+  body: { encode(): KafkajsEncoder | EncodedPayload; decode(raw: Buffer): T; expectResponse?: () => boolean }
+): OwnRequest<T> {
   return {
     request: { ...api, expectResponse: body.expectResponse ?? (() => true), encode: async () => body.encode() },
     response: { decode: async (raw) => body.decode(raw), parse: async (decoded) => decoded }

@@ -34,11 +34,17 @@ export function produceRequest(args: {
   allocate?: (size: number) => Buffer
 }): OwnRequest<PartitionProduceResult[]> {
   const byTopic = groupByTopic(args.batches)
-  return ownRequest({ apiKey: PRODUCE_API_KEY, apiVersion: PRODUCE_VERSION, apiName: 'Produce' }, {
-    expectResponse: () => args.acks !== 0,
-    encode: () => encodedPayloadWithRoom(produceBody(args.transactionalId, args.acks, args.timeoutMs, byTopic, args.allocate ?? Buffer.allocUnsafe)),
-    decode: decodeProduceResponse
-  })
+  return ownRequest(
+    { apiKey: PRODUCE_API_KEY, apiVersion: PRODUCE_VERSION, apiName: 'Produce' },
+    {
+      expectResponse: () => args.acks !== 0,
+      encode: () =>
+        encodedPayloadWithRoom(
+          produceBody(args.transactionalId, args.acks, args.timeoutMs, byTopic, args.allocate ?? Buffer.allocUnsafe)
+        ),
+      decode: decodeProduceResponse
+    }
+  )
 }
 
 /**
@@ -54,13 +60,14 @@ export class RequestBufferPool {
   /** `size` bytes from a free buffer at least that large, else a new one (with room to grow, for the next request). */
   take(size: number): Buffer {
     const at = this.free.findIndex((b) => b.length >= size)
-    const whole = at === -1 ? Buffer.allocUnsafeSlow(size + (size >>> 3)) : this.free.splice(at, 1)[0] as Buffer
+    const whole = at === -1 ? Buffer.allocUnsafeSlow(size + (size >>> 3)) : (this.free.splice(at, 1)[0] as Buffer)
     return whole.subarray(0, size)
   }
 
   /** Gives back what take() returned, once nothing reads it any more. */
   give(buffer: Buffer): void {
-    if (this.free.length < this.keep) this.free.push(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.buffer.byteLength - buffer.byteOffset))
+    if (this.free.length < this.keep)
+      this.free.push(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.buffer.byteLength - buffer.byteOffset))
   }
 }
 
@@ -68,7 +75,13 @@ export class RequestBufferPool {
  * Produce v7's body in one buffer, after room for kafkajs's framing (see encodedPayloadWithRoom); batches go in
  * with TypedArray.set, the fastest copy there is. A buffer per request: the framing writes into it.
  */
-function produceBody(transactionalId: string | null, acks: number, timeoutMs: number, byTopic: ReadonlyMap<string, readonly PartitionBatch[]>, allocate: (size: number) => Buffer): Buffer {
+function produceBody(
+  transactionalId: string | null,
+  acks: number,
+  timeoutMs: number,
+  byTopic: ReadonlyMap<string, readonly PartitionBatch[]>,
+  allocate: (size: number) => Buffer
+): Buffer {
   const txn = transactionalId === null ? null : Buffer.from(transactionalId, 'utf8')
   let size = 2 + (txn?.length ?? 0) + 2 + 4 + 4
   for (const [topic, entries] of byTopic) {
@@ -110,4 +123,3 @@ function decodeProduceResponse(raw: Buffer): PartitionProduceResult[] {
     return { topic, partition, errorCode, baseOffset }
   })
 }
-

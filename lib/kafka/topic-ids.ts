@@ -31,30 +31,35 @@ export function decodeTopicMetadata(r: FlexibleReader): TopicIdentity[] {
   })
   r.compactString() // cluster id
   r.int32() // controller id
-  const topics = r.compactArray(() => {
-    const errorCode = r.int16()
-    const name = r.compactString() ?? ''
-    const topicId = r.uuid()
-    r.bool() // is_internal
-    const partitions = r.compactArray(() => {
-      r.int16() // error code
-      r.int32() // partition index
-      r.int32() // leader
-      r.int32() // leader epoch
-      r.int32Array() // replicas
-      r.int32Array() // isr
-      r.int32Array() // offline replicas
+  const topics =
+    r.compactArray(() => {
+      const errorCode = r.int16()
+      const name = r.compactString() ?? ''
+      const topicId = r.uuid()
+      r.bool() // is_internal
+      const partitions =
+        r.compactArray(() => {
+          r.int16() // error code
+          r.int32() // partition index
+          r.int32() // leader
+          r.int32() // leader epoch
+          r.int32Array() // replicas
+          r.int32Array() // isr
+          r.int32Array() // offline replicas
+          r.tags()
+        }) ?? []
+      r.int32() // topic_authorized_operations
       r.tags()
+      return { name, topicId, errorCode, partitions: partitions.length }
     }) ?? []
-    r.int32() // topic_authorized_operations
-    r.tags()
-    return { name, topicId, errorCode, partitions: partitions.length }
-  }) ?? []
   r.tags()
   return topics
 }
 
 /** A Metadata request for the topics' ids: the new consumer protocol names partitions by topic id. */
-export function topicMetadataRequest(topics: readonly string[]): { request: ProtocolRequest; response: ProtocolResponse<TopicIdentity[]> } {
+export function topicMetadataRequest(topics: readonly string[]): {
+  request: ProtocolRequest
+  response: ProtocolResponse<TopicIdentity[]>
+} {
   return flexibleRequest(METADATA_API_KEY, METADATA_VERSION, 'Metadata', topicMetadataBody(topics), decodeTopicMetadata)
 }

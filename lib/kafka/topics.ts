@@ -13,15 +13,36 @@ export const BROKER_DEFAULT_REPLICATION_FACTOR = -1
  * Creates `topic` if it is missing, with compression.type=producer so the broker keeps each producer's batches
  * as sent (any other value makes the broker recompress, and the comparison would measure the broker's codec).
  */
-export async function ensureTopic(admin: Admin, topic: string, partitions: number, replicationFactor = BROKER_DEFAULT_REPLICATION_FACTOR): Promise<'created' | 'exists'> {
+export async function ensureTopic(
+  admin: Admin,
+  topic: string,
+  partitions: number,
+  replicationFactor = BROKER_DEFAULT_REPLICATION_FACTOR
+): Promise<'created' | 'exists'> {
   const existing = await admin.listTopics()
   if (existing.includes(topic)) return 'exists'
   try {
-    await createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'compression.type', value: 'producer' }] }])
+    await createTopicsAndWait(admin, [
+      {
+        topic,
+        numPartitions: partitions,
+        replicationFactor,
+        configEntries: [{ name: 'compression.type', value: 'producer' }]
+      }
+    ])
   } catch (err) {
     const refusal = createTopicsRefusal(err)
-    if (refusal !== undefined) throw new SqueezeError(ErrorCodes.TOPIC_REFUSED, `cannot create topic ${topic}: ${describeCreateTopicsError(err)}; create it yourself or pass settings the cluster accepts (--replication-factor, --create-partitions)`, { cause: refusal })
-    throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot create topic ${topic}: ${describeCreateTopicsError(err)}`, { cause: err })
+    if (refusal !== undefined)
+      throw new SqueezeError(
+        ErrorCodes.TOPIC_REFUSED,
+        `cannot create topic ${topic}: ${describeCreateTopicsError(err)}; create it yourself or pass settings the cluster accepts (--replication-factor, --create-partitions)`,
+        { cause: refusal }
+      )
+    throw new SqueezeError(
+      ErrorCodes.PRODUCE_FAILED,
+      `cannot create topic ${topic}: ${describeCreateTopicsError(err)}`,
+      { cause: err }
+    )
   }
   return 'created'
 }
@@ -31,13 +52,21 @@ export async function ensureTopic(admin: Admin, topic: string, partitions: numbe
  * authorization, a replication factor the cluster cannot meet), else undefined (a timeout, a moving controller).
  */
 function createTopicsRefusal(err: unknown): unknown {
-  const inner = typeof err === 'object' && err !== null && 'errors' in err && Array.isArray(err.errors) ? (err.errors as unknown[]) : [err]
-  return inner.find((e) => typeof e === 'object' && e !== null && 'retriable' in e && e.retriable === false && 'type' in e)
+  const inner =
+    typeof err === 'object' && err !== null && 'errors' in err && Array.isArray(err.errors)
+      ? (err.errors as unknown[])
+      : [err]
+  return inner.find(
+    (e) => typeof e === 'object' && e !== null && 'retriable' in e && e.retriable === false && 'type' in e
+  )
 }
 
 /** kafkajs says only "Topic creation errors"; the per-topic errors inside say why (INVALID_REPLICATION_FACTOR…). */
 export function describeCreateTopicsError(err: unknown): string {
-  const inner = typeof err === 'object' && err !== null && 'errors' in err && Array.isArray(err.errors) ? (err.errors as unknown[]) : []
+  const inner =
+    typeof err === 'object' && err !== null && 'errors' in err && Array.isArray(err.errors)
+      ? (err.errors as unknown[])
+      : []
   if (inner.length === 0) return errorMessage(err)
   return inner.map((e) => `${errorCode(e)}: ${errorMessage(e)}`).join('; ')
 }
@@ -50,14 +79,24 @@ export function describeCreateTopicsError(err: unknown): string {
  * before); a refusal (policy, ACL, replication factor) is not retriable and fails at once.
  */
 export async function createTopicsAndWait(admin: Admin, topics: ITopicConfig[]): Promise<void> {
-  await retry(() => admin.createTopics({ waitForLeaders: false, topics }), { retries: 5, initialDelayMs: 100, maxDelayMs: 1000 })
+  await retry(() => admin.createTopics({ waitForLeaders: false, topics }), {
+    retries: 5,
+    initialDelayMs: 100,
+    maxDelayMs: 1000
+  })
   const names = topics.map((t) => t.topic)
-  await retry(async () => {
-    const { topics: metadata } = await admin.fetchTopicMetadata({ topics: names })
-    const ready = names.every((name) => {
-      const partitions = metadata.find((t) => t.name === name)?.partitions ?? []
-      return partitions.length > 0 && partitions.every((p) => p.leader >= 0)
-    })
-    if (!ready) throw new SqueezeError(ErrorCodes.TIMEOUT, `topics ${names.join(', ')} have no leaders yet`, { retriable: true })
-  }, { retries: 30, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: () => true })
+  await retry(
+    async () => {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics: names })
+      const ready = names.every((name) => {
+        const partitions = metadata.find((t) => t.name === name)?.partitions ?? []
+        return partitions.length > 0 && partitions.every((p) => p.leader >= 0)
+      })
+      if (!ready)
+        throw new SqueezeError(ErrorCodes.TIMEOUT, `topics ${names.join(', ')} have no leaders yet`, {
+          retriable: true
+        })
+    },
+    { retries: 30, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: () => true }
+  )
 }

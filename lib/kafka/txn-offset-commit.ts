@@ -1,6 +1,11 @@
 import { FlexibleWriter, flexibleRequest } from './flexible.js'
 import type { ProtocolRequest, ProtocolResponse } from './kafkajs-internals.js'
-import { decodeOffsetCommitResponse, writeOffsetTopics, type OffsetToCommit, type PartitionError } from './offset-commit.js'
+import {
+  decodeOffsetCommitResponse,
+  writeOffsetTopics,
+  type OffsetToCommit,
+  type PartitionError
+} from './offset-commit.js'
 
 const TXN_OFFSET_COMMIT_API_KEY = 28
 // v3 (KIP-447, Kafka 2.5+): the commit carries the consumer's group generation (member epoch) and member id, so
@@ -28,11 +33,22 @@ export interface TxnOffsetCommitArgs {
 export function txnOffsetCommitBody(args: TxnOffsetCommitArgs): Buffer {
   const w = new FlexibleWriter()
   w.compactString(args.transactionalId).compactString(args.groupId).int64(args.producerId).int16(args.producerEpoch)
-  w.int32(args.member?.generationId ?? -1).compactString(args.member?.memberId ?? '').compactString(args.member?.groupInstanceId ?? null)
+  w.int32(args.member?.generationId ?? -1)
+    .compactString(args.member?.memberId ?? '')
+    .compactString(args.member?.groupInstanceId ?? null)
   return writeOffsetTopics(w, args.offsets).tags().build()
 }
 
 /** The response has OffsetCommit's layout: per partition, its error code. */
-export function txnOffsetCommitRequest(args: TxnOffsetCommitArgs): { request: ProtocolRequest; response: ProtocolResponse<PartitionError[]> } {
-  return flexibleRequest(TXN_OFFSET_COMMIT_API_KEY, TXN_OFFSET_COMMIT_VERSION, 'TxnOffsetCommit', txnOffsetCommitBody(args), decodeOffsetCommitResponse)
+export function txnOffsetCommitRequest(args: TxnOffsetCommitArgs): {
+  request: ProtocolRequest
+  response: ProtocolResponse<PartitionError[]>
+} {
+  return flexibleRequest(
+    TXN_OFFSET_COMMIT_API_KEY,
+    TXN_OFFSET_COMMIT_VERSION,
+    'TxnOffsetCommit',
+    txnOffsetCommitBody(args),
+    decodeOffsetCommitResponse
+  )
 }

@@ -17,7 +17,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? 'info',
       base: { pid: process.pid },
       // Credentials must never reach a log line, wherever a careless caller puts them.
-      redact: { paths: ['password', '*.password', 'sasl.password', '*.sasl.password', 'ssl.key', '*.ssl.key'], censor: '[redacted]' }
+      redact: {
+        paths: ['password', '*.password', 'sasl.password', '*.sasl.password', 'ssl.key', '*.ssl.key'],
+        censor: '[redacted]'
+      }
     },
     pino.destination({ fd: options.fd ?? 2, sync: true })
   )

@@ -10,9 +10,24 @@ export interface CopierMetrics extends GroupMetricsSink {
 
 /** Per-target figures come from the copier's producer metrics (labelled by destination topic, codec, level). */
 export function createCopierMetrics(registry: Registry): CopierMetrics {
-  const records = new Counter({ name: 'squeeze_copier_source_records_total', help: 'Source records copied to every target', labelNames: ['topic'], registers: [registry] })
-  const lag = new Gauge({ name: 'squeeze_copier_lag_records', help: 'Source records not yet copied (last stable offset minus position), per partition this copier owns', labelNames: ['topic', 'partition'], registers: [registry] })
-  const refused = new Counter({ name: 'squeeze_copier_records_refused_total', help: 'Copies a destination refused (too large for it, invalid), skipped or dead-lettered', labelNames: ['destination', 'code'], registers: [registry] })
+  const records = new Counter({
+    name: 'squeeze_copier_source_records_total',
+    help: 'Source records copied to every target',
+    labelNames: ['topic'],
+    registers: [registry]
+  })
+  const lag = new Gauge({
+    name: 'squeeze_copier_lag_records',
+    help: 'Source records not yet copied (last stable offset minus position), per partition this copier owns',
+    labelNames: ['topic', 'partition'],
+    registers: [registry]
+  })
+  const refused = new Counter({
+    name: 'squeeze_copier_records_refused_total',
+    help: 'Copies a destination refused (too large for it, invalid), skipped or dead-lettered',
+    labelNames: ['destination', 'code'],
+    registers: [registry]
+  })
   return {
     sourceRecords: (topic, n) => records.inc({ topic }, n),
     lag: (topic, partition, n) => lag.set({ topic, partition: String(partition) }, n),

@@ -34,7 +34,10 @@ export interface HttpLimits {
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
-  headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5000, maxConnections: 32
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 15_000,
+  keepAliveTimeoutMs: 5000,
+  maxConnections: 32
 }
 
 /** Serves /metrics, /healthz and /readyz; port 0 picks a free port. */
@@ -65,9 +68,12 @@ export async function startMetricsServer(
       return
     }
     if (path === '/healthz' || path === '/readyz') {
-      const ok = options.health === undefined ? true : path === '/healthz' ? options.health.live() : options.health.ready()
-      const why = path === '/readyz' ? options.health?.notReadyReason?.() ?? 'not ready'
-        : options.health?.notLiveReason?.() ?? 'not live'
+      const ok =
+        options.health === undefined ? true : path === '/healthz' ? options.health.live() : options.health.ready()
+      const why =
+        path === '/readyz'
+          ? (options.health?.notReadyReason?.() ?? 'not ready')
+          : (options.health?.notLiveReason?.() ?? 'not live')
       answer(res, ok ? 200 : 503, { 'content-type': 'text/plain' }, ok ? 'ok\n' : `${why}\n`)
       return
     }

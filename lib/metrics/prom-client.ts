@@ -20,5 +20,5 @@ export type Histogram<T extends string = string> = PromClient.Histogram<T>
 
 /** Node's process metrics (CPU, memory, event loop lag, GC); loaded on first use. */
 export function collectDefaultMetrics(config: Parameters<typeof PromClient.collectDefaultMetrics>[0]): void {
-  (require('prom-client/lib/defaultMetrics') as typeof PromClient.collectDefaultMetrics)(config)
+  ;(require('prom-client/lib/defaultMetrics') as typeof PromClient.collectDefaultMetrics)(config)
 }

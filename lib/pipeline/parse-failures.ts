@@ -23,7 +23,11 @@ export class ParseFailureLog {
   #reported = 0
   #lastReportMs: number
 
-  constructor(private readonly log: Logger, private readonly context: Readonly<Record<string, unknown>>, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly log: Logger,
+    private readonly context: Readonly<Record<string, unknown>>,
+    private readonly now: () => number = Date.now
+  ) {
     this.#lastReportMs = now()
   }
 
@@ -34,7 +38,11 @@ export class ParseFailureLog {
   add(lineNumber: number, text: string, err: unknown): void {
     this.#count++
     if (this.examples.length < EXAMPLES) {
-      this.examples.push({ line: lineNumber, reason: errorMessage(err), text: text.length > EXAMPLE_CHARS ? `${text.slice(0, EXAMPLE_CHARS)}...` : text })
+      this.examples.push({
+        line: lineNumber,
+        reason: errorMessage(err),
+        text: text.length > EXAMPLE_CHARS ? `${text.slice(0, EXAMPLE_CHARS)}...` : text
+      })
     }
   }
 
@@ -45,6 +53,9 @@ export class ParseFailureLog {
     if (!force && now - this.#lastReportMs < REPORT_EVERY_MS) return
     this.#reported = this.#count
     this.#lastReportMs = now
-    this.log.warn({ ...this.context, parseErrors: this.#count, linesRead, examples: this.examples }, `${this.#count} of ${linesRead} lines did not parse`)
+    this.log.warn(
+      { ...this.context, parseErrors: this.#count, linesRead, examples: this.examples },
+      `${this.#count} of ${linesRead} lines did not parse`
+    )
   }
 }

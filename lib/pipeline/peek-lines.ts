@@ -4,7 +4,10 @@ import type { SourceItem } from '../sources/source.js'
  * The first `max` lines of a stream (fewer if it ends first), and the stream again from its start: the peeked
  * items are replayed before the rest, so nothing read for a look is lost.
  */
-export async function peekLines(items: AsyncIterable<SourceItem>, max: number): Promise<{ lines: string[]; items: AsyncIterable<SourceItem> }> {
+export async function peekLines(
+  items: AsyncIterable<SourceItem>,
+  max: number
+): Promise<{ lines: string[]; items: AsyncIterable<SourceItem> }> {
   const iterator = items[Symbol.asyncIterator]()
   const head: SourceItem[] = []
   const lines: string[] = []

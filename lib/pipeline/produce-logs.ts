@@ -48,16 +48,26 @@ export interface ProduceLogsArgs {
 
 /** Source -> format -> producer. Bad lines are counted and handled by policy; nothing stops the stream. */
 export async function produceLogs(given: ProduceLogsArgs): Promise<ProduceLogsSummary> {
-  const failures = new ParseFailureLog(given.log, { ...(given.format === null ? {} : { kind: given.format.kind }), policy: given.onParseError })
+  const failures = new ParseFailureLog(given.log, {
+    ...(given.format === null ? {} : { kind: given.format.kind }),
+    policy: given.onParseError
+  })
   const args: Run = { ...given, failures }
-  const summary: ProduceLogsSummary = { itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0, parseErrorExamples: failures.examples }
+  const summary: ProduceLogsSummary = {
+    itemsRead: 0,
+    recordsSent: 0,
+    parseErrors: 0,
+    sentRaw: 0,
+    rejected: 0,
+    parseErrorExamples: failures.examples
+  }
   const progressEvery = args.progressEvery ?? 10000
   const records: ProducerRecord[] = []
   /** The item number of each record, for the log line of one the producer refuses. */
   const itemOf: number[] = []
   const sink = args.format?.writeLine === undefined ? null : sinkFor(args.producer, args.topic)
   let ready = args.ready === undefined
-  const bytesFormat = args.format?.writeLineBytes === undefined ? null : args.format as BytesFormat
+  const bytesFormat = args.format?.writeLineBytes === undefined ? null : (args.format as BytesFormat)
   for await (const read of args.source) {
     if (args.signal?.aborted === true) break
     const before = summary.itemsRead
@@ -112,7 +122,12 @@ export type RecordArgs = Pick<ProduceLogsArgs, 'topic' | 'format' | 'onParseErro
 /** The record for one item, or undefined for a line the policy skips. */
 export function toRecord(item: SourceItem, args: RecordArgs, summary: ProduceLogsSummary): ProducerRecord | undefined {
   if (item.kind === 'record') {
-    return { topic: args.topic, key: item.key, value: item.value, ...(item.timestampMs === undefined ? {} : { timestamp: item.timestampMs }) }
+    return {
+      topic: args.topic,
+      key: item.key,
+      value: item.value,
+      ...(item.timestampMs === undefined ? {} : { timestamp: item.timestampMs })
+    }
   }
   if (args.format === null) return { topic: args.topic, key: null, value: item.bytes ?? Buffer.from(item.line) }
   try {
@@ -131,7 +146,10 @@ export function toRecord(item: SourceItem, args: RecordArgs, summary: ProduceLog
 /** A line that does not parse: counted and kept for the summary log, then skipped (undefined) or its raw text's
  * record, by policy. */
 function parseFailed(
-  line: string, err: unknown, args: RecordArgs, summary: ProduceLogsSummary
+  line: string,
+  err: unknown,
+  args: RecordArgs,
+  summary: ProduceLogsSummary
 ): ProducerRecord | undefined {
   summary.parseErrors++
   args.failures.add(summary.itemsRead, line, err)
@@ -153,9 +171,15 @@ function sinkFor(producer: Producer, topic: string): WrittenValueSink {
  * (LogFormat.writeLineBytes), in order: writeItems without a string per line. A line that does not parse is decoded
  * for the log and the raw policy, as writeItems has it.
  */
-async function writeLineChunk(chunk: LineChunk, format: BytesFormat, sink: WrittenValueSink, args: Run, summary: ProduceLogsSummary): Promise<void> {
+async function writeLineChunk(
+  chunk: LineChunk,
+  format: BytesFormat,
+  sink: WrittenValueSink,
+  args: Run,
+  summary: ProduceLogsSummary
+): Promise<void> {
   const { bytes, end } = chunk
-  for (let start = 0; ; ) {
+  for (let start = 0; ;) {
     const newline = lineEnd(bytes, start, end)
     const stop = textEnd(bytes, start, newline)
     summary.itemsRead++
@@ -167,7 +191,7 @@ async function writeLineChunk(chunk: LineChunk, format: BytesFormat, sink: Writt
       pending = raw === undefined ? null : args.producer.send(raw)
     }
     // Awaited only where the producer returned a promise: no promise per line.
-    if (pending === undefined || (pending !== null && await accepted(pending, args, summary))) summary.recordsSent++
+    if (pending === undefined || (pending !== null && (await accepted(pending, args, summary)))) summary.recordsSent++
     if (newline === end) return
     start = newline + 1
   }
@@ -194,7 +218,12 @@ async function accepted(pending: Promise<void>, args: ProduceLogsArgs, summary: 
  * text would not re-encode to (not valid UTF-8) is checked and sent as those bytes. A promise is awaited only
  * where the producer returns one (buffer.memory full, metadata to load, a record too large).
  */
-async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: Run, summary: ProduceLogsSummary): Promise<void> {
+async function writeItems(
+  items: SourceBatch,
+  sink: WrittenValueSink,
+  args: Run,
+  summary: ProduceLogsSummary
+): Promise<void> {
   const format = args.format as LogFormat & Required<Pick<LogFormat, 'writeLine'>>
   for (const item of items) {
     summary.itemsRead++
@@ -212,7 +241,7 @@ async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: Run,
         pending = args.producer.send(raw)
       }
     }
-    if (pending === undefined || await accepted(pending, args, summary)) summary.recordsSent++
+    if (pending === undefined || (await accepted(pending, args, summary))) summary.recordsSent++
   }
 }
 
@@ -221,7 +250,9 @@ async function writeItems(items: SourceBatch, sink: WrittenValueSink, args: Run,
  * go on: sendMany accepted the ones before it, which the producer's accepted count tells.
  */
 export async function sendAll(
-  records: readonly ProducerRecord[], itemOf: readonly number[], args: Pick<ProduceLogsArgs, 'producer' | 'log'>,
+  records: readonly ProducerRecord[],
+  itemOf: readonly number[],
+  args: Pick<ProduceLogsArgs, 'producer' | 'log'>,
   summary: ProduceLogsSummary
 ): Promise<void> {
   let from = 0

@@ -54,24 +54,36 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
   // One log of lines that do not parse for the whole set: a count with examples, not a line each.
   const failures = new ParseFailureLog(args.log, { policy: args.onParseError })
   const summary: ProduceLogsSummary = {
-    itemsRead: 0, recordsSent: 0, parseErrors: 0, sentRaw: 0, rejected: 0, parseErrorExamples: failures.examples
+    itemsRead: 0,
+    recordsSent: 0,
+    parseErrors: 0,
+    sentRaw: 0,
+    rejected: 0,
+    parseErrorExamples: failures.examples
   }
   const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
   const exclusive = mutex()
   const committed = { json: '' }
-  const checkpoint = args.transactional === undefined
-    ? checkpointer(args, handed)
-    : () => exclusive(() => commitPositions(args, handed, committed))
+  const checkpoint =
+    args.transactional === undefined
+      ? checkpointer(args, handed)
+      : () => exclusive(() => commitPositions(args, handed, committed))
   let failure: (err: unknown) => void = () => undefined
-  const failed = new Promise<never>((_resolve, reject) => { failure = reject })
+  const failed = new Promise<never>((_resolve, reject) => {
+    failure = reject
+  })
   failed.catch(() => undefined)
   let running: Promise<void> | null = null
   const tick = (): void => {
-    running ??= checkpoint().catch((err: unknown) => {
-      args.log.error({ err: errorMessage(err) }, 'saving read positions failed')
-      // Inside a transaction a failed commit ends the run: a restart resumes from the last committed positions.
-      if (args.transactional !== undefined) failure(err)
-    }).finally(() => { running = null })
+    running ??= checkpoint()
+      .catch((err: unknown) => {
+        args.log.error({ err: errorMessage(err) }, 'saving read positions failed')
+        // Inside a transaction a failed commit ends the run: a restart resumes from the last committed positions.
+        if (args.transactional !== undefined) failure(err)
+      })
+      .finally(() => {
+        running = null
+      })
   }
   await args.ready
   if (args.transactional !== undefined) args.producer.beginTransaction()
@@ -114,7 +126,9 @@ function mutex(): <T>(run: () => Promise<T>) => Promise<T> {
 
 /** Exactly once: the positions go into the open transaction, which commits; the next one begins. */
 async function commitPositions(
-  args: ShipFilesArgs, handed: Map<string, FilePosition>, committed: { json: string }
+  args: ShipFilesArgs,
+  handed: Map<string, FilePosition>,
+  committed: { json: string }
 ): Promise<void> {
   const transactional = args.transactional as NonNullable<ShipFilesArgs['transactional']>
   void updateFileMetrics(args)
@@ -131,7 +145,10 @@ async function commitPositions(
 
 /** The records of a batch's lines, each with the headers that say where it came from. */
 async function sendBatch(
-  batch: FileBatch, args: ShipFilesArgs, failures: ParseFailureLog, summary: ProduceLogsSummary
+  batch: FileBatch,
+  args: ShipFilesArgs,
+  failures: ParseFailureLog,
+  summary: ProduceLogsSummary
 ): Promise<void> {
   const { topic, onParseError, log } = args
   const recordArgs = { topic, format: args.formatFor(batch.kind), onParseError, log, failures }

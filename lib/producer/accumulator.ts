@@ -37,7 +37,10 @@ export interface AccumulatorDeps {
   readonly compressionWorkerUrl?: URL
 }
 
-type AccumulatorConfig = Pick<ProducerConfig, 'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads' | 'adaptiveLevel' | 'codec' | 'topicCodecs'> &
+type AccumulatorConfig = Pick<
+  ProducerConfig,
+  'lingerMs' | 'batchSizeBytes' | 'bufferMemoryBytes' | 'compressionThreads' | 'adaptiveLevel' | 'codec' | 'topicCodecs'
+> &
   Partial<Pick<ProducerConfig, 'compressionInlineSeconds'>>
 
 /**
@@ -73,8 +76,14 @@ export class RecordAccumulator {
     const batchesInMemory = Math.floor(config.bufferMemoryBytes / config.batchSizeBytes)
     // An adaptive level reads the threads' load from its first batch on: their start is not put off.
     const adaptive = [config.codec, ...Object.values(config.topicCodecs ?? {})].some(isAdaptive)
-    const inlineSeconds = adaptive ? 0 : config.compressionInlineSeconds ?? 0
-    this.sealer = createBatchSealer(config.compressionThreads, deps.log, deps.compressionWorkerUrl, Math.max(SPARE_BUFFERS, batchesInMemory), inlineSeconds)
+    const inlineSeconds = adaptive ? 0 : (config.compressionInlineSeconds ?? 0)
+    this.sealer = createBatchSealer(
+      config.compressionThreads,
+      deps.log,
+      deps.compressionWorkerUrl,
+      Math.max(SPARE_BUFFERS, batchesInMemory),
+      inlineSeconds
+    )
     this.levels = new BatchLevels(config, codecs, { ...deps, threadsLeft: () => this.sealer.threadsLeft() })
     this.sticky = new StickyPartitioner(deps.random)
   }
@@ -144,7 +153,13 @@ export class RecordAccumulator {
   }
 
   /** append() of a keyless record whose value `write` puts straight into the batch (RecordBatchBuilder.tryAppendWritten). */
-  appendWritten<T>(queue: PartitionQueue, maxValueBytes: number, write: ValueWriter<T>, arg: T, timestamp: number): boolean {
+  appendWritten<T>(
+    queue: PartitionQueue,
+    maxValueBytes: number,
+    write: ValueWriter<T>,
+    arg: T,
+    timestamp: number
+  ): boolean {
     const builder = queue.open ?? this.tryOpenBuilder(queue)
     if (builder === null) return false
     if (builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)) return this.accepted(queue, builder)
@@ -238,16 +253,22 @@ export class RecordAccumulator {
       // Metadata of a topic created a moment ago may not have reached every broker yet (retriable).
       await retry(() => this.deps.cluster.addTargetTopic(topic), { retries: 5, initialDelayMs: 100, maxDelayMs: 1000 })
     } catch (err) {
-      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot load metadata for topic ${topic}: ${errorMessage(err)}`, { cause: err, retriable: true })
+      throw new SqueezeError(
+        ErrorCodes.PRODUCE_FAILED,
+        `cannot load metadata for topic ${topic}: ${errorMessage(err)}`,
+        { cause: err, retriable: true }
+      )
     }
     const count = this.deps.cluster.findTopicPartitionMetadata(topic).length
     if (count === 0) {
-      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, `topic ${topic} does not exist; create it first (squeeze does not rely on auto-creation)`)
+      throw new SqueezeError(
+        ErrorCodes.PRODUCE_FAILED,
+        `topic ${topic} does not exist; create it first (squeeze does not rely on auto-creation)`
+      )
     }
     this.partitionCounts.set(topic, count)
     return count
   }
-
 
   private tryOpenBuilder(queue: PartitionQueue): RecordBatchBuilder | null {
     if (queue.open !== null) return queue.open
@@ -285,7 +306,15 @@ export class RecordAccumulator {
     this.sealer.seal(batch, spec, (result, timing) => {
       this.levels.sealed(queue.topic, spec, recordsBytes, pending.closedAt, this.reserved, result, timing)
       if (result instanceof Error) {
-        this.events.sealFailed(queue, pending, new SqueezeError(ErrorCodes.PRODUCE_FAILED, `cannot compress a batch of ${pending.records} records for ${queue.topic}-${queue.partition}: ${result.message}`, { cause: result }))
+        this.events.sealFailed(
+          queue,
+          pending,
+          new SqueezeError(
+            ErrorCodes.PRODUCE_FAILED,
+            `cannot compress a batch of ${pending.records} records for ${queue.topic}-${queue.partition}: ${result.message}`,
+            { cause: result }
+          )
+        )
         return
       }
       pending.sealed = result
@@ -299,6 +328,9 @@ export class RecordAccumulator {
 
 function checkPartition(topic: string, partition: number, partitions: number): void {
   if (!Number.isInteger(partition) || partition < 0 || partition >= partitions) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `partition ${partition} does not exist in ${topic} (${partitions} partitions)`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `partition ${partition} does not exist in ${topic} (${partitions} partitions)`
+    )
   }
 }

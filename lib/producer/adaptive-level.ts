@@ -109,7 +109,11 @@ export class AdaptiveLevel {
     this.max = range.max
     this.clock = options.clock
     const budget = options.cpuBudgetSecondsPerGiB
-    if (budget !== undefined && !(budget > 0)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `squeeze.compression.cpu.budget must be above 0 CPU seconds per GiB, got ${budget}`)
+    if (budget !== undefined && !(budget > 0))
+      throw new SqueezeError(
+        ErrorCodes.CONFIG_INVALID,
+        `squeeze.compression.cpu.budget must be above 0 CPU seconds per GiB, got ${budget}`
+      )
     this.budgetPerByte = budget === undefined ? null : budget / 2 ** 30
     const start = clamp(LEVEL_RANGES[spec.codec]?.default ?? range.min, range.min, range.max)
     // With a budget, pressure only ever lowers the level from the top; the budget decides where it sits.
@@ -137,12 +141,19 @@ export class AdaptiveLevel {
   observe(signals: LevelSignals): LevelDecision | null {
     const now = this.clock.now()
     if (signals.sealed !== undefined) this.measure(signals.sealed.level, signals.sealed.compressSecondsPerByte, now)
-    if (signals.idleFraction !== undefined) this.idle = this.idle === undefined ? signals.idleFraction : this.idle + SMOOTHING * (signals.idleFraction - this.idle)
+    if (signals.idleFraction !== undefined)
+      this.idle =
+        this.idle === undefined ? signals.idleFraction : this.idle + SMOOTHING * (signals.idleFraction - this.idle)
     const pressure = this.pressure(signals, now)
     const budget = this.budgetPerByte === null ? null : this.budgetStep(signals.sealed?.level, now)
     const next = Math.min(this.pressureLevel, this.budgetLevel)
     if (next === this.current) return null
-    const decision: LevelDecision = { from: this.current, to: next, direction: next > this.current ? 'up' : 'down', reason: pressure ?? budget ?? 'budget' }
+    const decision: LevelDecision = {
+      from: this.current,
+      to: next,
+      direction: next > this.current ? 'up' : 'down',
+      reason: pressure ?? budget ?? 'budget'
+    }
     this.current = next
     this.lastChangeAt = now
     return decision
@@ -152,7 +163,8 @@ export class AdaptiveLevel {
     if (!Number.isFinite(secondsPerByte) || secondsPerByte < 0) return
     const cost = this.costs.get(level)
     // Samples count since the level was last entered, so a stale figure must be re-earned.
-    if (cost === undefined || now - cost.measuredAt > REMEASURE_MS) this.costs.set(level, { secondsPerByte, samples: 1, measuredAt: now })
+    if (cost === undefined || now - cost.measuredAt > REMEASURE_MS)
+      this.costs.set(level, { secondsPerByte, samples: 1, measuredAt: now })
     else {
       cost.secondsPerByte += SMOOTHING * (secondsPerByte - cost.secondsPerByte)
       cost.samples++
@@ -166,7 +178,8 @@ export class AdaptiveLevel {
     const idle = this.idle ?? 0
     const ownThreads = signals.ownThreads === true
     const compressionFills = !ownThreads || 1 - idle >= BEHIND_BUSY
-    const behind: LevelChangeReason | null = fill >= BEHIND_BUFFER && compressionFills ? 'buffer' : signals.lingerMissed ? 'linger' : null
+    const behind: LevelChangeReason | null =
+      fill >= BEHIND_BUFFER && compressionFills ? 'buffer' : signals.lingerMissed ? 'linger' : null
     if (behind !== null) {
       this.aheadStreak = 0
       // A batch compressed at an older, higher level says nothing about the level in use now.
@@ -179,9 +192,17 @@ export class AdaptiveLevel {
       return behind
     }
     // Threads of their own measure their waits and idle time themselves; the event loop's queue says it otherwise.
-    const ahead = idle >= AHEAD_IDLE && (ownThreads || (fill <= AHEAD_BUFFER && signals.queuedBytes <= signals.bufferMemoryBytes * AHEAD_QUEUED))
+    const ahead =
+      idle >= AHEAD_IDLE &&
+      (ownThreads || (fill <= AHEAD_BUFFER && signals.queuedBytes <= signals.bufferMemoryBytes * AHEAD_QUEUED))
     this.aheadStreak = ahead ? this.aheadStreak + 1 : 0
-    if (!ahead || this.pressureLevel >= this.max || this.aheadStreak < UP_AFTER_OBSERVATIONS || now - this.lastChangeAt < UP_INTERVAL_MS) return null
+    if (
+      !ahead ||
+      this.pressureLevel >= this.max ||
+      this.aheadStreak < UP_AFTER_OBSERVATIONS ||
+      now - this.lastChangeAt < UP_INTERVAL_MS
+    )
+      return null
     const up = this.pressureLevel + 1
     if (!this.mayTry(up, now) || !this.nextLevelFits(up, now)) return null
     this.pressureLevel = up
@@ -192,7 +213,10 @@ export class AdaptiveLevel {
   private hold(level: number, now: number): void {
     const previous = this.heldUntil.get(level)
     // A relapse within the hold's own span doubles it; a level that held for long starts afresh.
-    const holdMs = previous !== undefined && now - previous.until < previous.holdMs ? Math.min(MAX_HOLD_MS, previous.holdMs * 2) : HOLD_MS
+    const holdMs =
+      previous !== undefined && now - previous.until < previous.holdMs
+        ? Math.min(MAX_HOLD_MS, previous.holdMs * 2)
+        : HOLD_MS
     this.heldUntil.set(level, { until: now + holdMs, holdMs })
   }
 
@@ -205,7 +229,14 @@ export class AdaptiveLevel {
   private nextLevelFits(level: number, now: number): boolean {
     const here = this.costs.get(this.current)
     const there = this.costs.get(level)
-    if (here === undefined || there === undefined || here.secondsPerByte <= 0 || this.idle === undefined || now - there.measuredAt > REMEASURE_MS) return true
+    if (
+      here === undefined ||
+      there === undefined ||
+      here.secondsPerByte <= 0 ||
+      this.idle === undefined ||
+      now - there.measuredAt > REMEASURE_MS
+    )
+      return true
     return (1 - this.idle) * (there.secondsPerByte / here.secondsPerByte) <= MAX_PREDICTED_BUSY
   }
 
@@ -242,11 +273,15 @@ export function missedLinger(waitedMs: number, lingerMs: number): boolean {
 export function adaptiveRange(codec: CodecName, min?: number, max?: number): { min: number; max: number } {
   const defaults = ADAPTIVE_RANGES[codec]
   const accepted = LEVEL_RANGES[codec]
-  if (defaults === undefined || accepted === undefined) throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `${codec} has no levels to adapt`)
+  if (defaults === undefined || accepted === undefined)
+    throw new SqueezeError(ErrorCodes.CODEC_LEVEL, `${codec} has no levels to adapt`)
   const low = clamp(min ?? defaults.min, accepted.min, accepted.max)
   const high = clamp(max ?? defaults.max, accepted.min, accepted.max)
   if (low > high) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `squeeze.compression.level.min (${low}) is above squeeze.compression.level.max (${high}) for ${formatCodecSpec({ codec, level: null, adaptive: true })}`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `squeeze.compression.level.min (${low}) is above squeeze.compression.level.max (${high}) for ${formatCodecSpec({ codec, level: null, adaptive: true })}`
+    )
   }
   return { min: low, max: high }
 }

@@ -31,7 +31,11 @@ export class BatchLevels {
   private busySeconds = 0
   private windowStart: number | null = null
 
-  constructor(private readonly config: LevelConfig, private readonly codecs: TopicCodecs, private readonly deps: BatchLevelsDeps) {
+  constructor(
+    private readonly config: LevelConfig,
+    private readonly codecs: TopicCodecs,
+    private readonly deps: BatchLevelsDeps
+  ) {
     this.clock = deps.clock ?? { now: () => Date.now() }
   }
 
@@ -47,7 +51,15 @@ export class BatchLevels {
    * A batch came back from compression (or failed): feeds the topic's controller, if its level adapts. `timing`
    * is the thread's own account, when a thread sealed it.
    */
-  sealed(topic: string, spec: CodecSpec, uncompressedBytes: number, closedAt: number, bufferedBytes: number, result: SealedBatch | Error, timing?: SealTiming): void {
+  sealed(
+    topic: string,
+    spec: CodecSpec,
+    uncompressedBytes: number,
+    closedAt: number,
+    bufferedBytes: number,
+    result: SealedBatch | Error,
+    timing?: SealTiming
+  ): void {
     this.queued -= uncompressedBytes
     if (result instanceof Error) return
     // Once every compression thread died the event loop compresses: its CPU is the busy time then, and the dead
@@ -76,7 +88,10 @@ export class BatchLevels {
       queuedBytes: this.queued,
       ...(idleFraction === undefined ? {} : { idleFraction }),
       lingerMissed: missedLinger(waitedMs, this.config.lingerMs),
-      sealed: { level: spec.level, compressSecondsPerByte: result.uncompressedBytes > 0 ? result.compressCpuSeconds / result.uncompressedBytes : 0 }
+      sealed: {
+        level: spec.level,
+        compressSecondsPerByte: result.uncompressedBytes > 0 ? result.compressCpuSeconds / result.uncompressedBytes : 0
+      }
     })
     if (decision === null) return
     this.deps.metrics?.levelChanged({ topic, codec: spec.codec }, decision.direction, decision.reason)

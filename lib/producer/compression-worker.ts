@@ -19,7 +19,13 @@ export interface SealRequest {
 
 /** The sealed batch (header plus compressed records) and the builder's buffer, both transferred back; or why it failed. */
 export type SealReply =
-  | { readonly id: number; readonly bytes: ArrayBuffer; readonly records: ArrayBuffer; readonly compressCpuSeconds: number; readonly timing: SealTiming }
+  | {
+      readonly id: number
+      readonly bytes: ArrayBuffer
+      readonly records: ArrayBuffer
+      readonly compressCpuSeconds: number
+      readonly timing: SealTiming
+    }
   | { readonly id: number; readonly error: string }
   | { readonly ready: true }
 
@@ -59,8 +65,17 @@ if (parentPort !== null) {
       const bytes = sealed.bytes.buffer as ArrayBuffer
       const records = request.batch.records.buffer as ArrayBuffer
       const cpu = threadCpuSeconds()
-      const timing: SealTiming = { waitedMs: Math.max(0, startedAtMs - request.postedAtMs), wallSeconds: (performance.now() - t0) / 1000 }
-      const reply: SealReply = { id: request.id, bytes, records, compressCpuSeconds: Math.max(0, cpu - cpuAtLastReply), timing }
+      const timing: SealTiming = {
+        waitedMs: Math.max(0, startedAtMs - request.postedAtMs),
+        wallSeconds: (performance.now() - t0) / 1000
+      }
+      const reply: SealReply = {
+        id: request.id,
+        bytes,
+        records,
+        compressCpuSeconds: Math.max(0, cpu - cpuAtLastReply),
+        timing
+      }
       cpuAtLastReply = cpu
       port.postMessage(reply, [bytes, records])
     } catch (err) {

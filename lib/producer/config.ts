@@ -73,8 +73,10 @@ export const DEFAULT_PRODUCER_CONFIG: ProducerConfig = {
   codec: { codec: 'zstd', level: 3 }
 }
 
-type DeadlineSettings = Pick<ProducerConfig, 'lingerMs' | 'deliveryTimeoutMs' | 'requestTimeoutMs'
-  | 'retryBackoffMaxMs'>
+type DeadlineSettings = Pick<
+  ProducerConfig,
+  'lingerMs' | 'deliveryTimeoutMs' | 'requestTimeoutMs' | 'retryBackoffMaxMs'
+>
 
 /** What the sender allows a produce request beyond request.timeout.ms (the broker's own wait) before giving up. */
 export const REQUEST_TIMEOUT_MARGIN_MS = 5000

@@ -39,25 +39,43 @@ export class Idempotence {
   private readonly transactional: boolean
   private readonly maxInFlight: number
 
-  constructor(private readonly config: IdempotenceConfig, private readonly deps: IdempotenceDeps, private readonly queues: readonly PartitionQueue[]) {
+  constructor(
+    private readonly config: IdempotenceConfig,
+    private readonly deps: IdempotenceDeps,
+    private readonly queues: readonly PartitionQueue[]
+  ) {
     this.transactional = deps.transactionalId !== undefined
     this.sequenced = config.idempotent || this.transactional
     // Without sequence numbers a retry could reorder records, and a transaction's AddPartitionsToTxn must precede
     // its partition's first batch: one at a time there (Kafka's max.in.flight.requests.per.connection otherwise).
-    this.maxInFlight = config.idempotent && !this.transactional ? Math.max(1, Math.min(5, config.maxInFlightPerPartition)) : 1
+    this.maxInFlight =
+      config.idempotent && !this.transactional ? Math.max(1, Math.min(5, config.maxInFlightPerPartition)) : 1
   }
 
   /** InitProducerId: a new producer id (or epoch), and every partition's sequences restart at 0. */
   async init(): Promise<void> {
     const transactionalId = this.deps.transactionalId
     // A fresh cluster answers COORDINATOR_LOAD_IN_PROGRESS for a few seconds; kafkajs marks it retriable.
-    const result = await retry(async () => {
-      // A transactional id is owned by its transaction coordinator; a plain producer id comes from any broker.
-      const broker = transactionalId === undefined
-        ? await this.deps.cluster.findControllerBroker()
-        : await this.deps.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
-      return broker.initProducerId({ ...(transactionalId === undefined ? {} : { transactionalId }), transactionTimeout: 60000 })
-    }, { ...COORDINATOR_RETRY, onRetry: (err) => this.deps.log.debug({ err: errorMessage(err) }, 'InitProducerId failed; retrying') })
+    const result = await retry(
+      async () => {
+        // A transactional id is owned by its transaction coordinator; a plain producer id comes from any broker.
+        const broker =
+          transactionalId === undefined
+            ? await this.deps.cluster.findControllerBroker()
+            : await this.deps.cluster.findGroupCoordinator({
+                groupId: transactionalId,
+                coordinatorType: COORDINATOR_TYPES.TRANSACTION
+              })
+        return broker.initProducerId({
+          ...(transactionalId === undefined ? {} : { transactionalId }),
+          transactionTimeout: 60000
+        })
+      },
+      {
+        ...COORDINATOR_RETRY,
+        onRetry: (err) => this.deps.log.debug({ err: errorMessage(err) }, 'InitProducerId failed; retrying')
+      }
+    )
     this.producerId = BigInt(result.producerId)
     this.producerEpoch = result.producerEpoch
     this.generation++
@@ -106,7 +124,12 @@ export class Idempotence {
   stamp(queue: PartitionQueue, batch: ReadyBatch): void {
     if (batch.stampedGeneration === this.generation) return
     const state: BatchProducerState = this.sequenced
-      ? { producerId: this.producerId, producerEpoch: this.producerEpoch, baseSequence: queue.nextSequence, transactional: this.transactional }
+      ? {
+          producerId: this.producerId,
+          producerEpoch: this.producerEpoch,
+          baseSequence: queue.nextSequence,
+          transactional: this.transactional
+        }
       : NOT_SEQUENCED
     if (this.sequenced) queue.nextSequence = (queue.nextSequence + batch.sealed.recordCount) % 2 ** 31
     stampProducerState(batch.sealed.bytes, state)
@@ -141,7 +164,8 @@ export class Idempotence {
   sequenceRefused(code: number, queue: PartitionQueue, batch: PendingBatch): boolean {
     if (this.transactional) return false
     if (code === KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER && queue.queue[0] !== batch) return true
-    if (code !== KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER && code !== KafkaErrorCode.UNKNOWN_PRODUCER_ID) return false
+    if (code !== KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER && code !== KafkaErrorCode.UNKNOWN_PRODUCER_ID)
+      return false
     this.staleId = true
     return true
   }

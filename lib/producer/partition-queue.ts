@@ -48,11 +48,39 @@ export interface PartitionQueue {
 }
 
 export function newPartitionQueue(topic: string, partition: number): PartitionQueue {
-  return { topic, partition, open: null, lingerTimer: null, queue: [], inFlight: 0, needsResend: false, accepted: 0, sequenceConfirmed: false, nextSequence: 0 }
+  return {
+    topic,
+    partition,
+    open: null,
+    lingerTimer: null,
+    queue: [],
+    inFlight: 0,
+    needsResend: false,
+    accepted: 0,
+    sequenceConfirmed: false,
+    nextSequence: 0
+  }
 }
 
-export function newPendingBatch(records: number, firstIndex: number, reserved: number, closedAt: number, spec: CodecSpec): PendingBatch {
-  return { records, firstIndex, spec, inFlight: false, sealed: null, closedAt, reserved, attempts: 0, retryAt: 0, stampedGeneration: -1 }
+export function newPendingBatch(
+  records: number,
+  firstIndex: number,
+  reserved: number,
+  closedAt: number,
+  spec: CodecSpec
+): PendingBatch {
+  return {
+    records,
+    firstIndex,
+    spec,
+    inFlight: false,
+    sealed: null,
+    closedAt,
+    reserved,
+    attempts: 0,
+    retryAt: 0,
+    stampedGeneration: -1
+  }
 }
 
 /** Takes `batch` out of its queue; false if it is no longer there (already acknowledged or failed). */

@@ -76,14 +76,22 @@ export class Producer {
   private closing: Promise<void> | null = null
   private started = false
 
-  constructor(private readonly config: ProducerConfig, private readonly deps: ProducerDeps) {
+  constructor(
+    private readonly config: ProducerConfig,
+    private readonly deps: ProducerDeps
+  ) {
     this.codecs = new TopicCodecs(config)
     this.accumulator = new RecordAccumulator(config, deps, this.codecs, {
       batchReady: () => this.sender.scheduleDrain(),
       sealFailed: (queue, batch, error) => this.sender.failBatch(queue, batch, error)
     })
-    this.idempotence = new Idempotence(config, { ...deps, retryAfter: (delayMs) => this.sender.scheduleRetry(delayMs) }, this.accumulator.queues)
-    this.transactions = deps.transactionalId === undefined ? null : new Transactions(deps.transactionalId, deps.cluster, this.idempotence)
+    this.idempotence = new Idempotence(
+      config,
+      { ...deps, retryAfter: (delayMs) => this.sender.scheduleRetry(delayMs) },
+      this.accumulator.queues
+    )
+    this.transactions =
+      deps.transactionalId === undefined ? null : new Transactions(deps.transactionalId, deps.cluster, this.idempotence)
     this.sender = new Sender(config, deps, this.accumulator, this.codecs, this.idempotence, this.transactions)
   }
 
@@ -107,7 +115,8 @@ export class Producer {
 
   /** Starts a transaction: records sent from now until commit or abort become visible together, or never. */
   beginTransaction(): void {
-    if (this.transactions === null) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'beginTransaction needs a transactionalId')
+    if (this.transactions === null)
+      throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'beginTransaction needs a transactionalId')
     this.transactions.begin()
   }
 
@@ -116,7 +125,11 @@ export class Producer {
    * consumer's member id and generation or epoch, as Java's ConsumerGroupMetadata) lets the group coordinator
    * refuse them from a member that lost the partitions (KIP-447).
    */
-  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>, member?: GroupMemberIdentity): Promise<void> {
+  async sendOffsets(
+    groupId: string,
+    offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>,
+    member?: GroupMemberIdentity
+  ): Promise<void> {
     await this.transactional().sendOffsets(groupId, offsets, member)
   }
 
@@ -188,9 +201,15 @@ export class Producer {
    * goes through send(), with its checks and errors.
    */
   sendWritten<T>(topic: string, maxValueBytes: number, write: ValueWriter<T>, arg: T): Promise<void> | undefined {
-    if (this.closing === null && this.started && this.transactions === null && maxValueBytes + RECORD_OVERHEAD_BYTES <= this.config.maxRequestSizeBytes) {
+    if (
+      this.closing === null &&
+      this.started &&
+      this.transactions === null &&
+      maxValueBytes + RECORD_OVERHEAD_BYTES <= this.config.maxRequestSizeBytes
+    ) {
       const queue = this.accumulator.queueFor({ topic, key: null, value: null })
-      if (queue !== undefined && this.accumulator.appendWritten(queue, maxValueBytes, write, arg, Date.now())) return undefined
+      if (queue !== undefined && this.accumulator.appendWritten(queue, maxValueBytes, write, arg, Date.now()))
+        return undefined
     }
     const value = Buffer.alloc(maxValueBytes)
     const end = write(value, new DataView(value.buffer, value.byteOffset, value.length), 0, arg)
@@ -220,9 +239,12 @@ export class Producer {
     let queue: PartitionQueue | undefined
     for (const record of records) {
       this.checkAccepting(record)
-      queue ??= this.accumulator.queueAt(topic, partition) ?? await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
+      queue ??=
+        this.accumulator.queueAt(topic, partition) ??
+        (await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null }))
       const timestamp = record.timestamp ?? Date.now()
-      if (!this.accumulator.append(queue, record, timestamp)) await this.accumulator.appendWhenMemoryFrees(queue, record, timestamp)
+      if (!this.accumulator.append(queue, record, timestamp))
+        await this.accumulator.appendWhenMemoryFrees(queue, record, timestamp)
     }
   }
 
@@ -236,9 +258,12 @@ export class Producer {
       const start = records.starts[i] as number
       const end = records.ends[i] as number
       this.checkAcceptingBytes(end - start + RECORD_OVERHEAD_BYTES)
-      queue ??= this.accumulator.queueAt(topic, partition) ?? await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
+      queue ??=
+        this.accumulator.queueAt(topic, partition) ??
+        (await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null }))
       const timestamp = records.timestamps[i] as number
-      while (!this.accumulator.appendRaw(queue, records.bytes, start, end, timestamp)) await this.accumulator.memoryFreed()
+      while (!this.accumulator.appendRaw(queue, records.bytes, start, end, timestamp))
+        await this.accumulator.memoryFreed()
     }
   }
 
@@ -252,8 +277,9 @@ export class Producer {
     const size = BATCH.HEADER_BYTES + batch.records.byteLength
     if (size > this.config.batchSizeBytes) return false
     this.checkAcceptingBytes(size)
-    const queue = this.accumulator.queueAt(topic, partition) ??
-      await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null })
+    const queue =
+      this.accumulator.queueAt(topic, partition) ??
+      (await this.accumulator.queueAfterMetadata({ topic, partition, key: null, value: null }))
     while (!this.accumulator.appendBatch(queue, batch)) await this.accumulator.memoryFreed()
     return true
   }
@@ -296,10 +322,16 @@ export class Producer {
   /** `size`: the record's bytes on the wire, about. */
   private checkAcceptingBytes(size: number): void {
     if (this.closing !== null || !this.started) {
-      throw new SqueezeError(ErrorCodes.PRODUCER_CLOSED, this.started ? 'producer is closing; no new records are accepted' : 'producer not started: call start() first')
+      throw new SqueezeError(
+        ErrorCodes.PRODUCER_CLOSED,
+        this.started ? 'producer is closing; no new records are accepted' : 'producer not started: call start() first'
+      )
     }
     if (size > this.config.maxRequestSizeBytes) {
-      throw new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, `record of about ${size} bytes exceeds max.request.size ${this.config.maxRequestSizeBytes}; raise max.request.size (and the topic's max.message.bytes) or split the record`)
+      throw new SqueezeError(
+        ErrorCodes.RECORD_TOO_LARGE,
+        `record of about ${size} bytes exceeds max.request.size ${this.config.maxRequestSizeBytes}; raise max.request.size (and the topic's max.message.bytes) or split the record`
+      )
     }
     if (this.transactions !== null && !this.transactions.isOpen) {
       throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'transactional producer: call beginTransaction() before send()')
@@ -312,7 +344,8 @@ export class Producer {
   }
 
   private transactional(): Transactions {
-    if (this.transactions === null) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'no open transaction: call beginTransaction() first')
+    if (this.transactions === null)
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'no open transaction: call beginTransaction() first')
     return this.transactions
   }
 }

@@ -15,7 +15,14 @@ import { backoffDelay } from '../retry.js'
 import type { RecordAccumulator } from './accumulator.js'
 import { REQUEST_TIMEOUT_MARGIN_MS, type ProducerConfig, type TopicCodecs } from './config.js'
 import type { Idempotence } from './idempotence.js'
-import { isReady, newPendingBatch, removeBatch, type PartitionQueue, type PendingBatch, type ReadyBatch } from './partition-queue.js'
+import {
+  isReady,
+  newPendingBatch,
+  removeBatch,
+  type PartitionQueue,
+  type PendingBatch,
+  type ReadyBatch
+} from './partition-queue.js'
 import type { Transactions } from './transactions.js'
 
 export interface DeliveryFailure {
@@ -80,7 +87,10 @@ interface InFlightEntry {
   readonly batch: ReadyBatch
 }
 
-type SenderConfig = Pick<ProducerConfig, 'acks' | 'deliveryTimeoutMs' | 'requestTimeoutMs' | 'maxRequestSizeBytes' | 'retryBackoffMs' | 'retryBackoffMaxMs'>
+type SenderConfig = Pick<
+  ProducerConfig,
+  'acks' | 'deliveryTimeoutMs' | 'requestTimeoutMs' | 'maxRequestSizeBytes' | 'retryBackoffMs' | 'retryBackoffMaxMs'
+>
 
 /**
  * One produce request per leader and round: round k holds each partition's k-th batch of this pass, and goes on
@@ -88,7 +98,15 @@ type SenderConfig = Pick<ProducerConfig, 'acks' | 'deliveryTimeoutMs' | 'request
  * batches in order. Per-partition order across retries is the idempotence module's rules (inFlightLimit, mayResume).
  */
 export class Sender {
-  readonly stats: DeliveryStats = { recordsAcked: 0, recordsFailed: 0, batchesAcked: 0, uncompressedBytes: 0, compressedBytes: 0, compressCpuSeconds: 0, retries: 0 }
+  readonly stats: DeliveryStats = {
+    recordsAcked: 0,
+    recordsFailed: 0,
+    batchesAcked: 0,
+    uncompressedBytes: 0,
+    compressedBytes: 0,
+    compressCpuSeconds: 0,
+    retries: 0
+  }
   private readonly failureHandlers: Array<(failure: DeliveryFailure) => void> = []
   private readonly ackHandlers: Array<(batch: AckedBatch) => void> = []
   private idleWaiters: Array<() => void> = []
@@ -134,10 +152,13 @@ export class Sender {
   /** Drains again after `delayMs` (a retry's backoff), replacing any earlier such wake-up. */
   scheduleRetry(delayMs: number): void {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer)
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null
-      this.scheduleDrain()
-    }, Math.max(1, delayMs))
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = null
+        this.scheduleDrain()
+      },
+      Math.max(1, delayMs)
+    )
   }
 
   /** Resolves once every accepted record is acknowledged or failed, and no request is on the wire. */
@@ -168,12 +189,23 @@ export class Sender {
     this.deps.metrics?.recordsFailed(this.codecs.labels(queue.topic, batch.spec), records, error.code)
     this.deps.log.error({ topic: queue.topic, partition: queue.partition, records, code: error.code }, error.message)
     // A copy: a batch without compression is a view of a builder buffer that goes back to the pool.
-    const sent = this.failureHandlers.length === 0 || batch.sealed === null ? [] : readBatch(Buffer.from(batch.sealed.bytes), { verifyCrc: false }).records
+    const sent =
+      this.failureHandlers.length === 0 || batch.sealed === null
+        ? []
+        : readBatch(Buffer.from(batch.sealed.bytes), { verifyCrc: false }).records
     // A failed batch that was given sequence numbers leaves a hole in them; a new epoch starts them afresh.
     // Inside a transaction the whole transaction fails instead: commitTransaction() aborts it and throws.
     if (this.transactions !== null) this.transactions.batchFailed(error)
     else this.idempotence.failed(batch)
-    for (const handler of this.failureHandlers) handler({ topic: queue.topic, partition: queue.partition, records, firstRecordIndex: batch.firstIndex, sent, error })
+    for (const handler of this.failureHandlers)
+      handler({
+        topic: queue.topic,
+        partition: queue.partition,
+        records,
+        firstRecordIndex: batch.firstIndex,
+        sent,
+        error
+      })
     this.checkIdle()
   }
 
@@ -238,7 +270,8 @@ export class Sender {
       const expired = (batch: PendingBatch | undefined): batch is PendingBatch =>
         batch !== undefined && !batch.inFlight && isReady(batch) && now - batch.closedAt > deliveryTimeoutMs
       for (let head = queue.queue[0]; expired(head); head = queue.queue[0]) {
-        const message = `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged ` +
+        const message =
+          `batch of ${head.records} records for ${queue.topic}-${queue.partition} not acknowledged ` +
           `within delivery.timeout.ms ${deliveryTimeoutMs}`
         this.failBatch(queue, head, new SqueezeError(ErrorCodes.TIMEOUT, message))
       }
@@ -254,10 +287,13 @@ export class Sender {
     }
     if (next === Number.POSITIVE_INFINITY) return
     if (this.expiryTimer !== null) clearTimeout(this.expiryTimer)
-    this.expiryTimer = setTimeout(() => {
-      this.expiryTimer = null
-      this.scheduleDrain()
-    }, Math.max(1, next - Date.now()))
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = null
+        this.scheduleDrain()
+      },
+      Math.max(1, next - Date.now())
+    )
   }
 
   private send(leader: number, request: InFlightEntry[]): void {
@@ -297,7 +333,9 @@ export class Sender {
 
   private leaderOf(queue: PartitionQueue): number | undefined {
     try {
-      const metadata = this.deps.cluster.findTopicPartitionMetadata(queue.topic).find((p) => p.partitionId === queue.partition)
+      const metadata = this.deps.cluster
+        .findTopicPartitionMetadata(queue.topic)
+        .find((p) => p.partitionId === queue.partition)
       return metadata === undefined || metadata.leader < 0 ? undefined : metadata.leader
     } catch {
       return undefined
@@ -305,14 +343,24 @@ export class Sender {
   }
 
   private async sendRequest(leader: number, entries: InFlightEntry[]): Promise<void> {
-    const batches: PartitionBatch[] = entries.map(({ queue, batch }) => ({ topic: queue.topic, partition: queue.partition, batch: batch.sealed.bytes }))
+    const batches: PartitionBatch[] = entries.map(({ queue, batch }) => ({
+      topic: queue.topic,
+      partition: queue.partition,
+      batch: batch.sealed.bytes
+    }))
     let results
     try {
       await this.transactions?.addPartitions(entries)
       const broker = await this.deps.cluster.findBroker({ nodeId: leader })
       let body: Buffer | undefined
       const allocate = (size: number): Buffer => (body = this.requestBuffers.take(size))
-      const { request, response } = produceRequest({ acks: this.config.acks, timeoutMs: this.config.requestTimeoutMs, transactionalId: this.transactions?.transactionalId ?? null, batches, allocate })
+      const { request, response } = produceRequest({
+        acks: this.config.acks,
+        timeoutMs: this.config.requestTimeoutMs,
+        transactionalId: this.transactions?.transactionalId ?? null,
+        batches,
+        allocate
+      })
       const timeoutMs = this.config.requestTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS
       results = await withinMs(broker.connectionPool.send({ request, response, requestTimeout: timeoutMs }), timeoutMs)
       // Answered, so written: with acks 0 there is no answer to tell that, and the buffer is left to GC.
@@ -320,7 +368,10 @@ export class Sender {
     } catch (err) {
       // Connection refused, reset or timed out: the batches may or may not have landed. Retrying is safe
       // with idempotence (the broker drops duplicate sequences); without it, at-least-once is what Kafka offers too.
-      this.deps.log.warn({ err: errorMessage(err), leader, batches: entries.length }, 'produce request failed; will retry')
+      this.deps.log.warn(
+        { err: errorMessage(err), leader, batches: entries.length },
+        'produce request failed; will retry'
+      )
       for (const entry of entries) this.retryLater(entry.queue, entry.batch, errorCode(err))
       this.refreshMetadata()
       return
@@ -343,7 +394,15 @@ export class Sender {
         this.split(queue, batch, String(code))
       } else {
         const squeezeCode = REFUSALS.get(code) ?? ErrorCodes.PRODUCE_FAILED
-        this.failBatch(queue, batch, new SqueezeError(squeezeCode, `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeKafkaError(code)}`, { cause: protocolError(code) }))
+        this.failBatch(
+          queue,
+          batch,
+          new SqueezeError(
+            squeezeCode,
+            `broker rejected a batch of ${batch.sealed.recordCount} records for ${queue.topic}-${queue.partition}: ${describeKafkaError(code)}`,
+            { cause: protocolError(code) }
+          )
+        )
       }
     }
   }
@@ -359,7 +418,13 @@ export class Sender {
     const half = Math.ceil(records.length / 2)
     const halves = [records.slice(0, half), records.slice(half)].map((part, i) => {
       const sealed = buildBatch(part, codec)
-      const pending = newPendingBatch(part.length, batch.firstIndex + i * half, sealed.bytes.length, batch.closedAt, batch.spec)
+      const pending = newPendingBatch(
+        part.length,
+        batch.firstIndex + i * half,
+        sealed.bytes.length,
+        batch.closedAt,
+        batch.spec
+      )
       pending.sealed = sealed
       return pending
     })
@@ -370,7 +435,10 @@ export class Sender {
     queue.needsResend = true
     this.stats.retries++
     this.deps.metrics?.retried(this.codecs.labels(queue.topic, batch.spec), code)
-    this.deps.log.warn({ topic: queue.topic, partition: queue.partition, records: records.length }, 'batch over the topic\'s max.message.bytes; resending it in halves')
+    this.deps.log.warn(
+      { topic: queue.topic, partition: queue.partition, records: records.length },
+      "batch over the topic's max.message.bytes; resending it in halves"
+    )
   }
 
   private acknowledge(queue: PartitionQueue, batch: ReadyBatch, baseOffset: number): void {
@@ -392,8 +460,14 @@ export class Sender {
     })
     if (this.ackHandlers.length > 0) {
       const acked: AckedBatch = {
-        topic: queue.topic, partition: queue.partition, baseOffset, records: sealed.recordCount,
-        crc: sealed.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sealed.bytes.length, uncompressedBytes: sealed.uncompressedBytes, compressCpuSeconds: sealed.compressCpuSeconds,
+        topic: queue.topic,
+        partition: queue.partition,
+        baseOffset,
+        records: sealed.recordCount,
+        crc: sealed.bytes.readUInt32BE(BATCH.CRC),
+        sizeBytes: sealed.bytes.length,
+        uncompressedBytes: sealed.uncompressedBytes,
+        compressCpuSeconds: sealed.compressCpuSeconds,
         level: batch.spec.level
       }
       for (const handler of this.ackHandlers) handler(acked)
@@ -412,7 +486,9 @@ export class Sender {
   }
 
   private refreshMetadata(): void {
-    this.deps.cluster.refreshMetadata().catch((err: unknown) => this.deps.log.debug({ err: errorMessage(err) }, 'metadata refresh failed'))
+    this.deps.cluster
+      .refreshMetadata()
+      .catch((err: unknown) => this.deps.log.debug({ err: errorMessage(err) }, 'metadata refresh failed'))
   }
 
   private isIdle(): boolean {

@@ -13,7 +13,12 @@ import { retry, type RetryOptions } from '../retry.js'
  * and that one loads the state, which took longer than ten quick retries on a busy 3-node cluster. 60 s is
  * Kafka's default transaction.timeout.ms (and the Java producer's max.block.ms for commit).
  */
-export const TRANSACTION_COORDINATOR_RETRY: RetryOptions = { deadlineMs: 60_000, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient }
+export const TRANSACTION_COORDINATOR_RETRY: RetryOptions = {
+  deadlineMs: 60_000,
+  initialDelayMs: 100,
+  maxDelayMs: 2000,
+  shouldRetry: isTransient
+}
 
 /** The producer id and epoch the transaction coordinator knows this producer by. */
 export interface TransactionIdentity {
@@ -61,7 +66,11 @@ export class Transactions {
    * still the member that owns them (KIP-447): a member fenced or gone since fails with SQUEEZE_ERR_GROUP_FENCED,
    * and the transaction must be aborted.
    */
-  async sendOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>, member?: GroupMemberIdentity): Promise<void> {
+  async sendOffsets(
+    groupId: string,
+    offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>,
+    member?: GroupMemberIdentity
+  ): Promise<void> {
     this.requireOpen()
     const { transactionalId } = this
     const ids = this.ids()
@@ -75,10 +84,22 @@ export class Transactions {
       this.offsetsGroupAdded = true
     }
     const { producerId, producerEpoch } = this.identity
-    const call = txnOffsetCommitRequest({ transactionalId, groupId, producerId, producerEpoch, offsets, ...(member === undefined ? {} : { member }) })
+    const call = txnOffsetCommitRequest({
+      transactionalId,
+      groupId,
+      producerId,
+      producerEpoch,
+      offsets,
+      ...(member === undefined ? {} : { member })
+    })
     await retry(async () => {
-      const groupCoordinator = await this.cluster.findGroupCoordinator({ groupId, coordinatorType: COORDINATOR_TYPES.GROUP })
-      const refused = (await groupCoordinator.connectionPool.send(call)).filter((p) => p.errorCode !== KafkaErrorCode.NONE)
+      const groupCoordinator = await this.cluster.findGroupCoordinator({
+        groupId,
+        coordinatorType: COORDINATOR_TYPES.GROUP
+      })
+      const refused = (await groupCoordinator.connectionPool.send(call)).filter(
+        (p) => p.errorCode !== KafkaErrorCode.NONE
+      )
       if (refused.length > 0) throw commitRefused(refused, 'transactional offset commit')
     }, this.coordinatorRetry)
   }
@@ -104,12 +125,22 @@ export class Transactions {
   async addPartitions(entries: ReadonlyArray<{ queue: TopicPartition }>): Promise<void> {
     const fresh = entries.filter(({ queue }) => !this.partitions.has(partitionKey(queue)))
     if (fresh.length === 0) return
-    const topics = nestByTopic(fresh.map(({ queue }) => queue), (queue) => queue.partition)
+    const topics = nestByTopic(
+      fresh.map(({ queue }) => queue),
+      (queue) => queue.partition
+    )
     // Shorter waits than other coordinator calls: the batches of this request are held until it succeeds.
-    await retry(async () => {
-      const coordinator = await this.coordinator()
-      await coordinator.addPartitionsToTxn({ transactionalId: this.transactionalId, ...this.ids(), topics })
-    }, { ...this.coordinatorRetry, initialDelayMs: Math.min(50, this.coordinatorRetry.initialDelayMs), maxDelayMs: Math.min(1000, this.coordinatorRetry.maxDelayMs) })
+    await retry(
+      async () => {
+        const coordinator = await this.coordinator()
+        await coordinator.addPartitionsToTxn({ transactionalId: this.transactionalId, ...this.ids(), topics })
+      },
+      {
+        ...this.coordinatorRetry,
+        initialDelayMs: Math.min(50, this.coordinatorRetry.initialDelayMs),
+        maxDelayMs: Math.min(1000, this.coordinatorRetry.maxDelayMs)
+      }
+    )
     for (const { queue } of fresh) this.partitions.add(partitionKey(queue))
   }
 
@@ -137,11 +168,15 @@ export class Transactions {
   }
 
   private requireOpen(): void {
-    if (!this.open) throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'no open transaction: call beginTransaction() first')
+    if (!this.open)
+      throw new SqueezeError(ErrorCodes.PRODUCE_FAILED, 'no open transaction: call beginTransaction() first')
   }
 
   private coordinator(): Promise<KafkajsBroker> {
-    return this.cluster.findGroupCoordinator({ groupId: this.transactionalId, coordinatorType: COORDINATOR_TYPES.TRANSACTION })
+    return this.cluster.findGroupCoordinator({
+      groupId: this.transactionalId,
+      coordinatorType: COORDINATOR_TYPES.TRANSACTION
+    })
   }
 
   private ids(): { producerId: string; producerEpoch: number } {

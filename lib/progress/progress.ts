@@ -63,7 +63,7 @@ export class Progress {
       this.#phaseStartMs = now
     }
     const tty = this.#options.stream.isTTY === true
-    const every = tty ? REDRAW_MS : this.#options.logEveryMs ?? DEFAULT_LOG_EVERY_MS
+    const every = tty ? REDRAW_MS : (this.#options.logEveryMs ?? DEFAULT_LOG_EVERY_MS)
     // A terminal shows a new phase at once; a log gets a line per interval whatever the phases between.
     if ((!tty || !newPhase) && now - this.#lastWriteMs < every) return
     this.#lastWriteMs = now
@@ -96,15 +96,22 @@ function duration(seconds: number): string {
   return `${Math.floor(seconds / 3600)}h${String(Math.round((seconds % 3600) / 60)).padStart(2, '0')}m`
 }
 
-function progressFields(report: ProgressReport, elapsedS: number): { phase: string; done?: number; total?: number; unit?: string; perSecond?: number; etaSeconds?: number } {
+function progressFields(
+  report: ProgressReport,
+  elapsedS: number
+): { phase: string; done?: number; total?: number; unit?: string; perSecond?: number; etaSeconds?: number } {
   const { phase, done, total, unit } = report
   if (done === undefined) return { phase }
   const perSecond = elapsedS > 0 ? done / elapsedS : undefined
   const left = total === undefined ? undefined : Math.max(0, total - done)
   const etaSeconds = left === undefined || perSecond === undefined || perSecond === 0 ? undefined : left / perSecond
   return {
-    phase: phase as string, done, ...(total === undefined ? {} : { total }), ...(unit === undefined ? {} : { unit }),
-    ...(perSecond === undefined ? {} : { perSecond: Math.round(perSecond) }), ...(etaSeconds === undefined ? {} : { etaSeconds: Math.ceil(etaSeconds) })
+    phase: phase as string,
+    done,
+    ...(total === undefined ? {} : { total }),
+    ...(unit === undefined ? {} : { unit }),
+    ...(perSecond === undefined ? {} : { perSecond: Math.round(perSecond) }),
+    ...(etaSeconds === undefined ? {} : { etaSeconds: Math.ceil(etaSeconds) })
   }
 }
 
@@ -114,8 +121,12 @@ export function progressLine(report: ProgressReport, elapsedS: number): string {
   if (report.detail !== undefined) f.phase = `${f.phase} ${report.detail}`
   if (f.done === undefined) return `${f.phase}...`
   const unit = report.unit ?? 'records'
-  const count = f.total === undefined ? `${amount(f.done, report.unit)} ${unit}` : `${amount(f.done, report.unit)}/${amount(f.total, report.unit)} ${unit}`
-  const percent = f.total === undefined || f.total === 0 ? '' : `  ${Math.min(100, Math.floor((f.done / f.total) * 100))}%`
+  const count =
+    f.total === undefined
+      ? `${amount(f.done, report.unit)} ${unit}`
+      : `${amount(f.done, report.unit)}/${amount(f.total, report.unit)} ${unit}`
+  const percent =
+    f.total === undefined || f.total === 0 ? '' : `  ${Math.min(100, Math.floor((f.done / f.total) * 100))}%`
   const rate = f.perSecond === undefined ? '' : `  ${amount(f.perSecond, report.unit)}/s`
   const eta = f.etaSeconds === undefined ? '' : `  ETA ${duration(f.etaSeconds)}`
   return `${f.phase}  ${count}${percent}${rate}${eta}`

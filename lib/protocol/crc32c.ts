@@ -63,15 +63,21 @@ export function crc32c(data: Uint8Array, start = 0, end = data.length): number {
 
 /** The portable implementation (exported so tests hold both to the same answers). */
 export function crc32cTables(data: Uint8Array, start = 0, end = data.length): number {
-  const [T0, T1, T2, T3, T4, T5, T6, T7] = tables ??= buildTables()
+  const [T0, T1, T2, T3, T4, T5, T6, T7] = (tables ??= buildTables())
   let crc = 0xffffffff
   let i = start
   const fastEnd = end - 8
   while (i <= fastEnd) {
     const a = crc ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24))
     crc =
-      T7[a & 0xff]! ^ T6[(a >>> 8) & 0xff]! ^ T5[(a >>> 16) & 0xff]! ^ T4[a >>> 24]! ^
-      T3[data[i + 4]!]! ^ T2[data[i + 5]!]! ^ T1[data[i + 6]!]! ^ T0[data[i + 7]!]!
+      T7[a & 0xff]! ^
+      T6[(a >>> 8) & 0xff]! ^
+      T5[(a >>> 16) & 0xff]! ^
+      T4[a >>> 24]! ^
+      T3[data[i + 4]!]! ^
+      T2[data[i + 5]!]! ^
+      T1[data[i + 6]!]! ^
+      T0[data[i + 7]!]!
     i += 8
   }
   while (i < end) crc = T0[(crc ^ data[i++]!) & 0xff]! ^ (crc >>> 8)

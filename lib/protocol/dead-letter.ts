@@ -26,7 +26,9 @@ export function toDeadLetter(poison: PoisonRecord): OutgoingRecord & { headers: 
       { key: 'squeeze.source.topic', value: Buffer.from(poison.topic) },
       { key: 'squeeze.source.partition', value: Buffer.from(String(poison.partition)) },
       { key: 'squeeze.source.offset', value: Buffer.from(String(record.offset)) },
-      ...(poison.destination === undefined ? [] : [{ key: 'squeeze.destination.topic', value: Buffer.from(poison.destination) }])
+      ...(poison.destination === undefined
+        ? []
+        : [{ key: 'squeeze.destination.topic', value: Buffer.from(poison.destination) }])
     ]
   }
 }

@@ -13,7 +13,12 @@ export interface BatchProducerState {
   readonly transactional: boolean
 }
 
-export const NON_IDEMPOTENT: BatchProducerState = { producerId: -1n, producerEpoch: -1, baseSequence: -1, transactional: false }
+export const NON_IDEMPOTENT: BatchProducerState = {
+  producerId: -1n,
+  producerEpoch: -1,
+  baseSequence: -1,
+  transactional: false
+}
 
 /**
  * Writes a record's value into `buf` at `at`, every byte of it (the room holds whatever the buffer held before), and
@@ -63,7 +68,11 @@ export class RecordBatchBuilder {
    * allocated at that size up front (it is what the producer's buffer.memory accounts for), or at
    * `initialBytes` for an unbounded builder. `allocate` lets the producer hand in recycled buffers.
    */
-  constructor(capacity: number, initialBytes: number = capacity, private readonly allocate: (size: number) => Buffer = Buffer.allocUnsafe) {
+  constructor(
+    capacity: number,
+    initialBytes: number = capacity,
+    private readonly allocate: (size: number) => Buffer = Buffer.allocUnsafe
+  ) {
     this.capacity = Math.max(capacity, BATCH.HEADER_BYTES + 1)
     this.buf = allocate(Math.max(Math.min(initialBytes, this.capacity), BATCH.HEADER_BYTES + 1))
   }
@@ -81,7 +90,14 @@ export class RecordBatchBuilder {
   tryAppend(record: OutgoingRecord, timestamp: number): boolean {
     const keyLength = record.key === null ? -1 : record.key.length
     const valueLength = record.value === null ? -1 : record.value.length
-    let at = this.beginRecord(timestamp, zigzagSize(keyLength) + Math.max(keyLength, 0) + zigzagSize(valueLength) + Math.max(valueLength, 0) + headersSize(record.headers))
+    let at = this.beginRecord(
+      timestamp,
+      zigzagSize(keyLength) +
+        Math.max(keyLength, 0) +
+        zigzagSize(valueLength) +
+        Math.max(valueLength, 0) +
+        headersSize(record.headers)
+    )
     if (at < 0) return false
     const buf = this.buf
     at = writeZigzag(buf, at, keyLength)
@@ -137,7 +153,8 @@ export class RecordBatchBuilder {
     const bodySize = 1 + zigzagSize(timestampDelta) + zigzagSize(this.count) + fieldsSize
     const recordSize = zigzagSize(bodySize) + bodySize
     if (this.end + recordSize > this.capacity && this.count > 0) return -1
-    if (this.end + recordSize > this.buf.length) this.grow(Math.max(this.end + recordSize, Math.min(this.buf.length * 2, this.capacity)))
+    if (this.end + recordSize > this.buf.length)
+      this.grow(Math.max(this.end + recordSize, Math.min(this.buf.length * 2, this.capacity)))
     const buf = this.buf
     let at = writeZigzag(buf, this.end, bodySize)
     buf[at++] = 0 // record attributes: unused
@@ -166,7 +183,8 @@ export class RecordBatchBuilder {
     const maxBody = fixedSize + zigzagSize(maxValueBytes) + maxValueBytes
     const maxSize = zigzagSize(maxBody) + maxBody
     if (this.end + maxSize > this.capacity && this.count > 0) return false
-    if (this.end + maxSize > this.buf.length) this.grow(Math.max(this.end + maxSize, Math.min(this.buf.length * 2, this.capacity)))
+    if (this.end + maxSize > this.buf.length)
+      this.grow(Math.max(this.end + maxSize, Math.min(this.buf.length * 2, this.capacity)))
     const buf = this.buf
     if (this.viewOf !== buf) {
       // The first buffer this method writes to, or a bigger one.
@@ -217,8 +235,19 @@ export class RecordBatchBuilder {
   seal(codec: Codec): SealedBatch {
     if (codec.id === 0) {
       const out = this.buf.subarray(0, this.end)
-      writeBatchHeader(out, { count: this.count, attributes: 0, firstTimestamp: this.firstTimestamp, maxTimestamp: this.maxTimestamp })
-      return { bytes: out, recordCount: this.count, uncompressedBytes: this.end, compressCpuSeconds: 0, firstTimestamp: this.firstTimestamp }
+      writeBatchHeader(out, {
+        count: this.count,
+        attributes: 0,
+        firstTimestamp: this.firstTimestamp,
+        maxTimestamp: this.maxTimestamp
+      })
+      return {
+        bytes: out,
+        recordCount: this.count,
+        uncompressedBytes: this.end,
+        compressCpuSeconds: 0,
+        firstTimestamp: this.firstTimestamp
+      }
     }
     return sealRecords(this.finish(), codec, Buffer.allocUnsafe)
   }
@@ -244,15 +273,32 @@ export const NO_CLOCK = (): number => 0
  * CPU is `cpuSeconds`' difference over the compress call; by default the process's, exact to the microsecond
  * when nothing else runs meanwhile (a caller beside busy compression threads passes its own thread's clock).
  */
-export function sealRecords(batch: OpenBatch, codec: Codec, allocate: (size: number) => Buffer, cpuSeconds: () => number = processCpuSeconds): SealedBatch {
+export function sealRecords(
+  batch: OpenBatch,
+  codec: Codec,
+  allocate: (size: number) => Buffer,
+  cpuSeconds: () => number = processCpuSeconds
+): SealedBatch {
   const before = codec.id === 0 ? 0 : cpuSeconds()
   // Copied into `out` at once, so the codec may compress into memory it reuses.
-  const compressed = codec.id === 0 ? batch.records : codec.compressTransient?.(batch.records) ?? codec.compress(batch.records)
+  const compressed =
+    codec.id === 0 ? batch.records : (codec.compressTransient?.(batch.records) ?? codec.compress(batch.records))
   const compressCpuSeconds = codec.id === 0 ? 0 : Math.max(0, cpuSeconds() - before)
   const out = allocate(BATCH.HEADER_BYTES + compressed.length)
   out.set(compressed, BATCH.HEADER_BYTES)
-  writeBatchHeader(out, { count: batch.count, attributes: codec.id, firstTimestamp: batch.firstTimestamp, maxTimestamp: batch.maxTimestamp })
-  return { bytes: out, recordCount: batch.count, uncompressedBytes: BATCH.HEADER_BYTES + batch.records.length, compressCpuSeconds, firstTimestamp: batch.firstTimestamp }
+  writeBatchHeader(out, {
+    count: batch.count,
+    attributes: codec.id,
+    firstTimestamp: batch.firstTimestamp,
+    maxTimestamp: batch.maxTimestamp
+  })
+  return {
+    bytes: out,
+    recordCount: batch.count,
+    uncompressedBytes: BATCH.HEADER_BYTES + batch.records.length,
+    compressCpuSeconds,
+    firstTimestamp: batch.firstTimestamp
+  }
 }
 
 export interface BatchHeaderFields {
@@ -287,10 +333,16 @@ export function stampProducerState(batch: Buffer, producer: BatchProducerState):
 }
 
 /** Builds one complete batch from `records` (tests, benchmarks and tools; the producer streams instead). */
-export function buildBatch(records: readonly OutgoingRecord[], codec: Codec, producer: BatchProducerState = NON_IDEMPOTENT, now: number = Date.now()): SealedBatch {
+export function buildBatch(
+  records: readonly OutgoingRecord[],
+  codec: Codec,
+  producer: BatchProducerState = NON_IDEMPOTENT,
+  now: number = Date.now()
+): SealedBatch {
   const builder = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 64 * 1024)
   for (const record of records) {
-    if (!builder.tryAppend(record, record.timestamp ?? now)) throw new RangeError('unreachable: a builder that only grows always accepts')
+    if (!builder.tryAppend(record, record.timestamp ?? now))
+      throw new RangeError('unreachable: a builder that only grows always accepts')
   }
   const sealed = builder.seal(codec)
   stampProducerState(sealed.bytes, producer)

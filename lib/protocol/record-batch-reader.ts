@@ -77,7 +77,8 @@ export function splitBatches(data: Buffer): Buffer[] {
   while (offset + BATCH.HEADER_BYTES <= data.length) {
     const batchLength = data.readInt32BE(offset + BATCH.LENGTH)
     const total = BATCH.LOG_OVERHEAD + batchLength
-    if (batchLength < BATCH.HEADER_BYTES - BATCH.LOG_OVERHEAD) throw corrupt(`batch at byte ${offset} declares length ${batchLength}`)
+    if (batchLength < BATCH.HEADER_BYTES - BATCH.LOG_OVERHEAD)
+      throw corrupt(`batch at byte ${offset} declares length ${batchLength}`)
     if (offset + total > data.length) break
     batches.push(data.subarray(offset, offset + total))
     offset += total
@@ -105,7 +106,8 @@ export function isAbortMarker(batch: Buffer): boolean {
   readZigzag(batch, cursor) // timestamp delta
   readZigzag(batch, cursor) // offset delta
   const keyLength = readZigzag(batch, cursor)
-  if (keyLength < 4 || cursor.offset + 4 > batch.length) throw corrupt(`control batch at offset ${batchOffsets(batch).baseOffset} has a ${keyLength}-byte key`)
+  if (keyLength < 4 || cursor.offset + 4 > batch.length)
+    throw corrupt(`control batch at offset ${batchOffsets(batch).baseOffset} has a ${keyLength}-byte key`)
   return batch.readInt16BE(cursor.offset + 2) === CONTROL_TYPE_ABORT
 }
 
@@ -122,7 +124,11 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
   const codecId = attributes & ATTRIBUTE.CODEC_MASK
   const lastOffsetDelta = batch.readInt32BE(BATCH.LAST_OFFSET_DELTA)
   // With LogAppendTime the broker stamps only maxTimestamp; every record carries that time.
-  const baseTimestamp = Number(batch.readBigInt64BE((attributes & ATTRIBUTE.TIMESTAMP_LOG_APPEND) !== 0 ? BATCH.MAX_TIMESTAMP : BATCH.BASE_TIMESTAMP))
+  const baseTimestamp = Number(
+    batch.readBigInt64BE(
+      (attributes & ATTRIBUTE.TIMESTAMP_LOG_APPEND) !== 0 ? BATCH.MAX_TIMESTAMP : BATCH.BASE_TIMESTAMP
+    )
+  )
   const logAppendTime = (attributes & ATTRIBUTE.TIMESTAMP_LOG_APPEND) !== 0
   const count = batch.readInt32BE(BATCH.RECORD_COUNT)
   const isControl = (attributes & ATTRIBUTE.CONTROL) !== 0
@@ -145,26 +151,35 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
       const overCap = err instanceof SqueezeError && err.code === ErrorCodes.CODEC_OUTPUT_LIMIT
       const hint = overCap ? ' (raise squeeze.max.batch.uncompressed.bytes if the batch is genuine)' : ''
       const message = `cannot ${codec.name}-decompress batch at offset ${baseOffset}: ${(err as Error).message}${hint}`
-      throw new SqueezeError(overCap ? ErrorCodes.CODEC_OUTPUT_LIMIT : ErrorCodes.CODEC_CORRUPT, message, { cause: err })
+      throw new SqueezeError(overCap ? ErrorCodes.CODEC_OUTPUT_LIMIT : ErrorCodes.CODEC_CORRUPT, message, {
+        cause: err
+      })
     }
     decompressCpuSeconds = Math.max(0, cpuSeconds() - before)
   }
   // The framing of every record is checked now (a corrupt batch fails here, as a whole); objects come later.
   const layout = isControl ? EMPTY_LAYOUT : recordLayout(body, count, baseOffset)
-  return new DecodedBatch({
-    baseOffset,
-    lastOffset: baseOffset + lastOffsetDelta,
-    codecId,
-    storedBytes: batch.length,
-    uncompressedBytes: BATCH.HEADER_BYTES + body.length,
-    isControl,
-    isTransactional: (attributes & ATTRIBUTE.TRANSACTIONAL) !== 0,
-    producerId: batch.readBigInt64BE(BATCH.PRODUCER_ID),
-    baseSequence: batch.readInt32BE(BATCH.BASE_SEQUENCE),
-    crc: batch.readUInt32BE(BATCH.CRC),
-    decompressCpuSeconds
-  }, body, layout, baseTimestamp, logAppendTime, options.fromOffset ?? Number.NEGATIVE_INFINITY,
-  Number(batch.readBigInt64BE(BATCH.MAX_TIMESTAMP)))
+  return new DecodedBatch(
+    {
+      baseOffset,
+      lastOffset: baseOffset + lastOffsetDelta,
+      codecId,
+      storedBytes: batch.length,
+      uncompressedBytes: BATCH.HEADER_BYTES + body.length,
+      isControl,
+      isTransactional: (attributes & ATTRIBUTE.TRANSACTIONAL) !== 0,
+      producerId: batch.readBigInt64BE(BATCH.PRODUCER_ID),
+      baseSequence: batch.readInt32BE(BATCH.BASE_SEQUENCE),
+      crc: batch.readUInt32BE(BATCH.CRC),
+      decompressCpuSeconds
+    },
+    body,
+    layout,
+    baseTimestamp,
+    logAppendTime,
+    options.fromOffset ?? Number.NEGATIVE_INFINITY,
+    Number(batch.readBigInt64BE(BATCH.MAX_TIMESTAMP))
+  )
 }
 
 /** A batch's header fields and read costs, without its records (or the memory they live in). */
@@ -172,8 +187,32 @@ export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachVa
 
 /** The header of `batch` as a plain object, for keeping after the batch itself is gone. */
 export function batchHeader(batch: ReadBatch): BatchHeader {
-  const { baseOffset, lastOffset, codecId, storedBytes, uncompressedBytes, isControl, isTransactional, producerId, baseSequence, crc, decompressCpuSeconds } = batch
-  return { baseOffset, lastOffset, codecId, storedBytes, uncompressedBytes, isControl, isTransactional, producerId, baseSequence, crc, decompressCpuSeconds }
+  const {
+    baseOffset,
+    lastOffset,
+    codecId,
+    storedBytes,
+    uncompressedBytes,
+    isControl,
+    isTransactional,
+    producerId,
+    baseSequence,
+    crc,
+    decompressCpuSeconds
+  } = batch
+  return {
+    baseOffset,
+    lastOffset,
+    codecId,
+    storedBytes,
+    uncompressedBytes,
+    isControl,
+    isTransactional,
+    producerId,
+    baseSequence,
+    crc,
+    decompressCpuSeconds
+  }
 }
 
 /** Per record: offset delta, where the record starts, where its value starts and ends (-1 for null). */
@@ -197,12 +236,19 @@ class DecodedBatch implements ReadBatch {
   private built: IncomingRecord[] | null = null
   private rawBuilt: RawRecords | null = null
 
-  constructor(fields: BatchHeader, private readonly body: Buffer, private readonly layout: RecordLayout, private readonly baseTimestamp: number,
-    private readonly logAppendTime: boolean, private readonly fromOffset: number,
-    private readonly maxTimestamp: number) {
+  constructor(
+    fields: BatchHeader,
+    private readonly body: Buffer,
+    private readonly layout: RecordLayout,
+    private readonly baseTimestamp: number,
+    private readonly logAppendTime: boolean,
+    private readonly fromOffset: number,
+    private readonly maxTimestamp: number
+  ) {
     Object.assign(this, fields)
     let visible = 0
-    for (let i = 0; i < layout.count; i++) if (this.baseOffset + (layout.table[i * COLUMNS + OFFSET_DELTA] as number) >= fromOffset) visible++
+    for (let i = 0; i < layout.count; i++)
+      if (this.baseOffset + (layout.table[i * COLUMNS + OFFSET_DELTA] as number) >= fromOffset) visible++
     this.recordCount = visible
   }
 
@@ -238,7 +284,15 @@ class DecodedBatch implements ReadBatch {
   private buildRaw(): RawRecords {
     const { table, count: all } = this.layout
     const count = this.recordCount
-    const raw = { count, bytes: this.body, offsets: new Float64Array(count), timestamps: new Float64Array(count), starts: new Int32Array(count), ends: new Int32Array(count), dataBytes: new Int32Array(count) }
+    const raw = {
+      count,
+      bytes: this.body,
+      offsets: new Float64Array(count),
+      timestamps: new Float64Array(count),
+      starts: new Int32Array(count),
+      ends: new Int32Array(count),
+      dataBytes: new Int32Array(count)
+    }
     const body = this.body
     const cursor: Cursor = { offset: 0 }
     let n = 0
@@ -281,7 +335,8 @@ class DecodedBatch implements ReadBatch {
  */
 function recordLayout(body: Buffer, count: number, baseOffset: number): RecordLayout {
   // Every record takes at least 7 bytes, so a larger count is corruption, not a reason to allocate.
-  if (count < 0 || count * 7 > body.length) throw corrupt(`record batch at offset ${baseOffset} claims ${count} records in ${body.length} bytes`)
+  if (count < 0 || count * 7 > body.length)
+    throw corrupt(`record batch at offset ${baseOffset} claims ${count} records in ${body.length} bytes`)
   const table = new Int32Array(count * COLUMNS)
   const cursor: Cursor = { offset: 0 }
   try {
@@ -296,7 +351,8 @@ function recordLayout(body: Buffer, count: number, baseOffset: number): RecordLa
       skipBytes(body, cursor)
       const valueLength = readZigzag(body, cursor)
       if (valueLength >= 0) {
-        if (cursor.offset + valueLength > body.length) throw corrupt(`record field of ${valueLength} bytes runs past the batch`)
+        if (cursor.offset + valueLength > body.length)
+          throw corrupt(`record field of ${valueLength} bytes runs past the batch`)
         table[row + VALUE_START] = cursor.offset
         cursor.offset += valueLength
         table[row + VALUE_END] = cursor.offset
@@ -309,7 +365,8 @@ function recordLayout(body: Buffer, count: number, baseOffset: number): RecordLa
         skipBytes(body, cursor)
         skipBytes(body, cursor)
       }
-      if (cursor.offset !== recordEnd) throw corrupt(`record ${i} declares ${length} bytes but holds ${cursor.offset - recordEnd + length}`)
+      if (cursor.offset !== recordEnd)
+        throw corrupt(`record ${i} declares ${length} bytes but holds ${cursor.offset - recordEnd + length}`)
     }
   } catch (err) {
     if (err instanceof SqueezeError) throw err
@@ -344,12 +401,23 @@ function readBytes(body: Buffer, cursor: Cursor): Buffer | null {
 }
 
 /** One record at `cursor` (its framing already checked by recordLayout). */
-function readRecord(body: Buffer, cursor: Cursor, baseOffset: number, baseTimestamp: number, logAppendTime: boolean): IncomingRecord {
+function readRecord(
+  body: Buffer,
+  cursor: Cursor,
+  baseOffset: number,
+  baseTimestamp: number,
+  logAppendTime: boolean
+): IncomingRecord {
   readZigzag(body, cursor) // length
   cursor.offset += 1 // attributes
   const timestampDelta = readZigzag(body, cursor)
   const offsetDelta = readZigzag(body, cursor)
-  return readFields(body, cursor, baseOffset + offsetDelta, logAppendTime ? baseTimestamp : baseTimestamp + timestampDelta)
+  return readFields(
+    body,
+    cursor,
+    baseOffset + offsetDelta,
+    logAppendTime ? baseTimestamp : baseTimestamp + timestampDelta
+  )
 }
 
 /**

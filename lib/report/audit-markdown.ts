@@ -6,20 +6,47 @@ const GIB = 1024 ** 3
 /** The audit as a Markdown page: every fact and figure per topic, the notes and the totals. */
 export function renderAuditMarkdown(report: AuditReport): string {
   const priced = report.prices !== null
-  const head = ['topic', 'status', 'partitions', 'RF', 'retention.ms', 'retention.bytes', 'cleanup.policy',
-    'compression.type', 'groups',
-    'codec mix', 'records/batch', 'recommended', 'ratio (95%)', 'stored vs current', 'disk GiB/day', 'fetch GiB/day',
-      'GiB at retention', 'CPU s/day',
-    ...(priced ? ['net/month'] : [])]
+  const head = [
+    'topic',
+    'status',
+    'partitions',
+    'RF',
+    'retention.ms',
+    'retention.bytes',
+    'cleanup.policy',
+    'compression.type',
+    'groups',
+    'codec mix',
+    'records/batch',
+    'recommended',
+    'ratio (95%)',
+    'stored vs current',
+    'disk GiB/day',
+    'fetch GiB/day',
+    'GiB at retention',
+    'CPU s/day',
+    ...(priced ? ['net/month'] : [])
+  ]
   const rows = report.topics.map((t) => [
-    t.topic, t.status, num(t.facts?.partitions), num(t.facts?.replicationFactor), num(t.facts?.retentionMs),
-      num(t.facts?.retentionBytes),
-    t.facts?.cleanupPolicy ?? '-', t.facts?.compressionType ?? '-', num(t.facts?.groups.length),
+    t.topic,
+    t.status,
+    num(t.facts?.partitions),
+    num(t.facts?.replicationFactor),
+    num(t.facts?.retentionMs),
+    num(t.facts?.retentionBytes),
+    t.facts?.cleanupPolicy ?? '-',
+    t.facts?.compressionType ?? '-',
+    num(t.facts?.groups.length),
     t.current?.codecs.map((c) => `${c.codec} ${c.batches}`).join(', ') ?? '-',
-      t.current === null ? '-' : t.current.meanRecordsPerBatch.toFixed(1),
-    t.verdict === null ? '-' : t.verdict.action === 'keep' ? 'keep' : t.verdict.target, interval(t), stored(t),
-    gib(t.savings?.diskBytesPerDay), gib(t.savings?.fetchBytesPerDay), gib(t.savings?.steadyStateDiskBytes),
-    t.savings?.cpuSecondsPerDay === null || t.savings?.cpuSecondsPerDay === undefined ? '-'
+    t.current === null ? '-' : t.current.meanRecordsPerBatch.toFixed(1),
+    t.verdict === null ? '-' : t.verdict.action === 'keep' ? 'keep' : t.verdict.target,
+    interval(t),
+    stored(t),
+    gib(t.savings?.diskBytesPerDay),
+    gib(t.savings?.fetchBytesPerDay),
+    gib(t.savings?.steadyStateDiskBytes),
+    t.savings?.cpuSecondsPerDay === null || t.savings?.cpuSecondsPerDay === undefined
+      ? '-'
       : t.savings.cpuSecondsPerDay.toFixed(1),
     ...(priced ? [money(t.savings?.money?.net)] : [])
   ])
@@ -33,20 +60,27 @@ export function renderAuditMarkdown(report: AuditReport): string {
       `targets ${report.settings.targets.join(', ')}; ` +
       `a change must store at most ${((1 - report.settings.margin) * 100).toFixed(0)}% of today's bytes.`,
     '',
-    line(head), line(head.map(() => '---')), ...rows.map(line),
+    line(head),
+    line(head.map(() => '---')),
+    ...rows.map(line),
     '',
-    ...notes(report.topics).slice(1).map((n) => `- ${n.trim()}`),
+    ...notes(report.topics)
+      .slice(1)
+      .map((n) => `- ${n.trim()}`),
     '',
     `**Cluster:** ${t.audited} of ${t.topics} topics audited, ${t.toChange} to change, ` +
       `${t.failed} failed or not readable. ` +
       `Saved ${gib(t.diskBytesPerDay)} GiB/day on disk, ${gib(t.fetchBytesPerDay)} GiB/day fetched, ` +
       `${gib(t.steadyStateDiskBytes)} GiB at retention; ` +
       `the changes cost ${(t.cpuSecondsPerDay / 3600).toFixed(2)} CPU core-hours/day.` +
-      (t.money === null ? ''
+      (t.money === null
+        ? ''
         : ` Per month (${report.prices?.currency}): ${monthly(t.money)}` +
-        `${report.prices?.source === null || report.prices?.source === undefined
-          ? ''
-          : ` (prices: ${report.prices.source})`}.`),
+          `${
+            report.prices?.source === null || report.prices?.source === undefined
+              ? ''
+              : ` (prices: ${report.prices.source})`
+          }.`),
     ...(report.partial ? ['', '**Partial:** some topics failed, were not readable or were not reached.'] : []),
     ''
   ].join('\n')
@@ -63,7 +97,8 @@ function gib(bytes: number | null | undefined): string {
 function interval(t: AuditTopic): string {
   if (t.verdict?.action !== 'change') return '-'
   const target = t.targets.find((x) => x.target === (t.verdict as { target: string }).target)
-  return target === undefined ? '-'
+  return target === undefined
+    ? '-'
     : `${target.ratio.toFixed(2)} (${target.ratioLow.toFixed(2)}-${target.ratioHigh.toFixed(2)})`
 }
 

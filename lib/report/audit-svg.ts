@@ -29,8 +29,9 @@ export function renderAuditSvg(report: AuditReport): string {
       const w = ((RIGHT - LEFT) * value(t)) / max
       const to = t.verdict?.action === 'change' ? t.verdict.target : 'keep'
       return [
-        `<text x="${LEFT - 8}" y="${y + 15}" text-anchor="end">${escapeXml(`${t.topic} (${t.current?.codec
-          ?? '-'} → ${to})`)}</text>`,
+        `<text x="${LEFT - 8}" y="${y + 15}" text-anchor="end">${escapeXml(
+          `${t.topic} (${t.current?.codec ?? '-'} → ${to})`
+        )}</text>`,
         `<rect class="saving" x="${LEFT}" y="${y + 3}" width="${w.toFixed(1)}" height="${BAR_HEIGHT - 6}" ` +
           'fill="#1f77b4"/>',
         `<text x="${(LEFT + w + 6).toFixed(1)}" y="${y + 15}">${escapeXml(value(t).toFixed(2))}</text>`

@@ -6,23 +6,44 @@ export const AUDIT_WIDTH = 100
 const GIB = 1024 ** 3
 
 const STATUS_LABEL: Readonly<Record<Exclude<AuditTopic['status'], 'audited'>, string>> = {
-  'too-little-data': 'too little data', empty: 'empty', 'not-authorized': 'NO READ ACL', failed: 'FAILED',
-    'not-reached': 'not reached'
+  'too-little-data': 'too little data',
+  empty: 'empty',
+  'not-authorized': 'NO READ ACL',
+  failed: 'FAILED',
+  'not-reached': 'not reached'
 }
 
 /** The ranked table (at most AUDIT_WIDTH columns), each topic's notes, and the cluster's totals. */
 export function renderAuditTable(report: AuditReport): string {
   const priced = report.prices !== null
-  const headers = ['topic', 'current', 'recommended', 'stored', 'GiB/day saved',
-    ...(priced ? [`net/month ${report.prices?.currency ?? ''}`.trim()] : [])]
-  const rows = report.topics.map((t) => [t.topic, currentLabel(t), recommendedLabel(t), storedLabel(t), gibPerDay(t),
-    ...(priced ? [t.status === 'audited' ? money(t.savings?.money?.net) : '-'] : [])])
+  const headers = [
+    'topic',
+    'current',
+    'recommended',
+    'stored',
+    'GiB/day saved',
+    ...(priced ? [`net/month ${report.prices?.currency ?? ''}`.trim()] : [])
+  ]
+  const rows = report.topics.map((t) => [
+    t.topic,
+    currentLabel(t),
+    recommendedLabel(t),
+    storedLabel(t),
+    gibPerDay(t),
+    ...(priced ? [t.status === 'audited' ? money(t.savings?.money?.net) : '-'] : [])
+  ])
   const others = headers.slice(1).map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i + 1] ?? '').length)))
   const topicWidth = Math.max(8, AUDIT_WIDTH - others.reduce((a, b) => a + b + 2, 0))
-  const table = renderTable(headers, rows.map(([topic, ...rest]) => [clip(topic ?? '', topicWidth), ...rest]))
+  const table = renderTable(
+    headers,
+    rows.map(([topic, ...rest]) => [clip(topic ?? '', topicWidth), ...rest])
+  )
   return [
-    clip(`audit of ${report.brokers.join(',')}: ${report.totals.topics} topics, ` +
-      `${(report.settings.sampleBytes / 1024 ** 2).toFixed(0)} MiB sampled each`, AUDIT_WIDTH),
+    clip(
+      `audit of ${report.brokers.join(',')}: ${report.totals.topics} topics, ` +
+        `${(report.settings.sampleBytes / 1024 ** 2).toFixed(0)} MiB sampled each`,
+      AUDIT_WIDTH
+    ),
     'stored: bytes per record vs today; GiB/day: saved on disk (all replicas) + in fetches (all groups)',
     table,
     ...notes(report.topics).flatMap((n) => wrap(n, AUDIT_WIDTH)),
@@ -31,8 +52,8 @@ export function renderAuditTable(report: AuditReport): string {
 }
 
 function currentLabel(t: AuditTopic): string {
-  if (t.current === null) return t.facts?.compressionType !== null && t.brokerRecompresses
-    ? `(${t.facts?.compressionType})` : '-'
+  if (t.current === null)
+    return t.facts?.compressionType !== null && t.brokerRecompresses ? `(${t.facts?.compressionType})` : '-'
   return t.current.codec
 }
 
@@ -46,7 +67,8 @@ function recommendedLabel(t: AuditTopic): string {
 function storedLabel(t: AuditTopic): string {
   if ((t.status !== 'audited' && t.status !== 'too-little-data') || t.verdict?.action !== 'change') return '-'
   const share = t.targets.find((x) => x.target === (t.verdict as { target: string }).target)?.storedShare
-  return share === undefined || !Number.isFinite(share) ? '-'
+  return share === undefined || !Number.isFinite(share)
+    ? '-'
     : `${share >= 1 ? '+' : ''}${((share - 1) * 100).toFixed(0)}%`
 }
 
@@ -58,8 +80,10 @@ function gibPerDay(t: AuditTopic): string {
 
 /** Storage and transfer saved, the CPU cost and the net, in words. */
 export function monthly(m: MonthlyMoney): string {
-  return `storage saved ${money(m.storage)}, transfer saved ${money(m.transfer)}, ` +
+  return (
+    `storage saved ${money(m.storage)}, transfer saved ${money(m.transfer)}, ` +
     `CPU cost ${money(m.cpu)}, net ${money(m.net)}`
+  )
 }
 
 export function money(value: number | null | undefined): string {
@@ -73,12 +97,14 @@ export function notes(topics: readonly AuditTopic[]): string[] {
   for (const t of topics) {
     if (t.error !== null) out.push(`  ${t.topic}: ${t.error}`)
     if (t.brokerRecompresses) {
-      out.push(`  ${t.topic}: compression.type=${t.facts?.compressionType} (${t.facts?.compressionTypeSource}): ` +
-        'the broker recompresses every batch; change it there, not in the producers')
+      out.push(
+        `  ${t.topic}: compression.type=${t.facts?.compressionType} (${t.facts?.compressionTypeSource}): ` +
+          'the broker recompresses every batch; change it there, not in the producers'
+      )
     }
     if (t.compacted) out.push(`  ${t.topic}: compacted: the figures apply to what compaction keeps`)
-    if (t.status === 'audited'
-      && t.ingestRateNote !== null) out.push(`  ${t.topic}: no ingest rate (${t.ingestRateNote}): no bytes per day`)
+    if (t.status === 'audited' && t.ingestRateNote !== null)
+      out.push(`  ${t.topic}: no ingest rate (${t.ingestRateNote}): no bytes per day`)
   }
   return out.length === 0 ? [] : ['notes:', ...out]
 }
@@ -92,7 +118,7 @@ function totalsLines(report: AuditReport): string[] {
       `${gib(t.fetchBytesPerDay)} GiB/day fetched (all groups), ` +
       `${gib(t.steadyStateDiskBytes)} GiB on disk at retention`,
     `CPU the changes cost: ${(t.cpuSecondsPerDay / 3600).toFixed(2)} core-hours/day ` +
-      '(compression + every group\'s decompression)'
+      "(compression + every group's decompression)"
   ]
   if (t.money !== null) {
     const c = report.prices?.currency ?? ''
@@ -117,8 +143,11 @@ export function wrap(text: string, width: number): string[] {
     line = `    ${word}`
   }
   out.push(line)
-  return out.flatMap((l) => (l.length <= width ? [l] : Array.from({ length: Math.ceil(l.length / width) }, (_,
-    i) => l.slice(i * width, (i + 1) * width))))
+  return out.flatMap((l) =>
+    l.length <= width
+      ? [l]
+      : Array.from({ length: Math.ceil(l.length / width) }, (_, i) => l.slice(i * width, (i + 1) * width))
+  )
 }
 
 function clip(text: string, width: number): string {

@@ -25,7 +25,11 @@ export function renderBatchingHeatmapSvg(sweep: BatchingSweep, target: string, t
     `<text x="${MARGIN.left + (CELL.width * sweep.batchSizeBytes.length) / 2}" y="${MARGIN.top - 22}" text-anchor="middle">batch.size</text>`,
     `<text x="14" y="${MARGIN.top + (CELL.height * sweep.lingerMs.length) / 2}" transform="rotate(-90 14 ${MARGIN.top + (CELL.height * sweep.lingerMs.length) / 2})" text-anchor="middle">linger.ms</text>`
   ]
-  sweep.batchSizeBytes.forEach((size, col) => parts.push(`<text x="${MARGIN.left + col * CELL.width + CELL.width / 2}" y="${MARGIN.top - 6}" text-anchor="middle">${escapeXml(formatBytes(size))}</text>`))
+  sweep.batchSizeBytes.forEach((size, col) =>
+    parts.push(
+      `<text x="${MARGIN.left + col * CELL.width + CELL.width / 2}" y="${MARGIN.top - 6}" text-anchor="middle">${escapeXml(formatBytes(size))}</text>`
+    )
+  )
   sweep.lingerMs.forEach((linger, row) => {
     const y = MARGIN.top + row * CELL.height
     parts.push(`<text x="${MARGIN.left - 8}" y="${y + CELL.height / 2 + 4}" text-anchor="end">${linger}</text>`)

@@ -23,13 +23,16 @@ export function compareReportJson(report: CompareReport, apply?: ApplyAs): Compa
   const rec = report.recommendation
   return {
     ...report,
-    recommendation: rec === null ? null : {
-      target: rec.target,
-      criterion: rec.criterion,
-      reason: recommendationReason(rec, report.settings),
-      bytesPerDaySaved: rec.bytesPerDaySaved,
-      bytesSavedPerGiB: rec.bytesSavedPerGiB
-    },
+    recommendation:
+      rec === null
+        ? null
+        : {
+            target: rec.target,
+            criterion: rec.criterion,
+            reason: recommendationReason(rec, report.settings),
+            bytesPerDaySaved: rec.bytesPerDaySaved,
+            bytesSavedPerGiB: rec.bytesSavedPerGiB
+          },
     savingsVsNone: savingsVsNone(report),
     ...(apply === undefined ? {} : { applyAs: apply })
   }

@@ -32,12 +32,16 @@ export function renderCompareMarkdown(report: CompareReport): string {
     ...(rec === null ? [] : savingLines(report, rec).map((line) => `- ${escapeInline(line)}`)),
     '',
     ...savingsSection(report),
-    ...(report.current === null ? [] : [
-      '## Against what is stored today',
-      '',
-      ...[currentSummary(report.current), ...againstCurrentLines(report)].map((line) => `- ${escapeInline(line.trim())}`),
-      ''
-    ]),
+    ...(report.current === null
+      ? []
+      : [
+          '## Against what is stored today',
+          '',
+          ...[currentSummary(report.current), ...againstCurrentLines(report)].map(
+            (line) => `- ${escapeInline(line.trim())}`
+          ),
+          ''
+        ]),
     '## Source',
     '',
     `- Kind: ${source.kind}`,
@@ -59,7 +63,16 @@ export function renderCompareMarkdown(report: CompareReport): string {
 
 function savingsSection(report: CompareReport): string[] {
   const { title, headers, rows } = savingsTable(report)
-  return ['## Bytes saved', '', escapeInline(title.replace(/:$/, '.')), '', markdownRow(headers), markdownRow(headers.map((_, i) => (i === 0 ? ':---' : '---:'))), ...rows.map(markdownRow), '']
+  return [
+    '## Bytes saved',
+    '',
+    escapeInline(title.replace(/:$/, '.')),
+    '',
+    markdownRow(headers),
+    markdownRow(headers.map((_, i) => (i === 0 ? ':---' : '---:'))),
+    ...rows.map(markdownRow),
+    ''
+  ]
 }
 
 function markdownRow(cells: readonly string[]): string {

@@ -15,11 +15,14 @@ interface Axis {
 
 /** A standalone SVG scatter chart: compress CPU per GiB against ratio, one labelled point per target, the Pareto front as a line. */
 export function renderCompareSvg(report: CompareReport): string {
-  const plotted = report.targets.filter((t) => Number.isFinite(t.compressCpuSecondsPerGiB) && t.compressCpuSecondsPerGiB >= 0 && Number.isFinite(t.ratio))
+  const plotted = report.targets.filter(
+    (t) => Number.isFinite(t.compressCpuSecondsPerGiB) && t.compressCpuSecondsPerGiB >= 0 && Number.isFinite(t.ratio)
+  )
   const skipped = report.targets.filter((t) => !plotted.includes(t))
   const x = xAxis(plotted.map((t) => t.compressCpuSecondsPerGiB))
   const current = report.current?.row
-  const currentRatio = current !== undefined && Number.isFinite(current.equivalentRatio) ? current.equivalentRatio : undefined
+  const currentRatio =
+    current !== undefined && Number.isFinite(current.equivalentRatio) ? current.equivalentRatio : undefined
   const y = yAxis([...(currentRatio === undefined ? [] : [currentRatio]), ...plotted.map((t) => t.ratio)])
   const front = paretoFront(plotted)
   const recommended = report.recommendation?.target
@@ -29,7 +32,9 @@ export function renderCompareSvg(report: CompareReport): string {
     `<rect x="0" y="0" width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`,
     `<text x="${WIDTH / 2}" y="28" text-anchor="middle" font-size="16" font-weight="bold">${escapeXml(`Compression ratio vs compress CPU: ${report.source.topic}`)}</text>`,
     ...axisMarkup(x, y),
-    ...(current === undefined || currentRatio === undefined ? [] : currentMarkup(`${current.label}: ${current.codec}`, y.map(currentRatio))),
+    ...(current === undefined || currentRatio === undefined
+      ? []
+      : currentMarkup(`${current.label}: ${current.codec}`, y.map(currentRatio))),
     `<polyline class="pareto" fill="none" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3" points="${front.map((t) => `${fmt(x.map(t.compressCpuSecondsPerGiB))},${fmt(y.map(t.ratio))}`).join(' ')}"/>`,
     ...plotted.map((t) => pointMarkup(t, x, y, front.includes(t), t.target === recommended)),
     legendMarkup(skipped, currentRatio !== undefined),
@@ -68,21 +73,30 @@ function axisMarkup(x: Axis, y: Axis): string[] {
     `<line x1="${PLOT.left}" y1="${PLOT.top}" x2="${PLOT.left}" y2="${PLOT.bottom}" stroke="#000000"/>`
   ]
   for (const tick of x.ticks) {
-    out.push(`<line x1="${fmt(tick.at)}" y1="${PLOT.bottom}" x2="${fmt(tick.at)}" y2="${PLOT.bottom + 5}" stroke="#000000"/>`)
+    out.push(
+      `<line x1="${fmt(tick.at)}" y1="${PLOT.bottom}" x2="${fmt(tick.at)}" y2="${PLOT.bottom + 5}" stroke="#000000"/>`
+    )
     out.push(`<text x="${fmt(tick.at)}" y="${PLOT.bottom + 19}" text-anchor="middle">${escapeXml(tick.label)}</text>`)
   }
   for (const tick of y.ticks) {
-    out.push(`<line x1="${PLOT.left - 5}" y1="${fmt(tick.at)}" x2="${PLOT.right}" y2="${fmt(tick.at)}" stroke="#dddddd"/>`)
+    out.push(
+      `<line x1="${PLOT.left - 5}" y1="${fmt(tick.at)}" x2="${PLOT.right}" y2="${fmt(tick.at)}" stroke="#dddddd"/>`
+    )
     out.push(`<text x="${PLOT.left - 8}" y="${fmt(tick.at + 4)}" text-anchor="end">${escapeXml(tick.label)}</text>`)
   }
   const xTitle = `compress CPU seconds per GiB${x.log ? ' (log scale)' : ''}`
-  out.push(`<text x="${(PLOT.left + PLOT.right) / 2}" y="${HEIGHT - 30}" text-anchor="middle">${escapeXml(xTitle)}</text>`)
-  out.push(`<text x="20" y="${(PLOT.top + PLOT.bottom) / 2}" text-anchor="middle" transform="rotate(-90 20 ${(PLOT.top + PLOT.bottom) / 2})">compression ratio (uncompressed / stored)</text>`)
+  out.push(
+    `<text x="${(PLOT.left + PLOT.right) / 2}" y="${HEIGHT - 30}" text-anchor="middle">${escapeXml(xTitle)}</text>`
+  )
+  out.push(
+    `<text x="20" y="${(PLOT.top + PLOT.bottom) / 2}" text-anchor="middle" transform="rotate(-90 20 ${(PLOT.top + PLOT.bottom) / 2})">compression ratio (uncompressed / stored)</text>`
+  )
   return out
 }
 
 function legendMarkup(skipped: readonly CompareTargetResult[], withCurrent: boolean): string {
-  const note = skipped.length === 0 ? '' : `; not plotted (no finite figures): ${skipped.map((t) => t.target).join(', ')}`
+  const note =
+    skipped.length === 0 ? '' : `; not plotted (no finite figures): ${skipped.map((t) => t.target).join(', ')}`
   return `<text x="${PLOT.left}" y="${HEIGHT - 10}" fill="#555555">${escapeXml(`red: Pareto front (no other target is both cheaper and smaller); ringed: recommended${withCurrent ? '; green: what the topic stores today' : ''}${note}`)}</text>`
 }
 
@@ -96,7 +110,8 @@ function xAxis(values: readonly number[]): Axis {
     const hi = Math.ceil(Math.log10(max))
     const hasZero = values.some((v) => v === 0)
     const start = PLOT.left + (hasZero ? ZERO_LANE : 0)
-    const map = (v: number): number => (v <= 0 ? PLOT.left : start + ((Math.log10(v) - lo) / (hi - lo)) * (PLOT.right - start))
+    const map = (v: number): number =>
+      v <= 0 ? PLOT.left : start + ((Math.log10(v) - lo) / (hi - lo)) * (PLOT.right - start)
     const ticks: Array<Axis['ticks'][number]> = []
     if (hasZero) ticks.push({ value: 0, at: PLOT.left, label: '0' })
     for (let e = lo; e <= hi; e++) ticks.push({ value: 10 ** e, at: map(10 ** e), label: formatTick(10 ** e) })
@@ -108,7 +123,8 @@ function xAxis(values: readonly number[]): Axis {
 function yAxis(values: readonly number[]): Axis {
   const lo = values.length === 0 ? 0 : Math.min(...values)
   const hi = values.length === 0 ? 1 : Math.max(...values)
-  const axis = lo === hi ? linearAxis(lo - 0.5, hi + 0.5, PLOT.bottom, PLOT.top) : linearAxis(lo, hi, PLOT.bottom, PLOT.top)
+  const axis =
+    lo === hi ? linearAxis(lo - 0.5, hi + 0.5, PLOT.bottom, PLOT.top) : linearAxis(lo, hi, PLOT.bottom, PLOT.top)
   return { ...axis, ticks: axis.ticks.map((t) => ({ ...t, label: `${t.label}x` })) }
 }
 
@@ -138,5 +154,7 @@ function fmt(n: number): string {
 
 /** Escapes markup characters and drops control characters XML 1.0 cannot hold at all. */
 export function escapeXml(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c)
+  return text
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
+    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c)
 }

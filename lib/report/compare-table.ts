@@ -1,4 +1,9 @@
-import type { CompareReport, CompareTargetResult, RecompressionVerdict, Recommendation } from '../compare/compare-report.js'
+import type {
+  CompareReport,
+  CompareTargetResult,
+  RecompressionVerdict,
+  Recommendation
+} from '../compare/compare-report.js'
 import { isKnownRate, type IngestRate, type RateSource } from '../compare/ingest-rate.js'
 import type { CurrentBaseline } from '../compare/baseline.js'
 import { againstCurrentLines, currentSummary } from './compare-current.js'
@@ -9,9 +14,22 @@ import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './tabl
 import { fitTable, WIDE, wrapLines, type TerminalLayout } from './terminal.js'
 
 export const COMPARE_HEADERS = [
-  'target', 'records', 'batches', 'rec/batch', 'uncompressed', 'stored per replica', 'stored all replicas', 'ratio', 'vs none',
+  'target',
+  'records',
+  'batches',
+  'rec/batch',
+  'uncompressed',
+  'stored per replica',
+  'stored all replicas',
+  'ratio',
+  'vs none',
   'stored vs current',
-  'compress cpu s/GiB', 'compress MB/s/core', 'decompress cpu s/GiB', 'decode cpu s/GiB', 'consumer rec/s', 'recompression'
+  'compress cpu s/GiB',
+  'compress MB/s/core',
+  'decompress cpu s/GiB',
+  'decode cpu s/GiB',
+  'consumer rec/s',
+  'recompression'
 ] as const
 
 /** The rows in COMPARE_HEADERS order, the current baseline first; shared by the terminal and Markdown renderers. */
@@ -22,13 +40,23 @@ export function compareRows(report: CompareReport): string[][] {
   return [...(current === null ? [] : [currentRow(current, report.settings.replicationFactor)]), ...rows, ...formats]
 }
 
-type SizeFigures = Pick<CompareTargetResult, 'records' | 'batches' | 'meanRecordsPerBatch' | 'uncompressedBytes' | 'storedBytes' | 'ratio' | 'ratioVsNone'>
+type SizeFigures = Pick<
+  CompareTargetResult,
+  'records' | 'batches' | 'meanRecordsPerBatch' | 'uncompressedBytes' | 'storedBytes' | 'ratio' | 'ratioVsNone'
+>
 
 /** The cells from target to vs none, alike for the baseline and the targets. */
 function sizeCells(name: string, f: SizeFigures, storedAllReplicas: number): string[] {
   return [
-    name, String(f.records), String(f.batches), formatNumber(f.meanRecordsPerBatch, 0), formatBytes(f.uncompressedBytes), formatBytes(f.storedBytes),
-    formatBytes(storedAllReplicas), `${formatNumber(f.ratio)}x`, f.ratioVsNone === null ? '-' : `${formatNumber(f.ratioVsNone)}x`
+    name,
+    String(f.records),
+    String(f.batches),
+    formatNumber(f.meanRecordsPerBatch, 0),
+    formatBytes(f.uncompressedBytes),
+    formatBytes(f.storedBytes),
+    formatBytes(storedAllReplicas),
+    `${formatNumber(f.ratio)}x`,
+    f.ratioVsNone === null ? '-' : `${formatNumber(f.ratioVsNone)}x`
   ]
 }
 
@@ -37,7 +65,16 @@ function sizeCells(name: string, f: SizeFigures, storedAllReplicas: number): str
  * batches were read from one replica; every replica of the source holds the same bytes.
  */
 function currentRow({ row }: CurrentBaseline, replicationFactor: number): string[] {
-  return [...sizeCells(`${row.label}: ${row.codec}`, row, row.storedBytes * replicationFactor), '1.00x', '-', '-', formatNumber(row.decompressCpuSecondsPerGiB), '-', '-', 'as stored']
+  return [
+    ...sizeCells(`${row.label}: ${row.codec}`, row, row.storedBytes * replicationFactor),
+    '1.00x',
+    '-',
+    '-',
+    formatNumber(row.decompressCpuSecondsPerGiB),
+    '-',
+    '-',
+    'as stored'
+  ]
 }
 
 /** The target as named, and for codec:adaptive the levels it used: `zstd:adaptive (3×41%, 6×59%)`. */
@@ -70,9 +107,9 @@ export function formatVerdict(v: RecompressionVerdict): string {
 
 const RATE_SOURCES: Readonly<Record<RateSource, string>> = {
   'broker-offsets': 'broker offsets',
-  'record-timestamps': 'the copied records\' timestamps',
-  'line-timestamps': 'the lines\' own timestamps',
-  'generator-timestamps': 'the generator\'s clock'
+  'record-timestamps': "the copied records' timestamps",
+  'line-timestamps': "the lines' own timestamps",
+  'generator-timestamps': "the generator's clock"
 }
 
 /** The ingest rate in one line: how fast, from which evidence, over which window; or why it is unknown. */
@@ -80,10 +117,16 @@ export function ingestRateText(rate: IngestRate): string {
   if (!isKnownRate(rate)) return `unknown (${rate.unknown})`
   const { window } = rate
   // Broker offsets without a lookback were read over the span a --sample covers.
-  const lookback = window.lookbackSeconds !== null ? ` over the last ${formatNumber(window.lookbackSeconds / 3600, window.lookbackSeconds % 3600 === 0 ? 0 : 2)} h`
-    : window.source === 'broker-offsets' ? ' over the sampled time span' : ''
-  return `${formatBytes(Math.round(rate.bytesPerSecond))}/s (${formatNumber(rate.recordsPerSecond)} records/s x ${formatBytes(Math.round(rate.bytesPerRecord))}) ` +
+  const lookback =
+    window.lookbackSeconds !== null
+      ? ` over the last ${formatNumber(window.lookbackSeconds / 3600, window.lookbackSeconds % 3600 === 0 ? 0 : 2)} h`
+      : window.source === 'broker-offsets'
+        ? ' over the sampled time span'
+        : ''
+  return (
+    `${formatBytes(Math.round(rate.bytesPerSecond))}/s (${formatNumber(rate.recordsPerSecond)} records/s x ${formatBytes(Math.round(rate.bytesPerRecord))}) ` +
     `from ${RATE_SOURCES[window.source]}${lookback}: ${window.records} records stamped ${window.from} to ${window.to}`
+  )
 }
 
 /** What the recommendation saves against none, as lines: per day at the ingest rate when known, always per GiB of input; disk and fetch apart. */
@@ -92,7 +135,9 @@ export function savingLines(report: CompareReport, rec: Recommendation): string[
   if (perGiB === null) return ['bytes/day saved: unknown (no none target to compare with)']
   const perDay = savingSplitText(report, rec.target, 'day')
   return [
-    perDay === null ? 'bytes/day saved: unknown (no trustworthy ingest rate; see the saving per GiB of input)' : `bytes/day saved vs none: ${perDay}`,
+    perDay === null
+      ? 'bytes/day saved: unknown (no trustworthy ingest rate; see the saving per GiB of input)'
+      : `bytes/day saved vs none: ${perDay}`,
     `bytes saved per GiB of input vs none: ${perGiB}`
   ]
 }
@@ -111,7 +156,8 @@ export function recommendationReason(rec: Recommendation, carriers: Carriers): s
   switch (rec.criterion) {
     case 'cpu-budget': {
       const also = rec.targetRatio === null ? '' : ` and at least ${formatNumber(rec.targetRatio)}x`
-      why = `${rec.target} stores the fewest bytes (${formatBytes(chosen.storedBytes)}, ${formatNumber(chosen.ratio)}x) within ` +
+      why =
+        `${rec.target} stores the fewest bytes (${formatBytes(chosen.storedBytes)}, ${formatNumber(chosen.ratio)}x) within ` +
         `${formatNumber(rec.cpuBudgetSecondsPerGiB)} compress CPU s/GiB${also}: it costs ${formatNumber(chosen.compressCpuSecondsPerGiB)} s/GiB`
       break
     }
@@ -121,13 +167,18 @@ export function recommendationReason(rec: Recommendation, carriers: Carriers): s
     case 'best-ratio-per-cpu': {
       why = `${rec.target} is the knee of the ratio-vs-CPU trade-off across ${rec.undominated} undominated target${rec.undominated === 1 ? '' : 's'}: ${costs}`
       const next = rec.nextStep
-      if (next !== null) tail = `; the next step up, ${next.target}, reaches ${formatNumber(next.ratio)}x for ${formatNumber(next.compressCpuSecondsPerGiB)} s/GiB`
+      if (next !== null)
+        tail = `; the next step up, ${next.target}, reaches ${formatNumber(next.ratio)}x for ${formatNumber(next.compressCpuSecondsPerGiB)} s/GiB`
     }
   }
   const { replicationFactor, consumers } = carriers
   const across = `against none across ${replicationFactor} replica${replicationFactor === 1 ? '' : 's'} and ${consumers} consumer${consumers === 1 ? '' : 's'}`
-  const saved = rec.bytesPerDaySaved !== null ? `, saving ${formatLargeBytes(rec.bytesPerDaySaved)} per day ${across}`
-    : rec.bytesSavedPerGiB !== null ? `, saving ${formatLargeBytes(rec.bytesSavedPerGiB)} per GiB of input ${across} (ingest rate unknown)` : ''
+  const saved =
+    rec.bytesPerDaySaved !== null
+      ? `, saving ${formatLargeBytes(rec.bytesPerDaySaved)} per day ${across}`
+      : rec.bytesSavedPerGiB !== null
+        ? `, saving ${formatLargeBytes(rec.bytesSavedPerGiB)} per GiB of input ${across} (ingest rate unknown)`
+        : ''
   return `${why}${saved}${tail}.`
 }
 
@@ -135,28 +186,68 @@ export function recommendationReason(rec: Recommendation, carriers: Carriers): s
 export function recommendationLines(report: CompareReport): string[] {
   const rec: Recommendation | null = report.recommendation
   const rate = `ingest rate: ${ingestRateText(report.source.ingestRate)}`
-  if (rec === null) return ['recommendation: none: no measured target meets the criteria (or every target was recompressed by the broker)', rate]
-  return [`recommendation: ${rec.target} (${rec.criterion})`, `  ${recommendationReason(rec, report.settings)}`, `  ${rate}`, ...savingLines(report, rec).map((l) => `  ${l}`)]
+  if (rec === null)
+    return [
+      'recommendation: none: no measured target meets the criteria (or every target was recompressed by the broker)',
+      rate
+    ]
+  return [
+    `recommendation: ${rec.target} (${rec.criterion})`,
+    `  ${recommendationReason(rec, report.settings)}`,
+    `  ${rate}`,
+    ...savingLines(report, rec).map((l) => `  ${l}`)
+  ]
 }
 
 /** The columns of the compact table, by their index in COMPARE_HEADERS. */
-const COMPACT = { target: 0, stored: 5, ratio: 7, vsNone: 8, vsCurrent: 9, compress: 10, decompress: 12, verdict: 15 } as const
+const COMPACT = {
+  target: 0,
+  stored: 5,
+  ratio: 7,
+  vsNone: 8,
+  vsCurrent: 9,
+  compress: 10,
+  decompress: 12,
+  verdict: 15
+} as const
 const COMPACT_HEADERS: Readonly<Record<keyof typeof COMPACT, string>> = {
-  target: 'target', stored: 'stored', ratio: 'ratio', vsNone: 'vs none', vsCurrent: 'vs current', compress: 'compress', decompress: 'decompress', verdict: 'broker'
+  target: 'target',
+  stored: 'stored',
+  ratio: 'ratio',
+  vsNone: 'vs none',
+  vsCurrent: 'vs current',
+  compress: 'compress',
+  decompress: 'decompress',
+  verdict: 'broker'
 }
-const COMPACT_UNITS = 'stored: one replica; compress, decompress: CPU s/GiB uncompressed; broker: batches kept (--wide: all)'
+const COMPACT_UNITS =
+  'stored: one replica; compress, decompress: CPU s/GiB uncompressed; broker: batches kept (--wide: all)'
 
 /** The table in a terminal's width: ratio, stored bytes, CPU per GiB and the broker's verdict, units in a line above. */
 function compactTable(report: CompareReport, layout: TerminalLayout): string {
-  const keys = (Object.keys(COMPACT) as Array<keyof typeof COMPACT>).filter((k) => k !== 'vsCurrent' || report.current !== null)
-  const rows = compareRows(report).map((row) => keys.map((k) => {
-    const cell = row[COMPACT[k]] ?? ''
-    if (k === 'target') return cell.replace(/^current \(as stored\)/, 'current')
-    if (k === 'verdict') return cell === 'not checked (read-only)' ? 'read-only' : cell
-    return cell
-  }))
-  const dropOrder = ['vsNone', 'stored', 'verdict', 'decompress'].map((k) => keys.indexOf(k as keyof typeof COMPACT)).filter((i) => i >= 0)
-  return [COMPACT_UNITS, fitTable(keys.map((k) => COMPACT_HEADERS[k]), rows, layout, dropOrder)].join('\n')
+  const keys = (Object.keys(COMPACT) as Array<keyof typeof COMPACT>).filter(
+    (k) => k !== 'vsCurrent' || report.current !== null
+  )
+  const rows = compareRows(report).map((row) =>
+    keys.map((k) => {
+      const cell = row[COMPACT[k]] ?? ''
+      if (k === 'target') return cell.replace(/^current \(as stored\)/, 'current')
+      if (k === 'verdict') return cell === 'not checked (read-only)' ? 'read-only' : cell
+      return cell
+    })
+  )
+  const dropOrder = ['vsNone', 'stored', 'verdict', 'decompress']
+    .map((k) => keys.indexOf(k as keyof typeof COMPACT))
+    .filter((i) => i >= 0)
+  return [
+    COMPACT_UNITS,
+    fitTable(
+      keys.map((k) => COMPACT_HEADERS[k]),
+      rows,
+      layout,
+      dropOrder
+    )
+  ].join('\n')
 }
 
 /**
@@ -169,5 +260,19 @@ export function renderCompareTable(report: CompareReport, layout: TerminalLayout
   const projection = projectionLines(report, layout)
   const savings = savingsTable(report, layout.wide)
   const savingsText = fitTable(savings.headers, savings.rows, layout, [4, 3])
-  return wrapLines([...projection.before, table, '', savings.title, savingsText, '', ...current, ...recommendationLines(report), ...againstCurrentLines(report), ...projection.after].join('\n'), layout)
+  return wrapLines(
+    [
+      ...projection.before,
+      table,
+      '',
+      savings.title,
+      savingsText,
+      '',
+      ...current,
+      ...recommendationLines(report),
+      ...againstCurrentLines(report),
+      ...projection.after
+    ].join('\n'),
+    layout
+  )
 }

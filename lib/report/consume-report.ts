@@ -9,11 +9,18 @@ function secondsPerGiB(seconds: number, bytes: number): number {
 
 /** Compact names for a terminal's width; the units go in a line above the table. */
 const COMPACT_NAMES: Readonly<Record<string, string>> = {
-  'on disk (all replicas)': 'on disk', 'decompress cpu s/GiB': 'decompress', 'decode cpu s/GiB': 'decode', 'uncompressed': 'raw'
+  'on disk (all replicas)': 'on disk',
+  'decompress cpu s/GiB': 'decompress',
+  'decode cpu s/GiB': 'decode',
+  uncompressed: 'raw'
 }
 const COMPACT_UNITS = 'on disk: all replicas; decompress, decode: CPU s/GiB uncompressed (--wide: all columns)'
 
-export function renderConsumeReport(measurements: readonly TopicMeasurement[], baselineTopic?: string, layout: TerminalLayout = WIDE): string {
+export function renderConsumeReport(
+  measurements: readonly TopicMeasurement[],
+  baselineTopic?: string,
+  layout: TerminalLayout = WIDE
+): string {
   const baseline = measurements.find((m) => m.topic === baselineTopic)
   const rows = measurements.map((m) => {
     const seconds = Math.max((m.lastReadAt - m.firstReadAt) / 1000, 1e-3)
@@ -36,10 +43,34 @@ export function renderConsumeReport(measurements: readonly TopicMeasurement[], b
       String(m.corruptRecords + m.corruptBatches)
     ]
   })
-  const headers = ['topic', 'codec', 'records', 'batches', 'rec/batch', 'uncompressed', 'fetched', 'on disk (all replicas)', 'ratio',
-    ...(baseline === undefined ? [] : ['vs none']), 'decompress cpu s/GiB', 'decode cpu s/GiB', 'records/s', 'corrupt']
+  const headers = [
+    'topic',
+    'codec',
+    'records',
+    'batches',
+    'rec/batch',
+    'uncompressed',
+    'fetched',
+    'on disk (all replicas)',
+    'ratio',
+    ...(baseline === undefined ? [] : ['vs none']),
+    'decompress cpu s/GiB',
+    'decode cpu s/GiB',
+    'records/s',
+    'corrupt'
+  ]
   if (layout.wide) return fitTable(headers, rows, layout)
   // Dropped first when the terminal is narrow: batch shape, then the raw and on-disk sizes, then throughput.
-  const dropOrder = ['batches', 'rec/batch', 'uncompressed', 'on disk (all replicas)', 'records/s'].map((h) => headers.indexOf(h))
-  return [COMPACT_UNITS, fitTable(headers.map((h) => COMPACT_NAMES[h] ?? h), rows, layout, dropOrder)].join('\n')
+  const dropOrder = ['batches', 'rec/batch', 'uncompressed', 'on disk (all replicas)', 'records/s'].map((h) =>
+    headers.indexOf(h)
+  )
+  return [
+    COMPACT_UNITS,
+    fitTable(
+      headers.map((h) => COMPACT_NAMES[h] ?? h),
+      rows,
+      layout,
+      dropOrder
+    )
+  ].join('\n')
 }

@@ -10,9 +10,20 @@ const LABELS: Readonly<Record<FormatRow['format'], string>> = { text: 'as text l
 export function formatRowCells(f: FormatRow, replicationFactor: number): string[] {
   return [
     `${f.target} ${LABELS[f.format]} (${formatNumber(f.storedVsRecords)}x of records)`,
-    String(f.records), String(f.batches), formatNumber(f.batches === 0 ? 0 : f.records / f.batches, 0),
-    formatBytes(f.uncompressedBytes), formatBytes(f.storedBytes),
-    formatBytes(f.storedBytes * replicationFactor), `${formatNumber(f.ratio)}x`, '-', '-', '-', '-',
-    formatNumber(f.decompressCpuSecondsPerGiB), formatNumber(f.decodeCpuSecondsPerGiB), '-', 'projected'
+    String(f.records),
+    String(f.batches),
+    formatNumber(f.batches === 0 ? 0 : f.records / f.batches, 0),
+    formatBytes(f.uncompressedBytes),
+    formatBytes(f.storedBytes),
+    formatBytes(f.storedBytes * replicationFactor),
+    `${formatNumber(f.ratio)}x`,
+    '-',
+    '-',
+    '-',
+    '-',
+    formatNumber(f.decompressCpuSecondsPerGiB),
+    formatNumber(f.decodeCpuSecondsPerGiB),
+    '-',
+    'projected'
   ]
 }

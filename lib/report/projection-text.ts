@@ -4,7 +4,10 @@ import { formatBytes, formatNumber } from './table.js'
 import { fitTable, WIDE, type TerminalLayout } from './terminal.js'
 
 /** What a projection report says beside the copy mode's table: how it was made and the intervals (before), the what-if (after). */
-export function projectionLines(report: CompareReport, layout: TerminalLayout = WIDE): { before: string[]; after: string[] } {
+export function projectionLines(
+  report: CompareReport,
+  layout: TerminalLayout = WIDE
+): { before: string[]; after: string[] } {
   const p = report.projection
   if (report.mode !== 'projection' || p === undefined) return { before: [], after: [] }
   const before = [
@@ -20,30 +23,54 @@ export const SWEEP_HEADERS = ['target', 'linger.ms', 'batch.size', 'ratio', 'rec
 
 /** One text row per what-if cell, in SWEEP_HEADERS order. */
 export function sweepRows(sweep: BatchingSweep): string[][] {
-  return sweep.cells.map((c) => [c.target, String(c.lingerMs), formatBytes(c.batchSizeBytes), `${formatNumber(c.ratio)}x`, formatNumber(c.meanRecordsPerBatch, 1), formatNumber(c.meanLingerUsedMs, 0)])
+  return sweep.cells.map((c) => [
+    c.target,
+    String(c.lingerMs),
+    formatBytes(c.batchSizeBytes),
+    `${formatNumber(c.ratio)}x`,
+    formatNumber(c.meanRecordsPerBatch, 1),
+    formatNumber(c.meanLingerUsedMs, 0)
+  ])
 }
 
 /** Where batches stop growing, and the linger.ms advice, as sentences. */
 export function sweepFindings(sweep: BatchingSweep): string[] {
-  const stops = sweep.growthStops.map((s) => s.batchSizeBytes === null
-    ? `at linger.ms ${s.lingerMs} batches still grow up to the largest batch.size tried`
-    : `at linger.ms ${s.lingerMs} batches stop growing at batch.size ${formatBytes(s.batchSizeBytes)}: a larger batch.size does not raise the ratio`)
+  const stops = sweep.growthStops.map((s) =>
+    s.batchSizeBytes === null
+      ? `at linger.ms ${s.lingerMs} batches still grow up to the largest batch.size tried`
+      : `at linger.ms ${s.lingerMs} batches stop growing at batch.size ${formatBytes(s.batchSizeBytes)}: a larger batch.size does not raise the ratio`
+  )
   const a = sweep.advice
-  const advice = a === null ? [] : [`raise linger.ms to ${a.toLingerMs} for ${a.target}: the ratio goes from ${formatNumber(a.fromRatio)}x to ${formatNumber(a.toRatio)}x, ` +
-    `at ${formatNumber(a.addedLatencyMs, 0)} ms more mean latency per batch (batch.size ${formatBytes(a.batchSizeBytes)})`]
+  const advice =
+    a === null
+      ? []
+      : [
+          `raise linger.ms to ${a.toLingerMs} for ${a.target}: the ratio goes from ${formatNumber(a.fromRatio)}x to ${formatNumber(a.toRatio)}x, ` +
+            `at ${formatNumber(a.addedLatencyMs, 0)} ms more mean latency per batch (batch.size ${formatBytes(a.batchSizeBytes)})`
+        ]
   return [...stops, ...advice]
 }
 
 function sweepLines(p: ProjectionDetails, layout: TerminalLayout): string[] {
   if (p.sweep === null) return []
-  return ['', 'batching what-if:', fitTable(SWEEP_HEADERS, sweepRows(p.sweep), layout, [5, 4]), ...sweepFindings(p.sweep)]
+  return [
+    '',
+    'batching what-if:',
+    fitTable(SWEEP_HEADERS, sweepRows(p.sweep), layout, [5, 4]),
+    ...sweepFindings(p.sweep)
+  ]
 }
 
 function samplingLines(p: ProjectionDetails): string[] {
   const s = p.sampling
   if (s === null) return []
   const sampled = s.windows.reduce((n, w) => n + w.records, 0)
-  const asked = s.requestedBytes !== null ? `${formatBytes(s.requestedBytes)} of record bytes asked` : `${s.requestedRecords} records asked`
-  return [`sample: ${sampled} of ${s.topicRecords} records, ${formatBytes(s.bytes)} of record bytes (${asked}) in ${s.windows.length} windows ` +
-    `(${s.windowsPerPartition} per partition x ${s.partitions} partitions), stamped ${new Date(s.fromMs).toISOString()} to ${new Date(s.toMs).toISOString()}`]
+  const asked =
+    s.requestedBytes !== null
+      ? `${formatBytes(s.requestedBytes)} of record bytes asked`
+      : `${s.requestedRecords} records asked`
+  return [
+    `sample: ${sampled} of ${s.topicRecords} records, ${formatBytes(s.bytes)} of record bytes (${asked}) in ${s.windows.length} windows ` +
+      `(${s.windowsPerPartition} per partition x ${s.partitions} partitions), stamped ${new Date(s.fromMs).toISOString()} to ${new Date(s.toMs).toISOString()}`
+  ]
 }

@@ -1,9 +1,14 @@
 /** A plain-text table for terminals: right-aligned numbers, left-aligned text, a rule under the header. */
 export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
-  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^[-+]?[\d.,]+[a-zA-Z%x/]*$|^-$/.test(r[i] ?? '')))
+  const numeric = headers.map(
+    (_, i) => rows.length > 0 && rows.every((r) => /^[-+]?[\d.,]+[a-zA-Z%x/]*$|^-$/.test(r[i] ?? ''))
+  )
   const line = (cells: readonly string[]) =>
-    cells.map((cell, i) => (numeric[i] === true ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()
+    cells
+      .map((cell, i) => (numeric[i] === true ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd()
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }
 

@@ -13,9 +13,13 @@ export const DEFAULT_WIDTH = 100
 export const WIDE: TerminalLayout = Object.freeze({ width: Number.POSITIVE_INFINITY, wide: true })
 
 /** The layout for `stream`: its own width when it is a terminal, else DEFAULT_WIDTH; `wide` drops the limit. */
-export function terminalLayout(stream: { readonly isTTY?: boolean; readonly columns?: number }, wide: boolean): TerminalLayout {
+export function terminalLayout(
+  stream: { readonly isTTY?: boolean; readonly columns?: number },
+  wide: boolean
+): TerminalLayout {
   if (wide) return WIDE
-  const columns = stream.isTTY === true && stream.columns !== undefined && stream.columns > 0 ? stream.columns : DEFAULT_WIDTH
+  const columns =
+    stream.isTTY === true && stream.columns !== undefined && stream.columns > 0 ? stream.columns : DEFAULT_WIDTH
   return { width: columns, wide: false }
 }
 
@@ -23,7 +27,12 @@ export function terminalLayout(stream: { readonly isTTY?: boolean; readonly colu
  * A table within `layout.width`: columns are dropped from the end of `dropOrder` (indexes into headers) until it
  * fits, then the first column's cells are cut short. Wide, it is every column as given.
  */
-export function fitTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>, layout: TerminalLayout, dropOrder: readonly number[] = []): string {
+export function fitTable(
+  headers: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+  layout: TerminalLayout,
+  dropOrder: readonly number[] = []
+): string {
   if (layout.wide) return renderTable(headers, rows)
   let keep = headers.map((_, i) => i)
   const pick = (cells: readonly string[]): string[] => keep.map((i) => cells[i] ?? '')
@@ -38,8 +47,12 @@ export function fitTable(headers: readonly string[], rows: ReadonlyArray<readonl
   if (over <= 0) return text
   const first = Math.max(...[headers[0] ?? '', ...rows.map((r) => r[0] ?? '')].map((c) => c.length))
   const limit = Math.max(4, first - over)
-  const cut = (cells: readonly string[]): string[] => cells.map((c, i) => (i === 0 && c.length > limit ? `${c.slice(0, limit - 1)}~` : c))
-  return renderTable(cut(pick(headers)), rows.map((r) => cut(pick(r))))
+  const cut = (cells: readonly string[]): string[] =>
+    cells.map((c, i) => (i === 0 && c.length > limit ? `${c.slice(0, limit - 1)}~` : c))
+  return renderTable(
+    cut(pick(headers)),
+    rows.map((r) => cut(pick(r)))
+  )
 }
 
 function widest(text: string): number {
@@ -52,7 +65,10 @@ function widest(text: string): number {
  */
 export function wrapLines(text: string, layout: TerminalLayout): string {
   if (layout.wide) return text
-  return text.split('\n').flatMap((line) => wrapLine(line, layout.width)).join('\n')
+  return text
+    .split('\n')
+    .flatMap((line) => wrapLine(line, layout.width))
+    .join('\n')
 }
 
 function wrapLine(line: string, width: number): string[] {

@@ -18,7 +18,11 @@ export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): string
   for (const dir of cacheDirs(env)) {
     if (!ownWritableDir(dir)) continue
     const { status } = nodeModule.enableCompileCache(dir)
-    if (status === nodeModule.constants.compileCacheStatus.ENABLED || status === nodeModule.constants.compileCacheStatus.ALREADY_ENABLED) return dir
+    if (
+      status === nodeModule.constants.compileCacheStatus.ENABLED ||
+      status === nodeModule.constants.compileCacheStatus.ALREADY_ENABLED
+    )
+      return dir
   }
   return undefined
 }
@@ -36,7 +40,8 @@ function cacheDirs(env: NodeJS.ProcessEnv): string[] {
   // The XDG spec ignores a relative XDG_CACHE_HOME.
   const xdg = env['XDG_CACHE_HOME']
   const home = safely(() => os.homedir())
-  const userCache = xdg !== undefined && isAbsolute(xdg) ? xdg : home === undefined || home === '' ? undefined : join(home, '.cache')
+  const userCache =
+    xdg !== undefined && isAbsolute(xdg) ? xdg : home === undefined || home === '' ? undefined : join(home, '.cache')
   if (userCache !== undefined) dirs.push(join(userCache, 'squeeze', 'compile-cache'))
   dirs.push(join(os.tmpdir(), `squeeze-compile-cache-${process.getuid?.() ?? 'user'}`))
   return dirs
@@ -64,10 +69,12 @@ function ownWritableDir(dir: string): boolean {
   if (stats === undefined || !stats.isDirectory()) return false
   const uid = process.getuid?.()
   if (uid !== undefined && stats.uid !== uid) return false
-  return safely(() => {
-    fs.accessSync(dir, fs.constants.W_OK)
-    return true
-  }) ?? false
+  return (
+    safely(() => {
+      fs.accessSync(dir, fs.constants.W_OK)
+      return true
+    }) ?? false
+  )
 }
 
 function safely<T>(f: () => T): T | undefined {

@@ -25,12 +25,19 @@ interface DeliveryEvents {
 }
 
 /** Follows a producer's outcomes, so /readyz and the metrics say when records stop getting through. */
-export function watchDelivery(producer: DeliveryEvents, deps: { metrics: DeliveryMetrics; log: Logger }): DeliveryHealth {
+export function watchDelivery(
+  producer: DeliveryEvents,
+  deps: { metrics: DeliveryMetrics; log: Logger }
+): DeliveryHealth {
   let blocked = false
   const block = (topic: string, error: SqueezeError): void => {
     // The Kafka error (INVALID_TIMESTAMP…) when the broker refused; squeeze's own code otherwise.
     deps.metrics.unrecoverable(topic, error.cause === undefined ? error.code : errorCode(error.cause))
-    if (!blocked) deps.log.error({ topic, code: error.code }, 'records cannot be delivered until this is fixed; /readyz now answers 503')
+    if (!blocked)
+      deps.log.error(
+        { topic, code: error.code },
+        'records cannot be delivered until this is fixed; /readyz now answers 503'
+      )
     blocked = true
     deps.metrics.blocked(true)
   }

@@ -14,7 +14,11 @@ export interface Readiness {
  * Serves /metrics, /healthz and /readyz when --metrics-port is given; nothing otherwise. /healthz answers 503
  * while the event loop is held longer than the bound (see event-loop-health.ts).
  */
-export async function startServiceEndpoints(registry: Registry, service: ServiceOptions, readiness: Readiness): Promise<MetricsServer | undefined> {
+export async function startServiceEndpoints(
+  registry: Registry,
+  service: ServiceOptions,
+  readiness: Readiness
+): Promise<MetricsServer | undefined> {
   if (service.metricsPort === undefined) return undefined
   const loop = watchEventLoop()
   try {
@@ -22,8 +26,10 @@ export async function startServiceEndpoints(registry: Registry, service: Service
       port: service.metricsPort,
       host: service.metricsHost,
       health: {
-        live: loop.healthy, notLiveReason: loop.reason,
-        ready: () => readiness.ready, notReadyReason: () => readiness.reason
+        live: loop.healthy,
+        notLiveReason: loop.reason,
+        ready: () => readiness.ready,
+        notReadyReason: () => readiness.reason
       }
     })
     return {

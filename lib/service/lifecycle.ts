@@ -63,7 +63,9 @@ export async function runCommand(main: () => Promise<number>): Promise<void> {
       process.stderr.write(`squeeze: ${err.message} [${err.code}]\n`)
       process.exitCode = exitCodeFor(err)
     } else {
-      process.stderr.write(`squeeze: unexpected error: ${errorMessage(err)}\n${err instanceof Error ? err.stack ?? '' : ''}\n`)
+      process.stderr.write(
+        `squeeze: unexpected error: ${errorMessage(err)}\n${err instanceof Error ? (err.stack ?? '') : ''}\n`
+      )
       process.exitCode = 1
     }
   } finally {

@@ -8,7 +8,10 @@ export const SUPPORTED_NODE = ['24.22.3', '26.12.1'] as const
 export const SUPPORTED_NODE_RANGE = SUPPORTED_NODE.map((v) => `^${v}`).join(' || ')
 
 function parts(version: string): number[] {
-  return version.replace(/^v/, '').split('.').map((n) => Number.parseInt(n, 10) || 0)
+  return version
+    .replace(/^v/, '')
+    .split('.')
+    .map((n) => Number.parseInt(n, 10) || 0)
 }
 
 /** Whether `version` is on a supported line: the same major, at least that line's release. */
@@ -23,6 +26,8 @@ export function isSupportedNode(version: string): boolean {
 /** One line for an unsupported Node, naming the supported ones; undefined on a supported Node. */
 export function unsupportedNodeMessage(version: string): string | undefined {
   if (isSupportedNode(version)) return undefined
-  return `squeeze runs on Node ${SUPPORTED_NODE.map((v) => `${v.split('.')[0]} (>= ${v})`).join(' or ')}, not ${version.replace(/^v?/, 'v')}; ` +
+  return (
+    `squeeze runs on Node ${SUPPORTED_NODE.map((v) => `${v.split('.')[0]} (>= ${v})`).join(' or ')}, not ${version.replace(/^v?/, 'v')}; ` +
     'put a supported node first on PATH or name it in SQUEEZE_NODE'
+  )
 }

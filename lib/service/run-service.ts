@@ -58,15 +58,20 @@ export type CommandDefinition<C extends object> = Definition<C, CommandContext>
 export type ServiceDefinition<C extends ServiceSetup> = Definition<C, ServiceContext>
 
 /** Logger, validated settings, shutdown handling and the cluster helpers: the start-up commands and services share. */
-function begin<C extends object>(definition: Definition<C, never>, readiness?: Readiness): { config: C; context: CommandContext } {
+function begin<C extends object>(
+  definition: Definition<C, never>,
+  readiness?: Readiness
+): { config: C; context: CommandContext } {
   const { service } = definition
   const log = createLogger({ level: service.logLevel, name: definition.name })
   const config = definition.configure(log)
   // A command's settings may carry neither (bench has no cluster and no flush).
   const setup: CommandSetup = config
   let outcome: (() => string) | undefined
-  const signal = setup.shutdownTimeoutMs === undefined ? new AbortController().signal
-    : installShutdown(log, { timeoutMs: setup.shutdownTimeoutMs, outcome: () => outcome?.() })
+  const signal =
+    setup.shutdownTimeoutMs === undefined
+      ? new AbortController().signal
+      : installShutdown(log, { timeoutMs: setup.shutdownTimeoutMs, outcome: () => outcome?.() })
   return {
     config,
     context: {
@@ -75,10 +80,17 @@ function begin<C extends object>(definition: Definition<C, never>, readiness?: R
       reportAtDeadline: (report) => {
         outcome = report
       },
-      waitForCluster: (step) => untilClusterReady(step, { waitMs: service.waitForBrokersMs, log, signal, ...(readiness === undefined ? {} : { readiness }) }),
-      connect: (attempt, target) => attempt.catch((err: unknown) => {
-        throw connectionFailure(err, target ?? setup.connection)
-      })
+      waitForCluster: (step) =>
+        untilClusterReady(step, {
+          waitMs: service.waitForBrokersMs,
+          log,
+          signal,
+          ...(readiness === undefined ? {} : { readiness })
+        }),
+      connect: (attempt, target) =>
+        attempt.catch((err: unknown) => {
+          throw connectionFailure(err, target ?? setup.connection)
+        })
     }
   }
 }
@@ -109,15 +121,18 @@ export async function runService<C extends ServiceSetup>(definition: ServiceDefi
   const registry = createRegistry({ defaultMetrics: definition.service.metricsPort !== undefined })
   const endpoints = await startServiceEndpoints(registry, definition.service, readiness)
   try {
-    return await definition.start({
-      ...context,
-      registry,
-      readiness,
-      ready: (check) => {
-        started = true
-        if (check !== undefined) healthy = check
-      }
-    }, config)
+    return await definition.start(
+      {
+        ...context,
+        registry,
+        readiness,
+        ready: (check) => {
+          started = true
+          if (check !== undefined) healthy = check
+        }
+      },
+      config
+    )
   } finally {
     await endpoints?.close()
   }

@@ -19,7 +19,10 @@ function waitingFor(err: unknown): string {
  * the readiness reason say so. With `waitMs` 0 the first failure is final: the right thing for a command a
  * person typed. Shutdown (`signal`) ends a wait at once with the last failure.
  */
-export async function untilClusterReady<T>(step: () => Promise<T>, options: { waitMs: number; log: Logger; signal?: AbortSignal; readiness?: Readiness; random?: () => number }): Promise<T> {
+export async function untilClusterReady<T>(
+  step: () => Promise<T>,
+  options: { waitMs: number; log: Logger; signal?: AbortSignal; readiness?: Readiness; random?: () => number }
+): Promise<T> {
   const result = await retry(step, {
     deadlineMs: options.waitMs,
     initialDelayMs: 500,
@@ -29,7 +32,10 @@ export async function untilClusterReady<T>(step: () => Promise<T>, options: { wa
     onRetry: (err, attempt, delayMs) => {
       const what = waitingFor(err)
       if (options.readiness !== undefined) options.readiness.reason = `${what} (${errorCode(err)})`
-      options.log.warn({ attempt, retryInMs: Math.round(delayMs), code: errorCode(err), reason: errorMessage(err) }, `${what}; waiting (--wait-for-brokers-s)`)
+      options.log.warn(
+        { attempt, retryInMs: Math.round(delayMs), code: errorCode(err), reason: errorMessage(err) },
+        `${what}; waiting (--wait-for-brokers-s)`
+      )
     },
     signal: options.signal,
     random: options.random

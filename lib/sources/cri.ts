@@ -15,7 +15,10 @@ export class CriJoiner {
   /** Input bytes of the partial lines held: a read position stays before them until their message is handed on. */
   pendingBytes = 0
 
-  constructor(private readonly maxBytes: number, private readonly onSplit?: () => void) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly onSplit?: () => void
+  ) {}
 
   /** The message `line` completes, if any; `consumed` is the line's bytes in the file. */
   push(line: Buffer, consumed: number): SourceItem | null {

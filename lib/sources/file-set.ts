@@ -62,7 +62,10 @@ export const CRI_KIND = 'cri'
 /** Bytes that identify a file beside its inode, as Filebeat's fingerprint: enough to tell two log files apart. */
 const FINGERPRINT_BYTES = 256
 
-interface Identity { readonly dev: number; readonly ino: number }
+interface Identity {
+  readonly dev: number
+  readonly ino: number
+}
 
 function keyOf(id: Identity): string {
   return `${id.dev}:${id.ino}`
@@ -98,8 +101,14 @@ class TrackedFile {
   private headers: readonly RecordHeader[]
 
   constructor(
-    private readonly handle: FileHandle, readonly id: Identity, public path: string, readonly kind: string,
-    offset: number, private readonly splitter: LineSplitter, private readonly chunk: Buffer, maxLineBytes: number,
+    private readonly handle: FileHandle,
+    readonly id: Identity,
+    public path: string,
+    readonly kind: string,
+    offset: number,
+    private readonly splitter: LineSplitter,
+    private readonly chunk: Buffer,
+    maxLineBytes: number,
     onLineSplit?: () => void
   ) {
     this.readOffset = offset
@@ -154,7 +163,7 @@ class TrackedFile {
 
   /** Whether the file now holds fewer bytes than were read, or other first bytes: truncated (copytruncate). */
   async truncated(): Promise<boolean> {
-    if (await this.size() < this.readOffset) return true
+    if ((await this.size()) < this.readOffset) return true
     if (this.fingerprintBytes === 0) return false
     const now = await fingerprintOf(this.handle, this.fingerprintBytes)
     return now !== this.fingerprint
@@ -272,10 +281,12 @@ export class FileSet {
 
   /** Bytes written to each file but not yet handed on. */
   async lag(): Promise<Array<{ path: string; bytes: number }>> {
-    return Promise.all([...this.files.values()].map(async (f) => {
-      const size = await f.size().catch(() => 0)
-      return { path: f.path, bytes: Math.max(0, size - f.shipped) }
-    }))
+    return Promise.all(
+      [...this.files.values()].map(async (f) => {
+        const size = await f.size().catch(() => 0)
+        return { path: f.path, bytes: Math.max(0, size - f.shipped) }
+      })
+    )
   }
 
   /** Positions of files released since the last call: the last word on them, saved once shipped. */
@@ -310,7 +321,7 @@ export class FileSet {
   }
 
   private async *read(file: TrackedFile): AsyncGenerator<FileBatch> {
-    if (file.rotatedAt === null && await file.truncated()) {
+    if (file.rotatedAt === null && (await file.truncated())) {
       // copytruncate: what was appended since the last read is only in the copy.
       const copy = await findCopy(await rotatedSiblings(file.path), file.position())
       this.options.log.info({ file: file.path, copy }, 'file truncated; reading on from its copy, then from its start')
@@ -376,14 +387,29 @@ export class FileSet {
 
   /** Opens a file to read from `offset`; `rotated` for one whose name no longer matches, read to its end. */
   private async track(
-    path: string, kind: string, id: Identity, offset: number, saved?: FilePosition, rotated = false
+    path: string,
+    kind: string,
+    id: Identity,
+    offset: number,
+    saved?: FilePosition,
+    rotated = false
   ): Promise<void> {
     const handle = await open(path, 'r').catch(() => undefined)
     if (handle === undefined) return
     const maxLine = this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
     const identity = { dev: id.dev, ino: id.ino }
     const { onLineSplit } = this.options
-    const file = new TrackedFile(handle, identity, path, kind, offset, this.splitters(), this.chunk, maxLine, onLineSplit)
+    const file = new TrackedFile(
+      handle,
+      identity,
+      path,
+      kind,
+      offset,
+      this.splitters(),
+      this.chunk,
+      maxLine,
+      onLineSplit
+    )
     if (saved !== undefined) file.setFingerprint(saved)
     if (rotated) file.rotatedAt = Date.now()
     this.files.set(file.key, file)
@@ -458,7 +484,9 @@ export class FileSet {
  * A prefix that is not a kind is part of the path.
  */
 export function parseFilePatterns(
-  values: readonly string[], kinds: readonly string[], defaultKind: string
+  values: readonly string[],
+  kinds: readonly string[],
+  defaultKind: string
 ): FilePattern[] {
   return values.map((value) => {
     const colon = value.indexOf(':')

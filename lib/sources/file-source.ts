@@ -86,7 +86,8 @@ async function statOrThrow(path: string): Promise<void> {
  * move to the front for the next read. The chunk's buffer is read into again once the next chunk is asked for.
  */
 export async function* readFileChunks(
-  path: string, options: Pick<FileSourceOptions, 'readSizeBytes' | 'maxLineBytes' | 'onLineSplit' | 'signal'>
+  path: string,
+  options: Pick<FileSourceOptions, 'readSizeBytes' | 'maxLineBytes' | 'onLineSplit' | 'signal'>
 ): AsyncGenerator<LineChunk> {
   await statOrThrow(path)
   const handle = await open(path, 'r')
@@ -168,7 +169,11 @@ function linesOf(chunk: Buffer, end: number, withBytes: boolean): SourceItem[] {
     const textStop = textEnd(chunk, start, stop)
     const text = texts[i] as string
     // A CR byte always decodes to '\r', so the text loses one exactly when the bytes do.
-    items[i] = { kind: 'line', line: textStop < stop ? text.slice(0, -1) : text, bytes: chunk.subarray(start, textStop) }
+    items[i] = {
+      kind: 'line',
+      line: textStop < stop ? text.slice(0, -1) : text,
+      bytes: chunk.subarray(start, textStop)
+    }
     start = stop + 1
   }
   return items
@@ -193,7 +198,9 @@ export function textEnd(bytes: Buffer, start: number, stop: number): number {
  */
 async function* followFile(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
   const files = new FileSet({
-    patterns: [{ glob: escapeGlob(path), kind: '' }], follow: true, log: createLogger({ level: 'silent' }),
+    patterns: [{ glob: escapeGlob(path), kind: '' }],
+    follow: true,
+    log: createLogger({ level: 'silent' }),
     ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
     ...(options.rotateWaitMs === undefined ? {} : { rotateWaitMs: options.rotateWaitMs }),
     ...(options.readSizeBytes === undefined ? {} : { readSizeBytes: options.readSizeBytes }),

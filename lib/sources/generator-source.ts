@@ -82,8 +82,11 @@ function eventTiming(options: GeneratorSourceOptions, clock: Clock): Pick<Genera
 }
 
 function rateScheduleOf(options: GeneratorSourceOptions): RateSchedule | null {
-  if (options.rateSchedule !== undefined && options.rateSchedule.length > 0) return new RateSchedule(options.rateSchedule)
-  return options.ratePerSecond === undefined ? null : new RateSchedule([{ recordsPerSecond: options.ratePerSecond, seconds: Number.POSITIVE_INFINITY }])
+  if (options.rateSchedule !== undefined && options.rateSchedule.length > 0)
+    return new RateSchedule(options.rateSchedule)
+  return options.ratePerSecond === undefined
+    ? null
+    : new RateSchedule([{ recordsPerSecond: options.ratePerSecond, seconds: Number.POSITIVE_INFINITY }])
 }
 
 function modelledSpanMs(kind: LogKind, seed: number, records: number): number {

@@ -14,15 +14,22 @@ import type { FilePosition } from './file-set.js'
 export class KafkaPositions {
   private savedAtMs: number | null = null
 
-  constructor(readonly topic: string, private readonly fileSet: string) {}
+  constructor(
+    readonly topic: string,
+    private readonly fileSet: string
+  ) {}
 
   /** Creates the topic (one partition, cleanup.policy=compact) when it is missing. */
   async ensureTopic(admin: Admin): Promise<void> {
     if ((await admin.listTopics()).includes(this.topic)) return
-    await createTopicsAndWait(admin, [{
-      topic: this.topic, numPartitions: 1, replicationFactor: BROKER_DEFAULT_REPLICATION_FACTOR,
-      configEntries: [{ name: 'cleanup.policy', value: 'compact' }]
-    }])
+    await createTopicsAndWait(admin, [
+      {
+        topic: this.topic,
+        numPartitions: 1,
+        replicationFactor: BROKER_DEFAULT_REPLICATION_FACTOR,
+        configEntries: [{ name: 'cleanup.policy', value: 'compact' }]
+      }
+    ])
   }
 
   /**
@@ -54,7 +61,9 @@ export class KafkaPositions {
   records(positions: readonly FilePosition[]): ProducerRecord[] {
     this.savedAtMs = Date.now()
     return positions.map((p) => ({
-      topic: this.topic, key: Buffer.from(`${this.fileSet}/${p.dev}:${p.ino}`), value: Buffer.from(JSON.stringify(p))
+      topic: this.topic,
+      key: Buffer.from(`${this.fileSet}/${p.dev}:${p.ino}`),
+      value: Buffer.from(JSON.stringify(p))
     }))
   }
 

@@ -19,7 +19,10 @@ export class LineSplitter {
   /** Per line the last push returned: the bytes of input it took up, its newline (and CR) included. */
   consumed: number[] = []
 
-  constructor(private readonly maxLineBytes: number, private readonly onSplit?: () => void) {
+  constructor(
+    private readonly maxLineBytes: number,
+    private readonly onSplit?: () => void
+  ) {
     if (!Number.isInteger(maxLineBytes) || maxLineBytes < 4) {
       throw new RangeError('maxLineBytes must be an integer of at least 4')
     }

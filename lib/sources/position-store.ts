@@ -17,7 +17,10 @@ export function defaultStateDir(env: NodeJS.ProcessEnv): string {
  * --exactly-once, the transactional id's suffix and the positions' key prefix.
  */
 export function fileSetId(host: string, topic: string, globs: readonly string[]): string {
-  const digest = createHash('sha256').update(JSON.stringify([topic, [...globs].sort()])).digest('hex').slice(0, 16)
+  const digest = createHash('sha256')
+    .update(JSON.stringify([topic, [...globs].sort()]))
+    .digest('hex')
+    .slice(0, 16)
   return `${host}-${digest}`
 }
 
@@ -31,7 +34,10 @@ export class PositionStore {
   readonly path: string
   private savedAtMs: number | null = null
 
-  constructor(private readonly dir: string, id: string) {
+  constructor(
+    private readonly dir: string,
+    id: string
+  ) {
     this.path = join(dir, `${id}.json`)
   }
 

@@ -15,8 +15,17 @@ export function parseRateSchedule(text: string): RateStep[] {
     const [rate, seconds, extra] = part.trim().split(':')
     const r = Number(rate)
     const s = seconds === undefined ? Number.POSITIVE_INFINITY : Number(seconds)
-    const valid = extra === undefined && rate !== '' && Number.isInteger(r) && r >= 1 && (seconds === undefined || (seconds !== '' && s > 0 && Number.isFinite(s)))
-    if (!valid) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--rate "${text}": write records per second (e.g. 5000), or a schedule of rate:seconds steps (e.g. 2000:30,10000:30,2000:30)`)
+    const valid =
+      extra === undefined &&
+      rate !== '' &&
+      Number.isInteger(r) &&
+      r >= 1 &&
+      (seconds === undefined || (seconds !== '' && s > 0 && Number.isFinite(s)))
+    if (!valid)
+      throw new SqueezeError(
+        ErrorCodes.CONFIG_INVALID,
+        `--rate "${text}": write records per second (e.g. 5000), or a schedule of rate:seconds steps (e.g. 2000:30,10000:30,2000:30)`
+      )
     return { recordsPerSecond: r, seconds: s }
   })
   return steps
@@ -48,7 +57,11 @@ export class RateSchedule {
     return Math.floor(step.records + ((elapsedMs - step.atMs) * step.rate) / 1000) + 1
   }
 
-  private stepWhere(started: (s: { atMs: number; records: number }) => boolean): { atMs: number; records: number; rate: number } {
+  private stepWhere(started: (s: { atMs: number; records: number }) => boolean): {
+    atMs: number
+    records: number
+    rate: number
+  } {
     let found = this.starts[0] as { atMs: number; records: number; rate: number }
     for (const s of this.starts) if (started(s)) found = s
     return found

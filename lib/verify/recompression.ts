@@ -93,7 +93,14 @@ export function checkRecompression(
   const missing: RecompressionExample[] = []
   for (const sent of acked) {
     const found = sent.baseOffset < 0 ? undefined : index.get(key(sent.topic, sent.partition, sent.baseOffset))
-    const base = { topic: sent.topic, partition: sent.partition, baseOffset: sent.baseOffset, records: sent.records, sentCrc: sent.crc, sentBytes: sent.sizeBytes }
+    const base = {
+      topic: sent.topic,
+      partition: sent.partition,
+      baseOffset: sent.baseOffset,
+      records: sent.records,
+      sentCrc: sent.crc,
+      sentBytes: sent.sizeBytes
+    }
     if (found === undefined) {
       missing.push({ ...base, fate: 'missing' })
       continue

@@ -6,8 +6,14 @@ import { AuditProgress } from '../../lib/audit/progress.js'
 import { runAudit } from '../../lib/audit/run-audit.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { parseSampleBudget } from '../../lib/compare/projection/sweep-flags.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, parseCommandLine, parseInteger,
-  serviceOptionsFrom } from '../../lib/config/cli.js'
+import {
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  connectionFrom,
+  parseCommandLine,
+  parseInteger,
+  serviceOptionsFrom
+} from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
@@ -50,14 +56,23 @@ failed; ${EXIT_PARTIAL} partial report (a topic failed, was not readable, or --m
 
 const OPTIONS = {
   ...COMMON_OPTIONS,
-  topics: { type: 'string' }, exclude: { type: 'string' }, sample: { type: 'string' },
-    'max-duration': { type: 'string' },
-  targets: { type: 'string' }, threads: { type: 'string' }, consumers: { type: 'string' }, X: { type: 'string',
-    short: 'X', multiple: true },
-  'price-storage-gib-month': { type: 'string' }, 'price-transfer-gib': { type: 'string' },
-    'price-core-hour': { type: 'string' }, prices: { type: 'string' },
-  json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' }, quiet: { type: 'boolean' },
-    'progress-every': { type: 'string' }
+  topics: { type: 'string' },
+  exclude: { type: 'string' },
+  sample: { type: 'string' },
+  'max-duration': { type: 'string' },
+  targets: { type: 'string' },
+  threads: { type: 'string' },
+  consumers: { type: 'string' },
+  X: { type: 'string', short: 'X', multiple: true },
+  'price-storage-gib-month': { type: 'string' },
+  'price-transfer-gib': { type: 'string' },
+  'price-core-hour': { type: 'string' },
+  prices: { type: 'string' },
+  json: { type: 'string' },
+  markdown: { type: 'string' },
+  chart: { type: 'string' },
+  quiet: { type: 'boolean' },
+  'progress-every': { type: 'string' }
 } as const
 
 const DEFAULT_SAMPLE = '16MiB'
@@ -68,8 +83,11 @@ function durationMs(value: string | undefined): number | undefined {
   if (value === undefined) return undefined
   const match = DURATION.exec(value)
   const ms = match === null ? Number.NaN : Number(match[1]) * (DURATION_UNITS[match[2] ?? 's'] as number)
-  if (!(ms > 0)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID,
-    `--max-duration takes a duration such as 600, 90s, 10m or 1h; got "${value}"`)
+  if (!(ms > 0))
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--max-duration takes a duration such as 600, 90s, 10m or 1h; got "${value}"`
+    )
   return ms
 }
 
@@ -78,22 +96,24 @@ function pattern(value: string | undefined, flag: string): RegExp | null {
   try {
     return new RegExp(`^(?:${value})$`)
   } catch (err) {
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID,
-      `--${flag} is not a regular expression: ${(err as Error).message}`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--${flag} is not a regular expression: ${(err as Error).message}`
+    )
   }
 }
 
 function price(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID,
-    `--${flag} must be a number >= 0, got "${value}"`)
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be a number >= 0, got "${value}"`)
   return n
 }
 
 function squeezeVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url),
-    'utf8')) as { version: string }).version
+  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version
 }
 
 export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -106,36 +126,45 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
     service: serviceOptionsFrom({ ...values, 'log-level': values['log-level'] ?? 'warn' }),
     configure: (log) => {
       const brokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
-      if (brokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID,
-        'missing --brokers: the audit reads an existing cluster (or set KAFKA_BROKERS)')
+      if (brokers === undefined)
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          'missing --brokers: the audit reads an existing cluster (or set KAFKA_BROKERS)'
+        )
       const sample = parseSampleBudget(values.sample ?? DEFAULT_SAMPLE)
-      if (!('bytes' in sample)) throw new SqueezeError(ErrorCodes.CONFIG_INVALID,
-        `--sample takes a size such as 16MiB; got "${values.sample}"`)
+      if (!('bytes' in sample))
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--sample takes a size such as 16MiB; got "${values.sample}"`)
       const targets = values.targets ?? DEFAULT_TARGETS.join(',')
       parseTargets(targets, 'audit')
       const producer = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
       return Object.freeze({
         connection: connectionFrom({ ...values, brokers }, env, log),
         selection: { topics: pattern(values.topics, 'topics'), exclude: pattern(values.exclude, 'exclude') },
-        targets, sampleBytes: sample.bytes,
+        targets,
+        sampleBytes: sample.bytes,
         threads: parseInteger(values.threads, 'threads', 1, 1024) ?? availableParallelism(),
         maxDurationMs: durationMs(values['max-duration']),
         batching: { lingerMs: producer.lingerMs, batchSizeBytes: producer.batchSizeBytes },
         consumersOverride: parseInteger(values.consumers, 'consumers', 0, 10_000),
         prices: pricesFrom({
           storageGiBMonth: price(values['price-storage-gib-month'], 'price-storage-gib-month'),
-            transferGiB: price(values['price-transfer-gib'], 'price-transfer-gib'),
-          coreHour: price(values['price-core-hour'], 'price-core-hour'), file: values.prices
+          transferGiB: price(values['price-transfer-gib'], 'price-transfer-gib'),
+          coreHour: price(values['price-core-hour'], 'price-core-hour'),
+          file: values.prices
         }),
         progressEverySeconds: parseInteger(values['progress-every'], 'progress-every', 1, 86_400) ?? 10,
         shutdownTimeoutMs: 60_000
       })
     },
     start: async ({ log, signal, connect }, settings) => {
-      const progress = values.quiet === true ? undefined : new AuditProgress({ stream: process.stderr,
-        everySeconds: settings.progressEverySeconds })
-      const report = await connect(runAudit({ ...settings, version: squeezeVersion(), log, signal, progress }),
-        settings.connection)
+      const progress =
+        values.quiet === true
+          ? undefined
+          : new AuditProgress({ stream: process.stderr, everySeconds: settings.progressEverySeconds })
+      const report = await connect(
+        runAudit({ ...settings, version: squeezeVersion(), log, signal, progress }),
+        settings.connection
+      )
       progress?.end()
       process.stdout.write(`${renderAuditTable(report)}\n`)
       if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`)
@@ -146,5 +175,5 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
   })
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]
-  ?? '').href) await runCommand(() => auditMain(process.argv.slice(2)))
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  await runCommand(() => auditMain(process.argv.slice(2)))

@@ -6,9 +6,22 @@ import { benchSourceOf, generateBenchInput, readBenchInput } from '../../lib/ben
 import { DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/bench-sweep/codec-sweep.js'
 import { readTopicBenchSource, type TopicBenchOptions } from '../../lib/bench-sweep/topic-input.js'
 import { parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
-import { COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import {
+  COMMON_OPTIONS,
+  connectionFrom,
+  oneOf,
+  parseCommandLine,
+  parseInteger,
+  serviceOptionsFrom
+} from '../../lib/config/cli.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
-import { KIND_CHOICES, readFirstLines, resolveKind, wrongKindError, type KindChoice } from '../../lib/formats/detect-kind.js'
+import {
+  KIND_CHOICES,
+  readFirstLines,
+  resolveKind,
+  wrongKindError,
+  type KindChoice
+} from '../../lib/formats/detect-kind.js'
 import { LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import type { Logger } from '../../lib/log/logger.js'
@@ -60,7 +73,12 @@ Every level's round trip is checked byte for byte. The batch-size table shows zs
 2 invalid arguments.`
 
 // Connection, security and log flags: bench serves no metrics and waits for no broker.
-const { 'metrics-port': _metricsPort, 'metrics-host': _metricsHost, 'wait-for-brokers-s': _waitForBrokers, ...CONNECTION_OPTIONS } = COMMON_OPTIONS
+const {
+  'metrics-port': _metricsPort,
+  'metrics-host': _metricsHost,
+  'wait-for-brokers-s': _waitForBrokers,
+  ...CONNECTION_OPTIONS
+} = COMMON_OPTIONS
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -96,37 +114,66 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
     // No shutdown handlers: the sweep runs in memory, and Ctrl-C ends it at once.
     service: serviceOptionsFrom({ 'log-level': values['log-level'] ?? 'warn' }),
     configure: (log) => {
-      if (positionals.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `unexpected argument "${positionals[0]}"; see --help`)
+      if (positionals.length > 0)
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `unexpected argument "${positionals[0]}"; see --help`)
       if ([values.file, values.generate, values.topic].filter((v) => v !== undefined).length !== 1) {
-        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give one of --file PATH (with --kind), --generate KIND or --topic TOPIC (with --brokers); see --help')
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          'give one of --file PATH (with --kind), --generate KIND or --topic TOPIC (with --brokers); see --help'
+        )
       }
       if (values.generate !== undefined && values.kind !== undefined) {
-        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--kind goes with --file; --generate takes the kind itself (--generate http)')
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          '--kind goes with --file; --generate takes the kind itself (--generate http)'
+        )
       }
       const sample = parseSampleFlags(values)
       if (values.topic === undefined) {
-        const misplaced = (['sample', 'sample-windows', 'linger-ms', 'brokers', 'X'] as const).filter((flag) => values[flag] !== undefined)
-        if (misplaced.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --topic only`)
+        const misplaced = (['sample', 'sample-windows', 'linger-ms', 'brokers', 'X'] as const).filter(
+          (flag) => values[flag] !== undefined
+        )
+        if (misplaced.length > 0)
+          throw new SqueezeError(
+            ErrorCodes.CONFIG_INVALID,
+            `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --topic only`
+          )
       }
       const records = parseInteger(values.records, 'records', 1)
       const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
       const unknown = Object.keys(rest)
       if (unknown.length > 0) {
         const named = `unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`
-        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${named}: bench takes -X squeeze.max.batch.uncompressed.bytes only`)
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          `${named}: bench takes -X squeeze.max.batch.uncompressed.bytes only`
+        )
       }
-      if (sample !== undefined && records !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --sample (windows across the topic) or --records (the first N records), not both')
+      if (sample !== undefined && records !== undefined)
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          'give either --sample (windows across the topic) or --records (the first N records), not both'
+        )
       return {
-        kind: values.generate !== undefined ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind) : oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, 'auto'),
+        kind:
+          values.generate !== undefined
+            ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind)
+            : oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, 'auto'),
         records,
         seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
         batchBytes: parseInteger(values['batch-bytes'], 'batch-bytes', 1024, 256 * 1024 * 1024) ?? 1024 * 1024,
         runs: parseInteger(values.runs, 'runs', 1, 100) ?? 3,
         specs: parseCodecList(values.codecs, values.ultra === true),
-        topic: values.topic === undefined ? undefined : {
-          name: values.topic, ...(sample === undefined ? {} : { sample }), read,
-          lingerMs: parseInteger(values['linger-ms'], 'linger-ms', 0, 3_600_000) ?? DEFAULT_PRODUCER_CONFIG.lingerMs
-        },
+        topic:
+          values.topic === undefined
+            ? undefined
+            : {
+                name: values.topic,
+                ...(sample === undefined ? {} : { sample }),
+                read,
+                lingerMs:
+                  parseInteger(values['linger-ms'], 'linger-ms', 0, 3_600_000) ?? DEFAULT_PRODUCER_CONFIG.lingerMs
+              },
         // Only a topic's sweep talks to a cluster.
         connection: values.topic === undefined ? undefined : connectionFrom(values, env, log)
       }
@@ -135,33 +182,73 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       const { records, seed, batchBytes, runs, specs, topic, connection } = config
       const progress = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
       const sample = values.file === undefined ? [] : await readFirstLines(values.file)
-      const resolved = values.file === undefined ? { kind: config.kind as LogKind } : resolveKind(config.kind, sample, values.file)
+      const resolved =
+        values.file === undefined ? { kind: config.kind as LogKind } : resolveKind(config.kind, sample, values.file)
       if (resolved.note !== undefined) process.stderr.write(`${resolved.note}\n`)
       const { kind } = resolved
       progress.report({ phase: topic !== undefined ? `reading ${topic.name}` : 'reading the input' })
-      const source = topic !== undefined && connection !== undefined
-        ? await readTopic(connection, { topic: topic.name, brokers: connection.brokers, lingerMs: topic.lingerMs, read: topic.read, ...(topic.sample === undefined ? {} : { sample: topic.sample }), ...(records === undefined ? {} : { maxRecords: records }) }, log, connect)
-        : benchSourceOf(values.file !== undefined ? await readBenchInput(values.file, kind, records) : generateBenchInput(kind, seed, records ?? 50_000))
+      const source =
+        topic !== undefined && connection !== undefined
+          ? await readTopic(
+              connection,
+              {
+                topic: topic.name,
+                brokers: connection.brokers,
+                lingerMs: topic.lingerMs,
+                read: topic.read,
+                ...(topic.sample === undefined ? {} : { sample: topic.sample }),
+                ...(records === undefined ? {} : { maxRecords: records })
+              },
+              log,
+              connect
+            )
+          : benchSourceOf(
+              values.file !== undefined
+                ? await readBenchInput(values.file, kind, records)
+                : generateBenchInput(kind, seed, records ?? 50_000)
+            )
       const batches = source.batchesAt(batchBytes)
-      if (batches.records === 0 && values.file !== undefined) throw wrongKindError(kind, 0, source.linesNotParsed, sample)
-      if (batches.records === 0) throw new SqueezeError(ErrorCodes.SOURCE, `no records to benchmark: ${source.description} gave none`)
+      if (batches.records === 0 && values.file !== undefined)
+        throw wrongKindError(kind, 0, source.linesNotParsed, sample)
+      if (batches.records === 0)
+        throw new SqueezeError(ErrorCodes.SOURCE, `no records to benchmark: ${source.description} gave none`)
       const levels = sweepCodecs(batches, specs, {
-        runs, minRunCpuSeconds: MIN_RUN_CPU_SECONDS,
-        onLevel: (done, total, target) => progress.report({ phase: 'sweep', detail: target, done, total, unit: 'levels' })
+        runs,
+        minRunCpuSeconds: MIN_RUN_CPU_SECONDS,
+        onLevel: (done, total, target) =>
+          progress.report({ phase: 'sweep', detail: target, done, total, unit: 'levels' })
       })
       progress.report({ phase: 'batch sizes' })
       const batchSizes = sweepBatchSizes((size) => source.batchesAt(size), DEFAULT_BATCH_SIZES)
       progress.done()
       const settings = { records: batches.records, batches: batches.sections.length, batchBytes, runs }
-      process.stdout.write(`${renderBench(source, settings, levels, batchSizes, terminalLayout(process.stdout, values.wide === true))}\n`)
+      process.stdout.write(
+        `${renderBench(source, settings, levels, batchSizes, terminalLayout(process.stdout, values.wide === true))}\n`
+      )
       if (values.json !== undefined) {
         const sampling = 'sampling' in source ? { sampling: source.sampling } : {}
         const document = {
-          generatedAt: new Date().toISOString(), input: { description: source.description, records: batches.records, linesNotParsed: source.linesNotParsed, ...sampling },
-          settings: { batchBytes, runs, batches: batches.sections.length, ...(topic === undefined ? {} : { lingerMs: topic.lingerMs }) }, levels, batchSizes
+          generatedAt: new Date().toISOString(),
+          input: {
+            description: source.description,
+            records: batches.records,
+            linesNotParsed: source.linesNotParsed,
+            ...sampling
+          },
+          settings: {
+            batchBytes,
+            runs,
+            batches: batches.sections.length,
+            ...(topic === undefined ? {} : { lingerMs: topic.lingerMs })
+          },
+          levels,
+          batchSizes
         }
         // JSON has no Infinity; a level too fast to time reports null rather than a made-up figure.
-        await writeFile(values.json, `${JSON.stringify(document, (_, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`)
+        await writeFile(
+          values.json,
+          `${JSON.stringify(document, (_, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`
+        )
       }
       return 0
     }
@@ -169,7 +256,12 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
 }
 
 /** The topic's batches, through clients that connect (a failure says why: reachability, TLS, credentials) and close here. */
-async function readTopic(connection: KafkaConnectionConfig, options: TopicBenchOptions, log: Logger, connect: CommandContext['connect']): Promise<Awaited<ReturnType<typeof readTopicBenchSource>>> {
+async function readTopic(
+  connection: KafkaConnectionConfig,
+  options: TopicBenchOptions,
+  log: Logger,
+  connect: CommandContext['connect']
+): Promise<Awaited<ReturnType<typeof readTopicBenchSource>>> {
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
   try {
@@ -182,4 +274,5 @@ async function readTopic(connection: KafkaConnectionConfig, options: TopicBenchO
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => benchMain(process.argv.slice(2)))
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  await runCommand(() => benchMain(process.argv.slice(2)))

@@ -2,14 +2,26 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, serviceOptionsFrom } from '../../lib/config/cli.js'
+import {
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  connectionFrom,
+  oneOf,
+  parseCommandLine,
+  parseInteger,
+  serviceOptionsFrom
+} from '../../lib/config/cli.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { splitReadSettings } from '../../lib/config/read-properties.js'
 import { TimestampSample } from '../../lib/compare/ingest-rate.js'
 import {
-  recommendFor, runCompare, type CompareOutcome, type CompareRunOptions, type RateEvidence
+  recommendFor,
+  runCompare,
+  type CompareOutcome,
+  type CompareRunOptions,
+  type RateEvidence
 } from '../../lib/compare/run-compare.js'
 import { applyAs, type ApplyAs } from '../../lib/apply/apply-as.js'
 import { applyTopicConfig } from '../../lib/apply/apply-topic.js'
@@ -24,12 +36,27 @@ import { parseBatchSizeList, parseLingerList, parseSampleFlags } from '../../lib
 import { renderBatchingHeatmapSvg } from '../../lib/report/batching-heatmap-svg.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import { findSqueezeRoot } from '../../lib/embedded-broker/kafka-jars.js'
-import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import {
+  acquireBroker,
+  killEmbeddedBrokersOnExit,
+  type AcquiredBroker
+} from '../../lib/embedded-broker/select-broker.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
-import { readFirstLines, resolveKind, wrongKindError, KIND_CHOICES, type KindChoice } from '../../lib/formats/detect-kind.js'
+import {
+  readFirstLines,
+  resolveKind,
+  wrongKindError,
+  KIND_CHOICES,
+  type KindChoice
+} from '../../lib/formats/detect-kind.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { lineClock, type LineClock } from '../../lib/formats/line-time.js'
-import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import {
+  createCluster,
+  createKafkaClient,
+  DEFAULT_CONNECTION,
+  type KafkaConnectionConfig
+} from '../../lib/kafka/connection.js'
 import { ensureTopic } from '../../lib/kafka/topics.js'
 import type { Logger } from '../../lib/log/logger.js'
 import { produceLogs } from '../../lib/pipeline/produce-logs.js'
@@ -108,23 +135,50 @@ Ctrl-C ends the copy and prints a partial report. Exit codes: 0 done; 1 runtime 
 
 const OPTIONS = {
   ...COMMON_OPTIONS,
-  topic: { type: 'string' }, source: { type: 'string' }, kind: { type: 'string' }, file: { type: 'string' }, partitions: { type: 'string' },
-  records: { type: 'string' }, bytes: { type: 'string' }, 'duration-s': { type: 'string' }, format: { type: 'string' },
-  targets: { type: 'string' }, destination: { type: 'string' }, 'cpu-budget': { type: 'string' }, 'target-ratio': { type: 'string' },
-  consumers: { type: 'string' }, 'rate-window-h': { type: 'string' }, json: { type: 'string' }, markdown: { type: 'string' }, chart: { type: 'string' },
-  client: { type: 'string' }, 'show-settings': { type: 'boolean' }, 'topic-compression': { type: 'string' },
+  topic: { type: 'string' },
+  source: { type: 'string' },
+  kind: { type: 'string' },
+  file: { type: 'string' },
+  partitions: { type: 'string' },
+  records: { type: 'string' },
+  bytes: { type: 'string' },
+  'duration-s': { type: 'string' },
+  format: { type: 'string' },
+  targets: { type: 'string' },
+  destination: { type: 'string' },
+  'cpu-budget': { type: 'string' },
+  'target-ratio': { type: 'string' },
+  consumers: { type: 'string' },
+  'rate-window-h': { type: 'string' },
+  json: { type: 'string' },
+  markdown: { type: 'string' },
+  chart: { type: 'string' },
+  client: { type: 'string' },
+  'show-settings': { type: 'boolean' },
+  'topic-compression': { type: 'string' },
   'apply-topic-config': { type: 'boolean' },
-  'keep-topics': { type: 'boolean' }, mode: { type: 'string' }, threads: { type: 'string' }, sample: { type: 'string' }, 'sample-windows': { type: 'string' }, 'linger-ms': { type: 'string' }, 'batch-size': { type: 'string' }, seed: { type: 'string' }, X: { type: 'string', short: 'X', multiple: true },
-  quiet: { type: 'boolean' }, wide: { type: 'boolean' }
+  'keep-topics': { type: 'boolean' },
+  mode: { type: 'string' },
+  threads: { type: 'string' },
+  sample: { type: 'string' },
+  'sample-windows': { type: 'string' },
+  'linger-ms': { type: 'string' },
+  'batch-size': { type: 'string' },
+  seed: { type: 'string' },
+  X: { type: 'string', short: 'X', multiple: true },
+  quiet: { type: 'boolean' },
+  wide: { type: 'boolean' }
 } as const
 
 /** Without kafka/pom.xml (the image ships only dist/ and production modules) no broker can be started here. */
-const NO_LOCAL_KAFKA = 'missing --brokers: this installation cannot start a Kafka of its own (no kafka/pom.xml, as in the container image); pass --brokers HOST:PORT or set KAFKA_BROKERS'
+const NO_LOCAL_KAFKA =
+  'missing --brokers: this installation cannot start a Kafka of its own (no kafka/pom.xml, as in the container image); pass --brokers HOST:PORT or set KAFKA_BROKERS'
 
 function positiveNumber(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
-  if (!Number.isFinite(n) || n <= 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be a positive number, got "${value}"`)
+  if (!Number.isFinite(n) || n <= 0)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be a positive number, got "${value}"`)
   return n
 }
 
@@ -142,12 +196,29 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
     name: 'squeeze-compare',
     service: serviceOptionsFrom({ ...values, 'log-level': values['log-level'] ?? 'warn' }),
     configure: (log) => {
-      const sourceKind = values.topic !== undefined ? 'topic' as const : oneOf(values.source, 'source', ['generate', 'file'] as const, 'generate')
-      if (values.topic !== undefined && values.source !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'give either --topic (an existing topic) or --source, not both')
-      if (sourceKind === 'file' && values.file === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
+      const sourceKind =
+        values.topic !== undefined
+          ? ('topic' as const)
+          : oneOf(values.source, 'source', ['generate', 'file'] as const, 'generate')
+      if (values.topic !== undefined && values.source !== undefined)
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          'give either --topic (an existing topic) or --source, not both'
+        )
+      if (sourceKind === 'file' && values.file === undefined)
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --file: --source file needs a path')
       const kind = oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, sourceKind === 'file' ? 'auto' : 'http')
-      if (kind === 'auto' && sourceKind !== 'file') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--kind auto applies to --source file: name the kind to generate')
-      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, sourceKind === 'topic' ? 'none' : kind === 'auto' ? 'none' : kind)
+      if (kind === 'auto' && sourceKind !== 'file')
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          '--kind auto applies to --source file: name the kind to generate'
+        )
+      const formatName = oneOf(
+        values.format,
+        'format',
+        [...LOG_KINDS, 'none'] as const,
+        sourceKind === 'topic' ? 'none' : kind === 'auto' ? 'none' : kind
+      )
       // A file's --format follows the kind its lines turn out to be, unless given.
       const formatFollowsKind = values.format === undefined && sourceKind !== 'topic'
       const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
@@ -160,14 +231,31 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const targetRatio = positiveNumber(values['target-ratio'], 'target-ratio')
       const consumers = parseInteger(values.consumers, 'consumers', 0, 10000) ?? 1
       const rateWindowH = positiveNumber(values['rate-window-h'], 'rate-window-h')
-      if (rateWindowH !== undefined && sourceKind !== 'topic') throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h applies to --topic only: a filled source\'s rate comes from its lines\' or the generator\'s timestamps')
-      if (rateWindowH !== undefined && values.sample !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--rate-window-h does not apply with --sample: a sample\'s rate is measured over the time span it covers')
+      if (rateWindowH !== undefined && sourceKind !== 'topic')
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          "--rate-window-h applies to --topic only: a filled source's rate comes from its lines' or the generator's timestamps"
+        )
+      if (rateWindowH !== undefined && values.sample !== undefined)
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          "--rate-window-h does not apply with --sample: a sample's rate is measured over the time span it covers"
+        )
       const seed = parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 42
       const projection = projectionFlags(values, producer)
-      if (projection !== undefined && durationS !== undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--duration-s applies to --mode copy; bound a projection with --records or --bytes')
+      if (projection !== undefined && durationS !== undefined)
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          '--duration-s applies to --mode copy; bound a projection with --records or --bytes'
+        )
       const explicitBrokers = values.brokers ?? (env.KAFKA_BROKERS === '' ? undefined : env.KAFKA_BROKERS)
-      if (sourceKind === 'topic' && explicitBrokers === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)')
-      if (explicitBrokers === undefined && findSqueezeRoot() === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
+      if (sourceKind === 'topic' && explicitBrokers === undefined)
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          'missing --brokers: comparing an existing topic needs its cluster (or set KAFKA_BROKERS)'
+        )
+      if (explicitBrokers === undefined && findSqueezeRoot() === undefined)
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, NO_LOCAL_KAFKA)
       const sourceTopic = values.topic ?? `squeeze-compare.${kind}.${Date.now()}`
       const clients = parseClients(values.client)
       const topicMode = parseTopicMode(values['topic-compression'])
@@ -175,23 +263,47 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--apply-topic-config needs --topic: it changes a topic')
       }
       const named = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), sourceTopic, values.destination)
-      const added = targetsNeededFor(named.map((t) => t.spec), clients)
+      const added = targetsNeededFor(
+        named.map((t) => t.spec),
+        clients
+      )
       const withAdded = [...named.map((t) => t.spec), ...added].map(formatCodecSpec).join(',')
       const targets = added.length === 0 ? named : parseTargets(withAdded, sourceTopic, values.destination)
       return {
-        sourceKind, kind, partitions, seed, sourceTopic, projection, formatName, formatFollowsKind,
-        clients, topicMode, added: added.map(formatCodecSpec),
+        sourceKind,
+        kind,
+        partitions,
+        seed,
+        sourceTopic,
+        projection,
+        formatName,
+        formatFollowsKind,
+        clients,
+        topicMode,
+        added: added.map(formatCodecSpec),
         // Without --brokers the cluster is a broker this command starts, so the connection is known only then.
-        connection: explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
-        description: sourceKind === 'topic' ? `topic ${sourceTopic}` : sourceKind === 'file' ? `file ${values.file}` : `generated ${kind} logs, seed ${seed}`,
+        connection:
+          explicitBrokers === undefined ? undefined : connectionFrom({ ...values, brokers: explicitBrokers }, env, log),
+        description:
+          sourceKind === 'topic'
+            ? `topic ${sourceTopic}`
+            : sourceKind === 'file'
+              ? `file ${values.file}`
+              : `generated ${kind} logs, seed ${seed}`,
         lookbackMs: rateWindowH === undefined ? DEFAULT_RATE_LOOKBACK_MS : rateWindowH * 3_600_000,
         compare: {
-          sourceTopic, targets,
-          format: formatName === 'none' ? null : formatFor(formatName), producer,
-          ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes }),
+          sourceTopic,
+          targets,
+          format: formatName === 'none' ? null : formatFor(formatName),
+          producer,
+          ...(maxRecords === undefined ? {} : { maxRecords }),
+          ...(maxBytes === undefined ? {} : { maxBytes }),
           ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
-          keepTopics: values['keep-topics'] === true, consumers, read,
-          ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }), ...(targetRatio === undefined ? {} : { targetRatio }),
+          keepTopics: values['keep-topics'] === true,
+          consumers,
+          read,
+          ...(cpuBudget === undefined ? {} : { cpuBudgetSecondsPerGiB: cpuBudget }),
+          ...(targetRatio === undefined ? {} : { targetRatio }),
           version: squeezeVersion()
         },
         shutdownTimeoutMs: 120_000
@@ -201,12 +313,17 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       const { sourceKind, sourceTopic } = configured
       // A file's kind is checked against (or, for auto, read from) its first lines before any broker starts.
       const sample = sourceKind === 'file' ? await readFirstLines(values.file as string) : []
-      const resolved = sourceKind === 'file' ? resolveKind(configured.kind, sample, values.file as string) : { kind: configured.kind as LogKind }
+      const resolved =
+        sourceKind === 'file'
+          ? resolveKind(configured.kind, sample, values.file as string)
+          : { kind: configured.kind as LogKind }
       if (resolved.note !== undefined && values.quiet !== true) process.stderr.write(`${resolved.note}\n`)
       const { kind } = resolved
       const formatName = configured.formatFollowsKind ? kind : configured.formatName
       const settings = {
-        ...configured, kind, formatName,
+        ...configured,
+        kind,
+        formatName,
         description: sourceKind === 'file' ? `${configured.description} (${kind})` : configured.description,
         compare: { ...configured.compare, format: formatName === 'none' ? null : formatFor(formatName) }
       }
@@ -216,7 +333,9 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
       try {
         let connection = settings.connection
         if (connection === undefined) {
-          process.stderr.write('no --brokers: starting Kafka (testcontainers if Docker answers, else the embedded JVM broker)...\n')
+          process.stderr.write(
+            'no --brokers: starting Kafka (testcontainers if Docker answers, else the embedded JVM broker)...\n'
+          )
           // Ctrl-C only aborts the copy (the skeleton's shutdown): the broker serves the partial report, then stop()
           // below ends it. A second Ctrl-C or the shutdown deadline exits at once, and this takes the JVM along.
           killEmbeddedBrokersOnExit()
@@ -229,29 +348,72 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         try {
           let rateEvidence: RateEvidence
           if (sourceKind === 'topic') {
-            if (!(await admin.listTopics()).includes(sourceTopic)) throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} not found on ${connection.brokers.join(',')}`)
+            if (!(await admin.listTopics()).includes(sourceTopic))
+              throw new SqueezeError(
+                ErrorCodes.SOURCE,
+                `source topic ${sourceTopic} not found on ${connection.brokers.join(',')}`
+              )
             rateEvidence = { kind: 'topic', lookbackMs: settings.lookbackMs }
           } else {
             await ensureTopic(admin, sourceTopic, settings.partitions)
-            rateEvidence = await fillSource(connection, log, sourceTopic, sourceKind, kind, values.file, settings.compare.maxRecords, settings.seed, signal, progress, sample)
+            rateEvidence = await fillSource(
+              connection,
+              log,
+              sourceTopic,
+              sourceKind,
+              kind,
+              values.file,
+              settings.compare.maxRecords,
+              settings.seed,
+              signal,
+              progress,
+              sample
+            )
           }
           const sourceDescription = { kind: sourceKind, description: settings.description }
           const { compare, projection, formatName } = settings
-          const outcome = projection !== undefined ? await runProjection({
-            connection, sourceTopic, sourceDescription, targets: compare.targets, format: formatName === 'none' ? null : formatName, rateEvidence,
-            batching: compare.producer, ...projection,
-            ...(compare.maxRecords === undefined ? {} : { maxRecords: compare.maxRecords }), ...(compare.maxBytes === undefined ? {} : { maxBytes: compare.maxBytes }),
-            consumers: compare.consumers, read: compare.read,
-            ...(compare.cpuBudgetSecondsPerGiB === undefined ? {} : { cpuBudgetSecondsPerGiB: compare.cpuBudgetSecondsPerGiB }),
-            ...(compare.targetRatio === undefined ? {} : { targetRatio: compare.targetRatio }),
-            version: compare.version, log, signal, onProgress: progress
-          }) : await runCompare({ ...compare, connection, sourceDescription, rateEvidence, log, signal, onProgress: progress })
-            .catch((err: unknown) => { throw missingCopyAcl(err, sourceTopic) ?? err })
+          const outcome =
+            projection !== undefined
+              ? await runProjection({
+                  connection,
+                  sourceTopic,
+                  sourceDescription,
+                  targets: compare.targets,
+                  format: formatName === 'none' ? null : formatName,
+                  rateEvidence,
+                  batching: compare.producer,
+                  ...projection,
+                  ...(compare.maxRecords === undefined ? {} : { maxRecords: compare.maxRecords }),
+                  ...(compare.maxBytes === undefined ? {} : { maxBytes: compare.maxBytes }),
+                  consumers: compare.consumers,
+                  read: compare.read,
+                  ...(compare.cpuBudgetSecondsPerGiB === undefined
+                    ? {}
+                    : { cpuBudgetSecondsPerGiB: compare.cpuBudgetSecondsPerGiB }),
+                  ...(compare.targetRatio === undefined ? {} : { targetRatio: compare.targetRatio }),
+                  version: compare.version,
+                  log,
+                  signal,
+                  onProgress: progress
+                })
+              : await runCompare({
+                  ...compare,
+                  connection,
+                  sourceDescription,
+                  rateEvidence,
+                  log,
+                  signal,
+                  onProgress: progress
+                }).catch((err: unknown) => {
+                  throw missingCopyAcl(err, sourceTopic) ?? err
+                })
           progressLine.done()
           const apply = applyFor(outcome, settings, compare, filled ? undefined : connection.brokers.join(','))
           const code = writeReports(outcome, apply, settings.added, values)
           if (values['apply-topic-config'] === true && apply.topic === null) {
-            process.stderr.write('squeeze: --apply-topic-config: nothing was recommended, so no topic config was changed\n')
+            process.stderr.write(
+              'squeeze: --apply-topic-config: nothing was recommended, so no topic config was changed\n'
+            )
           }
           if (values['apply-topic-config'] === true && apply.topic !== null) {
             const cluster = createCluster(connection, log)
@@ -264,7 +426,8 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
           }
           return code
         } finally {
-          if (filled && values['keep-topics'] !== true) await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
+          if (filled && values['keep-topics'] !== true)
+            await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
           await admin.disconnect().catch(() => undefined)
         }
       } finally {
@@ -278,31 +441,45 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
  * The verdict per client, by the recommendation's own rule and options. A filled source's topic and broker are
  * throwaways, so its settings name placeholders.
  */
-function applyFor(outcome: CompareOutcome,
+function applyFor(
+  outcome: CompareOutcome,
   settings: { clients: readonly ClientName[]; topicMode: TopicCompressionMode; sourceTopic: string },
   compare: Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsPerGiB' | 'targetRatio'>,
-  brokers: string | undefined): ApplyAs {
+  brokers: string | undefined
+): ApplyAs {
   const { report } = outcome
   const rule = (rows: Parameters<typeof recommendFor>[0]): ReturnType<typeof recommendFor> =>
     recommendFor(rows, compare, report.source.ingestRate, report.settings.replicationFactor)
   return applyAs(report, settings.clients, rule, {
-    brokers: brokers ?? '<brokers>', topic: brokers === undefined ? '<topic>' : settings.sourceTopic,
+    brokers: brokers ?? '<brokers>',
+    topic: brokers === undefined ? '<topic>' : settings.sourceTopic,
     topicMode: settings.topicMode,
     ...(outcome.batchShares === undefined ? {} : { batchShares: outcome.batchShares })
   })
 }
 
 /** Prints the table, writes the files asked for; exit 1 when the destinations did not get identical traffic. */
-function writeReports(outcome: CompareOutcome, apply: ApplyAs, added: readonly string[],
+function writeReports(
+  outcome: CompareOutcome,
+  apply: ApplyAs,
+  added: readonly string[],
   files: {
-    json?: string | undefined; markdown?: string | undefined; chart?: string | undefined
-    'show-settings'?: boolean | undefined; wide?: boolean | undefined
-  }): number {
+    json?: string | undefined
+    markdown?: string | undefined
+    chart?: string | undefined
+    'show-settings'?: boolean | undefined
+    wide?: boolean | undefined
+  }
+): number {
   // A run stopped early (Ctrl-C, --duration-s) still reports what it has, marked partial: the stop was the user's.
   if (!outcome.partial && outcome.report.targets.every((t) => t.records === 0)) {
-    throw new SqueezeError(ErrorCodes.SOURCE, `read no record from ${outcome.report.source.description}: nothing to compare, no recommendation`)
+    throw new SqueezeError(
+      ErrorCodes.SOURCE,
+      `read no record from ${outcome.report.source.description}: nothing to compare, no recommendation`
+    )
   }
-  if (outcome.partial) process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
+  if (outcome.partial)
+    process.stdout.write('PARTIAL: the copy was stopped before the end of the source (Ctrl-C or --duration-s)\n')
   process.stdout.write(`${renderCompareTable(outcome.report, terminalLayout(process.stdout, files.wide === true))}\n`)
   if (added.length > 0) {
     process.stdout.write(`added for --client: ${added.join(', ')} (the nearest level a named client can set)\n`)
@@ -328,11 +505,27 @@ function writeReports(outcome: CompareOutcome, apply: ApplyAs, added: readonly s
 }
 
 /** --mode projection's settings, checked once; undefined in copy mode, where the projection flags are refused. */
-function projectionFlags(values: { mode?: string; threads?: string; sample?: string; 'sample-windows'?: string; 'linger-ms'?: string; 'batch-size'?: string }, producer: ProducerConfig): Pick<ProjectionRunOptions, 'threads' | 'sweep' | 'sample'> | undefined {
+function projectionFlags(
+  values: {
+    mode?: string
+    threads?: string
+    sample?: string
+    'sample-windows'?: string
+    'linger-ms'?: string
+    'batch-size'?: string
+  },
+  producer: ProducerConfig
+): Pick<ProjectionRunOptions, 'threads' | 'sweep' | 'sample'> | undefined {
   const mode = oneOf(values.mode, 'mode', ['copy', 'projection'] as const, 'copy')
   if (mode === 'copy') {
-    const misplaced = (['threads', 'sample', 'sample-windows', 'linger-ms', 'batch-size'] as const).filter((flag) => values[flag] !== undefined)
-    if (misplaced.length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --mode projection only`)
+    const misplaced = (['threads', 'sample', 'sample-windows', 'linger-ms', 'batch-size'] as const).filter(
+      (flag) => values[flag] !== undefined
+    )
+    if (misplaced.length > 0)
+      throw new SqueezeError(
+        ErrorCodes.CONFIG_INVALID,
+        `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --mode projection only`
+      )
     return undefined
   }
   const threads = parseInteger(values.threads, 'threads', 1, 1024) ?? availableParallelism()
@@ -340,7 +533,8 @@ function projectionFlags(values: { mode?: string; threads?: string; sample?: str
   const sample = budget === undefined ? {} : { sample: budget }
   if (values['linger-ms'] === undefined && values['batch-size'] === undefined) return { threads, ...sample }
   const lingerMs = values['linger-ms'] === undefined ? [producer.lingerMs] : parseLingerList(values['linger-ms'])
-  const batchSizeBytes = values['batch-size'] === undefined ? [producer.batchSizeBytes] : parseBatchSizeList(values['batch-size'])
+  const batchSizeBytes =
+    values['batch-size'] === undefined ? [producer.batchSizeBytes] : parseBatchSizeList(values['batch-size'])
   return { threads, ...sample, sweep: { lingerMs, batchSizeBytes } }
 }
 
@@ -355,20 +549,48 @@ function writeBatchingHeatmap(report: CompareReport, chart: string): string | un
 }
 
 /** Fills the source topic; returns the times the input itself carries, the evidence for its ingest rate. */
-async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic: string, source: 'generate' | 'file', kind: LogKind, file: string | undefined,
-  records: number | undefined, seed: number, signal: AbortSignal, progress: OnProgress, firstLines: readonly string[]): Promise<RateEvidence> {
+async function fillSource(
+  connection: KafkaConnectionConfig,
+  log: Logger,
+  topic: string,
+  source: 'generate' | 'file',
+  kind: LogKind,
+  file: string | undefined,
+  records: number | undefined,
+  seed: number,
+  signal: AbortSignal,
+  progress: OnProgress,
+  firstLines: readonly string[]
+): Promise<RateEvidence> {
   // The source's own codec does not matter to the comparison (the copier re-batches every record); lz4:1 is cheap.
-  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } }, { cluster: createCluster(connection, log), log })
+  const producer = new Producer(
+    { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 } },
+    { cluster: createCluster(connection, log), log }
+  )
   await producer.start()
   try {
-    const items = source === 'generate'
-      ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }) })
-      : readFileLines(file as string, { follow: false, signal })
+    const items =
+      source === 'generate'
+        ? generateRecords({ kind, seed, signal, ...(records === undefined ? {} : { records }) })
+        : readFileLines(file as string, { follow: false, signal })
     const sample = new TimestampSample()
     const clock = source === 'file' ? lineClock(kind) : undefined
     const summary = await produceLogs({
-      source: observeTimes(items, sample, clock), format: source === 'generate' ? null : formatFor(kind), topic, producer, onParseError: 'skip', log, signal,
-      progressEvery: 1000, onProgress: (s) => progress({ phase: 'fill source', done: s.recordsSent, ...(records === undefined ? {} : { total: records }), unit: 'records' })
+      source: observeTimes(items, sample, clock),
+      format: source === 'generate' ? null : formatFor(kind),
+      topic,
+      producer,
+      onParseError: 'skip',
+      log,
+      signal,
+      progressEvery: 1000,
+      onProgress: (s) =>
+        progress({
+          phase: 'fill source',
+          done: s.recordsSent,
+          ...(records === undefined ? {} : { total: records }),
+          unit: 'records'
+        })
     })
     // No record is no comparison: the error says how the lines parsed, and as what they might.
     if (summary.recordsSent === 0 && !signal.aborted) {
@@ -383,7 +605,11 @@ async function fillSource(connection: KafkaConnectionConfig, log: Logger, topic:
 }
 
 /** Passes items on, noting each one's own time: a line's timestamp, a generated record's simulated clock. */
-async function* observeTimes(items: AsyncIterable<SourceItem>, sample: TimestampSample, clock: LineClock | undefined): AsyncGenerator<SourceItem> {
+async function* observeTimes(
+  items: AsyncIterable<SourceItem>,
+  sample: TimestampSample,
+  clock: LineClock | undefined
+): AsyncGenerator<SourceItem> {
   for await (const item of items) {
     if (item.kind === 'record') {
       if (item.timestampMs !== undefined) sample.add(item.timestampMs)
@@ -397,4 +623,5 @@ async function* observeTimes(items: AsyncIterable<SourceItem>, sample: Timestamp
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => compareMain(process.argv.slice(2)))
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  await runCommand(() => compareMain(process.argv.slice(2)))

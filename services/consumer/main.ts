@@ -1,6 +1,13 @@
 import { writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, serviceOptionsFrom } from '../../lib/config/cli.js'
+import {
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  connectionFrom,
+  oneOf,
+  parseCommandLine,
+  serviceOptionsFrom
+} from '../../lib/config/cli.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type ProducerConfig } from '../../lib/producer/producer.js'
@@ -70,12 +77,17 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   const flags = parseCommandLine(argv, OPTIONS, CONSUME_HELP)
   if (flags === undefined) return 0
   const { values } = flags
-  const topics = (values.topic ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '')
-  if (topics.length === 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
+  const topics = (values.topic ?? [])
+    .flatMap((t) => t.split(','))
+    .map((t) => t.trim())
+    .filter((t) => t !== '')
+  if (topics.length === 0)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, 'missing --topic: name at least one topic to read')
   const service = serviceOptionsFrom(values)
   const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
   const consumerProperties = consumerPropertiesFrom(rest)
-  if (values.group === undefined && Object.keys(consumerProperties).length > 0) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '-X consumer settings apply to a group member: add --group')
+  if (values.group === undefined && Object.keys(consumerProperties).length > 0)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '-X consumer settings apply to a group member: add --group')
   return runService({
     name: 'squeeze-consumer',
     service,
@@ -87,14 +99,23 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
         topics,
         from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
         untilEnd: values.follow !== true,
-        partitions: values.group === undefined ? 'all' as const : 'assigned' as const,
-        isolation: oneOf(values.isolation, 'isolation', ['read_committed', 'read_uncommitted'] as const, 'read_committed'),
+        partitions: values.group === undefined ? ('all' as const) : ('assigned' as const),
+        isolation: oneOf(
+          values.isolation,
+          'isolation',
+          ['read_committed', 'read_uncommitted'] as const,
+          'read_committed'
+        ),
         // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
         reuseBatchMemory: true,
         ...read
       }
-      const onDeadLetterFailure = oneOf(values['on-dead-letter-failure'], 'on-dead-letter-failure',
-        DEAD_LETTER_FAILURE_POLICIES, 'stop')
+      const onDeadLetterFailure = oneOf(
+        values['on-dead-letter-failure'],
+        'on-dead-letter-failure',
+        DEAD_LETTER_FAILURE_POLICIES,
+        'stop'
+      )
       const format = formatName === 'none' ? null : formatFor(formatName)
       // The dead-letter copies are flushed on shutdown: their producer's delivery and request timeouts bound that wait.
       const deadLetterFlushMs = values['dead-letter-topic'] === undefined ? 0 : shutdownDeadlineMs(DEAD_LETTER_PRODUCER)
@@ -108,17 +129,28 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
       const stopped = new AbortController()
       const signal = AbortSignal.any([context.signal, stopped.signal])
       const consumerMetrics = createConsumerMetrics(registry)
-      const producer = deadLetterTopic === undefined ? undefined
-        : new Producer(DEAD_LETTER_PRODUCER, {
-          cluster: createCluster(connection, log), log: log.child({ component: 'dead-letters' })
-        })
-      const deadLetters = producer === undefined || deadLetterTopic === undefined ? undefined
-        : new DeadLetters(deadLetterTopic, onDeadLetterFailure, {
-          producer, log: log.child({ component: 'dead-letters' }),
-          onStop: () => stopped.abort(), skipped: (n) => consumerMetrics.deadLettersSkipped(n)
-        })
-      const measurements = new TopicMeasurements(() => format, log.child({ component: 'measure' }), consumerMetrics,
-        deadLetters === undefined ? undefined : (poison) => deadLetters.add(poison))
+      const producer =
+        deadLetterTopic === undefined
+          ? undefined
+          : new Producer(DEAD_LETTER_PRODUCER, {
+              cluster: createCluster(connection, log),
+              log: log.child({ component: 'dead-letters' })
+            })
+      const deadLetters =
+        producer === undefined || deadLetterTopic === undefined
+          ? undefined
+          : new DeadLetters(deadLetterTopic, onDeadLetterFailure, {
+              producer,
+              log: log.child({ component: 'dead-letters' }),
+              onStop: () => stopped.abort(),
+              skipped: (n) => consumerMetrics.deadLettersSkipped(n)
+            })
+      const measurements = new TopicMeasurements(
+        () => format,
+        log.child({ component: 'measure' }),
+        consumerMetrics,
+        deadLetters === undefined ? undefined : (poison) => deadLetters.add(poison)
+      )
       const handlers = deadLetters === undefined ? measurements : deadLetters.wrap(measurements)
       const cluster = createCluster(connection, log)
       const admin = createKafkaClient(connection, log).admin()
@@ -127,13 +159,22 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
           await connect(Promise.all([cluster.connect(), admin.connect()]))
           const existing = await admin.listTopics()
           const missing = topics.filter((t) => !existing.includes(t))
-          if (missing.length > 0) throw new SqueezeError(ErrorCodes.SOURCE, `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`)
+          if (missing.length > 0)
+            throw new SqueezeError(
+              ErrorCodes.SOURCE,
+              `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`
+            )
         })
         await producer?.start()
         ready()
         const groupMetrics = createConsumerGroupMetrics(registry)
-        const reader = new PartitionReader(readerConfig, { cluster, admin, log: log.child({ component: 'reader' }), lag: groupMetrics.lag,
-          metrics: createReaderMetrics(registry) })
+        const reader = new PartitionReader(readerConfig, {
+          cluster,
+          admin,
+          log: log.child({ component: 'reader' }),
+          lag: groupMetrics.lag,
+          metrics: createReaderMetrics(registry)
+        })
         const settle = deadLetters === undefined ? {} : { settle: () => deadLetters.settle() }
         if (values.group === undefined) await reader.run(handlers, signal)
         else {
@@ -149,9 +190,14 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
           const sizes = await describeLogDirs(cluster, topics)
           for (const m of results) m.diskBytes = bytesAllReplicas(sizes.filter((s) => s.topic === m.topic))
         } catch (err) {
-          log.warn({ err: errorMessage(err) }, 'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only')
+          log.warn(
+            { err: errorMessage(err) },
+            'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only'
+          )
         }
-        process.stdout.write(`${renderConsumeReport(results, undefined, terminalLayout(process.stdout, values.wide === true))}\n`)
+        process.stdout.write(
+          `${renderConsumeReport(results, undefined, terminalLayout(process.stdout, values.wide === true))}\n`
+        )
         const skipped = deadLetters?.skipped ?? 0
         if (skipped > 0) process.stdout.write(`dead-letter copies not written: ${skipped} (skip)\n`)
         if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
@@ -166,7 +212,10 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
 
 /** The dead-letter producer's settings: the copies are few, so a short linger. */
 const DEAD_LETTER_PRODUCER: ProducerConfig = {
-  ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 3 }, lingerMs: 50
+  ...DEFAULT_PRODUCER_CONFIG,
+  codec: { codec: 'zstd', level: 3 },
+  lingerMs: 50
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => consumeMain(process.argv.slice(2)))
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  await runCommand(() => consumeMain(process.argv.slice(2)))

@@ -1,7 +1,16 @@
 import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
+import {
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  connectionFrom,
+  oneOf,
+  parseCommandLine,
+  parseInteger,
+  requireString,
+  serviceOptionsFrom
+} from '../../lib/config/cli.js'
 import { copierGroupProperties } from '../../lib/config/consumer-properties.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { splitReadSettings } from '../../lib/config/read-properties.js'
@@ -96,7 +105,12 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
       const groupId = values.group ?? `squeeze-copier.${source}`
       const deadLetterTopic = values['dead-letter-topic']
       const copy = {
-        connection, targets, producerConfig, groupId, group: properties.group, read,
+        connection,
+        targets,
+        producerConfig,
+        groupId,
+        group: properties.group,
+        read,
         exactlyOnce: values['exactly-once'] === true,
         batching: oneOf(values.batching, 'batching', COPY_BATCHING, 'source'),
         transactionalId: values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`,
@@ -105,21 +119,56 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         sessionTimeoutMs: parseInteger(values['session-timeout-ms'], 'session-timeout-ms', 1000, 3_600_000),
         maxBytes: parseInteger(values.bytes, 'bytes', 1),
         deadLetterTopic,
-        onRefused: oneOf(values['on-refused'], 'on-refused', REFUSED_POLICIES, deadLetterTopic === undefined ? 'fail' : 'dead-letter'),
+        onRefused: oneOf(
+          values['on-refused'],
+          'on-refused',
+          REFUSED_POLICIES,
+          deadLetterTopic === undefined ? 'fail' : 'dead-letter'
+        ),
         // The flush, then the last offset commit (the coordinator's retries).
         shutdownTimeoutMs: shutdownDeadlineMs(producerConfig) + 5000
       }
-      if (deadLetterTopic !== undefined && (deadLetterTopic === source || targets.some((t) => t.topic === deadLetterTopic))) {
-        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`)
+      if (
+        deadLetterTopic !== undefined &&
+        (deadLetterTopic === source || targets.some((t) => t.topic === deadLetterTopic))
+      ) {
+        throw new SqueezeError(
+          ErrorCodes.CONFIG_INVALID,
+          `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`
+        )
       }
       return copy
     },
-    start: async ({ log, registry, signal, waitForCluster, connect, ready }, { connection, targets, producerConfig, groupId, group, exactlyOnce, transactionalId, commitIntervalMs, maxRecords, sessionTimeoutMs, maxBytes, deadLetterTopic, onRefused, read, batching }) => {
+    start: async (
+      { log, registry, signal, waitForCluster, connect, ready },
+      {
+        connection,
+        targets,
+        producerConfig,
+        groupId,
+        group,
+        exactlyOnce,
+        transactionalId,
+        commitIntervalMs,
+        maxRecords,
+        sessionTimeoutMs,
+        maxBytes,
+        deadLetterTopic,
+        onRefused,
+        read,
+        batching
+      }
+    ) => {
       const admin = createKafkaClient(connection, log).admin()
       const sourceCluster = createCluster(connection, log)
       const producer = new Producer(
         { ...producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
-        { cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry), ...(exactlyOnce ? { transactionalId } : {}) }
+        {
+          cluster: createCluster(connection, log),
+          log: log.child({ component: 'producer' }),
+          metrics: createProducerMetrics(registry),
+          ...(exactlyOnce ? { transactionalId } : {})
+        }
       )
       try {
         await waitForCluster(async () => {
@@ -130,22 +179,51 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         })
         const copier = new Copier(
           {
-            sourceTopic: source, groupId, targets, exactlyOnce, batching, commitIntervalMs, stopAtEnd: values['until-end'] === true, onRefused, ...read,
+            sourceTopic: source,
+            groupId,
+            targets,
+            exactlyOnce,
+            batching,
+            commitIntervalMs,
+            stopAtEnd: values['until-end'] === true,
+            onRefused,
+            ...read,
             ...(group['group.protocol'] === undefined ? {} : { groupProtocol: group['group.protocol'] }),
-            ...(group['max.poll.interval.ms'] === undefined ? {} : { rebalanceTimeoutMs: group['max.poll.interval.ms'] }),
-            ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }), ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }), ...(maxRecords === undefined ? {} : { maxRecords }), ...(maxBytes === undefined ? {} : { maxBytes })
+            ...(group['max.poll.interval.ms'] === undefined
+              ? {}
+              : { rebalanceTimeoutMs: group['max.poll.interval.ms'] }),
+            ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }),
+            ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }),
+            ...(maxRecords === undefined ? {} : { maxRecords }),
+            ...(maxBytes === undefined ? {} : { maxBytes })
           },
-          { cluster: sourceCluster, admin, producer, log: log.child({ component: 'copier' }), metrics: createCopierMetrics(registry), readerMetrics: createReaderMetrics(registry), onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress') }
+          {
+            cluster: sourceCluster,
+            admin,
+            producer,
+            log: log.child({ component: 'copier' }),
+            metrics: createCopierMetrics(registry),
+            readerMetrics: createReaderMetrics(registry),
+            onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress')
+          }
         )
         ready()
         await copier.run(signal)
         await producer.close()
         const stats = copier.snapshot()
         // run() throws on any copy neither delivered nor refused-and-handled, so what is left here was delivered.
-        const refused = stats.refused === 0 ? '' : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
+        const refused =
+          stats.refused === 0
+            ? ''
+            : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
         const skipped = stats.skippedBatches === 0 ? '' : `, ${stats.skippedBatches} unreadable source batches skipped`
-        process.stdout.write(`${wrapLines(`copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets ` +
-          `(${targets.map((t) => t.topic).join(', ')}); ${stats.commits} commits${refused}${skipped}`, terminalLayout(process.stdout, false))}\n`)
+        process.stdout.write(
+          `${wrapLines(
+            `copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets ` +
+              `(${targets.map((t) => t.topic).join(', ')}); ${stats.commits} commits${refused}${skipped}`,
+            terminalLayout(process.stdout, false)
+          )}\n`
+        )
         return 0
       } finally {
         await producer.close().catch(() => undefined)
@@ -155,4 +233,5 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
   })
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => copyMain(process.argv.slice(2)))
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  await runCommand(() => copyMain(process.argv.slice(2)))

@@ -2,10 +2,25 @@ import { glob, stat } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { formatCodecSpec, parseCodecSpec } from '../../lib/codecs/index.js'
-import { COMMON_HELP, COMMON_OPTIONS, connectionFrom, oneOf, parseCommandLine, parseInteger, requireString, serviceOptionsFrom } from '../../lib/config/cli.js'
+import {
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  connectionFrom,
+  oneOf,
+  parseCommandLine,
+  parseInteger,
+  requireString,
+  serviceOptionsFrom
+} from '../../lib/config/cli.js'
 import { parseProperties, producerConfigFrom } from '../../lib/config/producer-properties.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
-import { DETECT_LINES, KIND_CHOICES, readFirstLines, resolveKind, type KindChoice } from '../../lib/formats/detect-kind.js'
+import {
+  DETECT_LINES,
+  KIND_CHOICES,
+  readFirstLines,
+  resolveKind,
+  type KindChoice
+} from '../../lib/formats/detect-kind.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import type { Admin } from 'kafkajs'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
@@ -18,7 +33,12 @@ import { peekLines } from '../../lib/pipeline/peek-lines.js'
 import { produceLogs, type ParseErrorPolicy, type ProduceLogsSummary } from '../../lib/pipeline/produce-logs.js'
 import { shipFiles } from '../../lib/pipeline/ship-files.js'
 import {
-  CRI_KIND, FileSet, isFileSet, parseFilePatterns, type FilePattern, type FilePosition
+  CRI_KIND,
+  FileSet,
+  isFileSet,
+  parseFilePatterns,
+  type FilePattern,
+  type FilePosition
 } from '../../lib/sources/file-set.js'
 import { KafkaPositions } from '../../lib/sources/kafka-positions.js'
 import { PositionStore, defaultStateDir, fileSetId } from '../../lib/sources/position-store.js'
@@ -130,7 +150,9 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       const sourceKind = oneOf(values.source, 'source', ['generate', 'file', 'stdin'] as const, 'generate')
       const files = values.file ?? []
       const settings = {
-        connection, producerConfig, sourceKind,
+        connection,
+        producerConfig,
+        sourceKind,
         kind: oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, sourceKind === 'generate' ? 'http' : 'auto'),
         records: parseInteger(values.records, 'records', 1) ?? (sourceKind === 'generate' ? 100_000 : undefined),
         rate: values.rate === undefined ? undefined : parseRateSchedule(values.rate),
@@ -143,14 +165,20 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       }
       const invalid = (message: string): SqueezeError => new SqueezeError(ErrorCodes.CONFIG_INVALID, message)
       if (sourceKind === 'file' && files.length === 0) throw invalid('missing --file: --source file needs a path')
-      if (sourceKind === 'generate' && settings.kind === 'auto') throw invalid('--kind auto applies to a file or stdin: name the kind to generate')
+      if (sourceKind === 'generate' && settings.kind === 'auto')
+        throw invalid('--kind auto applies to a file or stdin: name the kind to generate')
       const shipper = sourceKind === 'file' && (values.follow === true || isFileSet(files, SHIPPER_KINDS))
-      if (shipper && settings.records !== undefined) throw invalid('--records does not apply to followed files or a file set')
+      if (shipper && settings.records !== undefined)
+        throw invalid('--records does not apply to followed files or a file set')
       const exactlyOnce = values['exactly-once'] === true
       if (exactlyOnce && !shipper) throw invalid('--exactly-once needs --source file with --follow or a file set')
       const patterns = parseFilePatterns(files, SHIPPER_KINDS, settings.kind)
       const host = values['host-name'] ?? hostname()
-      const fileSet = fileSetId(host, topic, patterns.map((p) => `${p.kind}:${p.glob}`))
+      const fileSet = fileSetId(
+        host,
+        topic,
+        patterns.map((p) => `${p.kind}:${p.glob}`)
+      )
       return { ...settings, shipper, exactlyOnce, patterns, fileSet, host, transactionalId: `squeeze-ship.${fileSet}` }
     },
     start: async ({ log, registry, signal, waitForCluster, connect, ready, reportAtDeadline }, configured) => {
@@ -166,21 +194,30 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
       // A file's or stdin's kind is checked against (or, for auto, read from) its first lines before anything connects.
       // Stdin is peeked only to detect its kind: with --kind given, a slow pipe's first lines go out as they come.
       const file = values.file?.[0] as string
-      const stdin = sourceKind === 'stdin' && kindChoice === 'auto'
-        ? await peekLines(eachItem(readStdinBatches(lines)), DETECT_LINES) : undefined
+      const stdin =
+        sourceKind === 'stdin' && kindChoice === 'auto'
+          ? await peekLines(eachItem(readStdinBatches(lines)), DETECT_LINES)
+          : undefined
       const settings = { ...configured, patterns: await resolvePatternKinds(configured.patterns, log) }
-      const sample = sourceKind === 'file' && !settings.shipper ? await readFirstLines(file) : stdin?.lines ?? []
-      const resolved = sourceKind === 'generate' || settings.shipper ? { kind: (kindChoice === 'auto' ? 'http' : kindChoice) as LogKind }
-        : resolveKind(kindChoice, sample, sourceKind === 'file' ? file : 'stdin')
+      const sample = sourceKind === 'file' && !settings.shipper ? await readFirstLines(file) : (stdin?.lines ?? [])
+      const resolved =
+        sourceKind === 'generate' || settings.shipper
+          ? { kind: (kindChoice === 'auto' ? 'http' : kindChoice) as LogKind }
+          : resolveKind(kindChoice, sample, sourceKind === 'file' ? file : 'stdin')
       if (resolved.note !== undefined) log.info({ kind: resolved.kind }, resolved.note)
       const { kind } = resolved
       const producer = new Producer(producerConfig, {
-        cluster: createCluster(connection, log), log: log.child({ component: 'producer' }), metrics: createProducerMetrics(registry),
+        cluster: createCluster(connection, log),
+        log: log.child({ component: 'producer' }),
+        metrics: createProducerMetrics(registry),
         ...(settings.exactlyOnce ? { transactionalId: settings.transactionalId } : {})
       })
       // A file read once says how much is coming: a large one gets its compression thread at once, a small one none.
       if (sourceKind === 'file' && !settings.shipper) {
-        const size = await stat(file).then((s) => s.size, () => undefined)
+        const size = await stat(file).then(
+          (s) => s.size,
+          () => undefined
+        )
         if (size !== undefined) producer.expectInputBytes(size)
       }
       const delivery = watchDelivery(producer, { metrics: createDeliveryMetrics(registry), log })
@@ -206,31 +243,79 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
         connected.catch(() => undefined)
         const source: AsyncIterable<SourceBatch | LineChunk> =
           // The generators load only for a generated run (a tenth of the modules a file run needs).
-          sourceKind === 'generate' ? (await import('../../lib/sources/generator-source.js')).generateRecordBatches({ kind, seed, signal, ...(records === undefined ? {} : { records }), ...(rate === undefined ? {} : { rateSchedule: rate }) })
-          // A format that reads a line's bytes in place gets the file as read, undecoded and unsplit.
-          : sourceKind === 'file' && values.follow !== true && records === undefined && formatFor(kind).writeLineBytes !== undefined ? readFileChunks(file, lines)
-          // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
-          : sourceKind === 'file' ? limit(readFileBatches(file, { ...lines, follow: values.follow === true, lineBytes: formatFor(kind).checkLine !== undefined }), records)
-          : limit(stdin === undefined ? readStdinBatches(lines) : oneByOne(stdin.items), records)
+          sourceKind === 'generate'
+            ? (await import('../../lib/sources/generator-source.js')).generateRecordBatches({
+                kind,
+                seed,
+                signal,
+                ...(records === undefined ? {} : { records }),
+                ...(rate === undefined ? {} : { rateSchedule: rate })
+              })
+            : // A format that reads a line's bytes in place gets the file as read, undecoded and unsplit.
+              sourceKind === 'file' &&
+                values.follow !== true &&
+                records === undefined &&
+                formatFor(kind).writeLineBytes !== undefined
+              ? readFileChunks(file, lines)
+              : // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
+                sourceKind === 'file'
+                ? limit(
+                    readFileBatches(file, {
+                      ...lines,
+                      follow: values.follow === true,
+                      lineBytes: formatFor(kind).checkLine !== undefined
+                    }),
+                    records
+                  )
+                : limit(stdin === undefined ? readStdinBatches(lines) : oneByOne(stdin.items), records)
         log.info({ topic, codec: formatCodecSpec(producerConfig.codec), source: sourceKind, kind }, 'producing')
         const progress = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
         const summary = settings.shipper
-          ? await shipFileSet({ values, settings, connection, topic, producer, log, signal, lines, onParseError, metrics: sourceMetrics, ready: connected })
-        : await produceLogs({
-          source, format: sourceKind === 'generate' ? null : formatFor(kind), topic, producer, onParseError, log, signal, ready: connected,
-          progressEvery: 1000,
-          onProgress: (s) => progress.report({ phase: 'produce', done: s.recordsSent, ...(records === undefined ? {} : { total: records }), unit: 'records' })
-        })
+          ? await shipFileSet({
+              values,
+              settings,
+              connection,
+              topic,
+              producer,
+              log,
+              signal,
+              lines,
+              onParseError,
+              metrics: sourceMetrics,
+              ready: connected
+            })
+          : await produceLogs({
+              source,
+              format: sourceKind === 'generate' ? null : formatFor(kind),
+              topic,
+              producer,
+              onParseError,
+              log,
+              signal,
+              ready: connected,
+              progressEvery: 1000,
+              onProgress: (s) =>
+                progress.report({
+                  phase: 'produce',
+                  done: s.recordsSent,
+                  ...(records === undefined ? {} : { total: records }),
+                  unit: 'records'
+                })
+            })
         progress.done()
         await producer.close()
         const stats = producer.snapshot()
         const ratio = stats.compressedBytes === 0 ? 0 : stats.uncompressedBytes / stats.compressedBytes
-        process.stdout.write(`${wrapLines(
-          `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
-          `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x)\n` +
-          `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
-          `records too large: ${summary.rejected}, lines split: ${linesSplit}, undelivered: ${stats.recordsFailed}; ` +
-          deliveryOutcome(stats), terminalLayout(process.stdout, false))}\n`)
+        process.stdout.write(
+          `${wrapLines(
+            `produced ${stats.recordsAcked} records to ${topic} with ${formatCodecSpec(producerConfig.codec)}: ${stats.batchesAcked} batches, ` +
+              `${stats.uncompressedBytes} bytes uncompressed -> ${stats.compressedBytes} bytes sent (${ratio.toFixed(2)}x)\n` +
+              `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; lines not parsed: ${summary.parseErrors} (${onParseError}), ` +
+              `records too large: ${summary.rejected}, lines split: ${linesSplit}, undelivered: ${stats.recordsFailed}; ` +
+              deliveryOutcome(stats),
+            terminalLayout(process.stdout, false)
+          )}\n`
+        )
         return stats.recordsFailed > 0 ? 1 : 0
       } finally {
         await producer.close().catch(() => undefined)
@@ -242,8 +327,10 @@ export async function produceMain(argv: readonly string[], env: NodeJS.ProcessEn
 /** Every accepted record is acknowledged or failed once the producer is closed; a gap says how many are not yet. */
 function deliveryOutcome(stats: ProducerStats): string {
   const unsettled = stats.recordsAccepted - stats.recordsAcked - stats.recordsFailed
-  return `accepted ${stats.recordsAccepted}: ${stats.recordsAcked} acknowledged, ${stats.recordsFailed} failed` +
+  return (
+    `accepted ${stats.recordsAccepted}: ${stats.recordsAcked} acknowledged, ${stats.recordsFailed} failed` +
     (unsettled === 0 ? '' : `, ${unsettled} without an outcome yet`)
+  )
 }
 
 /**
@@ -252,12 +339,23 @@ function deliveryOutcome(stats: ProducerStats): string {
  */
 async function shipFileSet(args: {
   values: {
-    exclude?: string[]; 'state-dir'?: string; 'no-state'?: boolean; 'no-source-header'?: boolean; 'host-header'?: boolean
-    follow?: boolean; 'positions-topic'?: string
+    exclude?: string[]
+    'state-dir'?: string
+    'no-state'?: boolean
+    'no-source-header'?: boolean
+    'host-header'?: boolean
+    follow?: boolean
+    'positions-topic'?: string
   }
   settings: { patterns: FilePattern[]; fileSet: string; exactlyOnce: boolean; transactionalId: string; host: string }
-  connection: KafkaConnectionConfig; topic: string; producer: Producer; log: Logger; signal: AbortSignal
-  lines: { maxLineBytes: number; onLineSplit: () => void }; onParseError: ParseErrorPolicy; metrics: SourceMetrics
+  connection: KafkaConnectionConfig
+  topic: string
+  producer: Producer
+  log: Logger
+  signal: AbortSignal
+  lines: { maxLineBytes: number; onLineSplit: () => void }
+  onParseError: ParseErrorPolicy
+  metrics: SourceMetrics
   ready: Promise<unknown>
 }): Promise<ProduceLogsSummary> {
   const { values, settings, topic, log } = args
@@ -286,21 +384,36 @@ async function shipFileSet(args: {
   const transactionalId = settings.exactlyOnce ? settings.transactionalId : null
   log.info({ files: settings.patterns, state, transactionalId, positions: saved.length }, 'shipping a file set')
   const files = new FileSet({
-    patterns: settings.patterns, exclude: values.exclude ?? [], follow: values.follow === true, ...args.lines, saved, log,
+    patterns: settings.patterns,
+    exclude: values.exclude ?? [],
+    follow: values.follow === true,
+    ...args.lines,
+    saved,
+    log,
     signal: args.signal,
     onLost: () => args.metrics.lostFile()
   })
   return shipFiles({
-    files, topic, producer: args.producer, onParseError: args.onParseError,
-    formatFor: (kind) => kind === CRI_KIND ? null : formatFor(kind as LogKind),
+    files,
+    topic,
+    producer: args.producer,
+    onParseError: args.onParseError,
+    formatFor: (kind) => (kind === CRI_KIND ? null : formatFor(kind as LogKind)),
     headers: { file: values['no-source-header'] !== true, host: values['host-header'] === true ? settings.host : null },
-    positions: store, ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }), saved, checkpointMs: 1000, log,
-    metrics: args.metrics, ready: args.ready
+    positions: store,
+    ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }),
+    saved,
+    checkpointMs: 1000,
+    log,
+    metrics: args.metrics,
+    ready: args.ready
   })
 }
 
 async function withAdmin<T>(
-  connection: KafkaConnectionConfig, log: Logger, run: (admin: Admin) => Promise<T>
+  connection: KafkaConnectionConfig,
+  log: Logger,
+  run: (admin: Admin) => Promise<T>
 ): Promise<T> {
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
@@ -319,17 +432,19 @@ const SHIPPER_KINDS: readonly string[] = [...LOG_KINDS, CRI_KIND]
  * matches now, detected from its first lines. The file set's id keeps `auto`, so it does not change with the data.
  */
 async function resolvePatternKinds(patterns: readonly FilePattern[], log: Logger): Promise<FilePattern[]> {
-  return Promise.all(patterns.map(async (p) => {
-    if (p.kind !== 'auto') return p
-    let first: string | undefined
-    for await (const path of glob(p.glob)) {
-      first = path
-      break
-    }
-    const resolved = resolveKind('auto', first === undefined ? [] : await readFirstLines(first), first ?? p.glob)
-    if (resolved.note !== undefined) log.info({ kind: resolved.kind, glob: p.glob }, resolved.note)
-    return { ...p, kind: resolved.kind }
-  }))
+  return Promise.all(
+    patterns.map(async (p) => {
+      if (p.kind !== 'auto') return p
+      let first: string | undefined
+      for await (const path of glob(p.glob)) {
+        first = path
+        break
+      }
+      const resolved = resolveKind('auto', first === undefined ? [] : await readFirstLines(first), first ?? p.glob)
+      if (resolved.note !== undefined) log.info({ kind: resolved.kind, glob: p.glob }, resolved.note)
+      return { ...p, kind: resolved.kind }
+    })
+  )
 }
 
 async function* eachItem(batches: AsyncIterable<SourceBatch>): AsyncGenerator<SourceItem> {
@@ -354,4 +469,5 @@ async function* limit(batches: AsyncIterable<SourceBatch>, max: number | undefin
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runCommand(() => produceMain(process.argv.slice(2)))
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  await runCommand(() => produceMain(process.argv.slice(2)))

@@ -12,9 +12,14 @@ const PACKAGE = fileURLToPath(new URL('../../../package.json', import.meta.url))
 
 function run(node: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(LAUNCHER, ['--help'], { env: { ...process.env, SQUEEZE_NODE: node }, timeout: 60_000 }, (err, stdout, stderr) => {
-      done({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
-    })
+    execFile(
+      LAUNCHER,
+      ['--help'],
+      { env: { ...process.env, SQUEEZE_NODE: node }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        done({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+      }
+    )
   })
 }
 
@@ -39,9 +44,13 @@ describe('bin/squeeze on an unsupported Node', () => {
     assertOneLine(await run(nodeClaiming('20.20.2')), '20.20.2')
   })
 
-  it('the machine\'s own /usr/bin/node, where it is an old one, gets the same line', async () => {
+  it("the machine's own /usr/bin/node, where it is an old one, gets the same line", async () => {
     const system = '/usr/bin/node'
-    const version = existsSync(system) ? (await new Promise<string>((done) => execFile(system, ['-p', 'process.versions.node'], (_, out) => done(out.trim())))) : ''
+    const version = existsSync(system)
+      ? await new Promise<string>((done) =>
+          execFile(system, ['-p', 'process.versions.node'], (_, out) => done(out.trim()))
+        )
+      : ''
     // Where the machine has no old node, the stand-in above is the only old one to run.
     const node = version !== '' && !isSupportedNode(version) ? system : nodeClaiming('20.20.2')
     const result = await run(node)
@@ -52,6 +61,7 @@ describe('bin/squeeze on an unsupported Node', () => {
     const engines = (JSON.parse(readFileSync(PACKAGE, 'utf8')) as { engines: { node: string } }).engines.node
     assert.equal(SUPPORTED_NODE_RANGE, engines)
     for (const v of ['24.22.3', '24.23.0', 'v26.12.1', '26.13.4']) assert.ok(isSupportedNode(v), v)
-    for (const v of ['20.20.2', '22.11.0', '24.22.2', '24.1.9', '25.0.0', '26.12.0', '27.0.0']) assert.ok(!isSupportedNode(v), v)
+    for (const v of ['20.20.2', '22.11.0', '24.22.2', '24.1.9', '25.0.0', '26.12.0', '27.0.0'])
+      assert.ok(!isSupportedNode(v), v)
   })
 })

@@ -10,11 +10,20 @@ const LAUNCHER = fileURLToPath(new URL('../../../bin/squeeze', import.meta.url))
 const NODE_LAUNCHER = fileURLToPath(new URL('../../../bin/squeeze-node', import.meta.url))
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(command, args, { env: { ...process.env, KAFKA_BROKERS: '', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      done({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
-    })
+    execFile(
+      command,
+      args,
+      { env: { ...process.env, KAFKA_BROKERS: '', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        done({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+      }
+    )
   })
 }
 
@@ -43,7 +52,10 @@ describe('bin/squeeze', () => {
   })
 
   it('passes every argument on as given, after the V8 flags this machine calls for', async () => {
-    const result = await run(LAUNCHER, ['produce', '--file', 'a file with spaces.log', ''], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '' })
+    const result = await run(LAUNCHER, ['produce', '--file', 'a file with spaces.log', ''], {
+      SQUEEZE_NODE: argumentPrinter(),
+      NODE_OPTIONS: ''
+    })
     assert.equal(result.code, 0, result.stderr)
     const args = result.stdout.split('\n').slice(0, -1)
     const flags = expectedFlags()
@@ -53,27 +65,37 @@ describe('bin/squeeze', () => {
   })
 
   it('leaves the pool size to NODE_OPTIONS when that sets one', async () => {
-    const result = await run(LAUNCHER, ['--help'], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '--max-old-space-size=512 --v8-pool-size=3' })
+    const result = await run(LAUNCHER, ['--help'], {
+      SQUEEZE_NODE: argumentPrinter(),
+      NODE_OPTIONS: '--max-old-space-size=512 --v8-pool-size=3'
+    })
     assert.equal(result.code, 0, result.stderr)
     assert.ok(!result.stdout.includes('--v8-pool-size'), result.stdout)
     assert.match(result.stdout, /^--max-semi-space-size=8$/m)
   })
 
-  it('leaves the young generation\'s size to NODE_OPTIONS when that sets one', async () => {
-    const result = await run(LAUNCHER, ['--help'], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '--max-semi-space-size=32' })
+  it("leaves the young generation's size to NODE_OPTIONS when that sets one", async () => {
+    const result = await run(LAUNCHER, ['--help'], {
+      SQUEEZE_NODE: argumentPrinter(),
+      NODE_OPTIONS: '--max-semi-space-size=32'
+    })
     assert.equal(result.code, 0, result.stderr)
     assert.ok(!result.stdout.includes('--max-semi-space-size'), result.stdout)
   })
 
   it('bin/squeeze-node runs a script with the same flags, and no CLI', async () => {
-    const result = await run(NODE_LAUNCHER, ['some-client.js', '--passes', '2'], { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '' })
+    const result = await run(NODE_LAUNCHER, ['some-client.js', '--passes', '2'], {
+      SQUEEZE_NODE: argumentPrinter(),
+      NODE_OPTIONS: ''
+    })
     assert.equal(result.code, 0, result.stderr)
     assert.deepEqual(result.stdout.split('\n').slice(0, -1), [...expectedFlags(), 'some-client.js', '--passes', '2'])
   })
 
-  it('bin/squeeze-node\'s young generation stays at two 8 MB semi-spaces under a steady stream of garbage', async () => {
+  it("bin/squeeze-node's young generation stays at two 8 MB semi-spaces under a steady stream of garbage", async () => {
     // Without the flag, node 24 grew this new space to 32 MB here (node 26 to 12 MB).
-    const churn = 'let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 1e5) a = [] }' +
+    const churn =
+      'let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 1e5) a = [] }' +
       'const s = require("node:v8").getHeapSpaceStatistics().find((x) => x.space_name === "new_space"); process.stdout.write(String(s.space_size))'
     const result = await run(NODE_LAUNCHER, ['-e', churn], { SQUEEZE_NODE: process.execPath, NODE_OPTIONS: '' })
     assert.equal(result.code, 0, result.stderr)
@@ -81,7 +103,7 @@ describe('bin/squeeze', () => {
     assert.ok(newSpaceBytes > 0 && newSpaceBytes <= 16 * 1024 * 1024, result.stdout)
   })
 
-  it('finds the CLI through a symlink elsewhere, as npm links a package\'s bin', async () => {
+  it("finds the CLI through a symlink elsewhere, as npm links a package's bin", async () => {
     const link = join(mkdtempSync(join(tmpdir(), 'squeeze-bin-')), 'squeeze')
     symlinkSync(LAUNCHER, link)
     const result = await run(link, ['--help'], { SQUEEZE_NODE: process.execPath })

@@ -27,7 +27,10 @@ export async function docker(args: string[], timeoutMs = 120_000): Promise<strin
 
 /** True when a Docker engine answers within a few seconds. */
 export async function dockerAnswers(): Promise<boolean> {
-  return docker(['version', '--format', '{{.Server.Version}}'], 10_000).then(() => true, () => false)
+  return docker(['version', '--format', '{{.Server.Version}}'], 10_000).then(
+    () => true,
+    () => false
+  )
 }
 
 /**
@@ -35,12 +38,15 @@ export async function dockerAnswers(): Promise<boolean> {
  * or empty variable with its message, as Compose refuses to start.
  */
 export function interpolate(value: string, env: NodeJS.ProcessEnv = process.env): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([-?])([^}]*))?\}/g, (_, name: string, kind: string | undefined, text: string | undefined) => {
-    const set = env[name]
-    if (set !== undefined && set !== '') return set
-    if (kind === '?') throw new Error(`required variable ${name} is missing a value: ${text ?? ''}`)
-    return kind === '-' ? text ?? '' : ''
-  })
+  return value.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([-?])([^}]*))?\}/g,
+    (_, name: string, kind: string | undefined, text: string | undefined) => {
+      const set = env[name]
+      if (set !== undefined && set !== '') return set
+      if (kind === '?') throw new Error(`required variable ${name} is missing a value: ${text ?? ''}`)
+      return kind === '-' ? (text ?? '') : ''
+    }
+  )
 }
 
 export interface ComposeService {
@@ -72,8 +78,10 @@ export function composeServices(env: NodeJS.ProcessEnv = process.env): Map<strin
     if (!isObject(raw)) continue
     const s: JsonObject = raw
     const environment: Record<string, string> = {}
-    if (isObject(s.environment)) for (const [k, v] of Object.entries(s.environment)) environment[k] = interpolate(String(v), env)
-    else for (const kv of strings(s.environment)) environment[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1)
+    if (isObject(s.environment))
+      for (const [k, v] of Object.entries(s.environment)) environment[k] = interpolate(String(v), env)
+    else
+      for (const kv of strings(s.environment)) environment[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1)
     const grace = /^(\d+)s$/.exec(String(s.stop_grace_period ?? '10s'))
     out.set(name, {
       name,
@@ -100,8 +108,26 @@ export function composeService(name: string, env: NodeJS.ProcessEnv = process.en
 }
 
 /** `docker run -d` of a compose service on `network`, reachable there under its service name and hostname. */
-export async function runService(s: ComposeService, network: string, containerName: string, label: string): Promise<string> {
-  const args = ['run', '-d', '--name', containerName, '--label', label, '--network', network, '--network-alias', s.name, '--hostname', s.hostname]
+export async function runService(
+  s: ComposeService,
+  network: string,
+  containerName: string,
+  label: string
+): Promise<string> {
+  const args = [
+    'run',
+    '-d',
+    '--name',
+    containerName,
+    '--label',
+    label,
+    '--network',
+    network,
+    '--network-alias',
+    s.name,
+    '--hostname',
+    s.hostname
+  ]
   if (s.hostname !== s.name) args.push('--network-alias', s.hostname)
   for (const [k, v] of Object.entries(s.environment)) args.push('-e', `${k}=${v}`)
   for (const v of s.volumes) args.push('-v', v.startsWith('./') ? join(ROOT, v) : v)
@@ -119,12 +145,20 @@ export async function healthy(s: ComposeService, container: string): Promise<boo
   const [kind, ...rest] = s.healthcheck
   const cmd = kind === 'CMD-SHELL' ? ['sh', '-c', rest.join(' ')] : kind === 'CMD' ? rest : []
   if (cmd.length === 0) throw new Error(`${s.name} has no healthcheck in ${COMPOSE_FILE}`)
-  return docker(['exec', container, ...cmd], 60_000).then(() => true, () => false)
+  return docker(['exec', container, ...cmd], 60_000).then(
+    () => true,
+    () => false
+  )
 }
 
 /** The container's address on `network` (the host reaches it over the bridge, no published port needed). */
 export async function addressOn(container: string, network: string): Promise<string> {
-  const ip = await docker(['inspect', '--format', `{{ (index .NetworkSettings.Networks "${network}").IPAddress }}`, container])
+  const ip = await docker([
+    'inspect',
+    '--format',
+    `{{ (index .NetworkSettings.Networks "${network}").IPAddress }}`,
+    container
+  ])
   if (ip === '') throw new Error(`${container} has no address on ${network}`)
   return ip
 }

@@ -23,7 +23,8 @@ async function registeredSeries(): Promise<Map<string, 'counter' | 'gauge'>> {
   const series = new Map<string, 'counter' | 'gauge'>()
   for (const m of await registry.getMetricsAsJSON()) {
     const type = String(m.type)
-    if (type === 'histogram' || type === 'summary') for (const suffix of ['_bucket', '_sum', '_count']) series.set(`${m.name}${suffix}`, 'counter')
+    if (type === 'histogram' || type === 'summary')
+      for (const suffix of ['_bucket', '_sum', '_count']) series.set(`${m.name}${suffix}`, 'counter')
     else series.set(m.name, type === 'counter' ? 'counter' : 'gauge')
   }
   return series
@@ -40,13 +41,15 @@ function metricProblems(queries: Query[], series: Map<string, 'counter' | 'gauge
       const type = series.get(name)
       if (type === undefined) problems.push(`${panel}: ${name} is not registered by any service`)
       const before = expr.slice(0, m.index).trimEnd()
-      if (type === 'counter' && !(m[3] !== undefined && /\b(rate|irate|increase)\($/.test(before))) problems.push(`${panel}: counter ${name} is not inside rate() or increase()`)
+      if (type === 'counter' && !(m[3] !== undefined && /\b(rate|irate|increase)\($/.test(before)))
+        problems.push(`${panel}: counter ${name} is not inside rate() or increase()`)
     }
   }
   return problems
 }
 
-const AGGREGATION = /\b(sum|min|max|avg|group|stddev|stdvar|count|count_values|bottomk|topk|quantile|limitk|limit_ratio)\s*(by|without)?\s*\(/g
+const AGGREGATION =
+  /\b(sum|min|max|avg|group|stddev|stdvar|count|count_values|bottomk|topk|quantile|limitk|limit_ratio)\s*(by|without)?\s*\(/g
 
 function closingParen(expr: string, open: number): number {
   let depth = 0
@@ -69,7 +72,14 @@ function groupingProblems(queries: Query[]): string[] {
       let labels: string | undefined
       if (m[2] === 'by') labels = expr.slice(open + 1, closingParen(expr, open))
       else if (m[2] === undefined) labels = /^\s*by\s*\(([^)]*)\)/.exec(expr.slice(closingParen(expr, open) + 1))?.[1]
-      if (labels === undefined || !labels.split(',').map((l) => l.trim()).includes('service')) problems.push(`${panel}: ${m[1] as string} does not group by service: ${expr}`)
+      if (
+        labels === undefined ||
+        !labels
+          .split(',')
+          .map((l) => l.trim())
+          .includes('service')
+      )
+        problems.push(`${panel}: ${m[1] as string} does not group by service: ${expr}`)
     }
   }
   return problems
@@ -88,26 +98,56 @@ describe('Grafana dashboard', () => {
 
   it('groups every aggregation by the service label that both scrape configurations set', async () => {
     assert.deepEqual(groupingProblems(dashboardQueries()), [])
-    const prometheus = loadYaml(join(ROOT, 'deploy/prometheus/prometheus.yml')) as { scrape_configs: Array<{ job_name: string; static_configs: Array<{ labels?: Record<string, string> }> }> }
+    const prometheus = loadYaml(join(ROOT, 'deploy/prometheus/prometheus.yml')) as {
+      scrape_configs: Array<{ job_name: string; static_configs: Array<{ labels?: Record<string, string> }> }>
+    }
     for (const job of prometheus.scrape_configs.filter((c) => c.job_name.startsWith('squeeze-'))) {
-      assert.ok(job.static_configs.every((c) => isObject(c.labels) && c.labels.service === job.job_name.slice('squeeze-'.length)), `${job.job_name}: no service label`)
+      assert.ok(
+        job.static_configs.every(
+          (c) => isObject(c.labels) && c.labels.service === job.job_name.slice('squeeze-'.length)
+        ),
+        `${job.job_name}: no service label`
+      )
     }
   })
 
   it('has a bytes-saved panel and a decompression CPU per GiB panel built on what the services export', async () => {
     const series = await registeredSeries()
     const saved = panelQueries(/^Bytes saved per codec/)
-    assert.ok(saved.length > 0 && saved.every((q) => /squeeze_produced_uncompressed_bytes_total.*\) - sum by .*squeeze_produced_compressed_bytes_total/.test(q)), saved.join('\n'))
+    assert.ok(
+      saved.length > 0 &&
+        saved.every((q) =>
+          /squeeze_produced_uncompressed_bytes_total.*\) - sum by .*squeeze_produced_compressed_bytes_total/.test(q)
+        ),
+      saved.join('\n')
+    )
     const decompress = panelQueries(/^Decompression CPU seconds per GiB/)
-    assert.ok(decompress.length > 0 && decompress.every((q) => /rate\(squeeze_decompress_cpu_seconds_total.*\/ \(sum by .*rate\(squeeze_consumed_uncompressed_bytes_total.*\/ 1073741824\)$/.test(q)), decompress.join('\n'))
-    for (const name of ['squeeze_produced_uncompressed_bytes_total', 'squeeze_produced_compressed_bytes_total', 'squeeze_decompress_cpu_seconds_total', 'squeeze_consumed_uncompressed_bytes_total']) assert.equal(series.get(name), 'counter', name)
+    assert.ok(
+      decompress.length > 0 &&
+        decompress.every((q) =>
+          /rate\(squeeze_decompress_cpu_seconds_total.*\/ \(sum by .*rate\(squeeze_consumed_uncompressed_bytes_total.*\/ 1073741824\)$/.test(
+            q
+          )
+        ),
+      decompress.join('\n')
+    )
+    for (const name of [
+      'squeeze_produced_uncompressed_bytes_total',
+      'squeeze_produced_compressed_bytes_total',
+      'squeeze_decompress_cpu_seconds_total',
+      'squeeze_consumed_uncompressed_bytes_total'
+    ])
+      assert.equal(series.get(name), 'counter', name)
   })
 
   it('the checks catch a raw counter, an unknown metric and an aggregation without service', async () => {
     const broken = [
       { panel: 'raw', expr: 'sum by (service, codec) (squeeze_produced_compressed_bytes_total{topic=~"a.+"})' },
       { panel: 'unknown', expr: 'sum by (service) (rate(squeeze_compressed_bytes_total[5m]))' },
-      { panel: 'histogram', expr: 'histogram_quantile(0.5, sum by (le, codec) (rate(squeeze_batch_records_bucket[5m])))' },
+      {
+        panel: 'histogram',
+        expr: 'histogram_quantile(0.5, sum by (le, codec) (rate(squeeze_batch_records_bucket[5m])))'
+      },
       { panel: 'postfix', expr: 'sum(rate(squeeze_records_consumed_total[5m])) by (topic)' },
       { panel: 'bare', expr: 'sum (rate(squeeze_records_produced_total[5m]))' }
     ]
@@ -115,7 +155,13 @@ describe('Grafana dashboard', () => {
       'raw: counter squeeze_produced_compressed_bytes_total is not inside rate() or increase()',
       'unknown: squeeze_compressed_bytes_total is not registered by any service'
     ])
-    assert.deepEqual(groupingProblems(broken).map((p) => p.split(':')[0]), ['histogram', 'postfix', 'bare'])
-    assert.deepEqual(groupingProblems([{ panel: 'ok', expr: 'sum(rate(squeeze_records_consumed_total[5m])) by (service, topic)' }]), [])
+    assert.deepEqual(
+      groupingProblems(broken).map((p) => p.split(':')[0]),
+      ['histogram', 'postfix', 'bare']
+    )
+    assert.deepEqual(
+      groupingProblems([{ panel: 'ok', expr: 'sum(rate(squeeze_records_consumed_total[5m])) by (service, topic)' }]),
+      []
+    )
   })
 })

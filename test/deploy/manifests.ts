@@ -49,11 +49,13 @@ export function loadYaml(file: string): Json {
 
 /** Every *.yaml/*.yml under a folder (recursive), sorted. */
 export function yamlFilesUnder(dir: string): string[] {
-  return readdirSync(dir).sort().flatMap((name) => {
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) return yamlFilesUnder(path)
-    return /\.ya?ml$/.test(name) ? [path] : []
-  })
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name)
+      if (statSync(path).isDirectory()) return yamlFilesUnder(path)
+      return /\.ya?ml$/.test(name) ? [path] : []
+    })
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -63,7 +65,16 @@ export function yamlFilesUnder(dir: string): string[] {
 // resources join the including kustomization's and its patches see all of them; the including
 // kustomization's own patches, images, labels and namespace then apply to the lot.
 
-const KUSTOMIZATION_KEYS = new Set(['apiVersion', 'kind', 'resources', 'components', 'namespace', 'labels', 'images', 'patches'])
+const KUSTOMIZATION_KEYS = new Set([
+  'apiVersion',
+  'kind',
+  'resources',
+  'components',
+  'namespace',
+  'labels',
+  'images',
+  'patches'
+])
 const COMPONENT_KEYS = new Set(['apiVersion', 'kind', 'resources', 'patches'])
 
 export function renderKustomization(dir: string): Resource[] {
@@ -78,7 +89,8 @@ export function renderKustomization(dir: string): Resource[] {
   for (const image of asArray(k.images, `${file} images`)) applyImage(resources, image, file)
   for (const label of asArray(k.labels, `${file} labels`)) {
     if (!isObject(label) || !isObject(label.pairs)) throw new Error(`${file}: labels entries need pairs`)
-    for (const r of resources) r.metadata.labels = { ...(isObject(r.metadata.labels) ? r.metadata.labels : {}), ...label.pairs }
+    for (const r of resources)
+      r.metadata.labels = { ...(isObject(r.metadata.labels) ? r.metadata.labels : {}), ...label.pairs }
   }
   if (typeof k.namespace === 'string') for (const r of resources) r.metadata.namespace = k.namespace
   return resources
@@ -94,7 +106,8 @@ function applyComponent(resources: Resource[], dir: string, includedBy: string):
 
 function loadKustomization(file: string, apiVersion: string, kind: string, keys: Set<string>): JsonObject {
   const k = loadYaml(file)
-  if (!isObject(k) || k.kind !== kind || k.apiVersion !== apiVersion) throw new Error(`${file}: not a ${kind} (${apiVersion})`)
+  if (!isObject(k) || k.kind !== kind || k.apiVersion !== apiVersion)
+    throw new Error(`${file}: not a ${kind} (${apiVersion})`)
   for (const key of Object.keys(k)) if (!keys.has(key)) throw new Error(`${file}: unsupported ${kind} field ${key}`)
   return k
 }
@@ -118,7 +131,13 @@ function asArray(value: Json | undefined, what: string): Json[] {
 }
 
 function asResource(doc: Json, file: string): Resource {
-  if (!isObject(doc) || typeof doc.apiVersion !== 'string' || typeof doc.kind !== 'string' || !isObject(doc.metadata) || typeof doc.metadata.name !== 'string') {
+  if (
+    !isObject(doc) ||
+    typeof doc.apiVersion !== 'string' ||
+    typeof doc.kind !== 'string' ||
+    !isObject(doc.metadata) ||
+    typeof doc.metadata.name !== 'string'
+  ) {
     throw new Error(`${file}: a document lacks apiVersion, kind or metadata.name`)
   }
   return doc as Resource
@@ -141,7 +160,8 @@ function matchesTarget(r: Resource, target: JsonObject): boolean {
 }
 
 function applyPatch(resources: Resource[], patch: Json, file: string): void {
-  if (!isObject(patch) || !isObject(patch.target) || typeof patch.patch !== 'string') throw new Error(`${file}: patches need target and an inline JSON 6902 patch`)
+  if (!isObject(patch) || !isObject(patch.target) || typeof patch.patch !== 'string')
+    throw new Error(`${file}: patches need target and an inline JSON 6902 patch`)
   const ops = loadYamlText(patch.patch, file)
   const targets = resources.filter((r) => matchesTarget(r, patch.target as JsonObject))
   if (targets.length === 0) throw new Error(`${file}: patch target ${JSON.stringify(patch.target)} matches no resource`)
@@ -151,24 +171,33 @@ function applyPatch(resources: Resource[], patch: Json, file: string): void {
 function loadYamlText(text: string, file: string): JsonObject[] {
   const docs = parseAllDocuments(text)
   const value = docs[0]?.toJS() as Json
-  if (!Array.isArray(value) || !value.every(isObject)) throw new Error(`${file}: a JSON 6902 patch is a list of operations`)
+  if (!Array.isArray(value) || !value.every(isObject))
+    throw new Error(`${file}: a JSON 6902 patch is a list of operations`)
   return value as JsonObject[]
 }
 
 function applyOperation(doc: JsonObject, op: JsonObject, where: string): void {
   if (typeof op.path !== 'string' || !op.path.startsWith('/')) throw new Error(`${where}: bad patch path`)
-  const keys = op.path.slice(1).split('/').map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'))
+  const keys = op.path
+    .slice(1)
+    .split('/')
+    .map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'))
   const last = keys.pop() as string
   let parent: Json = doc
   for (const key of keys) {
-    const next: Json | undefined = Array.isArray(parent) ? parent[Number(key)] : isObject(parent) ? parent[key] : undefined
+    const next: Json | undefined = Array.isArray(parent)
+      ? parent[Number(key)]
+      : isObject(parent)
+        ? parent[key]
+        : undefined
     if (next === undefined) throw new Error(`${where}: ${op.op} ${op.path}: ${key} does not exist`)
     parent = next
   }
   const value = op.value as Json
   if (Array.isArray(parent)) {
     const index = last === '-' ? parent.length : Number(last)
-    if (!Number.isInteger(index) || index < 0 || index > parent.length) throw new Error(`${where}: ${op.path}: bad index`)
+    if (!Number.isInteger(index) || index < 0 || index > parent.length)
+      throw new Error(`${where}: ${op.path}: bad index`)
     if (op.op === 'add') parent.splice(index, 0, value)
     else if (op.op === 'replace' && index < parent.length) parent[index] = value
     else if (op.op === 'remove' && index < parent.length) parent.splice(index, 1)
@@ -177,7 +206,8 @@ function applyOperation(doc: JsonObject, op: JsonObject, where: string): void {
   }
   if (!isObject(parent)) throw new Error(`${where}: ${op.path}: parent is not an object`)
   if (op.op === 'add') parent[last] = value
-  else if ((op.op === 'replace' || op.op === 'remove') && !(last in parent)) throw new Error(`${where}: ${op.op} ${op.path}: ${last} does not exist`)
+  else if ((op.op === 'replace' || op.op === 'remove') && !(last in parent))
+    throw new Error(`${where}: ${op.op} ${op.path}: ${last} does not exist`)
   else if (op.op === 'replace') parent[last] = value
   else if (op.op === 'remove') delete parent[last]
   else throw new Error(`${where}: unsupported op ${String(op.op)}`)
@@ -210,7 +240,9 @@ export function containersOf(r: Resource): JsonObject[] {
 // definitions) and @kubernetes-models/prometheus-operator; Strimzi kinds against the pinned subset of the
 // Strimzi CRD schemas in schema/k8s/strimzi-v1.schema.json.
 
-interface Validatable { validate(): void }
+interface Validatable {
+  validate(): void
+}
 type ModelClass = new (data: never) => Validatable
 
 const KUBERNETES_MODELS: Record<string, ModelClass> = {
@@ -232,10 +264,14 @@ let strimziValidators: Map<string, ValidateFunction> | undefined
 
 function strimziValidator(kind: string): ValidateFunction | undefined {
   if (strimziValidators === undefined) {
-    const schema = JSON.parse(readFileSync(join(ROOT, 'schema/k8s/strimzi-v1.schema.json'), 'utf8')) as { definitions: Record<string, object> }
+    const schema = JSON.parse(readFileSync(join(ROOT, 'schema/k8s/strimzi-v1.schema.json'), 'utf8')) as {
+      definitions: Record<string, object>
+    }
     const ajv = new Ajv({ allErrors: true, strict: true })
     ajv.addSchema(schema, 'strimzi')
-    strimziValidators = new Map(Object.keys(schema.definitions).map((k) => [k, ajv.getSchema(`strimzi#/definitions/${k}`) as ValidateFunction]))
+    strimziValidators = new Map(
+      Object.keys(schema.definitions).map((k) => [k, ajv.getSchema(`strimzi#/definitions/${k}`) as ValidateFunction])
+    )
   }
   return strimziValidators.get(kind)
 }
@@ -246,7 +282,12 @@ export function schemaProblems(r: Resource): string[] {
   if (r.apiVersion === 'kafka.strimzi.io/v1') {
     const validate = strimziValidator(r.kind)
     if (validate === undefined) return [`${id}: no pinned schema for Strimzi kind ${r.kind}`]
-    return validate(r) ? [] : (validate.errors ?? []).map((e) => `${id}: ${e.instancePath || '/'} ${e.message ?? ''} ${e.params === undefined ? '' : JSON.stringify(e.params)}`)
+    return validate(r)
+      ? []
+      : (validate.errors ?? []).map(
+          (e) =>
+            `${id}: ${e.instancePath || '/'} ${e.message ?? ''} ${e.params === undefined ? '' : JSON.stringify(e.params)}`
+        )
   }
   const Model = KUBERNETES_MODELS[`${r.apiVersion}/${r.kind}`]
   if (Model === undefined) return [`${id}: no schema for ${r.apiVersion} ${r.kind}`]
@@ -268,10 +309,15 @@ export function composeSchemaProblems(doc: Json): string[] {
     const schemaFile = join(ROOT, 'node_modules/dclint/schemas/compose.schema.json')
     // The file declares draft-07 as "https://json-schema.org/draft-07/schema", a spelling ajv does not know.
     const { $schema, ...schema } = JSON.parse(readFileSync(schemaFile, 'utf8')) as { $schema?: string }
-    if ($schema === undefined || !$schema.includes('draft-07')) throw new Error(`${schemaFile}: expected a draft-07 schema, got ${String($schema)}`)
+    if ($schema === undefined || !$schema.includes('draft-07'))
+      throw new Error(`${schemaFile}: expected a draft-07 schema, got ${String($schema)}`)
     composeValidator = new Ajv({ allErrors: true, strict: false }).compile(schema)
   }
-  return composeValidator(doc) ? [] : (composeValidator.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
+  return composeValidator(doc)
+    ? []
+    : (composeValidator.errors ?? []).map(
+        (e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`
+      )
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -279,7 +325,12 @@ export function composeSchemaProblems(doc: Json): string[] {
 
 export const DASHBOARD = join(ROOT, 'deploy/grafana/dashboards/squeeze.json')
 
-export interface DashboardPanel { type: string; title: string; targets?: Array<{ expr: string }>; panels?: DashboardPanel[] }
+export interface DashboardPanel {
+  type: string
+  title: string
+  targets?: Array<{ expr: string }>
+  panels?: DashboardPanel[]
+}
 
 export function dashboardPanels(file = DASHBOARD): DashboardPanel[] {
   const dashboard = JSON.parse(readFileSync(file, 'utf8')) as { panels: DashboardPanel[] }
@@ -288,6 +339,8 @@ export function dashboardPanels(file = DASHBOARD): DashboardPanel[] {
 
 /** Every query with its panel's title; a panel (other than a row or text) without a query is an error. */
 export function dashboardQueries(panels = dashboardPanels()): Array<{ panel: string; expr: string }> {
-  for (const p of panels) if (p.type !== 'row' && p.type !== 'text' && (p.targets ?? []).length === 0) throw new Error(`panel "${p.title}" has no query`)
+  for (const p of panels)
+    if (p.type !== 'row' && p.type !== 'text' && (p.targets ?? []).length === 0)
+      throw new Error(`panel "${p.title}" has no query`)
   return panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })))
 }

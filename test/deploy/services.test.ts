@@ -22,14 +22,17 @@ interface Service {
 async function startService(name: string, args: string[]): Promise<Service> {
   const port = await freePort()
   const child = spawn(process.execPath, [CLI, ...args, '--metrics-port', String(port), '--metrics-host', '127.0.0.1'], {
-    env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'pipe', 'pipe']
+    env: { ...process.env, KAFKA_BROKERS: '' },
+    stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-20_000)
   })
   child.stdout?.resume()
-  const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === null ? -1 : 128))))
+  const exited = new Promise<number>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? (signal === null ? -1 : 128)))
+  )
   return { name, port, child, exited, stderr: () => stderr }
 }
 
@@ -53,21 +56,30 @@ async function scrape(port: number): Promise<string> {
 function whileRunning<T>(service: Service, probe: () => Promise<T>): () => Promise<T> {
   return async () => {
     const { exitCode, signalCode } = service.child
-    if (exitCode !== null || signalCode !== null) throw new Error(`${service.name} exited (${exitCode ?? signalCode}):\n${service.stderr()}`)
+    if (exitCode !== null || signalCode !== null)
+      throw new Error(`${service.name} exited (${exitCode ?? signalCode}):\n${service.stderr()}`)
     return probe()
   }
 }
 
-interface Sample { name: string; labels: Record<string, string>; value: number }
+interface Sample {
+  name: string
+  labels: Record<string, string>
+  value: number
+}
 
 function parseExposition(text: string): Sample[] {
-  return text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).map((line) => {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line)
-    if (m === null) throw new Error(`unparsable metrics line: ${line}`)
-    const labels: Record<string, string> = {}
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] as string] = l[2] as string
-    return { name: m[1] as string, labels, value: Number(m[3]) }
-  })
+  return text
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line)
+      if (m === null) throw new Error(`unparsable metrics line: ${line}`)
+      const labels: Record<string, string> = {}
+      for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+        labels[l[1] as string] = l[2] as string
+      return { name: m[1] as string, labels, value: Number(m[3]) }
+    })
 }
 
 /** Metric names a /metrics page declares (# TYPE), including a histogram's _bucket, _sum and _count series. */
@@ -76,12 +88,17 @@ function declaredFamilies(text: string): Set<string> {
   for (const m of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
     const [, name, type] = m as unknown as [string, string, string]
     names.add(name)
-    if (type === 'histogram' || type === 'summary') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${name}${suffix}`)
+    if (type === 'histogram' || type === 'summary')
+      for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${name}${suffix}`)
   }
   return names
 }
 
-function total(samples: Sample[], name: string, filter: (labels: Record<string, string>) => boolean = () => true): number {
+function total(
+  samples: Sample[],
+  name: string,
+  filter: (labels: Record<string, string>) => boolean = () => true
+): number {
   return samples.filter((s) => s.name === name && filter(s.labels)).reduce((sum, s) => sum + s.value, 0)
 }
 
@@ -112,15 +129,24 @@ function unknownInQueries(samples: Sample[], declared: Set<string>, source: stri
         const [, label, op, raw] = matcher as unknown as [string, string, string, string]
         if (!series.some((s) => label in s.labels)) problems.push(`${panel}: ${name} has no label ${label}`)
         const value = raw.replaceAll('$source', source).replaceAll('\\\\', '\\')
-        const matches = (v: string): boolean => op === '=' ? v === value : op === '!=' ? v !== value : op === '=~' ? new RegExp(`^(?:${value})$`).test(v) : !new RegExp(`^(?:${value})$`).test(v)
-        if (!series.some((s) => matches(s.labels[label] ?? ''))) problems.push(`${panel}: no ${name} series has ${label}${op}"${value}"`)
+        const matches = (v: string): boolean =>
+          op === '='
+            ? v === value
+            : op === '!='
+              ? v !== value
+              : op === '=~'
+                ? new RegExp(`^(?:${value})$`).test(v)
+                : !new RegExp(`^(?:${value})$`).test(v)
+        if (!series.some((s) => matches(s.labels[label] ?? '')))
+          problems.push(`${panel}: no ${name} series has ${label}${op}"${value}"`)
       }
     }
     if (!allHaveSamples) continue
     for (const by of expr.matchAll(/\bby \(([^)]*)\)/g)) {
       for (const label of (by[1] ?? '').split(',').map((l) => l.trim())) {
         // job, instance, pod and service are target labels Prometheus or the scrape configuration adds; le is on every histogram bucket.
-        if (!['job', 'instance', 'pod', 'service', 'le'].includes(label) && !labelsInExpr.has(label)) problems.push(`${panel}: groups by ${label}, which none of its metrics carries`)
+        if (!['job', 'instance', 'pod', 'service', 'le'].includes(label) && !labelsInExpr.has(label))
+          problems.push(`${panel}: groups by ${label}, which none of its metrics carries`)
       }
     }
   }
@@ -138,24 +164,33 @@ describe('services before the broker is reachable', () => {
       copier: ['copy', '--brokers', brokers, '--topic', 't', ...wait],
       consumer: ['consume', '--brokers', brokers, '--topic', 't', '--follow', ...wait]
     }
-    await Promise.all(Object.entries(commands).map(async ([name, args]) => {
-      const service = await startService(name, args)
-      const seen = { healthz: new Set<number>(), readyz: new Set<number>() }
-      let done = false
-      void service.exited.then(() => {
-        done = true
+    await Promise.all(
+      Object.entries(commands).map(async ([name, args]) => {
+        const service = await startService(name, args)
+        const seen = { healthz: new Set<number>(), readyz: new Set<number>() }
+        let done = false
+        void service.exited.then(() => {
+          done = true
+        })
+        while (!done) {
+          const [healthz, readyz] = await Promise.all([
+            status(service.port, '/healthz'),
+            status(service.port, '/readyz')
+          ])
+          if (healthz !== 0) seen.healthz.add(healthz)
+          if (readyz !== 0) seen.readyz.add(readyz)
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        assert.deepEqual([...seen.healthz], [200], `${name} /healthz`)
+        assert.deepEqual([...seen.readyz], [503], `${name} /readyz`)
+        assert.equal(await service.exited, 1, `${name} exit code`)
+        assert.match(
+          service.stderr(),
+          new RegExp(`squeeze: cannot reach any Kafka broker.*${closedPort}.*\\[SQUEEZE_ERR_BROKER_UNREACHABLE\\]`),
+          name
+        )
       })
-      while (!done) {
-        const [healthz, readyz] = await Promise.all([status(service.port, '/healthz'), status(service.port, '/readyz')])
-        if (healthz !== 0) seen.healthz.add(healthz)
-        if (readyz !== 0) seen.readyz.add(readyz)
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      assert.deepEqual([...seen.healthz], [200], `${name} /healthz`)
-      assert.deepEqual([...seen.readyz], [503], `${name} /readyz`)
-      assert.equal(await service.exited, 1, `${name} exit code`)
-      assert.match(service.stderr(), new RegExp(`squeeze: cannot reach any Kafka broker.*${closedPort}.*\\[SQUEEZE_ERR_BROKER_UNREACHABLE\\]`), name)
-    }))
+    )
   })
 })
 
@@ -174,23 +209,106 @@ describe('services against a broker: health, readiness and the metrics the dashb
     const brokers = kafka.broker.brokers.join(',')
     const source = `deploy-${randomUUID().slice(0, 8)}`
     const targets = parseTargets(DEFAULT_TARGETS.join(','), source)
-    const producer = await startService('producer', ['produce', '--brokers', brokers, '--topic', source, '--create-partitions', '2', '--kind', 'http', '--rate', '2000', '--records', '1000000', '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000', '-X', 'request.timeout.ms=10000'])
+    const producer = await startService('producer', [
+      'produce',
+      '--brokers',
+      brokers,
+      '--topic',
+      source,
+      '--create-partitions',
+      '2',
+      '--kind',
+      'http',
+      '--rate',
+      '2000',
+      '--records',
+      '1000000',
+      '-X',
+      'linger.ms=50',
+      '-X',
+      'delivery.timeout.ms=30000',
+      '-X',
+      'request.timeout.ms=10000'
+    ])
     services.push(producer)
-    await poll('producer /readyz 200', whileRunning(producer, () => status(producer.port, '/readyz')), (code) => code === 200, 60_000, { describeState: producer.stderr })
-    const copier = await startService('copier', ['copy', '--brokers', brokers, '--topic', source, '--targets', DEFAULT_TARGETS.join(','), '-X', 'linger.ms=50', '-X', 'delivery.timeout.ms=30000', '-X', 'request.timeout.ms=10000'])
+    await poll(
+      'producer /readyz 200',
+      whileRunning(producer, () => status(producer.port, '/readyz')),
+      (code) => code === 200,
+      60_000,
+      { describeState: producer.stderr }
+    )
+    const copier = await startService('copier', [
+      'copy',
+      '--brokers',
+      brokers,
+      '--topic',
+      source,
+      '--targets',
+      DEFAULT_TARGETS.join(','),
+      '-X',
+      'linger.ms=50',
+      '-X',
+      'delivery.timeout.ms=30000',
+      '-X',
+      'request.timeout.ms=10000'
+    ])
     services.push(copier)
-    await poll('copier /readyz 200', whileRunning(copier, () => status(copier.port, '/readyz')), (code) => code === 200, 60_000, { describeState: copier.stderr })
-    const consumer = await startService('consumer', ['consume', '--brokers', brokers, '--topic', targets.map((t) => t.topic).join(','), '--format', 'http', '--follow'])
+    await poll(
+      'copier /readyz 200',
+      whileRunning(copier, () => status(copier.port, '/readyz')),
+      (code) => code === 200,
+      60_000,
+      { describeState: copier.stderr }
+    )
+    const consumer = await startService('consumer', [
+      'consume',
+      '--brokers',
+      brokers,
+      '--topic',
+      targets.map((t) => t.topic).join(','),
+      '--format',
+      'http',
+      '--follow'
+    ])
     services.push(consumer)
-    await poll('consumer /readyz 200', whileRunning(consumer, () => status(consumer.port, '/readyz')), (code) => code === 200, 60_000, { describeState: consumer.stderr })
+    await poll(
+      'consumer /readyz 200',
+      whileRunning(consumer, () => status(consumer.port, '/readyz')),
+      (code) => code === 200,
+      60_000,
+      { describeState: consumer.stderr }
+    )
 
     // A few thousand records through every stage, every destination read back.
-    await poll('3000 records produced', whileRunning(producer, async () => total(parseExposition(await scrape(producer.port)), 'squeeze_records_produced_total')), (n) => n >= 3000, 60_000, { describeState: producer.stderr })
-    await poll('records consumed from every destination', whileRunning(consumer, async () => {
-      const samples = parseExposition(await scrape(consumer.port))
-      return targets.map((t) => total(samples, 'squeeze_records_consumed_total', (l) => l.topic === t.topic))
-    }), (counts) => counts.every((n) => n > 0), 90_000, { describeState: consumer.stderr })
-    await poll('copier lag reported', whileRunning(copier, async () => parseExposition(await scrape(copier.port)).some((s) => s.name === 'squeeze_copier_lag_records')), (reported) => reported, 60_000, { describeState: copier.stderr })
+    await poll(
+      '3000 records produced',
+      whileRunning(producer, async () =>
+        total(parseExposition(await scrape(producer.port)), 'squeeze_records_produced_total')
+      ),
+      (n) => n >= 3000,
+      60_000,
+      { describeState: producer.stderr }
+    )
+    await poll(
+      'records consumed from every destination',
+      whileRunning(consumer, async () => {
+        const samples = parseExposition(await scrape(consumer.port))
+        return targets.map((t) => total(samples, 'squeeze_records_consumed_total', (l) => l.topic === t.topic))
+      }),
+      (counts) => counts.every((n) => n > 0),
+      90_000,
+      { describeState: consumer.stderr }
+    )
+    await poll(
+      'copier lag reported',
+      whileRunning(copier, async () =>
+        parseExposition(await scrape(copier.port)).some((s) => s.name === 'squeeze_copier_lag_records')
+      ),
+      (reported) => reported,
+      60_000,
+      { describeState: copier.stderr }
+    )
 
     for (const s of [producer, copier, consumer]) {
       assert.equal(await status(s.port, '/healthz'), 200, `${s.name} /healthz`)
@@ -202,11 +320,22 @@ describe('services against a broker: health, readiness and the metrics the dashb
     assert.deepEqual(unknownInQueries(samples, declared, source), [])
     // The check itself notices a metric that no service exports, and a label a metric does not carry.
     const withoutDecompress = new Set([...declared].filter((n) => n !== 'squeeze_decompress_cpu_seconds_total'))
-    assert.ok(unknownInQueries(samples.filter((s) => s.name !== 'squeeze_decompress_cpu_seconds_total'), withoutDecompress, source).some((p) => p.includes('squeeze_decompress_cpu_seconds_total is not exported')))
-    const withoutLevel = samples.map((s) => s.name === 'squeeze_compress_cpu_seconds_total' ? { ...s, labels: { topic: s.labels.topic ?? '', codec: s.labels.codec ?? '' } } : s)
+    assert.ok(
+      unknownInQueries(
+        samples.filter((s) => s.name !== 'squeeze_decompress_cpu_seconds_total'),
+        withoutDecompress,
+        source
+      ).some((p) => p.includes('squeeze_decompress_cpu_seconds_total is not exported'))
+    )
+    const withoutLevel = samples.map((s) =>
+      s.name === 'squeeze_compress_cpu_seconds_total'
+        ? { ...s, labels: { topic: s.labels.topic ?? '', codec: s.labels.codec ?? '' } }
+        : s
+    )
     assert.ok(unknownInQueries(withoutLevel, declared, source).some((p) => p.includes('groups by level')))
 
     for (const s of [producer, copier, consumer]) s.child.kill('SIGTERM')
-    for (const s of [producer, copier, consumer]) assert.equal(await s.exited, 0, `${s.name} exit code after SIGTERM:\n${s.stderr()}`)
+    for (const s of [producer, copier, consumer])
+      assert.equal(await s.exited, 0, `${s.name} exit code after SIGTERM:\n${s.stderr()}`)
   })
 })

@@ -19,7 +19,9 @@ after(() => printTallies('codec decompress', done))
 /** Small real payloads (a few encoded records each), compressed by every codec: each codec also sees the others' frames. */
 function compressedSeeds(): Map<string, Buffer[]> {
   const records = LOG_KINDS.flatMap((k) => encodedRecords(k, 10))
-  const payloads = Array.from({ length: 30 }, (_, i) => Buffer.concat(records.slice(i % records.length, (i % records.length) + 1 + (i % 4))))
+  const payloads = Array.from({ length: 30 }, (_, i) =>
+    Buffer.concat(records.slice(i % records.length, (i % records.length) + 1 + (i % 4)))
+  )
   return new Map(FUZZ_CODECS.map((spec) => [spec, payloads.map((p) => codecFor(spec).compress(p))]))
 }
 
@@ -30,25 +32,36 @@ describe('fuzz: codec decompress stays within its output cap, or throws an Error
       const codec = codecFor(spec)
       const own = seeds.get(spec) as Buffer[]
       const others = [...seeds.entries()].filter(([s]) => s !== spec).flatMap(([, list]) => list.slice(0, 4))
-      const tally = fuzz(`decompress ${spec}`, bytesInput([...own, ...own, ...others]), (input) => {
-        let direct: Buffer | undefined
-        let failure: unknown
-        try {
-          direct = codec.decompress(input, FUZZ_OUTPUT_CAP)
-        } catch (err) {
-          failure = err
-        }
-        if (failure !== undefined) {
-          assert.ok(failure instanceof Error, `decompress threw a non-Error: ${String(failure)}`)
-          assert.ok(!(failure instanceof TypeError) && !(failure instanceof ReferenceError), `decompress hit a programming error: ${failure.stack}`)
-        }
-        // The same bytes as a fetched batch body: a failure must surface as CODEC_CORRUPT or CODEC_OUTPUT_LIMIT.
-        const batch = readBatch(batchAround(codec.id, input), { maxUncompressedBytes: FUZZ_OUTPUT_CAP })
-        assert.ok(direct !== undefined, 'readBatch accepted a body that decompress rejects')
-        assert.ok(direct.length <= FUZZ_OUTPUT_CAP, `${direct.length} bytes out of ${input.length} passed the ${FUZZ_OUTPUT_CAP}-byte cap`)
-        assert.equal(batch.uncompressedBytes, BATCH.HEADER_BYTES + direct.length)
-        return direct
-      }, [ErrorCodes.CODEC_CORRUPT, ErrorCodes.CODEC_OUTPUT_LIMIT])
+      const tally = fuzz(
+        `decompress ${spec}`,
+        bytesInput([...own, ...own, ...others]),
+        (input) => {
+          let direct: Buffer | undefined
+          let failure: unknown
+          try {
+            direct = codec.decompress(input, FUZZ_OUTPUT_CAP)
+          } catch (err) {
+            failure = err
+          }
+          if (failure !== undefined) {
+            assert.ok(failure instanceof Error, `decompress threw a non-Error: ${String(failure)}`)
+            assert.ok(
+              !(failure instanceof TypeError) && !(failure instanceof ReferenceError),
+              `decompress hit a programming error: ${failure.stack}`
+            )
+          }
+          // The same bytes as a fetched batch body: a failure must surface as CODEC_CORRUPT or CODEC_OUTPUT_LIMIT.
+          const batch = readBatch(batchAround(codec.id, input), { maxUncompressedBytes: FUZZ_OUTPUT_CAP })
+          assert.ok(direct !== undefined, 'readBatch accepted a body that decompress rejects')
+          assert.ok(
+            direct.length <= FUZZ_OUTPUT_CAP,
+            `${direct.length} bytes out of ${input.length} passed the ${FUZZ_OUTPUT_CAP}-byte cap`
+          )
+          assert.equal(batch.uncompressedBytes, BATCH.HEADER_BYTES + direct.length)
+          return direct
+        },
+        [ErrorCodes.CODEC_CORRUPT, ErrorCodes.CODEC_OUTPUT_LIMIT]
+      )
       assert.equal(tally.runs, FUZZ_RUNS)
       assert.ok(tally.accepted > 0)
       if (spec !== 'none') assert.ok((tally.rejected[ErrorCodes.CODEC_CORRUPT] ?? 0) > 0)

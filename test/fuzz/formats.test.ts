@@ -20,17 +20,33 @@ describe('fuzz: log formats reject bad input only with their documented errors',
   for (const kind of LOG_KINDS) {
     const format = formatFor(kind)
     it(`${kind} encodeLine: ${FUZZ_RUNS} mutated real lines; PARSE_LINE or a record that decode reads back`, () => {
-      assertExercised(fuzz(`${kind} encodeLine`, lineInput(lineSeeds(kind)), (line) => format.encodeLine(line), [ErrorCodes.PARSE_LINE], (value) => {
-        assert.ok(Buffer.isBuffer(value))
-        const fields = format.decode(value)
-        assert.ok(Number.isInteger(fields) && fields >= 0)
-      }))
+      assertExercised(
+        fuzz(
+          `${kind} encodeLine`,
+          lineInput(lineSeeds(kind)),
+          (line) => format.encodeLine(line),
+          [ErrorCodes.PARSE_LINE],
+          (value) => {
+            assert.ok(Buffer.isBuffer(value))
+            const fields = format.decode(value)
+            assert.ok(Number.isInteger(fields) && fields >= 0)
+          }
+        )
+      )
     })
 
     it(`${kind} decode: ${FUZZ_RUNS} mutated real records and random bytes; DECODE_RECORD or a field count`, () => {
-      assertExercised(fuzz(`${kind} decode`, bytesInput(encodedRecords(kind, 200)), (bytes) => format.decode(bytes), [ErrorCodes.DECODE_RECORD], (fields) => {
-        assert.ok(Number.isInteger(fields) && fields >= 0)
-      }))
+      assertExercised(
+        fuzz(
+          `${kind} decode`,
+          bytesInput(encodedRecords(kind, 200)),
+          (bytes) => format.decode(bytes),
+          [ErrorCodes.DECODE_RECORD],
+          (fields) => {
+            assert.ok(Number.isInteger(fields) && fields >= 0)
+          }
+        )
+      )
     })
   }
 
@@ -43,19 +59,37 @@ describe('fuzz: log formats reject bad input only with their documented errors',
         return (err as { code?: string }).code ?? 'thrown'
       }
     }
-    assertExercised(fuzz('http check vs read', bytesInput(encodedRecords('http', 200)), (bytes) => {
-      const checked = outcome(() => checkHttpRequest(bytes))
-      assert.equal(checked, outcome(() => readHttpRequest(bytes)))
-      if (checked !== 'ok') checkHttpRequest(bytes)
-      return checked
-    }, [ErrorCodes.DECODE_RECORD]))
+    assertExercised(
+      fuzz(
+        'http check vs read',
+        bytesInput(encodedRecords('http', 200)),
+        (bytes) => {
+          const checked = outcome(() => checkHttpRequest(bytes))
+          assert.equal(
+            checked,
+            outcome(() => readHttpRequest(bytes))
+          )
+          if (checked !== 'ok') checkHttpRequest(bytes)
+          return checked
+        },
+        [ErrorCodes.DECODE_RECORD]
+      )
+    )
   })
 
   it(`combined-log parser: ${FUZZ_RUNS} mutated access-log lines; PARSE_LINE or well-formed fields`, () => {
-    assertExercised(fuzz('combined-log parseCombinedLine', lineInput(realLines('http', 400)), parseCombinedLine, [ErrorCodes.PARSE_LINE], (fields) => {
-      assert.ok(Number.isInteger(fields.status) && fields.status >= 0 && fields.status <= 999)
-      assert.ok(fields.responseBytes >= 0n)
-      assert.equal(typeof fields.timestampNs, 'bigint')
-    }))
+    assertExercised(
+      fuzz(
+        'combined-log parseCombinedLine',
+        lineInput(realLines('http', 400)),
+        parseCombinedLine,
+        [ErrorCodes.PARSE_LINE],
+        (fields) => {
+          assert.ok(Number.isInteger(fields.status) && fields.status >= 0 && fields.status <= 999)
+          assert.ok(fields.responseBytes >= 0n)
+          assert.equal(typeof fields.timestampNs, 'bigint')
+        }
+      )
+    )
   })
 })

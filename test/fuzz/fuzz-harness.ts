@@ -28,7 +28,13 @@ export const tallies: FuzzTally[] = []
  * Runs `call` on FUZZ_RUNS generated inputs. `check` may add a property about an accepted input's result
  * (for example: whatever encodeLine accepts, decode reads back).
  */
-export function fuzz<T, R>(target: string, input: fc.Arbitrary<T>, call: (value: T) => R, allowedCodes: readonly string[], check?: (result: R, value: T) => void): FuzzTally {
+export function fuzz<T, R>(
+  target: string,
+  input: fc.Arbitrary<T>,
+  call: (value: T) => R,
+  allowedCodes: readonly string[],
+  check?: (result: R, value: T) => void
+): FuzzTally {
   const tally: FuzzTally = { target, runs: 0, accepted: 0, rejected: {}, slowestCallMs: 0 }
   fc.assert(
     fc.property(input, (value) => {
@@ -60,7 +66,9 @@ export function fuzz<T, R>(target: string, input: fc.Arbitrary<T>, call: (value:
 
 export function printTallies(title: string, list: readonly FuzzTally[]): void {
   const lines = list.map((t) => {
-    const codes = Object.entries(t.rejected).map(([code, n]) => `${code.replace('SQUEEZE_ERR_', '')}=${n}`).join(' ')
+    const codes = Object.entries(t.rejected)
+      .map(([code, n]) => `${code.replace('SQUEEZE_ERR_', '')}=${n}`)
+      .join(' ')
     return `#   ${t.target.padEnd(34)} runs=${t.runs} accepted=${t.accepted} rejected=${t.runs - t.accepted}${codes === '' ? '' : ` (${codes})`} slowest=${t.slowestCallMs.toFixed(1)}ms`
   })
   console.log(`# fuzz ${title} (seed ${FUZZ_SEED})\n${lines.join('\n')}`)
@@ -79,20 +87,62 @@ export type Mutation =
   | { op: 'delete'; at: number; length: number }
 
 /** Bytes that sit on boundaries: varint continuation, sign bits, quotes and brackets, NUL, UTF-8 lead bytes. */
-const INTERESTING = [0x00, 0x01, 0x7f, 0x80, 0xff, 0xfe, 0x22, 0x20, 0x5b, 0x5d, 0x2d, 0x0a, 0x09, 0x5c, 0xc3, 0xe2, 0xf0, 0x30, 0x39]
+const INTERESTING = [
+  0x00, 0x01, 0x7f, 0x80, 0xff, 0xfe, 0x22, 0x20, 0x5b, 0x5d, 0x2d, 0x0a, 0x09, 0x5c, 0xc3, 0xe2, 0xf0, 0x30, 0x39
+]
 
 const position = fc.nat({ max: 0xffff })
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('flip' as const), at: position, bit: fc.integer({ min: 0, max: 7 }) }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('set' as const), at: position, byte: fc.oneof(fc.constantFrom(...INTERESTING), fc.integer({ min: 0, max: 255 })) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ op: fc.constant('flip' as const), at: position, bit: fc.integer({ min: 0, max: 7 }) })
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('set' as const),
+      at: position,
+      byte: fc.oneof(fc.constantFrom(...INTERESTING), fc.integer({ min: 0, max: 255 }))
+    })
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('truncate' as const), at: position }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('insert' as const), at: position, bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('splice' as const), at: position, donor: fc.nat(), from: position, length: fc.integer({ min: 1, max: 64 }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('duplicate' as const), at: position, length: fc.integer({ min: 1, max: 32 }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), at: position, length: fc.integer({ min: 1, max: 32 }) }) }
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('insert' as const),
+      at: position,
+      bytes: fc.uint8Array({ minLength: 1, maxLength: 8 })
+    })
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('splice' as const),
+      at: position,
+      donor: fc.nat(),
+      from: position,
+      length: fc.integer({ min: 1, max: 64 })
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('duplicate' as const),
+      at: position,
+      length: fc.integer({ min: 1, max: 32 })
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('delete' as const), at: position, length: fc.integer({ min: 1, max: 32 }) })
+  }
 )
 
-export function applyMutations(base: Uint8Array, mutations: readonly Mutation[], donors: readonly Uint8Array[]): Buffer {
+export function applyMutations(
+  base: Uint8Array,
+  mutations: readonly Mutation[],
+  donors: readonly Uint8Array[]
+): Buffer {
   let bytes = Buffer.from(base)
   for (const m of mutations) {
     const at = bytes.length === 0 ? 0 : m.at % (bytes.length + (m.op === 'insert' || m.op === 'splice' ? 1 : 0))
@@ -116,7 +166,11 @@ export function applyMutations(base: Uint8Array, mutations: readonly Mutation[],
         break
       }
       case 'duplicate':
-        bytes = Buffer.concat([bytes.subarray(0, at + m.length), bytes.subarray(at, at + m.length), bytes.subarray(at + m.length)])
+        bytes = Buffer.concat([
+          bytes.subarray(0, at + m.length),
+          bytes.subarray(at, at + m.length),
+          bytes.subarray(at + m.length)
+        ])
         break
       case 'delete':
         bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + m.length)])
@@ -128,7 +182,8 @@ export function applyMutations(base: Uint8Array, mutations: readonly Mutation[],
 
 /** 1-4 mutations of one of `seeds` (real inputs), with other seeds as splice donors. */
 export function mutatedBytes(seeds: readonly Uint8Array[]): fc.Arbitrary<Buffer> {
-  return fc.record({ seed: fc.nat(), mutations: fc.array(mutation, { minLength: 1, maxLength: 4 }) })
+  return fc
+    .record({ seed: fc.nat(), mutations: fc.array(mutation, { minLength: 1, maxLength: 4 }) })
     .map(({ seed, mutations }) => applyMutations(seeds[seed % seeds.length] as Uint8Array, mutations, seeds))
 }
 
@@ -147,7 +202,15 @@ export function lineInput(lines: readonly string[]): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 14, arbitrary: mutatedBytes(seeds).map((b) => b.toString('utf8')) },
     { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
-    { weight: 1, arbitrary: fc.array(fc.constantFrom('"', '[', ']', ' ', '-', '\t', '0', '200', 'GET', '/', 'HTTP/1.1', ':', '{', '}', '\\', 'é'), { maxLength: 60 }).map((t) => t.join('')) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(
+          fc.constantFrom('"', '[', ']', ' ', '-', '\t', '0', '200', 'GET', '/', 'HTTP/1.1', ':', '{', '}', '\\', 'é'),
+          { maxLength: 60 }
+        )
+        .map((t) => t.join(''))
+    },
     { weight: 2, arbitrary: fc.constantFrom(...lines) }
   )
 }

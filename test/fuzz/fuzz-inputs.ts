@@ -48,14 +48,22 @@ export function seedBatches(codec: Codec, count: number): Buffer[] {
     const chosen = Array.from({ length: n }, (_, j) => ({
       key: (i + j) % 3 === 0 ? Buffer.from(`host-${j}`) : null,
       value: (i + j) % 11 === 0 ? null : (records[(i * 7 + j) % records.length] as Buffer),
-      headers: (i + j) % 4 === 0 ? [{ key: 'trace', value: Buffer.from(`t${i}`) }, { key: 'n', value: null }] : [],
+      headers:
+        (i + j) % 4 === 0
+          ? [
+              { key: 'trace', value: Buffer.from(`t${i}`) },
+              { key: 'n', value: null }
+            ]
+          : [],
       timestamp: 1_700_000_000_000 + i * 1000 + j
     }))
     const batch = Buffer.from(buildBatch(chosen, codec, undefined, 1_700_000_000_000).bytes)
     batch.writeBigInt64BE(BigInt(i * 10), BATCH.BASE_OFFSET)
     batches.push(batch)
   }
-  const pairs = batches.slice(0, Math.floor(count / 4)).map((b, i) => Buffer.concat([b, batches[(i + 1) % batches.length] as Buffer]))
+  const pairs = batches
+    .slice(0, Math.floor(count / 4))
+    .map((b, i) => Buffer.concat([b, batches[(i + 1) % batches.length] as Buffer]))
   return [...batches, ...pairs]
 }
 

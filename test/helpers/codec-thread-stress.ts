@@ -17,10 +17,17 @@ interface Lz4Bindings {
 const lz4 = createRequire(import.meta.url)('squeeze-lz4') as Lz4Bindings
 const SPECS = ['lz4:1', 'lz4:9', 'lz4:12', 'zstd:3', 'snappy']
 /** The specs to exercise, from the third argument (a comma-separated subset, as the workers are given it); all by default. */
-const chosen = ((isMainThread ? process.argv[4] : (workerData as { specs: string }).specs) ?? SPECS.join(',')).split(',')
+const chosen = ((isMainThread ? process.argv[4] : (workerData as { specs: string }).specs) ?? SPECS.join(',')).split(
+  ','
+)
 const CODECS: readonly Codec[] = chosen.map((text) => createCodec(parseCodecSpec(text)))
 /** Counters shared by every thread: round trips checked, corrupt inputs refused with an Error, decoded anyway. */
-const enum Count { RoundTrips, CorruptRefused, CorruptDecoded, Transferred }
+const enum Count {
+  RoundTrips,
+  CorruptRefused,
+  CorruptDecoded,
+  Transferred
+}
 
 /** A small deterministic generator, so a failure replays from its seed. */
 function random(seed: number): () => number {
@@ -33,7 +40,20 @@ function random(seed: number): () => number {
   }
 }
 
-const WORDS = ['GET', 'POST', '/api/v1/orders', '200', '404', 'Mozilla/5.0', 'kafka', 'broker-1', 'INFO', 'WARN', '127.0.0.1', '\n']
+const WORDS = [
+  'GET',
+  'POST',
+  '/api/v1/orders',
+  '200',
+  '404',
+  'Mozilla/5.0',
+  'kafka',
+  'broker-1',
+  'INFO',
+  'WARN',
+  '127.0.0.1',
+  '\n'
+]
 
 /** Log-like text (compresses), random bytes (stored raw), or both; up to ~200 KiB, so frames have several 64 KiB blocks. */
 function input(next: () => number): Buffer {
@@ -72,16 +92,20 @@ function corrupt(frame: Buffer, next: () => number): Buffer {
 function exercise(next: () => number, counts: Int32Array, send?: (bytes: ArrayBuffer) => void): void {
   for (const codec of CODECS) {
     const plain = input(next)
-    const frame = next() < 0.5 ? codec.compress(plain) : Buffer.from(codec.compressTransient?.(plain) ?? codec.compress(plain))
-    if (!codec.decompress(frame).equals(plain)) throw new Error(`${codec.name}:${codec.level} round trip differs (${plain.length} bytes)`)
+    const frame =
+      next() < 0.5 ? codec.compress(plain) : Buffer.from(codec.compressTransient?.(plain) ?? codec.compress(plain))
+    if (!codec.decompress(frame).equals(plain))
+      throw new Error(`${codec.name}:${codec.level} round trip differs (${plain.length} bytes)`)
     // The batch checksum every compression thread computes (@node-rs/crc32), against the JS tables.
-    if (crc32c(frame) !== crc32cTables(frame)) throw new Error(`crc32c of a ${frame.length}-byte frame differs from the tables'`)
+    if (crc32c(frame) !== crc32cTables(frame))
+      throw new Error(`crc32c of a ${frame.length}-byte frame differs from the tables'`)
     Atomics.add(counts, Count.RoundTrips, 1)
     try {
       codec.decompress(corrupt(frame, next))
       Atomics.add(counts, Count.CorruptDecoded, 1)
     } catch (err) {
-      if (!(err instanceof Error)) throw new Error(`${codec.name} threw a non-Error on a corrupt frame: ${String(err)}`, { cause: err })
+      if (!(err instanceof Error))
+        throw new Error(`${codec.name} threw a non-Error on a corrupt frame: ${String(err)}`, { cause: err })
       Atomics.add(counts, Count.CorruptRefused, 1)
     }
     if (send !== undefined) {
@@ -101,7 +125,8 @@ function lz4Lies(next: () => number): void {
   const word = length > 15 ? out.readUInt32LE(7) : 0
   if (word > 0 && (word & 0x80000000) === 0) {
     const block = out.subarray(11, 11 + word)
-    if (plain.length > 0 && lz4.decompressBlock(block, Buffer.allocUnsafe(plain.length - 1)) !== -1) throw new Error('decompressBlock wrote past a short output')
+    if (plain.length > 0 && lz4.decompressBlock(block, Buffer.allocUnsafe(plain.length - 1)) !== -1)
+      throw new Error('decompressBlock wrote past a short output')
     lz4.decompressBlock(block.subarray(0, Math.floor(next() * block.length)), Buffer.allocUnsafe(plain.length))
   }
 }
@@ -119,27 +144,35 @@ if (!isMainThread) {
   const next = random(Number(process.env.SQUEEZE_STRESS_SEED ?? 1))
   let received = 0
   for (let round = 0; round < rounds; round++) {
-    await Promise.all(Array.from({ length: threads }, async (_, i) => {
-      const worker = new Worker(new URL(import.meta.url), { workerData: { counts, seed: round * threads + i + 1, specs: chosen.join(',') } })
-      worker.on('error', (err) => {
-        process.stderr.write(`worker error: ${err.stack ?? String(err)}\n`)
-        process.exit(1)
+    await Promise.all(
+      Array.from({ length: threads }, async (_, i) => {
+        const worker = new Worker(new URL(import.meta.url), {
+          workerData: { counts, seed: round * threads + i + 1, specs: chosen.join(',') }
+        })
+        worker.on('error', (err) => {
+          process.stderr.write(`worker error: ${err.stack ?? String(err)}\n`)
+          process.exit(1)
+        })
+        // Frames that arrive from a thread being terminated must still decode: their memory moved to this thread.
+        const busy = new Promise((resolve) =>
+          worker.on('message', (bytes: ArrayBuffer) => {
+            received += bytes.byteLength
+            Atomics.add(counts, Count.Transferred, 1)
+            resolve(undefined)
+          })
+        )
+        await busy
+        // This thread compresses meanwhile too, then ends the worker at a random point of its work.
+        const stopAt = Date.now() + next() * 60
+        do {
+          exercise(next, counts)
+          await new Promise((resolve) => setImmediate(resolve))
+        } while (Date.now() < stopAt)
+        await worker.terminate()
       })
-      // Frames that arrive from a thread being terminated must still decode: their memory moved to this thread.
-      const busy = new Promise((resolve) => worker.on('message', (bytes: ArrayBuffer) => {
-        received += bytes.byteLength
-        Atomics.add(counts, Count.Transferred, 1)
-        resolve(undefined)
-      }))
-      await busy
-      // This thread compresses meanwhile too, then ends the worker at a random point of its work.
-      const stopAt = Date.now() + next() * 60
-      do {
-        exercise(next, counts)
-        await new Promise((resolve) => setImmediate(resolve))
-      } while (Date.now() < stopAt)
-      await worker.terminate()
-    }))
+    )
   }
-  process.stdout.write(`${JSON.stringify({ rounds, threads, roundTrips: counts[Count.RoundTrips], corruptRefused: counts[Count.CorruptRefused], corruptDecoded: counts[Count.CorruptDecoded], transferred: counts[Count.Transferred], receivedBytes: received })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ rounds, threads, roundTrips: counts[Count.RoundTrips], corruptRefused: counts[Count.CorruptRefused], corruptDecoded: counts[Count.CorruptDecoded], transferred: counts[Count.Transferred], receivedBytes: received })}\n`
+  )
 }

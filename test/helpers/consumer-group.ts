@@ -22,7 +22,13 @@ async function committed(kafka: TestKafka, groupId: string, topic: string): Prom
 
 /** Which partitions each member reads now: the partition labels of its lag gauge. */
 export async function owners(members: readonly SqueezeProcess[]): Promise<number[][]> {
-  return Promise.all(members.map(async (m) => ((await scrapeSamples(m.metricsPort, 'squeeze_consumer_lag_records')) ?? []).map((s) => Number(s.labels.partition)).sort((a, b) => a - b)))
+  return Promise.all(
+    members.map(async (m) =>
+      ((await scrapeSamples(m.metricsPort, 'squeeze_consumer_lag_records')) ?? [])
+        .map((s) => Number(s.labels.partition))
+        .sort((a, b) => a - b)
+    )
+  )
 }
 
 /** Every partition owned by exactly one of the members, each member owning some. */
@@ -52,17 +58,45 @@ export async function groupOnTopic(kafka: TestKafka, t: TestContext, extraArgs: 
     members,
     produced: 0,
     async produceWave(): Promise<void> {
-      await producer.sendMany(Array.from({ length: WAVE }, (_, i) => ({ topic, partition: i % PARTITIONS, key: null, value: Buffer.from(`record ${group.produced + i}`) })))
+      await producer.sendMany(
+        Array.from({ length: WAVE }, (_, i) => ({
+          topic,
+          partition: i % PARTITIONS,
+          key: null,
+          value: Buffer.from(`record ${group.produced + i}`)
+        }))
+      )
       await producer.flush()
       group.produced += WAVE
     },
     async join(): Promise<SqueezeProcess> {
-      const member = await startSqueeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--format', 'none', '--follow', '--group', groupId, '--log-level', 'warn', '-X', 'auto.commit.interval.ms=300', ...extraArgs])
+      const member = await startSqueeze([
+        'consume',
+        '--brokers',
+        kafka.broker.brokers.join(','),
+        '--topic',
+        topic,
+        '--format',
+        'none',
+        '--follow',
+        '--group',
+        groupId,
+        '--log-level',
+        'warn',
+        '-X',
+        'auto.commit.interval.ms=300',
+        ...extraArgs
+      ])
       members.push(member)
       return member
     },
     allCommitted(): Promise<number[]> {
-      return poll('every partition committed at its end', () => committed(kafka, groupId, topic), (c) => c.every((o) => o === group.produced / PARTITIONS), 90_000)
+      return poll(
+        'every partition committed at its end',
+        () => committed(kafka, groupId, topic),
+        (c) => c.every((o) => o === group.produced / PARTITIONS),
+        90_000
+      )
     }
   }
   return group
@@ -75,7 +109,11 @@ export async function groupOnTopic(kafka: TestKafka, t: TestContext, extraArgs: 
  * `args` go to every member (the protocol and its timeouts); `victim` is the index of the member killed, in
  * joining order (the classic protocol's group leader is the first).
  */
-export async function scaleKillAndAdd(kafka: TestKafka, t: TestContext, options: { args?: readonly string[]; victim?: 0 | 1 | 2 } = {}): Promise<void> {
+export async function scaleKillAndAdd(
+  kafka: TestKafka,
+  t: TestContext,
+  options: { args?: readonly string[]; victim?: 0 | 1 | 2 } = {}
+): Promise<void> {
   const group = await groupOnTopic(kafka, t, options.args ?? [])
   const { topic, groupId, members, join, produceWave, allCommitted } = group
   // Committed offsets sampled all along: none may ever go backwards, whoever commits.
@@ -94,17 +132,37 @@ export async function scaleKillAndAdd(kafka: TestKafka, t: TestContext, options:
   // One instance reads everything.
   await produceWave()
   const first = await join()
-  await poll('one member owning all 6 partitions', () => owners([first]), (o) => o[0]?.length === PARTITIONS, 90_000)
-  await poll('the first wave counted', () => counted(members), (n) => n >= group.produced, 90_000)
+  await poll(
+    'one member owning all 6 partitions',
+    () => owners([first]),
+    (o) => o[0]?.length === PARTITIONS,
+    90_000
+  )
+  await poll(
+    'the first wave counted',
+    () => counted(members),
+    (n) => n >= group.produced,
+    90_000
+  )
   await allCommitted()
 
   // Two more: the partitions spread over three members, and a new wave is counted exactly once.
   await join()
   await join()
-  await poll('3 members owning 2 partitions each', () => owners(members), (o) => settled(o) && o.every((p) => p.length === 2), 90_000)
+  await poll(
+    '3 members owning 2 partitions each',
+    () => owners(members),
+    (o) => settled(o) && o.every((p) => p.length === 2),
+    90_000
+  )
   await produceWave()
   await allCommitted()
-  await poll('both waves counted', () => counted(members), (n) => n >= group.produced, 30_000)
+  await poll(
+    'both waves counted',
+    () => counted(members),
+    (n) => n >= group.produced,
+    30_000
+  )
   assert.equal(await counted(members), group.produced, 'in steady state each record is counted by exactly one member')
 
   // SIGKILL one member: after its session times out the other two own its partitions and resume at its commits.
@@ -117,19 +175,38 @@ export async function scaleKillAndAdd(kafka: TestKafka, t: TestContext, options:
   await produceWave()
   await poll('the 2 survivors owning all 6 partitions', () => owners(survivors), settled, 90_000)
   await allCommitted()
-  await poll('the third wave counted', async () => victimCount + (await counted(survivors)), (n) => n >= group.produced, 30_000)
+  await poll(
+    'the third wave counted',
+    async () => victimCount + (await counted(survivors)),
+    (n) => n >= group.produced,
+    30_000
+  )
 
   // A new member joins: it takes a share, and the next wave is read to the end.
   const newcomer = await join()
   const live = [...survivors, newcomer]
-  await poll('3 live members, each partition owned once', () => owners(live), (o) => settled(o) && o.every((p) => p.length === 2), 90_000)
+  await poll(
+    '3 live members, each partition owned once',
+    () => owners(live),
+    (o) => settled(o) && o.every((p) => p.length === 2),
+    90_000
+  )
   await produceWave()
   await allCommitted()
-  await poll('every wave counted at least once', async () => victimCount + (await counted(live)), (n) => n >= group.produced, 30_000)
+  await poll(
+    'every wave counted at least once',
+    async () => victimCount + (await counted(live)),
+    (n) => n >= group.produced,
+    30_000
+  )
 
   sampling = false
   await sampler
-  const backwards = history.slice(1).flatMap((offsets, i) => offsets.flatMap((o, p) => (o < (history[i]?.[p] ?? -1) ? [`partition ${p}: ${history[i]?.[p]} -> ${o}`] : [])))
+  const backwards = history
+    .slice(1)
+    .flatMap((offsets, i) =>
+      offsets.flatMap((o, p) => (o < (history[i]?.[p] ?? -1) ? [`partition ${p}: ${history[i]?.[p]} -> ${o}`] : []))
+    )
   assert.deepEqual(backwards, [], 'committed offsets never go backwards')
   for (const m of live) {
     m.kill('SIGTERM')

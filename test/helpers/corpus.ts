@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import type { LogKind } from '../../lib/formats/index.js'
 import { repoRoot } from './repo-root.js'
 
-
 /**
  * Real logs the tests read, shipped in test/fixtures/corpus/ (licenses and sha256 in its PROVENANCE.md), so a
  * fresh clone needs nothing beside it. Resolved from the repo root whether this runs from test/helpers (ts) or

@@ -1,6 +1,11 @@
 // A kafkajs cluster in memory for the producer's unit tests: it records every produce request, decodes the
 // batches' producer fields and values, and answers only when the test says so (or at once, with autoRespond).
-import type { KafkajsBroker, KafkajsCluster, PartitionMetadata, ProtocolRequest } from '../../lib/kafka/kafkajs-internals.js'
+import type {
+  KafkajsBroker,
+  KafkajsCluster,
+  PartitionMetadata,
+  ProtocolRequest
+} from '../../lib/kafka/kafkajs-internals.js'
 import type { PartitionError } from '../../lib/kafka/offset-commit.js'
 import type { PartitionProduceResult } from '../../lib/kafka/produce-request.js'
 import { readBatch } from '../../lib/protocol/record-batch-reader.js'
@@ -98,12 +103,14 @@ export class FakeCluster implements KafkajsCluster {
   }
 
   private broker(nodeId: number, via: 'controller' | 'coordinator'): KafkajsBroker {
-    const record = (api: CoordinatorCall['api']) => async (args: Record<string, unknown>): Promise<unknown> => {
-      this.coordinatorCalls.push({ api, args })
-      const error = this.coordinatorErrors[api]?.shift()
-      if (error !== undefined) throw error
-      return {}
-    }
+    const record =
+      (api: CoordinatorCall['api']) =>
+      async (args: Record<string, unknown>): Promise<unknown> => {
+        this.coordinatorCalls.push({ api, args })
+        const error = this.coordinatorErrors[api]?.shift()
+        if (error !== undefined) throw error
+        return {}
+      }
     return {
       nodeId,
       isConnected: () => true,
@@ -114,7 +121,10 @@ export class FakeCluster implements KafkajsCluster {
         }
       },
       initProducerId: async (args) => {
-        this.initProducerIdCalls.push({ ...(args.transactionalId === undefined ? {} : { transactionalId: args.transactionalId }), via })
+        this.initProducerIdCalls.push({
+          ...(args.transactionalId === undefined ? {} : { transactionalId: args.transactionalId }),
+          via
+        })
         const error = this.initProducerIdErrors.shift()
         if (error !== undefined) throw error
         return { producerId: String(this.nextProducerId++), producerEpoch: 0 }
@@ -129,8 +139,11 @@ export class FakeCluster implements KafkajsCluster {
   /** squeeze's own TxnOffsetCommit: recorded with its body (after the header's tag byte); answers no errors unless told. */
   private async txnOffsetCommit(request: ProtocolRequest): Promise<PartitionError[]> {
     const encoded = await request.encode()
-    if (!('buf' in encoded)) throw new Error('expected squeeze\'s own TxnOffsetCommit')
-    this.coordinatorCalls.push({ api: 'txnOffsetCommit', args: { version: request.apiVersion, body: encoded.buffer.subarray(1).toString('hex') } })
+    if (!('buf' in encoded)) throw new Error("expected squeeze's own TxnOffsetCommit")
+    this.coordinatorCalls.push({
+      api: 'txnOffsetCommit',
+      args: { version: request.apiVersion, body: encoded.buffer.subarray(1).toString('hex') }
+    })
     const error = this.coordinatorErrors.txnOffsetCommit?.shift()
     if (error !== undefined) throw error
     const refusal = this.txnOffsetCommitRefusals.shift()
@@ -139,7 +152,7 @@ export class FakeCluster implements KafkajsCluster {
 
   private async produce(leader: number, request: ProtocolRequest): Promise<PartitionProduceResult[]> {
     const encoded = await request.encode()
-    if (!('buf' in encoded)) throw new Error('the fake cluster reads only squeeze\'s own produce requests')
+    if (!('buf' in encoded)) throw new Error("the fake cluster reads only squeeze's own produce requests")
     const { transactionalId, batches } = parseProduceBody(encoded.buffer)
     return new Promise<PartitionProduceResult[]>((resolve, reject) => {
       const call: ProduceCall = {
@@ -148,15 +161,17 @@ export class FakeCluster implements KafkajsCluster {
         batches,
         respond: (code = 0) => {
           answered.add(call)
-          resolve(batches.map((b) => {
-            const key = `${b.topic}-${b.partition}`
-            const errorCode = typeof code === 'number' ? code : code[key] ?? 0
-            const log = this.log.get(key) ?? []
-            this.log.set(key, log)
-            const baseOffset = errorCode === 0 ? log.length : -1
-            if (errorCode === 0) log.push(...b.values)
-            return { topic: b.topic, partition: b.partition, errorCode, baseOffset }
-          }))
+          resolve(
+            batches.map((b) => {
+              const key = `${b.topic}-${b.partition}`
+              const errorCode = typeof code === 'number' ? code : (code[key] ?? 0)
+              const log = this.log.get(key) ?? []
+              this.log.set(key, log)
+              const baseOffset = errorCode === 0 ? log.length : -1
+              if (errorCode === 0) log.push(...b.values)
+              return { topic: b.topic, partition: b.partition, errorCode, baseOffset }
+            })
+          )
         },
         fail: (err) => {
           answered.add(call)

@@ -2,9 +2,18 @@ import { randomUUID } from 'node:crypto'
 import { after, before, type TestContext } from 'node:test'
 import type { Admin } from 'kafkajs'
 import { BROKER_DEFAULT_REPLICATION_FACTOR, createTopicsAndWait } from '../../lib/kafka/topics.js'
-import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import {
+  createCluster,
+  createKafkaClient,
+  DEFAULT_CONNECTION,
+  type KafkaConnectionConfig
+} from '../../lib/kafka/connection.js'
 import { createLogger, type Logger } from '../../lib/log/logger.js'
-import { acquireBroker, killEmbeddedBrokersOnExit, type AcquiredBroker } from '../../lib/embedded-broker/select-broker.js'
+import {
+  acquireBroker,
+  killEmbeddedBrokersOnExit,
+  type AcquiredBroker
+} from '../../lib/embedded-broker/select-broker.js'
 import { startKraftCluster, type EmbeddedCluster } from './kraft-cluster.js'
 import { Producer, DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG, type ReaderConfig } from '../../lib/consumer/partition-reader.js'
@@ -19,9 +28,15 @@ export interface TestKafka {
   readonly connection: KafkaConnectionConfig
   readonly admin: Admin
   readonly log: Logger
-  createTopic(t: TestContext | undefined, options?: { partitions?: number; configs?: Record<string, string>; name?: string }): Promise<string>
+  createTopic(
+    t: TestContext | undefined,
+    options?: { partitions?: number; configs?: Record<string, string>; name?: string }
+  ): Promise<string>
   startProducer(config?: Partial<ProducerConfig>): Promise<Producer>
-  readAll(topics: string[], config?: Partial<ReaderConfig>): Promise<Array<{ topic: string; partition: number; batch: ReadBatch }>>
+  readAll(
+    topics: string[],
+    config?: Partial<ReaderConfig>
+  ): Promise<Array<{ topic: string; partition: number; batch: ReadBatch }>>
   stop(): Promise<void>
 }
 
@@ -55,7 +70,8 @@ export function useTestKafka(options: { jvmOnly?: boolean } = {}): TestKafka {
     await started?.stop()
   })
   const current = (): TestKafka => {
-    if (started === undefined) throw new Error('useTestKafka: the broker is used before its before() hook ran; use it inside a test or hook')
+    if (started === undefined)
+      throw new Error('useTestKafka: the broker is used before its before() hook ran; use it inside a test or hook')
     return started
   }
   return {
@@ -87,7 +103,9 @@ export async function startTestKafkaCluster(): Promise<TestKafkaCluster> {
   killEmbeddedBrokersOnExit()
   const t0 = Date.now()
   const cluster = await startKraftCluster()
-  log.info(`kafka: embedded 3-node cluster at ${cluster.brokers.join(',')} in ${Date.now() - t0} ms; data ${cluster.dataDir}`)
+  log.info(
+    `kafka: embedded 3-node cluster at ${cluster.brokers.join(',')} in ${Date.now() - t0} ms; data ${cluster.dataDir}`
+  )
   const broker: AcquiredBroker = { brokers: cluster.brokers, kind: 'jvm', stop: () => cluster.stop() }
   try {
     return { ...(await testKafkaOn(broker, log, BROKER_DEFAULT_REPLICATION_FACTOR)), cluster }
@@ -109,14 +127,24 @@ async function testKafkaOn(broker: AcquiredBroker, log: Logger, replicationFacto
     log,
     async createTopic(t, options = {}) {
       const topic = options.name ?? `test-${randomUUID().slice(0, 8)}`
-      await createTopicsAndWait(admin, [{ topic, numPartitions: options.partitions ?? 1, replicationFactor, configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value })) }])
+      await createTopicsAndWait(admin, [
+        {
+          topic,
+          numPartitions: options.partitions ?? 1,
+          replicationFactor,
+          configEntries: Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value }))
+        }
+      ])
       t?.after(async () => {
         await admin.deleteTopics({ topics: [topic] }).catch(() => undefined)
       })
       return topic
     },
     async startProducer(config = {}) {
-      const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, ...config }, { cluster: createCluster(connection, log), log })
+      const producer = new Producer(
+        { ...DEFAULT_PRODUCER_CONFIG, ...config },
+        { cluster: createCluster(connection, log), log }
+      )
       await producer.start()
       producers.push(producer)
       return producer

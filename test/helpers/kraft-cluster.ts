@@ -70,7 +70,8 @@ const CLUSTER_NODE_JVM_ARGS = ['-XX:TieredStopAtLevel=1']
 
 export async function startKraftCluster(opts: KraftClusterOptions = {}): Promise<EmbeddedCluster> {
   const count = opts.nodes ?? 3
-  if (!Number.isInteger(count) || count < 1) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `a cluster needs at least one node, not ${count}`)
+  if (!Number.isInteger(count) || count < 1)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `a cluster needs at least one node, not ${count}`)
   const host = '127.0.0.1'
   const dataDir = mkdtempSync(join(tmpdir(), 'squeeze-kafka-cluster-'))
   const removeDataDir = (): void => {
@@ -81,19 +82,25 @@ export async function startKraftCluster(opts: KraftClusterOptions = {}): Promise
   const voters = ids.map((id) => `${id}@${host}:${ports[2 * (id - 1) + 1] as number}`).join(',')
   const overrides = { ...clusterServerProperties(count), ...(opts.serverOverrides ?? {}) }
   // All at once: a node answers metadata only once a majority of voters elected a controller.
-  const started = await Promise.allSettled(ids.map((id) => {
-    const logDir = join(dataDir, `node-${id}`)
-    mkdirSync(logDir, { recursive: true })
-    return startKraftBroker({
-      logDir,
-      heapMb: opts.heapMb ?? 320,
-      jvmArgs: CLUSTER_NODE_JVM_ARGS,
-      startTimeoutMs: opts.startTimeoutMs ?? 180_000,
-      listeners: { host, brokerPort: ports[2 * (id - 1)] as number, controllerPort: ports[2 * (id - 1) + 1] as number },
-      quorum: { nodeId: id, voters },
-      serverOverrides: overrides
+  const started = await Promise.allSettled(
+    ids.map((id) => {
+      const logDir = join(dataDir, `node-${id}`)
+      mkdirSync(logDir, { recursive: true })
+      return startKraftBroker({
+        logDir,
+        heapMb: opts.heapMb ?? 320,
+        jvmArgs: CLUSTER_NODE_JVM_ARGS,
+        startTimeoutMs: opts.startTimeoutMs ?? 180_000,
+        listeners: {
+          host,
+          brokerPort: ports[2 * (id - 1)] as number,
+          controllerPort: ports[2 * (id - 1) + 1] as number
+        },
+        quorum: { nodeId: id, voters },
+        serverOverrides: overrides
+      })
     })
-  }))
+  )
   const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failed !== undefined) {
@@ -109,7 +116,8 @@ export async function startKraftCluster(opts: KraftClusterOptions = {}): Promise
     dataDir,
     node(nodeId) {
       const found = nodes.find((n) => n.nodeId === nodeId)
-      if (found === undefined) throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `no node ${nodeId} in this cluster (nodes ${ids.join(', ')})`)
+      if (found === undefined)
+        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `no node ${nodeId} in this cluster (nodes ${ids.join(', ')})`)
       return found
     },
     stop() {

@@ -21,7 +21,9 @@ export async function scrapeSamples(port: number, name: string): Promise<MetricS
   for (const line of body.split('\n')) {
     const match = /^(\w+)(?:\{([^}]*)\})? (\S+)$/.exec(line)
     if (match?.[1] !== name) continue
-    const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']))
+    const labels = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? ''])
+    )
     samples.push({ labels, value: Number(match[3]) })
   }
   return samples

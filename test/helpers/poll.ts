@@ -11,7 +11,13 @@ export interface PollOptions {
  * Probes until `done` holds; fails after `timeoutMs` with `what`, the last value seen and the described state.
  * A probe that throws fails the wait at once: probes throw for what no waiting fixes (a service that exited).
  */
-export async function poll<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000, options: PollOptions = {}): Promise<T> {
+export async function poll<T>(
+  what: string,
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 60_000,
+  options: PollOptions = {}
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()

@@ -3,7 +3,11 @@
 import type { TestKafka } from './kafka.js'
 
 /** Per partition, the record values in offset order. */
-export async function valuesByPartition(kafka: TestKafka, topic: string, isolation: 'read_committed' | 'read_uncommitted' = 'read_committed'): Promise<Map<number, string[]>> {
+export async function valuesByPartition(
+  kafka: TestKafka,
+  topic: string,
+  isolation: 'read_committed' | 'read_uncommitted' = 'read_committed'
+): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>()
   for (const { partition, batch } of await kafka.readAll([topic], { isolation })) {
     const list = out.get(partition) ?? []
@@ -22,7 +26,10 @@ export interface Figures {
 }
 
 /** What `got` holds of `expected`, partition by partition: missing records, extra copies, and order. */
-export function compareRecords(expected: ReadonlyMap<number, readonly string[]>, got: ReadonlyMap<number, readonly string[]>): Figures {
+export function compareRecords(
+  expected: ReadonlyMap<number, readonly string[]>,
+  got: ReadonlyMap<number, readonly string[]>
+): Figures {
   const figures: Figures = { sent: 0, received: 0, lost: 0, duplicated: 0, outOfOrder: 0 }
   for (const [partition, values] of expected) {
     const copies = new Map<string, number>()

@@ -25,9 +25,27 @@ export interface Shipper {
 
 /** `squeeze produce --source file` as a child process, with the flags given and syslog lines sent as they are. */
 export function startShipper(kafka: TestKafka, topic: string, args: readonly string[]): Shipper {
-  const argv = [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--source', 'file',
-    '--kind', 'syslog', '--log-level', 'info', '-X', 'linger.ms=20', ...args]
-  const child = spawn(process.execPath, argv, { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const argv = [
+    CLI,
+    'produce',
+    '--brokers',
+    kafka.broker.brokers.join(','),
+    '--topic',
+    topic,
+    '--source',
+    'file',
+    '--kind',
+    'syslog',
+    '--log-level',
+    'info',
+    '-X',
+    'linger.ms=20',
+    ...args
+  ]
+  const child = spawn(process.execPath, argv, {
+    env: { ...process.env, KAFKA_BROKERS: '' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   let output = ''
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()))
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()))

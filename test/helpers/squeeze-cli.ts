@@ -14,11 +14,23 @@ export interface SqueezeRun {
  * Runs the built `squeeze` CLI as a child process and resolves with its exit code and output (never rejects).
  * KAFKA_BROKERS is cleared so only the flags choose the cluster; `env` adds or overrides variables.
  */
-export function runSqueeze(args: readonly string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<SqueezeRun> {
+export function runSqueeze(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}
+): Promise<SqueezeRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, KAFKA_BROKERS: '', ...options.env }, timeout: options.timeoutMs ?? 240_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      {
+        env: { ...process.env, KAFKA_BROKERS: '', ...options.env },
+        timeout: options.timeoutMs ?? 240_000,
+        maxBuffer: 64 * 1024 * 1024
+      },
+      (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+      }
+    )
   })
 }
 
@@ -31,9 +43,15 @@ export interface SqueezeProcess {
 }
 
 /** Starts the built CLI with `--metrics-port` on a free port; the caller stops it (kill) or waits for `exited`. */
-export async function startSqueeze(args: readonly string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<SqueezeProcess> {
+export async function startSqueeze(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv } = {}
+): Promise<SqueezeProcess> {
   const metricsPort = await freePort()
-  const child = spawn(process.execPath, [CLI, ...args, '--metrics-port', String(metricsPort)], { env: { ...process.env, KAFKA_BROKERS: '', ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [CLI, ...args, '--metrics-port', String(metricsPort)], {
+    env: { ...process.env, KAFKA_BROKERS: '', ...options.env },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
   let stderr = ''
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8')

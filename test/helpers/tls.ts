@@ -32,20 +32,65 @@ function openssl(args: string[], cwd: string): void {
 function makeCa(dir: string, name: string): { cert: string; key: string } {
   const key = join(dir, `${name}.key`)
   const cert = join(dir, `${name}.pem`)
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=squeeze test ${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir)
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=squeeze test ${name}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign'
+    ],
+    dir
+  )
   return { cert, key }
 }
 
 /** A key and a certificate signed by `ca`, with the given subject and X.509 extensions. */
-function issueCert(dir: string, ca: { cert: string; key: string }, name: string, subject: string, extensions: string): { cert: string; key: string } {
+function issueCert(
+  dir: string,
+  ca: { cert: string; key: string },
+  name: string,
+  subject: string,
+  extensions: string
+): { cert: string; key: string } {
   const key = join(dir, `${name}.key`)
   const csr = join(dir, `${name}.csr`)
   const cert = join(dir, `${name}.pem`)
   const ext = join(dir, `${name}.ext`)
   writeFileSync(ext, extensions)
   openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subject], dir)
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', cert, '-days', '2', '-extfile', ext], dir)
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      ca.cert,
+      '-CAkey',
+      ca.key,
+      '-CAcreateserial',
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-extfile',
+      ext
+    ],
+    dir
+  )
   return { cert, key }
 }
 
@@ -55,14 +100,44 @@ export function createTestTls(): TestTls {
   const keystorePassword = 'squeeze-keystore-pw'
   const ca = makeCa(dir, 'ca')
   const other = makeCa(dir, 'other-ca')
-  const server = issueCert(dir, ca, 'server', '/CN=squeeze test broker', 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n')
-  const client = issueCert(dir, ca, 'client', '/CN=squeeze-client', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n')
+  const server = issueCert(
+    dir,
+    ca,
+    'server',
+    '/CN=squeeze test broker',
+    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n'
+  )
+  const client = issueCert(
+    dir,
+    ca,
+    'client',
+    '/CN=squeeze-client',
+    'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n'
+  )
   const serverCertFile = server.cert
   const serverKeyFile = server.key
   const clientCertFile = client.cert
   const clientKeyFile = client.key
   const keystoreFile = join(dir, 'server.p12')
-  openssl(['pkcs12', '-export', '-in', serverCertFile, '-inkey', serverKeyFile, '-certfile', ca.cert, '-name', 'broker', '-out', keystoreFile, '-passout', `pass:${keystorePassword}`], dir)
+  openssl(
+    [
+      'pkcs12',
+      '-export',
+      '-in',
+      serverCertFile,
+      '-inkey',
+      serverKeyFile,
+      '-certfile',
+      ca.cert,
+      '-name',
+      'broker',
+      '-out',
+      keystoreFile,
+      '-passout',
+      `pass:${keystorePassword}`
+    ],
+    dir
+  )
   return {
     dir,
     caFile: ca.cert,

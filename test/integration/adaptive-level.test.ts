@@ -20,15 +20,19 @@ import { poll } from '../helpers/poll.js'
 import { compressionThrottle, SLOW_COMPRESSION_WORKER } from '../helpers/slow-compression-worker.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
 
-const SCHEMA = JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/compare-report.schema.json', import.meta.url)), 'utf8')) as object
+const SCHEMA = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../../schema/compare-report.schema.json', import.meta.url)), 'utf8')
+) as object
 
 const MIN_LEVEL = 1
 const MAX_LEVEL = 6
 
 /** Log lines with no tabs or newlines, so they survive the console tools' line framing. */
 function logLine(i: number): string {
-  return `2024-05-18T02:40:${String(i % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}Z web-${i % 5} nginx[${1200 + (i % 9)}]: ` +
+  return (
+    `2024-05-18T02:40:${String(i % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}Z web-${i % 5} nginx[${1200 + (i % 9)}]: ` +
     `10.0.${i % 7}.${i % 250} "GET /api/v1/items/${(i * 7919) % 10_000}?q=${(i * 104729) % 977} HTTP/1.1" ${i % 17 === 0 ? 503 : 200} ${300 + ((i * 104729) % 9000)} rt=0.${String(i % 997).padStart(3, '0')}`
+  )
 }
 
 type Event = { kind: 'batch'; level: number } | { kind: 'change'; direction: 'up' | 'down'; reason: string }
@@ -102,8 +106,20 @@ async function throttledRun(): Promise<Run> {
   const registry = new Registry()
   const { metrics, events } = recordingMetrics(registry)
   const producer = new Producer(
-    { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('zstd:adaptive'), adaptiveLevel: { min: MIN_LEVEL, max: MAX_LEVEL }, lingerMs: 200, batchSizeBytes: 64 * 1024, bufferMemoryBytes: 2 * 1024 * 1024 },
-    { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, metrics, compressionWorkerUrl: SLOW_COMPRESSION_WORKER }
+    {
+      ...DEFAULT_PRODUCER_CONFIG,
+      codec: parseCodecSpec('zstd:adaptive'),
+      adaptiveLevel: { min: MIN_LEVEL, max: MAX_LEVEL },
+      lingerMs: 200,
+      batchSizeBytes: 64 * 1024,
+      bufferMemoryBytes: 2 * 1024 * 1024
+    },
+    {
+      cluster: createCluster(kafka.connection, kafka.log),
+      log: kafka.log,
+      metrics,
+      compressionWorkerUrl: SLOW_COMPRESSION_WORKER
+    }
   )
   const acked: AckedBatch[] = []
   producer.onBatchAcked((b) => acked.push(b))
@@ -112,16 +128,33 @@ async function throttledRun(): Promise<Run> {
   // About 400 KB/s: a few 64 KiB batches a second, far within zstd:6 on one thread, far beyond 400 ms a batch.
   const { values, stop } = feed(producer, topic)
   try {
-    const level = (): number => [...events].reverse().find((e): e is Extract<Event, { kind: 'batch' }> => e.kind === 'batch')?.level ?? 0
-    await poll('the level to climb to 5', async () => level(), (l) => l >= 5)
+    const level = (): number =>
+      [...events].reverse().find((e): e is Extract<Event, { kind: 'batch' }> => e.kind === 'batch')?.level ?? 0
+    await poll(
+      'the level to climb to 5',
+      async () => level(),
+      (l) => l >= 5
+    )
     const throttledAt = events.length
     throttle.set(400)
-    await poll('a level change down', async () => events.slice(throttledAt).some((e) => e.kind === 'change' && e.direction === 'down'), (down) => down)
-    await poll('the level to come down to at most 3', async () => level(), (l) => l <= 3)
+    await poll(
+      'a level change down',
+      async () => events.slice(throttledAt).some((e) => e.kind === 'change' && e.direction === 'down'),
+      (down) => down
+    )
+    await poll(
+      'the level to come down to at most 3',
+      async () => level(),
+      (l) => l <= 3
+    )
     const lowestThrottled = level()
     const liftedAt = events.length
     throttle.set(0)
-    await poll('the level to go up again', async () => level(), (l) => l > lowestThrottled)
+    await poll(
+      'the level to go up again',
+      async () => level(),
+      (l) => l > lowestThrottled
+    )
     await stop()
     await producer.flush()
     assert.equal(producer.snapshot().recordsFailed, 0)
@@ -136,7 +169,10 @@ async function throttledRun(): Promise<Run> {
 
 /** The batch's records encoded again and compressed at `level`: the batch's stored size when that was its level. */
 function sizeAt(batch: ReadBatch, codec: 'zstd' | 'gzip' | 'lz4', level: number): number {
-  return buildBatch(batch.records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp })), createCodec({ codec, level })).bytes.length
+  return buildBatch(
+    batch.records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp })),
+    createCodec({ codec, level })
+  ).bytes.length
 }
 
 /**
@@ -144,7 +180,12 @@ function sizeAt(batch: ReadBatch, codec: 'zstd' | 'gzip' | 'lz4', level: number)
  * acknowledged it with. Returns those levels in offset order, and for how many batches `other(level)` would
  * have given another size (how far the check tells levels apart).
  */
-async function storedLevels(topic: string, acked: readonly AckedBatch[], codec: 'zstd' | 'gzip' | 'lz4', other: (level: number) => number): Promise<{ levels: number[]; discriminating: number }> {
+async function storedLevels(
+  topic: string,
+  acked: readonly AckedBatch[],
+  codec: 'zstd' | 'gzip' | 'lz4',
+  other: (level: number) => number
+): Promise<{ levels: number[]; discriminating: number }> {
   const byOffset = new Map(acked.map((b) => [b.baseOffset, b]))
   const stored = await kafka.readAll([topic])
   assert.equal(stored.length, acked.length)
@@ -153,7 +194,11 @@ async function storedLevels(topic: string, acked: readonly AckedBatch[], codec: 
   for (const { batch } of stored) {
     const level = byOffset.get(batch.baseOffset)?.level
     assert.ok(typeof level === 'number', `batch at ${batch.baseOffset} was acknowledged with a level`)
-    assert.equal(sizeAt(batch, codec, level), batch.storedBytes, `batch at ${batch.baseOffset} is ${codec} level ${level} byte for byte`)
+    assert.equal(
+      sizeAt(batch, codec, level),
+      batch.storedBytes,
+      `batch at ${batch.baseOffset} is ${codec} level ${level} byte for byte`
+    )
     if (sizeAt(batch, codec, other(level)) !== batch.storedBytes) discriminating++
     levels.push(level)
   }
@@ -163,7 +208,8 @@ async function storedLevels(topic: string, acked: readonly AckedBatch[], codec: 
 async function counterByLevel(name: string): Promise<Map<number, number>> {
   const metric = await run.registry.getSingleMetricAsString(name)
   const byLevel = new Map<number, number>()
-  for (const m of metric.matchAll(/level="(-?\d+)"[^}]*\} (\d+)/g)) byLevel.set(Number(m[1]), (byLevel.get(Number(m[1])) ?? 0) + Number(m[2]))
+  for (const m of metric.matchAll(/level="(-?\d+)"[^}]*\} (\d+)/g))
+    byLevel.set(Number(m[1]), (byLevel.get(Number(m[1])) ?? 0) + Number(m[2]))
   return byLevel
 }
 
@@ -183,51 +229,105 @@ describe('zstd:adaptive', () => {
     const firstDown = afterThrottle.findIndex((e) => e.kind === 'change' && e.direction === 'down')
     const batchesBefore = afterThrottle.slice(0, firstDown).filter((e) => e.kind === 'batch').length
     assert.ok(batchesBefore <= 4, `first step down after ${batchesBefore} batches`)
-    const downReasons = new Set(afterThrottle.slice(0, run.liftedAt - run.throttledAt).filter((e) => e.kind === 'change' && e.direction === 'down').map((e) => (e as { reason: string }).reason))
-    assert.ok([...downReasons].every((r) => r === 'linger' || r === 'buffer'), `down for queueing: ${[...downReasons].join(', ')}`)
+    const downReasons = new Set(
+      afterThrottle
+        .slice(0, run.liftedAt - run.throttledAt)
+        .filter((e) => e.kind === 'change' && e.direction === 'down')
+        .map((e) => (e as { reason: string }).reason)
+    )
+    assert.ok(
+      [...downReasons].every((r) => r === 'linger' || r === 'buffer'),
+      `down for queueing: ${[...downReasons].join(', ')}`
+    )
     const ups = run.events.slice(run.liftedAt).filter((e) => e.kind === 'change' && e.direction === 'up')
     assert.ok(ups.length > 0 && ups.every((e) => (e as { reason: string }).reason === 'idle'))
     const levels = new Set(run.acked.map((b) => b.level))
-    assert.ok([...levels].every((l) => l !== null && l >= MIN_LEVEL && l <= MAX_LEVEL), `levels within min/max: ${[...levels].join(', ')}`)
+    assert.ok(
+      [...levels].every((l) => l !== null && l >= MIN_LEVEL && l <= MAX_LEVEL),
+      `levels within min/max: ${[...levels].join(', ')}`
+    )
   })
 
   it('the level metrics match the level each batch was compressed at, read back from the broker', async () => {
-    const { levels, discriminating } = await storedLevels(run.topic, run.acked, 'zstd', (level) => (level === MIN_LEVEL ? MAX_LEVEL : MIN_LEVEL))
-    assert.ok(discriminating > levels.length / 2, `the size tells levels apart for ${discriminating} of ${levels.length} batches`)
+    const { levels, discriminating } = await storedLevels(run.topic, run.acked, 'zstd', (level) =>
+      level === MIN_LEVEL ? MAX_LEVEL : MIN_LEVEL
+    )
+    assert.ok(
+      discriminating > levels.length / 2,
+      `the size tells levels apart for ${discriminating} of ${levels.length} batches`
+    )
     const perBatch = countBy(run.acked, (b) => b.level as number)
     assert.ok(perBatch.size >= 3, `several levels in use: ${[...perBatch.keys()].join(', ')}`)
     assert.deepEqual(await counterByLevel('squeeze_compression_level_batches_total'), perBatch)
     assert.deepEqual(await counterByLevel('squeeze_batches_produced_total'), perBatch)
     const gauge = await run.registry.getSingleMetricAsString('squeeze_compression_level')
     const last = [...run.events].reverse().find((e) => e.kind === 'batch') as { level: number }
-    assert.match(gauge, new RegExp(`squeeze_compression_level\\{topic="${run.topic}",codec="zstd"\\} ${last.level}\\n?$`, 'm'))
+    assert.match(
+      gauge,
+      new RegExp(`squeeze_compression_level\\{topic="${run.topic}",codec="zstd"\\} ${last.level}\\n?$`, 'm')
+    )
   })
 
   it('the Java console consumer and kcat read every adaptive batch, in order', async () => {
     const bootstrap = kafka.broker.brokers[0] as string
-    const java = await runKafkaJavaTool(KafkaMainClasses.CONSOLE_CONSUMER, [
-      '--bootstrap-server', bootstrap, '--topic', run.topic, '--from-beginning', '--max-messages', String(run.values.length), '--timeout-ms', '30000'
-    ], { timeoutMs: 90_000 })
+    const java = await runKafkaJavaTool(
+      KafkaMainClasses.CONSOLE_CONSUMER,
+      [
+        '--bootstrap-server',
+        bootstrap,
+        '--topic',
+        run.topic,
+        '--from-beginning',
+        '--max-messages',
+        String(run.values.length),
+        '--timeout-ms',
+        '30000'
+      ],
+      { timeoutMs: 90_000 }
+    )
     assert.equal(java.code, 0, java.stderr.slice(-2000))
-    assert.deepEqual(java.stdout.split('\n').filter((l) => l !== ''), run.values)
+    assert.deepEqual(
+      java.stdout.split('\n').filter((l) => l !== ''),
+      run.values
+    )
     const kcat = await new Promise<string>((resolve, reject) => {
-      const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', run.topic, '-e', '-q', '-f', '%s\\n'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', run.topic, '-e', '-q', '-f', '%s\\n'], {
+        stdio: ['ignore', 'pipe', 'pipe']
+      })
       let out = ''
       let err = ''
       child.stdout.on('data', (d: Buffer) => (out += d.toString()))
       child.stderr.on('data', (d: Buffer) => (err += d.toString()))
       child.on('error', (e) => reject(new Error(`kcat did not start (bash scripts/ensure-apt.sh kcat): ${e.message}`)))
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`kcat exited ${code}: ${err.slice(-2000)}`))))
+      child.on('close', (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`kcat exited ${code}: ${err.slice(-2000)}`))
+      )
     })
-    assert.deepEqual(kcat.split('\n').filter((l) => l !== ''), run.values)
+    assert.deepEqual(
+      kcat.split('\n').filter((l) => l !== ''),
+      run.values
+    )
   })
 
   for (const mode of ['copy', 'projection']) {
     it(`compare --mode ${mode} takes zstd:adaptive as a target, and its row shows the level mix`, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'squeeze-adaptive-'))
       try {
-        const result = await runSqueeze(['compare', '--brokers', kafka.broker.brokers.join(','), '--topic', run.topic, '--mode', mode, '--targets', 'zstd:1,zstd:adaptive',
-          '--json', join(dir, 'r.json'), '--log-level', 'error'])
+        const result = await runSqueeze([
+          'compare',
+          '--brokers',
+          kafka.broker.brokers.join(','),
+          '--topic',
+          run.topic,
+          '--mode',
+          mode,
+          '--targets',
+          'zstd:1,zstd:adaptive',
+          '--json',
+          join(dir, 'r.json'),
+          '--log-level',
+          'error'
+        ])
         assert.equal(result.code, 0, result.stderr)
         const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReport
         assert.ok(new Ajv({ allErrors: true }).validate(SCHEMA, report))
@@ -248,11 +348,19 @@ describe('zstd:adaptive', () => {
 
 describe('gzip:adaptive and lz4:adaptive', () => {
   // From each codec's default (gzip 6, lz4 1) up while compression keeps up; lz4 2 and up are LZ4HC.
-  for (const { codec, other } of [{ codec: 'gzip', other: (l: number) => (l === 1 ? 9 : 1) }, { codec: 'lz4', other: (l: number) => (l === 1 ? 9 : 1) }] as const) {
+  for (const { codec, other } of [
+    { codec: 'gzip', other: (l: number) => (l === 1 ? 9 : 1) },
+    { codec: 'lz4', other: (l: number) => (l === 1 ? 9 : 1) }
+  ] as const) {
     it(`${codec}: the producer moves over several levels, and every stored batch is ${codec} at the level it was acknowledged with`, async () => {
       const topic = await kafka.createTopic(undefined, { partitions: 1 })
       const producer = new Producer(
-        { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec(`${codec}:adaptive`), lingerMs: 200, batchSizeBytes: 64 * 1024 },
+        {
+          ...DEFAULT_PRODUCER_CONFIG,
+          codec: parseCodecSpec(`${codec}:adaptive`),
+          lingerMs: 200,
+          batchSizeBytes: 64 * 1024
+        },
         { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log }
       )
       const acked: AckedBatch[] = []
@@ -260,7 +368,11 @@ describe('gzip:adaptive and lz4:adaptive', () => {
       await producer.start()
       const { values, stop } = feed(producer, topic)
       try {
-        await poll(`${codec} batches at 3 levels`, async () => new Set(acked.map((b) => b.level)).size, (n) => n >= 3)
+        await poll(
+          `${codec} batches at 3 levels`,
+          async () => new Set(acked.map((b) => b.level)).size,
+          (n) => n >= 3
+        )
         await stop()
         await producer.flush()
       } finally {
@@ -283,7 +395,14 @@ describe('zstd:adaptive with a CPU budget', () => {
   async function budgetRun(cpuBudgetSecondsPerGiB: number): Promise<number[]> {
     const topic = await kafka.createTopic(undefined, { partitions: 1 })
     const producer = new Producer(
-      { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('zstd:adaptive'), adaptiveLevel: { min: MIN_LEVEL, max: MAX_LEVEL, cpuBudgetSecondsPerGiB }, compressionThreads: 0, lingerMs: 200, batchSizeBytes: 64 * 1024 },
+      {
+        ...DEFAULT_PRODUCER_CONFIG,
+        codec: parseCodecSpec('zstd:adaptive'),
+        adaptiveLevel: { min: MIN_LEVEL, max: MAX_LEVEL, cpuBudgetSecondsPerGiB },
+        compressionThreads: 0,
+        lingerMs: 200,
+        batchSizeBytes: 64 * 1024
+      },
       { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log }
     )
     const acked: AckedBatch[] = []
@@ -291,7 +410,9 @@ describe('zstd:adaptive with a CPU budget', () => {
     await producer.start()
     try {
       const values = Array.from({ length: 16_000 }, (_, i) => logLine(i))
-      await producer.sendMany(values.map((v, i) => ({ topic, key: null, value: Buffer.from(v), timestamp: RECENT_MS + i })))
+      await producer.sendMany(
+        values.map((v, i) => ({ topic, key: null, value: Buffer.from(v), timestamp: RECENT_MS + i }))
+      )
       await producer.flush()
       assert.equal(producer.snapshot().recordsAcked, values.length)
     } finally {
@@ -307,9 +428,15 @@ describe('zstd:adaptive with a CPU budget', () => {
     assert.ok(tight.length >= 20 && generous.length >= 20, `${tight.length} and ${generous.length} batches`)
     // From the default, 3, one step down per batch measured over the budget.
     assert.deepEqual(tight.slice(0, 3), [3, 2, 1])
-    assert.ok(tight.slice(2).every((l) => l === MIN_LEVEL), `tight: ${tight.join(' ')}`)
+    assert.ok(
+      tight.slice(2).every((l) => l === MIN_LEVEL),
+      `tight: ${tight.join(' ')}`
+    )
     // Up one level per few batches measured within it, never down.
-    assert.ok(generous.every((l, i) => i === 0 || l >= (generous[i - 1] as number)), `generous: ${generous.join(' ')}`)
+    assert.ok(
+      generous.every((l, i) => i === 0 || l >= (generous[i - 1] as number)),
+      `generous: ${generous.join(' ')}`
+    )
     assert.equal(generous.at(-1), MAX_LEVEL, `generous: ${generous.join(' ')}`)
   })
 })

@@ -13,11 +13,18 @@ import { parseCodecSpec, type CodecSpec } from '../../lib/codecs/index.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseTargets } from '../../lib/copier/targets.js'
-import { killEmbeddedBrokersOnExit, startKraftBroker,
-  type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import {
+  killEmbeddedBrokersOnExit,
+  startKraftBroker,
+  type EmbeddedBroker
+} from '../../lib/embedded-broker/kraft-broker.js'
 import { KafkaMainClasses, runKafkaJavaTool } from '../../lib/embedded-broker/java-tools.js'
-import { createCluster, createKafkaClient, DEFAULT_CONNECTION,
-  type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import {
+  createCluster,
+  createKafkaClient,
+  DEFAULT_CONNECTION,
+  type KafkaConnectionConfig
+} from '../../lib/kafka/connection.js'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
@@ -61,10 +68,14 @@ before(async () => {
   tls = createTestTls()
   dir = mkdtempSync(join(tmpdir(), 'squeeze-audit-'))
   broker = await startKraftBroker({
-    security: { keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
-      saslSsl: { scramUsers: [{ mechanism: 'SCRAM-SHA-256', ...AUDITOR }] } },
-    serverOverrides: { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-      'super.users': 'User:ANONYMOUS' }
+    security: {
+      keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
+      saslSsl: { scramUsers: [{ mechanism: 'SCRAM-SHA-256', ...AUDITOR }] }
+    },
+    serverOverrides: {
+      'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      'super.users': 'User:ANONYMOUS'
+    }
   })
   connection = { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap], clientId: 'squeeze-test' }
   admin = createKafkaClient(connection, log).admin()
@@ -83,24 +94,42 @@ function lines(source: readonly string[], from: number, count: number): string[]
 }
 
 async function create(topic: string, configs: Record<string, string> = {}): Promise<void> {
-  await createTopicsAndWait(admin, [{ topic, numPartitions: 2, replicationFactor: 1,
-    configEntries: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }])
+  await createTopicsAndWait(admin, [
+    {
+      topic,
+      numPartitions: 2,
+      replicationFactor: 1,
+      configEntries: Object.entries(configs).map(([n, value]) => ({ name: n, value }))
+    }
+  ])
 }
 
 /** Sends through squeeze's producer, each topic with its codec, records one millisecond apart from a minute ago. */
-async function squeezeWrites(topics: ReadonlyArray<{ topic: string; codec: CodecSpec; values: readonly string[]; keyed?: boolean }>): Promise<void> {
-  const producer = new Producer({
-    ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 5,
+async function squeezeWrites(
+  topics: ReadonlyArray<{ topic: string; codec: CodecSpec; values: readonly string[]; keyed?: boolean }>
+): Promise<void> {
+  const producer = new Producer(
+    {
+      ...DEFAULT_PRODUCER_CONFIG,
+      codec: { codec: 'lz4', level: 1 },
+      lingerMs: 5,
       topicCodecs: Object.fromEntries(topics.map((t) => [t.topic, t.codec]))
-  }, { cluster: createCluster(connection, log), log })
+    },
+    { cluster: createCluster(connection, log), log }
+  )
   await producer.start()
   try {
     const start = Date.now() - 60_000
     for (const t of topics) {
-      await producer.sendMany(t.values.map((v, i) => ({
-        topic: t.topic, partition: i % 2, key: t.keyed === true ? Buffer.from(`k${i % 50}`) : null,
-          value: Buffer.from(v), timestamp: start + i
-      })))
+      await producer.sendMany(
+        t.values.map((v, i) => ({
+          topic: t.topic,
+          partition: i % 2,
+          key: t.keyed === true ? Buffer.from(`k${i % 50}`) : null,
+          value: Buffer.from(v),
+          timestamp: start + i
+        }))
+      )
     }
     await producer.flush()
   } finally {
@@ -110,10 +139,13 @@ async function squeezeWrites(topics: ReadonlyArray<{ topic: string; codec: Codec
 
 function kcat(topic: string, codec: string, values: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kcat', ['-P', '-b', broker.bootstrap, '-t', topic, '-z', codec], { stdio: ['pipe', 'ignore',
-      'pipe'] })
+    const child = spawn('kcat', ['-P', '-b', broker.bootstrap, '-t', topic, '-z', codec], {
+      stdio: ['pipe', 'ignore', 'pipe']
+    })
     let stderr = ''
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString()
+    })
     child.on('error', reject)
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kcat exited ${code}: ${stderr}`))))
     child.stdin.end(`${values.join('\n')}\n`)
@@ -128,22 +160,40 @@ async function java(mainClass: string, args: string[], input?: string): Promise<
 
 /** A consumer group that reads `topic` and commits: the classic protocol or KIP-848's consumer protocol. */
 async function consumeAsGroup(topic: string, group: string, protocol: 'classic' | 'consumer'): Promise<void> {
-  await java(KafkaMainClasses.CONSOLE_CONSUMER, ['--bootstrap-server', broker.bootstrap, '--topic', topic, '--group',
-    group, '--from-beginning',
-    '--max-messages', '100', '--timeout-ms', '60000', '--consumer-property', `group.protocol=${protocol}`])
+  await java(KafkaMainClasses.CONSOLE_CONSUMER, [
+    '--bootstrap-server',
+    broker.bootstrap,
+    '--topic',
+    topic,
+    '--group',
+    group,
+    '--from-beginning',
+    '--max-messages',
+    '100',
+    '--timeout-ms',
+    '60000',
+    '--consumer-property',
+    `group.protocol=${protocol}`
+  ])
 }
 
 /** The cluster the audit reads: about thirty topics, written by kcat, the Java producer and squeeze. */
 async function fillCluster(): Promise<void> {
   const codecs = ['lz4', 'zstd:3', 'gzip:6', 'snappy', 'none', 'zstd:1']
   const bySqueeze = Array.from({ length: 20 }, (_, i) => ({
-    topic: name(`squeeze-${String(i).padStart(2, '0')}`), codec: parseCodecSpec(codecs[i % codecs.length] as string),
+    topic: name(`squeeze-${String(i).padStart(2, '0')}`),
+    codec: parseCodecSpec(codecs[i % codecs.length] as string),
     values: lines(i % 2 === 0 ? ACCESS : ZEEK, i * 397, RECORDS)
   }))
   const special = {
-    compacted: name('compacted'), recompressed: name('broker-gzip'), forbidden: name('forbidden'),
-      classic: name('group-classic'),
-    consumer: name('group-consumer'), empty: name('empty'), tiny: name('tiny'), retained: name('retained')
+    compacted: name('compacted'),
+    recompressed: name('broker-gzip'),
+    forbidden: name('forbidden'),
+    classic: name('group-classic'),
+    consumer: name('group-consumer'),
+    empty: name('empty'),
+    tiny: name('tiny'),
+    retained: name('retained')
   }
   for (const t of bySqueeze) await create(t.topic)
   await create(special.compacted, { 'cleanup.policy': 'compact' })
@@ -162,10 +212,14 @@ async function fillCluster(): Promise<void> {
   ])
   const codecName = (spec: CodecSpec): string => spec.codec
   planned.push(...bySqueeze.map((t) => ({ topic: t.topic, codecs: [codecName(t.codec)], groups: 0 })))
-  planned.push({ topic: special.compacted, codecs: ['zstd'], groups: 0 }, { topic: special.recompressed,
-    codecs: ['gzip'], groups: 0 },
-    { topic: special.retained, codecs: ['lz4'], groups: 0 }, { topic: special.classic, codecs: ['snappy'], groups: 1 },
-    { topic: special.consumer, codecs: ['zstd'], groups: 1 }, { topic: special.tiny, codecs: ['lz4'], groups: 0 })
+  planned.push(
+    { topic: special.compacted, codecs: ['zstd'], groups: 0 },
+    { topic: special.recompressed, codecs: ['gzip'], groups: 0 },
+    { topic: special.retained, codecs: ['lz4'], groups: 0 },
+    { topic: special.classic, codecs: ['snappy'], groups: 1 },
+    { topic: special.consumer, codecs: ['zstd'], groups: 1 },
+    { topic: special.tiny, codecs: ['lz4'], groups: 0 }
+  )
   // Foreign producers: kcat (librdkafka) and Kafka's Java producer.
   for (const codec of ['lz4', 'gzip', 'none']) {
     const topic = name(`kcat-${codec}`)
@@ -175,28 +229,45 @@ async function fillCluster(): Promise<void> {
   }
   const javaTopic = name('java-zstd')
   await create(javaTopic)
-  await java(KafkaMainClasses.CONSOLE_PRODUCER, ['--bootstrap-server', broker.bootstrap, '--topic', javaTopic,
-    '--compression-codec', 'zstd'], `${lines(ACCESS, 2000, RECORDS).join('\n')}\n`)
+  await java(
+    KafkaMainClasses.CONSOLE_PRODUCER,
+    ['--bootstrap-server', broker.bootstrap, '--topic', javaTopic, '--compression-codec', 'zstd'],
+    `${lines(ACCESS, 2000, RECORDS).join('\n')}\n`
+  )
   planned.push({ topic: javaTopic, codecs: ['zstd'], groups: 0 })
   await consumeAsGroup(special.classic, name('classic-group'), 'classic')
   await consumeAsGroup(special.consumer, name('kip848-group'), 'consumer')
 
   const topicAcl = (operation: number, permissionType: number, resourceName: string, pattern: number) => ({
-    resourceType: kafkajs.AclResourceTypes.TOPIC, resourceName, resourcePatternType: pattern,
-    principal: `User:${AUDITOR.name}`, host: '*', operation, permissionType
+    resourceType: kafkajs.AclResourceTypes.TOPIC,
+    resourceName,
+    resourcePatternType: pattern,
+    principal: `User:${AUDITOR.name}`,
+    host: '*',
+    operation,
+    permissionType
   })
   await admin.createAcls({
     acl: [
-      ...[kafkajs.AclOperationTypes.READ, kafkajs.AclOperationTypes.DESCRIBE,
-        kafkajs.AclOperationTypes.DESCRIBE_CONFIGS]
-        .map((op) => topicAcl(op, kafkajs.AclPermissionTypes.ALLOW, `${run}-`, kafkajs.ResourcePatternTypes.PREFIXED)),
-      topicAcl(kafkajs.AclOperationTypes.READ, kafkajs.AclPermissionTypes.DENY, special.forbidden,
-        kafkajs.ResourcePatternTypes.LITERAL),
+      ...[
+        kafkajs.AclOperationTypes.READ,
+        kafkajs.AclOperationTypes.DESCRIBE,
+        kafkajs.AclOperationTypes.DESCRIBE_CONFIGS
+      ].map((op) => topicAcl(op, kafkajs.AclPermissionTypes.ALLOW, `${run}-`, kafkajs.ResourcePatternTypes.PREFIXED)),
+      topicAcl(
+        kafkajs.AclOperationTypes.READ,
+        kafkajs.AclPermissionTypes.DENY,
+        special.forbidden,
+        kafkajs.ResourcePatternTypes.LITERAL
+      ),
       {
-        resourceType: kafkajs.AclResourceTypes.GROUP, resourceName: '*',
-          resourcePatternType: kafkajs.ResourcePatternTypes.LITERAL,
-        principal: `User:${AUDITOR.name}`, host: '*', operation: kafkajs.AclOperationTypes.DESCRIBE,
-          permissionType: kafkajs.AclPermissionTypes.ALLOW
+        resourceType: kafkajs.AclResourceTypes.GROUP,
+        resourceName: '*',
+        resourcePatternType: kafkajs.ResourcePatternTypes.LITERAL,
+        principal: `User:${AUDITOR.name}`,
+        host: '*',
+        operation: kafkajs.AclOperationTypes.DESCRIBE,
+        permissionType: kafkajs.AclPermissionTypes.ALLOW
       }
     ]
   })
@@ -204,10 +275,30 @@ async function fillCluster(): Promise<void> {
 
 function auditArgs(extra: readonly string[]): { args: string[]; env: NodeJS.ProcessEnv } {
   return {
-    args: ['audit', '--brokers', broker.saslSslBootstrap as string, '--ssl-ca-file', tls.caFile, '--security-protocol',
-      'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256',
-      '--topics', `${run}-.*`, '--sample', '1MiB', '--targets', TARGETS, '--threads', '2', '-X',
-        `linger.ms=${BATCHING.lingerMs}`, '-X', `batch.size=${BATCHING.batchSizeBytes}`, ...extra],
+    args: [
+      'audit',
+      '--brokers',
+      broker.saslSslBootstrap as string,
+      '--ssl-ca-file',
+      tls.caFile,
+      '--security-protocol',
+      'SASL_SSL',
+      '--sasl-mechanism',
+      'SCRAM-SHA-256',
+      '--topics',
+      `${run}-.*`,
+      '--sample',
+      '1MiB',
+      '--targets',
+      TARGETS,
+      '--threads',
+      '2',
+      '-X',
+      `linger.ms=${BATCHING.lingerMs}`,
+      '-X',
+      `batch.size=${BATCHING.batchSizeBytes}`,
+      ...extra
+    ],
     env: { KAFKA_SASL_USERNAME: AUDITOR.name, KAFKA_SASL_PASSWORD: AUDITOR.password }
   }
 }
@@ -243,12 +334,24 @@ function parseGroupCommand(stdout: string): Map<string, Set<string>> {
 }
 
 describe('squeeze audit: a cluster of thirty topics, read-only, by a user with Read and Describe', () => {
-  it('reports every topic\'s codec mix, replication factor, retention, cleanup policy and groups as Kafka\'s tools do; one unreadable topic does not stop the others', async () => {
+  it("reports every topic's codec mix, replication factor, retention, cleanup policy and groups as Kafka's tools do; one unreadable topic does not stop the others", async () => {
     const json = join(dir, 'audit.json')
     const markdown = join(dir, 'audit.md')
     const chart = join(dir, 'audit.svg')
-    const { args, env } = auditArgs(['--json', json, '--markdown', markdown, '--chart', chart,
-      '--price-storage-gib-month', '0.08', '--price-transfer-gib', '0.02', '--price-core-hour', '0.04'])
+    const { args, env } = auditArgs([
+      '--json',
+      json,
+      '--markdown',
+      markdown,
+      '--chart',
+      chart,
+      '--price-storage-gib-month',
+      '0.08',
+      '--price-transfer-gib',
+      '0.02',
+      '--price-core-hour',
+      '0.04'
+    ])
     const before = new Set(await admin.listTopics())
     const audit = await runSqueeze(args, { env, timeoutMs: 600_000 })
     assert.equal(audit.code, 5, `a partial report (one topic not readable) exits 5:\n${audit.stdout}\n${audit.stderr}`)
@@ -256,13 +359,21 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     process.stdout.write(`# ${audit.stdout.split('\n').join('\n# ')}\n`)
     for (const line of audit.stdout.split('\n')) assert.ok(line.length <= 100, `fits 100 columns: ${line}`)
 
-    const progress = audit.stderr.split('\n').filter((l) => l.includes('"audit progress"')).map((l) => JSON.parse(l) as { topicsDone: number; topics: number })
-    assert.deepEqual(progress.at(-1), { ...progress.at(-1), topicsDone: planned.length + 2,
-      topics: planned.length + 2 }, 'progress on stderr, as JSON lines off a terminal')
+    const progress = audit.stderr
+      .split('\n')
+      .filter((l) => l.includes('"audit progress"'))
+      .map((l) => JSON.parse(l) as { topicsDone: number; topics: number })
+    assert.deepEqual(
+      progress.at(-1),
+      { ...progress.at(-1), topicsDone: planned.length + 2, topics: planned.length + 2 },
+      'progress on stderr, as JSON lines off a terminal'
+    )
     const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
-    const validate = new Ajv({ allErrors: true,
-      strict: true }).compile(JSON.parse(readFileSync(fileURLToPath(new URL('../../../schema/audit-report.schema.json',
-      import.meta.url)), 'utf8')) as object)
+    const validate = new Ajv({ allErrors: true, strict: true }).compile(
+      JSON.parse(
+        readFileSync(fileURLToPath(new URL('../../../schema/audit-report.schema.json', import.meta.url)), 'utf8')
+      ) as object
+    )
     assert.equal(validate(report), true, JSON.stringify(validate.errors))
     assert.equal(report.topics.length, planned.length + 2, 'every test topic, the forbidden and the empty one included')
     assert.equal(report.partial, true)
@@ -276,52 +387,84 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     assert.equal(row(name('empty')).status, 'empty')
     assert.equal(row(name('tiny')).status, 'too-little-data')
     const statuses = report.topics.map((t) => t.status === 'audited')
-    assert.deepEqual(statuses, [...statuses].sort((a, b) => Number(b) - Number(a)),
-      'audited topics first: only they are ranked')
+    assert.deepEqual(
+      statuses,
+      [...statuses].sort((a, b) => Number(b) - Number(a)),
+      'audited topics first: only they are ranked'
+    )
 
     // Kafka's DumpLogSegments on every partition's segment: the sample (larger than any topic) read every batch.
-    const files = planned.flatMap((p) => [0, 1].map((partition) => join(broker.kafkaLogDir, `${p.topic}-${partition}`,
-      '00000000000000000000.log')))
+    const files = planned.flatMap((p) =>
+      [0, 1].map((partition) => join(broker.kafkaLogDir, `${p.topic}-${partition}`, '00000000000000000000.log'))
+    )
     const dumped = parseDumpLogSegments(await java(KafkaMainClasses.DUMP_LOG_SEGMENTS, ['--files', files.join(',')]))
     for (const p of planned) {
       const t = row(p.topic)
       if (p.topic !== name('tiny')) assert.equal(t.status, 'audited', `${p.topic}: ${t.error}`)
       const inLog = new Map<string, number>()
-      for (const b of dumped.filter((d) => d.file?.includes(`/${p.topic}-`) === true)) inLog.set(b.codec,
-        (inLog.get(b.codec) ?? 0) + 1)
-      assert.deepEqual(new Map(t.current?.codecs.map((c) => [c.codec, c.batches])), inLog,
-        `${p.topic}: codec mix, batches per codec as DumpLogSegments lists them`)
+      for (const b of dumped.filter((d) => d.file?.includes(`/${p.topic}-`) === true))
+        inLog.set(b.codec, (inLog.get(b.codec) ?? 0) + 1)
+      assert.deepEqual(
+        new Map(t.current?.codecs.map((c) => [c.codec, c.batches])),
+        inLog,
+        `${p.topic}: codec mix, batches per codec as DumpLogSegments lists them`
+      )
       for (const codec of p.codecs) assert.ok(inLog.has(codec), `${p.topic}: written with ${codec}`)
       assert.equal(t.facts?.groups.length, p.groups, `${p.topic}: groups`)
       assert.ok(t.current !== null && t.current.meanRecordsPerBatch > 0)
     }
     assert.equal(row(name('compacted')).compacted, true)
-    assert.match(audit.stdout,
-      new RegExp(`${name('compacted')}: compacted: the figures apply to what compaction keeps`))
+    assert.match(
+      audit.stdout,
+      new RegExp(`${name('compacted')}: compacted: the figures apply to what compaction keeps`)
+    )
     assert.equal(row(name('broker-gzip')).brokerRecompresses, true)
     assert.equal(row(name('broker-gzip')).facts?.compressionTypeSource, 'topic')
     assert.match(audit.stdout, /the broker recompresses every batch/)
     assert.ok(report.totals.money !== null && report.totals.money.net !== null, 'priced totals')
 
     // Kafka's own tools, on the super user's listener, say the same.
-    const configs = parseConfigCommand(await java(KafkaMainClasses.CONFIG_COMMAND, ['--bootstrap-server',
-      broker.bootstrap, '--describe', '--entity-type', 'topics']))
-    const groups = parseGroupCommand(await java(KafkaMainClasses.CONSUMER_GROUP_COMMAND, ['--bootstrap-server',
-      broker.bootstrap, '--describe', '--all-groups']))
-    const described = await java(KafkaMainClasses.TOPIC_COMMAND, ['--bootstrap-server', broker.bootstrap, '--describe',
-      '--topic', `${run}-.*`])
+    const configs = parseConfigCommand(
+      await java(KafkaMainClasses.CONFIG_COMMAND, [
+        '--bootstrap-server',
+        broker.bootstrap,
+        '--describe',
+        '--entity-type',
+        'topics'
+      ])
+    )
+    const groups = parseGroupCommand(
+      await java(KafkaMainClasses.CONSUMER_GROUP_COMMAND, [
+        '--bootstrap-server',
+        broker.bootstrap,
+        '--describe',
+        '--all-groups'
+      ])
+    )
+    const described = await java(KafkaMainClasses.TOPIC_COMMAND, [
+      '--bootstrap-server',
+      broker.bootstrap,
+      '--describe',
+      '--topic',
+      `${run}-.*`
+    ])
     for (const t of report.topics.filter((x) => x.facts !== null)) {
       const dynamic = configs.get(t.topic) ?? new Map<string, string>()
-      if (dynamic.has('retention.ms')) assert.equal(String(t.facts?.retentionMs), dynamic.get('retention.ms'),
-        `${t.topic}: retention.ms`)
-      if (dynamic.has('retention.bytes')) assert.equal(String(t.facts?.retentionBytes), dynamic.get('retention.bytes'),
-        `${t.topic}: retention.bytes`)
+      if (dynamic.has('retention.ms'))
+        assert.equal(String(t.facts?.retentionMs), dynamic.get('retention.ms'), `${t.topic}: retention.ms`)
+      if (dynamic.has('retention.bytes'))
+        assert.equal(String(t.facts?.retentionBytes), dynamic.get('retention.bytes'), `${t.topic}: retention.bytes`)
       assert.equal(t.facts?.cleanupPolicy, dynamic.get('cleanup.policy') ?? 'delete', `${t.topic}: cleanup.policy`)
       if (dynamic.has('compression.type')) assert.equal(t.facts?.compressionType, dynamic.get('compression.type'))
-      const rf = new RegExp(`Topic: ${t.topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s.*ReplicationFactor: (\\d+)`).exec(described)
+      const rf = new RegExp(
+        `Topic: ${t.topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s.*ReplicationFactor: (\\d+)`
+      ).exec(described)
       assert.equal(String(t.facts?.replicationFactor), rf?.[1], `${t.topic}: replication factor`)
-      assert.equal(t.facts?.groups.length, groups.get(t.topic)?.size ?? 0,
-        `${t.topic}: groups, as kafka-consumer-groups lists them`)
+      assert.equal(
+        t.facts?.groups.length,
+        groups.get(t.topic)?.size ?? 0,
+        `${t.topic}: groups, as kafka-consumer-groups lists them`
+      )
     }
     assert.equal(row(name('retained')).facts?.retentionMs, 3_600_000)
     assert.equal(row(name('retained')).facts?.retentionBytes, 1_048_576)
@@ -329,7 +472,7 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     assert.match(readFileSync(chart, 'utf8'), /^<svg /)
   })
 
-  it('projects stored bytes per record within 2% of compare\'s copy mode, on three topics', async (t) => {
+  it("projects stored bytes per record within 2% of compare's copy mode, on three topics", async (t) => {
     const json = join(dir, 'three.json')
     const topics = [name('squeeze-00'), name('squeeze-01'), name('squeeze-04')]
     const { args, env } = auditArgs(['--json', json, '--quiet', '--exclude', `${run}-squeeze-0[235-9]`])
@@ -337,26 +480,40 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     const audit = await runSqueeze(args, { env, timeoutMs: 300_000 })
     assert.equal(audit.code, 0, audit.stderr)
     const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
-    assert.deepEqual(report.topics.map((x) => x.topic).sort(), topics,
-      '--topics and --exclude, each matched against the whole name')
+    assert.deepEqual(
+      report.topics.map((x) => x.topic).sort(),
+      topics,
+      '--topics and --exclude, each matched against the whole name'
+    )
     assert.equal(audit.stderr.includes('audit progress'), false, '--quiet')
     for (const topic of topics) {
       const targets = parseTargets(TARGETS, topic)
       t.after(() => admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))
-      const copied = (await runCompare({
-        connection, sourceTopic: topic, sourceDescription: { kind: 'topic', description: topic }, targets, format: null,
-        rateEvidence: { kind: 'topic', lookbackMs: 3_600_000 }, producer: { ...DEFAULT_PRODUCER_CONFIG,
-          ...COPIER_PRODUCER_DEFAULTS, ...BATCHING },
-        keepTopics: false, consumers: 0, version: 'test', log
-      })).report
+      const copied = (
+        await runCompare({
+          connection,
+          sourceTopic: topic,
+          sourceDescription: { kind: 'topic', description: topic },
+          targets,
+          format: null,
+          rateEvidence: { kind: 'topic', lookbackMs: 3_600_000 },
+          producer: { ...DEFAULT_PRODUCER_CONFIG, ...COPIER_PRODUCER_DEFAULTS, ...BATCHING },
+          keepTopics: false,
+          consumers: 0,
+          version: 'test',
+          log
+        })
+      ).report
       const audited = report.topics.find((x) => x.topic === topic)
       assert.equal(audited?.status, 'audited', audited?.error ?? '')
       for (const target of copied.targets) {
         const projected = audited?.targets.find((x) => x.target === target.target)
         assert.ok(projected !== undefined, `${topic} ${target.target}`)
         const off = Math.abs(projected.ratio - target.ratio) / target.ratio
-        assert.ok(off <= 0.02,
-          `${topic} ${target.target}: projected ratio ${projected.ratio}, the copy stored ${target.ratio} (${(off * 100).toFixed(2)}% apart)`)
+        assert.ok(
+          off <= 0.02,
+          `${topic} ${target.target}: projected ratio ${projected.ratio}, the copy stored ${target.ratio} (${(off * 100).toFixed(2)}% apart)`
+        )
       }
     }
   })

@@ -90,7 +90,8 @@ function assertAsProjected(
   first: CompareReportJson
 ): void {
   const firstRow = first.targets.find((r) => r.target === projected.target)
-  const batching = `records per batch: projected ${firstRow?.meanRecordsPerBatch.toFixed(1)}, stored ` +
+  const batching =
+    `records per batch: projected ${firstRow?.meanRecordsPerBatch.toFixed(1)}, stored ` +
     `${second.current?.row.meanRecordsPerBatch.toFixed(1)}`
   const current = second.current?.row
   assert.ok(current !== undefined, 'the second topic has a current row')
@@ -141,29 +142,31 @@ describe('settings compare emits, pasted into the client, store what compare pro
     assertAsProjected(t, await compare(second, 'squeeze', TO_ZSTD_6), row, report)
   })
 
-  it('kcat (librdkafka): the emitted properties as kcat -F FILE; librdkafka cannot set zstd:19 and gets ' +
-    'zstd:12', async (t) => {
-    const lines = join(dir, 'lines.log')
-    writeFileSync(lines, `${corpusLines(FIXTURE).join('\n')}\n`)
-    const first = await kafka.createTopic(t, { partitions: 1 })
-    const defaults = await run('kcat', ['-b', brokers(), '-P', '-t', first, '-l', lines])
-    assert.equal(defaults.code, 0, defaults.stderr)
-    const report = await compare(first, 'librdkafka', WITH_ZSTD_19)
-    assert.ok(
-      report.targets.some((r) => r.target === 'zstd:12'),
-      'compare added zstd:12 for librdkafka'
-    )
-    const row = clientRow(report, 'librdkafka')
-    assert.equal(row.target, 'zstd:12')
-    assert.equal(row.limited, true)
-    assert.match(row.text, /^librdkafka cannot set zstd:19; zstd:12 stores \d+\.\d\dx of it$/)
-    const props = join(dir, `${first}.properties`)
-    writeFileSync(props, row.settings?.text ?? '')
-    const second = await kafka.createTopic(t, { partitions: 1 })
-    const written = await run('kcat', ['-F', props, '-P', '-t', second, '-l', lines])
-    assert.equal(written.code, 0, written.stderr)
-    assertAsProjected(t, await compare(second, 'librdkafka', WITH_ZSTD_19), row, report)
-  })
+  it(
+    'kcat (librdkafka): the emitted properties as kcat -F FILE; librdkafka cannot set zstd:19 and gets ' + 'zstd:12',
+    async (t) => {
+      const lines = join(dir, 'lines.log')
+      writeFileSync(lines, `${corpusLines(FIXTURE).join('\n')}\n`)
+      const first = await kafka.createTopic(t, { partitions: 1 })
+      const defaults = await run('kcat', ['-b', brokers(), '-P', '-t', first, '-l', lines])
+      assert.equal(defaults.code, 0, defaults.stderr)
+      const report = await compare(first, 'librdkafka', WITH_ZSTD_19)
+      assert.ok(
+        report.targets.some((r) => r.target === 'zstd:12'),
+        'compare added zstd:12 for librdkafka'
+      )
+      const row = clientRow(report, 'librdkafka')
+      assert.equal(row.target, 'zstd:12')
+      assert.equal(row.limited, true)
+      assert.match(row.text, /^librdkafka cannot set zstd:19; zstd:12 stores \d+\.\d\dx of it$/)
+      const props = join(dir, `${first}.properties`)
+      writeFileSync(props, row.settings?.text ?? '')
+      const second = await kafka.createTopic(t, { partitions: 1 })
+      const written = await run('kcat', ['-F', props, '-P', '-t', second, '-l', lines])
+      assert.equal(written.code, 0, written.stderr)
+      assertAsProjected(t, await compare(second, 'librdkafka', WITH_ZSTD_19), row, report)
+    }
+  )
 
   it("Kafka's Java producer (ProducerPerformance): the emitted properties as --producer.config FILE", async (t) => {
     // The second topic is written with as many records as the first, the run the batch.size was simulated over.
@@ -207,73 +210,79 @@ describe('compare --apply-topic-config', () => {
     return new Map((resources[0]?.configEntries ?? []).map((e) => [e.configName, e.configValue]))
   }
 
-  it('changes nothing without the flag; with it, a validated dry run, then only the named configs ' +
-    'change', async (t) => {
-    const topic = await kafka.createTopic(t, {
-      partitions: 1,
-      configs: { 'compression.type': 'gzip', 'retention.ms': '7200000' }
-    })
-    const filled = await runSqueeze([
-      'produce',
-      '--brokers',
-      brokers(),
-      '--topic',
-      topic,
-      '--source',
-      'file',
-      '--file',
-      corpusPath('syslog_mtail_sftp_chroot.log'),
-      '--kind',
-      'syslog',
-      '--codec',
-      'gzip',
-      '--log-level',
-      'error'
-    ])
-    assert.equal(filled.code, 0, filled.stderr)
-    const args = [
-      'compare',
-      '--topic',
-      topic,
-      '--brokers',
-      brokers(),
-      '--mode',
-      'projection',
-      '--targets',
-      'none,zstd:3',
-      '--client',
-      'squeeze',
-      '--topic-compression',
-      'codec',
-      '--log-level',
-      'error'
-    ]
-    const printed = await runSqueeze(args)
-    assert.equal(printed.code, 0, printed.stderr)
-    assert.match(
-      printed.stdout,
-      new RegExp(
-        `kafka-configs\\.sh --bootstrap-server ${brokers()} --alter --entity-type topics --entity-name ${topic} ` +
-          `--add-config compression\\.type=zstd,compression\\.zstd\\.level=3`
+  it(
+    'changes nothing without the flag; with it, a validated dry run, then only the named configs ' + 'change',
+    async (t) => {
+      const topic = await kafka.createTopic(t, {
+        partitions: 1,
+        configs: { 'compression.type': 'gzip', 'retention.ms': '7200000' }
+      })
+      const filled = await runSqueeze([
+        'produce',
+        '--brokers',
+        brokers(),
+        '--topic',
+        topic,
+        '--source',
+        'file',
+        '--file',
+        corpusPath('syslog_mtail_sftp_chroot.log'),
+        '--kind',
+        'syslog',
+        '--codec',
+        'gzip',
+        '--log-level',
+        'error'
+      ])
+      assert.equal(filled.code, 0, filled.stderr)
+      const args = [
+        'compare',
+        '--topic',
+        topic,
+        '--brokers',
+        brokers(),
+        '--mode',
+        'projection',
+        '--targets',
+        'none,zstd:3',
+        '--client',
+        'squeeze',
+        '--topic-compression',
+        'codec',
+        '--log-level',
+        'error'
+      ]
+      const printed = await runSqueeze(args)
+      assert.equal(printed.code, 0, printed.stderr)
+      assert.match(
+        printed.stdout,
+        new RegExp(
+          `kafka-configs\\.sh --bootstrap-server ${brokers()} --alter --entity-type topics --entity-name ${topic} ` +
+            `--add-config compression\\.type=zstd,compression\\.zstd\\.level=3`
+        )
       )
-    )
-    assert.equal((await topicConfigs(topic)).get('compression.type'), 'gzip', 'printing the command changes nothing')
-    const applied = await runSqueeze([...args, '--apply-topic-config'])
-    assert.equal(applied.code, 0, applied.stderr)
-    const lines = applied.stdout.split('\n')
-    const dryRun = lines.findIndex(
-      (l) =>
-        l ===
-        `dry run: the broker accepts compression.type=zstd,compression.zstd.level=3 on ${topic} ` +
-          `(IncrementalAlterConfigs, validateOnly)`
-    )
-    const done = lines.findIndex((l) => l === `applied: compression.type=zstd,compression.zstd.level=3 on ${topic}`)
-    assert.ok(dryRun !== -1 && done > dryRun, `a dry-run line, then the change:\n${applied.stdout.slice(-600)}`)
-    const after = await topicConfigs(topic)
-    assert.equal(after.get('compression.type'), 'zstd')
-    assert.equal(after.get('compression.zstd.level'), '3')
-    assert.equal(after.get('retention.ms'), '7200000', "IncrementalAlterConfigs leaves the topic's other configs alone")
-  })
+      assert.equal((await topicConfigs(topic)).get('compression.type'), 'gzip', 'printing the command changes nothing')
+      const applied = await runSqueeze([...args, '--apply-topic-config'])
+      assert.equal(applied.code, 0, applied.stderr)
+      const lines = applied.stdout.split('\n')
+      const dryRun = lines.findIndex(
+        (l) =>
+          l ===
+          `dry run: the broker accepts compression.type=zstd,compression.zstd.level=3 on ${topic} ` +
+            `(IncrementalAlterConfigs, validateOnly)`
+      )
+      const done = lines.findIndex((l) => l === `applied: compression.type=zstd,compression.zstd.level=3 on ${topic}`)
+      assert.ok(dryRun !== -1 && done > dryRun, `a dry-run line, then the change:\n${applied.stdout.slice(-600)}`)
+      const after = await topicConfigs(topic)
+      assert.equal(after.get('compression.type'), 'zstd')
+      assert.equal(after.get('compression.zstd.level'), '3')
+      assert.equal(
+        after.get('retention.ms'),
+        '7200000',
+        "IncrementalAlterConfigs leaves the topic's other configs alone"
+      )
+    }
+  )
 
   it('refuses --apply-topic-config without --topic, and an unknown --client, at start-up', async () => {
     const generated = await runSqueeze([

@@ -19,20 +19,25 @@ function feed(producer: Producer, topic: string): { sent: string[][]; stop(): Pr
   let n = 0
   const feeding = (async () => {
     while (!stopped) {
-      await producer.sendMany(Array.from({ length: 25 }, () => {
-        const partition = n % PARTITIONS
-        const value = `record ${n} 10.0.${n % 7}.${n % 250} "GET /api/v1/items/${(n * 7919) % 10_000} HTTP/1.1" 200 ${300 + ((n * 104729) % 9000)}`
-        sent[partition]?.push(value)
-        n++
-        return { topic, partition, key: null, value: Buffer.from(value), timestamp: RECENT_MS + n }
-      }))
+      await producer.sendMany(
+        Array.from({ length: 25 }, () => {
+          const partition = n % PARTITIONS
+          const value = `record ${n} 10.0.${n % 7}.${n % 250} "GET /api/v1/items/${(n * 7919) % 10_000} HTTP/1.1" 200 ${300 + ((n * 104729) % 9000)}`
+          sent[partition]?.push(value)
+          n++
+          return { topic, partition, key: null, value: Buffer.from(value), timestamp: RECENT_MS + n }
+        })
+      )
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
   })()
-  return { sent, stop: async () => {
-    stopped = true
-    await feeding
-  } }
+  return {
+    sent,
+    stop: async () => {
+      stopped = true
+      await feeding
+    }
+  }
 }
 
 describe('compression threads that die mid-run (zstd:adaptive, squeeze.compression.threads=2)', () => {
@@ -42,8 +47,18 @@ describe('compression threads that die mid-run (zstd:adaptive, squeeze.compressi
     t.after(() => threads.close())
     // 64 KiB batches, above the size sealed on the event loop, so while a thread lives every batch goes to one.
     const producer = new Producer(
-      { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('zstd:adaptive'), compressionThreads: 2, lingerMs: 200, batchSizeBytes: 64 * 1024 },
-      { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, compressionWorkerUrl: SLOW_COMPRESSION_WORKER }
+      {
+        ...DEFAULT_PRODUCER_CONFIG,
+        codec: parseCodecSpec('zstd:adaptive'),
+        compressionThreads: 2,
+        lingerMs: 200,
+        batchSizeBytes: 64 * 1024
+      },
+      {
+        cluster: createCluster(kafka.connection, kafka.log),
+        log: kafka.log,
+        compressionWorkerUrl: SLOW_COMPRESSION_WORKER
+      }
     )
     t.after(() => producer.close())
     const failures: DeliveryFailure[] = []
@@ -54,9 +69,17 @@ describe('compression threads that die mid-run (zstd:adaptive, squeeze.compressi
       const acked = async (): Promise<number> => producer.snapshot().recordsAcked
       await poll('records acknowledged through the compression threads', acked, (n) => n >= 2000)
       threads.kill()
-      await poll('both compression threads to have died', async () => producer.compressionLoad().threads.map((x) => x.alive), (alive) => alive.length === 2 && !alive.includes(true))
+      await poll(
+        'both compression threads to have died',
+        async () => producer.compressionLoad().threads.map((x) => x.alive),
+        (alive) => alive.length === 2 && !alive.includes(true)
+      )
       const ackedAtDeath = await acked()
-      await poll('records acknowledged after the deaths, compressed on the event loop', acked, (n) => n >= ackedAtDeath + 2000)
+      await poll(
+        'records acknowledged after the deaths, compressed on the event loop',
+        acked,
+        (n) => n >= ackedAtDeath + 2000
+      )
     } finally {
       await stop()
     }
@@ -67,17 +90,30 @@ describe('compression threads that die mid-run (zstd:adaptive, squeeze.compressi
     assert.equal(stats.recordsAccepted, accepted)
     assert.equal(stats.recordsAcked + stats.recordsFailed, accepted, 'every accepted record acknowledged or failed')
     assert.ok(failures.length >= 2, `each thread died holding a batch: ${failures.length} failures`)
-    assert.equal(failures.reduce((sum, f) => sum + f.records, 0), stats.recordsFailed)
+    assert.equal(
+      failures.reduce((sum, f) => sum + f.records, 0),
+      stats.recordsFailed
+    )
     for (const f of failures) {
       assert.equal(f.error.code, ErrorCodes.PRODUCE_FAILED)
-      assert.match(f.error.message, /^cannot compress a batch of \d+ records for .+-\d: compression thread [12] of 2 exited with code 3$/)
+      assert.match(
+        f.error.message,
+        /^cannot compress a batch of \d+ records for .+-\d: compression thread [12] of 2 exited with code 3$/
+      )
     }
     const stored: string[][] = Array.from({ length: PARTITIONS }, () => [])
-    for (const { partition, batch } of await kafka.readAll([topic])) stored[partition]?.push(...batch.records.map((r) => r.value?.toString() ?? ''))
+    for (const { partition, batch } of await kafka.readAll([topic]))
+      stored[partition]?.push(...batch.records.map((r) => r.value?.toString() ?? ''))
     for (let p = 0; p < PARTITIONS; p++) {
-      const lost = failures.filter((f) => f.partition === p).map((f) => ({ from: f.firstRecordIndex, to: f.firstRecordIndex + f.records }))
+      const lost = failures
+        .filter((f) => f.partition === p)
+        .map((f) => ({ from: f.firstRecordIndex, to: f.firstRecordIndex + f.records }))
       const expected = (sent[p] ?? []).filter((_, i) => !lost.some((l) => i >= l.from && i < l.to))
-      assert.deepEqual(stored[p], expected, `partition ${p}: the acknowledged records, in order, none of the failed ones`)
+      assert.deepEqual(
+        stored[p],
+        expected,
+        `partition ${p}: the acknowledged records, in order, none of the failed ones`
+      )
     }
   })
 })

@@ -31,12 +31,22 @@ function label(value: Buffer | null): string {
 async function setUp(t: TestContext): Promise<{ source: string; a: string; b: string; big: Buffer }> {
   const source = await kafka.createTopic(t, { partitions: 2 })
   const a = defaultDestination(source, parseCodecSpec('none'))
-  const b = await kafka.createTopic(t, { partitions: 2, name: defaultDestination(source, parseCodecSpec('lz4')), configs: { 'max.message.bytes': '20000', 'compression.type': 'producer' } })
+  const b = await kafka.createTopic(t, {
+    partitions: 2,
+    name: defaultDestination(source, parseCodecSpec('lz4')),
+    configs: { 'max.message.bytes': '20000', 'compression.type': 'producer' }
+  })
   t.after(() => kafka.admin.deleteTopics({ topics: [a] }).catch(() => undefined))
   const big = Buffer.concat([Buffer.from('big:'), randomBytes(60 * 1024)])
   const producer = await kafka.startProducer({ codec: parseCodecSpec('none'), lingerMs: 5 })
   for (let i = 0; i < RECORDS; i++) {
-    await producer.send({ topic: source, partition: i % 2, key: Buffer.from(`k${i}`), value: i === BIG_AT ? big : Buffer.from(`record-${i}`), timestamp: RECENT_MS + i })
+    await producer.send({
+      topic: source,
+      partition: i % 2,
+      key: Buffer.from(`k${i}`),
+      value: i === BIG_AT ? big : Buffer.from(`record-${i}`),
+      timestamp: RECENT_MS + i
+    })
   }
   await producer.close()
   return { source, a, b, big }
@@ -52,7 +62,10 @@ async function valuesByPartition(topic: string): Promise<Map<number, string[]>> 
 }
 
 function expected(without: string | null): Map<number, string[]> {
-  const out = new Map<number, string[]>([[0, []], [1, []]])
+  const out = new Map<number, string[]>([
+    [0, []],
+    [1, []]
+  ])
   for (let i = 0; i < RECORDS; i++) {
     const value = i === BIG_AT ? 'BIG' : `record-${i}`
     if (value !== without) out.get(i % 2)?.push(value)
@@ -62,8 +75,24 @@ function expected(without: string | null): Map<number, string[]> {
 
 function copy(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'copy', '--brokers', kafka.broker.brokers.join(','), '--until-end', '--commit-interval-ms', '200',
-      '-X', 'linger.ms=20', '--log-level', 'error', ...args], { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'copy',
+        '--brokers',
+        kafka.broker.brokers.join(','),
+        '--until-end',
+        '--commit-interval-ms',
+        '200',
+        '-X',
+        'linger.ms=20',
+        '--log-level',
+        'error',
+        ...args
+      ],
+      { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'pipe', 'pipe'] }
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -78,7 +107,9 @@ async function committedOffsets(groupId: string, topic: string): Promise<number[
 }
 
 async function endOffsets(topic: string): Promise<number[]> {
-  return (await kafka.admin.fetchTopicOffsets(topic)).sort((x, y) => x.partition - y.partition).map((p) => Number(p.high))
+  return (await kafka.admin.fetchTopicOffsets(topic))
+    .sort((x, y) => x.partition - y.partition)
+    .map((p) => Number(p.high))
 }
 
 describe('copier: a record one destination refuses (over its max.message.bytes)', () => {
@@ -91,14 +122,22 @@ describe('copier: a record one destination refuses (over its max.message.bytes)'
     const first = await copy(args)
     assert.equal(first.code, 0, first.stderr)
     assert.match(first.stdout, /^copied 1000 records from [^]*, 1 copies refused \(sent to .*dead-letters\)/)
-    assert.deepEqual(await committedOffsets(`g-${source}`, source), await endOffsets(source), 'source offsets committed to the end')
+    assert.deepEqual(
+      await committedOffsets(`g-${source}`, source),
+      await endOffsets(source),
+      'source offsets committed to the end'
+    )
 
     const second = await copy(args)
     assert.equal(second.code, 0, second.stderr)
     assert.match(second.stdout, /^copied 0 records /)
 
     assert.deepEqual(await valuesByPartition(a), expected(null), 'A holds every record, in order, once')
-    assert.deepEqual(await valuesByPartition(b), expected('BIG'), 'B holds every record but the refused one, in order, once')
+    assert.deepEqual(
+      await valuesByPartition(b),
+      expected('BIG'),
+      'B holds every record but the refused one, in order, once'
+    )
     const letters = (await kafka.readAll([dlt])).flatMap(({ batch }) => batch.records)
     assert.equal(letters.length, 1, 'the refused record is in the dead-letter topic once')
     const [letter] = letters
@@ -117,23 +156,45 @@ describe('copier: a record one destination refuses (over its max.message.bytes)'
 
   it('onRefused skip (in process): the record is counted by destination and code and skipped, the copy goes on to the end', async (t) => {
     const { source, a, b } = await setUp(t)
-    const targets = ['none', 'lz4'].map((spec) => ({ spec: parseCodecSpec(spec), topic: defaultDestination(source, parseCodecSpec(spec)) }))
+    const targets = ['none', 'lz4'].map((spec) => ({
+      spec: parseCodecSpec(spec),
+      topic: defaultDestination(source, parseCodecSpec(spec))
+    }))
     await prepareDestinations(kafka.admin, source, targets)
-    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: 20, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
-      { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log })
+    const producer = new Producer(
+      {
+        ...DEFAULT_PRODUCER_CONFIG,
+        lingerMs: 20,
+        topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec]))
+      },
+      { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log }
+    )
     await producer.start()
     t.after(() => producer.close())
     const registry = createRegistry()
     const sourceCluster = createCluster(kafka.connection, kafka.log)
     await sourceCluster.connect()
     t.after(() => sourceCluster.disconnect())
-    const copier = new Copier({ sourceTopic: source, groupId: `g-${source}`, targets, exactlyOnce: false, commitIntervalMs: 200, stopAtEnd: true, onRefused: 'skip' },
-      { cluster: sourceCluster, admin: kafka.admin, producer, log: kafka.log, metrics: createCopierMetrics(registry) })
+    const copier = new Copier(
+      {
+        sourceTopic: source,
+        groupId: `g-${source}`,
+        targets,
+        exactlyOnce: false,
+        commitIntervalMs: 200,
+        stopAtEnd: true,
+        onRefused: 'skip'
+      },
+      { cluster: sourceCluster, admin: kafka.admin, producer, log: kafka.log, metrics: createCopierMetrics(registry) }
+    )
     await copier.run()
     assert.equal(copier.snapshot().sourceRecords, RECORDS)
     assert.equal(copier.snapshot().refused, 1)
     const refused = (await registry.getSingleMetric('squeeze_copier_records_refused_total')?.get())?.values
-    assert.deepEqual(refused?.map((v) => [v.labels, v.value]), [[{ destination: b, code: 'SQUEEZE_ERR_RECORD_TOO_LARGE' }, 1]])
+    assert.deepEqual(
+      refused?.map((v) => [v.labels, v.value]),
+      [[{ destination: b, code: 'SQUEEZE_ERR_RECORD_TOO_LARGE' }, 1]]
+    )
     assert.deepEqual(await committedOffsets(`g-${source}`, source), await endOffsets(source))
     assert.deepEqual(await valuesByPartition(a), expected(null))
     assert.deepEqual(await valuesByPartition(b), expected('BIG'))
@@ -143,8 +204,14 @@ describe('copier: a record one destination refuses (over its max.message.bytes)'
     const { source } = await setUp(t)
     const result = await copy(['--topic', source, '--targets', 'none,lz4', '--group', `g-${source}`])
     assert.equal(result.code, 1)
-    assert.match(result.stderr, new RegExp(`refused the record at ${source}-0 offset ${BIG_AT / 2}: .*MESSAGE_TOO_LARGE.*--dead-letter-topic`))
+    assert.match(
+      result.stderr,
+      new RegExp(`refused the record at ${source}-0 offset ${BIG_AT / 2}: .*MESSAGE_TOO_LARGE.*--dead-letter-topic`)
+    )
     const [committed] = await committedOffsets(`g-${source}`, source)
-    assert.ok(committed === undefined || committed <= BIG_AT / 2, `partition 0 committed up to ${committed}, not past the refused record`)
+    assert.ok(
+      committed === undefined || committed <= BIG_AT / 2,
+      `partition 0 committed up to ${committed}, not past the refused record`
+    )
   })
 })

@@ -39,7 +39,7 @@ let brokers: string
 // Every client connection goes through the proxy (the broker advertises the proxy's port), so a test can corrupt a
 // Fetch response in transit.
 before(async () => {
-  ({ proxy, broker, bootstrap: brokers } = await startBrokerBehindProxy())
+  ;({ proxy, broker, bootstrap: brokers } = await startBrokerBehindProxy())
   connection = { ...DEFAULT_CONNECTION, brokers: [brokers], clientId: 'squeeze-hostile' }
 })
 after(async () => {
@@ -64,12 +64,15 @@ async function sendRaw(topic: string, batches: readonly Buffer[]): Promise<void>
   await cluster.connect()
   try {
     // Metadata for a topic created a moment ago can lag behind on this new connection.
-    const leader = await retry(async () => {
-      await cluster.addTargetTopic(topic)
-      const found = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === 0)?.leader
-      if (found === undefined || found < 0) throw new Error(`no leader yet for ${topic}`)
-      return found
-    }, { retries: 20, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: () => true })
+    const leader = await retry(
+      async () => {
+        await cluster.addTargetTopic(topic)
+        const found = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === 0)?.leader
+        if (found === undefined || found < 0) throw new Error(`no leader yet for ${topic}`)
+        return found
+      },
+      { retries: 20, initialDelayMs: 100, maxDelayMs: 1000, shouldRetry: () => true }
+    )
     const broker = await cluster.findBroker({ nodeId: leader })
     for (const batch of batches) {
       const batches = [{ topic, partition: 0, batch }]
@@ -101,13 +104,20 @@ function runMeasured(args: readonly string[]): Promise<MeasuredRun> {
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-rss-'))
   const file = join(dir, 'peak')
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', PEAK_RSS_HOOK, CLI, ...args], {
-      env: { ...process.env, KAFKA_BROKERS: '', SQUEEZE_PEAK_RSS_FILE: file }, timeout: 240_000, maxBuffer: 64 * MiB
-    }, (err, stdout, stderr) => {
-      const peakRssBytes = Number(readFileSync(file, 'utf8'))
-      rmSync(dir, { recursive: true, force: true })
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr, peakRssBytes })
-    })
+    execFile(
+      process.execPath,
+      ['--import', PEAK_RSS_HOOK, CLI, ...args],
+      {
+        env: { ...process.env, KAFKA_BROKERS: '', SQUEEZE_PEAK_RSS_FILE: file },
+        timeout: 240_000,
+        maxBuffer: 64 * MiB
+      },
+      (err, stdout, stderr) => {
+        const peakRssBytes = Number(readFileSync(file, 'utf8'))
+        rmSync(dir, { recursive: true, force: true })
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr, peakRssBytes })
+      }
+    )
   })
 }
 
@@ -121,7 +131,11 @@ async function readInProcess(topic: string, options: { start?: number } = {}) {
   const skipped: CorruptBatchEvent[] = []
   try {
     const assigned = options.start !== undefined
-    const config = { ...DEFAULT_READER_CONFIG, topics: [topic], ...(assigned ? { partitions: 'assigned' as const } : {}) }
+    const config = {
+      ...DEFAULT_READER_CONFIG,
+      topics: [topic],
+      ...(assigned ? { partitions: 'assigned' as const } : {})
+    }
     const reader = new PartitionReader(config, { cluster, admin, log, metrics: createReaderMetrics(registry) })
     if (assigned) await reader.assign([{ topic, partition: 0, offset: options.start ?? null }])
     await reader.run({
@@ -166,9 +180,18 @@ describe('decompression bombs on a real topic', () => {
     assert.ok(zstdBytes < 64 * 1024 && gzipBytes < MiB, `${zstdBytes} and ${gzipBytes} stored bytes`)
     const { values, skipped, metrics } = await readInProcess(topic)
     assert.equal(values.length, 15)
-    assert.deepEqual(skipped.map((s) => [s.reason, s.baseOffset]), [['uncompressed_limit', 5], ['uncompressed_limit', 24]])
+    assert.deepEqual(
+      skipped.map((s) => [s.reason, s.baseOffset]),
+      [
+        ['uncompressed_limit', 5],
+        ['uncompressed_limit', 24]
+      ]
+    )
     for (const s of skipped) {
-      assert.match(s.error.message, new RegExp(`^${topic}-0 batch at offsets ${s.baseOffset}\\.\\.${s.lastOffset}: .*decompression cap`))
+      assert.match(
+        s.error.message,
+        new RegExp(`^${topic}-0 batch at offsets ${s.baseOffset}\\.\\.${s.lastOffset}: .*decompression cap`)
+      )
     }
     assert.equal(counterValue(metrics, 'squeeze_batches_skipped_total', { topic, reason: 'uncompressed_limit' }), 2)
   })
@@ -176,8 +199,10 @@ describe('decompression bombs on a real topic', () => {
   it('consume keeps running, reports both skipped batches with topic, partition and offset, within the peak RSS bound', async () => {
     const run = await runMeasured(['consume', '--brokers', brokers, '--topic', topic, '--format', 'none'])
     assert.equal(run.code, 0, run.stderr)
-    assert.match(run.stderr,
-      /bombs-0 batch at offsets 5\.\.18: cannot zstd-decompress batch at offset 5: zstd output declares \d+ bytes past the \d+-byte decompression cap/)
+    assert.match(
+      run.stderr,
+      /bombs-0 batch at offsets 5\.\.18: cannot zstd-decompress batch at offset 5: zstd output declares \d+ bytes past the \d+-byte decompression cap/
+    )
     assert.match(run.stderr, /bombs-0 batch at offsets 24\.\.37: cannot gzip-decompress/)
     assert.match(run.stdout, /\b15\b/, 'the 15 ordinary records are read')
     process.stdout.write(`# consume peak RSS over the bombs topic: ${(run.peakRssBytes / MiB).toFixed(0)} MiB\n`)
@@ -193,14 +218,37 @@ describe('decompression bombs on a real topic', () => {
     assert.ok(skip.peakRssBytes < PEAK_RSS_BOUND_BYTES, `peak RSS ${skip.peakRssBytes} bytes`)
     const fail = await runMeasured([...copy, '--group', 'bombs-fail'])
     assert.equal(fail.code, 1)
-    assert.match(fail.stderr, /bombs-0 batch at offsets 5\.\.18: .*decompression cap.*--on-refused skip.*--to-offset 19/)
+    assert.match(
+      fail.stderr,
+      /bombs-0 batch at offsets 5\.\.18: .*decompression cap.*--on-refused skip.*--to-offset 19/
+    )
   })
 
   it('bench --topic and compare --mode projection leave both bombs out and count them in the input and current rows', async () => {
-    const bench = await runMeasured(['bench', '--topic', topic, '--brokers', brokers, '--codecs', 'zstd:3', '--runs', '1'])
+    const bench = await runMeasured([
+      'bench',
+      '--topic',
+      topic,
+      '--brokers',
+      brokers,
+      '--codecs',
+      'zstd:3',
+      '--runs',
+      '1'
+    ])
     assert.equal(bench.code, 0, bench.stderr)
     assert.match(bench.stdout, /15 records from the start; 2 unreadable batches left out/)
-    const compare = await runMeasured(['compare', '--topic', topic, '--brokers', brokers, '--mode', 'projection', '--targets', 'zstd:3'])
+    const compare = await runMeasured([
+      'compare',
+      '--topic',
+      topic,
+      '--brokers',
+      brokers,
+      '--mode',
+      'projection',
+      '--targets',
+      'zstd:3'
+    ])
     assert.equal(compare.code, 0, compare.stderr)
     assert.match(compare.stdout, /2 source batches did not read and are left out/)
   })
@@ -229,9 +277,18 @@ describe('a corrupt batch length in a fetch response', () => {
     try {
       const { values, skipped, metrics } = await readInProcess(topic)
       assert.equal(corrupted, 1)
-      assert.deepEqual(values.map((v) => v.split(' ')[0]), ['a-0', 'a-1', 'a-2', 'c-0', 'c-1', 'c-2', 'c-3', 'c-4'])
-      assert.deepEqual(skipped.map((s) => [s.reason, s.baseOffset, s.lastOffset]), [['framing', 3, 6]])
-      assert.match(skipped[0]?.error.message ?? '', /framing-0 batch at offsets 3\.\.6: corrupt batch framing: .*declares length 2147483632/)
+      assert.deepEqual(
+        values.map((v) => v.split(' ')[0]),
+        ['a-0', 'a-1', 'a-2', 'c-0', 'c-1', 'c-2', 'c-3', 'c-4']
+      )
+      assert.deepEqual(
+        skipped.map((s) => [s.reason, s.baseOffset, s.lastOffset]),
+        [['framing', 3, 6]]
+      )
+      assert.match(
+        skipped[0]?.error.message ?? '',
+        /framing-0 batch at offsets 3\.\.6: corrupt batch framing: .*declares length 2147483632/
+      )
       assert.equal(counterValue(metrics, 'squeeze_batches_skipped_total', { topic, reason: 'framing' }), 1)
     } finally {
       proxy.rewriteResponses(null)
@@ -244,14 +301,18 @@ describe('a read position below the log start (retention deleted records)', () =
 
   before(async () => {
     await createTopic(topic)
-    await sendRaw(topic, Array.from({ length: 10 }, (_, i) => plainBatch(`r${i}`, 10)))
+    await sendRaw(
+      topic,
+      Array.from({ length: 10 }, (_, i) => plainBatch(`r${i}`, 10))
+    )
     const admin = createKafkaClient(connection, log).admin()
     await admin.connect()
     try {
       // kafkajs's deleteTopicRecords looks the topic up in the metadata its admin already holds.
       await admin.fetchTopicMetadata({ topics: [topic] })
       await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '60' }] })
-      for (const groupId of ['a', 'b']) await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '10' }] })
+      for (const groupId of ['a', 'b'])
+        await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '10' }] })
     } finally {
       await admin.disconnect()
     }
@@ -264,11 +325,33 @@ describe('a read position below the log start (retention deleted records)', () =
   })
 
   it('consume --group and copy both log the gap once and go on from the log start', async () => {
-    const consume = await runMeasured(['consume', '--brokers', brokers, '--topic', topic, '--format', 'none', '--group', 'a'])
+    const consume = await runMeasured([
+      'consume',
+      '--brokers',
+      brokers,
+      '--topic',
+      topic,
+      '--format',
+      'none',
+      '--group',
+      'a'
+    ])
     assert.equal(consume.code, 0, consume.stderr)
-    const line = /retention-0: offset 10 is below the log start 60; 50 records were deleted \(retention\) before they were read/g
+    const line =
+      /retention-0: offset 10 is below the log start 60; 50 records were deleted \(retention\) before they were read/g
     assert.equal(consume.stderr.match(line)?.length, 1, consume.stderr)
-    const copy = await runMeasured(['copy', '--brokers', brokers, '--topic', topic, '--targets', 'lz4', '--until-end', '--group', 'b'])
+    const copy = await runMeasured([
+      'copy',
+      '--brokers',
+      brokers,
+      '--topic',
+      topic,
+      '--targets',
+      'lz4',
+      '--until-end',
+      '--group',
+      'b'
+    ])
     assert.equal(copy.code, 0, copy.stderr)
     assert.equal(copy.stderr.match(line)?.length, 1, copy.stderr)
     assert.match(copy.stdout, /copied 40 records/)

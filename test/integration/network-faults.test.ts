@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { after, before, describe, it } from 'node:test'
-import { createCluster, createKafkaClient, DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
+import {
+  createCluster,
+  createKafkaClient,
+  DEFAULT_CONNECTION,
+  type KafkaConnectionConfig
+} from '../../lib/kafka/connection.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG } from '../../lib/consumer/partition-reader.js'
@@ -17,10 +22,18 @@ before(async () => {
   const started = await startBrokerBehindProxy()
   proxy = started.proxy
   stopBroker = started.stop
-  connection = { ...DEFAULT_CONNECTION, brokers: [`127.0.0.1:${proxy.port}`], clientId: 'squeeze-faults', requestTimeoutMs: 3000 }
+  connection = {
+    ...DEFAULT_CONNECTION,
+    brokers: [`127.0.0.1:${proxy.port}`],
+    clientId: 'squeeze-faults',
+    requestTimeoutMs: 3000
+  }
   const admin = createKafkaClient(connection, log).admin()
   await admin.connect()
-  await createTopicsAndWait(admin, [{ topic: 'stall', numPartitions: 2 }, { topic: 'cut', numPartitions: 1 }])
+  await createTopicsAndWait(admin, [
+    { topic: 'stall', numPartitions: 2 },
+    { topic: 'cut', numPartitions: 1 }
+  ])
   await admin.disconnect()
 })
 after(async () => {
@@ -59,14 +72,22 @@ async function readBack(topic: string): Promise<{ seen: Map<string, number>; byP
 describe('a stalled or cut connection', () => {
   it('stalled for longer than request.timeout.ms: requests time out, are retried, and every record arrives once it heals', async () => {
     const producer = new Producer(
-      { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 1 }, lingerMs: 10, batchSizeBytes: 16 * 1024, requestTimeoutMs: 3000, deliveryTimeoutMs: 60_000 },
+      {
+        ...DEFAULT_PRODUCER_CONFIG,
+        codec: { codec: 'zstd', level: 1 },
+        lingerMs: 10,
+        batchSizeBytes: 16 * 1024,
+        requestTimeoutMs: 3000,
+        deliveryTimeoutMs: 60_000
+      },
       { cluster: createCluster(connection, log), log }
     )
     await producer.start()
     const total = 4000
     for (let i = 0; i < total / 2; i++) await producer.send({ topic: 'stall', key: null, value: Buffer.from(`v${i}`) })
     proxy.stall()
-    for (let i = total / 2; i < total; i++) await producer.send({ topic: 'stall', key: null, value: Buffer.from(`v${i}`) })
+    for (let i = total / 2; i < total; i++)
+      await producer.send({ topic: 'stall', key: null, value: Buffer.from(`v${i}`) })
     await new Promise((resolve) => setTimeout(resolve, 5000))
     proxy.heal()
     await producer.close()
@@ -77,17 +98,30 @@ describe('a stalled or cut connection', () => {
     assert.ok(stats.retries > 0, 'the stalled requests timed out and were retried')
     const { seen, byPartition } = await readBack('stall')
     assert.equal(seen.size, total, 'nothing lost')
-    assert.ok([...seen.values()].every((n) => n === 1), 'nothing duplicated (idempotent retries)')
+    assert.ok(
+      [...seen.values()].every((n) => n === 1),
+      'nothing duplicated (idempotent retries)'
+    )
     // Several batches per partition were in flight when the link stalled; they were resent in order.
     for (const [partition, values] of byPartition) {
       const indices = values.map((v) => Number(v.slice(1)))
-      assert.ok(indices.every((n, i) => i === 0 || n > (indices[i - 1] as number)), `partition ${partition} kept send order`)
+      assert.ok(
+        indices.every((n, i) => i === 0 || n > (indices[i - 1] as number)),
+        `partition ${partition} kept send order`
+      )
     }
   })
 
   it('cut for longer than delivery.timeout.ms: the batch fails with a clear error instead of hanging, and the producer recovers', async () => {
     const producer = new Producer(
-      { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'lz4', level: 1 }, lingerMs: 10, requestTimeoutMs: 2000, deliveryTimeoutMs: 4000, retryBackoffMaxMs: 500 },
+      {
+        ...DEFAULT_PRODUCER_CONFIG,
+        codec: { codec: 'lz4', level: 1 },
+        lingerMs: 10,
+        requestTimeoutMs: 2000,
+        deliveryTimeoutMs: 4000,
+        retryBackoffMaxMs: 500
+      },
       { cluster: createCluster(connection, log), log }
     )
     const failures: DeliveryFailure[] = []
@@ -121,25 +155,48 @@ describe('compression threads (squeeze.compression.threads) through a cut connec
       await createTopicsAndWait(admin, [{ topic, numPartitions: 4 }])
       await admin.disconnect()
       const producer = new Producer(
-        { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'zstd', level: 6 }, lingerMs: 5, batchSizeBytes: 32 * 1024, compressionThreads: threads, compressionInlineSeconds: 0, requestTimeoutMs: 3000, deliveryTimeoutMs: 60_000, retryBackoffMaxMs: 200 },
+        {
+          ...DEFAULT_PRODUCER_CONFIG,
+          codec: { codec: 'zstd', level: 6 },
+          lingerMs: 5,
+          batchSizeBytes: 32 * 1024,
+          compressionThreads: threads,
+          compressionInlineSeconds: 0,
+          requestTimeoutMs: 3000,
+          deliveryTimeoutMs: 60_000,
+          retryBackoffMaxMs: 200
+        },
         { cluster: createCluster(connection, log), log }
       )
       await producer.start()
       // Until the first compression thread is ready, batches are sealed on the event loop; this test is about the
       // pool, so its first thread starts with the producer (inline seconds 0) and it sends once that thread takes
       // batches (the others start as the ready ones are found busy).
-      await poll('the first compression thread to be ready', async () => producer.compressionLoad().threads.some((t) => t.ready), (ready) => ready)
+      await poll(
+        'the first compression thread to be ready',
+        async () => producer.compressionLoad().threads.some((t) => t.ready),
+        (ready) => ready
+      )
       const total = 24_000
       const slice = 6000
-      const record = (i: number) => ({ topic, key: Buffer.from(`k${i % 16}`), value: Buffer.from(`v${i} GET /static/${i % 97}.css 200 ${(i * 7919) % 50000}`) })
+      const record = (i: number) => ({
+        topic,
+        key: Buffer.from(`k${i % 16}`),
+        value: Buffer.from(`v${i} GET /static/${i % 97}.css 200 ${(i * 7919) % 50000}`)
+      })
       // Whole slices without an await per record: about ten batches close in one tick, so every thread gets some.
       const send = async (from: number, to: number): Promise<void> => {
-        for (let i = from; i < to; i += slice) await producer.sendMany(Array.from({ length: Math.min(slice, to - i) }, (_, j) => record(i + j)))
+        for (let i = from; i < to; i += slice)
+          await producer.sendMany(Array.from({ length: Math.min(slice, to - i) }, (_, j) => record(i + j)))
       }
       await send(0, total / 2)
       proxy.cut()
       await send(total / 2, total)
-      await poll('a produce request to fail and be retried', async () => producer.snapshot().retries, (n) => n > 0)
+      await poll(
+        'a produce request to fail and be retried',
+        async () => producer.snapshot().retries,
+        (n) => n > 0
+      )
       proxy.heal()
       await producer.flush()
       const load = producer.compressionLoad()
@@ -147,13 +204,23 @@ describe('compression threads (squeeze.compression.threads) through a cut connec
       const stats = producer.snapshot()
       assert.equal(stats.recordsFailed, 0)
       assert.equal(stats.recordsAcked, total)
-      assert.equal(load.threads.filter((t) => t.batches > 0).length, threads, `every thread compressed batches: ${JSON.stringify(load.threads)}`)
+      assert.equal(
+        load.threads.filter((t) => t.batches > 0).length,
+        threads,
+        `every thread compressed batches: ${JSON.stringify(load.threads)}`
+      )
       const { seen, byPartition } = await readBack(topic)
       assert.equal(seen.size, total, 'nothing lost')
-      assert.ok([...seen.values()].every((n) => n === 1), 'nothing duplicated (idempotent retries)')
+      assert.ok(
+        [...seen.values()].every((n) => n === 1),
+        'nothing duplicated (idempotent retries)'
+      )
       for (const [partition, values] of byPartition) {
         const indices = values.map((v) => Number(v.slice(1, v.indexOf(' '))))
-        assert.ok(indices.every((n, i) => i === 0 || n > (indices[i - 1] as number)), `partition ${partition} kept send order`)
+        assert.ok(
+          indices.every((n, i) => i === 0 || n > (indices[i - 1] as number)),
+          `partition ${partition} kept send order`
+        )
       }
     })
   }

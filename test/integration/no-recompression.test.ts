@@ -31,20 +31,31 @@ function logRecords(count: number, start = RECENT_START_MS): OutgoingRecord[] {
     const host = HOSTS[i % HOSTS.length] ?? 'web-1'
     const path = (PATHS[(i * 7) % PATHS.length] ?? '/').replace('{id}', String(10_000 + ((i * 7919) % 5000)))
     const status = i % 53 === 0 ? 500 : i % 11 === 0 ? 404 : 200
-    const line = `10.${i % 4}.${(i * 13) % 256}.${(i * 31) % 256} - - [18/May/2024:02:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')} +0000] ` +
+    const line =
+      `10.${i % 4}.${(i * 13) % 256}.${(i * 31) % 256} - - [18/May/2024:02:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')} +0000] ` +
       `"GET ${path} HTTP/1.1" ${status} ${200 + ((i * 104729) % 40000)} "-" "Mozilla/5.0 (X11; Linux x86_64) Chrome/124.0.${i % 100}"`
     return { key: Buffer.from(host), value: Buffer.from(line), headers: [], timestamp: start + i * 7 }
   })
 }
 
 /** What DumpLogSegments prints as `compresscodec:` for each codec (checked against Kafka 4.1.1). */
-const DUMP_CODEC_NAME: Record<string, string> = { none: 'none', gzip: 'gzip', snappy: 'snappy', lz4: 'lz4', zstd: 'zstd' }
+const DUMP_CODEC_NAME: Record<string, string> = {
+  none: 'none',
+  gzip: 'gzip',
+  snappy: 'snappy',
+  lz4: 'lz4',
+  zstd: 'zstd'
+}
 
 /**
  * A magic-2 batch written by hand, with each record's offsetDelta chosen by `offsetDelta` (a correct batch
  * uses the index; the Go client bug of the field report wrote 0 for every record).
  */
-function handBuiltBatch(records: readonly OutgoingRecord[], codec: Codec, offsetDelta: (index: number) => number): Buffer {
+function handBuiltBatch(
+  records: readonly OutgoingRecord[],
+  codec: Codec,
+  offsetDelta: (index: number) => number
+): Buffer {
   const first = records[0]?.timestamp ?? 0
   const parts: Buffer[] = []
   let maxTimestamp = first
@@ -53,9 +64,15 @@ function handBuiltBatch(records: readonly OutgoingRecord[], codec: Codec, offset
     maxTimestamp = Math.max(maxTimestamp, timestamp)
     const key = record.key
     const value = record.value
-    const bodySize = 1 + zigzagSize(timestamp - first) + zigzagSize(offsetDelta(i)) +
-      zigzagSize(key === null ? -1 : key.length) + (key?.length ?? 0) +
-      zigzagSize(value === null ? -1 : value.length) + (value?.length ?? 0) + zigzagSize(0)
+    const bodySize =
+      1 +
+      zigzagSize(timestamp - first) +
+      zigzagSize(offsetDelta(i)) +
+      zigzagSize(key === null ? -1 : key.length) +
+      (key?.length ?? 0) +
+      zigzagSize(value === null ? -1 : value.length) +
+      (value?.length ?? 0) +
+      zigzagSize(0)
     const buf = Buffer.alloc(zigzagSize(bodySize) + bodySize)
     let at = writeZigzag(buf, 0, bodySize)
     buf[at++] = 0
@@ -87,7 +104,12 @@ async function sendRaw(topic: string, batch: Buffer): Promise<PartitionProduceRe
     const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === 0)?.leader
     assert.ok(leader !== undefined && leader >= 0, 'partition 0 has a leader')
     const broker = await cluster.findBroker({ nodeId: leader })
-    const { request, response } = produceRequest({ acks: -1, timeoutMs: 10_000, transactionalId: null, batches: [{ topic, partition: 0, batch }] })
+    const { request, response } = produceRequest({
+      acks: -1,
+      timeoutMs: 10_000,
+      transactionalId: null,
+      batches: [{ topic, partition: 0, batch }]
+    })
     const results = await broker.connectionPool.send({ request, response })
     const result = results.find((r) => r.topic === topic && r.partition === 0)
     assert.ok(result, 'a result for partition 0')
@@ -98,7 +120,17 @@ async function sendRaw(topic: string, batch: Buffer): Promise<PartitionProduceRe
 }
 
 function ackedFor(topic: string, batch: Buffer, baseOffset: number, records: number): AckedBatch {
-  return { topic, partition: 0, baseOffset, records, crc: batch.readUInt32BE(BATCH.CRC), sizeBytes: batch.length, uncompressedBytes: 0, compressCpuSeconds: 0, level: null }
+  return {
+    topic,
+    partition: 0,
+    baseOffset,
+    records,
+    crc: batch.readUInt32BE(BATCH.CRC),
+    sizeBytes: batch.length,
+    uncompressedBytes: 0,
+    compressCpuSeconds: 0,
+    level: null
+  }
 }
 
 /** 2,000 log records through squeeze's producer; every batch the broker acknowledged, as sent. */
@@ -120,7 +152,10 @@ describe('the broker keeps squeeze batches as sent (compression.type=producer)',
       const topic = await kafka.createTopic(t, { partitions, configs: { 'compression.type': 'producer' } })
       const { acked, records } = await produceLogs(topic, spec)
       assert.ok(acked.length >= 4, `several batches (got ${acked.length})`)
-      assert.equal(acked.reduce((n, b) => n + b.records, 0), records.length)
+      assert.equal(
+        acked.reduce((n, b) => n + b.records, 0),
+        records.length
+      )
 
       const stored = await kafka.readAll([topic])
       const report = checkRecompression(acked, stored)
@@ -135,18 +170,40 @@ describe('the broker keeps squeeze batches as sent (compression.type=producer)',
 
       const embedded = kafka.broker.embedded
       assert.ok(embedded !== undefined, 'the embedded broker, whose segment files DumpLogSegments reads')
-      const files = Array.from({ length: partitions }, (_, p) => join(embedded.kafkaLogDir, `${topic}-${p}`, '00000000000000000000.log'))
-      const dump = await runKafkaJavaTool(KafkaMainClasses.DUMP_LOG_SEGMENTS, ['--files', files.join(','), '--deep-iteration'], { timeoutMs: 60_000 })
+      const files = Array.from({ length: partitions }, (_, p) =>
+        join(embedded.kafkaLogDir, `${topic}-${p}`, '00000000000000000000.log')
+      )
+      const dump = await runKafkaJavaTool(
+        KafkaMainClasses.DUMP_LOG_SEGMENTS,
+        ['--files', files.join(','), '--deep-iteration'],
+        { timeoutMs: 60_000 }
+      )
       assert.equal(dump.code, 0, dump.stderr)
       const dumped = parseDumpLogSegments(dump.stdout)
       assert.equal(dumped.length, acked.length, 'one batch line per batch sent')
       for (let p = 0; p < partitions; p++) {
         const file = files[p]
-        const inLog = dumped.filter((b) => b.file === file).map((b) => ({ baseOffset: b.baseOffset, count: b.count, size: b.size, crc: b.crc, codec: b.codec, isValid: b.isValid }))
+        const inLog = dumped
+          .filter((b) => b.file === file)
+          .map((b) => ({
+            baseOffset: b.baseOffset,
+            count: b.count,
+            size: b.size,
+            crc: b.crc,
+            codec: b.codec,
+            isValid: b.isValid
+          }))
         const sent = acked
           .filter((b) => b.partition === p)
           .sort((a, b) => a.baseOffset - b.baseOffset)
-          .map((b) => ({ baseOffset: b.baseOffset, count: b.records, size: b.sizeBytes, crc: b.crc, codec: DUMP_CODEC_NAME[codecName], isValid: true }))
+          .map((b) => ({
+            baseOffset: b.baseOffset,
+            count: b.records,
+            size: b.sizeBytes,
+            crc: b.crc,
+            codec: DUMP_CODEC_NAME[codecName],
+            isValid: true
+          }))
         assert.deepEqual(inLog, sent, `partition ${p}: DumpLogSegments shows the batches as squeeze sent them`)
       }
     })
@@ -161,7 +218,11 @@ describe('the check catches batches the broker rewrote', () => {
     const good = handBuiltBatch(records, zstd19, (i) => i)
     const bad = handBuiltBatch(records, zstd19, () => 0)
     assert.equal(innerOffsetsAreSequential(readBatch(good)), true)
-    assert.equal(innerOffsetsAreSequential(readBatch(bad)), false, 'the hand-built batch really has non-sequential inner offsets')
+    assert.equal(
+      innerOffsetsAreSequential(readBatch(bad)),
+      false,
+      'the hand-built batch really has non-sequential inner offsets'
+    )
 
     const goodResult = await sendRaw(topic, good)
     assert.equal(goodResult.errorCode, 0)
@@ -207,7 +268,10 @@ describe('the check catches batches the broker rewrote', () => {
     assert.equal(innerOffsetsAreSequential(batch), true, 'the broker renumbered the inner offsets')
     assert.notEqual(batch.crc, bad.readUInt32BE(BATCH.CRC))
     assert.notEqual(batch.storedBytes, bad.length)
-    assert.deepEqual(batch.records.map((r) => r.value?.toString()), records.map((r) => r.value?.toString()))
+    assert.deepEqual(
+      batch.records.map((r) => r.value?.toString()),
+      records.map((r) => r.value?.toString())
+    )
     const report = checkRecompression([ackedFor(topic, bad, result.baseOffset, records.length)], stored)
     assert.equal(report.verdict, 'recompressed')
     assert.equal(report.batchesRewritten, 1)
@@ -225,7 +289,10 @@ describe('the check catches batches the broker rewrote', () => {
     assert.equal(report.batchesChecked, acked.length)
     assert.equal(report.batchesRewritten, acked.length)
     assert.equal(report.batchesKept, 0)
-    assert.ok(report.storedBytes > report.sentBytes, `gzip stores more than zstd:3 (${report.storedBytes} vs ${report.sentBytes})`)
+    assert.ok(
+      report.storedBytes > report.sentBytes,
+      `gzip stores more than zstd:3 (${report.storedBytes} vs ${report.sentBytes})`
+    )
     assert.ok(report.examples.every((e) => e.storedCodec === 'gzip'))
   })
 })

@@ -43,7 +43,10 @@ describe('records larger than the broker or the producer accepts', () => {
     assert.equal(failure.topic, topic)
     assert.match(failure.error.message, /broker rejected a batch of 1 records .*(MESSAGE_TOO_LARGE|too large)/i)
 
-    const expected = [...Array.from({ length: 20 }, (_, i) => small('before', i).value.toString()), ...Array.from({ length: 20 }, (_, i) => small('after', i).value.toString())]
+    const expected = [
+      ...Array.from({ length: 20 }, (_, i) => small('before', i).value.toString()),
+      ...Array.from({ length: 20 }, (_, i) => small('after', i).value.toString())
+    ]
     assert.deepEqual(await values(topic), expected, 'every other record arrived, in order, once')
 
     // The producer keeps working after the rejection (idempotent producers bump their epoch).
@@ -61,7 +64,12 @@ describe('records larger than the broker or the producer accepts', () => {
     producer.onDeliveryFailure((f) => failures.push(f))
 
     for (let i = 0; i < 20; i++) await producer.send({ topic, ...small('before', i) })
-    await producer.send({ topic, key: Buffer.from('big'), value: Buffer.alloc(50 * 1024, 0x61), headers: [{ key: 'h', value: Buffer.from('v') }] })
+    await producer.send({
+      topic,
+      key: Buffer.from('big'),
+      value: Buffer.alloc(50 * 1024, 0x61),
+      headers: [{ key: 'h', value: Buffer.from('v') }]
+    })
     for (let i = 0; i < 20; i++) await producer.send({ topic, ...small('after', i) })
     await producer.flush()
 
@@ -76,9 +84,15 @@ describe('records larger than the broker or the producer accepts', () => {
     assert.equal(failure.sent.length, 1)
     assert.equal(failure.sent[0]?.key?.toString(), 'big')
     assert.deepEqual(failure.sent[0]?.value, Buffer.alloc(50 * 1024, 0x61))
-    assert.deepEqual(failure.sent[0]?.headers.map((h) => [h.key, h.value?.toString()]), [['h', 'v']])
+    assert.deepEqual(
+      failure.sent[0]?.headers.map((h) => [h.key, h.value?.toString()]),
+      [['h', 'v']]
+    )
 
-    const expected = [...Array.from({ length: 20 }, (_, i) => small('before', i).value.toString()), ...Array.from({ length: 20 }, (_, i) => small('after', i).value.toString())]
+    const expected = [
+      ...Array.from({ length: 20 }, (_, i) => small('before', i).value.toString()),
+      ...Array.from({ length: 20 }, (_, i) => small('after', i).value.toString())
+    ]
     assert.deepEqual(await values(topic), expected, 'every other record arrived, in order, once')
   })
 
@@ -88,7 +102,10 @@ describe('records larger than the broker or the producer accepts', () => {
     await producer.send({ topic, ...small('before', 0) })
     await assert.rejects(
       producer.send({ topic, key: null, value: Buffer.alloc(1536 * 1024, 0x62) }),
-      (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_RECORD_TOO_LARGE' && /exceeds max\.request\.size 1048576/.test(err.message)
+      (err: unknown) =>
+        err instanceof SqueezeError &&
+        err.code === 'SQUEEZE_ERR_RECORD_TOO_LARGE' &&
+        /exceeds max\.request\.size 1048576/.test(err.message)
     )
     await producer.send({ topic, ...small('after', 0) })
     await producer.flush()

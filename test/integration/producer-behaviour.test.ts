@@ -14,7 +14,11 @@ describe('batching', () => {
   it('linger.ms=100 with a steady keyless stream fills batches to at least 90% of what batch.size allows', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 3 })
     const batchSize = 16384
-    const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 }, lingerMs: 100, batchSizeBytes: batchSize })
+    const producer = await kafka.startProducer({
+      codec: { codec: 'lz4', level: 1 },
+      lingerMs: 100,
+      batchSizeBytes: batchSize
+    })
     const value = Buffer.alloc(200, 'x')
     const total = 10_000
     for (let i = 0; i < total; i++) {
@@ -54,12 +58,18 @@ describe('linger.ms closes batches on its timer', () => {
     }
     await producer.flush()
     const sizes = await recordsPerBatch(topic)
-    assert.equal(sizes.reduce((a, b) => a + b, 0), total)
+    assert.equal(
+      sizes.reduce((a, b) => a + b, 0),
+      total
+    )
     // 200 ms of records at one per 10 ms; a late timer adds records. A timer that never fired leaves one batch
     // of 300 (closed by flush), a producer that ignored linger.ms sends batches of 1: the bounds catch both.
     const mean = total / sizes.length
     t.diagnostic(`records per batch: mean ${mean.toFixed(1)} over ${sizes.length} batches`)
-    assert.ok(mean >= 10 && mean <= 30, `mean ${mean.toFixed(1)} records per batch over ${sizes.length} batches: ${sizes.join(' ')}`)
+    assert.ok(
+      mean >= 10 && mean <= 30,
+      `mean ${mean.toFixed(1)} records per batch over ${sizes.length} batches: ${sizes.join(' ')}`
+    )
   })
 
   it('linger.ms=0 with a record every 10 ms sends every record in a batch of its own', async (t) => {
@@ -85,17 +95,32 @@ describe('sendMany', () => {
   it('accepts records in order through buffer.memory waits, and stops at a record it refuses, having taken the ones before', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 1 })
     // buffer.memory of two 16 KiB batches: 4,000 records of ~100 bytes must wait for acknowledgements on the way.
-    const producer = await kafka.startProducer({ codec: { codec: 'zstd', level: 1 }, lingerMs: 5, batchSizeBytes: 16 * 1024, bufferMemoryBytes: 32 * 1024, maxRequestSizeBytes: 64 * 1024 })
-    const records = Array.from({ length: 4000 }, (_, i) => ({ topic, key: null, value: Buffer.from(`${i} `.padEnd(100, 'x')) }))
+    const producer = await kafka.startProducer({
+      codec: { codec: 'zstd', level: 1 },
+      lingerMs: 5,
+      batchSizeBytes: 16 * 1024,
+      bufferMemoryBytes: 32 * 1024,
+      maxRequestSizeBytes: 64 * 1024
+    })
+    const records = Array.from({ length: 4000 }, (_, i) => ({
+      topic,
+      key: null,
+      value: Buffer.from(`${i} `.padEnd(100, 'x'))
+    }))
     await producer.sendMany(records)
-    await assert.rejects(producer.sendMany([
-      { topic, key: null, value: Buffer.from('before the big one') },
-      { topic, key: null, value: Buffer.alloc(100 * 1024) },
-      { topic, key: null, value: Buffer.from('never taken') }
-    ]), /exceeds max\.request\.size/)
+    await assert.rejects(
+      producer.sendMany([
+        { topic, key: null, value: Buffer.from('before the big one') },
+        { topic, key: null, value: Buffer.alloc(100 * 1024) },
+        { topic, key: null, value: Buffer.from('never taken') }
+      ]),
+      /exceeds max\.request\.size/
+    )
     await producer.flush()
     assert.equal(producer.snapshot().recordsAcked, 4001)
-    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString() ?? ''))
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) =>
+      batch.records.map((r) => r.value?.toString() ?? '')
+    )
     assert.deepEqual(values, [...records.map((r) => r.value.toString()), 'before the big one'])
   })
 })
@@ -115,7 +140,9 @@ describe('codec levels are per producer instance', () => {
     await Promise.all([fast.flush(), strong.flush()])
     const a = fast.snapshot()
     const b = strong.snapshot()
-    console.log(`zstd:1 ${a.compressedBytes} bytes, zstd:19 ${b.compressedBytes} bytes for ${a.uncompressedBytes} uncompressed`)
+    console.log(
+      `zstd:1 ${a.compressedBytes} bytes, zstd:19 ${b.compressedBytes} bytes for ${a.uncompressedBytes} uncompressed`
+    )
     assert.equal(a.uncompressedBytes, b.uncompressedBytes)
     assert.ok(b.compressedBytes < a.compressedBytes * 0.97, 'level 19 must compress noticeably smaller than level 1')
     for (const topic of [fastTopic as string, strongTopic as string]) {
@@ -142,7 +169,14 @@ describe('backpressure', () => {
 
     const bufferMemory = 1024 * 1024
     const producer = new Producer(
-      { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'none', level: null }, lingerMs: 20, batchSizeBytes: 64 * 1024, bufferMemoryBytes: bufferMemory, retryBackoffMaxMs: 500 },
+      {
+        ...DEFAULT_PRODUCER_CONFIG,
+        codec: { codec: 'none', level: null },
+        lingerMs: 20,
+        batchSizeBytes: 64 * 1024,
+        bufferMemoryBytes: bufferMemory,
+        retryBackoffMaxMs: 500
+      },
       { cluster: createCluster(connection, kafka.log), log: kafka.log }
     )
     await producer.start()
@@ -169,7 +203,9 @@ describe('backpressure', () => {
     await producer.close()
     clearInterval(sampler)
     const stats = producer.snapshot()
-    console.log(`accepted during outage: ${sentDuringOutage}, peak buffered ${peak} of ${bufferMemory}, retries ${stats.retries}`)
+    console.log(
+      `accepted during outage: ${sentDuringOutage}, peak buffered ${peak} of ${bufferMemory}, retries ${stats.retries}`
+    )
     assert.ok(peak <= bufferMemory, `peak ${peak} > buffer.memory ${bufferMemory}`)
     assert.equal(stats.recordsFailed, 0)
     assert.equal(stats.recordsAcked, total)
@@ -182,7 +218,10 @@ describe('backpressure', () => {
     const seen = new Map<string, number>()
     const lastIndexByKey = new Map<string, number>()
     let outOfOrder = 0
-    await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic] }, { cluster, admin: readAdmin, log: kafka.log }).run({
+    await new PartitionReader(
+      { ...DEFAULT_READER_CONFIG, topics: [topic] },
+      { cluster, admin: readAdmin, log: kafka.log }
+    ).run({
       onBatch: ({ batch }) => {
         for (const r of batch.records) {
           const v = r.value?.toString() ?? ''
@@ -201,7 +240,10 @@ describe('backpressure', () => {
     await cluster.disconnect()
     await readAdmin.disconnect()
     assert.equal(seen.size, total, 'every record arrived')
-    assert.ok([...seen.values()].every((n) => n === 1), 'no record arrived twice (idempotent retries)')
+    assert.ok(
+      [...seen.values()].every((n) => n === 1),
+      'no record arrived twice (idempotent retries)'
+    )
     assert.equal(outOfOrder, 0, 'per-partition order held across the outage')
   })
 })

@@ -8,14 +8,19 @@ import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
 import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 
-
 const kafka = useTestKafka()
 
 function makeRecords(count: number): OutgoingRecord[] {
   return Array.from({ length: count }, (_, i) => ({
     key: i % 4 === 0 ? null : Buffer.from(`host-${i % 23}.example.com`),
     value: Buffer.from(`${i} GET /static/${i % 97}.css 200 ${(i * 7919) % 50000} "Mozilla/5.0"`),
-    headers: i % 5 === 0 ? [{ key: 'trace-id', value: Buffer.from(`t-${i}`) }, { key: 'nullable', value: null }] : [],
+    headers:
+      i % 5 === 0
+        ? [
+            { key: 'trace-id', value: Buffer.from(`t-${i}`) },
+            { key: 'nullable', value: null }
+          ]
+        : [],
     timestamp: RECENT_MS + i * 13
   }))
 }
@@ -24,7 +29,11 @@ describe('producer -> broker -> reader round trip', () => {
   for (const spec of ['none', 'gzip:1', 'gzip:9', 'snappy', 'lz4:1', 'lz4:9', 'zstd:-3', 'zstd:3', 'zstd:19']) {
     it(`${spec}: keys, values, headers, timestamps and per-partition order survive byte for byte`, async (t) => {
       const topic = await kafka.createTopic(t, { partitions: 3 })
-      const producer = await kafka.startProducer({ codec: parseCodecSpec(spec), lingerMs: 20, batchSizeBytes: 64 * 1024 })
+      const producer = await kafka.startProducer({
+        codec: parseCodecSpec(spec),
+        lingerMs: 20,
+        batchSizeBytes: 64 * 1024
+      })
       const records = makeRecords(3000)
       for (const record of records) await producer.send({ topic, ...record })
       await producer.flush()
@@ -34,13 +43,21 @@ describe('producer -> broker -> reader round trip', () => {
 
       const batches = await kafka.readAll([topic])
       const codecId = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 }[parseCodecSpec(spec).codec]
-      const byPartition = new Map<number, Array<{ key: string | null; value: string; headers: string; timestamp: number }>>()
+      const byPartition = new Map<
+        number,
+        Array<{ key: string | null; value: string; headers: string; timestamp: number }>
+      >()
       for (const { partition, batch } of batches) {
         assert.equal(batch.codecId, codecId, 'the broker stored the producer codec')
         assert.ok(innerOffsetsAreSequential(batch))
         const list = byPartition.get(partition) ?? []
         for (const r of batch.records) {
-          list.push({ key: r.key?.toString() ?? null, value: r.value?.toString() ?? '', headers: JSON.stringify(r.headers.map((h) => [h.key, h.value?.toString() ?? null])), timestamp: r.timestamp })
+          list.push({
+            key: r.key?.toString() ?? null,
+            value: r.value?.toString() ?? '',
+            headers: JSON.stringify(r.headers.map((h) => [h.key, h.value?.toString() ?? null])),
+            timestamp: r.timestamp
+          })
         }
         byPartition.set(partition, list)
       }
@@ -87,8 +104,15 @@ describe('reader positions', () => {
     const offsets = batches.flatMap(({ batch }) => batch.records.map((r) => r.offset))
     const first = offsets[0] ?? -1
     assert.ok(first <= 700, 'starts at the batch holding the new log start')
-    assert.deepEqual(offsets, Array.from({ length: 2000 - first }, (_, i) => first + i), 'every offset from there once, in order')
-    assert.deepEqual(batches.flatMap(({ batch }) => batch.records.map((r) => r.value?.toString())), records.slice(first).map((r) => r.value?.toString()))
+    assert.deepEqual(
+      offsets,
+      Array.from({ length: 2000 - first }, (_, i) => first + i),
+      'every offset from there once, in order'
+    )
+    assert.deepEqual(
+      batches.flatMap(({ batch }) => batch.records.map((r) => r.value?.toString())),
+      records.slice(first).map((r) => r.value?.toString())
+    )
   })
 })
 
@@ -96,7 +120,11 @@ describe('reader with one reused decompression buffer', () => {
   it('hands every batch, each valid during onBatch, the same values as a reader with a buffer per batch', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 2 })
     for (const spec of ['lz4:1', 'zstd:3']) {
-      const producer = await kafka.startProducer({ codec: parseCodecSpec(spec), lingerMs: 5, batchSizeBytes: 48 * 1024 })
+      const producer = await kafka.startProducer({
+        codec: parseCodecSpec(spec),
+        lingerMs: 5,
+        batchSizeBytes: 48 * 1024
+      })
       for (const record of makeRecords(1500)) await producer.send({ topic, ...record })
       await producer.flush()
     }
@@ -106,8 +134,14 @@ describe('reader with one reused decompression buffer', () => {
       await cluster.connect()
       try {
         // 8 KiB fetches: many batches through the one buffer, and batches larger than 1 MiB never occur here.
-        await new PartitionReader({ ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory, partitionMaxBytes: 64 * 1024 }, { cluster, admin: kafka.admin, log: kafka.log }).run({
-          onBatch: ({ partition, batch }) => batch.forEachValue((bytes, start, end, offset) => values.push(`${partition}:${offset}:${bytes.toString('utf8', start, end)}`)),
+        await new PartitionReader(
+          { ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory, partitionMaxBytes: 64 * 1024 },
+          { cluster, admin: kafka.admin, log: kafka.log }
+        ).run({
+          onBatch: ({ partition, batch }) =>
+            batch.forEachValue((bytes, start, end, offset) =>
+              values.push(`${partition}:${offset}:${bytes.toString('utf8', start, end)}`)
+            ),
           onCorruptBatch: ({ error }) => {
             throw error
           }

@@ -14,7 +14,9 @@ const kafka = useTestKafka()
 
 async function values(topic: string, isolation: 'read_committed' | 'read_uncommitted'): Promise<string[]> {
   const batches = await kafka.readAll([topic], { isolation })
-  return batches.filter(({ batch }) => !batch.isControl).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString() ?? '<null>'))
+  return batches
+    .filter(({ batch }) => !batch.isControl)
+    .flatMap(({ batch }) => batch.records.map((r) => r.value?.toString() ?? '<null>'))
 }
 
 /**
@@ -32,13 +34,21 @@ async function runToEnd(args: readonly string[]): Promise<{ code: number | null;
 }
 
 /** Writes one transaction per entry, in order, with one transactional producer (one producer id throughout). */
-async function writeTransactions(t: TestContext, topic: string, transactions: ReadonlyArray<readonly [label: string, outcome: 'commit' | 'abort']>): Promise<void> {
-  const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('none'), lingerMs: 5 }, { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, transactionalId: `tx-${topic}` })
+async function writeTransactions(
+  t: TestContext,
+  topic: string,
+  transactions: ReadonlyArray<readonly [label: string, outcome: 'commit' | 'abort']>
+): Promise<void> {
+  const producer = new Producer(
+    { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('none'), lingerMs: 5 },
+    { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, transactionalId: `tx-${topic}` }
+  )
   await producer.start()
   t.after(() => producer.close())
   for (const [label, outcome] of transactions) {
     producer.beginTransaction()
-    for (let i = 0; i < 3; i++) await producer.send({ topic, partition: 0, key: null, value: Buffer.from(`${label}-${i}`) })
+    for (let i = 0; i < 3; i++)
+      await producer.send({ topic, partition: 0, key: null, value: Buffer.from(`${label}-${i}`) })
     if (outcome === 'abort') await producer.abortTransaction()
     else await producer.commitTransaction()
   }
@@ -48,25 +58,48 @@ describe('read_committed', () => {
   it('one producer aborts, aborts again, then commits within one fetch: only the committed records are read', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 1 })
     // One producer id throughout, as a copier restarted with --exactly-once keeps it: two aborts of one producer.
-    await writeTransactions(t, topic, [['aborted-1', 'abort'], ['aborted-2', 'abort'], ['committed', 'commit']])
+    await writeTransactions(t, topic, [
+      ['aborted-1', 'abort'],
+      ['aborted-2', 'abort'],
+      ['committed', 'commit']
+    ])
 
     // The log holds all nine records and three markers, a few hundred bytes: one fetch answer lists both aborts.
-    assert.deepEqual(await values(topic, 'read_uncommitted'), ['aborted-1', 'aborted-2', 'committed'].flatMap((l) => [0, 1, 2].map((i) => `${l}-${i}`)))
+    assert.deepEqual(
+      await values(topic, 'read_uncommitted'),
+      ['aborted-1', 'aborted-2', 'committed'].flatMap((l) => [0, 1, 2].map((i) => `${l}-${i}`))
+    )
     assert.deepEqual(await values(topic, 'read_committed'), ['committed-0', 'committed-1', 'committed-2'])
   })
 
   it('a source ending in an aborted transaction: consume without --follow, with --group, and copy --until-end finish with the committed records', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 1 })
     // The log ends with the aborted records and their abort marker: nothing read_committed hands over reaches the end.
-    await writeTransactions(t, topic, [['committed', 'commit'], ['aborted', 'abort']])
+    await writeTransactions(t, topic, [
+      ['committed', 'commit'],
+      ['aborted', 'abort']
+    ])
     const committed = ['committed-0', 'committed-1', 'committed-2']
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-read-committed-'))
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     const brokers = ['--brokers', kafka.broker.brokers.join(',')]
 
-    for (const [label, extra] of [['alone', []], ['group member', ['--group', `g-${topic}`]]] as const) {
+    for (const [label, extra] of [
+      ['alone', []],
+      ['group member', ['--group', `g-${topic}`]]
+    ] as const) {
       const json = join(dir, `${label.replace(' ', '-')}.json`)
-      const consumed = await runToEnd(['consume', ...brokers, '--topic', topic, '--format', 'none', '--json', json, ...extra])
+      const consumed = await runToEnd([
+        'consume',
+        ...brokers,
+        '--topic',
+        topic,
+        '--format',
+        'none',
+        '--json',
+        json,
+        ...extra
+      ])
       assert.equal(consumed.code, 0, `consume (${label}): ${consumed.stderr}`)
       const [measured] = JSON.parse(readFileSync(json, 'utf8')) as Array<{ records: number }>
       assert.equal(measured?.records, committed.length, `consume (${label}) read the committed records only`)
@@ -74,7 +107,17 @@ describe('read_committed', () => {
 
     const destination = defaultDestination(topic, parseCodecSpec('none'))
     t.after(() => kafka.admin.deleteTopics({ topics: [destination] }).catch(() => undefined))
-    const copied = await runToEnd(['copy', ...brokers, '--topic', topic, '--targets', 'none', '--until-end', '--commit-interval-ms', '200'])
+    const copied = await runToEnd([
+      'copy',
+      ...brokers,
+      '--topic',
+      topic,
+      '--targets',
+      'none',
+      '--until-end',
+      '--commit-interval-ms',
+      '200'
+    ])
     assert.equal(copied.code, 0, `copy: ${copied.stderr}`)
     assert.deepEqual(await values(destination, 'read_committed'), committed)
   })

@@ -32,17 +32,34 @@ const USERS = {
 } as const
 const SECRETS = [USERS.scram256.password, USERS.scram512.password, USERS.plain.password, 'wrong-Password-1d2c']
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
 /** Every byte any squeeze process printed during this file: scanned for passwords at the end. */
 const captured: string[] = []
 
 function squeeze(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: '', KAFKA_SASL_PASSWORD: '', KAFKA_SASL_USERNAME: '', KAFKA_SASL_MECHANISM: '', KAFKA_SECURITY_PROTOCOL: '', ...env }
-    execFile(process.execPath, [CLI, ...args], { env: childEnv, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      captured.push(stdout, stderr)
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
-    })
+    const childEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      KAFKA_BROKERS: '',
+      KAFKA_SASL_PASSWORD: '',
+      KAFKA_SASL_USERNAME: '',
+      KAFKA_SASL_MECHANISM: '',
+      KAFKA_SECURITY_PROTOCOL: '',
+      ...env
+    }
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: childEnv, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        captured.push(stdout, stderr)
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+      }
+    )
   })
 }
 
@@ -76,12 +93,21 @@ describe('security settings (no broker)', () => {
   })
 
   it('reads SASL_SSL + SCRAM from the environment; the password is usable but never serialised', () => {
-    const c = connectionFrom({ brokers: 'b:9093' }, { KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 's3cret-pw' })
+    const c = connectionFrom(
+      { brokers: 'b:9093' },
+      {
+        KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
+        KAFKA_SASL_MECHANISM: 'scram-sha-512',
+        KAFKA_SASL_USERNAME: 'u',
+        KAFKA_SASL_PASSWORD: 's3cret-pw'
+      }
+    )
     assert.equal(c.ssl, true)
     assert.ok(c.sasl !== undefined && c.sasl.mechanism === 'scram-sha-512')
     assert.equal((c.sasl as { password: string }).password, 's3cret-pw')
     assert.equal((c.sasl as { username: string }).username, 'u')
-    for (const text of [JSON.stringify(c), inspect(c, { depth: 10 }), JSON.stringify({ ...c.sasl })]) assert.ok(!text.includes('s3cret-pw'), text)
+    for (const text of [JSON.stringify(c), inspect(c, { depth: 10 }), JSON.stringify({ ...c.sasl })])
+      assert.ok(!text.includes('s3cret-pw'), text)
   })
 
   it('a password file, CA file and reject-unauthorized flag build the TLS options', () => {
@@ -89,14 +115,41 @@ describe('security settings (no broker)', () => {
     writeFileSync(pw, 'file-pw\n')
     const ca = join(dir, 'ca.pem')
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
-    const s = securityFrom({ 'security-protocol': 'SASL_SSL', 'sasl-mechanism': 'PLAIN', 'sasl-username': 'p', 'sasl-password-file': pw, 'ssl-ca-file': ca, 'ssl-reject-unauthorized': 'false' }, { KAFKA_SASL_PASSWORD: 'env-pw' })
-    assert.equal((s.sasl as { password: string }).password, 'file-pw', 'the flag wins over the environment, trailing newline dropped')
+    const s = securityFrom(
+      {
+        'security-protocol': 'SASL_SSL',
+        'sasl-mechanism': 'PLAIN',
+        'sasl-username': 'p',
+        'sasl-password-file': pw,
+        'ssl-ca-file': ca,
+        'ssl-reject-unauthorized': 'false'
+      },
+      { KAFKA_SASL_PASSWORD: 'env-pw' }
+    )
+    assert.equal(
+      (s.sasl as { password: string }).password,
+      'file-pw',
+      'the flag wins over the environment, trailing newline dropped'
+    )
     assert.deepEqual(s.ssl, { rejectUnauthorized: false, ca: readFileSync(ca) })
   })
 
   it('reports every problem at once', () => {
-    const message = configError(() => securityFrom({ 'security-protocol': 'SASL_SSL', 'sasl-mechanism': 'SCRAM-SHA-1', 'ssl-cert-file': join(dir, 'missing.pem'), 'ssl-reject-unauthorized': 'maybe' }, {}))
-    assert.match(message, /unknown SASL mechanism "SCRAM-SHA-1" \(--sasl-mechanism, KAFKA_SASL_MECHANISM, sasl\.mechanism\): use one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512/)
+    const message = configError(() =>
+      securityFrom(
+        {
+          'security-protocol': 'SASL_SSL',
+          'sasl-mechanism': 'SCRAM-SHA-1',
+          'ssl-cert-file': join(dir, 'missing.pem'),
+          'ssl-reject-unauthorized': 'maybe'
+        },
+        {}
+      )
+    )
+    assert.match(
+      message,
+      /unknown SASL mechanism "SCRAM-SHA-1" \(--sasl-mechanism, KAFKA_SASL_MECHANISM, sasl\.mechanism\): use one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512/
+    )
     assert.match(message, /needs a username/)
     assert.match(message, /needs a password: set KAFKA_SASL_PASSWORD or give --sasl-password-file/)
     assert.match(message, /--ssl-reject-unauthorized must be true or false/)
@@ -104,15 +157,26 @@ describe('security settings (no broker)', () => {
     assert.match(message, /cannot read TLS certificate file/)
     const plain = configError(() => securityFrom({ 'sasl-mechanism': 'PLAIN', 'sasl-username': 'x' }, {}))
     assert.match(plain, /a SASL mechanism, a SASL username given but the security protocol is PLAINTEXT/)
-    assert.match(configError(() => securityFrom({ 'security-protocol': 'TLS' }, {})), /unknown security protocol "TLS"/)
+    assert.match(
+      configError(() => securityFrom({ 'security-protocol': 'TLS' }, {})),
+      /unknown security protocol "TLS"/
+    )
   })
 
   it('reads a Java client properties file with a JAAS line, and never quotes the password in errors', () => {
     const file = join(dir, 'client.properties')
-    writeFileSync(file, [
-      '# squeeze client', 'bootstrap.servers=k1:9093,k2:9093', 'security.protocol = SASL_SSL', 'sasl.mechanism: SCRAM-SHA-256',
-      'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\', '    username="svc" password="p\\\\\\"w;x";', ''
-    ].join('\n'))
+    writeFileSync(
+      file,
+      [
+        '# squeeze client',
+        'bootstrap.servers=k1:9093,k2:9093',
+        'security.protocol = SASL_SSL',
+        'sasl.mechanism: SCRAM-SHA-256',
+        'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\',
+        '    username="svc" password="p\\\\\\"w;x";',
+        ''
+      ].join('\n')
+    )
     const c = connectionFrom({ 'client-config': file }, {})
     assert.deepEqual(c.brokers, ['k1:9093', 'k2:9093'])
     assert.equal(c.ssl, true)
@@ -120,21 +184,37 @@ describe('security settings (no broker)', () => {
     assert.equal((c.sasl as { username: string }).username, 'svc')
     assert.equal((c.sasl as { password: string }).password, 'p"w;x')
 
-    writeFileSync(file, 'security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nssl.truststore.location=/x.jks\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="leak-me-not";\n')
+    writeFileSync(
+      file,
+      'security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nssl.truststore.location=/x.jks\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="leak-me-not";\n'
+    )
     const message = configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}))
     assert.match(message, /ssl\.truststore\.location is a JKS truststore, which squeeze does not read; .*--ssl-ca-file/)
-    assert.match(message, /uses org\.apache\.kafka\.common\.security\.scram\.ScramLoginModule, but PLAIN needs org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule/)
+    assert.match(
+      message,
+      /uses org\.apache\.kafka\.common\.security\.scram\.ScramLoginModule, but PLAIN needs org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule/
+    )
     assert.ok(!message.includes('leak-me-not'))
     writeFileSync(file, 'sasl.jaas.config=PlainLoginModule username="a" password="leak-me-not"\n')
     assert.ok(!configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})).includes('leak-me-not'))
   })
 
   it('parses JAAS lines and Java properties escapes', () => {
-    assert.deepEqual(parseJaasConfig('org.apache.kafka.common.security.plain.PlainLoginModule required username=u password="a b";'),
-      { module: 'org.apache.kafka.common.security.plain.PlainLoginModule', username: 'u', password: 'a b' })
+    assert.deepEqual(
+      parseJaasConfig('org.apache.kafka.common.security.plain.PlainLoginModule required username=u password="a b";'),
+      { module: 'org.apache.kafka.common.security.plain.PlainLoginModule', username: 'u', password: 'a b' }
+    )
     assert.throws(() => parseJaasConfig('required username="u";'))
     const props = parseJavaProperties('a=1\n! comment\nb : two words\nc\\:d=\\u0041\ne   3\n')
-    assert.deepEqual([...props], [['a', '1'], ['b', 'two words'], ['c:d', 'A'], ['e', '3']])
+    assert.deepEqual(
+      [...props],
+      [
+        ['a', '1'],
+        ['b', 'two words'],
+        ['c:d', 'A'],
+        ['e', '3']
+      ]
+    )
   })
 
   it('endpoint identification off (none, or empty as in Java) skips only the host-name check: the chain is still verified', () => {
@@ -148,7 +228,15 @@ describe('security settings (no broker)', () => {
       ['librdkafka none', {}, 'ssl.endpoint.identification.algorithm=none\n']
     ] as const) {
       if (fileText !== undefined) writeFileSync(file, `security.protocol=SSL\nssl.ca.location=${ca}\n${fileText}`)
-      const ssl = securityFrom({ 'security-protocol': 'SSL', 'ssl-ca-file': ca, ...flags, ...(fileText === undefined ? {} : { 'client-config': file }) }, {}).ssl
+      const ssl = securityFrom(
+        {
+          'security-protocol': 'SSL',
+          'ssl-ca-file': ca,
+          ...flags,
+          ...(fileText === undefined ? {} : { 'client-config': file })
+        },
+        {}
+      ).ssl
       assert.ok(typeof ssl === 'object', label)
       assert.equal(ssl.rejectUnauthorized, true, `${label}: the certificate chain must still be verified`)
       assert.equal(typeof ssl.checkServerIdentity, 'function', label)
@@ -156,20 +244,37 @@ describe('security settings (no broker)', () => {
     }
     writeFileSync(file, 'security.protocol=SSL\nssl.endpoint.identification.algorithm=https\n')
     assert.equal(securityFrom({ 'client-config': file }, {}).ssl, true)
-    assert.match(configError(() => securityFrom({ 'security-protocol': 'SSL', 'ssl-endpoint-identification': 'off' }, {})), /must be https or none, got "off"/)
+    assert.match(
+      configError(() => securityFrom({ 'security-protocol': 'SSL', 'ssl-endpoint-identification': 'off' }, {})),
+      /must be https or none, got "off"/
+    )
   })
 
   it('a librdkafka client file: its spellings are used, every other key is logged once as ignored (names only)', () => {
     const ca = join(dir, 'rd-ca.pem')
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
     const file = join(dir, 'librdkafka.properties')
-    writeFileSync(file, [
-      'metadata.broker.list=k1:9093,k2:9093', 'client.id=edge-shipper', 'security.protocol=sasl_ssl', 'sasl.mechanisms=SCRAM-SHA-512',
-      'sasl.username=shipper', 'sasl.password=rd-Secret-77', `ssl.ca.location=${ca}`, 'enable.ssl.certificate.verification=true',
-      'debug=broker,protocol', 'queue.buffering.max.ms=5', 'sasl.oauthbearer.client.secret=not-used-3e1', ''
-    ].join('\n'))
+    writeFileSync(
+      file,
+      [
+        'metadata.broker.list=k1:9093,k2:9093',
+        'client.id=edge-shipper',
+        'security.protocol=sasl_ssl',
+        'sasl.mechanisms=SCRAM-SHA-512',
+        'sasl.username=shipper',
+        'sasl.password=rd-Secret-77',
+        `ssl.ca.location=${ca}`,
+        'enable.ssl.certificate.verification=true',
+        'debug=broker,protocol',
+        'queue.buffering.max.ms=5',
+        'sasl.oauthbearer.client.secret=not-used-3e1',
+        ''
+      ].join('\n')
+    )
     const warnings: Array<{ obj: unknown; msg: string }> = []
-    const c = connectionFrom({ 'client-config': file }, {}, { warn: (obj: unknown, msg?: string) => warnings.push({ obj, msg: msg ?? '' }) } as never)
+    const c = connectionFrom({ 'client-config': file }, {}, {
+      warn: (obj: unknown, msg?: string) => warnings.push({ obj, msg: msg ?? '' })
+    } as never)
     assert.deepEqual(c.brokers, ['k1:9093', 'k2:9093'])
     assert.equal(c.clientId, 'edge-shipper')
     assert.equal(c.sasl?.mechanism, 'scram-sha-512')
@@ -177,66 +282,125 @@ describe('security settings (no broker)', () => {
     assert.equal((c.sasl as { password: string }).password, 'rd-Secret-77')
     assert.deepEqual(c.ssl, { rejectUnauthorized: true, ca: readFileSync(ca) })
     assert.equal(warnings.length, 1, 'one log line')
-    assert.deepEqual(warnings[0]?.obj, { clientConfig: file, ignored: ['debug', 'queue.buffering.max.ms', 'sasl.oauthbearer.client.secret'] })
+    assert.deepEqual(warnings[0]?.obj, {
+      clientConfig: file,
+      ignored: ['debug', 'queue.buffering.max.ms', 'sasl.oauthbearer.client.secret']
+    })
     assert.match(warnings[0]?.msg ?? '', /ignored/)
     assert.ok(!JSON.stringify(warnings).includes('not-used-3e1') && !JSON.stringify(warnings).includes('rd-Secret-77'))
 
-    writeFileSync(file, 'security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.mechanisms=SCRAM-SHA-256\nsasl.username=u\nsasl.password=p\n')
-    assert.match(configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})), /two spellings of one setting disagree \(sasl\.mechanism, sasl\.mechanisms\)/)
-    writeFileSync(file, 'bootstrap.servers=b:1\nenable.ssl.certificate.verification=true\nssl.endpoint.identification.algorithm=https\n')
-    assert.equal(connectionFrom({ 'client-config': file }, {}).ssl, undefined, "a PLAINTEXT file's TLS defaults are harmless, not an error")
+    writeFileSync(
+      file,
+      'security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.mechanisms=SCRAM-SHA-256\nsasl.username=u\nsasl.password=p\n'
+    )
+    assert.match(
+      configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})),
+      /two spellings of one setting disagree \(sasl\.mechanism, sasl\.mechanisms\)/
+    )
+    writeFileSync(
+      file,
+      'bootstrap.servers=b:1\nenable.ssl.certificate.verification=true\nssl.endpoint.identification.algorithm=https\n'
+    )
+    assert.equal(
+      connectionFrom({ 'client-config': file }, {}).ssl,
+      undefined,
+      "a PLAINTEXT file's TLS defaults are harmless, not an error"
+    )
   })
 
   it('Java key stores: JKS or PKCS12 gets an error naming the PEM option; a PEM truststore is read as the CA file', () => {
     const file = join(dir, 'stores.properties')
-    writeFileSync(file, 'security.protocol=SSL\nssl.truststore.location=/etc/kafka/truststore.p12\nssl.truststore.type=PKCS12\nssl.truststore.password=changeit\n' +
-      'ssl.keystore.location=/etc/kafka/client.keystore.jks\nssl.keystore.password=changeit\nssl.key.password=changeit\n')
+    writeFileSync(
+      file,
+      'security.protocol=SSL\nssl.truststore.location=/etc/kafka/truststore.p12\nssl.truststore.type=PKCS12\nssl.truststore.password=changeit\n' +
+        'ssl.keystore.location=/etc/kafka/client.keystore.jks\nssl.keystore.password=changeit\nssl.key.password=changeit\n'
+    )
     const message = configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}))
-    assert.match(message, /ssl\.truststore\.location is a PKCS12 truststore, which squeeze does not read; give its CA certificates as a PEM file with --ssl-ca-file \(or ssl\.ca\.location\)/)
-    assert.match(message, /ssl\.keystore\.location is a JKS keystore, which squeeze does not read; give the client certificate and key as PEM files with --ssl-cert-file and --ssl-key-file/)
+    assert.match(
+      message,
+      /ssl\.truststore\.location is a PKCS12 truststore, which squeeze does not read; give its CA certificates as a PEM file with --ssl-ca-file \(or ssl\.ca\.location\)/
+    )
+    assert.match(
+      message,
+      /ssl\.keystore\.location is a JKS keystore, which squeeze does not read; give the client certificate and key as PEM files with --ssl-cert-file and --ssl-key-file/
+    )
     assert.ok(!message.includes('changeit'))
     const ca = join(dir, 'trust.pem')
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n')
     writeFileSync(file, `security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=${ca}\n`)
-    assert.deepEqual(connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}).ssl, { rejectUnauthorized: true, ca: readFileSync(ca) })
+    assert.deepEqual(connectionFrom({ 'client-config': file, brokers: 'b:1' }, {}).ssl, {
+      rejectUnauthorized: true,
+      ca: readFileSync(ca)
+    })
   })
 
   it('an encrypted client key is decrypted with ssl.key.password, and the passphrase is not kept', () => {
-    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'key-Pass-41' }, publicKeyEncoding: { type: 'spki', format: 'pem' } })
+    const { privateKey } = generateKeyPairSync('ec', {
+      namedCurve: 'P-256',
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'key-Pass-41' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' }
+    })
     const keyFile = join(dir, 'client-enc.key')
     writeFileSync(keyFile, privateKey)
     const certFile = join(dir, 'client-enc.pem')
     writeFileSync(certFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
     const file = join(dir, 'enc.properties')
-    writeFileSync(file, `security.protocol=SSL\nssl.certificate.location=${certFile}\nssl.key.location=${keyFile}\nssl.key.password=key-Pass-41\n`)
+    writeFileSync(
+      file,
+      `security.protocol=SSL\nssl.certificate.location=${certFile}\nssl.key.location=${keyFile}\nssl.key.password=key-Pass-41\n`
+    )
     const c = connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})
     assert.ok(typeof c.ssl === 'object')
     const key = String(c.ssl.key)
     assert.match(key, /^-----BEGIN PRIVATE KEY-----/)
     assert.equal(createPrivateKey(key).asymmetricKeyType, 'ec')
     assert.ok(!inspect(c, { depth: 10 }).includes('key-Pass-41'))
-    writeFileSync(file, `security.protocol=SSL\nssl.certificate.location=${certFile}\nssl.key.location=${keyFile}\nssl.key.password=wrong\n`)
-    assert.match(configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})), /cannot decrypt TLS key file .* with ssl\.key\.password/)
+    writeFileSync(
+      file,
+      `security.protocol=SSL\nssl.certificate.location=${certFile}\nssl.key.location=${keyFile}\nssl.key.password=wrong\n`
+    )
+    assert.match(
+      configError(() => connectionFrom({ 'client-config': file, brokers: 'b:1' }, {})),
+      /cannot decrypt TLS key file .* with ssl\.key\.password/
+    )
   })
 
   it('connect failures are told apart, each with its own code: credentials, TLS, unreachable', () => {
     const target = { brokers: ['h:1'], sasl: saslOptions('SCRAM-SHA-256', 'alice', 'pw-not-shown') }
-    const sasl = Object.assign(new Error('SASL SCRAM SHA256 authentication failed: invalid credentials'), { name: 'KafkaJSSASLAuthenticationError' })
+    const sasl = Object.assign(new Error('SASL SCRAM SHA256 authentication failed: invalid credentials'), {
+      name: 'KafkaJSSASLAuthenticationError'
+    })
     const auth = connectionFailure(Object.assign(new Error('retries exceeded'), { originalError: sasl }), target)
     assert.equal(auth.code, 'SQUEEZE_ERR_AUTH_FAILED')
     assert.equal(auth.retriable, false)
-    assert.match(auth.message, /^authentication failed for user alice \(SASL SCRAM-SHA-256\) at h:1: SASL SCRAM SHA256 authentication failed: invalid credentials; check sasl\.username\/password/)
+    assert.match(
+      auth.message,
+      /^authentication failed for user alice \(SASL SCRAM-SHA-256\) at h:1: SASL SCRAM SHA256 authentication failed: invalid credentials; check sasl\.username\/password/
+    )
     // The producer classifies without the target; the service describes the same failure again with it.
     const again = connectionFailure(connectionFailure(sasl), target)
     assert.equal(again.code, 'SQUEEZE_ERR_AUTH_FAILED')
     assert.equal(again.message, connectionFailure(sasl, target).message)
-    const tlsError = Object.assign(new Error('Connection error: self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' })
+    const tlsError = Object.assign(new Error('Connection error: self-signed certificate in certificate chain'), {
+      code: 'SELF_SIGNED_CERT_IN_CHAIN'
+    })
     const tls = connectionFailure(tlsError, target)
     assert.equal(tls.code, 'SQUEEZE_ERR_TLS_HANDSHAKE')
     assert.match(tls.message, /^TLS handshake at h:1 failed: .*--ssl-ca-file/)
-    const altname = Object.assign(new Error("Hostname/IP does not match certificate's altnames: Host: localhost. is not in the cert's altnames: IP Address:127.0.0.1"), { code: 'ERR_TLS_CERT_ALTNAME_INVALID' })
-    assert.match(connectionFailure(altname, target).message, /does not name the host connected to: .*--ssl-endpoint-identification none/)
-    const refused = connectionFailure(Object.assign(new Error('Connection error: connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), target)
+    const altname = Object.assign(
+      new Error(
+        "Hostname/IP does not match certificate's altnames: Host: localhost. is not in the cert's altnames: IP Address:127.0.0.1"
+      ),
+      { code: 'ERR_TLS_CERT_ALTNAME_INVALID' }
+    )
+    assert.match(
+      connectionFailure(altname, target).message,
+      /does not name the host connected to: .*--ssl-endpoint-identification none/
+    )
+    const refused = connectionFailure(
+      Object.assign(new Error('Connection error: connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      target
+    )
     assert.equal(refused.code, 'SQUEEZE_ERR_BROKER_UNREACHABLE')
     assert.match(refused.message, /^cannot reach any Kafka broker at h:1: .*check --brokers/)
     assert.equal(refused.retriable, true)
@@ -291,57 +455,147 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
   })
 
-  async function roundTrip(label: string, auth: { args: string[]; env: NodeJS.ProcessEnv }, bootstrap: string): Promise<void> {
+  async function roundTrip(
+    label: string,
+    auth: { args: string[]; env: NodeJS.ProcessEnv },
+    bootstrap: string
+  ): Promise<void> {
     const topic = `sec-${label}-${Date.now().toString(36)}`
     const common = ['--brokers', bootstrap, '--ssl-ca-file', tls.caFile, '--log-level', 'debug', ...auth.args]
-    const produced = await squeeze(['produce', ...common, '--topic', topic, '--create-partitions', '2', '--records', '200', '--kind', 'http', '--codec', 'zstd:3', '-X', 'linger.ms=5'], auth.env)
+    const produced = await squeeze(
+      [
+        'produce',
+        ...common,
+        '--topic',
+        topic,
+        '--create-partitions',
+        '2',
+        '--records',
+        '200',
+        '--kind',
+        'http',
+        '--codec',
+        'zstd:3',
+        '-X',
+        'linger.ms=5'
+      ],
+      auth.env
+    )
     assert.equal(produced.code, 0, `${label} produce:\n${produced.stderr}`)
     assert.match(produced.stdout, /^produced 200 records to /)
     assert.match(produced.stdout, /undelivered: 0/)
     // The copier over the same secured connection, with transactions (exactly-once) for good measure.
-    const copied = await squeeze(['copy', ...common, '--topic', topic, '--targets', 'zstd:1', '--until-end', '--exactly-once', '--transactional-id', `sec-${label}`], auth.env)
+    const copied = await squeeze(
+      [
+        'copy',
+        ...common,
+        '--topic',
+        topic,
+        '--targets',
+        'zstd:1',
+        '--until-end',
+        '--exactly-once',
+        '--transactional-id',
+        `sec-${label}`
+      ],
+      auth.env
+    )
     assert.equal(copied.code, 0, `${label} copy:\n${copied.stderr}`)
     assert.match(copied.stdout, /^copied 200 records from /)
     const json = join(dir, `${topic}.json`)
-    const consumed = await squeeze(['consume', ...common, '--topic', `${topic},${topic}.zstd-1`, '--format', 'http', '--json', json], auth.env)
+    const consumed = await squeeze(
+      ['consume', ...common, '--topic', `${topic},${topic}.zstd-1`, '--format', 'http', '--json', json],
+      auth.env
+    )
     assert.equal(consumed.code, 0, `${label} consume:\n${consumed.stderr}`)
-    const measured = JSON.parse(readFileSync(json, 'utf8')) as Array<{ topic: string; records: number; corruptRecords: number; corruptBatches: number }>
+    const measured = JSON.parse(readFileSync(json, 'utf8')) as Array<{
+      topic: string
+      records: number
+      corruptRecords: number
+      corruptBatches: number
+    }>
     for (const name of [topic, `${topic}.zstd-1`]) {
       const m = measured.find((x) => x.topic === name)
-      assert.equal(m?.records, 200, `${name}: ${JSON.stringify(measured)}\n${consumed.stderr.split("\n").filter((l) => l.includes("\"level\":4") || l.includes("\"level\":5")).slice(0, 5).join("\n")}`)
+      assert.equal(
+        m?.records,
+        200,
+        `${name}: ${JSON.stringify(measured)}\n${consumed.stderr
+          .split('\n')
+          .filter((l) => l.includes('"level":4') || l.includes('"level":5'))
+          .slice(0, 5)
+          .join('\n')}`
+      )
       assert.equal(m?.corruptRecords, 0)
       assert.equal(m?.corruptBatches, 0)
     }
   }
 
   it('SASL_SSL + SCRAM-SHA-256 (credentials in the environment): 200 records produced, copied and consumed', async () => {
-    await roundTrip('scram256', {
-      args: ['--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256'],
-      env: { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password }
-    }, broker.saslSslBootstrap as string)
+    await roundTrip(
+      'scram256',
+      {
+        args: ['--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256'],
+        env: { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password }
+      },
+      broker.saslSslBootstrap as string
+    )
   })
 
   it('SASL_SSL + SCRAM-SHA-512 (environment names the mechanism, password from a file)', async () => {
     const pw = join(dir, 'scram512.pw')
     writeFileSync(pw, `${USERS.scram512.password}\n`, { mode: 0o600 })
-    await roundTrip('scram512', {
-      args: ['--sasl-username', USERS.scram512.name, '--sasl-password-file', pw],
-      env: { KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512' }
-    }, broker.saslSslBootstrap as string)
+    await roundTrip(
+      'scram512',
+      {
+        args: ['--sasl-username', USERS.scram512.name, '--sasl-password-file', pw],
+        env: { KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512' }
+      },
+      broker.saslSslBootstrap as string
+    )
   })
 
   it('SASL_SSL + PLAIN (a Java client properties file with sasl.jaas.config)', async () => {
     const file = join(dir, 'plain.properties')
-    writeFileSync(file, `security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="${USERS.plain.name}" password="${USERS.plain.password}";\n`, { mode: 0o600 })
+    writeFileSync(
+      file,
+      `security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="${USERS.plain.name}" password="${USERS.plain.password}";\n`,
+      { mode: 0o600 }
+    )
     await roundTrip('plain', { args: ['--client-config', file], env: {} }, broker.saslSslBootstrap as string)
   })
 
   it('mutual TLS (--ssl-cert-file, --ssl-key-file) against a listener that requires client certificates: 200 records produced, copied and consumed', async () => {
-    await roundTrip('mtls', { args: ['--security-protocol', 'SSL', '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile], env: {} }, broker.sslBootstrap as string)
+    await roundTrip(
+      'mtls',
+      {
+        args: [
+          '--security-protocol',
+          'SSL',
+          '--ssl-cert-file',
+          tls.clientCertFile,
+          '--ssl-key-file',
+          tls.clientKeyFile
+        ],
+        env: {}
+      },
+      broker.sslBootstrap as string
+    )
   })
 
   it('mutual TLS: without a client certificate the broker refuses the connection (exit 4, TLS handshake failed)', async () => {
-    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.caFile, '--log-level', 'debug'])
+    const result = await squeeze([
+      'consume',
+      '--brokers',
+      broker.sslBootstrap as string,
+      '--topic',
+      'any-topic',
+      '--security-protocol',
+      'SSL',
+      '--ssl-ca-file',
+      tls.caFile,
+      '--log-level',
+      'debug'
+    ])
     assert.equal(result.code, 4, result.stderr)
     const lines = humanLines(result.stderr)
     assert.equal(lines.length, 1, result.stderr)
@@ -349,23 +603,62 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
     console.log(`# no client certificate: ${lines[0]}`)
   })
 
-  for (const [command, mechanism, user] of [['produce', 'SCRAM-SHA-256', USERS.scram256.name], ['consume', 'SCRAM-SHA-512', USERS.scram512.name], ['produce', 'PLAIN', USERS.plain.name]] as const) {
+  for (const [command, mechanism, user] of [
+    ['produce', 'SCRAM-SHA-256', USERS.scram256.name],
+    ['consume', 'SCRAM-SHA-512', USERS.scram512.name],
+    ['produce', 'PLAIN', USERS.plain.name]
+  ] as const) {
     it(`${command} with a wrong ${mechanism} password: exit 3 at once and one clear line about authentication`, async () => {
-      const result = await squeeze([command, '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--ssl-ca-file', tls.caFile,
-        '--security-protocol', 'SASL_SSL', '--sasl-mechanism', mechanism, '--log-level', 'debug'],
-      { KAFKA_SASL_USERNAME: user, KAFKA_SASL_PASSWORD: 'wrong-Password-1d2c' })
+      const result = await squeeze(
+        [
+          command,
+          '--brokers',
+          broker.saslSslBootstrap as string,
+          '--topic',
+          'any-topic',
+          '--ssl-ca-file',
+          tls.caFile,
+          '--security-protocol',
+          'SASL_SSL',
+          '--sasl-mechanism',
+          mechanism,
+          '--log-level',
+          'debug'
+        ],
+        { KAFKA_SASL_USERNAME: user, KAFKA_SASL_PASSWORD: 'wrong-Password-1d2c' }
+      )
       assert.equal(result.code, 3, result.stderr)
       const lines = humanLines(result.stderr)
       assert.equal(lines.length, 1, `one line for a person to read:\n${result.stderr}`)
-      assert.match(lines[0] as string, new RegExp(`^squeeze: authentication failed for user ${user} \\(SASL ${mechanism}\\) at .*check sasl\\.username/password.*\\[SQUEEZE_ERR_AUTH_FAILED\\]$`))
+      assert.match(
+        lines[0] as string,
+        new RegExp(
+          `^squeeze: authentication failed for user ${user} \\(SASL ${mechanism}\\) at .*check sasl\\.username/password.*\\[SQUEEZE_ERR_AUTH_FAILED\\]$`
+        )
+      )
       assert.match(lines[0] as string, new RegExp(mechanism.replace(/-/g, '.?'), 'i'))
       console.log(`# ${command} ${mechanism}: ${lines[0]}`)
     })
   }
 
   it('SSL with the wrong CA: exit 4 and one clear line about the certificate', async () => {
-    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.otherCaFile,
-      '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile, '--log-level', 'debug'])
+    const result = await squeeze([
+      'consume',
+      '--brokers',
+      broker.sslBootstrap as string,
+      '--topic',
+      'any-topic',
+      '--security-protocol',
+      'SSL',
+      '--ssl-ca-file',
+      tls.otherCaFile,
+      '--ssl-cert-file',
+      tls.clientCertFile,
+      '--ssl-key-file',
+      tls.clientKeyFile,
+      '--log-level',
+      'debug'
+    ])
     assert.equal(result.code, 4, result.stderr)
     const lines = humanLines(result.stderr)
     assert.equal(lines.length, 1, result.stderr)
@@ -374,9 +667,26 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
   })
 
   it('SASL_SSL with the wrong CA fails in TLS, before any credential is sent', async () => {
-    const result = await squeeze(['produce', '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--records', '10', '--ssl-ca-file', tls.otherCaFile,
-      '--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-256', '--log-level', 'debug'],
-    { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password })
+    const result = await squeeze(
+      [
+        'produce',
+        '--brokers',
+        broker.saslSslBootstrap as string,
+        '--topic',
+        'any-topic',
+        '--records',
+        '10',
+        '--ssl-ca-file',
+        tls.otherCaFile,
+        '--security-protocol',
+        'SASL_SSL',
+        '--sasl-mechanism',
+        'SCRAM-SHA-256',
+        '--log-level',
+        'debug'
+      ],
+      { KAFKA_SASL_USERNAME: USERS.scram256.name, KAFKA_SASL_PASSWORD: USERS.scram256.password }
+    )
     assert.equal(result.code, 4, result.stderr)
     const lines = humanLines(result.stderr)
     assert.equal(lines.length, 1, result.stderr)
@@ -385,76 +695,199 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
   })
 
   it('endpoint identification off still refuses a broker certificate from the wrong CA (exit 4)', async () => {
-    const result = await squeeze(['consume', '--brokers', broker.sslBootstrap as string, '--topic', 'any-topic', '--security-protocol', 'SSL', '--ssl-ca-file', tls.otherCaFile,
-      '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile, '--ssl-endpoint-identification', 'none', '--log-level', 'debug'])
+    const result = await squeeze([
+      'consume',
+      '--brokers',
+      broker.sslBootstrap as string,
+      '--topic',
+      'any-topic',
+      '--security-protocol',
+      'SSL',
+      '--ssl-ca-file',
+      tls.otherCaFile,
+      '--ssl-cert-file',
+      tls.clientCertFile,
+      '--ssl-key-file',
+      tls.clientKeyFile,
+      '--ssl-endpoint-identification',
+      'none',
+      '--log-level',
+      'debug'
+    ])
     assert.equal(result.code, 4, result.stderr)
     const lines = humanLines(result.stderr)
     assert.equal(lines.length, 1, result.stderr)
-    assert.match(lines[0] as string, /^squeeze: TLS handshake .*(self[- ]signed certificate|unable to (get|verify)).*\[SQUEEZE_ERR_TLS_HANDSHAKE\]$/i)
+    assert.match(
+      lines[0] as string,
+      /^squeeze: TLS handshake .*(self[- ]signed certificate|unable to (get|verify)).*\[SQUEEZE_ERR_TLS_HANDSHAKE\]$/i
+    )
   })
 
   it('a certificate that does not name the host (localhost) is refused, and accepted only with endpoint identification off', async () => {
     const viaLocalhost = (broker.sslBootstrap as string).replace('127.0.0.1', 'localhost')
     const topic = `sec-hostname-${Date.now().toString(36)}`
-    const mtls = ['--security-protocol', 'SSL', '--ssl-ca-file', tls.caFile, '--ssl-cert-file', tls.clientCertFile, '--ssl-key-file', tls.clientKeyFile]
-    const refused = await squeeze(['produce', '--brokers', viaLocalhost, ...mtls, '--topic', topic, '--create-partitions', '1', '--records', '20', '--log-level', 'debug'])
+    const mtls = [
+      '--security-protocol',
+      'SSL',
+      '--ssl-ca-file',
+      tls.caFile,
+      '--ssl-cert-file',
+      tls.clientCertFile,
+      '--ssl-key-file',
+      tls.clientKeyFile
+    ]
+    const refused = await squeeze([
+      'produce',
+      '--brokers',
+      viaLocalhost,
+      ...mtls,
+      '--topic',
+      topic,
+      '--create-partitions',
+      '1',
+      '--records',
+      '20',
+      '--log-level',
+      'debug'
+    ])
     assert.equal(refused.code, 4, refused.stderr)
     const lines = humanLines(refused.stderr)
     assert.equal(lines.length, 1, refused.stderr)
-    assert.match(lines[0] as string, /^squeeze: TLS handshake .*altnames.*does not name the host connected to.*--ssl-endpoint-identification none/)
+    assert.match(
+      lines[0] as string,
+      /^squeeze: TLS handshake .*altnames.*does not name the host connected to.*--ssl-endpoint-identification none/
+    )
     console.log(`# host name mismatch: ${lines[0]}`)
 
-    const produced = await squeeze(['produce', '--brokers', viaLocalhost, ...mtls, '--ssl-endpoint-identification', 'none', '--topic', topic, '--create-partitions', '1', '--records', '20', '--log-level', 'debug'])
+    const produced = await squeeze([
+      'produce',
+      '--brokers',
+      viaLocalhost,
+      ...mtls,
+      '--ssl-endpoint-identification',
+      'none',
+      '--topic',
+      topic,
+      '--create-partitions',
+      '1',
+      '--records',
+      '20',
+      '--log-level',
+      'debug'
+    ])
     assert.equal(produced.code, 0, produced.stderr)
     assert.match(produced.stdout, /^produced 20 records to [^]*undelivered: 0/)
     // The same as a stock librdkafka file: its spellings, "none", and keys squeeze has no use for.
     const file = join(dir, 'librdkafka-ssl.properties')
-    writeFileSync(file, [`metadata.broker.list=${viaLocalhost}`, 'security.protocol=ssl', `ssl.ca.location=${tls.caFile}`, `ssl.certificate.location=${tls.clientCertFile}`,
-      `ssl.key.location=${tls.clientKeyFile}`, 'ssl.endpoint.identification.algorithm=none', 'enable.auto.commit=false', 'fetch.wait.max.ms=50', ''].join('\n'))
+    writeFileSync(
+      file,
+      [
+        `metadata.broker.list=${viaLocalhost}`,
+        'security.protocol=ssl',
+        `ssl.ca.location=${tls.caFile}`,
+        `ssl.certificate.location=${tls.clientCertFile}`,
+        `ssl.key.location=${tls.clientKeyFile}`,
+        'ssl.endpoint.identification.algorithm=none',
+        'enable.auto.commit=false',
+        'fetch.wait.max.ms=50',
+        ''
+      ].join('\n')
+    )
     const json = join(dir, `${topic}.json`)
-    const consumed = await squeeze(['consume', '--client-config', file, '--topic', topic, '--format', 'none', '--json', json])
+    const consumed = await squeeze([
+      'consume',
+      '--client-config',
+      file,
+      '--topic',
+      topic,
+      '--format',
+      'none',
+      '--json',
+      json
+    ])
     assert.equal(consumed.code, 0, consumed.stderr)
     assert.equal((JSON.parse(readFileSync(json, 'utf8')) as Array<{ records: number }>)[0]?.records, 20)
-    const ignoredLines = consumed.stderr.split('\n').filter((l) => l.includes('settings squeeze does not use were ignored'))
+    const ignoredLines = consumed.stderr
+      .split('\n')
+      .filter((l) => l.includes('settings squeeze does not use were ignored'))
     assert.equal(ignoredLines.length, 1, consumed.stderr)
     assert.match(ignoredLines[0] as string, /"ignored":\["enable\.auto\.commit","fetch\.wait\.max\.ms"\]/)
   })
 
-  it('--wait-for-brokers-s with a wrong password: keeps retrying, and readyz and the log say "authentication failed", not "not ready"', { timeout: 120_000 }, async (t) => {
-    const metricsPort = await freePort()
-    const child = spawn(process.execPath, [CLI, 'consume', '--brokers', broker.saslSslBootstrap as string, '--topic', 'any-topic', '--ssl-ca-file', tls.caFile,
-      '--security-protocol', 'SASL_SSL', '--sasl-mechanism', 'SCRAM-SHA-512', '--wait-for-brokers-s', '600', '--metrics-port', String(metricsPort), '--log-level', 'debug'],
-    { env: { ...process.env, KAFKA_BROKERS: '', KAFKA_SASL_USERNAME: USERS.scram512.name, KAFKA_SASL_PASSWORD: 'wrong-Password-1d2c' } })
-    t.after(() => child.kill('SIGKILL'))
-    let stderr = ''
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.stdout.on('data', (d: Buffer) => captured.push(d.toString()))
-    const retries = (): number => stderr.split('\n').filter((l) => l.includes('authentication failed; waiting (--wait-for-brokers-s)')).length
-    let body = ''
-    const deadline = Date.now() + 60_000
-    while ((retries() < 2 || body === '') && Date.now() < deadline && child.exitCode === null) {
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      const res = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined)
-      if (res?.status === 503) body = await res.text()
+  it(
+    '--wait-for-brokers-s with a wrong password: keeps retrying, and readyz and the log say "authentication failed", not "not ready"',
+    { timeout: 120_000 },
+    async (t) => {
+      const metricsPort = await freePort()
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'consume',
+          '--brokers',
+          broker.saslSslBootstrap as string,
+          '--topic',
+          'any-topic',
+          '--ssl-ca-file',
+          tls.caFile,
+          '--security-protocol',
+          'SASL_SSL',
+          '--sasl-mechanism',
+          'SCRAM-SHA-512',
+          '--wait-for-brokers-s',
+          '600',
+          '--metrics-port',
+          String(metricsPort),
+          '--log-level',
+          'debug'
+        ],
+        {
+          env: {
+            ...process.env,
+            KAFKA_BROKERS: '',
+            KAFKA_SASL_USERNAME: USERS.scram512.name,
+            KAFKA_SASL_PASSWORD: 'wrong-Password-1d2c'
+          }
+        }
+      )
+      t.after(() => child.kill('SIGKILL'))
+      let stderr = ''
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+      child.stdout.on('data', (d: Buffer) => captured.push(d.toString()))
+      const retries = (): number =>
+        stderr.split('\n').filter((l) => l.includes('authentication failed; waiting (--wait-for-brokers-s)')).length
+      let body = ''
+      const deadline = Date.now() + 60_000
+      while ((retries() < 2 || body === '') && Date.now() < deadline && child.exitCode === null) {
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        const res = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined)
+        if (res?.status === 503) body = await res.text()
+      }
+      captured.push(stderr)
+      assert.equal(child.exitCode, null, `still waiting, not exited:\n${stderr}`)
+      assert.ok(retries() >= 2, `retried with an authentication log line:\n${stderr}`)
+      assert.equal(body, 'authentication failed (SQUEEZE_ERR_AUTH_FAILED)\n')
+      assert.doesNotMatch(stderr, /not ready/)
+      const warn = stderr.split('\n').find((l) => l.includes('authentication failed; waiting')) as string
+      assert.match(warn, /"code":"SQUEEZE_ERR_AUTH_FAILED"/)
+      assert.match(warn, /authentication failed for user bob \(SASL SCRAM-SHA-512\)/)
     }
-    captured.push(stderr)
-    assert.equal(child.exitCode, null, `still waiting, not exited:\n${stderr}`)
-    assert.ok(retries() >= 2, `retried with an authentication log line:\n${stderr}`)
-    assert.equal(body, 'authentication failed (SQUEEZE_ERR_AUTH_FAILED)\n')
-    assert.doesNotMatch(stderr, /not ready/)
-    const warn = stderr.split('\n').find((l) => l.includes('authentication failed; waiting')) as string
-    assert.match(warn, /"code":"SQUEEZE_ERR_AUTH_FAILED"/)
-    assert.match(warn, /authentication failed for user bob \(SASL SCRAM-SHA-512\)/)
-  })
+  )
 
   it('in process: debug logs (even of the whole connection config) and /metrics never carry the password', async () => {
     const logFile = join(dir, 'in-process.log')
     const fd = openSync(logFile, 'w')
     const log = createLogger({ level: 'debug', fd })
     const registry = createRegistry()
-    const connection = connectionFrom({ brokers: broker.saslSslBootstrap as string, 'ssl-ca-file': tls.caFile }, {
-      KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512', KAFKA_SASL_USERNAME: USERS.scram512.name, KAFKA_SASL_PASSWORD: USERS.scram512.password
-    })
+    const connection = connectionFrom(
+      { brokers: broker.saslSslBootstrap as string, 'ssl-ca-file': tls.caFile },
+      {
+        KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
+        KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512',
+        KAFKA_SASL_USERNAME: USERS.scram512.name,
+        KAFKA_SASL_PASSWORD: USERS.scram512.password
+      }
+    )
     log.debug({ connection }, 'a careless caller logs the whole connection config')
     log.debug({ sasl: connection.sasl, password: USERS.scram512.password }, 'and one logs a password field by name')
     const admin = createKafkaClient(connection, log).admin()
@@ -462,7 +895,10 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
     const topic = `sec-inproc-${Date.now().toString(36)}`
     await createTopicsAndWait(admin, [{ topic, numPartitions: 1 }])
     await admin.disconnect()
-    const producer = new Producer({ ...DEFAULT_PRODUCER_CONFIG, lingerMs: 5 }, { cluster: createCluster(connection, log), log, metrics: createProducerMetrics(registry) })
+    const producer = new Producer(
+      { ...DEFAULT_PRODUCER_CONFIG, lingerMs: 5 },
+      { cluster: createCluster(connection, log), log, metrics: createProducerMetrics(registry) }
+    )
     await producer.start()
     for (let i = 0; i < 50; i++) await producer.send({ topic, key: null, value: Buffer.from(`line ${i}`) })
     await producer.close()
@@ -480,6 +916,7 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
     assert.ok(captured.length >= 20, `captured ${captured.length} outputs`)
     const all = captured.join('\n')
     assert.ok(all.length > 10_000, 'debug logs were captured')
-    for (const secret of SECRETS) assert.ok(!all.includes(secret), `a password leaked into the output: ${secret.slice(0, 4)}…`)
+    for (const secret of SECRETS)
+      assert.ok(!all.includes(secret), `a password leaked into the output: ${secret.slice(0, 4)}…`)
   })
 })

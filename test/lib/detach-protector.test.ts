@@ -12,10 +12,15 @@ const INVALIDATED = 'Invalidating protector cell ArrayBufferDetaching'
 /** stdout of `node --trace-protector-invalidation ...args`: V8's trace and the program's own output, in order. */
 function traced(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--trace-protector-invalidation', ...args], { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err !== null) reject(new Error(`${err.message}\n${stderr}`))
-      else resolve(stdout)
-    })
+    execFile(
+      process.execPath,
+      ['--trace-protector-invalidation', ...args],
+      { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        if (err !== null) reject(new Error(`${err.message}\n${stderr}`))
+        else resolve(stdout)
+      }
+    )
   })
 }
 
@@ -35,7 +40,7 @@ console.log('before'); settleDetachProtector(); console.log('after')`
     assert.ok(stdout.indexOf('before') < at && at < stdout.indexOf('after'), stdout)
   })
 
-  it('runs in the CLI before any command\'s code', async () => {
+  it("runs in the CLI before any command's code", async () => {
     assertInvalidatedBefore(await traced([CLI, 'produce', '--help']), 'Usage')
   })
 

@@ -27,27 +27,35 @@ describe('scripts/bench-peers.sh', () => {
   function fakeNpm(): string {
     const bin = join(work, 'bin')
     mkdirSync(bin, { recursive: true })
-    writeFileSync(join(bin, 'npm'), `#!/usr/bin/env bash
+    writeFileSync(
+      join(bin, 'npm'),
+      `#!/usr/bin/env bash
 if [ "$1" = --version ]; then echo 11.19.1; exit 0; fi
 echo "$@" >> "${join(work, 'npm-args')}"
 mkdir -p node_modules/@confluentinc/kafka-javascript
 echo "npm warn install-scripts skipped for 1 package"
 exit 0
-`)
+`
+    )
     chmodSync(join(bin, 'npm'), 0o755)
     return bin
   }
 
-  it('fails loudly when npm leaves the peer unbuilt, and relies on the peers\' package.json allowScripts', async () => {
+  it("fails loudly when npm leaves the peer unbuilt, and relies on the peers' package.json allowScripts", async () => {
     const peers = join(work, 'peers')
     const r = await run({ PATH: `${fakeNpm()}:${process.env['PATH'] ?? ''}`, BENCH_PEERS_DIR: peers, BENCH_SKIP: '' })
     assert.equal(r.code, 1)
-    assert.match(r.stderr, /bench: @confluentinc\/kafka-javascript did not build; last lines of .*install\.log:\n {2}npm warn install-scripts skipped/)
+    assert.match(
+      r.stderr,
+      /bench: @confluentinc\/kafka-javascript did not build; last lines of .*install\.log:\n {2}npm warn install-scripts skipped/
+    )
     assert.match(r.stderr, /set BENCH_SKIP=confluent to run the benchmarks without its rows/)
     const args = readFileSync(join(work, 'npm-args'), 'utf8')
     assert.match(args, /^install /)
     assert.doesNotMatch(args, /allow-scripts/)
-    const pkg = JSON.parse(readFileSync(join(peers, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> }
+    const pkg = JSON.parse(readFileSync(join(peers, 'package.json'), 'utf8')) as {
+      allowScripts: Record<string, boolean>
+    }
     assert.deepEqual(pkg.allowScripts, { '@confluentinc/kafka-javascript': true })
   })
 

@@ -23,11 +23,31 @@ describe('squeeze compare CPU figures', () => {
     // each topic once, its first batches before the JIT has warmed up, and fixed costs like that (or a GC pause)
     // weigh half as much over twice the records. Linux counts a task's CPU time in nanoseconds (only its user/system split is sampled per tick, and
     // the figures add both), so the smallest figure is still a sum of exact per-batch readings.
-    const result = await runSqueeze(['compare', '--brokers', kafka.broker.brokers.join(','), '--source', 'generate', '--kind', 'http', '--records', '40000',
-      '--targets', specs.join(','), '--keep-topics', '--json', join(dir, 'r.json'), '--log-level', 'error'])
+    const result = await runSqueeze([
+      'compare',
+      '--brokers',
+      kafka.broker.brokers.join(','),
+      '--source',
+      'generate',
+      '--kind',
+      'http',
+      '--records',
+      '40000',
+      '--targets',
+      specs.join(','),
+      '--keep-topics',
+      '--json',
+      join(dir, 'r.json'),
+      '--log-level',
+      'error'
+    ])
     assert.equal(result.code, 0, result.stderr)
     const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReportJson
-    t.after(() => kafka.admin.deleteTopics({ topics: [report.source.topic, ...report.targets.map((r) => r.topic)] }).catch(() => undefined))
+    t.after(() =>
+      kafka.admin
+        .deleteTopics({ topics: [report.source.topic, ...report.targets.map((r) => r.topic)] })
+        .catch(() => undefined)
+    )
     const none = report.targets.find((r) => r.target === 'none')
     assert.ok(none !== undefined)
 
@@ -60,9 +80,14 @@ describe('squeeze compare CPU figures', () => {
     // busy 2-core machine they landed between 1.0x and 4.5x of the test's. The errors this catches are larger:
     // a figure of 0, a wrong unit (ms or us: 1000x), or a figure taken from another codec's or step's timer.
     const near = (what: string, reported: number, measured: number): void => {
-      t.diagnostic(`${what}: report ${reported.toFixed(4)}, test ${measured.toFixed(4)} CPU s/GiB (x${(reported / measured).toFixed(2)})`)
+      t.diagnostic(
+        `${what}: report ${reported.toFixed(4)}, test ${measured.toFixed(4)} CPU s/GiB (x${(reported / measured).toFixed(2)})`
+      )
       assert.ok(reported > 0 && measured > 0, `${what}: report ${reported}, test ${measured}`)
-      assert.ok(reported <= measured * 10 && reported >= measured / 10, `${what}: report ${reported} vs test ${measured} CPU s/GiB`)
+      assert.ok(
+        reported <= measured * 10 && reported >= measured / 10,
+        `${what}: report ${reported} vs test ${measured} CPU s/GiB`
+      )
     }
     for (const target of report.targets) {
       near(`${target.target} decode`, target.decodeCpuSecondsPerGiB, decodePerGiB)
@@ -76,7 +101,8 @@ describe('squeeze compare CPU figures', () => {
       // page faults that are not decompression.
       const into = Buffer.alloc(2 * 1024 * 1024)
       const decompressCpu = cpuOf(() => {
-        for (const c of compressed) if (codec.decompressInto === undefined || codec.decompressInto(c, into) < 0) codec.decompress(c)
+        for (const c of compressed)
+          if (codec.decompressInto === undefined || codec.decompressInto(c, into) < 0) codec.decompress(c)
       })
       near(`${target.target} compress`, target.compressCpuSecondsPerGiB, compressCpu / gib)
       near(`${target.target} decompress`, target.decompressCpuSecondsPerGiB, decompressCpu / gib)

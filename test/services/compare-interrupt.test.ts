@@ -33,17 +33,42 @@ async function waitUntil(what: string, ms: number, check: () => boolean): Promis
 describe('squeeze compare on the embedded broker', () => {
   it('Ctrl-C during the copy step prints a partial report, exits 0 or 1, and leaves no JVM behind', async () => {
     // Its own process group, so the SIGINT below reaches compare and everything it started, as a terminal's Ctrl-C does.
-    const child = spawn(process.execPath, [CLI, 'compare', '--wide', '--source', 'generate', '--kind', 'syslog', '--records', '400000',
-      '--targets', 'none,gzip:9', '--log-level', 'info'], {
-      env: { ...process.env, KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe']
-    })
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'compare',
+        '--wide',
+        '--source',
+        'generate',
+        '--kind',
+        'syslog',
+        '--records',
+        '400000',
+        '--targets',
+        'none,gzip:9',
+        '--log-level',
+        'info'
+      ],
+      {
+        env: { ...process.env, KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '1' },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe']
+      }
+    )
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
     let exitCode: number | null | undefined
-    void exited.then((code) => { exitCode = code })
+    void exited.then((code) => {
+      exitCode = code
+    })
     let dataDir: string | undefined
     try {
       await waitUntil('the "copy started" log line', 240_000, () => {

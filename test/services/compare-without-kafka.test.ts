@@ -15,7 +15,9 @@ function imageLayout(dir: string): string {
   const root = repoRoot()
   for (const part of ['lib', 'services']) cpSync(join(root, 'dist', part), join(dir, 'dist', part), { recursive: true })
   cpSync(join(root, 'package.json'), join(dir, 'package.json'))
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> }
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>
+  }
   for (const [path, entry] of Object.entries(lock.packages)) {
     // Top-level packages only: a nested node_modules comes along inside its parent's folder.
     if (entry.dev === true || !/^node_modules\/(@[^/]+\/)?[^/@]+$/.test(path)) continue
@@ -43,12 +45,18 @@ describe('the container image layout (no kafka/, no dev dependencies)', () => {
   })
 
   it('compare without --brokers says in one line what it needs, and exits 2', async () => {
-    const r = await run([join(dir, 'dist', 'services', 'cli', 'main.js'), 'compare', '--source', 'generate', '--records', '100'], { KAFKA_BROKERS: '' })
+    const r = await run(
+      [join(dir, 'dist', 'services', 'cli', 'main.js'), 'compare', '--source', 'generate', '--records', '100'],
+      { KAFKA_BROKERS: '' }
+    )
     assert.equal(r.code, 2, r.stderr)
     assert.equal(r.stdout, '')
     const lines = r.stderr.trimEnd().split('\n')
     assert.equal(lines.length, 1, r.stderr)
-    assert.match(lines[0] ?? '', /^squeeze: missing --brokers: this installation cannot start a Kafka of its own .*pass --brokers HOST:PORT or set KAFKA_BROKERS/)
+    assert.match(
+      lines[0] ?? '',
+      /^squeeze: missing --brokers: this installation cannot start a Kafka of its own .*pass --brokers HOST:PORT or set KAFKA_BROKERS/
+    )
   })
 
   it('without testcontainers installed, acquireBroker says so and starts the embedded JVM broker', async () => {
@@ -56,22 +64,38 @@ describe('the container image layout (no kafka/, no dev dependencies)', () => {
     cpSync(join(repoRoot(), 'kafka'), join(dir, 'kafka'), { recursive: true })
     symlinkSync(join(repoRoot(), '.kafka'), join(dir, '.kafka'))
     const script = join(dir, 'acquire.mjs')
-    writeFileSync(script, `import { acquireBroker } from './dist/lib/embedded-broker/select-broker.js'
+    writeFileSync(
+      script,
+      `import { acquireBroker } from './dist/lib/embedded-broker/select-broker.js'
 const logs = []
 const broker = await acquireBroker((m) => logs.push(m))
 await broker.stop()
 process.stdout.write(JSON.stringify({ kind: broker.kind, logs }))
-`)
-    const r = await run([script], { KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '', SQUEEZE_REQUIRE_CONTAINER_BROKER: '' })
+`
+    )
+    const r = await run([script], {
+      KAFKA_BROKERS: '',
+      SQUEEZE_NO_TESTCONTAINERS: '',
+      SQUEEZE_REQUIRE_CONTAINER_BROKER: ''
+    })
     assert.equal(r.code, 0, r.stderr)
     const out = JSON.parse(r.stdout) as { kind: string; logs: string[] }
     assert.equal(out.kind, 'jvm')
-    assert.ok(out.logs.some((l) => /^kafka: testcontainers is not installed \(a dev dependency\) \(checked in \d+ ms\); using the embedded JVM broker$/.test(l)), out.logs.join('\n'))
+    assert.ok(
+      out.logs.some((l) =>
+        /^kafka: testcontainers is not installed \(a dev dependency\) \(checked in \d+ ms\); using the embedded JVM broker$/.test(
+          l
+        )
+      ),
+      out.logs.join('\n')
+    )
   })
 
   it('with SQUEEZE_REQUIRE_CONTAINER_BROKER=1 (CI) the missing container path is an error, not a fall-back to the JVM broker', async () => {
     const script = join(dir, 'acquire-required.mjs')
-    writeFileSync(script, `import { acquireBroker } from './dist/lib/embedded-broker/select-broker.js'
+    writeFileSync(
+      script,
+      `import { acquireBroker } from './dist/lib/embedded-broker/select-broker.js'
 try {
   const broker = await acquireBroker(() => {})
   await broker.stop()
@@ -79,9 +103,17 @@ try {
 } catch (e) {
   process.stdout.write(e.code + ' ' + e.message)
 }
-`)
-    const r = await run([script], { KAFKA_BROKERS: '', SQUEEZE_NO_TESTCONTAINERS: '', SQUEEZE_REQUIRE_CONTAINER_BROKER: '1' })
+`
+    )
+    const r = await run([script], {
+      KAFKA_BROKERS: '',
+      SQUEEZE_NO_TESTCONTAINERS: '',
+      SQUEEZE_REQUIRE_CONTAINER_BROKER: '1'
+    })
     assert.equal(r.code, 0, r.stderr)
-    assert.match(r.stdout, /^SQUEEZE_ERR_BROKER_START kafka: SQUEEZE_REQUIRE_CONTAINER_BROKER=1 but the containerized broker is not available \(testcontainers is not installed \(a dev dependency\)\); not falling back to the embedded JVM broker$/)
+    assert.match(
+      r.stdout,
+      /^SQUEEZE_ERR_BROKER_START kafka: SQUEEZE_REQUIRE_CONTAINER_BROKER=1 but the containerized broker is not available \(testcontainers is not installed \(a dev dependency\)\); not falling back to the embedded JVM broker$/
+    )
   })
 })

@@ -12,10 +12,22 @@ const kafka = useTestKafka()
 
 describe('compare on the wrong input', () => {
   it('a syslog file read as http: exit 1 with the parse summary naming syslog, no report, no line per bad line', async () => {
-    const result = await runSqueeze(['compare', '--source', 'file', '--file', corpusPath('syslog_mtail_sftp_chroot.log'), '--kind', 'http',
-      '--brokers', kafka.broker.brokers.join(',')])
+    const result = await runSqueeze([
+      'compare',
+      '--source',
+      'file',
+      '--file',
+      corpusPath('syslog_mtail_sftp_chroot.log'),
+      '--kind',
+      'http',
+      '--brokers',
+      kafka.broker.brokers.join(',')
+    ])
     assert.equal(result.code, 1, result.stderr)
-    assert.match(result.stderr, /0 of the first \d+ lines parse as http \(combined log format\); they look like syslog.*--kind syslog/)
+    assert.match(
+      result.stderr,
+      /0 of the first \d+ lines parse as http \(combined log format\); they look like syslog.*--kind syslog/
+    )
     assert.equal(result.stdout, '', 'no table, no recommendation')
     assert.ok(result.stderr.split('\n').length < 5, result.stderr)
   })
@@ -27,8 +39,19 @@ describe('compare on the wrong input', () => {
       const good = corpusLines('syslog_mtail_sftp_chroot.log')
       writeFileSync(path, `${[...good, ...Array.from({ length: 5000 }, (_, i) => `garbage ${i}`)].join('\n')}\n`)
       const json = join(dir, 'r.json')
-      const result = await runSqueeze(['compare', '--source', 'file', '--file', path, '--targets', 'none,zstd:3', '--json', json,
-        '--brokers', kafka.broker.brokers.join(',')])
+      const result = await runSqueeze([
+        'compare',
+        '--source',
+        'file',
+        '--file',
+        path,
+        '--targets',
+        'none,zstd:3',
+        '--json',
+        json,
+        '--brokers',
+        kafka.broker.brokers.join(',')
+      ])
       assert.equal(result.code, 0, result.stderr)
       assert.match(result.stderr, /--kind auto: .*mixed\.log reads as syslog/)
       const warnings = result.stderr.split('\n').filter((line) => line.includes('did not parse'))
@@ -45,7 +68,15 @@ describe('compare on the wrong input', () => {
 
   it('an empty source topic is an error, not a table of zeros', async (t) => {
     const topic = await kafka.createTopic(t)
-    const result = await runSqueeze(['compare', '--topic', topic, '--targets', 'none,zstd:3', '--brokers', kafka.broker.brokers.join(',')])
+    const result = await runSqueeze([
+      'compare',
+      '--topic',
+      topic,
+      '--targets',
+      'none,zstd:3',
+      '--brokers',
+      kafka.broker.brokers.join(',')
+    ])
     assert.equal(result.code, 1, result.stderr)
     assert.match(result.stderr, /read no record from topic .*: nothing to compare, no recommendation/)
     assert.doesNotMatch(result.stdout, /recommendation/)

@@ -40,11 +40,23 @@ describe('consume --dead-letter-topic when the dead-letter copy cannot be writte
     return Number(offsets?.partitions[0]?.offset ?? -1)
   }
 
-  const consume = (topic: string, groupId: string, extra: string[] = []) => squeeze([
-    'consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--group', groupId,
-    '-X', 'auto.commit.interval.ms=100',
-    '--dead-letter-topic', `${topic}.no-such-dead-letters`, '--log-level', 'silent', ...extra
-  ])
+  const consume = (topic: string, groupId: string, extra: string[] = []) =>
+    squeeze([
+      'consume',
+      '--brokers',
+      kafka.broker.brokers.join(','),
+      '--topic',
+      topic,
+      '--group',
+      groupId,
+      '-X',
+      'auto.commit.interval.ms=100',
+      '--dead-letter-topic',
+      `${topic}.no-such-dead-letters`,
+      '--log-level',
+      'silent',
+      ...extra
+    ])
 
   it('stops with one line and a non-zero exit, and the group commits no offset past the poison record', async (t) => {
     const topic = await topicWithPoison(t)

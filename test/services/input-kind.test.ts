@@ -11,14 +11,30 @@ const kafka = useTestKafka()
 
 describe('the kind of a file or stdin, given or detected', () => {
   it('bench --file of syslog lines as --kind http: exit 1 naming syslog, no table', async () => {
-    const result = await runSqueeze(['bench', '--file', corpusPath('syslog_mtail_sftp_chroot.log'), '--kind', 'http', '--codecs', 'lz4:1'])
+    const result = await runSqueeze([
+      'bench',
+      '--file',
+      corpusPath('syslog_mtail_sftp_chroot.log'),
+      '--kind',
+      'http',
+      '--codecs',
+      'lz4:1'
+    ])
     assert.equal(result.code, 1, result.stderr)
     assert.match(result.stderr, /0 of the first \d+ lines parse as http \(combined log format\); they look like syslog/)
     assert.equal(result.stdout, '')
   })
 
   it('bench --file without --kind detects syslog and says so', async () => {
-    const result = await runSqueeze(['bench', '--file', corpusPath('syslog_mtail_sftp_chroot.log'), '--codecs', 'lz4:1', '--runs', '1'])
+    const result = await runSqueeze([
+      'bench',
+      '--file',
+      corpusPath('syslog_mtail_sftp_chroot.log'),
+      '--codecs',
+      'lz4:1',
+      '--runs',
+      '1'
+    ])
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stderr, /--kind auto: .* reads as syslog/)
     assert.match(result.stdout, /\(syslog, \d+ lines\)/)
@@ -26,8 +42,11 @@ describe('the kind of a file or stdin, given or detected', () => {
 
   it('produce --source stdin without --kind reads nginx error lines as nginx-error', async (t) => {
     const topic = await kafka.createTopic(t)
-    const child = spawn(process.execPath, [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--source', 'stdin'],
-      { env: { ...process.env, KAFKA_BROKERS: '' } })
+    const child = spawn(
+      process.execPath,
+      [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--source', 'stdin'],
+      { env: { ...process.env, KAFKA_BROKERS: '' } }
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))

@@ -20,7 +20,8 @@ function crossServiceImports(): string[] {
       for (const match of source.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)) {
         const target = relative(SERVICES, resolve(folder, match[1] as string))
         const [first] = target.split(sep)
-        if (!target.startsWith('..') && first !== service.name) found.push(`services/${service.name}/${file} imports ${match[1]}`)
+        if (!target.startsWith('..') && first !== service.name)
+          found.push(`services/${service.name}/${file} imports ${match[1]}`)
       }
     }
   }
@@ -32,7 +33,11 @@ it('no service imports another service: shared code lives in lib/ (only services
 })
 
 it('every command main runs in the shared skeleton (runService or runOneShot), so it only parses flags and wires parts', () => {
-  const mains = readdirSync(SERVICES, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'cli').map((d) => d.name)
-  const outside = mains.filter((name) => !/\brun(Service|OneShot)\(/.test(readFileSync(join(SERVICES, name, 'main.ts'), 'utf8')))
+  const mains = readdirSync(SERVICES, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== 'cli')
+    .map((d) => d.name)
+  const outside = mains.filter(
+    (name) => !/\brun(Service|OneShot)\(/.test(readFileSync(join(SERVICES, name, 'main.ts'), 'utf8'))
+  )
   assert.deepEqual(outside, [])
 })

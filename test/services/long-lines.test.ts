@@ -39,19 +39,44 @@ function peakRss(pid: number): number | undefined {
   }
 }
 
-interface Run { code: number | null; stdout: string; peak: number }
+interface Run {
+  code: number | null
+  stdout: string
+  peak: number
+}
 
 /** Runs produce with `args`, sampling its peak RSS; `stdinFile` is piped to it, `stop` says when to SIGTERM it. */
-async function produce(args: readonly string[], options: { stdinFile?: string; stop?: () => Promise<void> }): Promise<Run> {
-  const child = spawn(process.execPath, [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--kind', 'syslog',
-    '--on-parse-error', 'raw', '--log-level', 'warn', '-X', 'max.request.size=4194304', ...args],
-  { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['pipe', 'pipe', 'pipe'] })
+async function produce(
+  args: readonly string[],
+  options: { stdinFile?: string; stop?: () => Promise<void> }
+): Promise<Run> {
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'produce',
+      '--brokers',
+      kafka.broker.brokers.join(','),
+      '--kind',
+      'syslog',
+      '--on-parse-error',
+      'raw',
+      '--log-level',
+      'warn',
+      '-X',
+      'max.request.size=4194304',
+      ...args
+    ],
+    { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['pipe', 'pipe', 'pipe'] }
+  )
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   let peak = 0
-  const sample = (): void => { peak = Math.max(peak, peakRss(child.pid ?? -1) ?? 0) }
+  const sample = (): void => {
+    peak = Math.max(peak, peakRss(child.pid ?? -1) ?? 0)
+  }
   const sampler = setInterval(sample, 20)
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
   if (options.stdinFile !== undefined) {
@@ -113,7 +138,13 @@ describe('--max-line-bytes', () => {
     const args = ['--topic', topic, '--source', 'file', '--file', path, '--follow', '--state-dir', join(dir, 'state')]
     const held = LINE_BYTES / PIECE_BYTES - 1
     const stop = async (): Promise<void> => {
-      await poll(`${held} pieces in the topic`, () => pieces(topic), (p) => p.length >= held, 120_000, { intervalMs: 1000 })
+      await poll(
+        `${held} pieces in the topic`,
+        () => pieces(topic),
+        (p) => p.length >= held,
+        120_000,
+        { intervalMs: 1000 }
+      )
     }
     assertRun(t, await produce(args, { stop }))
     assertSplit(await pieces(topic), 1)

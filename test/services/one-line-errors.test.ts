@@ -8,18 +8,25 @@ const kafka = useTestKafka()
 const NOWHERE = '127.0.0.1:1'
 
 describe('what a command prints on stderr', () => {
-  for (const [command, args] of [['consume', ['--topic', 'x']], ['compare', ['--topic', 'x']], ['bench', ['--topic', 'x']]] as const) {
+  for (const [command, args] of [
+    ['consume', ['--topic', 'x']],
+    ['compare', ['--topic', 'x']],
+    ['bench', ['--topic', 'x']]
+  ] as const) {
     it(`${command} against an unreachable broker: squeeze's one line, none of kafkajs's, at the default and warn levels`, async () => {
       for (const level of [[], ['--log-level', 'warn']]) {
         const result = await runSqueeze([command, ...args, '--brokers', NOWHERE, ...level])
         assert.equal(result.code, 1, result.stderr)
         assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr)
-        assert.match(result.stderr, /^squeeze: cannot reach any Kafka broker at 127\.0\.0\.1:1: .*\[SQUEEZE_ERR_BROKER_UNREACHABLE\]\n$/)
+        assert.match(
+          result.stderr,
+          /^squeeze: cannot reach any Kafka broker at 127\.0\.0\.1:1: .*\[SQUEEZE_ERR_BROKER_UNREACHABLE\]\n$/
+        )
       }
     })
   }
 
-  it('at debug, kafkajs\'s own lines are there, under squeeze\'s logger', async () => {
+  it("at debug, kafkajs's own lines are there, under squeeze's logger", async () => {
     const result = await runSqueeze(['consume', '--topic', 'x', '--brokers', NOWHERE, '--log-level', 'debug'])
     assert.equal(result.code, 1)
     assert.match(result.stderr, /"level":20,.*"kafkajs":\{"namespace":"(Connection|BrokerPool)"/)
@@ -27,10 +34,23 @@ describe('what a command prints on stderr', () => {
 
   it('consume (once, and in a group) prints no TimeoutNegativeWarning', async (t) => {
     const topic = await kafka.createTopic(t, { partitions: 2 })
-    const produced = await runSqueeze(['produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--records', '5000', '--log-level', 'warn'])
+    const produced = await runSqueeze([
+      'produce',
+      '--brokers',
+      kafka.broker.brokers.join(','),
+      '--topic',
+      topic,
+      '--records',
+      '5000',
+      '--log-level',
+      'warn'
+    ])
     assert.equal(produced.code, 0, produced.stderr)
     for (const group of [[], ['--group', `g-${topic}`]]) {
-      const result = await runSqueeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, ...group], { env: { NODE_OPTIONS: '' } })
+      const result = await runSqueeze(
+        ['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, ...group],
+        { env: { NODE_OPTIONS: '' } }
+      )
       assert.equal(result.code, 0, result.stderr)
       assert.match(result.stdout, /5000/)
       assert.doesNotMatch(result.stderr, /TimeoutNegativeWarning|Warning:/)

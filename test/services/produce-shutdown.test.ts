@@ -39,12 +39,32 @@ describe('squeeze produce on SIGTERM against a stalled broker', () => {
     await admin.connect()
     await createTopicsAndWait(admin, [{ topic, numPartitions: 2 }])
     await admin.disconnect()
-    const child = spawn(process.execPath, [
-      CLI, 'produce', '--brokers', `127.0.0.1:${proxy.port}`, '--topic', topic,
-      '--rate', '2000', '--records', '10000000', '-X', 'linger.ms=5',
-      '-X', 'request.timeout.ms=2000', '-X', 'delivery.timeout.ms=3000', '-X', 'retry.backoff.max.ms=200',
-      '--log-level', process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent'
-    ], { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'produce',
+        '--brokers',
+        `127.0.0.1:${proxy.port}`,
+        '--topic',
+        topic,
+        '--rate',
+        '2000',
+        '--records',
+        '10000000',
+        '-X',
+        'linger.ms=5',
+        '-X',
+        'request.timeout.ms=2000',
+        '-X',
+        'delivery.timeout.ms=3000',
+        '-X',
+        'retry.backoff.max.ms=200',
+        '--log-level',
+        process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent'
+      ],
+      { env: { ...process.env, KAFKA_BROKERS: '' }, stdio: ['ignore', 'pipe', 'pipe'] }
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))

@@ -27,7 +27,16 @@ describe('reference pages generated from the code', () => {
 
   it('docs/metrics.md lists exactly what a running consume serves on /metrics', async (t) => {
     const topic = await kafka.createTopic(t)
-    const consume = await startSqueeze(['consume', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--follow', '--format', 'none'])
+    const consume = await startSqueeze([
+      'consume',
+      '--brokers',
+      kafka.broker.brokers.join(','),
+      '--topic',
+      topic,
+      '--follow',
+      '--format',
+      'none'
+    ])
     t.after(async () => {
       consume.kill('SIGTERM')
       await consume.exited
@@ -36,9 +45,14 @@ describe('reference pages generated from the code', () => {
     let served: string[] = []
     // The group's metrics are registered once the reader runs: scraped until the service is fully up.
     for (let attempt = 0; attempt < 150 && served.length < expected.length; attempt++) {
-      const text = await fetch(`http://127.0.0.1:${consume.metricsPort}/metrics`).then((r) => r.text(), () => '')
-      served = [...text.matchAll(/^# TYPE (\w+) (\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`)
-        .filter((m) => m.startsWith('squeeze_') && !/^squeeze_(process|nodejs)_/.test(m)).sort()
+      const text = await fetch(`http://127.0.0.1:${consume.metricsPort}/metrics`).then(
+        (r) => r.text(),
+        () => ''
+      )
+      served = [...text.matchAll(/^# TYPE (\w+) (\w+)$/gm)]
+        .map((m) => `${m[1]} ${m[2]}`)
+        .filter((m) => m.startsWith('squeeze_') && !/^squeeze_(process|nodejs)_/.test(m))
+        .sort()
       if (served.length < expected.length) await new Promise((resolve) => setTimeout(resolve, 200))
     }
     assert.deepEqual(served, expected, consume.stderr())

@@ -29,8 +29,23 @@ function lineNumber(value: string): number {
 
 /** The values kcat reads with read_committed, one per line. */
 async function kcatValues(topic: string): Promise<string[]> {
-  const child = spawn('kcat', ['-C', '-b', kafka.broker.brokers.join(','), '-t', topic, '-e', '-q', '-X', 'isolation.level=read_committed', '-f', '%s\\n'],
-    { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(
+    'kcat',
+    [
+      '-C',
+      '-b',
+      kafka.broker.brokers.join(','),
+      '-t',
+      topic,
+      '-e',
+      '-q',
+      '-X',
+      'isolation.level=read_committed',
+      '-f',
+      '%s\\n'
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] }
+  )
   let out = ''
   let err = ''
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
@@ -40,13 +55,24 @@ async function kcatValues(topic: string): Promise<string[]> {
   return out.split('\n').filter((l) => l !== '')
 }
 
-interface Outcome { lost: number[]; unexplained: number[]; duplicates: number; windows: Array<{ from: number; to: number }>; counts: Map<string, number> }
+interface Outcome {
+  lost: number[]
+  unexplained: number[]
+  duplicates: number
+  windows: Array<{ from: number; to: number }>
+  counts: Map<string, number>
+}
 
 /**
  * Ships a file that grows while the shipper is SIGKILLed KILLS times at seeded points and restarted, then runs it
  * to the end. `savedLine` says after each kill the first line its saved positions do not cover.
  */
-async function killRepeatedly(t: TestContext, seed: number, extraArgs: readonly string[], savedLine: (dir: string) => Promise<number>): Promise<Outcome> {
+async function killRepeatedly(
+  t: TestContext,
+  seed: number,
+  extraArgs: readonly string[],
+  savedLine: (dir: string) => Promise<number>
+): Promise<Outcome> {
   const topic = await kafka.createTopic(t)
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-kill-'))
   const path = join(dir, 'app.log')
@@ -67,7 +93,13 @@ async function killRepeatedly(t: TestContext, seed: number, extraArgs: readonly 
     // Killed at a seeded point after it has shipped something in this run: start-up time varies with the load.
     const before = await recordCount(kafka, topic)
     const shipper = startShipper(kafka, topic, args)
-    await poll('the shipper to ship', () => recordCount(kafka, topic), (n) => n > before, 60_000, { intervalMs: 100 })
+    await poll(
+      'the shipper to ship',
+      () => recordCount(kafka, topic),
+      (n) => n > before,
+      60_000,
+      { intervalMs: 100 }
+    )
     await new Promise((resolve) => setTimeout(resolve, rng.float() * 1500))
     shipper.child.kill('SIGKILL')
     await shipper.exited
@@ -75,9 +107,19 @@ async function killRepeatedly(t: TestContext, seed: number, extraArgs: readonly 
     windows.push({ from: await savedLine(dir), to: Math.max(-1, ...lines) })
   }
   const last = startShipper(kafka, topic, args)
-  await poll('the writer to finish', async () => written, (n) => n >= LINES, 120_000)
-  await poll(`all ${LINES} lines`, async () => (await valueCounts(kafka, topic)).size, (n) => n >= LINES, 120_000,
-    { intervalMs: 1000, describeState: () => last.output().slice(-2000) })
+  await poll(
+    'the writer to finish',
+    async () => written,
+    (n) => n >= LINES,
+    120_000
+  )
+  await poll(
+    `all ${LINES} lines`,
+    async () => (await valueCounts(kafka, topic)).size,
+    (n) => n >= LINES,
+    120_000,
+    { intervalMs: 1000, describeState: () => last.output().slice(-2000) }
+  )
   last.child.kill('SIGTERM')
   assert.equal(await last.exited, 0, last.output())
   const counts = await valueCounts(kafka, topic)
@@ -89,9 +131,14 @@ async function killRepeatedly(t: TestContext, seed: number, extraArgs: readonly 
     const allowed = 1 + windows.filter((w) => w.from <= n && n <= w.to).length
     if (count > allowed) outcome.unexplained.push(n)
   }
-  t.diagnostic(`lines ${LINES}, kills ${KILLS}, duplicates ${outcome.duplicates}, first unsaved line at the kills ${windows.map((w) => w.from).join(',')}`)
+  t.diagnostic(
+    `lines ${LINES}, kills ${KILLS}, duplicates ${outcome.duplicates}, first unsaved line at the kills ${windows.map((w) => w.from).join(',')}`
+  )
   assert.equal(counts.size, LINES, 'no other records')
-  assert.ok(windows.filter((w) => w.to > 0 && w.to < LINES - 1).length >= KILLS / 2, 'most kills came while lines were being shipped')
+  assert.ok(
+    windows.filter((w) => w.to > 0 && w.to < LINES - 1).length >= KILLS / 2,
+    'most kills came while lines were being shipped'
+  )
   assert.deepEqual(outcome.lost.slice(0, 10), [], `${outcome.lost.length} lines lost`)
   if (extraArgs.includes('--exactly-once')) {
     const values = await kcatValues(topic)
@@ -105,7 +152,10 @@ describe('produce --follow under SIGKILL', () => {
   it(`at least once: ${KILLS} SIGKILLs at seeded points while the file grows lose no line, and resend only lines past the saved position`, async (t) => {
     const outcome = await killRepeatedly(t, 32, [], async (dir) => savedOffset(join(dir, 'state')) / LINE_BYTES)
     assert.deepEqual(outcome.unexplained.slice(0, 10), [], 'a line sent again was covered by the saved position')
-    assert.ok(outcome.windows.some((w) => w.from > 0), 'positions were saved between the kills')
+    assert.ok(
+      outcome.windows.some((w) => w.from > 0),
+      'positions were saved between the kills'
+    )
   })
 
   it(`--exactly-once: ${KILLS} SIGKILLs at seeded points leave every line exactly once for read_committed readers (and kcat)`, async (t) => {

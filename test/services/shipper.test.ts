@@ -22,14 +22,24 @@ async function stop(shipper: Shipper): Promise<void> {
 
 async function waitForRecords(topic: string, n: number, shipper: Shipper): Promise<void> {
   const describeState = (): string => shipper.output().slice(-3000)
-  await poll(`${n} records`, () => recordCount(kafka, topic), (c) => c >= n, 90_000, { describeState })
+  await poll(
+    `${n} records`,
+    () => recordCount(kafka, topic),
+    (c) => c >= n,
+    90_000,
+    { describeState }
+  )
 }
 
 function assertOnce(counts: Map<string, number>, lines: readonly string[]): void {
   const missing = lines.filter((l) => !counts.has(l))
   const twice = lines.filter((l) => (counts.get(l) ?? 0) > 1)
   assert.deepEqual({ missing: missing.slice(0, 5), twice: twice.slice(0, 5) }, { missing: [], twice: [] })
-  assert.equal([...counts.values()].reduce((a, b) => a + b, 0), lines.length, 'no other records')
+  assert.equal(
+    [...counts.values()].reduce((a, b) => a + b, 0),
+    lines.length,
+    'no other records'
+  )
 }
 
 describe('produce --follow: file sets and read positions', () => {
@@ -89,20 +99,41 @@ describe('produce --follow: file sets and read positions', () => {
     const topic = await kafka.createTopic(t)
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-cri-'))
     const path = join(dir, `web-7d9f_shop_nginx-${'ab'.repeat(32)}.log`)
-    writeFileSync(path, [
-      '2026-01-02T03:04:05.123456789Z stdout P first part, ',
-      '2026-01-02T03:04:05.223456789Z stdout P second part, ',
-      '2026-01-02T03:04:05.323456789Z stdout F last part',
-      '2026-01-02T03:04:06.000000000Z stderr F a whole line',
-      ''
-    ].join('\n'))
-    const shipper = startShipper(kafka, topic, ['--file', `cri:${join(dir, '*.log')}`, '--follow', '--state-dir', join(dir, 'state')])
+    writeFileSync(
+      path,
+      [
+        '2026-01-02T03:04:05.123456789Z stdout P first part, ',
+        '2026-01-02T03:04:05.223456789Z stdout P second part, ',
+        '2026-01-02T03:04:05.323456789Z stdout F last part',
+        '2026-01-02T03:04:06.000000000Z stderr F a whole line',
+        ''
+      ].join('\n')
+    )
+    const shipper = startShipper(kafka, topic, [
+      '--file',
+      `cri:${join(dir, '*.log')}`,
+      '--follow',
+      '--state-dir',
+      join(dir, 'state')
+    ])
     await waitForRecords(topic, 2, shipper)
     await stop(shipper)
     const records = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records)
-    assert.deepEqual(records.map((r) => r.value?.toString()), ['first part, second part, last part', 'a whole line'])
-    const header = (name: string): string | undefined => records[0]?.headers.find((h) => h.key === name)?.value?.toString()
-    assert.deepEqual([header('squeeze.k8s.namespace'), header('squeeze.k8s.pod'), header('squeeze.k8s.container'), header('squeeze.source.file')], ['shop', 'web-7d9f', 'nginx', path])
+    assert.deepEqual(
+      records.map((r) => r.value?.toString()),
+      ['first part, second part, last part', 'a whole line']
+    )
+    const header = (name: string): string | undefined =>
+      records[0]?.headers.find((h) => h.key === name)?.value?.toString()
+    assert.deepEqual(
+      [
+        header('squeeze.k8s.namespace'),
+        header('squeeze.k8s.pod'),
+        header('squeeze.k8s.container'),
+        header('squeeze.source.file')
+      ],
+      ['shop', 'web-7d9f', 'nginx', path]
+    )
     assert.equal(records[0]?.timestamp, Date.parse('2026-01-02T03:04:05.323Z'))
   })
 })

@@ -50,8 +50,26 @@ describe('sources', () => {
 
   it('--source stdin produces one record per line and stops when stdin closes', async (t) => {
     const topic = await kafka.createTopic(t)
-    const child = spawn(process.execPath, [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--source', 'stdin', '--kind', 'syslog',
-      '--on-parse-error', 'raw', '--log-level', 'silent'], { env: { ...process.env, KAFKA_BROKERS: '' } })
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'produce',
+        '--brokers',
+        kafka.broker.brokers.join(','),
+        '--topic',
+        topic,
+        '--source',
+        'stdin',
+        '--kind',
+        'syslog',
+        '--on-parse-error',
+        'raw',
+        '--log-level',
+        'silent'
+      ],
+      { env: { ...process.env, KAFKA_BROKERS: '' } }
+    )
     let stdout = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
     child.stdin.end('Dec  4 11:16:33 phone kernel: first\nnot syslog at all\nDec  4 11:16:34 phone kernel: third\n')
@@ -59,15 +77,40 @@ describe('sources', () => {
     assert.equal(code, 0)
     assert.match(stdout, /produced 3 records/)
     assert.match(stdout, /lines not parsed: 1 \(raw\)/)
-    assert.deepEqual(await values(topic), ['Dec  4 11:16:33 phone kernel: first', 'not syslog at all', 'Dec  4 11:16:34 phone kernel: third'])
+    assert.deepEqual(await values(topic), [
+      'Dec  4 11:16:33 phone kernel: first',
+      'not syslog at all',
+      'Dec  4 11:16:34 phone kernel: third'
+    ])
   })
 
   it('Ctrl-C (SIGINT) on a producer flushes every accepted record before it exits 0', async (t) => {
     const topic = await kafka.createTopic(t)
     const metricsPort = await freePort()
-    const child = spawn(process.execPath, [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--kind', 'nginx-error',
-      '--records', '100000000', '--rate', '2000', '--log-level', 'silent', '-X', 'linger.ms=1000', '--metrics-port', String(metricsPort)],
-    { env: { ...process.env, KAFKA_BROKERS: '' } })
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'produce',
+        '--brokers',
+        kafka.broker.brokers.join(','),
+        '--topic',
+        topic,
+        '--kind',
+        'nginx-error',
+        '--records',
+        '100000000',
+        '--rate',
+        '2000',
+        '--log-level',
+        'silent',
+        '-X',
+        'linger.ms=1000',
+        '--metrics-port',
+        String(metricsPort)
+      ],
+      { env: { ...process.env, KAFKA_BROKERS: '' } }
+    )
     t.after(() => child.kill('SIGKILL'))
     let stdout = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -87,8 +130,26 @@ describe('sources', () => {
   })
 
   it('Ctrl-C on compare ends the copy and still prints a (partial) report', async () => {
-    const child = spawn(process.execPath, [CLI, 'compare', '--brokers', kafka.broker.brokers.join(','), '--source', 'generate', '--kind', 'http',
-      '--records', '400000', '--targets', 'none,zstd:1', '--log-level', 'silent'], { env: { ...process.env, KAFKA_BROKERS: '' } })
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'compare',
+        '--brokers',
+        kafka.broker.brokers.join(','),
+        '--source',
+        'generate',
+        '--kind',
+        'http',
+        '--records',
+        '400000',
+        '--targets',
+        'none,zstd:1',
+        '--log-level',
+        'silent'
+      ],
+      { env: { ...process.env, KAFKA_BROKERS: '' } }
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -96,7 +157,8 @@ describe('sources', () => {
     // Interrupt once the copy has begun: a destination topic exists and holds records.
     for (let i = 0; i < 600; i++) {
       const topics = (await kafka.admin.listTopics()).filter((name) => /^squeeze-compare\..*\.none$/.test(name))
-      const offsets = topics.length === 0 ? [] : await kafka.admin.fetchTopicOffsets(topics[0] as string).catch(() => [])
+      const offsets =
+        topics.length === 0 ? [] : await kafka.admin.fetchTopicOffsets(topics[0] as string).catch(() => [])
       if (offsets.some((o) => Number(o.high) > 0)) break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }

@@ -32,7 +32,11 @@ export class AdaptiveReplay {
   private lastDoneAt: number | null = null
 
   /** `settings`: the producer's squeeze.compression.level.min / .max and cpu.budget, as its own controller gets them. */
-  constructor(private readonly target: CodecSpec, private readonly lingerMs: number, private readonly settings: AdaptiveLevelSettings = {}) {}
+  constructor(
+    private readonly target: CodecSpec,
+    private readonly lingerMs: number,
+    private readonly settings: AdaptiveLevelSettings = {}
+  ) {}
 
   /**
    * The next chunk's batches. The controller, the simulated thread and the clock carry over from the chunks
@@ -40,7 +44,9 @@ export class AdaptiveReplay {
    */
   next(slots: readonly ReplaySlot[]): void {
     this.slots = slots
-    this.order = slots.map((_, i) => i).sort((a, b) => (slots[a] as ReplaySlot).maxTimestamp - (slots[b] as ReplaySlot).maxTimestamp)
+    this.order = slots
+      .map((_, i) => i)
+      .sort((a, b) => (slots[a] as ReplaySlot).maxTimestamp - (slots[b] as ReplaySlot).maxTimestamp)
     this.levels = new Array<number>(slots.length).fill(0)
     if (this.controller === null && slots.length > 0) {
       this.clock.ms = (slots[this.order[0] as number] as ReplaySlot).maxTimestamp

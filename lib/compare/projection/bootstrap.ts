@@ -3,7 +3,12 @@
  * with replacement `rounds` times. Batches, not records, are the unit because a codec's ratio is a property of
  * a whole batch. Seeded, so the same batches give the same interval.
  */
-export function bootstrapRatioInterval(uncompressed: readonly number[], stored: readonly number[], rounds = 1000, seed = 0x2545f491): { low: number; high: number } {
+export function bootstrapRatioInterval(
+  uncompressed: readonly number[],
+  stored: readonly number[],
+  rounds = 1000,
+  seed = 0x2545f491
+): { low: number; high: number } {
   const n = Math.min(uncompressed.length, stored.length)
   if (n === 0) return { low: 0, high: 0 }
   let state = seed >>> 0
@@ -26,5 +31,8 @@ export function bootstrapRatioInterval(uncompressed: readonly number[], stored: 
     ratios[r] = s === 0 ? 0 : u / s
   }
   ratios.sort()
-  return { low: ratios[Math.floor(0.025 * (rounds - 1))] as number, high: ratios[Math.ceil(0.975 * (rounds - 1))] as number }
+  return {
+    low: ratios[Math.floor(0.025 * (rounds - 1))] as number,
+    high: ratios[Math.ceil(0.975 * (rounds - 1))] as number
+  }
 }

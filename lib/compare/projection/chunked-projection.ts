@@ -72,10 +72,18 @@ export class ChunkedProjection {
   records = 0
   private readonly id = ++projections
 
-  constructor(private readonly pool: ProjectionPool, private readonly specs: readonly CodecSpec[],
-    private readonly options: { readonly format: LogKind | null; readonly readBack: boolean; readonly chunkBytes?: number; readonly lingerMs?: number
+  constructor(
+    private readonly pool: ProjectionPool,
+    private readonly specs: readonly CodecSpec[],
+    private readonly options: {
+      readonly format: LogKind | null
+      readonly readBack: boolean
+      readonly chunkBytes?: number
+      readonly lingerMs?: number
       /** codec:adaptive targets: the producer's level range and CPU budget. */
-      readonly adaptiveLevel?: AdaptiveLevelSettings }) {}
+      readonly adaptiveLevel?: AdaptiveLevelSettings
+    }
+  ) {}
 
   get batches(): number {
     return this.uncompressedPerBatch.length
@@ -95,12 +103,20 @@ export class ChunkedProjection {
     if (this.data !== null && this.at + length > this.data.byteLength) this.submit()
     if (this.data === null) {
       const chunkBytes = Math.max(this.options.chunkBytes ?? CHUNK_BYTES, 1)
-      this.data = (length <= chunkBytes ? this.spare.pop() : undefined) ?? new SharedArrayBuffer(Math.max(chunkBytes, length))
+      this.data =
+        (length <= chunkBytes ? this.spare.pop() : undefined) ?? new SharedArrayBuffer(Math.max(chunkBytes, length))
       this.view = new Uint8Array(this.data)
       this.at = 0
     }
     this.view.set(batch.records, this.at)
-    this.slots.push({ partition: batch.partition, start: this.at, end: this.at + length, count: batch.count, firstTimestamp: batch.firstTimestamp, maxTimestamp: batch.maxTimestamp })
+    this.slots.push({
+      partition: batch.partition,
+      start: this.at,
+      end: this.at + length,
+      count: batch.count,
+      firstTimestamp: batch.firstTimestamp,
+      maxTimestamp: batch.maxTimestamp
+    })
     this.at += length
     this.uncompressedPerBatch.push(BATCH.HEADER_BYTES + length)
     this.waitedMs += batch.waitedMs
@@ -109,7 +125,8 @@ export class ChunkedProjection {
 
   /** Resolves once fewer than CHUNKS_IN_FLIGHT chunks are being projected: a reader waits here, so memory stays bounded. */
   async belowLimit(): Promise<void> {
-    while (this.inFlight >= CHUNKS_IN_FLIGHT && this.failure === null) await new Promise<void>((resolve) => this.wake.push(resolve))
+    while (this.inFlight >= CHUNKS_IN_FLIGHT && this.failure === null)
+      await new Promise<void>((resolve) => this.wake.push(resolve))
     if (this.failure !== null) throw this.failure
   }
 
@@ -134,18 +151,39 @@ export class ChunkedProjection {
     this.slots = []
     this.inFlight++
     const tasks = this.specs.map((spec, t) => ({
-      spec, format: this.options.format, data, slots: chunk.slots, readBack: this.options.readBack, walk: t === 0,
-      ...(isAdaptive(spec) ? { adaptive: { lingerMs: this.options.lingerMs ?? 0, replayKey: this.replayKey(t), ...(this.options.adaptiveLevel === undefined ? {} : { level: this.options.adaptiveLevel }) } } : {})
+      spec,
+      format: this.options.format,
+      data,
+      slots: chunk.slots,
+      readBack: this.options.readBack,
+      walk: t === 0,
+      ...(isAdaptive(spec)
+        ? {
+            adaptive: {
+              lingerMs: this.options.lingerMs ?? 0,
+              replayKey: this.replayKey(t),
+              ...(this.options.adaptiveLevel === undefined ? {} : { level: this.options.adaptiveLevel })
+            }
+          }
+        : {})
     }))
-    this.work.push(this.pool.run(tasks).then((results) => {
-      chunk.results.push(...withSharedWalk(results))
-      if (data.byteLength === Math.max(this.options.chunkBytes ?? CHUNK_BYTES, 1)) this.spare.push(data)
-    }, (err: unknown) => {
-      this.failure ??= err
-    }).finally(() => {
-      this.inFlight--
-      for (const resolve of this.wake.splice(0)) resolve()
-    }))
+    this.work.push(
+      this.pool
+        .run(tasks)
+        .then(
+          (results) => {
+            chunk.results.push(...withSharedWalk(results))
+            if (data.byteLength === Math.max(this.options.chunkBytes ?? CHUNK_BYTES, 1)) this.spare.push(data)
+          },
+          (err: unknown) => {
+            this.failure ??= err
+          }
+        )
+        .finally(() => {
+          this.inFlight--
+          for (const resolve of this.wake.splice(0)) resolve()
+        })
+    )
   }
 
   private replayKey(target: number): string {
@@ -165,7 +203,8 @@ export class ChunkedProjection {
     for (const chunk of this.chunks) {
       const r = chunk.results[target] as ChunkProjection
       chunk.slots.forEach((slot, i) => {
-        storedBytesByPartition[slot.partition] = (storedBytesByPartition[slot.partition] ?? 0) + (r.batchStoredBytes[i] as number)
+        storedBytesByPartition[slot.partition] =
+          (storedBytesByPartition[slot.partition] ?? 0) + (r.batchStoredBytes[i] as number)
       })
       batchStoredBytes.push(...r.batchStoredBytes)
       if (r.levels !== undefined) levels.push(...r.levels)
@@ -177,9 +216,16 @@ export class ChunkedProjection {
       if (chunk.digest !== null) digest.update(r.mismatch === null ? chunk.digest : Buffer.from(r.mismatch, 'hex'))
     }
     return {
-      batches: batchStoredBytes.length, records, uncompressedBytes: this.uncompressedBytes,
-      storedBytes: batchStoredBytes.reduce((a, b) => a + b, 0), batchStoredBytes, storedBytesByPartition,
-      compressCpuSeconds, decompressCpuSeconds, decodeCpuSeconds, readSeconds: Math.max(readSeconds, 1e-6),
+      batches: batchStoredBytes.length,
+      records,
+      uncompressedBytes: this.uncompressedBytes,
+      storedBytes: batchStoredBytes.reduce((a, b) => a + b, 0),
+      batchStoredBytes,
+      storedBytesByPartition,
+      compressCpuSeconds,
+      decompressCpuSeconds,
+      decodeCpuSeconds,
+      readSeconds: Math.max(readSeconds, 1e-6),
       digest: this.options.readBack ? digest.digest('hex') : '',
       ...(isAdaptive(this.specs[target] as CodecSpec) ? { levels } : {})
     }
@@ -193,11 +239,18 @@ export class ChunkedProjection {
 function withSharedWalk(results: readonly ChunkProjection[]): ChunkProjection[] {
   const walk = results.find((r) => r.walk !== undefined)?.walk
   if (walk === undefined) return [...results]
-  return results.map((r) => (r.walk !== undefined || r.mismatch !== null ? r : { ...r, decodeCpuSeconds: r.decodeCpuSeconds + walk.cpuSeconds, readSeconds: r.readSeconds + walk.seconds }))
+  return results.map((r) =>
+    r.walk !== undefined || r.mismatch !== null
+      ? r
+      : { ...r, decodeCpuSeconds: r.decodeCpuSeconds + walk.cpuSeconds, readSeconds: r.readSeconds + walk.seconds }
+  )
 }
 
 /** Projects a list of batches already made (a sample's windows, a what-if's batching). */
-export async function projectBatches(batches: Iterable<ProjectedBatch>, projection: ChunkedProjection): Promise<TargetProjection[]> {
+export async function projectBatches(
+  batches: Iterable<ProjectedBatch>,
+  projection: ChunkedProjection
+): Promise<TargetProjection[]> {
   for (const batch of batches) {
     projection.push(batch)
     await projection.belowLimit()

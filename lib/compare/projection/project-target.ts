@@ -1,11 +1,26 @@
 import { createHash } from 'node:crypto'
-import { createCodec, DECOMPRESS_HEADROOM, decoderForId, decompressIntoBuffer, formatCodecSpec, isAdaptive, type Codec, type CodecSpec } from '../../codecs/index.js'
+import {
+  createCodec,
+  DECOMPRESS_HEADROOM,
+  decoderForId,
+  decompressIntoBuffer,
+  formatCodecSpec,
+  isAdaptive,
+  type Codec,
+  type CodecSpec
+} from '../../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
 import { formatFor, type LogKind } from '../../formats/index.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 import { crc32c } from '../../protocol/crc32c.js'
-import { NO_CLOCK, NON_IDEMPOTENT, sealRecords, stampProducerState, writeBatchHeader } from '../../protocol/record-batch-builder.js'
+import {
+  NO_CLOCK,
+  NON_IDEMPOTENT,
+  sealRecords,
+  stampProducerState,
+  writeBatchHeader
+} from '../../protocol/record-batch-builder.js'
 import { readBatch } from '../../protocol/record-batch-reader.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { AdaptiveReplay } from './adaptive-replay.js'
@@ -102,7 +117,17 @@ export class ChunkProjector {
       const spec = replay?.spec ?? task.spec
       const startedAt = performance.now()
       // Compressed where the chunk lies: every codec takes memory a SharedArrayBuffer backs (test/lib/codecs).
-      const batch = sealRecords({ records: shared.subarray(slot.start, slot.end), count: slot.count, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp }, replay === null ? codec : this.codecFor(spec), allocate, NO_CLOCK)
+      const batch = sealRecords(
+        {
+          records: shared.subarray(slot.start, slot.end),
+          count: slot.count,
+          firstTimestamp: slot.firstTimestamp,
+          maxTimestamp: slot.maxTimestamp
+        },
+        replay === null ? codec : this.codecFor(spec),
+        allocate,
+        NO_CLOCK
+      )
       replay?.sealed(position, spec, (performance.now() - startedAt) / 1000)
       sealed[index] = batch.bytes
     }
@@ -110,7 +135,17 @@ export class ChunkProjector {
     for (const bytes of sealed) stampProducerState(bytes, NON_IDEMPOTENT)
     const batchStoredBytes = sealed.map((b) => b.length)
     const levels = replay === null ? {} : { levels: [...replay.levels] }
-    if (!task.readBack) return { records: task.slots.reduce((n, s) => n + s.count, 0), batchStoredBytes, compressCpuSeconds, decompressCpuSeconds: 0, decodeCpuSeconds: 0, readSeconds: 0, mismatch: null, ...levels }
+    if (!task.readBack)
+      return {
+        records: task.slots.reduce((n, s) => n + s.count, 0),
+        batchStoredBytes,
+        compressCpuSeconds,
+        decompressCpuSeconds: 0,
+        decodeCpuSeconds: 0,
+        readSeconds: 0,
+        mismatch: null,
+        ...levels
+      }
     return { batchStoredBytes, compressCpuSeconds, ...this.readBack(task, codec, sealed, shared), ...levels }
   }
 
@@ -130,12 +165,18 @@ export class ChunkProjector {
     }
   }
 
-  private readBack(task: ProjectionTask, codec: Codec, sealed: readonly Buffer[], shared: Buffer): Omit<ChunkProjection, 'batchStoredBytes' | 'compressCpuSeconds'> {
+  private readBack(
+    task: ProjectionTask,
+    codec: Codec,
+    sealed: readonly Buffer[],
+    shared: Buffer
+  ): Omit<ChunkProjection, 'batchStoredBytes' | 'compressCpuSeconds'> {
     const format = task.format === null ? null : formatFor(task.format)
     const decoder = codec.id === 0 ? undefined : decoderForId(codec.id)
     // Each batch decompressed in place behind room for a header: uncompressed, it reads as a consumer's batch.
     const total = task.slots.reduce((n, s) => n + BATCH.HEADER_BYTES + s.end - s.start, 0)
-    if (decoder !== undefined && this.plain.length < total + DECOMPRESS_HEADROOM) this.plain = Buffer.allocUnsafe(total + DECOMPRESS_HEADROOM)
+    if (decoder !== undefined && this.plain.length < total + DECOMPRESS_HEADROOM)
+      this.plain = Buffer.allocUnsafe(total + DECOMPRESS_HEADROOM)
     const plainAt: number[] = []
     let at = 0
     for (const slot of task.slots) {
@@ -145,15 +186,32 @@ export class ChunkProjector {
 
     const decompressStart = threadCpuSeconds()
     if (decoder !== undefined) {
-      sealed.forEach((bytes, i) => decompressIntoBuffer(decoder, bytes.subarray(BATCH.HEADER_BYTES), this.plain.subarray((plainAt[i] as number) + BATCH.HEADER_BYTES)))
+      sealed.forEach((bytes, i) =>
+        decompressIntoBuffer(
+          decoder,
+          bytes.subarray(BATCH.HEADER_BYTES),
+          this.plain.subarray((plainAt[i] as number) + BATCH.HEADER_BYTES)
+        )
+      )
     }
     const decompressCpuSeconds = threadCpuSeconds() - decompressStart
 
-    const readable = decoder === undefined ? sealed : task.slots.map((slot, i) => {
-      const view = this.plain.subarray(plainAt[i] as number, (plainAt[i] as number) + BATCH.HEADER_BYTES + slot.end - slot.start)
-      writeBatchHeader(view, { count: slot.count, attributes: 0, firstTimestamp: slot.firstTimestamp, maxTimestamp: slot.maxTimestamp })
-      return view
-    })
+    const readable =
+      decoder === undefined
+        ? sealed
+        : task.slots.map((slot, i) => {
+            const view = this.plain.subarray(
+              plainAt[i] as number,
+              (plainAt[i] as number) + BATCH.HEADER_BYTES + slot.end - slot.start
+            )
+            writeBatchHeader(view, {
+              count: slot.count,
+              attributes: 0,
+              firstTimestamp: slot.firstTimestamp,
+              maxTimestamp: slot.maxTimestamp
+            })
+            return view
+          })
     // Compared first (untimed): records that read back as they went in need no walk of their own.
     const bodies = readable.map((b) => b.subarray(BATCH.HEADER_BYTES))
     const same = task.slots.every((slot, i) => shared.subarray(slot.start, slot.end).equals(bodies[i] as Buffer))
@@ -162,15 +220,26 @@ export class ChunkProjector {
     const checkStartedAt = performance.now()
     const checkStart = threadCpuSeconds()
     for (const bytes of sealed) {
-      if (crc32c(bytes, BATCH.ATTRIBUTES) !== bytes.readUInt32BE(BATCH.CRC)) throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `${formatCodecSpec(task.spec)}: a sealed batch fails its CRC`)
+      if (crc32c(bytes, BATCH.ATTRIBUTES) !== bytes.readUInt32BE(BATCH.CRC))
+        throw new SqueezeError(ErrorCodes.BATCH_CORRUPT, `${formatCodecSpec(task.spec)}: a sealed batch fails its CRC`)
     }
     const checkCpuSeconds = threadCpuSeconds() - checkStart
     const checkSeconds = (performance.now() - checkStartedAt) / 1000
     if (same && task.walk !== true) {
-      return { records: task.slots.reduce((n, s) => n + s.count, 0), decompressCpuSeconds, decodeCpuSeconds: checkCpuSeconds, readSeconds: checkSeconds, mismatch }
+      return {
+        records: task.slots.reduce((n, s) => n + s.count, 0),
+        decompressCpuSeconds,
+        decodeCpuSeconds: checkCpuSeconds,
+        readSeconds: checkSeconds,
+        mismatch
+      }
     }
 
-    const decodeAt = format === null ? null : format.decodeAt?.bind(format) ?? ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end)))
+    const decodeAt =
+      format === null
+        ? null
+        : (format.decodeAt?.bind(format) ??
+          ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end))))
     let records = 0
     const walkStartedAt = performance.now()
     const walkStart = threadCpuSeconds()
@@ -188,7 +257,14 @@ export class ChunkProjector {
       }
     }
     const walk = { cpuSeconds: threadCpuSeconds() - walkStart, seconds: (performance.now() - walkStartedAt) / 1000 }
-    return { records, decompressCpuSeconds, decodeCpuSeconds: checkCpuSeconds + walk.cpuSeconds, readSeconds: checkSeconds + walk.seconds, mismatch, walk }
+    return {
+      records,
+      decompressCpuSeconds,
+      decodeCpuSeconds: checkCpuSeconds + walk.cpuSeconds,
+      readSeconds: checkSeconds + walk.seconds,
+      mismatch,
+      walk
+    }
   }
 
   /** codec:adaptive: the target's replay, fed this chunk's batches; null for a fixed level. */

@@ -2,12 +2,15 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { ChunkProjector, type ChunkProjection, type ProjectionTask } from './project-target.js'
 import { unpackSlots } from './slot-table.js'
 
-export type ProjectionReply = { readonly id: number } & ({ readonly result: ChunkProjection } | { readonly error: string })
+export type ProjectionReply = { readonly id: number } & (
+  { readonly result: ChunkProjection } | { readonly error: string }
+)
 /**
  * What the pool posts: a task (slot -1: for this thread alone; else claimed by the first thread to swap its id in
  * the slot for its own mark, and skipped by the rest), or a finished projection's replay to drop, not answered.
  */
-export type ProjectionMessage = { readonly id: number; readonly slot: number; readonly task: PostedTask } | { readonly release: string }
+export type ProjectionMessage =
+  { readonly id: number; readonly slot: number; readonly task: PostedTask } | { readonly release: string }
 /** A task as posted: its batch slots packed in shared memory (slot-table.ts). */
 export type PostedTask = Omit<ProjectionTask, 'slots'> & { readonly slotTable: Float64Array }
 export interface ProjectionWorkerData {
@@ -25,7 +28,11 @@ if (parentPort !== null) {
       projector.release(message.release)
       return
     }
-    const { id, slot, task: { slotTable, ...task } } = message
+    const {
+      id,
+      slot,
+      task: { slotTable, ...task }
+    } = message
     if (slot >= 0 && Atomics.compareExchange(claims, slot, id, -1 - index) !== id) return
     let reply: ProjectionReply
     try {

@@ -39,36 +39,60 @@ export interface SourceReadHandlers {
  * both the records and the stored batches they sit in. With `transient`, a record's bytes are valid only during
  * onRecord (the read decompresses every batch into one reused buffer).
  */
-export async function readSource(deps: SourceReadDeps, topic: string, budget: { maxRecords?: number; maxBytes?: number },
-  handlers: SourceReadHandlers, options: { transient: boolean; signal?: AbortSignal | undefined }): Promise<SourceRead> {
+export async function readSource(
+  deps: SourceReadDeps,
+  topic: string,
+  budget: { maxRecords?: number; maxBytes?: number },
+  handlers: SourceReadHandlers,
+  options: { transient: boolean; signal?: AbortSignal | undefined }
+): Promise<SourceRead> {
   let records = 0
   let bytes = 0
   let skippedBatches = 0
   const enough = new AbortController()
   const stop = (): void => enough.abort()
   options.signal?.addEventListener('abort', stop, { once: true })
-  const full = (): boolean => (budget.maxRecords !== undefined && records >= budget.maxRecords) || (budget.maxBytes !== undefined && bytes >= budget.maxBytes)
+  const full = (): boolean =>
+    (budget.maxRecords !== undefined && records >= budget.maxRecords) ||
+    (budget.maxBytes !== undefined && bytes >= budget.maxBytes)
   try {
-    const config = { ...DEFAULT_READER_CONFIG, topics: [topic], reuseBatchMemory: options.transient, cpuSeconds: threadCpuSeconds, ...deps.read }
+    const config = {
+      ...DEFAULT_READER_CONFIG,
+      topics: [topic],
+      reuseBatchMemory: options.transient,
+      cpuSeconds: threadCpuSeconds,
+      ...deps.read
+    }
     const reader = new PartitionReader(config, deps)
-    await reader.run({
-      onBatch: ({ partition, batch }) => {
-        if (batch.isControl) return
-        for (const r of batch.records) {
-          if (full()) break
-          handlers.onRecord(partition, r)
-          records++
-          bytes += (r.key?.length ?? 0) + (r.value?.length ?? 0) + r.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
-        }
-        if (full()) enough.abort()
+    await reader.run(
+      {
+        onBatch: ({ partition, batch }) => {
+          if (batch.isControl) return
+          for (const r of batch.records) {
+            if (full()) break
+            handlers.onRecord(partition, r)
+            records++
+            bytes +=
+              (r.key?.length ?? 0) +
+              (r.value?.length ?? 0) +
+              r.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
+          }
+          if (full()) enough.abort()
+        },
+        onCorruptBatch: ({ error, reason }) => {
+          skippedBatches++
+          deps.log.warn({ topic, reason, code: error.code }, `source batch left out: ${error.message}`)
+        },
+        ...(handlers.onStoredBatch === undefined
+          ? {}
+          : {
+              onStoredBatch: ({ partition, batch }: BatchEvent) =>
+                handlers.onStoredBatch?.(sourceBatch(partition, batch))
+            }),
+        ...(handlers.betweenRounds === undefined ? {} : { betweenRounds: handlers.betweenRounds })
       },
-      onCorruptBatch: ({ error, reason }) => {
-        skippedBatches++
-        deps.log.warn({ topic, reason, code: error.code }, `source batch left out: ${error.message}`)
-      },
-      ...(handlers.onStoredBatch === undefined ? {} : { onStoredBatch: ({ partition, batch }: BatchEvent) => handlers.onStoredBatch?.(sourceBatch(partition, batch)) }),
-      ...(handlers.betweenRounds === undefined ? {} : { betweenRounds: handlers.betweenRounds })
-    }, enough.signal)
+      enough.signal
+    )
   } finally {
     options.signal?.removeEventListener('abort', stop)
   }
@@ -76,7 +100,12 @@ export async function readSource(deps: SourceReadDeps, topic: string, budget: { 
 }
 
 /** Every record read, by partition, kept (not transient): for callers that re-batch the whole read more than once. */
-export async function readSourceRecords(deps: SourceReadDeps, topic: string, budget: { maxRecords?: number; maxBytes?: number }, signal?: AbortSignal): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]> }> {
+export async function readSourceRecords(
+  deps: SourceReadDeps,
+  topic: string,
+  budget: { maxRecords?: number; maxBytes?: number },
+  signal?: AbortSignal
+): Promise<SourceRead & { byPartition: Map<number, SourceRecord[]> }> {
   const collected = collectByPartition()
   const read = await readSource(deps, topic, budget, { onRecord: collected.add }, { transient: false, signal })
   return { ...read, byPartition: collected.byPartition }

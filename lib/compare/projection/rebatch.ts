@@ -41,9 +41,14 @@ export class PartitionRebatcher {
    * With `reuse`, emit must copy a batch's records before it returns: the next batch is written over them, so
    * the partition needs one batch.size buffer, not a fresh one (and its page faults) per batch.
    */
-  constructor(private readonly partition: number, private readonly settings: BatchingSettings, private readonly emit: (batch: ProjectedBatch) => void,
-    options: { readonly reuse?: boolean } = {}) {
-    if (options.reuse === true) this.reusable = Buffer.allocUnsafe(Math.max(settings.batchSizeBytes, BATCH.HEADER_BYTES + 1))
+  constructor(
+    private readonly partition: number,
+    private readonly settings: BatchingSettings,
+    private readonly emit: (batch: ProjectedBatch) => void,
+    options: { readonly reuse?: boolean } = {}
+  ) {
+    if (options.reuse === true)
+      this.reusable = Buffer.allocUnsafe(Math.max(settings.batchSizeBytes, BATCH.HEADER_BYTES + 1))
   }
 
   add(record: SourceRecord): void {
@@ -69,20 +74,29 @@ export class PartitionRebatcher {
     this.lastAt = at
     const reusable = this.reusable
     // A lone record larger than batch.size grows its batch past the reused buffer, into one of its own.
-    this.builder = reusable === null ? new RecordBatchBuilder(this.settings.batchSizeBytes, Math.min(this.settings.batchSizeBytes, 64 * 1024))
-      : new RecordBatchBuilder(this.settings.batchSizeBytes, this.settings.batchSizeBytes, (size) => (size <= reusable.length ? reusable.subarray(0, size) : Buffer.allocUnsafe(size)))
+    this.builder =
+      reusable === null
+        ? new RecordBatchBuilder(this.settings.batchSizeBytes, Math.min(this.settings.batchSizeBytes, 64 * 1024))
+        : new RecordBatchBuilder(this.settings.batchSizeBytes, this.settings.batchSizeBytes, (size) =>
+            size <= reusable.length ? reusable.subarray(0, size) : Buffer.allocUnsafe(size)
+          )
     return this.builder
   }
 
   private close(waitedMs: number): void {
     const builder = this.builder
     this.builder = null
-    if (builder !== null && builder.recordCount > 0) this.emit({ ...builder.finish(), partition: this.partition, waitedMs })
+    if (builder !== null && builder.recordCount > 0)
+      this.emit({ ...builder.finish(), partition: this.partition, waitedMs })
   }
 }
 
 /** One partition's records re-batched at once (see PartitionRebatcher). */
-export function rebatchPartition(partition: number, records: readonly SourceRecord[], settings: BatchingSettings): ProjectedBatch[] {
+export function rebatchPartition(
+  partition: number,
+  records: readonly SourceRecord[],
+  settings: BatchingSettings
+): ProjectedBatch[] {
   const batches: ProjectedBatch[] = []
   const rebatcher = new PartitionRebatcher(partition, settings, (b) => batches.push(b))
   for (const record of records) rebatcher.add(record)
@@ -91,6 +105,11 @@ export function rebatchPartition(partition: number, records: readonly SourceReco
 }
 
 /** Every partition's batches, partitions in ascending order. */
-export function rebatch(byPartition: ReadonlyMap<number, readonly SourceRecord[]>, settings: BatchingSettings): ProjectedBatch[] {
-  return [...byPartition.keys()].sort((a, b) => a - b).flatMap((p) => rebatchPartition(p, byPartition.get(p) ?? [], settings))
+export function rebatch(
+  byPartition: ReadonlyMap<number, readonly SourceRecord[]>,
+  settings: BatchingSettings
+): ProjectedBatch[] {
+  return [...byPartition.keys()]
+    .sort((a, b) => a - b)
+    .flatMap((p) => rebatchPartition(p, byPartition.get(p) ?? [], settings))
 }

@@ -18,13 +18,22 @@ import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
 import { collectByPartition, readSource } from './read-source.js'
 import { sampleWindows, type SamplingPlan } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
-import { PartitionRebatcher, rebatchPartition, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
+import {
+  PartitionRebatcher,
+  rebatchPartition,
+  type BatchingSettings,
+  type ProjectedBatch,
+  type SourceRecord
+} from './rebatch.js'
 import { levelMix } from '../level-mix.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
 
 /** The copy mode's options, less what only a copy has (producer, topics to keep, a duration), plus how to project. */
-export interface ProjectionRunOptions extends Omit<CompareRunOptions, 'format' | 'producer' | 'durationMs' | 'keepTopics'> {
+export interface ProjectionRunOptions extends Omit<
+  CompareRunOptions,
+  'format' | 'producer' | 'durationMs' | 'keepTopics'
+> {
   /** Decodes every value as this log kind while reading back; null reads bytes only. */
   readonly format: LogKind | null
   /** With the producer's level range and CPU budget for codec:adaptive targets (-X squeeze.compression.*). */
@@ -46,15 +55,36 @@ const GIB = 1024 ** 3
 const READ_PROGRESS_MS = 250
 
 /** Runs the read, reporting the records the projection has taken so far against what the read is bounded by. */
-async function withReadProgress<T>(options: ProjectionRunOptions, admin: Admin, projection: ChunkedProjection, read: () => Promise<T>): Promise<T> {
+async function withReadProgress<T>(
+  options: ProjectionRunOptions,
+  admin: Admin,
+  projection: ChunkedProjection,
+  read: () => Promise<T>
+): Promise<T> {
   const { onProgress } = options
   if (onProgress === undefined) return read()
-  const budget = options.sample !== undefined ? ('records' in options.sample ? options.sample.records : undefined) : options.maxRecords
+  const budget =
+    options.sample !== undefined
+      ? 'records' in options.sample
+        ? options.sample.records
+        : undefined
+      : options.maxRecords
   // A byte budget (--sample 64MiB, --bytes) has no record total: the line then shows the count and rate alone.
-  const total = options.sample !== undefined && budget === undefined ? undefined
-    : options.maxBytes !== undefined && budget === undefined ? undefined
-    : options.sample !== undefined ? budget : await topicRecordCount(admin, options.sourceTopic, budget)
-  const report = (): void => onProgress({ phase: 'read and compress', done: projection.records, ...(total === undefined ? {} : { total }), unit: 'records' })
+  const total =
+    options.sample !== undefined && budget === undefined
+      ? undefined
+      : options.maxBytes !== undefined && budget === undefined
+        ? undefined
+        : options.sample !== undefined
+          ? budget
+          : await topicRecordCount(admin, options.sourceTopic, budget)
+  const report = (): void =>
+    onProgress({
+      phase: 'read and compress',
+      done: projection.records,
+      ...(total === undefined ? {} : { total }),
+      unit: 'records'
+    })
   report()
   const timer = setInterval(report, READ_PROGRESS_MS)
   try {
@@ -87,9 +117,16 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
   try {
     // The threads load their modules while the first records are fetched.
     pool.start()
-    const projection = new ChunkedProjection(pool, options.targets.map((t) => t.spec), {
-      format: options.format, readBack: true, lingerMs: options.batching.lingerMs, ...adaptiveSettings(options)
-    })
+    const projection = new ChunkedProjection(
+      pool,
+      options.targets.map((t) => t.spec),
+      {
+        format: options.format,
+        readBack: true,
+        lingerMs: options.batching.lingerMs,
+        ...adaptiveSettings(options)
+      }
+    )
     const timestamps = new TimestampSample()
     // A whole-topic rate's broker round trips need nothing from the read, so they run beside it (a sample's span comes from its windows).
     const wholeTopicRate = options.sample === undefined ? startIngestRate(options, admin) : null
@@ -97,7 +134,9 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     // Awaited after the read; a failure meanwhile is not an unhandled rejection.
     topics.catch(() => undefined)
     const deps = { cluster, admin, log, ...(options.read === undefined ? {} : { read: options.read }) }
-    const source = await withReadProgress(options, admin, projection, () => readAndProject(options, deps, projection, timestamps))
+    const source = await withReadProgress(options, admin, projection, () =>
+      readAndProject(options, deps, projection, timestamps)
+    )
     const records = projection.records
     const uncompressedBytes = projection.uncompressedBytes
     options.onProgress?.({ phase: 'ingest rate' })
@@ -106,48 +145,99 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const [projected, ingestRate, [metadata]] = await Promise.all([
       projection.finish(),
       // A sample's rate is over the span it covers: the bytes per day then rest on the same records as its ratio.
-      source.sampling !== null && options.rateEvidence.kind === 'topic' ? sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, source.sampling)
-        : (wholeTopicRate ?? startIngestRate(options, admin))(bytesPerRecord, options.rateEvidence.kind === 'topic' ? timestamps : undefined),
+      source.sampling !== null && options.rateEvidence.kind === 'topic'
+        ? sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, source.sampling)
+        : (wholeTopicRate ?? startIngestRate(options, admin))(
+            bytesPerRecord,
+            options.rateEvidence.kind === 'topic' ? timestamps : undefined
+          ),
       topics
     ])
     const replicationFactor = metadata?.partitions[0]?.replicas.length ?? 1
-    const results = options.targets.map((t, i) => targetResult(t, projected[i] as TargetProjection, replicationFactor, projection.uncompressedPerBatch))
+    const results = options.targets.map((t, i) =>
+      targetResult(t, projected[i] as TargetProjection, replicationFactor, projection.uncompressedPerBatch)
+    )
     const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
-    const withBaseline = results.map((r) => ({ ...r, ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes }))
+    const withBaseline = results.map((r) => ({
+      ...r,
+      ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes
+    }))
     const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
     const meanLingerUsedMs = projection.meanWaitMs
     const details: ProjectionDetails = {
       threads: options.threads,
       meanLingerUsedMs,
       sampling: source.sampling,
-      intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...bootstrapRatioInterval(projection.uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes) })),
-      sweep: source.byPartition === null ? null : await whatIf(options, pool, source.byPartition, recommendation?.target ?? withBaseline[0]?.target, withBaseline, meanLingerUsedMs)
+      intervals: withBaseline.map((r, i) => ({
+        target: r.target,
+        ratio: r.ratio,
+        ...bootstrapRatioInterval(projection.uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes)
+      })),
+      sweep:
+        source.byPartition === null
+          ? null
+          : await whatIf(
+              options,
+              pool,
+              source.byPartition,
+              recommendation?.target ?? withBaseline[0]?.target,
+              withBaseline,
+              meanLingerUsedMs
+            )
     }
-    const current = source.storedBatches === null ? null : currentBaseline({ batches: source.storedBatches, corruptBatches: source.skippedBatches }, {
-      targets: withBaseline, recommendation, ingestRate, uncompressedBytesPerRecord: records === 0 ? 0 : uncompressedBytes / records, replicationFactor,
-      consumers: options.consumers, lingerMs: options.batching.lingerMs, batchSizeBytes: options.batching.batchSizeBytes
-    })
+    const current =
+      source.storedBatches === null
+        ? null
+        : currentBaseline(
+            { batches: source.storedBatches, corruptBatches: source.skippedBatches },
+            {
+              targets: withBaseline,
+              recommendation,
+              ingestRate,
+              uncompressedBytesPerRecord: records === 0 ? 0 : uncompressedBytes / records,
+              replicationFactor,
+              consumers: options.consumers,
+              lingerMs: options.batching.lingerMs,
+              batchSizeBytes: options.batching.batchSizeBytes
+            }
+          )
     const report: CompareReport = {
       generatedAt: new Date().toISOString(),
       mode: 'projection',
       projection: details,
       squeezeVersion: options.version,
       source: {
-        kind: options.sourceDescription.kind, topic: options.sourceTopic, description: options.sourceDescription.description,
-        records, partitions: metadata?.partitions.length ?? 0, uncompressedBytes, ingestRate
+        kind: options.sourceDescription.kind,
+        topic: options.sourceTopic,
+        description: options.sourceDescription.description,
+        records,
+        partitions: metadata?.partitions.length ?? 0,
+        uncompressedBytes,
+        ingestRate
       },
-      settings: { lingerMs: options.batching.lingerMs, batchSizeBytes: options.batching.batchSizeBytes, replicationFactor, consumers: options.consumers },
+      settings: {
+        lingerMs: options.batching.lingerMs,
+        batchSizeBytes: options.batching.batchSizeBytes,
+        replicationFactor,
+        consumers: options.consumers
+      },
       targets: withBaseline,
       recommendation,
       current
     }
     return {
-      report, partial: options.signal?.aborted === true, sentBytesByTopic: new Map(),
-      storedBytesByPartition: new Map(withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition])),
-      batchShares: new Map(withBaseline.map((r, i) => {
-        const stored = (projected[i] as TargetProjection).batchStoredBytes
-        return [r.target, batchShares(projection.uncompressedPerBatch, stored)]
-      }))
+      report,
+      partial: options.signal?.aborted === true,
+      sentBytesByTopic: new Map(),
+      storedBytesByPartition: new Map(
+        withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition])
+      ),
+      batchShares: new Map(
+        withBaseline.map((r, i) => {
+          const stored = (projected[i] as TargetProjection).batchStoredBytes
+          return [r.target, batchShares(projection.uncompressedPerBatch, stored)]
+        })
+      )
     }
   } finally {
     if (options.pool === undefined) await pool.close()
@@ -173,12 +263,20 @@ interface ProjectedSource {
  * Reads the source once and hands every batch to `projection` as it closes: the records' own batches feed the
  * baseline in the same pass, and reading waits only when the threads are a few chunks behind.
  */
-async function readAndProject(options: ProjectionRunOptions, deps: Parameters<typeof readSource>[0], projection: ChunkedProjection, timestamps: TimestampSample): Promise<ProjectedSource> {
+async function readAndProject(
+  options: ProjectionRunOptions,
+  deps: Parameters<typeof readSource>[0],
+  projection: ChunkedProjection,
+  timestamps: TimestampSample
+): Promise<ProjectedSource> {
   if (options.sample !== undefined) {
     const stored: SourceBatch[] | null = options.baselineFromSample === true ? [] : null
-    const onStoredBatch = stored === null ? undefined : (b: SourceBatch): void => {
-      stored.push(b)
-    }
+    const onStoredBatch =
+      stored === null
+        ? undefined
+        : (b: SourceBatch): void => {
+            stored.push(b)
+          }
     const { sample } = options
     const sampled = await sampleWindows(deps, options.sourceTopic, sample, sample.windows, onStoredBatch)
     for (const list of sampled.byPartition.values()) for (const r of list) timestamps.add(r.timestamp)
@@ -195,25 +293,37 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
   const rebatchers = new Map<number, PartitionRebatcher>()
   // push copies each batch into the chunk at once, so a rebatcher reuses its buffer.
   const push = (batch: ProjectedBatch): void => projection.push(batch)
-  const read = await readSource(deps, options.sourceTopic, {
-    ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
-  }, {
-    onRecord: (partition, record) => {
-      let rebatcher = rebatchers.get(partition)
-      if (rebatcher === undefined) {
-        rebatcher = new PartitionRebatcher(partition, options.batching, push, { reuse: true })
-        rebatchers.set(partition, rebatcher)
-      }
-      rebatcher.add(record)
-      timestamps.add(record.timestamp)
-      kept?.add(partition, record)
+  const read = await readSource(
+    deps,
+    options.sourceTopic,
+    {
+      ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
+      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
     },
-    ...(wholeTopic ? { onStoredBatch: (batch: SourceBatch) => storedBatches.push(batch) } : {}),
-    betweenRounds: () => projection.belowLimit()
-  }, { transient: kept === null, signal: options.signal })
+    {
+      onRecord: (partition, record) => {
+        let rebatcher = rebatchers.get(partition)
+        if (rebatcher === undefined) {
+          rebatcher = new PartitionRebatcher(partition, options.batching, push, { reuse: true })
+          rebatchers.set(partition, rebatcher)
+        }
+        rebatcher.add(record)
+        timestamps.add(record.timestamp)
+        kept?.add(partition, record)
+      },
+      ...(wholeTopic ? { onStoredBatch: (batch: SourceBatch) => storedBatches.push(batch) } : {}),
+      betweenRounds: () => projection.belowLimit()
+    },
+    { transient: kept === null, signal: options.signal }
+  )
   for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
   const byPartition = kept?.byPartition ?? null
-  return { sampling: null, byPartition, storedBatches: wholeTopic ? storedBatches : null, skippedBatches: read.skippedBatches }
+  return {
+    sampling: null,
+    byPartition,
+    storedBatches: wholeTopic ? storedBatches : null,
+    skippedBatches: read.skippedBatches
+  }
 }
 
 /**
@@ -222,18 +332,40 @@ async function readAndProject(options: ProjectionRunOptions, deps: Parameters<ty
  * windows read 7% under the topic's ratio). The first batch opens at the window's first record, as a batch
  * opens at whichever record finds none open, so it is kept.
  */
-export function windowBatches(partition: number, records: readonly SourceRecord[], settings: BatchingSettings): ProjectedBatch[] {
+export function windowBatches(
+  partition: number,
+  records: readonly SourceRecord[],
+  settings: BatchingSettings
+): ProjectedBatch[] {
   const batches = rebatchPartition(partition, records, settings)
   return batches.length > 1 ? batches.slice(0, -1) : batches
 }
 
-async function whatIf(options: ProjectionRunOptions, pool: ProjectionPool, byPartition: Parameters<typeof sweepBatching>[0], advised: string | undefined,
-  results: readonly CompareTargetResult[], meanLingerUsedMs: number): Promise<BatchingSweep> {
+async function whatIf(
+  options: ProjectionRunOptions,
+  pool: ProjectionPool,
+  byPartition: Parameters<typeof sweepBatching>[0],
+  advised: string | undefined,
+  results: readonly CompareTargetResult[],
+  meanLingerUsedMs: number
+): Promise<BatchingSweep> {
   const grid = options.sweep as NonNullable<ProjectionRunOptions['sweep']>
-  options.onProgress?.({ phase: 'batching what-if', detail: `${grid.lingerMs.length} linger.ms x ${grid.batchSizeBytes.length} batch.size` })
-  const sweep = await sweepBatching(byPartition, options.targets.map((t): CodecSpec => t.spec), grid, pool, adaptiveSettings(options))
+  options.onProgress?.({
+    phase: 'batching what-if',
+    detail: `${grid.lingerMs.length} linger.ms x ${grid.batchSizeBytes.length} batch.size`
+  })
+  const sweep = await sweepBatching(
+    byPartition,
+    options.targets.map((t): CodecSpec => t.spec),
+    grid,
+    pool,
+    adaptiveSettings(options)
+  )
   const current = results.find((r) => r.target === advised)
-  const advice = current === undefined ? null : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })
+  const advice =
+    current === undefined
+      ? null
+      : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })
   return { ...sweep, advice }
 }
 
@@ -256,7 +388,12 @@ function batchShares(uncompressed: readonly number[], stored: readonly number[])
 }
 
 /** Every replica of a partition holds the same batches, so all replicas store replicationFactor times one. */
-function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor: number, uncompressedPerBatch: readonly number[]): CompareTargetResult {
+function targetResult(
+  target: CopyTarget,
+  p: TargetProjection,
+  replicationFactor: number,
+  uncompressedPerBatch: readonly number[]
+): CompareTargetResult {
   const perGiB = (seconds: number): number => (p.uncompressedBytes === 0 ? 0 : seconds / (p.uncompressedBytes / GIB))
   return {
     target: formatCodecSpec(target.spec),
@@ -282,6 +419,12 @@ function targetResult(target: CopyTarget, p: TargetProjection, replicationFactor
     consumerRecordsPerSecond: p.records / p.readSeconds,
     recompression: { verdict: 'not-checked', batchesChecked: 0, batchesRewritten: 0 },
     digest: p.digest,
-    ...(p.levels === undefined ? {} : { levelMix: levelMix(uncompressedPerBatch.map((bytes, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: bytes }))) })
+    ...(p.levels === undefined
+      ? {}
+      : {
+          levelMix: levelMix(
+            uncompressedPerBatch.map((bytes, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: bytes }))
+          )
+        })
   }
 }

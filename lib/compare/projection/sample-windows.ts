@@ -31,7 +31,14 @@ export interface SamplingPlan {
   readonly requestedBytes: number | null
   readonly windowsPerPartition: number
   readonly partitions: number
-  readonly windows: ReadonlyArray<{ readonly partition: number; readonly fromOffset: number; readonly records: number; readonly bytes: number; readonly fromMs: number; readonly toMs: number }>
+  readonly windows: ReadonlyArray<{
+    readonly partition: number
+    readonly fromOffset: number
+    readonly records: number
+    readonly bytes: number
+    readonly fromMs: number
+    readonly toMs: number
+  }>
   /** Records the topic held when sampled (end minus start offsets, every partition). */
   readonly topicRecords: number
   /** Record bytes read, counted as --bytes counts them. */
@@ -68,24 +75,44 @@ interface PartitionSample {
  * records: a topic whose traffic changed over time is sampled across the change, not at its oldest end.
  * Partitions are read concurrently; the result lists them in the order the broker listed them.
  */
-export async function sampleWindows(deps: SourceReadDeps, topic: string, budget: SampleBudget,
-  windows: number = DEFAULT_WINDOWS, onStoredBatch?: (batch: SourceBatch) => void): Promise<SampledWindows> {
+export async function sampleWindows(
+  deps: SourceReadDeps,
+  topic: string,
+  budget: SampleBudget,
+  windows: number = DEFAULT_WINDOWS,
+  onStoredBatch?: (batch: SourceBatch) => void
+): Promise<SampledWindows> {
   await deps.cluster.addMultipleTargetTopics([topic])
-  const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
+  const offsets = (await deps.admin.fetchTopicOffsets(topic)).map((o) => ({
+    partition: o.partition,
+    low: Number(o.low),
+    high: Number(o.high)
+  }))
   const topicRecords = offsets.reduce((n, o) => n + o.high - o.low, 0)
   const maxUncompressedBytes = deps.read?.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(FETCH_BYTES)
   const guard: ReadGuard = { maxUncompressedBytes, skipped: 0, log: deps.log }
-  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE,
-    (o) => samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard, onStoredBatch))
+  const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE, (o) =>
+    samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard, onStoredBatch)
+  )
   const all = samples.flatMap((p) => p.plan).filter((w) => w.records > 0)
   const records = samples.reduce((n, p) => n + p.records.length, 0)
   const bytes = samples.reduce((n, p) => n + p.bytes, 0)
   return {
-    byPartition: new Map(samples.map((p, i) => [(offsets[i] as (typeof offsets)[number]).partition, p.records])), records, bytes, skippedBatches: guard.skipped, windows: samples.flatMap((p) => p.stretches),
+    byPartition: new Map(samples.map((p, i) => [(offsets[i] as (typeof offsets)[number]).partition, p.records])),
+    records,
+    bytes,
+    skippedBatches: guard.skipped,
+    windows: samples.flatMap((p) => p.stretches),
     plan: {
-      requestedRecords: 'records' in budget ? budget.records : null, requestedBytes: 'bytes' in budget ? budget.bytes : null,
-      windowsPerPartition: windows, partitions: offsets.length, windows: all, topicRecords, bytes,
-      fromMs: Math.min(...all.map((w) => w.fromMs)), toMs: Math.max(...all.map((w) => w.toMs))
+      requestedRecords: 'records' in budget ? budget.records : null,
+      requestedBytes: 'bytes' in budget ? budget.bytes : null,
+      windowsPerPartition: windows,
+      partitions: offsets.length,
+      windows: all,
+      topicRecords,
+      bytes,
+      fromMs: Math.min(...all.map((w) => w.fromMs)),
+      toMs: Math.max(...all.map((w) => w.toMs))
     }
   }
 }
@@ -97,21 +124,33 @@ interface ReadGuard {
   readonly log: SourceReadDeps['log']
 }
 
-async function samplePartition(cluster: KafkajsCluster, topic: string, span: PartitionSpan & { partition: number },
-  budget: SampleBudget, windows: number, guard: ReadGuard,
-  onStoredBatch: ((batch: SourceBatch) => void) | undefined): Promise<PartitionSample> {
+async function samplePartition(
+  cluster: KafkajsCluster,
+  topic: string,
+  span: PartitionSpan & { partition: number },
+  budget: SampleBudget,
+  windows: number,
+  guard: ReadGuard,
+  onStoredBatch: ((batch: SourceBatch) => void) | undefined
+): Promise<PartitionSample> {
   const { partition } = span
   // Windows may start inside one stored batch: it counts once.
   const seen = new Set<number>()
-  const stored = onStoredBatch === undefined ? undefined : (batch: ReadBatch): void => {
-    if (seen.has(batch.baseOffset)) return
-    seen.add(batch.baseOffset)
-    onStoredBatch(sourceBatch(partition, batch))
-  }
+  const stored =
+    onStoredBatch === undefined
+      ? undefined
+      : (batch: ReadBatch): void => {
+          if (seen.has(batch.baseOffset)) return
+          seen.add(batch.baseOffset)
+          onStoredBatch(sourceBatch(partition, batch))
+        }
   const sample: PartitionSample = { records: [], bytes: 0, plan: [], stretches: [] }
   let reachedOffset: number | null = null
   for (let i = 0; ; i++) {
-    const range = 'records' in budget ? recordWindow(budget.records, windows, i, span) : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
+    const range =
+      'records' in budget
+        ? recordWindow(budget.records, windows, i, span)
+        : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
     if (range === undefined) break
     if (range.until <= range.from) continue
     const { records, complete } = await readRange(cluster, topic, partition, range, guard, stored)
@@ -143,7 +182,12 @@ interface PartitionSpan {
 }
 
 /** Window i of a records budget, centred in its slot; a share as large as the partition is one window over all of it. */
-function recordWindow(records: number, windows: number, i: number, { low, high, topicRecords }: PartitionSpan): WindowRange | undefined {
+function recordWindow(
+  records: number,
+  windows: number,
+  i: number,
+  { low, high, topicRecords }: PartitionSpan
+): WindowRange | undefined {
   const span = high - low
   const share = topicRecords === 0 ? 0 : Math.min(span, Math.round((records * span) / topicRecords))
   const count = share >= span ? 1 : windows
@@ -159,7 +203,13 @@ function recordWindow(records: number, windows: number, i: number, { low, high, 
  * before any record is read) until its share of bytes, never past the slot. So a partition smaller than its
  * share is read whole, its windows joined into one stretch.
  */
-function byteWindow(bytes: number, windows: number, i: number, { low, high, topicRecords }: PartitionSpan, seen: { records: number; bytes: number }): WindowRange | undefined {
+function byteWindow(
+  bytes: number,
+  windows: number,
+  i: number,
+  { low, high, topicRecords }: PartitionSpan,
+  seen: { records: number; bytes: number }
+): WindowRange | undefined {
   if (i >= windows) return undefined
   const span = high - low
   const perWindow = topicRecords === 0 ? 0 : (bytes * span) / topicRecords / windows
@@ -172,31 +222,54 @@ function byteWindow(bytes: number, windows: number, i: number, { low, high, topi
 
 /** Key, value and header bytes: what --bytes and a byte-sized --sample count. */
 function recordBytes(r: SourceRecord): number {
-  return (r.key?.length ?? 0) + (r.value?.length ?? 0) + r.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
+  return (
+    (r.key?.length ?? 0) +
+    (r.value?.length ?? 0) +
+    r.headers.reduce((n, h) => n + h.key.length + (h.value?.length ?? 0), 0)
+  )
 }
 
 /**
  * Records of one partition in offsets [from, until), fetched from its leader; aborted transactions left out.
  * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
  */
-async function readRange(cluster: KafkajsCluster, topic: string, partition: number,
-  { from, until, maxBytes }: WindowRange, guard: ReadGuard,
-  onStoredBatch: ((batch: ReadBatch) => void) | undefined): Promise<{ records: SourceRecord[]; complete: boolean }> {
+async function readRange(
+  cluster: KafkajsCluster,
+  topic: string,
+  partition: number,
+  { from, until, maxBytes }: WindowRange,
+  guard: ReadGuard,
+  onStoredBatch: ((batch: ReadBatch) => void) | undefined
+): Promise<{ records: SourceRecord[]; complete: boolean }> {
   const out: SourceRecord[] = []
   let bytes = 0
   let at = from
   while (at < until && bytes < maxBytes) {
     const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader
-    if (leader === undefined || leader < 0) throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${topic}-${partition}`)
+    if (leader === undefined || leader < 0)
+      throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${topic}-${partition}`)
     const broker = await cluster.findBroker({ nodeId: leader })
     const { request, response } = fetchRequest({
-      maxWaitMs: 100, minBytes: 1, maxBytes: 8 * 1024 * 1024, isolationLevel: ISOLATION.READ_COMMITTED,
-      partitions: [{ topic, partition, offset: at, maxBytes: Math.min(FETCH_BYTES, Math.max(MIN_FETCH_BYTES, maxBytes - bytes)) }]
+      maxWaitMs: 100,
+      minBytes: 1,
+      maxBytes: 8 * 1024 * 1024,
+      isolationLevel: ISOLATION.READ_COMMITTED,
+      partitions: [
+        { topic, partition, offset: at, maxBytes: Math.min(FETCH_BYTES, Math.max(MIN_FETCH_BYTES, maxBytes - bytes)) }
+      ]
     })
     const [result] = (await broker.connectionPool.send({ request, response })) as FetchedPartition[]
     if (result === undefined) break
-    if (result.errorCode !== KafkaErrorCode.NONE) throw new SqueezeError(ErrorCodes.SOURCE, `fetch from ${topic}-${partition} at offset ${at} failed: ${describeKafkaError(result.errorCode)}`)
-    const limits = { from: at, highWatermark: result.highWatermark, maxBatchBytes: guard.maxUncompressedBytes + BATCH.HEADER_BYTES }
+    if (result.errorCode !== KafkaErrorCode.NONE)
+      throw new SqueezeError(
+        ErrorCodes.SOURCE,
+        `fetch from ${topic}-${partition} at offset ${at} failed: ${describeKafkaError(result.errorCode)}`
+      )
+    const limits = {
+      from: at,
+      highWatermark: result.highWatermark,
+      maxBatchBytes: guard.maxUncompressedBytes + BATCH.HEADER_BYTES
+    }
     const { batches, corrupt } = splitFetched(result.records, limits)
     if (batches.length === 0 && corrupt === null) break
     const aborted = new AbortedTransactions(result.abortedTransactions)
@@ -217,7 +290,10 @@ async function readRange(cluster: KafkajsCluster, topic: string, partition: numb
         continue
       }
       const { isTransactional, isControl, producerId, lastOffset } = batch
-      if (!aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: abortMarker }) && !isControl) {
+      if (
+        !aborted.skips({ isTransactional, isControl, producerId, lastOffset, isAbortMarker: abortMarker }) &&
+        !isControl
+      ) {
         const before = out.length
         for (const r of batch.records) {
           if (r.offset >= until || bytes >= maxBytes) break

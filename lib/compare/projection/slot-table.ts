@@ -9,7 +9,11 @@ const FIELDS = 6
  * to read on every thread, also for the tasks another thread claims.
  */
 export function packSlots(slots: readonly BatchSlot[]): Float64Array {
-  const table = new Float64Array(new SharedArrayBuffer(Math.max(1, slots.length * FIELDS) * Float64Array.BYTES_PER_ELEMENT), 0, slots.length * FIELDS)
+  const table = new Float64Array(
+    new SharedArrayBuffer(Math.max(1, slots.length * FIELDS) * Float64Array.BYTES_PER_ELEMENT),
+    0,
+    slots.length * FIELDS
+  )
   let at = 0
   for (const s of slots) {
     table[at++] = s.partition
@@ -26,8 +30,12 @@ export function unpackSlots(table: Float64Array): BatchSlot[] {
   const slots = new Array<BatchSlot>(table.length / FIELDS)
   for (let i = 0, at = 0; at < table.length; i++, at += FIELDS) {
     slots[i] = {
-      partition: table[at] as number, start: table[at + 1] as number, end: table[at + 2] as number, count: table[at + 3] as number,
-      firstTimestamp: table[at + 4] as number, maxTimestamp: table[at + 5] as number
+      partition: table[at] as number,
+      start: table[at + 1] as number,
+      end: table[at + 2] as number,
+      count: table[at + 3] as number,
+      firstTimestamp: table[at + 4] as number,
+      maxTimestamp: table[at + 5] as number
     }
   }
   return slots

@@ -48,7 +48,11 @@ export class ProjectionPool {
   /** Each chunk's slots packed once for all of its tasks (they share one array). */
   private readonly slotTables = new WeakMap<ProjectionTask['slots'], Float64Array>()
 
-  constructor(private readonly threads: number, private readonly label: (task: ProjectionTask) => string, private readonly workerUrl: URL = WORKER_URL) {}
+  constructor(
+    private readonly threads: number,
+    private readonly label: (task: ProjectionTask) => string,
+    private readonly workerUrl: URL = WORKER_URL
+  ) {}
 
   /** Starts every thread now, so that loading their modules overlaps the caller's own start. */
   start(): void {
@@ -58,31 +62,41 @@ export class ProjectionPool {
   /** Every task's result, in task order. */
   run(tasks: readonly ProjectionTask[]): Promise<ChunkProjection[]> {
     this.start()
-    return Promise.all(tasks.map((task) => new Promise<ChunkProjection>((resolve, reject) => {
-      if (this.running.length === 0) {
-        reject(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `projecting ${this.label(task)} failed: every projection thread has exited`))
-        return
-      }
-      const id = this.nextId++
-      const key = task.adaptive?.replayKey
-      const slot = key === undefined ? this.freeSlots.pop() ?? -1 : -1
-      let thread: Thread | null = null
-      if (slot === -1) {
-        const kept = key === undefined ? undefined : this.replayThreads.get(key)
-        thread = kept !== undefined && this.running.includes(kept) ? kept : this.fewestGiven()
-        if (key !== undefined) this.replayThreads.set(key, thread)
-      }
-      this.pending.set(id, { task, resolve, reject, slot, thread })
-      if (slot >= 0) Atomics.store(this.claims, slot, id)
-      const { slots, ...rest } = task
-      let slotTable = this.slotTables.get(slots)
-      if (slotTable === undefined) {
-        slotTable = packSlots(slots)
-        this.slotTables.set(slots, slotTable)
-      }
-      const message: ProjectionMessage = { id, slot, task: { ...rest, slotTable } }
-      for (const t of thread === null ? this.running : [thread]) t.worker.postMessage(message)
-    })))
+    return Promise.all(
+      tasks.map(
+        (task) =>
+          new Promise<ChunkProjection>((resolve, reject) => {
+            if (this.running.length === 0) {
+              reject(
+                new SqueezeError(
+                  ErrorCodes.CODEC_CORRUPT,
+                  `projecting ${this.label(task)} failed: every projection thread has exited`
+                )
+              )
+              return
+            }
+            const id = this.nextId++
+            const key = task.adaptive?.replayKey
+            const slot = key === undefined ? (this.freeSlots.pop() ?? -1) : -1
+            let thread: Thread | null = null
+            if (slot === -1) {
+              const kept = key === undefined ? undefined : this.replayThreads.get(key)
+              thread = kept !== undefined && this.running.includes(kept) ? kept : this.fewestGiven()
+              if (key !== undefined) this.replayThreads.set(key, thread)
+            }
+            this.pending.set(id, { task, resolve, reject, slot, thread })
+            if (slot >= 0) Atomics.store(this.claims, slot, id)
+            const { slots, ...rest } = task
+            let slotTable = this.slotTables.get(slots)
+            if (slotTable === undefined) {
+              slotTable = packSlots(slots)
+              this.slotTables.set(slots, slotTable)
+            }
+            const message: ProjectionMessage = { id, slot, task: { ...rest, slotTable } }
+            for (const t of thread === null ? this.running : [thread]) t.worker.postMessage(message)
+          })
+      )
+    )
   }
 
   /** Forgets these adaptive replays here and on their threads, once their projection is done with them. */
@@ -122,7 +136,10 @@ export class ProjectionPool {
 
   private startThread(): void {
     const index = this.started++
-    const thread: Thread = { worker: new Worker(this.workerUrl, { workerData: { claims: this.claims, index } satisfies ProjectionWorkerData }), index }
+    const thread: Thread = {
+      worker: new Worker(this.workerUrl, { workerData: { claims: this.claims, index } satisfies ProjectionWorkerData }),
+      index
+    }
     this.running.push(thread)
     const failHeld = (err: Error): void => {
       const at = this.running.indexOf(thread)
@@ -131,17 +148,25 @@ export class ProjectionPool {
       const claimed = -1 - thread.index
       for (const [id, p] of [...this.pending]) {
         // Tasks no thread has claimed yet wait in the other threads' queues, unless none is left.
-        const held = p.thread === thread || (p.slot >= 0 && Atomics.load(this.claims, p.slot) === claimed) || this.running.length === 0
+        const held =
+          p.thread === thread ||
+          (p.slot >= 0 && Atomics.load(this.claims, p.slot) === claimed) ||
+          this.running.length === 0
         if (held) this.settle(id)?.reject(err)
       }
     }
     thread.worker.on('message', (reply: ProjectionReply) => {
       const pending = this.settle(reply.id)
       if (pending === undefined) return
-      if ('error' in reply) pending.reject(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `projecting ${this.label(pending.task)} failed: ${reply.error}`))
+      if ('error' in reply)
+        pending.reject(
+          new SqueezeError(ErrorCodes.CODEC_CORRUPT, `projecting ${this.label(pending.task)} failed: ${reply.error}`)
+        )
       else pending.resolve(reply.result)
     })
-    thread.worker.on('error', (err) => failHeld(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `a projection thread failed: ${err.message}`, { cause: err })))
+    thread.worker.on('error', (err) =>
+      failHeld(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `a projection thread failed: ${err.message}`, { cause: err }))
+    )
     thread.worker.on('exit', (code) => {
       failHeld(new SqueezeError(ErrorCodes.CODEC_CORRUPT, `a projection thread exited with code ${code}`))
     })

@@ -7,7 +7,10 @@ describe('bench rounds', () => {
     const peers = ['squeeze', 'rsyslog', 'kcat'] as const
     const rounds = Array.from({ length: 6 }, (_, round) => roundOrder(peers, round))
     for (const order of rounds) assert.deepEqual([...order].sort(), [...peers].sort())
-    assert.deepEqual(rounds.map((order) => order[0]), ['squeeze', 'rsyslog', 'kcat', 'squeeze', 'rsyslog', 'kcat'])
+    assert.deepEqual(
+      rounds.map((order) => order[0]),
+      ['squeeze', 'rsyslog', 'kcat', 'squeeze', 'rsyslog', 'kcat']
+    )
     assert.deepEqual(rounds[1], ['rsyslog', 'kcat', 'squeeze'], 'the order is kept, rotated')
     assert.deepEqual(roundOrder([], 3), [])
   })

@@ -9,6 +9,11 @@ describe('bench inputs', () => {
     assert.deepEqual(inputsFor(new Set(['consumer'])), ['http'])
     assert.deepEqual(inputsFor(new Set(['copier', 'e2e'])), ['http'])
     assert.deepEqual(inputsFor(new Set(['lz4'])), ['corpus', 'http'])
-    assert.deepEqual(inputsFor(new Set(['ceiling', 'producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e'])), ['corpus', 'http'])
+    assert.deepEqual(
+      inputsFor(
+        new Set(['ceiling', 'producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'decode', 'parse', 'e2e'])
+      ),
+      ['corpus', 'http']
+    )
   })
 })

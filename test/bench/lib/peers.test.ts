@@ -9,7 +9,10 @@ process.env['BENCH_PEERS_DIR'] = mkdtempSync(join(tmpdir(), 'squeeze-no-peers-')
 const { benchSkips, confluentPeer } = await import('../../../bench/lib/peers.js')
 
 it('a missing @confluentinc/kafka-javascript fails the producer bench instead of dropping its rows', () => {
-  assert.throws(() => confluentPeer({ BENCH_SKIP: '' }), /@confluentinc\/kafka-javascript cannot be loaded \(.*not installed.*\); set BENCH_SKIP=confluent/)
+  assert.throws(
+    () => confluentPeer({ BENCH_SKIP: '' }),
+    /@confluentinc\/kafka-javascript cannot be loaded \(.*not installed.*\); set BENCH_SKIP=confluent/
+  )
 })
 
 it('BENCH_SKIP=confluent leaves it out on purpose', () => {

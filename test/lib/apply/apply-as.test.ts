@@ -28,30 +28,33 @@ function report(): CompareReport {
 }
 
 describe('applyAs', () => {
-  it('gives every client its target, settings and source, and the JSON with applyAs matches the schema field ' +
-    'for field', () => {
-    const apply = applyAs(report(), [...CLIENT_NAMES], rule, {
-      brokers: 'b:9092',
-      topic: 'prod.access-logs',
-      topicMode: 'producer'
-    })
-    assert.deepEqual(
-      apply.clients.map((c) => c.client),
-      [...CLIENT_NAMES]
-    )
-    assert.equal(apply.clients.find((c) => c.client === 'librdkafka')?.settings?.target, 'zstd:12')
-    assert.equal(apply.clients.find((c) => c.client === 'java')?.settings?.target, 'zstd:19')
-    const json = JSON.parse(renderCompareJson(report(), apply)) as Record<string, unknown>
-    assert.equal(validate(json), true, JSON.stringify(validate.errors))
-    const keys = (o: object): string[] => Object.keys(o).sort()
-    assert.deepEqual([...(schema.definitions.applyAs?.required ?? [])].sort(), keys(apply))
-    assert.deepEqual([...(schema.definitions.clientApply?.required ?? [])].sort(), keys(apply.clients[0] as object))
-    const broken = JSON.parse(renderCompareJson(report(), apply)) as {
-      applyAs: { clients: Array<Record<string, unknown>> }
+  it(
+    'gives every client its target, settings and source, and the JSON with applyAs matches the schema field ' +
+      'for field',
+    () => {
+      const apply = applyAs(report(), [...CLIENT_NAMES], rule, {
+        brokers: 'b:9092',
+        topic: 'prod.access-logs',
+        topicMode: 'producer'
+      })
+      assert.deepEqual(
+        apply.clients.map((c) => c.client),
+        [...CLIENT_NAMES]
+      )
+      assert.equal(apply.clients.find((c) => c.client === 'librdkafka')?.settings?.target, 'zstd:12')
+      assert.equal(apply.clients.find((c) => c.client === 'java')?.settings?.target, 'zstd:19')
+      const json = JSON.parse(renderCompareJson(report(), apply)) as Record<string, unknown>
+      assert.equal(validate(json), true, JSON.stringify(validate.errors))
+      const keys = (o: object): string[] => Object.keys(o).sort()
+      assert.deepEqual([...(schema.definitions.applyAs?.required ?? [])].sort(), keys(apply))
+      assert.deepEqual([...(schema.definitions.clientApply?.required ?? [])].sort(), keys(apply.clients[0] as object))
+      const broken = JSON.parse(renderCompareJson(report(), apply)) as {
+        applyAs: { clients: Array<Record<string, unknown>> }
+      }
+      broken.applyAs.clients[0]!.client = 'rdkafka'
+      assert.equal(validate(broken), false, 'an unknown client name is refused')
     }
-    broken.applyAs.clients[0]!.client = 'rdkafka'
-    assert.equal(validate(broken), false, 'an unknown client name is refused')
-  })
+  )
 
   it("with small batches today, gives the batching in every client's own names", () => {
     const base = report()

@@ -37,15 +37,18 @@ describe('client compression limits', () => {
     assert.equal(canExpress('kafkajs', spec('gzip:6')), true)
   })
 
-  it("Java cannot set LZ4HC 9 (its level 9 selects the fast compressor); librdkafka's lz4 levels under 3 are " +
-    "the fast one", () => {
-    assert.equal(canExpress('java', spec('lz4:9')), false)
-    assert.deepEqual(nearestExpressible('java', spec('lz4:9')), { codec: 'lz4', level: 8 })
-    assert.equal(canExpress('java', spec('lz4:1')), true)
-    assert.equal(canExpress('librdkafka', spec('lz4:2')), false)
-    assert.equal(canExpress('librdkafka', spec('lz4:1')), true)
-    assert.equal(canExpress('librdkafka', spec('lz4:12')), true)
-  })
+  it(
+    "Java cannot set LZ4HC 9 (its level 9 selects the fast compressor); librdkafka's lz4 levels under 3 are " +
+      'the fast one',
+    () => {
+      assert.equal(canExpress('java', spec('lz4:9')), false)
+      assert.deepEqual(nearestExpressible('java', spec('lz4:9')), { codec: 'lz4', level: 8 })
+      assert.equal(canExpress('java', spec('lz4:1')), true)
+      assert.equal(canExpress('librdkafka', spec('lz4:2')), false)
+      assert.equal(canExpress('librdkafka', spec('lz4:1')), true)
+      assert.equal(canExpress('librdkafka', spec('lz4:12')), true)
+    }
+  )
 
   it('only squeeze writes codec:adaptive', () => {
     for (const client of CLIENT_NAMES)
@@ -98,22 +101,24 @@ describe('bestTargetPerClient', () => {
     assert.equal(filebeat?.text, `filebeat cannot set zstd:19; gzip:9 stores ${(11.5 / 7.5).toFixed(2)}x of it`)
   })
 
-  it("falls back to the row nearest the overall pick when the rule's limit cannot be met within the client's " +
-    "rows", () => {
-    const ratio13 = (r: Parameters<typeof recommend>[0]): ReturnType<typeof recommend> =>
-      recommend(r, { ingressBytesPerSecond: null, replicationFactor: 3, consumers: 1, targetRatio: 13 })
-    const [rdkafka, kafkajs, filebeat] = bestTargetPerClient(rows, ['librdkafka', 'kafkajs', 'filebeat'], ratio13)
-    assert.equal(rdkafka?.overall, 'zstd:19')
-    assert.equal(rdkafka?.target, 'zstd:12')
-    assert.equal(kafkajs?.text, `kafkajs cannot set zstd:19; zstd:3 stores ${(10 / 7.5).toFixed(2)}x of it`)
-    assert.equal(filebeat?.target, null, 'Filebeat has no zstd and none of its targets reaches ratio 13')
-    assert.equal(filebeat?.text, "filebeat: none of the 4 targets it can write meets the recommendation's limit")
-    const lz4Only = bestTargetPerClient([target('zstd:3', 10 * MIB, 2)], ['filebeat'], ratio13)
-    assert.match(
-      lz4Only[0]?.text ?? '',
-      /filebeat can write none of the measured targets \(it writes none, gzip, snappy, lz4\)/
-    )
-  })
+  it(
+    "falls back to the row nearest the overall pick when the rule's limit cannot be met within the client's " + 'rows',
+    () => {
+      const ratio13 = (r: Parameters<typeof recommend>[0]): ReturnType<typeof recommend> =>
+        recommend(r, { ingressBytesPerSecond: null, replicationFactor: 3, consumers: 1, targetRatio: 13 })
+      const [rdkafka, kafkajs, filebeat] = bestTargetPerClient(rows, ['librdkafka', 'kafkajs', 'filebeat'], ratio13)
+      assert.equal(rdkafka?.overall, 'zstd:19')
+      assert.equal(rdkafka?.target, 'zstd:12')
+      assert.equal(kafkajs?.text, `kafkajs cannot set zstd:19; zstd:3 stores ${(10 / 7.5).toFixed(2)}x of it`)
+      assert.equal(filebeat?.target, null, 'Filebeat has no zstd and none of its targets reaches ratio 13')
+      assert.equal(filebeat?.text, "filebeat: none of the 4 targets it can write meets the recommendation's limit")
+      const lz4Only = bestTargetPerClient([target('zstd:3', 10 * MIB, 2)], ['filebeat'], ratio13)
+      assert.match(
+        lz4Only[0]?.text ?? '',
+        /filebeat can write none of the measured targets \(it writes none, gzip, snappy, lz4\)/
+      )
+    }
+  )
 
   it('with the knee rule a client that can set the knee gets it; one that cannot gets its own knee', () => {
     const knee = (r: Parameters<typeof recommend>[0]): ReturnType<typeof recommend> =>

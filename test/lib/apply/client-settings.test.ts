@@ -43,24 +43,27 @@ const LIBRDKAFKA_PROPERTIES = new Set([
 ])
 
 describe('settings per client', () => {
-  it('Java: compression.type, compression.zstd.level (KIP-390) and a batch.size translated for the compressed ' +
-    'estimate', () => {
-    const props = properties(settingsFor('java', spec('zstd:12'), BATCHING, CTX).text)
-    assert.deepEqual(
-      [...props.keys()],
-      ['bootstrap.servers', 'compression.type', 'compression.zstd.level', 'linger.ms', 'batch.size']
-    )
-    assert.equal(props.get('compression.type'), 'zstd')
-    assert.equal(props.get('compression.zstd.level'), '12')
-    // 1 MiB uncompressed x 1.05 / ratio 5, plus one 250-byte record: Java counts its estimate of the compressed batch.
-    assert.equal(props.get('batch.size'), String(Math.ceil((1_048_576 * 1.05) / 5) + 250))
-    assert.equal(javaBatchSize(BATCHING, 'none'), 1_048_576, 'uncompressed batches are counted as they are')
-    assert.equal(
-      properties(settingsFor('java', spec('lz4:1'), BATCHING, CTX).text).has('compression.lz4.level'),
-      false,
-      "lz4's fast compressor is Java's default level"
-    )
-  })
+  it(
+    'Java: compression.type, compression.zstd.level (KIP-390) and a batch.size translated for the compressed ' +
+      'estimate',
+    () => {
+      const props = properties(settingsFor('java', spec('zstd:12'), BATCHING, CTX).text)
+      assert.deepEqual(
+        [...props.keys()],
+        ['bootstrap.servers', 'compression.type', 'compression.zstd.level', 'linger.ms', 'batch.size']
+      )
+      assert.equal(props.get('compression.type'), 'zstd')
+      assert.equal(props.get('compression.zstd.level'), '12')
+      // 1 MiB uncompressed x 1.05 / ratio 5, plus one 250-byte record: Java counts its estimate of the compressed batch.
+      assert.equal(props.get('batch.size'), String(Math.ceil((1_048_576 * 1.05) / 5) + 250))
+      assert.equal(javaBatchSize(BATCHING, 'none'), 1_048_576, 'uncompressed batches are counted as they are')
+      assert.equal(
+        properties(settingsFor('java', spec('lz4:1'), BATCHING, CTX).text).has('compression.lz4.level'),
+        false,
+        "lz4's fast compressor is Java's default level"
+      )
+    }
+  )
 
   it("Java with the measured run: the batch.size at which Java's simulated estimator makes the run's batches", () => {
     const run = { records: 50_000, recordBytes: 240, compressedShares: [0.21, 0.19, 0.2] }
@@ -77,79 +80,89 @@ describe('settings per client', () => {
     assert.equal(javaBatchSize(measured, 'none'), BATCHING.batchSizeBytes, 'uncompressed batches need no estimate')
   })
 
-  it('librdkafka: compression.codec, compression.level, and batch.size in uncompressed bytes with room in the ' +
-    'record count', () => {
-    const props = properties(settingsFor('librdkafka', spec('zstd:12'), BATCHING, CTX).text)
-    for (const name of props.keys()) assert.ok(LIBRDKAFKA_PROPERTIES.has(name), `${name} is a librdkafka property`)
-    assert.equal(props.get('compression.codec'), 'zstd')
-    assert.equal(props.get('compression.level'), '12')
-    assert.equal(props.get('batch.size'), '1048576')
-    assert.equal(
-      props.get('message.max.bytes'),
-      '1048576',
-      'a batch above the 1000000 default needs message.max.bytes raised'
-    )
-    assert.ok(
-      Number(props.get('batch.num.messages')) * 250 >= 1_048_576,
-      'the record-count limit does not close batches first'
-    )
-  })
+  it(
+    'librdkafka: compression.codec, compression.level, and batch.size in uncompressed bytes with room in the ' +
+      'record count',
+    () => {
+      const props = properties(settingsFor('librdkafka', spec('zstd:12'), BATCHING, CTX).text)
+      for (const name of props.keys()) assert.ok(LIBRDKAFKA_PROPERTIES.has(name), `${name} is a librdkafka property`)
+      assert.equal(props.get('compression.codec'), 'zstd')
+      assert.equal(props.get('compression.level'), '12')
+      assert.equal(props.get('batch.size'), '1048576')
+      assert.equal(
+        props.get('message.max.bytes'),
+        '1048576',
+        'a batch above the 1000000 default needs message.max.bytes raised'
+      )
+      assert.ok(
+        Number(props.get('batch.num.messages')) * 250 >= 1_048_576,
+        'the record-count limit does not close batches first'
+      )
+    }
+  )
 
-  it("Vector: a [sinks.x] block that parses as TOML, with the sink's own option names and librdkafka options as " +
-    "strings", () => {
-    // Option names from https://vector.dev/docs/reference/configuration/sinks/kafka/
-    const VECTOR_OPTIONS = new Set([
-      'type',
-      'inputs',
-      'bootstrap_servers',
-      'topic',
-      'compression',
-      'encoding',
-      'librdkafka_options'
-    ])
-    const parsed = parseToml(settingsFor('vector', spec('zstd:12'), BATCHING, CTX).text) as {
-      sinks: Record<string, Record<string, unknown>>
+  it(
+    "Vector: a [sinks.x] block that parses as TOML, with the sink's own option names and librdkafka options as " +
+      'strings',
+    () => {
+      // Option names from https://vector.dev/docs/reference/configuration/sinks/kafka/
+      const VECTOR_OPTIONS = new Set([
+        'type',
+        'inputs',
+        'bootstrap_servers',
+        'topic',
+        'compression',
+        'encoding',
+        'librdkafka_options'
+      ])
+      const parsed = parseToml(settingsFor('vector', spec('zstd:12'), BATCHING, CTX).text) as {
+        sinks: Record<string, Record<string, unknown>>
+      }
+      const sink = parsed.sinks.kafka_out
+      assert.ok(sink !== undefined)
+      for (const key of Object.keys(sink)) assert.ok(VECTOR_OPTIONS.has(key), `${key} is a Vector kafka sink option`)
+      assert.equal(sink.type, 'kafka')
+      assert.equal(sink.compression, 'zstd')
+      assert.equal(sink.bootstrap_servers, CTX.brokers)
+      const options = sink.librdkafka_options as Record<string, unknown>
+      for (const [name, value] of Object.entries(options)) {
+        assert.ok(LIBRDKAFKA_PROPERTIES.has(name), `${name} is a librdkafka property`)
+        assert.equal(typeof value, 'string', 'librdkafka_options takes string values')
+      }
+      assert.equal(options['compression.level'], '12')
     }
-    const sink = parsed.sinks.kafka_out
-    assert.ok(sink !== undefined)
-    for (const key of Object.keys(sink)) assert.ok(VECTOR_OPTIONS.has(key), `${key} is a Vector kafka sink option`)
-    assert.equal(sink.type, 'kafka')
-    assert.equal(sink.compression, 'zstd')
-    assert.equal(sink.bootstrap_servers, CTX.brokers)
-    const options = sink.librdkafka_options as Record<string, unknown>
-    for (const [name, value] of Object.entries(options)) {
-      assert.ok(LIBRDKAFKA_PROPERTIES.has(name), `${name} is a librdkafka property`)
-      assert.equal(typeof value, 'string', 'librdkafka_options takes string values')
-    }
-    assert.equal(options['compression.level'], '12')
-  })
+  )
 
-  it('Filebeat: an output.kafka block that parses as YAML; compression_level only for gzip, bulk_max_size in ' +
-    'events', () => {
-    // Option names from https://www.elastic.co/guide/en/beats/filebeat/current/kafka-output.html
-    const FILEBEAT_OPTIONS = new Set([
-      'hosts',
-      'topic',
-      'compression',
-      'compression_level',
-      'bulk_max_size',
-      'bulk_flush_frequency'
-    ])
-    const gzip = parseYaml(settingsFor('filebeat', spec('gzip:9'), BATCHING, CTX).text) as {
-      'output.kafka': Record<string, unknown>
+  it(
+    'Filebeat: an output.kafka block that parses as YAML; compression_level only for gzip, bulk_max_size in ' +
+      'events',
+    () => {
+      // Option names from https://www.elastic.co/guide/en/beats/filebeat/current/kafka-output.html
+      const FILEBEAT_OPTIONS = new Set([
+        'hosts',
+        'topic',
+        'compression',
+        'compression_level',
+        'bulk_max_size',
+        'bulk_flush_frequency'
+      ])
+      const gzip = parseYaml(settingsFor('filebeat', spec('gzip:9'), BATCHING, CTX).text) as {
+        'output.kafka': Record<string, unknown>
+      }
+      const out = gzip['output.kafka']
+      for (const key of Object.keys(out))
+        assert.ok(FILEBEAT_OPTIONS.has(key), `${key} is a Filebeat kafka output option`)
+      assert.deepEqual(out.hosts, [CTX.brokers])
+      assert.equal(out.compression, 'gzip')
+      assert.equal(out.compression_level, 9)
+      assert.equal(out.bulk_max_size, Math.ceil(1_048_576 / 250))
+      assert.equal(out.bulk_flush_frequency, '100ms')
+      const lz4 = parseYaml(settingsFor('filebeat', spec('lz4:1'), BATCHING, CTX).text) as {
+        'output.kafka': Record<string, unknown>
+      }
+      assert.equal('compression_level' in lz4['output.kafka'], false)
     }
-    const out = gzip['output.kafka']
-    for (const key of Object.keys(out)) assert.ok(FILEBEAT_OPTIONS.has(key), `${key} is a Filebeat kafka output option`)
-    assert.deepEqual(out.hosts, [CTX.brokers])
-    assert.equal(out.compression, 'gzip')
-    assert.equal(out.compression_level, 9)
-    assert.equal(out.bulk_max_size, Math.ceil(1_048_576 / 250))
-    assert.equal(out.bulk_flush_frequency, '100ms')
-    const lz4 = parseYaml(settingsFor('filebeat', spec('lz4:1'), BATCHING, CTX).text) as {
-      'output.kafka': Record<string, unknown>
-    }
-    assert.equal('compression_level' in lz4['output.kafka'], false)
-  })
+  )
 
   it('Fluent Bit: an [OUTPUT] section of the kafka plugin whose rdkafka.* keys are librdkafka properties', () => {
     // Keys from https://docs.fluentbit.io/manual/pipeline/outputs/kafka (rdkafka.{property} passes librdkafka
@@ -201,9 +214,13 @@ describe('settings per client', () => {
   it('franz-go, Sarama, kafkajs and squeeze name their own options', () => {
     assert.match(
       settingsFor('franz-go', spec('zstd:12'), BATCHING, CTX).text,
-      new RegExp(['kgo\\.ProducerBatchCompression\\(kgo\\.ZstdCompression\\(\\)\\.WithLevel\\(12\\)\\),',
-        'kgo\\.ProducerLinger\\(100 \\* time\\.Millisecond\\),',
-        'kgo\\.ProducerBatchMaxBytes\\(1048576\\),'].join('\n'))
+      new RegExp(
+        [
+          'kgo\\.ProducerBatchCompression\\(kgo\\.ZstdCompression\\(\\)\\.WithLevel\\(12\\)\\),',
+          'kgo\\.ProducerLinger\\(100 \\* time\\.Millisecond\\),',
+          'kgo\\.ProducerBatchMaxBytes\\(1048576\\),'
+        ].join('\n')
+      )
     )
     const sarama = settingsFor('sarama', spec('gzip:9'), BATCHING, CTX).text
     assert.match(

@@ -22,8 +22,9 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>()
   for (const file of sources(LIB)) {
     const text = readFileSync(file, 'utf8')
-    const targets = [...text.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)]
-      .map((m) => resolve(dirname(file), (m[1] as string).replace(/\.js$/, '.ts')))
+    const targets = [...text.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) =>
+      resolve(dirname(file), (m[1] as string).replace(/\.js$/, '.ts'))
+    )
     graph.set(file, targets)
   }
   return graph
@@ -51,7 +52,8 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
     state.set(node, 'open')
     stack.push(node)
     for (const next of graph.get(node) ?? []) {
-      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next].map((f) => relative(LIB, f)).join(' -> '))
+      if (state.get(next) === 'open')
+        found.push([...stack.slice(stack.indexOf(next)), next].map((f) => relative(LIB, f)).join(' -> '))
       else if (!state.has(next)) visit(next)
     }
     stack.pop()
@@ -66,7 +68,9 @@ describe('lib/ import layering', () => {
 
   it('finds the sources it checks, and every relative import names a file that exists', () => {
     assert.ok(graph.size > 50, `only ${graph.size} files under lib/`)
-    const missing = [...graph].flatMap(([file, targets]) => targets.filter((t) => !existsSync(t)).map((t) => `${relative(LIB, file)} -> ${relative(LIB, t)}`))
+    const missing = [...graph].flatMap(([file, targets]) =>
+      targets.filter((t) => !existsSync(t)).map((t) => `${relative(LIB, file)} -> ${relative(LIB, t)}`)
+    )
     assert.deepEqual(missing, [])
   })
 
@@ -76,14 +80,21 @@ describe('lib/ import layering', () => {
 
   it('has no import cycle between folders (metrics -> consumer -> producer -> metrics was one): each folder is a layer', () => {
     const folders = folderGraph(graph)
-    assert.ok(folders.has(join(LIB, 'producer')) && folders.has(join(LIB, 'metrics')), 'the folder graph names lib/\'s folders')
+    assert.ok(
+      folders.has(join(LIB, 'producer')) && folders.has(join(LIB, 'metrics')),
+      "the folder graph names lib/'s folders"
+    )
     assert.deepEqual(cycles(folders), [])
   })
 
-  it('keeps compare and report one way: report reads compare\'s data, compare never imports report', () => {
+  it("keeps compare and report one way: report reads compare's data, compare never imports report", () => {
     const compare = join(LIB, 'compare')
     const report = join(LIB, 'report')
-    const upward = [...graph].flatMap(([file, targets]) => (file.startsWith(`${compare}/`) ? targets.filter((t) => t.startsWith(`${report}/`)).map((t) => `${relative(LIB, file)} -> ${relative(LIB, t)}`) : []))
+    const upward = [...graph].flatMap(([file, targets]) =>
+      file.startsWith(`${compare}/`)
+        ? targets.filter((t) => t.startsWith(`${report}/`)).map((t) => `${relative(LIB, file)} -> ${relative(LIB, t)}`)
+        : []
+    )
     assert.deepEqual(upward, [])
   })
 })

@@ -18,9 +18,14 @@ function sources(dir: string): string[] {
 const BARE_CODE = /\berrorCode\s*[!=]==?\s*-?\d+|[!=]==?\s*-?\d+\s*\/\*\s*[A-Z][A-Z_]{3,}\s*\*\//
 
 it('lib/ and services/ name Kafka error codes (KafkaErrorCode.OFFSET_OUT_OF_RANGE), never compare bare numbers', () => {
-  const bare = ['lib', 'services'].flatMap((top) => sources(join(ROOT, top)))
+  const bare = ['lib', 'services']
+    .flatMap((top) => sources(join(ROOT, top)))
     .filter((file) => !file.endsWith(join('kafka', 'error-codes.ts')))
-    .flatMap((file) => readFileSync(file, 'utf8').split('\n').flatMap((line, i) => (BARE_CODE.test(line) ? [`${relative(ROOT, file)}:${i + 1}: ${line.trim()}`] : [])))
+    .flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (BARE_CODE.test(line) ? [`${relative(ROOT, file)}:${i + 1}: ${line.trim()}`] : []))
+    )
   assert.ok(sources(join(ROOT, 'lib')).length > 50, 'finds the sources it checks')
   assert.deepEqual(bare, [])
 })

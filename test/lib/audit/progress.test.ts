@@ -4,7 +4,16 @@ import { AuditProgress } from '../../../lib/audit/progress.js'
 
 function sink(isTTY: boolean): { stream: { write(text: string): boolean; isTTY: boolean }; text: () => string } {
   let out = ''
-  return { stream: { isTTY, write: (t: string) => { out += t; return true } }, text: () => out }
+  return {
+    stream: {
+      isTTY,
+      write: (t: string) => {
+        out += t
+        return true
+      }
+    },
+    text: () => out
+  }
 }
 
 describe('audit progress', () => {
@@ -21,8 +30,15 @@ describe('audit progress', () => {
     p.topicDone('c', 2048)
     now = 13_000
     p.topicDone('d', 0)
-    const lines = s.text().trim().split('\n').map((l) => JSON.parse(l) as { topicsDone: number; topics: number; bytesRead: number; etaSeconds: number | null })
-    assert.deepEqual(lines.map((l) => l.topicsDone), [0, 3, 4])
+    const lines = s
+      .text()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { topicsDone: number; topics: number; bytesRead: number; etaSeconds: number | null })
+    assert.deepEqual(
+      lines.map((l) => l.topicsDone),
+      [0, 3, 4]
+    )
     assert.equal(lines[1]?.bytesRead, 4096)
     assert.equal(lines[1]?.etaSeconds, 4, 'twelve seconds for three topics: four for the last')
     assert.equal(lines[0]?.etaSeconds, null)

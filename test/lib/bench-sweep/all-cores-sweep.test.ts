@@ -7,7 +7,10 @@ import { SqueezeError } from '../../../lib/errors.js'
 import { corpusLines } from '../../helpers/corpus.js'
 
 const SPECS = ['none', 'gzip:6', 'snappy', 'lz4', 'zstd:3'].map(parseCodecSpec)
-const BATCHES = buildBatches(corpusLines('nginx_error_chemfh_2023.log').map((line) => ({ key: null, value: Buffer.from(line), timestamp: 0 })), 64 * 1024)
+const BATCHES = buildBatches(
+  corpusLines('nginx_error_chemfh_2023.log').map((line) => ({ key: null, value: Buffer.from(line), timestamp: 0 })),
+  64 * 1024
+)
 
 describe('sweepAllCores: every target on every core at once', () => {
   it('has every thread compress the same batches with every target in every round, and the bound scales its wall time to the bytes asked for', async () => {
@@ -26,7 +29,8 @@ describe('sweepAllCores: every target on every core at once', () => {
       assert.ok(speed !== undefined && speed > 0, `${target}: a speed while every thread compressed`)
     }
     // One round compressed sectionBytes on each of the 3 threads: that much takes one round's wall time, twice that two.
-    const near = (actual: number, expected: number): void => assert.ok(Math.abs(actual - expected) <= expected * 1e-12, `${actual} vs ${expected}`)
+    const near = (actual: number, expected: number): void =>
+      assert.ok(Math.abs(actual - expected) <= expected * 1e-12, `${actual} vs ${expected}`)
     near(allCoresBoundSeconds(sweep, sectionBytes * 3), sweep.wallSeconds)
     near(allCoresBoundSeconds(sweep, sectionBytes * 6), sweep.wallSeconds * 2)
   })
@@ -38,12 +42,16 @@ describe('sweepAllCores: every target on every core at once', () => {
     const readBack = await sweepAllCores(BATCHES, SPECS, { threads: 2, rounds: 1, readBack: true })
     assert.equal(readBack.readBack, true)
     assert.deepEqual([...readBack.decompressMBPerCpuSecond.keys()], SPECS.map(formatCodecSpec))
-    for (const [target, speed] of readBack.decompressMBPerCpuSecond) assert.ok(speed > 0, `${target}: a decompression speed`)
+    for (const [target, speed] of readBack.decompressMBPerCpuSecond)
+      assert.ok(speed > 0, `${target}: a decompression speed`)
     assert.deepEqual(readBack.compressedBytes, compressOnly.compressedBytes, 'the same batches, compressed the same')
   })
 
   it('refuses a thread or round count that is not a whole number of at least 1', async () => {
-    await assert.rejects(sweepAllCores(BATCHES, SPECS, { threads: 0, rounds: 1 }), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CONFIG_INVALID')
+    await assert.rejects(
+      sweepAllCores(BATCHES, SPECS, { threads: 0, rounds: 1 }),
+      (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CONFIG_INVALID'
+    )
     await assert.rejects(sweepAllCores(BATCHES, SPECS, { threads: 2, rounds: 1.5 }), SqueezeError)
   })
 })

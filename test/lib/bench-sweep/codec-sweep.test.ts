@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { buildBatches, defaultLevels, sweepBatchSizes, sweepCodecs, type BatchSet } from '../../../lib/bench-sweep/codec-sweep.js'
+import {
+  buildBatches,
+  defaultLevels,
+  sweepBatchSizes,
+  sweepCodecs,
+  type BatchSet
+} from '../../../lib/bench-sweep/codec-sweep.js'
 import { createCodec, formatCodecSpec, parseCodecSpec, type CodecSpec } from '../../../lib/codecs/index.js'
 import { SqueezeError } from '../../../lib/errors.js'
 import { createGenerator } from '../../../lib/generators/index.js'
@@ -17,7 +23,19 @@ function generated(count: number): OutgoingRecord[] {
 }
 
 const RECORDS = generated(6000)
-const SPECS: CodecSpec[] = ['none', 'gzip:1', 'gzip:9', 'snappy', 'lz4:1', 'lz4:9', 'zstd:-5', 'zstd:1', 'zstd:3', 'zstd:9', 'zstd:19'].map(parseCodecSpec)
+const SPECS: CodecSpec[] = [
+  'none',
+  'gzip:1',
+  'gzip:9',
+  'snappy',
+  'lz4:1',
+  'lz4:9',
+  'zstd:-5',
+  'zstd:1',
+  'zstd:3',
+  'zstd:9',
+  'zstd:19'
+].map(parseCodecSpec)
 
 describe('buildBatches', () => {
   it('cuts real v2 record sections no bigger than the batch size, holding every record in order', () => {
@@ -46,7 +64,10 @@ describe('sweepCodecs', () => {
   const ratioOf = (target: string): number => results.find((r) => r.target === target)?.ratio ?? Number.NaN
 
   it('reports every requested codec and level, once, in the order asked', () => {
-    assert.deepEqual(results.map((r) => r.target), SPECS.map(formatCodecSpec))
+    assert.deepEqual(
+      results.map((r) => r.target),
+      SPECS.map(formatCodecSpec)
+    )
     for (const r of results) {
       assert.equal(r.runs, 2)
       assert.ok(r.compressMBPerSecond > 0 && r.decompressMBPerSecond > 0, `${r.target} throughput`)
@@ -59,13 +80,17 @@ describe('sweepCodecs', () => {
     assert.equal(none.ratio, 1)
     assert.equal(none.compressedBytes, none.uncompressedBytes)
     const zstd3 = results.find((r) => r.target === 'zstd:3')!
-    const direct = batches.sections.reduce((sum, s) => sum + BATCH.HEADER_BYTES + createCodec({ codec: 'zstd', level: 3 }).compress(s).length, 0)
+    const direct = batches.sections.reduce(
+      (sum, s) => sum + BATCH.HEADER_BYTES + createCodec({ codec: 'zstd', level: 3 }).compress(s).length,
+      0
+    )
     assert.equal(zstd3.compressedBytes, direct)
   })
 
   it('on log data every codec shrinks the batches, and stronger zstd levels are no larger than level 1', () => {
     for (const r of results) if (r.codec !== 'none') assert.ok(r.ratio > 2, `${r.target} ratio ${r.ratio}`)
-    for (const level of ['zstd:3', 'zstd:9', 'zstd:19']) assert.ok(ratioOf(level) >= ratioOf('zstd:1'), `${level} vs zstd:1`)
+    for (const level of ['zstd:3', 'zstd:9', 'zstd:19'])
+      assert.ok(ratioOf(level) >= ratioOf('zstd:1'), `${level} vs zstd:1`)
     assert.ok(ratioOf('zstd:19') > ratioOf('zstd:-5'))
     assert.ok(ratioOf('gzip:9') >= ratioOf('gzip:1'))
   })
@@ -76,23 +101,35 @@ describe('sweepCodecs', () => {
       ...zstd,
       decompress: (input: Uint8Array): Buffer => {
         const out = zstd.decompress(input)
-        out[out.length >> 1] = (out[out.length >> 1]! ^ 0x01)
+        out[out.length >> 1] = out[out.length >> 1]! ^ 0x01
         return out
       }
     }
     assert.throws(
       () => sweepCodecs(batches, [{ codec: 'zstd', level: 1 }], { runs: 1, codecFor: () => flipping }),
-      (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_CORRUPT' && /zstd:1 round trip is not byte-exact in batch 0/.test(err.message)
+      (err: unknown) =>
+        err instanceof SqueezeError &&
+        err.code === 'SQUEEZE_ERR_CODEC_CORRUPT' &&
+        /zstd:1 round trip is not byte-exact in batch 0/.test(err.message)
     )
     const truncating = { ...zstd, decompress: (input: Uint8Array): Buffer => zstd.decompress(input).subarray(1) }
-    assert.throws(() => sweepCodecs(batches, [{ codec: 'zstd', level: 1 }], { runs: 1, codecFor: () => truncating }), /not byte-exact/)
+    assert.throws(
+      () => sweepCodecs(batches, [{ codec: 'zstd', level: 1 }], { runs: 1, codecFor: () => truncating }),
+      /not byte-exact/
+    )
   })
 
   it('keeps each compressed batch in memory of its own size, not in a worst-case output per batch', () => {
-    for (const spec of [{ codec: 'lz4', level: 1 }, { codec: 'zstd', level: 3 }] as CodecSpec[]) {
+    for (const spec of [
+      { codec: 'lz4', level: 1 },
+      { codec: 'zstd', level: 3 }
+    ] as CodecSpec[]) {
       const real = createCodec(spec)
       const kept: Uint8Array[] = []
-      const watching = { ...real, decompress: (input: Uint8Array): Buffer => (kept.push(input), real.decompress(input)) }
+      const watching = {
+        ...real,
+        decompress: (input: Uint8Array): Buffer => (kept.push(input), real.decompress(input))
+      }
       sweepCodecs(batches, [spec], { runs: 1, codecFor: () => watching })
       const held = kept.reduce((sum, c) => sum + c.buffer.byteLength, 0)
       const bytes = kept.reduce((sum, c) => sum + c.byteLength, 0)
@@ -107,11 +144,29 @@ describe('sweepCodecs', () => {
 
 describe('defaultLevels', () => {
   it('sweeps gzip 1..9, lz4 1..12, zstd -5, -1, 1..19 (20..22 only with ultra), and none/snappy once', () => {
-    assert.deepEqual(defaultLevels('gzip', false).map(formatCodecSpec), ['gzip:1', 'gzip:2', 'gzip:3', 'gzip:4', 'gzip:5', 'gzip:6', 'gzip:7', 'gzip:8', 'gzip:9'])
-    assert.deepEqual(defaultLevels('lz4', false).map((s) => s.level), Array.from({ length: 12 }, (_, i) => i + 1))
+    assert.deepEqual(defaultLevels('gzip', false).map(formatCodecSpec), [
+      'gzip:1',
+      'gzip:2',
+      'gzip:3',
+      'gzip:4',
+      'gzip:5',
+      'gzip:6',
+      'gzip:7',
+      'gzip:8',
+      'gzip:9'
+    ])
+    assert.deepEqual(
+      defaultLevels('lz4', false).map((s) => s.level),
+      Array.from({ length: 12 }, (_, i) => i + 1)
+    )
     const zstd = defaultLevels('zstd', false).map((s) => s.level)
     assert.deepEqual(zstd, [-5, -1, ...Array.from({ length: 19 }, (_, i) => i + 1)])
-    assert.deepEqual(defaultLevels('zstd', true).slice(-3).map((s) => s.level), [20, 21, 22])
+    assert.deepEqual(
+      defaultLevels('zstd', true)
+        .slice(-3)
+        .map((s) => s.level),
+      [20, 21, 22]
+    )
     assert.deepEqual(defaultLevels('snappy', true), [{ codec: 'snappy', level: null }])
     assert.deepEqual(defaultLevels('none', false), [{ codec: 'none', level: null }])
   })
@@ -119,12 +174,19 @@ describe('defaultLevels', () => {
 
 describe('sweepBatchSizes', () => {
   it('shows bigger batches compress better with zstd: 1 MiB batches beat 16 KiB ones', () => {
-    const sizes = sweepBatchSizes((batchBytes) => buildBatches(RECORDS, batchBytes), [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024])
-    assert.deepEqual(sizes.map((s) => s.batchBytes), [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024])
+    const sizes = sweepBatchSizes(
+      (batchBytes) => buildBatches(RECORDS, batchBytes),
+      [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024]
+    )
+    assert.deepEqual(
+      sizes.map((s) => s.batchBytes),
+      [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024]
+    )
     const zstd = sizes.map((s) => s.ratios['zstd:3'] ?? Number.NaN)
     assert.ok(zstd[3]! > zstd[0]!, `zstd:3 at 1 MiB ${zstd[3]} vs 16 KiB ${zstd[0]}`)
     // Non-decreasing, allowing a sliver for the last, partly filled batch.
-    for (let i = 1; i < zstd.length; i++) assert.ok(zstd[i]! >= zstd[i - 1]! * 0.99, `zstd:3 ratio drops from ${zstd[i - 1]} to ${zstd[i]}`)
+    for (let i = 1; i < zstd.length; i++)
+      assert.ok(zstd[i]! >= zstd[i - 1]! * 0.99, `zstd:3 ratio drops from ${zstd[i - 1]} to ${zstd[i]}`)
     assert.ok(sizes.every((s) => (s.ratios['lz4:1'] ?? 0) > 1))
     assert.ok(sizes[0]!.batches > sizes[3]!.batches)
     assert.equal(Math.round(sizes[0]!.meanRecordsPerBatch * sizes[0]!.batches), RECORDS.length)

@@ -18,11 +18,27 @@ const lz4CliDecode = (frame: Buffer): Buffer => execFileSync('lz4', ['-d', '-c']
 let state = 12345
 const next = (n: number): number => (state = (state * 1103515245 + 12345) % 2147483648) % n
 const sample = Buffer.from(
-  Array.from({ length: 3000 }, () => `10.0.${next(8)}.${next(250)} GET /api/v1/items/${next(400)}?page=${next(30)} HTTP/1.1 ${[200, 200, 200, 304, 404][next(5)]} ${next(90000)} "Mozilla/5.0 (X11; Linux x86_64) rv:${next(120)}.0"\n`).join('')
+  Array.from(
+    { length: 3000 },
+    () =>
+      `10.0.${next(8)}.${next(250)} GET /api/v1/items/${next(400)}?page=${next(30)} HTTP/1.1 ${[200, 200, 200, 304, 404][next(5)]} ${next(90000)} "Mozilla/5.0 (X11; Linux x86_64) rv:${next(120)}.0"\n`
+  ).join('')
 )
 
 describe('codecs', () => {
-  for (const spec of ['none', 'gzip:1', 'gzip:9', 'snappy', 'lz4:1', 'lz4:2', 'lz4:9', 'lz4:17', 'zstd:-5', 'zstd:1', 'zstd:19']) {
+  for (const spec of [
+    'none',
+    'gzip:1',
+    'gzip:9',
+    'snappy',
+    'lz4:1',
+    'lz4:2',
+    'lz4:9',
+    'lz4:17',
+    'zstd:-5',
+    'zstd:1',
+    'zstd:19'
+  ]) {
     it(`${spec} round-trips bytes exactly`, () => {
       const codec = createCodec(parseCodecSpec(spec))
       const compressed = codec.compress(sample)
@@ -58,7 +74,10 @@ describe('codecs', () => {
   })
 
   it('gzip levels change the output', () => {
-    assert.notEqual(createCodec({ codec: 'gzip', level: 1 }).compress(sample).length, createCodec({ codec: 'gzip', level: 9 }).compress(sample).length)
+    assert.notEqual(
+      createCodec({ codec: 'gzip', level: 1 }).compress(sample).length,
+      createCodec({ codec: 'gzip', level: 9 }).compress(sample).length
+    )
   })
 
   it('gzip inflates in one chunk of the size its trailer gives, and a stream whose trailer does not give it still reads as zlib reads it', () => {
@@ -67,7 +86,7 @@ describe('codecs', () => {
     const frame = gzip.compress(big)
     assert.equal(outputChunkBytes(frame), big.length + 64, 'ISIZE plus a little: the output fits one chunk')
     assert.ok(gzip.decompress(frame).equals(big))
-    assert.equal(outputChunkBytes(Buffer.alloc(10)), 16 * 1024, 'too short for a trailer: zlib\'s own chunk')
+    assert.equal(outputChunkBytes(Buffer.alloc(10)), 16 * 1024, "too short for a trailer: zlib's own chunk")
     // Two members (a trailer that gives only the last one's size): all of the output, in more chunks.
     const twoMembers = Buffer.concat([gzipSync(big), gzipSync(sample)])
     assert.ok(gzip.decompress(twoMembers).equals(Buffer.concat([big, sample])))
@@ -95,19 +114,43 @@ describe('codecs', () => {
     assert.deepEqual(parseCodecSpec('zstd'), { codec: 'zstd', level: 3 })
     assert.deepEqual(parseCodecSpec('ZSTD:-7'), { codec: 'zstd', level: -7 })
     assert.deepEqual(parseCodecSpec('gzip'), { codec: 'gzip', level: 6 })
-    assert.deepEqual(parseCodecSpec('lz4'), { codec: 'lz4', level: 1 }, 'the fast compressor, as the Java and librdkafka defaults')
+    assert.deepEqual(
+      parseCodecSpec('lz4'),
+      { codec: 'lz4', level: 1 },
+      'the fast compressor, as the Java and librdkafka defaults'
+    )
     assert.deepEqual(parseCodecSpec('none'), { codec: 'none', level: null })
     assert.deepEqual([...CODEC_NAMES], ['none', 'gzip', 'snappy', 'lz4', 'zstd'])
   })
 
   it('rejects unknown codecs and bad levels with a message that lists valid values', () => {
-    assert.throws(() => parseCodecSpec('brotli'), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_UNKNOWN' && /none, gzip, snappy, lz4, zstd/.test(err.message))
-    assert.throws(() => parseCodecSpec('zstd:23'), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_LEVEL' && /-131072\.\.22/.test(err.message))
+    assert.throws(
+      () => parseCodecSpec('brotli'),
+      (err: unknown) =>
+        err instanceof SqueezeError &&
+        err.code === 'SQUEEZE_ERR_CODEC_UNKNOWN' &&
+        /none, gzip, snappy, lz4, zstd/.test(err.message)
+    )
+    assert.throws(
+      () => parseCodecSpec('zstd:23'),
+      (err: unknown) =>
+        err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_LEVEL' && /-131072\.\.22/.test(err.message)
+    )
     assert.throws(() => parseCodecSpec('gzip:0'), /compression\.gzip\.level accepts 1\.\.9/)
     for (const level of [0, 18, -1]) {
-      assert.throws(() => parseCodecSpec(`lz4:${level}`), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CODEC_LEVEL' && /compression\.lz4\.level accepts 1\.\.17 \(default 1\)/.test(err.message))
+      assert.throws(
+        () => parseCodecSpec(`lz4:${level}`),
+        (err: unknown) =>
+          err instanceof SqueezeError &&
+          err.code === 'SQUEEZE_ERR_CODEC_LEVEL' &&
+          /compression\.lz4\.level accepts 1\.\.17 \(default 1\)/.test(err.message)
+      )
     }
-    assert.deepEqual(Array.from({ length: 17 }, (_, i) => parseCodecSpec(`lz4:${i + 1}`).level), Array.from({ length: 17 }, (_, i) => i + 1), 'every Kafka lz4 level')
+    assert.deepEqual(
+      Array.from({ length: 17 }, (_, i) => parseCodecSpec(`lz4:${i + 1}`).level),
+      Array.from({ length: 17 }, (_, i) => i + 1),
+      'every Kafka lz4 level'
+    )
     assert.throws(() => parseCodecSpec('snappy:3'), /takes no level/)
     assert.throws(() => parseCodecSpec('zstd:fast'), /invalid level "fast"/)
     assert.throws(() => resolveCodecSpec('zstd', 2.5), /invalid zstd level 2.5/)
@@ -136,14 +179,22 @@ describe('codecs', () => {
 
   it('lz4 at any level 1..17 round-trips arbitrary bytes, and the reference lz4 CLI decodes the frame independently', () => {
     // Repeats of random snippets give the match finder work; the length crosses the 64 KiB block boundary.
-    const input = fc.array(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 4000 })), { maxLength: 40 })
-      .map((parts) => Buffer.concat(parts.map(([bytes, times]) => Buffer.alloc(Math.min(bytes.length * times, 8000), bytes))))
-    fc.assert(fc.property(input, fc.integer({ min: 1, max: 17 }), (bytes, level) => {
-      const codec = createCodec({ codec: 'lz4', level })
-      const frame = codec.compress(bytes)
-      assert.deepEqual(codec.decompress(frame), bytes)
-      assert.deepEqual(lz4CliDecode(frame), bytes)
-    }), { numRuns: 300, seed: 10 })
+    const input = fc
+      .array(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 4000 })), {
+        maxLength: 40
+      })
+      .map((parts) =>
+        Buffer.concat(parts.map(([bytes, times]) => Buffer.alloc(Math.min(bytes.length * times, 8000), bytes)))
+      )
+    fc.assert(
+      fc.property(input, fc.integer({ min: 1, max: 17 }), (bytes, level) => {
+        const codec = createCodec({ codec: 'lz4', level })
+        const frame = codec.compress(bytes)
+        assert.deepEqual(codec.decompress(frame), bytes)
+        assert.deepEqual(lz4CliDecode(frame), bytes)
+      }),
+      { numRuns: 300, seed: 10 }
+    )
   })
 
   it('corrupt compressed input throws instead of returning garbage', () => {

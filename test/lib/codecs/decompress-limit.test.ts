@@ -14,7 +14,11 @@ function codec(name: CodecName) {
 }
 
 function isOverCap(err: unknown): boolean {
-  return err instanceof SqueezeError && err.code === ErrorCodes.CODEC_OUTPUT_LIMIT && err.message.includes('decompression cap')
+  return (
+    err instanceof SqueezeError &&
+    err.code === ErrorCodes.CODEC_OUTPUT_LIMIT &&
+    err.message.includes('decompression cap')
+  )
 }
 
 describe('every codec decompresses within its output cap', () => {
@@ -31,7 +35,8 @@ describe('every codec decompresses within its output cap', () => {
   it('zstd refuses a frame that declares more than the cap before allocating its output', () => {
     const bomb = codec('zstd').compress(Buffer.alloc(512 * MiB))
     const external = process.memoryUsage().arrayBuffers
-    const declared = (err: unknown): boolean => isOverCap(err) && (err as Error).message.includes('declares 536870912 bytes')
+    const declared = (err: unknown): boolean =>
+      isOverCap(err) && (err as Error).message.includes('declares 536870912 bytes')
     assert.throws(() => codec('zstd').decompress(bomb, 16 * MiB), declared)
     // Nothing near the declared 512 MiB was allocated.
     assert.ok(process.memoryUsage().arrayBuffers - external < 16 * MiB)
@@ -56,7 +61,8 @@ describe('every codec decompresses within its output cap', () => {
   it('gzip refuses at once when the trailer states more than the cap, and stops inflating at the cap when it lies', () => {
     const gzip = codec('gzip')
     const compressed = gzip.compress(PLAIN)
-    const declared = (err: unknown): boolean => isOverCap(err) && (err as Error).message.includes('declares 8388608 bytes')
+    const declared = (err: unknown): boolean =>
+      isOverCap(err) && (err as Error).message.includes('declares 8388608 bytes')
     assert.throws(() => gzip.decompress(compressed, MiB), declared)
     const lying = Buffer.from(compressed)
     lying.writeUInt32LE(100, lying.length - 4)

@@ -9,21 +9,28 @@ import { installKafkajsDecoders, toKafkajsCodec, type KafkajsCodec } from '../..
 const COPIER = new URL('../../../lib/copier/copier.js', import.meta.url).href
 
 describe('kafkajs decoders', () => {
-  it('importing the copier leaves kafkajs\'s process-wide codec registry as kafkajs shipped it', () => {
+  it("importing the copier leaves kafkajs's process-wide codec registry as kafkajs shipped it", () => {
     // A fresh process: this test file's own imports must not decide what the registry held before the import.
     const script = `import kafkajs from 'kafkajs'
 const before = [2, 3, 4].map((id) => kafkajs.CompressionCodecs[id])
 await import(${JSON.stringify(COPIER)})
 process.stdout.write(JSON.stringify([2, 3, 4].filter((id, i) => kafkajs.CompressionCodecs[id] !== before[i])))`
-    const changed = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('../../../', import.meta.url), encoding: 'utf8' })
+    const changed = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: new URL('../../../', import.meta.url),
+      encoding: 'utf8'
+    })
     assert.deepEqual(JSON.parse(changed), [])
   })
 
-  it('installKafkajsDecoders lets kafkajs decode snappy, lz4 and zstd with squeeze\'s codecs', async () => {
+  it("installKafkajsDecoders lets kafkajs decode snappy, lz4 and zstd with squeeze's codecs", async () => {
     installKafkajsDecoders()
     const registry = kafkajs.CompressionCodecs as unknown as Record<number, () => KafkajsCodec>
     const input = Buffer.from('GET /index.html 200 512\n'.repeat(200))
-    for (const [id, name] of [[2, 'snappy'], [3, 'lz4'], [4, 'zstd']] as const) {
+    for (const [id, name] of [
+      [2, 'snappy'],
+      [3, 'lz4'],
+      [4, 'zstd']
+    ] as const) {
       const compressed = createCodec(parseCodecSpec(name)).compress(input)
       const plugin = registry[id]
       assert.ok(plugin !== undefined, name)
@@ -40,7 +47,11 @@ process.stdout.write(JSON.stringify([2, 3, 4].filter((id, i) => kafkajs.Compress
       const outputs = await Promise.all(inputs.map((buffer) => plugin.compress({ buffer })))
       outputs.forEach((out, i) => {
         assert.deepEqual(codec.decompress(out), inputs[i], name)
-        assert.equal(out.buffer.byteLength, out.length, `${name}: the batch holds ${out.buffer.byteLength} bytes for ${out.length}`)
+        assert.equal(
+          out.buffer.byteLength,
+          out.length,
+          `${name}: the batch holds ${out.buffer.byteLength} bytes for ${out.length}`
+        )
       })
     }
   })

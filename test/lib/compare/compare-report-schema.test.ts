@@ -16,7 +16,9 @@ function schemaPath(): string {
   return join(repoRoot(), 'schema', 'compare-report.schema.json')
 }
 
-const validate = new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(), 'utf8')) as object)
+const validate = new Ajv({ allErrors: true, strict: true }).compile(
+  JSON.parse(readFileSync(schemaPath(), 'utf8')) as object
+)
 
 /** What a reader of `--json` output sees: the report as the report layer writes it, read back. */
 function asJson(report: CompareReport): Record<string, unknown> {
@@ -25,14 +27,19 @@ function asJson(report: CompareReport): Record<string, unknown> {
 
 function errorsOf(document: unknown): string {
   validate(document)
-  return (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`).join('\n')
+  return (validate.errors ?? [])
+    .map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
+    .join('\n')
 }
 
 describe('compare report JSON schema', () => {
   it('accepts a full report, with and without a recommendation and a none target', () => {
     assert.equal(validate(asJson(sampleReport())), true, errorsOf(asJson(sampleReport())))
     const noNone = SAMPLE_TARGETS.filter((t) => t.codec !== 'none').map((t) => ({ ...t, ratioVsNone: null }))
-    const report = { ...sampleReport(noNone), recommendation: recommend(noNone, { ingressBytesPerSecond: 1e6, replicationFactor: 3, consumers: 1 }) }
+    const report = {
+      ...sampleReport(noNone),
+      recommendation: recommend(noNone, { ingressBytesPerSecond: 1e6, replicationFactor: 3, consumers: 1 })
+    }
     assert.equal(validate(asJson(report)), true, errorsOf(asJson(report)))
     assert.equal(validate(asJson({ ...sampleReport(), recommendation: null })), true)
   })
@@ -50,43 +57,79 @@ describe('compare report JSON schema', () => {
     ;((neither.source as Record<string, unknown>).ingestRate as Record<string, unknown>).unknown = 'both'
     assert.equal(validate(neither), false)
     const badSource = asJson(report)
-    ;(((badSource.source as Record<string, unknown>).ingestRate as Record<string, unknown>).window as Record<string, unknown>).source = 'produce-time'
+    ;(
+      ((badSource.source as Record<string, unknown>).ingestRate as Record<string, unknown>).window as Record<
+        string,
+        unknown
+      >
+    ).source = 'produce-time'
     assert.equal(validate(badSource), false)
   })
 
   it('requires exactly the fields the TypeScript model has (the sample is type-checked as CompareReport)', () => {
-    const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { required: string[]; definitions: Record<string, { required: string[] }> }
+    const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as {
+      required: string[]
+      definitions: Record<string, { required: string[] }>
+    }
     const report = sampleReport()
     const keys = (o: object): string[] => Object.keys(o).sort()
     assert.deepEqual([...schema.required].sort(), keys(compareReportJson(report)))
     const savings = compareReportJson(report).savingsVsNone
     assert.deepEqual([...schema.definitions.savingsVsNone!.required].sort(), keys(savings))
-    const savingItem = (schema.definitions.savingsVsNone as unknown as { properties: { targets: { items: { required: string[] } } } }).properties.targets.items
+    const savingItem = (
+      schema.definitions.savingsVsNone as unknown as { properties: { targets: { items: { required: string[] } } } }
+    ).properties.targets.items
     assert.deepEqual([...savingItem.required].sort(), keys(savings.targets[0]!))
     assert.deepEqual([...schema.definitions.source!.required].sort(), keys(report.source))
     const rate = report.source.ingestRate
     assert.ok(isKnownRate(rate))
     assert.deepEqual([...schema.definitions.knownIngestRate!.required].sort(), keys(rate))
     assert.deepEqual([...schema.definitions.rateWindow!.required].sort(), keys(rate.window))
-    assert.deepEqual([...schema.definitions.unknownIngestRate!.required].sort(), keys({ unknown: 'why' } satisfies IngestRate))
+    assert.deepEqual(
+      [...schema.definitions.unknownIngestRate!.required].sort(),
+      keys({ unknown: 'why' } satisfies IngestRate)
+    )
     assert.deepEqual([...schema.definitions.settings!.required].sort(), keys(report.settings))
     assert.deepEqual([...schema.definitions.target!.required].sort(), keys(report.targets[0]!))
     assert.deepEqual([...schema.definitions.recompression!.required].sort(), keys(report.targets[0]!.recompression))
-    assert.deepEqual([...schema.definitions.recommendation!.required].sort(), keys(compareReportJson(report).recommendation!))
+    assert.deepEqual(
+      [...schema.definitions.recommendation!.required].sort(),
+      keys(compareReportJson(report).recommendation!)
+    )
   })
 
   it('accepts the current baseline, changing or keeping, with and without a batching limit or larger batches today, and has exactly its fields', () => {
     const report = sampleReport()
     const context = {
-      targets: report.targets, recommendation: report.recommendation, ingestRate: report.source.ingestRate, uncompressedBytesPerRecord: 262.144,
-      replicationFactor: 3, consumers: 2, lingerMs: 100, batchSizeBytes: 1_048_576
+      targets: report.targets,
+      recommendation: report.recommendation,
+      ingestRate: report.source.ingestRate,
+      uncompressedBytesPerRecord: 262.144,
+      replicationFactor: 3,
+      consumers: 2,
+      lingerMs: 100,
+      batchSizeBytes: 1_048_576
     }
     const small = currentBaseline(sampleScan({ codec: 'lz4', batches: 20_000, batchBytes: 2048, records: 20 }), context)
-    const keep = currentBaseline(sampleScan({ codec: 'zstd', batches: 100, batchBytes: 80 * 1024, records: 4000 }), context)
-    const larger = currentBaseline(sampleScan({ codec: 'lz4', batches: 8, batchBytes: 4 * 1024 * 1024, records: 50_000 }), context)
-    assert.ok(small?.batchingLimit != null && small.verdict.action === 'change' && keep?.verdict.action === 'keep' && larger?.largerBatchesToday != null)
-    for (const current of [small, keep, larger]) assert.equal(validate(asJson({ ...report, current })), true, errorsOf(asJson({ ...report, current })))
-    const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { definitions: Record<string, { required: string[] }> }
+    const keep = currentBaseline(
+      sampleScan({ codec: 'zstd', batches: 100, batchBytes: 80 * 1024, records: 4000 }),
+      context
+    )
+    const larger = currentBaseline(
+      sampleScan({ codec: 'lz4', batches: 8, batchBytes: 4 * 1024 * 1024, records: 50_000 }),
+      context
+    )
+    assert.ok(
+      small?.batchingLimit != null &&
+        small.verdict.action === 'change' &&
+        keep?.verdict.action === 'keep' &&
+        larger?.largerBatchesToday != null
+    )
+    for (const current of [small, keep, larger])
+      assert.equal(validate(asJson({ ...report, current })), true, errorsOf(asJson({ ...report, current })))
+    const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as {
+      definitions: Record<string, { required: string[] }>
+    }
     const keys = (o: object): string[] => Object.keys(o).sort()
     assert.deepEqual([...schema.definitions.current!.required].sort(), keys(small))
     assert.deepEqual([...schema.definitions.currentRow!.required].sort(), keys(small.row))
@@ -127,12 +170,24 @@ describe('compare report JSON schema', () => {
 
   it('rejects properties the model does not have, at every level', () => {
     for (const mutate of [
-      (doc: Record<string, unknown>) => { doc.extra = 1 },
-      (doc: Record<string, unknown>) => { (doc.source as Record<string, unknown>).extra = 1 },
-      (doc: Record<string, unknown>) => { (doc.settings as Record<string, unknown>).compressionType = 'zstd' },
-      (doc: Record<string, unknown>) => { (doc.targets as Array<Record<string, unknown>>)[0]!.extra = 1 },
-      (doc: Record<string, unknown>) => { ((doc.targets as Array<Record<string, unknown>>)[0]!.recompression as Record<string, unknown>).extra = 1 },
-      (doc: Record<string, unknown>) => { (doc.recommendation as Record<string, unknown>).extra = 1 }
+      (doc: Record<string, unknown>) => {
+        doc.extra = 1
+      },
+      (doc: Record<string, unknown>) => {
+        ;(doc.source as Record<string, unknown>).extra = 1
+      },
+      (doc: Record<string, unknown>) => {
+        ;(doc.settings as Record<string, unknown>).compressionType = 'zstd'
+      },
+      (doc: Record<string, unknown>) => {
+        ;(doc.targets as Array<Record<string, unknown>>)[0]!.extra = 1
+      },
+      (doc: Record<string, unknown>) => {
+        ;((doc.targets as Array<Record<string, unknown>>)[0]!.recompression as Record<string, unknown>).extra = 1
+      },
+      (doc: Record<string, unknown>) => {
+        ;(doc.recommendation as Record<string, unknown>).extra = 1
+      }
     ]) {
       const doc = asJson(sampleReport())
       mutate(doc)

@@ -48,7 +48,13 @@ describe('FormatProjection', () => {
     const projection = new FormatProjection(parseCodecSpec('lz4'))
     const [batch] = batches(10, 10)
     assert.ok(batch !== undefined)
-    const garbage = { offset: 10, timestamp: 0, key: null, value: Buffer.from('not a capnp message at all'), headers: [] }
+    const garbage = {
+      offset: 10,
+      timestamp: 0,
+      key: null,
+      value: Buffer.from('not a capnp message at all'),
+      headers: []
+    }
     projection.addBatch([...batch.records, garbage], batch.storedBytes)
     for (const row of projection.rows()) {
       assert.equal(row.records, 10)

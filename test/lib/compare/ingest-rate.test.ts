@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { isKnownRate, rateFromSample, rateFromSpan, robustSpan, TimestampSample, type KnownIngestRate } from '../../../lib/compare/ingest-rate.js'
+import {
+  isKnownRate,
+  rateFromSample,
+  rateFromSpan,
+  robustSpan,
+  TimestampSample,
+  type KnownIngestRate
+} from '../../../lib/compare/ingest-rate.js'
 
 const HOUR = 3_600_000
 const START = Date.UTC(2026, 10, 30, 7, 0, 0)
@@ -27,7 +34,7 @@ function within(actual: number, expected: number, share: number, what: string): 
 }
 
 describe('ingest rate', () => {
-  it('is records per second over the records\' own span times the bytes per record', async () => {
+  it("is records per second over the records' own span times the bytes per record", async () => {
     // 10,000 records, one every 360 ms: 10 records/s, over 1 h.
     const rate = await knownRate(evenly(10_000, 360))
     within(rate.recordsPerSecond, 1000 / 360, 1e-9, 'records/s')
@@ -52,7 +59,10 @@ describe('ingest rate', () => {
     ] as const) {
       const rate = await knownRate(timestamps)
       within(rate.recordsPerSecond, clean.recordsPerSecond, 0.01, label)
-      assert.ok(Date.parse(rate.window.from) >= START && Date.parse(rate.window.to) <= START + 5000 * 720, `${label}: window ${rate.window.from}..${rate.window.to}`)
+      assert.ok(
+        Date.parse(rate.window.from) >= START && Date.parse(rate.window.to) <= START + 5000 * 720,
+        `${label}: window ${rate.window.from}..${rate.window.to}`
+      )
     }
   })
 

@@ -30,11 +30,20 @@ describe('recommend', () => {
 
     it('counts the budget as inclusive and returns null when nothing fits', () => {
       assert.equal(recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 1.6 })?.target, 'zstd:1')
-      assert.equal(recommend(SAMPLE_TARGETS.filter((t) => t.codec !== 'none'), { ...base, cpuBudgetSecondsPerGiB: 1 }), null)
+      assert.equal(
+        recommend(
+          SAMPLE_TARGETS.filter((t) => t.codec !== 'none'),
+          { ...base, cpuBudgetSecondsPerGiB: 1 }
+        ),
+        null
+      )
     })
 
     it('with a target ratio too, both must hold and the smallest stored size still wins', () => {
-      assert.equal(recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 100, targetRatio: 8.6 })?.target, 'zstd:3')
+      assert.equal(
+        recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 100, targetRatio: 8.6 })?.target,
+        'zstd:3'
+      )
       assert.equal(recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 100, targetRatio: 11 }), null)
     })
   })
@@ -64,13 +73,18 @@ describe('recommend', () => {
 
     it('returns what it chose and why as data (the figures, the front, the next step), no sentences', () => {
       assert.deepEqual(recommend(SAMPLE_TARGETS, base), {
-        target: 'zstd:3', criterion: 'best-ratio-per-cpu', undominated: 4,
+        target: 'zstd:3',
+        criterion: 'best-ratio-per-cpu',
+        undominated: 4,
         chosen: { target: 'zstd:3', ratio: 10, compressCpuSecondsPerGiB: 2, storedBytes: 10 * MIB },
         nextStep: { target: 'zstd:19', ratio: 100 / 7.5, compressCpuSecondsPerGiB: 120, storedBytes: 7.5 * MIB },
-        bytesPerDaySaved: 1_000_000 * 86_400 * (1 - 10 / 100) * 5, bytesSavedPerGiB: 1024 ** 3 * (1 - 10 / 100) * 5
+        bytesPerDaySaved: 1_000_000 * 86_400 * (1 - 10 / 100) * 5,
+        bytesSavedPerGiB: 1024 ** 3 * (1 - 10 / 100) * 5
       })
-      assert.deepEqual(recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 10, targetRatio: 9 }),
-        { ...recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 10 }), targetRatio: 9 })
+      assert.deepEqual(recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 10, targetRatio: 9 }), {
+        ...recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: 10 }),
+        targetRatio: 9
+      })
     })
 
     it('recommends a codec over none whenever one was measured, and none only when it is all there is', () => {
@@ -80,7 +94,11 @@ describe('recommend', () => {
     })
 
     it('never recommends a target the broker recompressed: its bytes are the broker codec', () => {
-      const targets = SAMPLE_TARGETS.map((t) => (t.target === 'zstd:3' ? { ...t, recompression: { verdict: 'recompressed' as const, batchesChecked: 10, batchesRewritten: 10 } } : t))
+      const targets = SAMPLE_TARGETS.map((t) =>
+        t.target === 'zstd:3'
+          ? { ...t, recompression: { verdict: 'recompressed' as const, batchesChecked: 10, batchesRewritten: 10 } }
+          : t
+      )
       const rec = recommend(targets, base)
       assert.notEqual(rec?.target, 'zstd:3')
       assert.equal(rec?.target, 'zstd:1')
@@ -93,11 +111,17 @@ describe('recommend', () => {
       const rec = recommend(SAMPLE_TARGETS, base)
       // zstd:3 stores 10 MiB where none stores 100 MiB: 90% of 1 MB/s, carried 3 + 2 times.
       assert.ok(Math.abs((rec?.bytesPerDaySaved ?? 0) - 1_000_000 * 86_400 * 0.9 * 5) < 1e-3)
-      assert.match(reason(rec), /2\.00 compress CPU s\/GiB, saving 362\.10GiB per day against none across 3 replicas and 2 consumers; the next step up/)
+      assert.match(
+        reason(rec),
+        /2\.00 compress CPU s\/GiB, saving 362\.10GiB per day against none across 3 replicas and 2 consumers; the next step up/
+      )
     })
 
     it('is null without a none target, while the recommendation still stands', () => {
-      const rec = recommend(SAMPLE_TARGETS.filter((t) => t.codec !== 'none'), base)
+      const rec = recommend(
+        SAMPLE_TARGETS.filter((t) => t.codec !== 'none'),
+        base
+      )
       assert.equal(rec?.target, 'zstd:3')
       assert.equal(rec?.bytesPerDaySaved, null)
       assert.doesNotMatch(reason(rec), /saving/)
@@ -108,16 +132,32 @@ describe('recommend', () => {
       assert.equal(rec?.target, 'zstd:3')
       assert.equal(rec?.bytesPerDaySaved, null)
       assert.ok(Math.abs((rec?.bytesSavedPerGiB ?? 0) - 1024 ** 3 * 0.9 * 5) < 1e-3)
-      assert.match(reason(rec), /saving 4\.50GiB per GiB of input against none across 3 replicas and 2 consumers \(ingest rate unknown\)/)
-      assert.ok(Math.abs((recommend(SAMPLE_TARGETS, base)?.bytesSavedPerGiB ?? 0) - 1024 ** 3 * 0.9 * 5) < 1e-3, 'the same per GiB with a known rate')
+      assert.match(
+        reason(rec),
+        /saving 4\.50GiB per GiB of input against none across 3 replicas and 2 consumers \(ingest rate unknown\)/
+      )
+      assert.ok(
+        Math.abs((recommend(SAMPLE_TARGETS, base)?.bytesSavedPerGiB ?? 0) - 1024 ** 3 * 0.9 * 5) < 1e-3,
+        'the same per GiB with a known rate'
+      )
     })
   })
 
   it('rejects nonsense options with one config error that names each problem', () => {
     assert.throws(
-      () => recommend(SAMPLE_TARGETS, { ...base, cpuBudgetSecondsPerGiB: -1, targetRatio: Number.NaN, replicationFactor: 0 }),
-      (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_CONFIG_INVALID' &&
-        /--cpu-budget/.test(err.message) && /--target-ratio/.test(err.message) && /replication factor/.test(err.message)
+      () =>
+        recommend(SAMPLE_TARGETS, {
+          ...base,
+          cpuBudgetSecondsPerGiB: -1,
+          targetRatio: Number.NaN,
+          replicationFactor: 0
+        }),
+      (err: unknown) =>
+        err instanceof SqueezeError &&
+        err.code === 'SQUEEZE_ERR_CONFIG_INVALID' &&
+        /--cpu-budget/.test(err.message) &&
+        /--target-ratio/.test(err.message) &&
+        /replication factor/.test(err.message)
     )
   })
 })

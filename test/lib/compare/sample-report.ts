@@ -5,7 +5,12 @@ import type { SourceBatch, SourceBatchScan } from '../../../lib/compare/source-b
 const GIB = 1024 ** 3
 
 /** A target whose derived figures agree with its inputs, as a real comparison would produce them. */
-export function target(spec: string, storedBytes: number, compressCpuSecondsPerGiB: number, overrides: Partial<CompareTargetResult> = {}): CompareTargetResult {
+export function target(
+  spec: string,
+  storedBytes: number,
+  compressCpuSecondsPerGiB: number,
+  overrides: Partial<CompareTargetResult> = {}
+): CompareTargetResult {
   const [codec, levelText] = spec.split(':') as [CodecName, string | undefined]
   const uncompressedBytes = 100 * 1024 * 1024
   const compressCpuSeconds = compressCpuSecondsPerGiB * (uncompressedBytes / GIB)
@@ -56,27 +61,54 @@ export function sampleReport(targets: readonly CompareTargetResult[] = SAMPLE_TA
   return {
     generatedAt: '2025-06-01T12:00:00.000Z',
     squeezeVersion: '0.1.0',
-    source: { kind: 'topic', topic: 'prod.access-logs', description: 'topic prod.access-logs, partitions 0-5, last 400000 records', records: 400_000, partitions: 6, uncompressedBytes: 100 * MIB,
+    source: {
+      kind: 'topic',
+      topic: 'prod.access-logs',
+      description: 'topic prod.access-logs, partitions 0-5, last 400000 records',
+      records: 400_000,
+      partitions: 6,
+      uncompressedBytes: 100 * MIB,
       ingestRate: {
-        bytesPerSecond: 400_000 * 262.144 / 3600, recordsPerSecond: 400_000 / 3600, bytesPerRecord: 262.144,
-        window: { from: '2025-06-01T11:00:00.000Z', to: '2025-06-01T12:00:00.000Z', source: 'broker-offsets', records: 400_000, lookbackSeconds: 86_400 }
-      } },
+        bytesPerSecond: (400_000 * 262.144) / 3600,
+        recordsPerSecond: 400_000 / 3600,
+        bytesPerRecord: 262.144,
+        window: {
+          from: '2025-06-01T11:00:00.000Z',
+          to: '2025-06-01T12:00:00.000Z',
+          source: 'broker-offsets',
+          records: 400_000,
+          lookbackSeconds: 86_400
+        }
+      }
+    },
     settings: { lingerMs: 100, batchSizeBytes: 1_048_576, replicationFactor: 3, consumers: 2 },
     current: null,
     targets,
     recommendation: {
-      target: 'zstd:3', criterion: 'best-ratio-per-cpu', undominated: 4,
+      target: 'zstd:3',
+      criterion: 'best-ratio-per-cpu',
+      undominated: 4,
       chosen: { target: 'zstd:3', ratio: 10, compressCpuSecondsPerGiB: 2, storedBytes: 10 * MIB },
       nextStep: { target: 'zstd:19', ratio: 100 / 7.5, compressCpuSecondsPerGiB: 120, storedBytes: 7.5 * MIB },
-      bytesPerDaySaved: 123_456_789_012, bytesSavedPerGiB: 4_831_838_208
+      bytesPerDaySaved: 123_456_789_012,
+      bytesSavedPerGiB: 4_831_838_208
     }
   }
 }
 
 /** Source batches as their producers stored them: `batches` batches of `batchBytes` and `records` records each, per codec. */
-export function sampleScan(...parts: ReadonlyArray<{ codec: string; batches: number; batchBytes: number; records: number }>): SourceBatchScan {
-  const batches: SourceBatch[] = parts.flatMap((p) => Array.from({ length: p.batches }, (_, i) => ({
-    partition: i % 6, codec: p.codec, records: p.records, storedBytes: p.batchBytes, uncompressedBytes: p.records * 262, decompressCpuSeconds: 0.001
-  })))
+export function sampleScan(
+  ...parts: ReadonlyArray<{ codec: string; batches: number; batchBytes: number; records: number }>
+): SourceBatchScan {
+  const batches: SourceBatch[] = parts.flatMap((p) =>
+    Array.from({ length: p.batches }, (_, i) => ({
+      partition: i % 6,
+      codec: p.codec,
+      records: p.records,
+      storedBytes: p.batchBytes,
+      uncompressedBytes: p.records * 262,
+      decompressCpuSeconds: 0.001
+    }))
+  )
   return { batches, corruptBatches: 0 }
 }

@@ -21,7 +21,7 @@ function brokerOffsets(stamps: readonly number[]): { admin: Admin; asked: () => 
   return { admin: admin as unknown as Admin, asked: () => asked }
 }
 
-describe('startIngestRate: a whole topic\'s rate looked up beside the read', () => {
+describe("startIngestRate: a whole topic's rate looked up beside the read", () => {
   it('asks the broker before the bytes per record are known, and gives the rate measureIngestRate gives once they are', async () => {
     const now = Date.now()
     // A record a second over the last 40 minutes.
@@ -32,12 +32,21 @@ describe('startIngestRate: a whole topic\'s rate looked up beside the read', () 
     // The round trips run while the caller reads: none waits for the bytes per record.
     const deadline = Date.now() + 10_000
     while (early.asked() < 3 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
-    assert.ok(early.asked() >= 3, `lookups started before the bytes per record were given: ${early.asked()} round trips`)
+    assert.ok(
+      early.asked() >= 3,
+      `lookups started before the bytes per record were given: ${early.asked()} round trips`
+    )
     const rate = await finish(250, undefined)
     const late = await measureIngestRate(options, brokerOffsets(stamps).admin, 250, undefined)
     assert.ok(isKnownRate(rate) && isKnownRate(late), JSON.stringify({ rate, late }))
     assert.equal(rate.window.source, 'broker-offsets')
-    assert.ok(Math.abs(rate.bytesPerSecond - 250) < 250 * 0.01, `a record a second of 250 bytes: ${rate.bytesPerSecond} B/s`)
-    assert.ok(Math.abs(rate.bytesPerSecond - late.bytesPerSecond) < 250 * 0.01, `${rate.bytesPerSecond} vs ${late.bytesPerSecond}`)
+    assert.ok(
+      Math.abs(rate.bytesPerSecond - 250) < 250 * 0.01,
+      `a record a second of 250 bytes: ${rate.bytesPerSecond} B/s`
+    )
+    assert.ok(
+      Math.abs(rate.bytesPerSecond - late.bytesPerSecond) < 250 * 0.01,
+      `${rate.bytesPerSecond} vs ${late.bytesPerSecond}`
+    )
   })
 })

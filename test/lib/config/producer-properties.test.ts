@@ -5,7 +5,10 @@ import { producerConfigFrom } from '../../../lib/config/producer-properties.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../../lib/copier/copier.js'
 import { ErrorCodes } from '../../../lib/errors.js'
 import {
-  DEFAULT_COMPRESSION_THREADS, flushDeadlineMs, REQUEST_TIMEOUT_MARGIN_MS, shutdownDeadlineMs
+  DEFAULT_COMPRESSION_THREADS,
+  flushDeadlineMs,
+  REQUEST_TIMEOUT_MARGIN_MS,
+  shutdownDeadlineMs
 } from '../../../lib/producer/config.js'
 
 describe('producer properties: compression threads', () => {
@@ -14,27 +17,44 @@ describe('producer properties: compression threads', () => {
     assert.equal(producerConfigFrom({}).compressionThreads, DEFAULT_COMPRESSION_THREADS)
     assert.equal(producerConfigFrom({ 'squeeze.compression.threads': '3' }).compressionThreads, 3)
     assert.equal(producerConfigFrom({ 'squeeze.compression.threads': '0' }).compressionThreads, 0)
-    assert.equal(producerConfigFrom({}, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads, 0, 'the copier compresses inline by default')
-    assert.equal(producerConfigFrom({ 'squeeze.compression.threads': '2' }, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads, 2)
+    assert.equal(
+      producerConfigFrom({}, undefined, COPIER_PRODUCER_DEFAULTS).compressionThreads,
+      0,
+      'the copier compresses inline by default'
+    )
+    assert.equal(
+      producerConfigFrom({ 'squeeze.compression.threads': '2' }, undefined, COPIER_PRODUCER_DEFAULTS)
+        .compressionThreads,
+      2
+    )
   })
 
   it('squeeze.compression.inline.seconds puts off the first thread (default 0.1 CPU s, 0: with the producer); a negative or non-number value is a start-up error', () => {
     assert.equal(producerConfigFrom({}).compressionInlineSeconds, 0.1)
     assert.equal(producerConfigFrom({ 'squeeze.compression.inline.seconds': '0' }).compressionInlineSeconds, 0)
     assert.equal(producerConfigFrom({ 'squeeze.compression.inline.seconds': '0.5' }).compressionInlineSeconds, 0.5)
-    assert.throws(() => producerConfigFrom({ 'squeeze.compression.inline.seconds': '-1' }), /squeeze\.compression\.inline\.seconds.*0 or more/)
-    assert.throws(() => producerConfigFrom({ 'squeeze.compression.inline.seconds': 'soon' }), /squeeze\.compression\.inline\.seconds.*must be a number/)
+    assert.throws(
+      () => producerConfigFrom({ 'squeeze.compression.inline.seconds': '-1' }),
+      /squeeze\.compression\.inline\.seconds.*0 or more/
+    )
+    assert.throws(
+      () => producerConfigFrom({ 'squeeze.compression.inline.seconds': 'soon' }),
+      /squeeze\.compression\.inline\.seconds.*must be a number/
+    )
   })
 
   it('a negative squeeze.compression.threads is a start-up error', () => {
-    assert.throws(() => producerConfigFrom({ 'squeeze.compression.threads': '-1' }), { code: ErrorCodes.CONFIG_INVALID, message: /squeeze\.compression\.threads/ })
+    assert.throws(() => producerConfigFrom({ 'squeeze.compression.threads': '-1' }), {
+      code: ErrorCodes.CONFIG_INVALID,
+      message: /squeeze\.compression\.threads/
+    })
   })
 })
 
 const RULE = 'delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms'
 
-describe('producer properties: delivery.timeout.ms against linger.ms + request.timeout.ms (Java\'s rule)', () => {
-  it('a delivery.timeout.ms given below the sum is refused with Java\'s message', () => {
+describe("producer properties: delivery.timeout.ms against linger.ms + request.timeout.ms (Java's rule)", () => {
+  it("a delivery.timeout.ms given below the sum is refused with Java's message", () => {
     const settings = { 'linger.ms': '100', 'request.timeout.ms': '30000' }
     const refused = (): unknown => producerConfigFrom({ ...settings, 'delivery.timeout.ms': '30000' })
     assert.throws(refused, (err: Error & { code?: string }) => {
@@ -55,9 +75,11 @@ describe('producer properties: delivery.timeout.ms against linger.ms + request.t
     assert.equal(warnings.length, 1, 'the defaults keep the rule')
   })
 
-  it('the shutdown deadline covers linger, delivery.timeout.ms, the last request\'s timeout and a backoff', () => {
+  it("the shutdown deadline covers linger, delivery.timeout.ms, the last request's timeout and a backoff", () => {
     const config = producerConfigFrom({
-      'delivery.timeout.ms': '30000', 'request.timeout.ms': '10000', 'linger.ms': '100'
+      'delivery.timeout.ms': '30000',
+      'request.timeout.ms': '10000',
+      'linger.ms': '100'
     })
     assert.equal(flushDeadlineMs(config), 100 + 30_000 + 10_000 + REQUEST_TIMEOUT_MARGIN_MS + config.retryBackoffMaxMs)
     assert.ok(shutdownDeadlineMs(config) > flushDeadlineMs(config))

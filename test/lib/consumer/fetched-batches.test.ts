@@ -10,13 +10,15 @@ import { buildBatch } from '../../../lib/protocol/record-batch-builder.js'
 function recordSet(): Buffer {
   const codec = createCodec({ codec: 'lz4', level: 1 })
   let base = 0
-  return Buffer.concat([3, 4, 5].map((count) => {
-    const records = Array.from({ length: count }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), headers: [] }))
-    const bytes = Buffer.from(buildBatch(records, codec).bytes)
-    bytes.writeBigInt64BE(BigInt(base), BATCH.BASE_OFFSET)
-    base += count
-    return bytes
-  }))
+  return Buffer.concat(
+    [3, 4, 5].map((count) => {
+      const records = Array.from({ length: count }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), headers: [] }))
+      const bytes = Buffer.from(buildBatch(records, codec).bytes)
+      bytes.writeBigInt64BE(BigInt(base), BATCH.BASE_OFFSET)
+      base += count
+      return bytes
+    })
+  )
 }
 
 const LIMITS = { from: 0, highWatermark: 12, maxBatchBytes: 1024 * 1024 }
@@ -30,9 +32,16 @@ describe('splitFetched: whole batches, with a corrupt length or offsets caught b
   it('cuts an intact answer into its batches and leaves a short tail for the next fetch', () => {
     const data = recordSet()
     const offsets = splitFetched(data, LIMITS).batches.map((b) => [b.baseOffset, b.lastOffset])
-    assert.deepEqual(offsets, [[0, 2], [3, 6], [7, 11]])
+    assert.deepEqual(offsets, [
+      [0, 2],
+      [3, 6],
+      [7, 11]
+    ])
     const cut = splitFetched(data.subarray(0, data.length - 5), LIMITS)
-    assert.deepEqual(cut.batches.map((b) => b.lastOffset), [2, 6])
+    assert.deepEqual(
+      cut.batches.map((b) => b.lastOffset),
+      [2, 6]
+    )
     assert.equal(cut.corrupt, null)
   })
 
@@ -41,7 +50,10 @@ describe('splitFetched: whole batches, with a corrupt length or offsets caught b
       const data = recordSet()
       data.writeInt32BE(length, secondAt(data) + BATCH.LENGTH)
       const { batches, corrupt } = splitFetched(data, LIMITS)
-      assert.deepEqual(batches.map((b) => b.lastOffset), [2])
+      assert.deepEqual(
+        batches.map((b) => b.lastOffset),
+        [2]
+      )
       const found = [corrupt?.baseOffset, corrupt?.lastOffset, corrupt?.error.code]
       assert.deepEqual(found, [3, 6, ErrorCodes.BATCH_FRAMING])
       assert.equal(skipReason(corrupt?.error as SqueezeError), 'framing')
@@ -60,7 +72,10 @@ describe('splitFetched: whole batches, with a corrupt length or offsets caught b
     const data = recordSet()
     data.writeBigInt64BE(1n, secondAt(data) + BATCH.BASE_OFFSET)
     const { batches, corrupt } = splitFetched(data, LIMITS)
-    assert.deepEqual(batches.map((b) => b.lastOffset), [2])
+    assert.deepEqual(
+      batches.map((b) => b.lastOffset),
+      [2]
+    )
     assert.equal(corrupt, null)
   })
 

@@ -65,7 +65,9 @@ describe('embedded Kafka broker', { timeout: 240_000 }, () => {
   test('createTopics with configEntries, fetchTopicMetadata', async () => {
     const created = await admin.createTopics({
       waitForLeaders: true,
-      topics: [{ topic, numPartitions: 3, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: '3600000' }] }]
+      topics: [
+        { topic, numPartitions: 3, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: '3600000' }] }
+      ]
     })
     assert.equal(created, true)
     const meta = await admin.fetchTopicMetadata({ topics: [topic] })
@@ -111,7 +113,11 @@ describe('embedded Kafka broker', { timeout: 240_000 }, () => {
     await producer.connect()
     try {
       const ok = await producer.transaction()
-      await ok.send({ topic: txTopic, compression: CompressionTypes.GZIP, messages: [{ value: 'committed-1' }, { value: 'committed-2' }] })
+      await ok.send({
+        topic: txTopic,
+        compression: CompressionTypes.GZIP,
+        messages: [{ value: 'committed-1' }, { value: 'committed-2' }]
+      })
       await ok.commit()
       const ko = await producer.transaction()
       await ko.send({ topic: txTopic, messages: [{ value: 'aborted' }] })
@@ -128,7 +134,17 @@ describe('embedded Kafka broker', { timeout: 240_000 }, () => {
   test('Java console consumer reads the 100 values', async () => {
     const res = await runKafkaJavaTool(
       KafkaMainClasses.CONSOLE_CONSUMER,
-      ['--bootstrap-server', acquired.brokers.join(','), '--topic', topic, '--from-beginning', '--max-messages', String(COUNT), '--timeout-ms', '30000'],
+      [
+        '--bootstrap-server',
+        acquired.brokers.join(','),
+        '--topic',
+        topic,
+        '--from-beginning',
+        '--max-messages',
+        String(COUNT),
+        '--timeout-ms',
+        '30000'
+      ],
       { timeoutMs: 60_000 }
     )
     assert.equal(res.code, 0, res.stderr)
@@ -143,9 +159,13 @@ describe('embedded Kafka broker', { timeout: 240_000 }, () => {
       .filter((d) => d.startsWith(`${topic}-`) && /-\d+$/.test(d))
       .map((d) => join(embedded.kafkaLogDir, d, '00000000000000000000.log'))
     assert.equal(files.length, 3)
-    const res = await runKafkaJavaTool(KafkaMainClasses.DUMP_LOG_SEGMENTS, ['--files', files.join(','), '--print-data-log', '--deep-iteration'], {
-      timeoutMs: 60_000
-    })
+    const res = await runKafkaJavaTool(
+      KafkaMainClasses.DUMP_LOG_SEGMENTS,
+      ['--files', files.join(','), '--print-data-log', '--deep-iteration'],
+      {
+        timeoutMs: 60_000
+      }
+    )
     assert.equal(res.code, 0, res.stderr)
     // "baseOffset: 0 lastOffset: 33 count: 34 … magic: 2 compresscodec: gzip crc: … isvalid: true"
     const batches = res.stdout.split('\n').filter((l) => l.startsWith('baseOffset:'))

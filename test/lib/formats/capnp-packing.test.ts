@@ -8,7 +8,8 @@ import { SqueezeError } from '../../../lib/errors.js'
 /** The capnp tool's packed encoding of one binary message (Debian package capnproto). */
 function capnpPacked(message: Buffer): Buffer {
   const result = spawnSync('capnp', ['convert', 'binary:packed'], { input: message })
-  if (result.error !== undefined) throw new Error(`capnp did not start (apt-get install capnproto): ${result.error.message}`)
+  if (result.error !== undefined)
+    throw new Error(`capnp did not start (apt-get install capnproto): ${result.error.message}`)
   assert.equal(result.status, 0, result.stderr.toString())
   return result.stdout
 }
@@ -28,7 +29,7 @@ function longRuns(): Buffer {
   return Buffer.concat([header, Buffer.alloc(8 * 300), Buffer.alloc(8 * 300, 0x5a)])
 }
 
-describe('Cap\'n Proto packing', () => {
+describe("Cap'n Proto packing", () => {
   it('packs generated HttpRequest records to the bytes the capnp tool writes, and unpacks them back', () => {
     const generator = createGenerator('http', { seed: 35 })
     const messages = Array.from({ length: 50 }, () => generator.next().value)

@@ -38,7 +38,10 @@ describe('every fixture line through formatFor(kind)', () => {
   it('http (Apache combined): 9999/10000, line 8899 (truncated user agent) rejected with a reason', () => {
     const t = tally('access_apache_semicomplete_2015.log')
     assert.equal(t.accepted, 9999)
-    assert.deepEqual(t.rejected.map((r) => r.line), [8899])
+    assert.deepEqual(
+      t.rejected.map((r) => r.line),
+      [8899]
+    )
     assert.match(t.rejected[0]?.reason ?? '', /unbalanced quotes/)
   })
 
@@ -101,7 +104,13 @@ describe('every fixture line through formatFor(kind)', () => {
       [cols.map((c, i) => (i === 3 ? 'port' : c)).join('\t'), 'column id.orig_p is not numeric'],
       [cols.map((c, i) => (i === 0 ? '-' : c)).join('\t'), 'accepted'],
       // Both wrong: the column count is the reason, as before.
-      [cols.slice(0, -1).map((c, i) => (i === 3 ? 'port' : c)).join('\t'), 'expected 24 tab-separated columns, got 23'],
+      [
+        cols
+          .slice(0, -1)
+          .map((c, i) => (i === 3 ? 'port' : c))
+          .join('\t'),
+        'expected 24 tab-separated columns, got 23'
+      ],
       ['', 'expected 24 tab-separated columns, got 1']
     ]
     for (const [line, reason] of cases) {
@@ -128,7 +137,10 @@ describe('text kinds reject corrupt values with DECODE_RECORD', () => {
   ]
   for (const [kind, text] of cases) {
     it(`${kind}: ${JSON.stringify(text)}`, () => {
-      assert.throws(() => formatFor(kind).decode(Buffer.from(text)), (err: unknown) => err instanceof SqueezeError && err.code === ErrorCodes.DECODE_RECORD)
+      assert.throws(
+        () => formatFor(kind).decode(Buffer.from(text)),
+        (err: unknown) => err instanceof SqueezeError && err.code === ErrorCodes.DECODE_RECORD
+      )
     })
   }
 

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { likelyKind, parseSummary, readFirstLines, resolveKind, wrongKindError } from '../../../lib/formats/detect-kind.js'
+import {
+  likelyKind,
+  parseSummary,
+  readFirstLines,
+  resolveKind,
+  wrongKindError
+} from '../../../lib/formats/detect-kind.js'
 import { CORPUS_FIXTURES, corpusLines, corpusPath } from '../../helpers/corpus.js'
 
 describe('detecting a log kind from the first lines', () => {
@@ -23,7 +29,10 @@ describe('detecting a log kind from the first lines', () => {
 
   it('lines of no known kind: auto says so, and the summary counts every line', () => {
     const garbage = ['not a log line', 'nor this one']
-    assert.throws(() => resolveKind('auto', garbage, 'g.log'), { code: 'SQUEEZE_ERR_SOURCE', message: /--kind auto: g.log is not a log kind squeeze knows/ })
+    assert.throws(() => resolveKind('auto', garbage, 'g.log'), {
+      code: 'SQUEEZE_ERR_SOURCE',
+      message: /--kind auto: g.log is not a log kind squeeze knows/
+    })
     assert.equal(parseSummary('http', 0, 25567), '0 of 25,567 lines parse as http (combined log format)')
     assert.match(wrongKindError('http', 0, 2, garbage).message, /no kind squeeze knows/)
   })

@@ -13,7 +13,11 @@ it('reads the query id and client/port of every Pi-hole log-queries=extra line',
     assert.match(id ?? '', /^\d+$/, line)
     assert.match(client ?? '', /^(192\.168\.1\.3|127\.0\.0\.1)$/, line)
     assert.ok(Number(port) > 0 && Number(port) < 65536, line)
-    assert.match(message ?? '', /^(query\[\w+\]|forwarded|reply|cached|gravity blocked|\/etc\/pihole\/local\.list) /, line)
+    assert.match(
+      message ?? '',
+      /^(query\[\w+\]|forwarded|reply|cached|gravity blocked|\/etc\/pihole\/local\.list) /,
+      line
+    )
     // time, process, pid, query id, client, port, message
     assert.equal(dnsmasqFormat.decode(dnsmasqFormat.encodeLine(line)), 7, line)
   }

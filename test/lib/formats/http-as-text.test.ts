@@ -15,16 +15,28 @@ describe('HttpRequest records as text', () => {
     for (const line of LINES) assert.equal(combinedLogLine(parseCombinedLine(line)), line)
   })
 
-  it('a generated record\'s line parses back into the fields the combined format carries; its JSON holds every field', () => {
+  it("a generated record's line parses back into the fields the combined format carries; its JSON holds every field", () => {
     const generator = createGenerator('http', { seed: 7 })
     for (let i = 0; i < 500; i++) {
       const fields = readHttpRequest(generator.next().value)
       const back = parseCombinedLine(combinedLogLine(fields))
-      for (const name of ['clientIp', 'ident', 'remoteUser', 'method', 'path', 'query', 'protocol', 'status', 'responseBytes', 'referer', 'userAgent'] as const) {
+      for (const name of [
+        'clientIp',
+        'ident',
+        'remoteUser',
+        'method',
+        'path',
+        'query',
+        'protocol',
+        'status',
+        'responseBytes',
+        'referer',
+        'userAgent'
+      ] as const) {
         assert.equal(back[name], fields[name], `record ${i}: ${name}`)
       }
       // The combined format's time has whole seconds.
-      assert.equal(back.timestampNs, fields.timestampNs / 1_000_000_000n * 1_000_000_000n, `record ${i}: time`)
+      assert.equal(back.timestampNs, (fields.timestampNs / 1_000_000_000n) * 1_000_000_000n, `record ${i}: time`)
       const json = JSON.parse(httpRequestJson(fields)) as Record<string, unknown>
       assert.deepEqual(Object.keys(json), Object.keys(fields))
       assert.equal(json.userAgent, fields.userAgent)

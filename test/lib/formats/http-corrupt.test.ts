@@ -21,7 +21,7 @@ function validRecords(n: number): Buffer[] {
   return Array.from({ length: n }, () => gen.next().value)
 }
 
-describe('corrupt Cap\'n Proto HttpRequest values', () => {
+describe("corrupt Cap'n Proto HttpRequest values", () => {
   const rng = new Rng(20240304)
 
   it('empty and tiny buffers', () => {

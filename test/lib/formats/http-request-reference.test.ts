@@ -4,7 +4,8 @@ import { describe, it } from 'node:test'
 import { formatFor } from '../../../lib/formats/index.js'
 import { readHttpRequestViaCapnpTs } from '../../../lib/formats/http-request.js'
 
-const LINE = '127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://www.example.com/start.html" "Mozilla/4.08"'
+const LINE =
+  '127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://www.example.com/start.html" "Mozilla/4.08"'
 
 function capnpTsLoaded(): boolean {
   return Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/capnp-ts/'))

@@ -1,8 +1,20 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { HttpRequestWriter, maxHttpRequestBytes, writeHttpRequest, writeHttpRequestAt } from '../../../lib/formats/http-request-writer.js'
-import { CACHE_STATUSES, HTTP_METHODS, SCHEMES, TLS_VERSIONS, writeHttpRequestViaCapnpTs, type HttpRequestFields } from '../../../lib/formats/http-request.js'
+import {
+  HttpRequestWriter,
+  maxHttpRequestBytes,
+  writeHttpRequest,
+  writeHttpRequestAt
+} from '../../../lib/formats/http-request-writer.js'
+import {
+  CACHE_STATUSES,
+  HTTP_METHODS,
+  SCHEMES,
+  TLS_VERSIONS,
+  writeHttpRequestViaCapnpTs,
+  type HttpRequestFields
+} from '../../../lib/formats/http-request.js'
 import { readHttpRequest } from '../../../lib/formats/index.js'
 import { createGenerator } from '../../../lib/generators/index.js'
 import { NON_IDEMPOTENT, RecordBatchBuilder, stampProducerState } from '../../../lib/protocol/record-batch-builder.js'
@@ -12,7 +24,10 @@ import { CAPNP_TOOL_FIELDS, CAPNP_TOOL_MESSAGE, parsedAccessLines } from '../../
 
 function assertSameBytes(actual: Buffer, fields: HttpRequestFields): void {
   const expected = writeHttpRequestViaCapnpTs(fields)
-  if (!actual.equals(expected)) assert.fail(`writer differs from capnp-ts for ${JSON.stringify(fields, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}\n  got      ${actual.toString('hex')}\n  capnp-ts ${expected.toString('hex')}`)
+  if (!actual.equals(expected))
+    assert.fail(
+      `writer differs from capnp-ts for ${JSON.stringify(fields, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}\n  got      ${actual.toString('hex')}\n  capnp-ts ${expected.toString('hex')}`
+    )
 }
 
 const text = fc.oneof(
@@ -21,7 +36,8 @@ const text = fc.oneof(
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 40, maxLength: 600 }) }
 )
-const enumOf = (names: readonly string[]): fc.Arbitrary<string> => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) })
+const enumOf = (names: readonly string[]): fc.Arbitrary<string> =>
+  fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) })
 
 const fieldsArbitrary = fc.record({
   timestampNs: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
@@ -53,7 +69,7 @@ const fieldsArbitrary = fc.record({
 }) as fc.Arbitrary<HttpRequestFields>
 
 describe('HttpRequestWriter: byte-identical to capnp-ts', () => {
-  it('writes the capnp tool\'s golden message, as the capnp-ts reference writer does', () => {
+  it("writes the capnp tool's golden message, as the capnp-ts reference writer does", () => {
     assert.equal(writeHttpRequest(CAPNP_TOOL_FIELDS).toString('hex'), CAPNP_TOOL_MESSAGE)
     assert.equal(writeHttpRequestViaCapnpTs(CAPNP_TOOL_FIELDS).toString('hex'), CAPNP_TOOL_MESSAGE)
   })
@@ -75,7 +91,10 @@ describe('HttpRequestWriter: byte-identical to capnp-ts', () => {
   it('fuzzed records: any text (non-ASCII, lone surrogates, long), any scalar, unknown enum names, across slab ends', () => {
     // A slab smaller than some records: they get a slab of their own, the next record a fresh one.
     const writer = new HttpRequestWriter(1024)
-    fc.assert(fc.property(fieldsArbitrary, (fields) => assertSameBytes(writer.write(fields), fields)), { numRuns: 3000 })
+    fc.assert(
+      fc.property(fieldsArbitrary, (fields) => assertSameBytes(writer.write(fields), fields)),
+      { numRuns: 3000 }
+    )
   })
 
   it('a record stays unchanged while later ones are written', () => {
@@ -103,7 +122,8 @@ describe('HttpRequest records written straight into a batch (RecordBatchBuilder.
   it('every parsed corpus access line: the capnp-ts bytes, in a buffer that grows from 4 KiB', () => {
     const parsed = parsedAccessLines()
     const builder = dirtyBuilder(64 * 1024 * 1024, 4096)
-    for (const { fields } of parsed) assert.ok(builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields))
+    for (const { fields } of parsed)
+      assert.ok(builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields))
     const values = valuesOf(builder)
     assert.equal(values.length, parsed.length)
     values.forEach((value, i) => assertSameBytes(value, (parsed[i] as { fields: HttpRequestFields }).fields))
@@ -117,13 +137,16 @@ describe('HttpRequest records written straight into a batch (RecordBatchBuilder.
       builder = dirtyBuilder(64 * 1024)
       written = []
     }
-    fc.assert(fc.property(fieldsArbitrary, (fields) => {
-      if (!builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields)) {
-        check()
-        assert.ok(builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields))
-      }
-      written.push(fields)
-    }), { numRuns: 3000 })
+    fc.assert(
+      fc.property(fieldsArbitrary, (fields) => {
+        if (!builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields)) {
+          check()
+          assert.ok(builder.tryAppendWritten(maxHttpRequestBytes(fields), 1, writeHttpRequestAt, fields))
+        }
+        written.push(fields)
+      }),
+      { numRuns: 3000 }
+    )
     check()
   })
 })

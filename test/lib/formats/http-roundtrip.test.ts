@@ -37,19 +37,44 @@ describe('combined log line -> HttpRequest -> fields', () => {
     assert.equal(f.referer, 'http://semicomplete.com/presentations/logstash-monitorama-2013/')
   })
 
-  it('reads sizes of any length exactly, and each line\'s own time when consecutive lines share a second or do not', () => {
+  it("reads sizes of any length exactly, and each line's own time when consecutive lines share a second or do not", () => {
     const line = (time: string, bytes: string): string => `1.2.3.4 - - [${time}] "GET / HTTP/1.1" 200 ${bytes} "-" "-"`
-    for (const bytes of ['0', '007', '999999999999999', '1000000000000000', '9007199254740993', '18446744073709551615']) {
+    for (const bytes of [
+      '0',
+      '007',
+      '999999999999999',
+      '1000000000000000',
+      '9007199254740993',
+      '18446744073709551615'
+    ]) {
       assert.equal(parseCombinedLine(line('17/May/2015:10:05:03 +0000', bytes)).responseBytes, BigInt(bytes), bytes)
     }
-    const times = ['17/May/2015:10:05:03 +0000', '17/May/2015:10:05:03 +0000', '17/May/2015:10:05:04 +0000', '17/May/2015:10:05:03 +0100', '18/May/2015:10:05:03 +0000', '17/May/2015:10:05:03 +0000']
-    const expected = [Date.UTC(2015, 4, 17, 10, 5, 3), Date.UTC(2015, 4, 17, 10, 5, 3), Date.UTC(2015, 4, 17, 10, 5, 4), Date.UTC(2015, 4, 17, 9, 5, 3), Date.UTC(2015, 4, 18, 10, 5, 3), Date.UTC(2015, 4, 17, 10, 5, 3)]
-    times.forEach((time, i) => assert.equal(parseCombinedLine(line(time, '1')).timestampNs, BigInt(expected[i] as number) * 1_000_000n, time))
+    const times = [
+      '17/May/2015:10:05:03 +0000',
+      '17/May/2015:10:05:03 +0000',
+      '17/May/2015:10:05:04 +0000',
+      '17/May/2015:10:05:03 +0100',
+      '18/May/2015:10:05:03 +0000',
+      '17/May/2015:10:05:03 +0000'
+    ]
+    const expected = [
+      Date.UTC(2015, 4, 17, 10, 5, 3),
+      Date.UTC(2015, 4, 17, 10, 5, 3),
+      Date.UTC(2015, 4, 17, 10, 5, 4),
+      Date.UTC(2015, 4, 17, 9, 5, 3),
+      Date.UTC(2015, 4, 18, 10, 5, 3),
+      Date.UTC(2015, 4, 17, 10, 5, 3)
+    ]
+    times.forEach((time, i) =>
+      assert.equal(parseCombinedLine(line(time, '1')).timestampNs, BigInt(expected[i] as number) * 1_000_000n, time)
+    )
   })
 
   it('applies the zone offset and maps "-" bytes to 0 and splits the query', () => {
     assert.equal(parseCombinedTime('17/May/2015:12:05:03 +0200'), BigInt(Date.UTC(2015, 4, 17, 10, 5, 3)) * 1_000_000n)
-    const f = parseCombinedLine('1.2.3.4 - bob [01/Jan/2020:00:00:00 -0130] "PROPFIND /a/b?x=1&y=2 HTTP/1.0" 404 - "-" "-"')
+    const f = parseCombinedLine(
+      '1.2.3.4 - bob [01/Jan/2020:00:00:00 -0130] "PROPFIND /a/b?x=1&y=2 HTTP/1.0" 404 - "-" "-"'
+    )
     assert.equal(f.timestampNs, BigInt(Date.UTC(2020, 0, 1, 1, 30)) * 1_000_000n)
     assert.equal(f.responseBytes, 0n)
     assert.equal(f.path, '/a/b')
@@ -65,7 +90,10 @@ describe('combined log line -> HttpRequest -> fields', () => {
       '1.2.3.4 - - [01/Jan/2020:00:00:00 +0000] "\\x16\\x03" 400 1 "-" "-"',
       ''
     ]) {
-      assert.throws(() => parseCombinedLine(line), (e: unknown) => e instanceof SqueezeError && e.code === ErrorCodes.PARSE_LINE)
+      assert.throws(
+        () => parseCombinedLine(line),
+        (e: unknown) => e instanceof SqueezeError && e.code === ErrorCodes.PARSE_LINE
+      )
     }
   })
 

@@ -5,9 +5,13 @@ import { lineClock } from '../../../lib/formats/line-time.js'
 const NOW = Date.UTC(2026, 10, 30, 8, 0, 0)
 
 describe('lineClock', () => {
-  it('reads each kind\'s own time field, or nothing when a line has none', () => {
+  it("reads each kind's own time field, or nothing when a line has none", () => {
     const cases: Array<[Parameters<typeof lineClock>[0], string, number]> = [
-      ['http', '83.149.9.216 - - [17/May/2015:10:05:03 +0200] "GET /x HTTP/1.1" 200 203023 "-" "Mozilla"', Date.UTC(2015, 4, 17, 8, 5, 3)],
+      [
+        'http',
+        '83.149.9.216 - - [17/May/2015:10:05:03 +0200] "GET /x HTTP/1.1" 200 203023 "-" "Mozilla"',
+        Date.UTC(2015, 4, 17, 8, 5, 3)
+      ],
       ['nginx-error', '2011/11/18 19:13:47 [error] 1234#0: *5 open() failed', Date.UTC(2011, 10, 18, 19, 13, 47)],
       ['journald', '{"__CURSOR":"s=1","__REALTIME_TIMESTAMP":"1672531200123456","MESSAGE":"hi"}', 1672531200123.456],
       ['dns-zeek', '1520288104.123456\tCabc\t10.0.0.1\t53', 1520288104123.456],

@@ -36,14 +36,18 @@ describe('generators', () => {
           assert.ok(r.timestampMs >= last, `record ${i}: ${r.timestampMs} < ${last}`)
           assert.ok(r.timestampMs < start + 30 * 86_400_000, 'time ran away')
           last = r.timestampMs
-          if (kind === 'http') assert.equal(r.key?.toString(), `${readHttpRequest(r.value).clientIp}:${readHttpRequest(r.value).clientPort}`)
+          if (kind === 'http')
+            assert.equal(
+              r.key?.toString(),
+              `${readHttpRequest(r.value).clientIp}:${readHttpRequest(r.value).clientPort}`
+            )
           else assert.equal(r.key, null)
         }
       })
     })
   }
 
-  it('http ray ids are the snowflake of the record\'s ms time, its colo and server, and a sequence, in 16 hex digits', () => {
+  it("http ray ids are the snowflake of the record's ms time, its colo and server, and a sequence, in 16 hex digits", () => {
     const gen = createGenerator('http', { seed: 11, startTimeMs: Date.UTC(2031, 6, 1) })
     for (let i = 0; i < 3000; i++) {
       const r = gen.next()

@@ -59,8 +59,15 @@ it('generated records compress within 30% of the real corpus ratio', () => {
       const r = compressionRatio(real, codec)
       const g = compressionRatio(generated, codec)
       const diff = g / r - 1
-      rows.push({ kind, codec, real: Number(r.toFixed(2)), generated: Number(g.toFixed(2)), diff: `${(diff * 100).toFixed(1)}%` })
-      if (Math.abs(diff) > TOLERANCE) failures.push(`${kind} ${codec}: real ${r.toFixed(2)} vs generated ${g.toFixed(2)}`)
+      rows.push({
+        kind,
+        codec,
+        real: Number(r.toFixed(2)),
+        generated: Number(g.toFixed(2)),
+        diff: `${(diff * 100).toFixed(1)}%`
+      })
+      if (Math.abs(diff) > TOLERANCE)
+        failures.push(`${kind} ${codec}: real ${r.toFixed(2)} vs generated ${g.toFixed(2)}`)
     }
   }
   console.log(`compression ratio on ${BATCH_BYTES >> 20} MB batches (varint length + value framing):`)

@@ -13,12 +13,27 @@ const ranges = (assignment: Map<string, Array<{ topic: string; partition: number
 
 describe('range assignment (classic protocol)', () => {
   it('gives members sorted by id consecutive ranges, the first ones one partition more, per topic', () => {
-    const members = [{ memberId: 'c', topics: ['logs'] }, { memberId: 'a', topics: ['logs', 'dns'] }, { memberId: 'b', topics: ['logs'] }]
-    assert.deepEqual(ranges(rangeAssign(members, new Map([['logs', 7], ['dns', 2]]))), {
-      c: ['logs-5', 'logs-6'],
-      a: ['logs-0', 'logs-1', 'logs-2', 'dns-0', 'dns-1'],
-      b: ['logs-3', 'logs-4']
-    })
+    const members = [
+      { memberId: 'c', topics: ['logs'] },
+      { memberId: 'a', topics: ['logs', 'dns'] },
+      { memberId: 'b', topics: ['logs'] }
+    ]
+    assert.deepEqual(
+      ranges(
+        rangeAssign(
+          members,
+          new Map([
+            ['logs', 7],
+            ['dns', 2]
+          ])
+        )
+      ),
+      {
+        c: ['logs-5', 'logs-6'],
+        a: ['logs-0', 'logs-1', 'logs-2', 'dns-0', 'dns-1'],
+        b: ['logs-3', 'logs-4']
+      }
+    )
   })
 
   it('leaves members beyond the partition count without partitions', () => {
@@ -30,45 +45,86 @@ describe('range assignment (classic protocol)', () => {
 const kafkaError = (type: string): Error => Object.assign(new Error(type), { type })
 
 describe('classic group membership', () => {
-  it('shuts down while its JoinGroup waits on a dead member: it stops waiting and leaves, which ends the wait for the others', { timeout: 10_000 }, async () => {
-    const timeline: string[] = []
-    const stop = new AbortController()
-    let joins = 0
-    let endPendingJoin = (_err: Error): void => undefined
-    // A coordinator whose second JoinGroup (the rebalance after a member died) is answered only when this member
-    // leaves: the dead member's session outlasts the test.
-    const coordinator: KafkajsClassicGroupCalls = {
-      joinGroup: async ({ memberId }) => {
-        timeline.push(`join ${memberId === '' ? '(new)' : memberId}`)
-        if (++joins === 1) return { generationId: 1, leaderId: 'm1', memberId: 'm1', members: [{ memberId: 'm1', memberMetadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics: ['logs'], userData: Buffer.alloc(0) }) }] }
-        return new Promise((_resolve, reject) => {
-          endPendingJoin = reject
-        })
-      },
-      syncGroup: async ({ groupAssignment }) => ({ memberAssignment: groupAssignment[0]?.memberAssignment ?? Buffer.alloc(0) }),
-      heartbeat: async () => {
-        throw kafkaError('REBALANCE_IN_PROGRESS')
-      },
-      leaveGroup: async ({ memberId }) => {
-        timeline.push(`leave ${memberId}`)
-        endPendingJoin(kafkaError('UNKNOWN_MEMBER_ID'))
+  it(
+    'shuts down while its JoinGroup waits on a dead member: it stops waiting and leaves, which ends the wait for the others',
+    { timeout: 10_000 },
+    async () => {
+      const timeline: string[] = []
+      const stop = new AbortController()
+      let joins = 0
+      let endPendingJoin = (_err: Error): void => undefined
+      // A coordinator whose second JoinGroup (the rebalance after a member died) is answered only when this member
+      // leaves: the dead member's session outlasts the test.
+      const coordinator: KafkajsClassicGroupCalls = {
+        joinGroup: async ({ memberId }) => {
+          timeline.push(`join ${memberId === '' ? '(new)' : memberId}`)
+          if (++joins === 1)
+            return {
+              generationId: 1,
+              leaderId: 'm1',
+              memberId: 'm1',
+              members: [
+                {
+                  memberId: 'm1',
+                  memberMetadata: AssignerProtocol.MemberMetadata.encode({
+                    version: 0,
+                    topics: ['logs'],
+                    userData: Buffer.alloc(0)
+                  })
+                }
+              ]
+            }
+          return new Promise((_resolve, reject) => {
+            endPendingJoin = reject
+          })
+        },
+        syncGroup: async ({ groupAssignment }) => ({
+          memberAssignment: groupAssignment[0]?.memberAssignment ?? Buffer.alloc(0)
+        }),
+        heartbeat: async () => {
+          throw kafkaError('REBALANCE_IN_PROGRESS')
+        },
+        leaveGroup: async ({ memberId }) => {
+          timeline.push(`leave ${memberId}`)
+          endPendingJoin(kafkaError('UNKNOWN_MEMBER_ID'))
+        }
       }
+      const names = (tps: readonly TopicPartition[]): string => tps.map((tp) => `${tp.topic}-${tp.partition}`).join(',')
+      const membership = new ClassicMembership(
+        {
+          groupId: 'g',
+          topics: ['logs'],
+          sessionTimeoutMs: 45_000,
+          rebalanceTimeoutMs: 300_000,
+          heartbeatIntervalMs: 5
+        },
+        {
+          transport: { broker: async () => coordinator, resetCoordinator: () => undefined },
+          cluster: new FakeCluster({ topics: { logs: 2 } }),
+          log: createLogger({ level: 'silent', name: 'classic-membership-test' }),
+          listener: {
+            onAssigned: async (tps) => void timeline.push(`assigned ${names(tps)}`),
+            onRevoked: async (tps) => void timeline.push(`revoked ${names(tps)}`),
+            onLost: async (tps) => void timeline.push(`lost ${names(tps)}`)
+          }
+        }
+      )
+      const run = membership.run(stop.signal)
+      await poll(
+        'the rejoin after the rebalance',
+        async () => joins,
+        (n) => n === 2,
+        5_000
+      )
+      stop.abort()
+      await run
+      assert.deepEqual(timeline, [
+        'join (new)',
+        'assigned logs-0,logs-1',
+        'revoked logs-0,logs-1',
+        'join m1',
+        'leave m1'
+      ])
     }
-    const names = (tps: readonly TopicPartition[]): string => tps.map((tp) => `${tp.topic}-${tp.partition}`).join(',')
-    const membership = new ClassicMembership({ groupId: 'g', topics: ['logs'], sessionTimeoutMs: 45_000, rebalanceTimeoutMs: 300_000, heartbeatIntervalMs: 5 }, {
-      transport: { broker: async () => coordinator, resetCoordinator: () => undefined },
-      cluster: new FakeCluster({ topics: { logs: 2 } }),
-      log: createLogger({ level: 'silent', name: 'classic-membership-test' }),
-      listener: {
-        onAssigned: async (tps) => void timeline.push(`assigned ${names(tps)}`),
-        onRevoked: async (tps) => void timeline.push(`revoked ${names(tps)}`),
-        onLost: async (tps) => void timeline.push(`lost ${names(tps)}`)
-      }
-    })
-    const run = membership.run(stop.signal)
-    await poll('the rejoin after the rebalance', async () => joins, (n) => n === 2, 5_000)
-    stop.abort()
-    await run
-    assert.deepEqual(timeline, ['join (new)', 'assigned logs-0,logs-1', 'revoked logs-0,logs-1', 'join m1', 'leave m1'])
-  })
+  )
 })

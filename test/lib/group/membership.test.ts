@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { HeartbeatRequest, HeartbeatResponse, TopicIdPartitions } from '../../../lib/kafka/consumer-group-heartbeat.js'
+import type {
+  HeartbeatRequest,
+  HeartbeatResponse,
+  TopicIdPartitions
+} from '../../../lib/kafka/consumer-group-heartbeat.js'
 import { GroupMembership, type TopicPartition } from '../../../lib/group/membership.js'
 import { createLogger } from '../../../lib/log/logger.js'
 
@@ -18,31 +22,45 @@ function fakeGroup(script: Answer[]) {
   const requests: HeartbeatRequest[] = []
   const stop = new AbortController()
   const describe = (tps: readonly TopicPartition[]): string => tps.map((tp) => `${tp.topic}-${tp.partition}`).join(',')
-  const membership = new GroupMembership({ groupId: 'g', topics: ['logs'], rebalanceTimeoutMs: 30_000 }, {
-    log,
-    transport: {
-      heartbeat: async (request) => {
-        requests.push(request)
-        const owned = request.ownedPartitions.flatMap((tp) => tp.partitions).join(',')
-        timeline.push(`heartbeat epoch=${request.memberEpoch} owned=${owned}`)
-        const answer = script.shift()
-        if (script.length === 0) stop.abort()
-        if (answer instanceof Error) throw answer
-        return { errorCode: 0, errorMessage: null, memberId: request.memberId, memberEpoch: request.memberEpoch, heartbeatIntervalMs: 5, assignment: null, ...answer }
+  const membership = new GroupMembership(
+    { groupId: 'g', topics: ['logs'], rebalanceTimeoutMs: 30_000 },
+    {
+      log,
+      transport: {
+        heartbeat: async (request) => {
+          requests.push(request)
+          const owned = request.ownedPartitions.flatMap((tp) => tp.partitions).join(',')
+          timeline.push(`heartbeat epoch=${request.memberEpoch} owned=${owned}`)
+          const answer = script.shift()
+          if (script.length === 0) stop.abort()
+          if (answer instanceof Error) throw answer
+          return {
+            errorCode: 0,
+            errorMessage: null,
+            memberId: request.memberId,
+            memberEpoch: request.memberEpoch,
+            heartbeatIntervalMs: 5,
+            assignment: null,
+            ...answer
+          }
+        },
+        topicNames: async () => new Map([[LOGS, 'logs']]),
+        resetCoordinator: () => timeline.push('reset coordinator')
       },
-      topicNames: async () => new Map([[LOGS, 'logs']]),
-      resetCoordinator: () => timeline.push('reset coordinator')
-    },
-    listener: {
-      onAssigned: async (tps) => void timeline.push(`assigned ${describe(tps)}`),
-      onRevoked: async (tps) => void timeline.push(`revoked ${describe(tps)}`),
-      onLost: async (tps) => void timeline.push(`lost ${describe(tps)}`)
+      listener: {
+        onAssigned: async (tps) => void timeline.push(`assigned ${describe(tps)}`),
+        onRevoked: async (tps) => void timeline.push(`revoked ${describe(tps)}`),
+        onLost: async (tps) => void timeline.push(`lost ${describe(tps)}`)
+      }
     }
-  })
+  )
   return { membership, timeline, requests, run: () => membership.run(stop.signal) }
 }
 
-const assign = (epoch: number, ...partitions: number[]): Partial<HeartbeatResponse> => ({ memberEpoch: epoch, assignment: [{ topicId: LOGS, partitions }] satisfies TopicIdPartitions[] })
+const assign = (epoch: number, ...partitions: number[]): Partial<HeartbeatResponse> => ({
+  memberEpoch: epoch,
+  assignment: [{ topicId: LOGS, partitions }] satisfies TopicIdPartitions[]
+})
 
 describe('group membership (KIP-848 heartbeat state machine)', () => {
   it('joins with epoch 0 and a client-made member id, takes the assignment and acknowledges it at once', async () => {
@@ -57,7 +75,10 @@ describe('group membership (KIP-848 heartbeat state machine)', () => {
       'heartbeat epoch=-1 owned='
     ])
     assert.ok(group.membership.memberId.length >= 16)
-    assert.ok(group.requests.every((r) => r.memberId === group.membership.memberId), 'one member id for the member\'s lifetime')
+    assert.ok(
+      group.requests.every((r) => r.memberId === group.membership.memberId),
+      "one member id for the member's lifetime"
+    )
     assert.deepEqual(group.requests[0]?.subscribedTopicNames, ['logs'])
   })
 
@@ -97,19 +118,35 @@ describe('group membership (KIP-848 heartbeat state machine)', () => {
 
   it('a fenced member (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) drops its partitions without committing and rejoins with epoch 0', async () => {
     // A member the coordinator still knows (FENCED_MEMBER_EPOCH) leaves first: Kafka 4.1 fences its epoch-0 join too.
-    for (const [errorCode, leave] of [[110, ['heartbeat epoch=-1 owned=']], [25, []]] as const) {
-      const group = fakeGroup([assign(3, 4, 5), { errorCode, memberEpoch: -1 }, ...(leave.length > 0 ? [{}] : []), assign(5, 5), {}])
+    for (const [errorCode, leave] of [
+      [110, ['heartbeat epoch=-1 owned=']],
+      [25, []]
+    ] as const) {
+      const group = fakeGroup([
+        assign(3, 4, 5),
+        { errorCode, memberEpoch: -1 },
+        ...(leave.length > 0 ? [{}] : []),
+        assign(5, 5),
+        {}
+      ])
       await group.run()
-      assert.deepEqual(group.timeline.slice(0, 6 + leave.length), [
-        'heartbeat epoch=0 owned=',
-        'assigned logs-4,logs-5',
-        'heartbeat epoch=3 owned=4,5',
-        'lost logs-4,logs-5',
-        ...leave,
-        'heartbeat epoch=0 owned=',
-        'assigned logs-5'
-      ], `error ${errorCode}`)
-      assert.ok(!group.timeline.includes('revoked logs-4,logs-5'), 'lost partitions are not committed: the epoch is gone')
+      assert.deepEqual(
+        group.timeline.slice(0, 6 + leave.length),
+        [
+          'heartbeat epoch=0 owned=',
+          'assigned logs-4,logs-5',
+          'heartbeat epoch=3 owned=4,5',
+          'lost logs-4,logs-5',
+          ...leave,
+          'heartbeat epoch=0 owned=',
+          'assigned logs-5'
+        ],
+        `error ${errorCode}`
+      )
+      assert.ok(
+        !group.timeline.includes('revoked logs-4,logs-5'),
+        'lost partitions are not committed: the epoch is gone'
+      )
     }
   })
 

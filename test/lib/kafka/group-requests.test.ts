@@ -15,45 +15,144 @@ const hex = (s: string): Buffer => Buffer.from(s, 'hex')
 
 describe('group request encoders (Kafka 4.1.1 golden bytes)', () => {
   it('ConsumerGroupHeartbeat v1 request, with a non-ASCII topic name and owned partitions', () => {
-    const body = heartbeatBody({ groupId: 'g1', memberId: 'm-1', memberEpoch: 3, rebalanceTimeoutMs: 60000, subscribedTopicNames: ['logs', 'métriques'], ownedPartitions: [{ topicId: TOPIC_ID, partitions: [0, 2, 5] }] })
-    assert.equal(body.toString('hex'), '036731046d2d310000000300000000ea6003056c6f67730b6dc3a974726971756573000002000102030405060708090a0b0c0d0e0f040000000000000002000000050000')
+    const body = heartbeatBody({
+      groupId: 'g1',
+      memberId: 'm-1',
+      memberEpoch: 3,
+      rebalanceTimeoutMs: 60000,
+      subscribedTopicNames: ['logs', 'métriques'],
+      ownedPartitions: [{ topicId: TOPIC_ID, partitions: [0, 2, 5] }]
+    })
+    assert.equal(
+      body.toString('hex'),
+      '036731046d2d310000000300000000ea6003056c6f67730b6dc3a974726971756573000002000102030405060708090a0b0c0d0e0f040000000000000002000000050000'
+    )
   })
 
   it('ConsumerGroupHeartbeat v1 responses: an assignment, and a fenced member with none', () => {
-    const ok = decodeHeartbeatResponse(new FlexibleReader(hex('00000000000000046d2d3100000004000003e80102000102030405060708090a0b0c0d0e0f030000000100000003000000')))
-    assert.deepEqual(ok, { errorCode: 0, errorMessage: null, memberId: 'm-1', memberEpoch: 4, heartbeatIntervalMs: 1000, assignment: [{ topicId: TOPIC_ID, partitions: [1, 3] }] })
+    const ok = decodeHeartbeatResponse(
+      new FlexibleReader(
+        hex('00000000000000046d2d3100000004000003e80102000102030405060708090a0b0c0d0e0f030000000100000003000000')
+      )
+    )
+    assert.deepEqual(ok, {
+      errorCode: 0,
+      errorMessage: null,
+      memberId: 'm-1',
+      memberEpoch: 4,
+      heartbeatIntervalMs: 1000,
+      assignment: [{ topicId: TOPIC_ID, partitions: [1, 3] }]
+    })
     const fenced = decodeHeartbeatResponse(new FlexibleReader(hex('00000000006e0766656e63656400ffffffff00000000ff00')))
-    assert.deepEqual(fenced, { errorCode: 110, errorMessage: 'fenced', memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null })
+    assert.deepEqual(fenced, {
+      errorCode: 110,
+      errorMessage: 'fenced',
+      memberId: null,
+      memberEpoch: -1,
+      heartbeatIntervalMs: 0,
+      assignment: null
+    })
   })
 
   it('OffsetCommit v9 request (member epoch as generation, offsets past 2^32) and response', () => {
-    const body = offsetCommitBody({ groupId: 'g1', generationIdOrMemberEpoch: 4, memberId: 'm-1', offsets: [{ topic: 'logs', partition: 0, offset: 42 }, { topic: 'logs', partition: 2, offset: 5_000_000_000 }, { topic: 'métriques', partition: 1, offset: 7 }] })
-    assert.equal(body.toString('hex'), '03673100000004046d2d310003056c6f67730300000000000000000000002affffffff000000000002000000012a05f200ffffffff0000000b6dc3a97472697175657302000000010000000000000007ffffffff00000000')
-    const errors = decodeOffsetCommitResponse(new FlexibleReader(hex('0000000002056c6f67730300000000000000000000020071000000')))
-    assert.deepEqual(errors, [{ topic: 'logs', partition: 0, errorCode: 0 }, { topic: 'logs', partition: 2, errorCode: 113 }])
+    const body = offsetCommitBody({
+      groupId: 'g1',
+      generationIdOrMemberEpoch: 4,
+      memberId: 'm-1',
+      offsets: [
+        { topic: 'logs', partition: 0, offset: 42 },
+        { topic: 'logs', partition: 2, offset: 5_000_000_000 },
+        { topic: 'métriques', partition: 1, offset: 7 }
+      ]
+    })
+    assert.equal(
+      body.toString('hex'),
+      '03673100000004046d2d310003056c6f67730300000000000000000000002affffffff000000000002000000012a05f200ffffffff0000000b6dc3a97472697175657302000000010000000000000007ffffffff00000000'
+    )
+    const errors = decodeOffsetCommitResponse(
+      new FlexibleReader(hex('0000000002056c6f67730300000000000000000000020071000000'))
+    )
+    assert.deepEqual(errors, [
+      { topic: 'logs', partition: 0, errorCode: 0 },
+      { topic: 'logs', partition: 2, errorCode: 113 }
+    ])
   })
 
   it('OffsetFetch v9 request (member id and epoch, require_stable) and response with a partition that has no offset', () => {
-    const body = offsetFetchBody({ groupId: 'g1', memberId: 'm-1', memberEpoch: 4, partitions: [{ topic: 'logs', partition: 0 }, { topic: 'logs', partition: 2 }] })
+    const body = offsetFetchBody({
+      groupId: 'g1',
+      memberId: 'm-1',
+      memberEpoch: 4,
+      partitions: [
+        { topic: 'logs', partition: 0 },
+        { topic: 'logs', partition: 2 }
+      ]
+    })
     assert.equal(body.toString('hex'), '02036731046d2d310000000402056c6f677303000000000000000200000100')
-    const result = decodeOffsetFetchResponse(new FlexibleReader(hex('000000000203673102056c6f67730300000000000000000000002affffffff0100000000000002ffffffffffffffffffffffff010000000000000000')))
-    assert.deepEqual(result, { errorCode: 0, offsets: [{ topic: 'logs', partition: 0, offset: 42, errorCode: 0 }, { topic: 'logs', partition: 2, offset: -1, errorCode: 0 }] })
+    const result = decodeOffsetFetchResponse(
+      new FlexibleReader(
+        hex(
+          '000000000203673102056c6f67730300000000000000000000002affffffff0100000000000002ffffffffffffffffffffffff010000000000000000'
+        )
+      )
+    )
+    assert.deepEqual(result, {
+      errorCode: 0,
+      offsets: [
+        { topic: 'logs', partition: 0, offset: 42, errorCode: 0 },
+        { topic: 'logs', partition: 2, offset: -1, errorCode: 0 }
+      ]
+    })
   })
 
   it('TxnOffsetCommit v3 request with the member id and generation (KIP-447), one without them, and the response', () => {
-    const offsets = [{ topic: 'logs', partition: 0, offset: 42 }, { topic: 'logs', partition: 2, offset: 5_000_000_000 }, { topic: 'métriques', partition: 1, offset: 7 }]
-    const fenced = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'g1', producerId: 5_000_000_000n, producerEpoch: 3, member: { memberId: 'm-1', generationId: 7 }, offsets })
-    assert.equal(fenced.toString('hex'), '0574782d31036731000000012a05f200000300000007046d2d310003056c6f67730300000000000000000000002affffffff000000000002000000012a05f200ffffffff0000000b6dc3a97472697175657302000000010000000000000007ffffffff00000000')
+    const offsets = [
+      { topic: 'logs', partition: 0, offset: 42 },
+      { topic: 'logs', partition: 2, offset: 5_000_000_000 },
+      { topic: 'métriques', partition: 1, offset: 7 }
+    ]
+    const fenced = txnOffsetCommitBody({
+      transactionalId: 'tx-1',
+      groupId: 'g1',
+      producerId: 5_000_000_000n,
+      producerEpoch: 3,
+      member: { memberId: 'm-1', generationId: 7 },
+      offsets
+    })
+    assert.equal(
+      fenced.toString('hex'),
+      '0574782d31036731000000012a05f200000300000007046d2d310003056c6f67730300000000000000000000002affffffff000000000002000000012a05f200ffffffff0000000b6dc3a97472697175657302000000010000000000000007ffffffff00000000'
+    )
     // Without a member: generation -1, an empty member id and no instance id, Kafka's defaults.
-    const unfenced = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'g1', producerId: 1000n, producerEpoch: 0, offsets: [{ topic: 'logs', partition: 1, offset: 9 }] })
-    assert.equal(unfenced.toString('hex'), '0574782d3103673100000000000003e80000ffffffff010002056c6f677302000000010000000000000009ffffffff00000000')
-    const errors = decodeOffsetCommitResponse(new FlexibleReader(hex('0000000002056c6f67730300000000000000000000020019000000')))
-    assert.deepEqual(errors, [{ topic: 'logs', partition: 0, errorCode: 0 }, { topic: 'logs', partition: 2, errorCode: 25 }])
+    const unfenced = txnOffsetCommitBody({
+      transactionalId: 'tx-1',
+      groupId: 'g1',
+      producerId: 1000n,
+      producerEpoch: 0,
+      offsets: [{ topic: 'logs', partition: 1, offset: 9 }]
+    })
+    assert.equal(
+      unfenced.toString('hex'),
+      '0574782d3103673100000000000003e80000ffffffff010002056c6f677302000000010000000000000009ffffffff00000000'
+    )
+    const errors = decodeOffsetCommitResponse(
+      new FlexibleReader(hex('0000000002056c6f67730300000000000000000000020019000000'))
+    )
+    assert.deepEqual(errors, [
+      { topic: 'logs', partition: 0, errorCode: 0 },
+      { topic: 'logs', partition: 2, errorCode: 25 }
+    ])
   })
 
   it('Metadata v12 request by name, and the topic id in its response', () => {
     assert.equal(topicMetadataBody(['logs']).toString('hex'), '0200000000000000000000000000000000056c6f677300000000')
-    const topics = decodeTopicMetadata(new FlexibleReader(hex('0000000002000000010a3132372e302e302e31000023840000026300000001020000056c6f6773000102030405060708090a0b0c0d0e0f000300000000000000000001000000000200000001020000000101000000000000010000000100000000020000000102000000010100800000000000')))
+    const topics = decodeTopicMetadata(
+      new FlexibleReader(
+        hex(
+          '0000000002000000010a3132372e302e302e31000023840000026300000001020000056c6f6773000102030405060708090a0b0c0d0e0f000300000000000000000001000000000200000001020000000101000000000000010000000100000000020000000102000000010100800000000000'
+        )
+      )
+    )
     assert.deepEqual(topics, [{ name: 'logs', topicId: TOPIC_ID, errorCode: 0, partitions: 2 }])
   })
 })

@@ -4,8 +4,19 @@ import { Encoder } from '../../../lib/kafka/kafkajs-internals.js'
 import { produceRequest, RequestBufferPool, type PartitionBatch } from '../../../lib/kafka/produce-request.js'
 
 /** The body as kafkajs's own Encoder lays it out: the reference the one-buffer writer must match byte for byte. */
-function viaKafkajsEncoder(transactionalId: string | null, acks: number, timeoutMs: number, batches: PartitionBatch[]): Buffer {
-  const encoder = new Encoder() as unknown as { writeString(s: string | null): typeof encoder; writeInt16(n: number): typeof encoder; writeInt32(n: number): typeof encoder; writeBuffer(b: Buffer): typeof encoder; buffer: Buffer }
+function viaKafkajsEncoder(
+  transactionalId: string | null,
+  acks: number,
+  timeoutMs: number,
+  batches: PartitionBatch[]
+): Buffer {
+  const encoder = new Encoder() as unknown as {
+    writeString(s: string | null): typeof encoder
+    writeInt16(n: number): typeof encoder
+    writeInt32(n: number): typeof encoder
+    writeBuffer(b: Buffer): typeof encoder
+    buffer: Buffer
+  }
   encoder.writeString(transactionalId).writeInt16(acks).writeInt32(timeoutMs)
   const topics = [...new Set(batches.map((b) => b.topic))]
   encoder.writeInt32(topics.length)
@@ -18,7 +29,7 @@ function viaKafkajsEncoder(transactionalId: string | null, acks: number, timeout
 }
 
 describe('produce request body', () => {
-  it('matches kafkajs\'s encoder byte for byte, with and without a transactional id and non-ASCII topic names', async () => {
+  it("matches kafkajs's encoder byte for byte, with and without a transactional id and non-ASCII topic names", async () => {
     const batches: PartitionBatch[] = [
       { topic: 'logs', partition: 0, batch: Buffer.from('first batch') },
       { topic: 'métriques', partition: 2, batch: Buffer.alloc(3000, 7) },
@@ -32,9 +43,12 @@ describe('produce request body', () => {
     }
   })
 
-  it('written into a reused buffer still holding an earlier request, matches kafkajs\'s encoder, and reuses its memory', async () => {
+  it("written into a reused buffer still holding an earlier request, matches kafkajs's encoder, and reuses its memory", async () => {
     const pool = new RequestBufferPool(2)
-    const large: PartitionBatch[] = [{ topic: 'logs', partition: 0, batch: Buffer.alloc(9000, 0xab) }, { topic: 'other', partition: 1, batch: Buffer.alloc(500, 0xcd) }]
+    const large: PartitionBatch[] = [
+      { topic: 'logs', partition: 0, batch: Buffer.alloc(9000, 0xab) },
+      { topic: 'other', partition: 1, batch: Buffer.alloc(500, 0xcd) }
+    ]
     const small: PartitionBatch[] = [{ topic: 'logs', partition: 2, batch: Buffer.from('a smaller batch') }]
     let taken: Buffer[] = []
     const allocate = (size: number): Buffer => {
@@ -52,6 +66,6 @@ describe('produce request body', () => {
     }
     const reused = pool.take(100)
     assert.equal(pool.take(100).buffer === reused.buffer, false)
-    assert.ok(reused.buffer.byteLength >= 9000, 'the large request\'s buffer is taken again')
+    assert.ok(reused.buffer.byteLength >= 9000, "the large request's buffer is taken again")
   })
 })

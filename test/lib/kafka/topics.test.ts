@@ -22,7 +22,10 @@ let broker: EmbeddedBroker
 let admin: Admin
 before(async () => {
   broker = await startKraftBroker({ serverOverrides: { 'default.replication.factor': '2' } })
-  admin = createKafkaClient({ ...DEFAULT_CONNECTION, brokers: [broker.bootstrap] }, createLogger({ level: 'silent', name: 'test' })).admin()
+  admin = createKafkaClient(
+    { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap] },
+    createLogger({ level: 'silent', name: 'test' })
+  ).admin()
   await admin.connect()
 })
 after(async () => {
@@ -42,7 +45,11 @@ describe('topic creation', () => {
     // that the request carried -1 and the broker applied its default.
     await assert.rejects(ensureTopic(admin, topic, 3), (err: unknown) => {
       assert.match(String(err), /cannot create topic rf-default-\w+: INVALID_REPLICATION_FACTOR/)
-      assert.equal((err as { code?: string }).code, ErrorCodes.TOPIC_REFUSED, 'a refusal no retry fixes has its own code')
+      assert.equal(
+        (err as { code?: string }).code,
+        ErrorCodes.TOPIC_REFUSED,
+        'a refusal no retry fixes has its own code'
+      )
       return true
     })
     assert.ok(!(await admin.listTopics()).includes(topic))
@@ -50,17 +57,50 @@ describe('topic creation', () => {
 
   it('squeeze produce whose topic the cluster refuses: without a wait, one line and exit 1 at once', async () => {
     const topic = `refused-${randomUUID().slice(0, 8)}`
-    const run = await runSqueeze(['produce', '--brokers', broker.bootstrap, '--topic', topic, '--create-partitions', '1', '--records', '10'])
+    const run = await runSqueeze([
+      'produce',
+      '--brokers',
+      broker.bootstrap,
+      '--topic',
+      topic,
+      '--create-partitions',
+      '1',
+      '--records',
+      '10'
+    ])
     assert.equal(run.code, 1)
-    assert.match(run.stderr, new RegExp(`squeeze: cannot create topic ${topic}: INVALID_REPLICATION_FACTOR.*\\[SQUEEZE_ERR_TOPIC_REFUSED\\]`))
+    assert.match(
+      run.stderr,
+      new RegExp(`squeeze: cannot create topic ${topic}: INVALID_REPLICATION_FACTOR.*\\[SQUEEZE_ERR_TOPIC_REFUSED\\]`)
+    )
   })
 
   it('squeeze produce waiting for a topic the cluster refuses: /readyz says so and the refusal is counted in a metric', async () => {
     const topic = `refused-${randomUUID().slice(0, 8)}`
     const port = await freePort()
     const cli = fileURLToPath(new URL('../../../services/cli/main.js', import.meta.url))
-    const child = spawn(process.execPath, [cli, 'produce', '--brokers', broker.bootstrap, '--topic', topic, '--create-partitions', '1', '--rate', '10',
-      '--wait-for-brokers-s', '120', '--metrics-port', String(port), '--metrics-host', '127.0.0.1'], { stdio: 'ignore' })
+    const child = spawn(
+      process.execPath,
+      [
+        cli,
+        'produce',
+        '--brokers',
+        broker.bootstrap,
+        '--topic',
+        topic,
+        '--create-partitions',
+        '1',
+        '--rate',
+        '10',
+        '--wait-for-brokers-s',
+        '120',
+        '--metrics-port',
+        String(port),
+        '--metrics-host',
+        '127.0.0.1'
+      ],
+      { stdio: 'ignore' }
+    )
     try {
       const get = async (path: string): Promise<{ status: number; body: string } | undefined> => {
         try {
@@ -77,7 +117,10 @@ describe('topic creation', () => {
         assert.equal(child.exitCode, null, 'the service keeps waiting instead of exiting')
         readyz = await get('/readyz')
         const metrics = await get('/metrics')
-        counted = metrics?.body.includes(`squeeze_produce_unrecoverable_errors_total{topic="${topic}",error="INVALID_REPLICATION_FACTOR"}`) ?? false
+        counted =
+          metrics?.body.includes(
+            `squeeze_produce_unrecoverable_errors_total{topic="${topic}",error="INVALID_REPLICATION_FACTOR"}`
+          ) ?? false
         await new Promise((resolve) => setTimeout(resolve, 200))
       }
       assert.equal(readyz?.status, 503)
@@ -94,10 +137,12 @@ describe('topic creation', () => {
     assert.deepEqual(await replicas(topic), [1, 1, 1])
   })
 
-  it('the copier gives a destination its source topic\'s replication factor, not the broker default', async () => {
+  it("the copier gives a destination its source topic's replication factor, not the broker default", async () => {
     const source = `rf-source-${randomUUID().slice(0, 8)}`
     await createTopicsAndWait(admin, [{ topic: source, numPartitions: 2, replicationFactor: 1 }])
-    const created = await prepareDestinations(admin, source, [{ topic: `${source}.zstd`, spec: { codec: 'zstd', level: 3 } }])
+    const created = await prepareDestinations(admin, source, [
+      { topic: `${source}.zstd`, spec: { codec: 'zstd', level: 3 } }
+    ])
     assert.deepEqual(created, [`${source}.zstd`])
     assert.deepEqual(await replicas(`${source}.zstd`), [1, 1])
   })

@@ -30,7 +30,9 @@ function getPath(port: number, path: string, agent?: Agent): Promise<{ status: n
   return new Promise((resolve, reject) => {
     get({ host: '127.0.0.1', port, path, ...(agent === undefined ? {} : { agent }) }, (res) => {
       let body = ''
-      res.setEncoding('utf8').on('data', (c: string) => (body += c))
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => (body += c))
         .on('end', () => resolve({ status: res.statusCode, body }))
     }).on('error', reject)
   })
@@ -44,7 +46,9 @@ describe('metrics server', () => {
     const collecting = new Promise<void>((resolve) => (entered = resolve))
     // A collect that waits for the test: the scrape is in flight while close() is called.
     new Gauge({
-      name: 'test_slow_gauge', help: 'held open by the test', registers: [registry],
+      name: 'test_slow_gauge',
+      help: 'held open by the test',
+      registers: [registry],
       async collect() {
         entered()
         await new Promise<void>((resolve) => (release = resolve))
@@ -53,12 +57,17 @@ describe('metrics server', () => {
     })
     const server = await startMetricsServer(registry, { port: 0, host: '127.0.0.1' })
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-    const response = new Promise<{ status: number | undefined; connection: string | undefined; body: string }>((resolve, reject) => {
-      get({ host: '127.0.0.1', port: server.port, path: '/metrics', agent }, (res) => {
-        let body = ''
-        res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, body }))
-      }).on('error', reject)
-    })
+    const response = new Promise<{ status: number | undefined; connection: string | undefined; body: string }>(
+      (resolve, reject) => {
+        get({ host: '127.0.0.1', port: server.port, path: '/metrics', agent }, (res) => {
+          let body = ''
+          res
+            .setEncoding('utf8')
+            .on('data', (c: string) => (body += c))
+            .on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, body }))
+        }).on('error', reject)
+      }
+    )
     await collecting
     let closed = false
     const closing = server.close().then(() => (closed = true))
@@ -138,7 +147,12 @@ describe('metrics server', () => {
       }
       assert.equal(held.status, 503, `${loop.reason()} ${held.body}`)
       assert.match(held.body, /^event loop delayed \d+ ms \(bound 100 ms\)\n$/)
-      await poll('/healthz to recover', () => getPath(server.port, '/healthz'), (r) => r.status === 200, 10_000)
+      await poll(
+        '/healthz to recover',
+        () => getPath(server.port, '/healthz'),
+        (r) => r.status === 200,
+        10_000
+      )
     } finally {
       loop.stop()
       await server.close()

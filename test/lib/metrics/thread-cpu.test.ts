@@ -27,7 +27,7 @@ import(${JSON.stringify(MODULE_URL)}).then(({ threadCpuSeconds }) => {
 `
 
 describe('threadCpuSeconds', () => {
-  it('advances while this thread computes, never faster than the wall clock, and within the process\'s CPU', () => {
+  it("advances while this thread computes, never faster than the wall clock, and within the process's CPU", () => {
     const wallStart = process.hrtime.bigint()
     const processStart = processCpuSeconds()
     const start = threadCpuSeconds()
@@ -37,12 +37,16 @@ describe('threadCpuSeconds', () => {
     const processSpent = processCpuSeconds() - processStart
     const wall = Number(process.hrtime.bigint() - wallStart) / 1e9
     assert.ok(spent >= SPIN_CPU_SECONDS, `the thread's clock advanced while it spun (${spent} s)`)
-    assert.ok(spent <= wall, `a thread computes at most as long as the wall clock runs: thread ${spent} s, wall ${wall} s`)
+    assert.ok(
+      spent <= wall,
+      `a thread computes at most as long as the wall clock runs: thread ${spent} s, wall ${wall} s`
+    )
     // Both read the kernel's scheduler accounting: the process's figure holds the thread's (1 ms for rounding).
-    if (process.platform === 'linux') assert.ok(processSpent + 0.001 >= spent, `this thread ${spent} s, whole process ${processSpent} s`)
+    if (process.platform === 'linux')
+      assert.ok(processSpent + 0.001 >= spent, `this thread ${spent} s, whole process ${processSpent} s`)
   })
 
-  it('counts this thread\'s CPU, not another thread\'s', async () => {
+  it("counts this thread's CPU, not another thread's", async () => {
     const idleStart = threadCpuSeconds()
     const processStart = processCpuSeconds()
     const worker = new Worker(WORKER_SPIN, { eval: true })
@@ -54,8 +58,12 @@ describe('threadCpuSeconds', () => {
     const idle = threadCpuSeconds() - idleStart
     const processSpent = processCpuSeconds() - processStart
     assert.ok(workerSpent >= SPIN_CPU_SECONDS, `the worker's own clock advanced while it spun (${workerSpent} s)`)
-    assert.ok(processSpent + 0.001 >= workerSpent, `the worker's CPU is part of the process's: worker ${workerSpent} s, process ${processSpent} s`)
+    assert.ok(
+      processSpent + 0.001 >= workerSpent,
+      `the worker's CPU is part of the process's: worker ${workerSpent} s, process ${processSpent} s`
+    )
     // This thread only waited for the worker: its clock moved by far less than the worker's did.
-    if (process.platform === 'linux') assert.ok(idle < workerSpent / 2, `this thread ${idle} s, the worker ${workerSpent} s`)
+    if (process.platform === 'linux')
+      assert.ok(idle < workerSpent / 2, `this thread ${idle} s, the worker ${workerSpent} s`)
   })
 })

@@ -28,13 +28,26 @@ describe('produceLogs from a file read in batches', () => {
     const topic = await kafka.createTopic(t)
     const producer = await kafka.startProducer({ maxRequestSizeBytes: 100_000, lingerMs: 5 })
     t.after(() => producer.close())
-    const summary = await produceLogs({ source: readFileBatches(path, { follow: false }), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log })
+    const summary = await produceLogs({
+      source: readFileBatches(path, { follow: false }),
+      format: formatFor('syslog'),
+      topic,
+      producer,
+      onParseError: 'skip',
+      log: kafka.log
+    })
     await producer.flush()
     assert.deepEqual(summary, {
-      itemsRead: 3002, recordsSent: 3000, parseErrors: 1, sentRaw: 0, rejected: 1,
+      itemsRead: 3002,
+      recordsSent: 3000,
+      parseErrors: 1,
+      sentRaw: 0,
+      rejected: 1,
       parseErrorExamples: [{ line: 1501, reason: summary.parseErrorExamples[0]?.reason, text: bad }]
     })
-    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString('utf8')))
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) =>
+      batch.records.map((r) => r.value?.toString('utf8'))
+    )
     assert.deepEqual(values, good)
   })
 
@@ -42,7 +55,12 @@ describe('produceLogs from a file read in batches', () => {
    * Corpus access lines with a bad line, a line whose bound is too large but whose record is not, and a line too
    * large, through produceLogs from `source(path)`; every record must be the bytes encodeLine makes.
    */
-  async function produceAccessLog(t: TestContext, source: (path: string) => AsyncIterable<SourceBatch | LineChunk>, extra: readonly string[], newline: string): Promise<void> {
+  async function produceAccessLog(
+    t: TestContext,
+    source: (path: string) => AsyncIterable<SourceBatch | LineChunk>,
+    extra: readonly string[],
+    newline: string
+  ): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-produce-logs-'))
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     const format = formatFor('http')
@@ -54,8 +72,14 @@ describe('produceLogs from a file read in batches', () => {
         return false
       }
     }
-    const good = [...kindLines('http').filter(parses).slice(0, 6000 - extra.length), ...extra]
-    const accessLine = (path: string): string => `127.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET ${path} HTTP/1.1" 200 7697 "-" "curl/8"`
+    const good = [
+      ...kindLines('http')
+        .filter(parses)
+        .slice(0, 6000 - extra.length),
+      ...extra
+    ]
+    const accessLine = (path: string): string =>
+      `127.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET ${path} HTTP/1.1" 200 7697 "-" "curl/8"`
     // Its bound (3 bytes per character) is over max.request.size, its record is not: it goes the slower way, and gets there.
     const boundTooLarge = accessLine(`/${'b'.repeat(40_000)}`)
     const tooLarge = accessLine(`/${'x'.repeat(120_000)}`)
@@ -66,12 +90,24 @@ describe('produceLogs from a file read in batches', () => {
     const topic = await kafka.createTopic(t)
     const producer = await kafka.startProducer({ maxRequestSizeBytes: 100_000, lingerMs: 5, batchSizeBytes: 64 * 1024 })
     t.after(() => producer.close())
-    const summary = await produceLogs({ source: source(path), format, topic, producer, onParseError: 'raw', log: kafka.log })
+    const summary = await produceLogs({
+      source: source(path),
+      format,
+      topic,
+      producer,
+      onParseError: 'raw',
+      log: kafka.log
+    })
     await producer.flush()
     const { parseErrorExamples, ...counts } = summary
     assert.deepEqual(counts, { itemsRead: 6003, recordsSent: 6002, parseErrors: 1, sentRaw: 1, rejected: 1 })
-    assert.deepEqual(parseErrorExamples.map((e) => [e.line, e.text]), [[2501, bad]])
-    const expected = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500)].map((line) => (line === bad ? Buffer.from(bad) : format.encodeLine(line)))
+    assert.deepEqual(
+      parseErrorExamples.map((e) => [e.line, e.text]),
+      [[2501, bad]]
+    )
+    const expected = [...good.slice(0, 2500), bad, boundTooLarge, ...good.slice(2500)].map((line) =>
+      line === bad ? Buffer.from(bad) : format.encodeLine(line)
+    )
     const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value))
     assert.equal(values.length, expected.length)
     values.forEach((value, i) => assert.ok(value?.equals(expected[i] as Buffer), `record ${i} differs`))
@@ -81,7 +117,7 @@ describe('produceLogs from a file read in batches', () => {
     await produceAccessLog(t, (path) => readFileBatches(path, { follow: false }), [], '\n')
   })
 
-  it('http lines read in place from the file\'s bytes (readFileChunks): the same records, non-ASCII and CRLF lines included', async (t) => {
+  it("http lines read in place from the file's bytes (readFileChunks): the same records, non-ASCII and CRLF lines included", async (t) => {
     const nonAscii = '10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /caf\u00e9 HTTP/1.1" 200 12 "-" "na\u00efve/1.0"'
     await produceAccessLog(t, (path) => readFileChunks(path, { readSizeBytes: 8192 }), [nonAscii, nonAscii], '\r\n')
   })
@@ -99,16 +135,39 @@ describe('produceLogs from a file read in batches', () => {
       }
     }
     let connect = (): void => {}
-    const ready = new Promise<void>((resolve) => { connect = resolve })
-    const producing = produceLogs({ source: source(), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log, ready })
+    const ready = new Promise<void>((resolve) => {
+      connect = resolve
+    })
+    const producing = produceLogs({
+      source: source(),
+      format: formatFor('syslog'),
+      topic,
+      producer,
+      onParseError: 'skip',
+      log: kafka.log,
+      ready
+    })
     await until(() => read === 1, 'the first line to be read')
     assert.equal(producer.snapshot().recordsAccepted, 0)
     connect()
     assert.equal((await producing).recordsSent, good.length)
     await producer.flush()
-    const values = (await kafka.readAll([topic])).flatMap(({ batch }) => batch.records.map((r) => r.value?.toString('utf8')))
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) =>
+      batch.records.map((r) => r.value?.toString('utf8'))
+    )
     assert.deepEqual(values, good)
     const refused = new Error('no broker answered')
-    await assert.rejects(produceLogs({ source: source(), format: formatFor('syslog'), topic, producer, onParseError: 'skip', log: kafka.log, ready: Promise.reject(refused) }), refused)
+    await assert.rejects(
+      produceLogs({
+        source: source(),
+        format: formatFor('syslog'),
+        topic,
+        producer,
+        onParseError: 'skip',
+        log: kafka.log,
+        ready: Promise.reject(refused)
+      }),
+      refused
+    )
   })
 })

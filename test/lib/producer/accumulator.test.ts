@@ -10,12 +10,23 @@ import { FakeCluster, until } from '../../helpers/fake-cluster.js'
 const log = createLogger({ level: 'silent', name: 'test' })
 
 function newAccumulator(overrides: Partial<ProducerConfig>, topics: Record<string, number> = { t: 4 }) {
-  const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'none', level: null }, compressionThreads: 0, lingerMs: 60_000, ...overrides }
+  const config: ProducerConfig = {
+    ...DEFAULT_PRODUCER_CONFIG,
+    codec: { codec: 'none', level: null },
+    compressionThreads: 0,
+    lingerMs: 60_000,
+    ...overrides
+  }
   const events = { ready: 0, sealFailures: [] as SqueezeError[] }
-  const accumulator = new RecordAccumulator(config, { cluster: new FakeCluster({ topics }), log }, new TopicCodecs(config), {
-    batchReady: () => events.ready++,
-    sealFailed: (_queue, _batch, error) => events.sealFailures.push(error)
-  })
+  const accumulator = new RecordAccumulator(
+    config,
+    { cluster: new FakeCluster({ topics }), log },
+    new TopicCodecs(config),
+    {
+      batchReady: () => events.ready++,
+      sealFailed: (_queue, _batch, error) => events.sealFailures.push(error)
+    }
+  )
   return { accumulator, events }
 }
 
@@ -75,7 +86,7 @@ describe('record accumulator', () => {
     await accumulator.close()
   })
 
-  it('puts keyed records where Kafka\'s partitioner does, rejects a partition that does not exist, and loads a topic\'s metadata once', async () => {
+  it("puts keyed records where Kafka's partitioner does, rejects a partition that does not exist, and loads a topic's metadata once", async () => {
     const { accumulator } = newAccumulator({})
     const keyed: ProducerRecord = { topic: 't', key: Buffer.from('user-42'), value: Buffer.from('x') }
     assert.equal(accumulator.queueFor(keyed), undefined, 'no metadata yet')
@@ -83,14 +94,18 @@ describe('record accumulator', () => {
     assert.equal(queue.partition, partitionForKey(Buffer.from('user-42'), 4))
     assert.equal(accumulator.queueFor(keyed), queue)
     assert.throws(() => accumulator.queueFor(record('x', 4)), { code: ErrorCodes.CONFIG_INVALID })
-    await assert.rejects(accumulator.queueAfterMetadata({ topic: 'missing', key: null, value: null }), { code: ErrorCodes.PRODUCE_FAILED, message: /does not exist/ })
+    await assert.rejects(accumulator.queueAfterMetadata({ topic: 'missing', key: null, value: null }), {
+      code: ErrorCodes.PRODUCE_FAILED,
+      message: /does not exist/
+    })
     await accumulator.close()
   })
 
   it('keeps keyless records on one partition until its batch closes', async () => {
     const { accumulator } = newAccumulator({ batchSizeBytes: 256 })
     const first = await accumulator.queueAfterMetadata(record('a'))
-    for (let i = 0; accumulator.queueFor(record('a')) === first; i++) accumulator.append(first, record(`record ${i}`), 0)
+    for (let i = 0; accumulator.queueFor(record('a')) === first; i++)
+      accumulator.append(first, record(`record ${i}`), 0)
     assert.equal(first.queue.length, 1, 'the partition moved on when its batch closed')
     await accumulator.close()
   })

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createCodec, formatCodecSpec, parseCodecSpec } from '../../../lib/codecs/index.js'
-import { AdaptiveLevel, adaptiveRange, type LevelDecision, type LevelSignals } from '../../../lib/producer/adaptive-level.js'
+import {
+  AdaptiveLevel,
+  adaptiveRange,
+  type LevelDecision,
+  type LevelSignals
+} from '../../../lib/producer/adaptive-level.js'
 import { fakeClock } from '../../helpers/fake-clock.js'
 
 const MIB = 1024 * 1024
@@ -9,16 +14,36 @@ const ZSTD = parseCodecSpec('zstd:adaptive')
 
 /** Compression keeping up: a nearly empty buffer, nothing queued, threads mostly idle. */
 function ahead(level: number, secondsPerByte = 1e-9): LevelSignals {
-  return { bufferedBytes: 2 * MIB, bufferMemoryBytes: 32 * MIB, queuedBytes: 0, idleFraction: 0.8, lingerMissed: false, sealed: { level, compressSecondsPerByte: secondsPerByte } }
+  return {
+    bufferedBytes: 2 * MIB,
+    bufferMemoryBytes: 32 * MIB,
+    queuedBytes: 0,
+    idleFraction: 0.8,
+    lingerMissed: false,
+    sealed: { level, compressSecondsPerByte: secondsPerByte }
+  }
 }
 
 /** Batches queueing: buffer.memory over half full. */
 function behind(level: number, fill = 0.6): LevelSignals {
-  return { bufferedBytes: fill * 32 * MIB, bufferMemoryBytes: 32 * MIB, queuedBytes: 8 * MIB, idleFraction: 0, lingerMissed: false, sealed: { level, compressSecondsPerByte: 1e-9 } }
+  return {
+    bufferedBytes: fill * 32 * MIB,
+    bufferMemoryBytes: 32 * MIB,
+    queuedBytes: 8 * MIB,
+    idleFraction: 0,
+    lingerMissed: false,
+    sealed: { level, compressSecondsPerByte: 1e-9 }
+  }
 }
 
 /** Feeds `signals(level)` every `stepMs` for `ms`, returning every decision taken. */
-function run(controller: AdaptiveLevel, clock: { ms: number }, ms: number, stepMs: number, signals: (level: number) => LevelSignals): LevelDecision[] {
+function run(
+  controller: AdaptiveLevel,
+  clock: { ms: number },
+  ms: number,
+  stepMs: number,
+  signals: (level: number) => LevelSignals
+): LevelDecision[] {
   const decisions: LevelDecision[] = []
   for (let t = 0; t < ms; t += stepMs) {
     clock.ms += stepMs
@@ -40,7 +65,7 @@ describe('codec:adaptive as a codec spec', () => {
     assert.throws(() => createCodec(ZSTD), /needs a level per batch/)
   })
 
-  it('ranges default to where levels change anything, and level.min/max are clamped to the codec\'s range', () => {
+  it("ranges default to where levels change anything, and level.min/max are clamped to the codec's range", () => {
     assert.deepEqual(adaptiveRange('zstd'), { min: 1, max: 19 })
     assert.deepEqual(adaptiveRange('gzip'), { min: 1, max: 9 })
     assert.deepEqual(adaptiveRange('lz4'), { min: 1, max: 12 })
@@ -57,7 +82,11 @@ describe('AdaptiveLevel under pressure', () => {
     assert.equal(controller.level, 3)
     const decisions = run(controller, clock, 30_000, 100, (level) => ahead(level))
     assert.ok(decisions.length > 10)
-    for (const d of decisions) assert.deepEqual({ direction: d.direction, reason: d.reason, step: d.to - d.from }, { direction: 'up', reason: 'idle', step: 1 })
+    for (const d of decisions)
+      assert.deepEqual(
+        { direction: d.direction, reason: d.reason, step: d.to - d.from },
+        { direction: 'up', reason: 'idle', step: 1 }
+      )
     assert.equal(controller.level, 19, 'up to the default max')
     assert.deepEqual(controller.spec, { codec: 'zstd', level: 19 })
   })
@@ -65,8 +94,14 @@ describe('AdaptiveLevel under pressure', () => {
   it('does not raise while idle time is short or the buffer holds more than a quarter of buffer.memory', () => {
     const clock = fakeClock(0)
     const controller = new AdaptiveLevel(ZSTD, { clock })
-    assert.deepEqual(run(controller, clock, 10_000, 100, (level) => ({ ...ahead(level), idleFraction: 0.1 })), [])
-    assert.deepEqual(run(controller, clock, 10_000, 100, (level) => ({ ...ahead(level), bufferedBytes: 12 * MIB })), [])
+    assert.deepEqual(
+      run(controller, clock, 10_000, 100, (level) => ({ ...ahead(level), idleFraction: 0.1 })),
+      []
+    )
+    assert.deepEqual(
+      run(controller, clock, 10_000, 100, (level) => ({ ...ahead(level), bufferedBytes: 12 * MIB })),
+      []
+    )
     assert.equal(controller.level, 3)
   })
 
@@ -80,7 +115,12 @@ describe('AdaptiveLevel under pressure', () => {
     // Batches queued before the change were compressed at 9: they say nothing about 8.
     assert.equal(controller.observe(behind(9)), null)
     assert.equal(controller.level, 8)
-    assert.deepEqual(controller.observe({ ...ahead(8), lingerMissed: true }), { from: 8, to: 7, direction: 'down', reason: 'linger' })
+    assert.deepEqual(controller.observe({ ...ahead(8), lingerMissed: true }), {
+      from: 8,
+      to: 7,
+      direction: 'down',
+      reason: 'linger'
+    })
   })
 
   it('jumps half-way to the minimum when buffer.memory is nearly full', () => {
@@ -104,7 +144,10 @@ describe('AdaptiveLevel under pressure', () => {
     // Holds of 2, 4, 8 ... s capped at 60 s: about 10 tries in 300 s, where a plain one-a-second rule makes ~150.
     assert.ok(upsTo6 <= 11, `but with a doubling hold: ${upsTo6} tries in 300 s`)
     assert.ok(controller.level === 5 || controller.level === 6)
-    assert.ok(decisions.filter((d) => d.direction === 'down').every((d) => d.to === 5), 'pressure at 6 never pushed it below 5')
+    assert.ok(
+      decisions.filter((d) => d.direction === 'down').every((d) => d.to === 5),
+      'pressure at 6 never pushed it below 5'
+    )
   })
 
   it('does not raise to a level whose measured cost would leave the compression thread too busy', () => {
@@ -120,14 +163,22 @@ describe('AdaptiveLevel under pressure', () => {
 
 describe('AdaptiveLevel with compression threads of its own', () => {
   /** Threads 80% idle, no batch waiting for one, and buffer.memory `fill` full: the event loop or the network is behind. */
-  const filledElsewhere = (level: number, fill: number): LevelSignals => ({ ...ahead(level), ownThreads: true, bufferedBytes: fill * 32 * MIB, queuedBytes: 4 * MIB })
+  const filledElsewhere = (level: number, fill: number): LevelSignals => ({
+    ...ahead(level),
+    ownThreads: true,
+    bufferedBytes: fill * 32 * MIB,
+    queuedBytes: 4 * MIB
+  })
 
   it('a buffer.memory filled while the threads idle neither lowers the level nor keeps it from going up', () => {
     const clock = fakeClock(0)
     const controller = new AdaptiveLevel(ZSTD, { clock, min: 1, max: 9 })
     const decisions = run(controller, clock, 20_000, 100, (level) => filledElsewhere(level, 0.95))
     assert.ok(decisions.length > 0)
-    assert.ok(decisions.every((d) => d.direction === 'up' && d.reason === 'idle'), JSON.stringify(decisions.filter((d) => d.direction === 'down')))
+    assert.ok(
+      decisions.every((d) => d.direction === 'up' && d.reason === 'idle'),
+      JSON.stringify(decisions.filter((d) => d.direction === 'down'))
+    )
     assert.equal(controller.level, 9)
   })
 
@@ -138,11 +189,19 @@ describe('AdaptiveLevel with compression threads of its own', () => {
     assert.equal(controller.level, 9)
     // behind(): threads never idle. Smoothed, the busy share crosses 70% within a few batches.
     const busy = run(controller, clock, 500, 100, (level) => ({ ...behind(level), ownThreads: true }))
-    assert.ok(busy.length > 0 && busy.every((d) => d.direction === 'down' && d.reason === 'buffer'), JSON.stringify(busy))
+    assert.ok(
+      busy.length > 0 && busy.every((d) => d.direction === 'down' && d.reason === 'buffer'),
+      JSON.stringify(busy)
+    )
     run(controller, clock, 20_000, 100, (level) => filledElsewhere(level, 0.6))
     const from = controller.level
     clock.ms += 100
-    assert.deepEqual(controller.observe({ ...filledElsewhere(from, 0), lingerMissed: true }), { from, to: from - 1, direction: 'down', reason: 'linger' })
+    assert.deepEqual(controller.observe({ ...filledElsewhere(from, 0), lingerMissed: true }), {
+      from,
+      to: from - 1,
+      direction: 'down',
+      reason: 'linger'
+    })
   })
 })
 
@@ -159,7 +218,10 @@ describe('AdaptiveLevel with a CPU budget', () => {
     assert.equal(controller.level, 5, '5 s/GiB fits 5.5, 6 does not')
     const settled = run(controller, clock, 20_000, 100, signals)
     assert.ok(settled.every((d) => d.reason === 'budget'))
-    assert.ok(settled.length <= 2, `level 6 is re-measured at most once in 20 s, not flapped (${settled.length} changes)`)
+    assert.ok(
+      settled.length <= 2,
+      `level 6 is re-measured at most once in 20 s, not flapped (${settled.length} changes)`
+    )
     // The data gets twice as cheap to compress: after the old figures go stale, higher levels are tried.
     scale = 0.5
     run(controller, clock, 120_000, 100, signals)
@@ -170,7 +232,10 @@ describe('AdaptiveLevel with a CPU budget', () => {
       controller.observe(signals(controller.level))
       time.set(controller.level, (time.get(controller.level) ?? 0) + 100)
     }
-    assert.deepEqual([...time.keys()].sort((a, b) => a - b).filter((l) => l !== 12), [11])
+    assert.deepEqual(
+      [...time.keys()].sort((a, b) => a - b).filter((l) => l !== 12),
+      [11]
+    )
     assert.ok((time.get(11) ?? 0) >= 55_000, `at 11 for ${time.get(11)} ms of 60 s`)
     assert.ok(Math.abs((controller.costsPerGiB().get(11) ?? 0) - 5.5) < 1e-9)
   })
@@ -184,6 +249,9 @@ describe('AdaptiveLevel with a CPU budget', () => {
   })
 
   it('refuses a budget that is not above zero', () => {
-    assert.throws(() => new AdaptiveLevel(ZSTD, { clock: fakeClock(0), cpuBudgetSecondsPerGiB: 0 }), /cpu.budget must be above 0/)
+    assert.throws(
+      () => new AdaptiveLevel(ZSTD, { clock: fakeClock(0), cpuBudgetSecondsPerGiB: 0 }),
+      /cpu.budget must be above 0/
+    )
   })
 })

@@ -12,8 +12,17 @@ const BATCH = MIB
 
 /** zstd:adaptive over 1..9 with one compression thread (alive while `threadsLeft` says so), linger.ms 100, buffer.memory 32 MiB. */
 function levels(clock: { now(): number }, threadsLeft = (): number => 1): BatchLevels {
-  const config = { lingerMs: 100, bufferMemoryBytes: 32 * MIB, compressionThreads: 1, adaptiveLevel: { min: 1, max: 9 } }
-  return new BatchLevels(config, new TopicCodecs({ codec: parseCodecSpec('zstd:adaptive') }), { log: createLogger({ level: 'silent' }), clock, threadsLeft })
+  const config = {
+    lingerMs: 100,
+    bufferMemoryBytes: 32 * MIB,
+    compressionThreads: 1,
+    adaptiveLevel: { min: 1, max: 9 }
+  }
+  return new BatchLevels(config, new TopicCodecs({ codec: parseCodecSpec('zstd:adaptive') }), {
+    log: createLogger({ level: 'silent' }),
+    clock,
+    threadsLeft
+  })
 }
 
 /**
@@ -21,7 +30,14 @@ function levels(clock: { now(): number }, threadsLeft = (): number => 1): BatchL
  * thread's own account `timing` (none: sealed on the event loop, at `cpuSeconds`), while buffer.memory holds
  * `bufferedBytes`. Returns the level of each batch.
  */
-function feed(batches: number, replyLagMs: number, timing: SealTiming | undefined, bufferedBytes: number, threadsLeft?: () => number, cpuSeconds = timing?.wallSeconds ?? 0): number[] {
+function feed(
+  batches: number,
+  replyLagMs: number,
+  timing: SealTiming | undefined,
+  bufferedBytes: number,
+  threadsLeft?: () => number,
+  cpuSeconds = timing?.wallSeconds ?? 0
+): number[] {
   const clock = fakeClock(0)
   const subject = levels(clock, threadsLeft)
   const seen: number[] = []
@@ -31,7 +47,21 @@ function feed(batches: number, replyLagMs: number, timing: SealTiming | undefine
     seen.push(spec.level as number)
     const closedAt = clock.ms
     clock.ms += replyLagMs
-    subject.sealed('t', spec, BATCH, closedAt, bufferedBytes, { bytes: Buffer.alloc(BATCH / 8), recordCount: 1000, uncompressedBytes: BATCH, compressCpuSeconds: cpuSeconds, firstTimestamp: 0 }, timing)
+    subject.sealed(
+      't',
+      spec,
+      BATCH,
+      closedAt,
+      bufferedBytes,
+      {
+        bytes: Buffer.alloc(BATCH / 8),
+        recordCount: 1000,
+        uncompressedBytes: BATCH,
+        compressCpuSeconds: cpuSeconds,
+        firstTimestamp: 0
+      },
+      timing
+    )
     clock.ms -= replyLagMs
   }
   return seen
@@ -42,7 +72,10 @@ describe('BatchLevels with compression threads', () => {
     // The thread started each batch at once and spent 10 ms on it; the event loop saw the reply 2 s after the close.
     const seen = feed(100, 2000, { waitedMs: 0, wallSeconds: 0.01 }, 30 * MIB)
     assert.equal(seen[0], 3, 'the codec default')
-    assert.ok(seen.every((level, i) => i === 0 || level >= (seen[i - 1] as number)), `never down: ${seen.join(' ')}`)
+    assert.ok(
+      seen.every((level, i) => i === 0 || level >= (seen[i - 1] as number)),
+      `never down: ${seen.join(' ')}`
+    )
     assert.equal(seen.at(-1), 9)
   })
 
@@ -55,7 +88,10 @@ describe('BatchLevels with compression threads', () => {
     // Each batch took the event loop 190 of its 200 ms, with no thread's account; the dead thread must not count as idle.
     const seen = feed(30, 190, undefined, 30 * MIB, () => 0, 0.19)
     assert.equal(seen[0], 3, 'the codec default')
-    assert.ok(seen.every((level, i) => i === 0 || level <= (seen[i - 1] as number)), `never up: ${seen.join(' ')}`)
+    assert.ok(
+      seen.every((level, i) => i === 0 || level <= (seen[i - 1] as number)),
+      `never up: ${seen.join(' ')}`
+    )
     assert.equal(seen.at(-1), 1)
   })
 })

@@ -17,7 +17,9 @@ const log = createLogger({ level: 'silent', name: 'test' })
 
 /** CPU seconds the kernel counted for this process's thread of that name (Linux schedstat). */
 function threadCpuByName(name: string): number {
-  const task = readdirSync('/proc/self/task').find((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === name)
+  const task = readdirSync('/proc/self/task').find(
+    (tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === name
+  )
   assert.ok(task !== undefined, `a thread named ${name}`)
   return Number(readFileSync(`/proc/self/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e9
 }
@@ -31,23 +33,39 @@ function capturedWarnings(): { log: Logger; messages: () => string[] } {
 
 function fill(sealer: BatchSealer, capacity: number, prefix: string): RecordBatchBuilder {
   const builder = new RecordBatchBuilder(capacity, capacity, (size) => sealer.buffer(size))
-  for (let i = 0; builder.tryAppend({ key: null, value: Buffer.from(`${prefix} GET /index-${i % 97}.html 200 ${i}`) }, 1_700_000_000_000 + i); i++);
+  for (
+    let i = 0;
+    builder.tryAppend(
+      { key: null, value: Buffer.from(`${prefix} GET /index-${i % 97}.html 200 ${i}`) },
+      1_700_000_000_000 + i
+    );
+    i++
+  );
   return builder
 }
 
 function seal(sealer: BatchSealer, builder: RecordBatchBuilder, spec: CodecSpec): Promise<SealedBatch> {
-  return new Promise((resolve, reject) => sealer.seal(builder.finish(), spec, (r) => (r instanceof Error ? reject(r) : resolve(r))))
+  return new Promise((resolve, reject) =>
+    sealer.seal(builder.finish(), spec, (r) => (r instanceof Error ? reject(r) : resolve(r)))
+  )
 }
 
 /** Until `count` compression threads have loaded their modules and codecs and take batches. */
 async function threadsReady(sealer: BatchSealer, count: number): Promise<void> {
-  await poll(`${count} compression thread(s) ready`, async () => sealer.load().threads.filter((t) => t.alive && t.ready).length, (n) => n >= count, 30_000)
+  await poll(
+    `${count} compression thread(s) ready`,
+    async () => sealer.load().threads.filter((t) => t.alive && t.ready).length,
+    (n) => n >= count,
+    30_000
+  )
 }
 
 /** Seals `builder`'s batch and checks it was sealed on the event loop: done before seal() returned. */
 function sealedInline(sealer: BatchSealer, builder: RecordBatchBuilder, spec: CodecSpec, what: string): SealedBatch {
   let sealed: SealedBatch | Error | undefined
-  sealer.seal(builder.finish(), spec, (r) => { sealed = r })
+  sealer.seal(builder.finish(), spec, (r) => {
+    sealed = r
+  })
   assert.ok(sealed !== undefined && !(sealed instanceof Error), `${what} sealed before seal() returned`)
   return sealed
 }
@@ -56,7 +74,11 @@ function sealedInline(sealer: BatchSealer, builder: RecordBatchBuilder, spec: Co
 async function firstOnThread(sealer: BatchSealer, spec: CodecSpec, prefix: string, size: number): Promise<void> {
   await threadsReady(sealer, 1)
   assert.match(values(await seal(sealer, fill(sealer, size, prefix), spec))[0] ?? '', new RegExp(`^${prefix} `))
-  assert.deepEqual(sealer.load().threads.map((t) => t.batches), [1], `${prefix}: the first batch on the thread`)
+  assert.deepEqual(
+    sealer.load().threads.map((t) => t.batches),
+    [1],
+    `${prefix}: the first batch on the thread`
+  )
 }
 
 function values(sealed: SealedBatch): string[] {
@@ -75,13 +97,18 @@ describe('batch sealer', () => {
     await sealer.close()
   })
 
-  it('seals on the compression thread byte for byte as inline, in order, and recycles the builders\' buffers', async () => {
+  it("seals on the compression thread byte for byte as inline, in order, and recycles the builders' buffers", async () => {
     const threaded = createBatchSealer(1, log)
     const inline = createBatchSealer(0, log)
     try {
       threaded.start([{ codec: 'zstd', level: 3 }])
       await threadsReady(threaded, 1)
-      for (const spec of [{ codec: 'zstd', level: 3 }, { codec: 'lz4', level: 1 }, { codec: 'gzip', level: 6 }, { codec: 'snappy', level: null }] as CodecSpec[]) {
+      for (const spec of [
+        { codec: 'zstd', level: 3 },
+        { codec: 'lz4', level: 1 },
+        { codec: 'gzip', level: 6 },
+        { codec: 'snappy', level: null }
+      ] as CodecSpec[]) {
         const a = fill(threaded, 256 * 1024, spec.codec)
         const b = fill(inline, 256 * 1024, spec.codec)
         const expected = values(await seal(inline, b, spec))
@@ -94,20 +121,30 @@ describe('batch sealer', () => {
       // The buffer handed to the thread came back and is handed out again.
       const first = threaded.buffer(256 * 1024)
       assert.equal(first.length, 256 * 1024)
-      assert.equal(threaded.load().threads[0]?.batches, 2, 'zstd and gzip went to the thread (lz4 and snappy, cheap, seal inline until measured dear)')
+      assert.equal(
+        threaded.load().threads[0]?.batches,
+        2,
+        'zstd and gzip went to the thread (lz4 and snappy, cheap, seal inline until measured dear)'
+      )
       // Many batches in flight at once still come back in the order they were sealed.
       const order: number[] = []
-      await Promise.all(Array.from({ length: 6 }, (_, i) => seal(threaded, fill(threaded, 64 * 1024, `b${i}`), { codec: 'zstd', level: 1 }).then((s) => {
-        order.push(i)
-        assert.match(values(s)[0] ?? '', new RegExp(`^b${i} `))
-      })))
+      await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          seal(threaded, fill(threaded, 64 * 1024, `b${i}`), { codec: 'zstd', level: 1 }).then((s) => {
+            order.push(i)
+            assert.match(values(s)[0] ?? '', new RegExp(`^b${i} `))
+          })
+        )
+      )
       assert.deepEqual(order, [0, 1, 2, 3, 4, 5])
       // Per batch the thread's CPU is tick-grained; over many batches it adds up to the work done.
       let cpu = 0
       const started = process.cpuUsage()
-      for (let i = 0; i < 20; i++) cpu += (await seal(threaded, fill(threaded, 512 * 1024, `c${i}`), { codec: 'zstd', level: 9 })).compressCpuSeconds
+      for (let i = 0; i < 20; i++)
+        cpu += (await seal(threaded, fill(threaded, 512 * 1024, `c${i}`), { codec: 'zstd', level: 9 }))
+          .compressCpuSeconds
       const used = process.cpuUsage(started)
-      assert.ok(cpu > 0, 'the compression thread\'s CPU is measured')
+      assert.ok(cpu > 0, "the compression thread's CPU is measured")
       assert.ok(cpu < (used.user + used.system) / 1e6 + 0.01, `no more than the whole process used (${cpu} s)`)
     } finally {
       await threaded.close()
@@ -130,9 +167,17 @@ describe('batch sealer', () => {
   it('seals lz4:1 inline without starting a thread, and sends a cheap codec to a thread once its batches cost more than a hand-off', async () => {
     const sealer = createBatchSealer(1, log)
     try {
-      sealer.start([{ codec: 'lz4', level: 1 }, { codec: 'none', level: null }])
+      sealer.start([
+        { codec: 'lz4', level: 1 },
+        { codec: 'none', level: null }
+      ])
       assert.equal(sealer.load().threads.length, 0, 'a producer of lz4:1 starts no compression thread')
-      const fast = sealedInline(sealer, fill(sealer, 1024 * 1024, 'fast'), { codec: 'lz4', level: 1 }, 'a 1 MiB lz4:1 batch')
+      const fast = sealedInline(
+        sealer,
+        fill(sealer, 1024 * 1024, 'fast'),
+        { codec: 'lz4', level: 1 },
+        'a 1 MiB lz4:1 batch'
+      )
       assert.match(values(fast)[0] ?? '', /^fast /)
       // LZ4HC 12 is the same codec at tens of ms per MiB: its first batch is measured inline, the next go to a thread.
       const hc: CodecSpec = { codec: 'lz4', level: 12 }
@@ -146,7 +191,10 @@ describe('batch sealer', () => {
     }
     const zstd = createBatchSealer(1, log)
     try {
-      zstd.start([{ codec: 'lz4', level: 1 }, { codec: 'zstd', level: 3 }])
+      zstd.start([
+        { codec: 'lz4', level: 1 },
+        { codec: 'zstd', level: 3 }
+      ])
       assert.equal(zstd.load().threads.length, 1, 'a producer with a zstd topic starts its thread up front')
     } finally {
       await zstd.close()
@@ -158,8 +206,17 @@ describe('batch sealer', () => {
     try {
       const spec: CodecSpec = { codec: 'zstd', level: 3 }
       sealer.start([spec])
-      assert.deepEqual(sealer.load().threads.map((t) => t.ready), [false], 'the thread was started and is booting')
-      const early = sealedInline(sealer, fill(sealer, 256 * 1024, 'early'), spec, 'a batch closed while the thread boots')
+      assert.deepEqual(
+        sealer.load().threads.map((t) => t.ready),
+        [false],
+        'the thread was started and is booting'
+      )
+      const early = sealedInline(
+        sealer,
+        fill(sealer, 256 * 1024, 'early'),
+        spec,
+        'a batch closed while the thread boots'
+      )
       assert.match(values(early)[0] ?? '', /^early /)
       assert.ok(early.compressCpuSeconds >= 0)
       await firstOnThread(sealer, spec, 'late', 256 * 1024)
@@ -178,11 +235,17 @@ describe('batch sealer', () => {
       let spent = 0
       let batch = 0
       while (spent < inlineSeconds) {
-        const sealed = sealedInline(sealer, fill(sealer, 256 * 1024, `b${batch}`), spec, `batch ${batch}, ${spent.toFixed(3)} CPU s spent inline`)
+        const sealed = sealedInline(
+          sealer,
+          fill(sealer, 256 * 1024, `b${batch}`),
+          spec,
+          `batch ${batch}, ${spent.toFixed(3)} CPU s spent inline`
+        )
         assert.match(values(sealed)[0] ?? '', new RegExp(`^b${batch} `))
         spent += sealed.compressCpuSeconds
         batch++
-        if (spent < inlineSeconds) assert.equal(sealer.load().threads.length, 0, `no thread after ${spent.toFixed(3)} CPU s`)
+        if (spent < inlineSeconds)
+          assert.equal(sealer.load().threads.length, 0, `no thread after ${spent.toFixed(3)} CPU s`)
       }
       // The next batch starts the thread (and is sealed here while it boots); once ready, batches go to it.
       sealedInline(sealer, fill(sealer, 256 * 1024, 'boot'), spec, 'the batch that starts the thread')
@@ -205,20 +268,40 @@ describe('batch sealer', () => {
       told.expect(1024 ** 3)
       // The first batch pays the codec's set-up: the cost per byte is measured on the next.
       for (const name of ['first', 'second']) {
-        const sealed = sealedInline(told, fill(told, 256 * 1024, name), spec, `the ${name} batch (no cost per byte measured yet)`)
+        const sealed = sealedInline(
+          told,
+          fill(told, 256 * 1024, name),
+          spec,
+          `the ${name} batch (no cost per byte measured yet)`
+        )
         assert.ok(sealed.compressCpuSeconds < inlineSeconds)
         assert.equal(told.load().threads.length, 0, `no thread after the ${name} batch`)
       }
       // The third batch starts the thread and waits for it: the event loop goes on reading the input meanwhile.
       const open = fill(told, 256 * 1024, 'third').finish()
-      const third = new Promise<SealedBatch>((resolve, reject) => told.seal(open, spec, (r) => (r instanceof Error ? reject(r) : resolve(r))))
-      assert.deepEqual(told.load().threads.map((t) => t.ready), [false], 'a GiB announced at the measured cost starts the thread')
+      const third = new Promise<SealedBatch>((resolve, reject) =>
+        told.seal(open, spec, (r) => (r instanceof Error ? reject(r) : resolve(r)))
+      )
+      assert.deepEqual(
+        told.load().threads.map((t) => t.ready),
+        [false],
+        'a GiB announced at the measured cost starts the thread'
+      )
       assert.ok(open.records.byteLength > 0, 'the batch waits on the event loop while the thread boots')
       assert.match(values(await third)[0] ?? '', /^third /)
-      assert.deepEqual(told.load().threads.map((t) => t.batches), [1], 'the third batch was sealed on the thread')
+      assert.deepEqual(
+        told.load().threads.map((t) => t.batches),
+        [1],
+        'the third batch was sealed on the thread'
+      )
       assert.equal(open.records.byteLength, 0, 'its buffer was transferred to the thread once it was ready, not copied')
-      for (const name of ['first', 'second', 'third']) sealedInline(untold, fill(untold, 256 * 1024, name), spec, `${name} batch, no input announced`)
-      assert.equal(untold.load().threads.length, 0, 'without the announcement, no thread before inline seconds were spent')
+      for (const name of ['first', 'second', 'third'])
+        sealedInline(untold, fill(untold, 256 * 1024, name), spec, `${name} batch, no input announced`)
+      assert.equal(
+        untold.load().threads.length,
+        0,
+        'without the announcement, no thread before inline seconds were spent'
+      )
     } finally {
       await told.close()
       await untold.close()
@@ -227,16 +310,24 @@ describe('batch sealer', () => {
 
   it('fails the batches a dying compression thread held, with one clear error, then seals inline when it was the only one', async () => {
     const dying = join(tmpdir(), `squeeze-dying-worker-${process.pid}.mjs`)
-    writeFileSync(dying, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\nparentPort.postMessage({ ready: true })\n")
+    writeFileSync(
+      dying,
+      "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(3))\nparentPort.postMessage({ ready: true })\n"
+    )
     const warnings = capturedWarnings()
     const sealer = createBatchSealer(1, warnings.log, pathToFileURL(dying))
     try {
       sealer.start([{ codec: 'zstd', level: 3 }])
       await threadsReady(sealer, 1)
-      await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /^Error: compression thread 1 of 1 exited with code 3$/)
+      await assert.rejects(
+        seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }),
+        /^Error: compression thread 1 of 1 exited with code 3$/
+      )
       const after = await seal(sealer, fill(sealer, 64 * 1024, 'after'), { codec: 'zstd', level: 3 })
       assert.match(values(after)[0] ?? '', /^after /)
-      assert.deepEqual(warnings.messages(), ['compression thread 1 of 1 exited with code 3; compressing on the event loop from now on'])
+      assert.deepEqual(warnings.messages(), [
+        'compression thread 1 of 1 exited with code 3; compressing on the event loop from now on'
+      ])
     } finally {
       await sealer.close()
     }
@@ -245,7 +336,10 @@ describe('batch sealer', () => {
   it('a thread that dies before it is ready loses nothing: the batches an announced input gave it while it booted are sealed on the event loop', async () => {
     const neverReady = join(tmpdir(), `squeeze-never-ready-worker-${process.pid}.mjs`)
     // Dies while it boots, as a thread whose native codec fails to load would.
-    writeFileSync(neverReady, "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(4))\nsetTimeout(() => process.exit(3), 200)\n")
+    writeFileSync(
+      neverReady,
+      "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => process.exit(4))\nsetTimeout(() => process.exit(3), 200)\n"
+    )
     const warnings = capturedWarnings()
     const spec: CodecSpec = { codec: 'zstd', level: 3 }
     const sealer = createBatchSealer(1, warnings.log, pathToFileURL(neverReady), 4, 1e-9)
@@ -254,10 +348,19 @@ describe('batch sealer', () => {
       sealer.expect(1024 ** 3)
       sealedInline(sealer, fill(sealer, 64 * 1024, 'first'), spec, 'the first batch (no cost measured yet)')
       const waiting = ['second', 'third'].map((name) => seal(sealer, fill(sealer, 64 * 1024, name), spec))
-      assert.deepEqual(sealer.load().threads.map((t) => t.ready), [false], 'handed to the booting thread')
+      assert.deepEqual(
+        sealer.load().threads.map((t) => t.ready),
+        [false],
+        'handed to the booting thread'
+      )
       const sealed = await Promise.all(waiting)
-      assert.deepEqual(sealed.map((batch) => values(batch)[0]?.split(' ')[0]), ['second', 'third'])
-      assert.deepEqual(warnings.messages(), ['compression thread 1 of 1 exited with code 3; compressing on the event loop from now on'])
+      assert.deepEqual(
+        sealed.map((batch) => values(batch)[0]?.split(' ')[0]),
+        ['second', 'third']
+      )
+      assert.deepEqual(warnings.messages(), [
+        'compression thread 1 of 1 exited with code 3; compressing on the event loop from now on'
+      ])
     } finally {
       await sealer.close()
     }
@@ -266,21 +369,34 @@ describe('batch sealer', () => {
   it('in a pool, a thread that dies fails only the batches it held, once, and the other threads go on', async () => {
     // Thread 0 dies at its first batch; the others run the real compression thread.
     const dying = join(tmpdir(), `squeeze-dying-first-worker-${process.pid}.mjs`)
-    writeFileSync(dying, [
-      "import { parentPort, workerData } from 'node:worker_threads'",
-      `if (workerData.thread === 0) { parentPort.on('message', () => process.exit(3)); parentPort.postMessage({ ready: true }) }`,
-      `else await import(${JSON.stringify(new URL('../../../lib/producer/compression-worker.js', import.meta.url).href)})`
-    ].join('\n'))
+    writeFileSync(
+      dying,
+      [
+        "import { parentPort, workerData } from 'node:worker_threads'",
+        `if (workerData.thread === 0) { parentPort.on('message', () => process.exit(3)); parentPort.postMessage({ ready: true }) }`,
+        `else await import(${JSON.stringify(new URL('../../../lib/producer/compression-worker.js', import.meta.url).href)})`
+      ].join('\n')
+    )
     const warnings = capturedWarnings()
     const sealer = createBatchSealer(2, warnings.log, pathToFileURL(dying))
     try {
       sealer.start([{ codec: 'zstd', level: 3 }])
       await threadsReady(sealer, 1)
-      await assert.rejects(seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }), /^Error: compression thread 1 of 2 exited with code 3$/)
+      await assert.rejects(
+        seal(sealer, fill(sealer, 64 * 1024, 'lost'), { codec: 'zstd', level: 3 }),
+        /^Error: compression thread 1 of 2 exited with code 3$/
+      )
       // No thread is ready now: this batch starts the second and is sealed here while it boots.
-      assert.match(values(await seal(sealer, fill(sealer, 64 * 1024, 'first'), { codec: 'zstd', level: 3 }))[0] ?? '', /^first /)
+      assert.match(
+        values(await seal(sealer, fill(sealer, 64 * 1024, 'first'), { codec: 'zstd', level: 3 }))[0] ?? '',
+        /^first /
+      )
       await threadsReady(sealer, 1)
-      for (const prefix of ['second', 'third']) assert.match(values(await seal(sealer, fill(sealer, 64 * 1024, prefix), { codec: 'zstd', level: 3 }))[0] ?? '', new RegExp(`^${prefix} `))
+      for (const prefix of ['second', 'third'])
+        assert.match(
+          values(await seal(sealer, fill(sealer, 64 * 1024, prefix), { codec: 'zstd', level: 3 }))[0] ?? '',
+          new RegExp(`^${prefix} `)
+        )
       const [dead, alive] = sealer.load().threads
       assert.equal(dead?.alive, false)
       assert.equal(dead?.batches, 0)
@@ -294,7 +410,7 @@ describe('batch sealer', () => {
 })
 
 describe('compression pool', () => {
-  it('seals batches on several threads at once, reports the bytes queued, and counts each thread\'s CPU exactly', async () => {
+  it("seals batches on several threads at once, reports the bytes queued, and counts each thread's CPU exactly", async () => {
     const sealer = createBatchSealer(3, log)
     try {
       const spec: CodecSpec = { codec: 'zstd', level: 9 }
@@ -306,14 +422,22 @@ describe('compression pool', () => {
       const sealing = builders.map((b) => {
         const batch = b.finish()
         queued.push(batch.records.byteLength)
-        return new Promise<SealedBatch>((resolve, reject) => sealer.seal(batch, spec, (r) => (r instanceof Error ? reject(r) : resolve(r))))
+        return new Promise<SealedBatch>((resolve, reject) =>
+          sealer.seal(batch, spec, (r) => (r instanceof Error ? reject(r) : resolve(r)))
+        )
       })
       // Each batch found the threads started so far busy, so a new one started, up to three; then the least loaded.
       const during = sealer.load()
       assert.equal(during.threads.length, 3)
       assert.equal(during.queuedBatches, 9)
-      assert.equal(during.queuedBytes, queued.reduce((a, b) => a + b, 0))
-      assert.ok(during.waitingBytes <= during.queuedBytes && during.waitingBytes >= during.queuedBytes - 3 * 512 * 1024, 'at most one batch per thread is being compressed')
+      assert.equal(
+        during.queuedBytes,
+        queued.reduce((a, b) => a + b, 0)
+      )
+      assert.ok(
+        during.waitingBytes <= during.queuedBytes && during.waitingBytes >= during.queuedBytes - 3 * 512 * 1024,
+        'at most one batch per thread is being compressed'
+      )
       const sealed = await Promise.all(sealing)
       const used = process.cpuUsage(started)
       sealed.forEach((s, i) => assert.match(values(s)[0] ?? '', new RegExp(`^p${i} `)))
@@ -321,7 +445,10 @@ describe('compression pool', () => {
       assert.equal(after.queuedBytes, 0)
       assert.equal(after.waitingBytes, 0)
       assert.equal(after.queuedBatches, 0)
-      assert.deepEqual(after.threads.map((t) => t.batches), [3, 3, 3])
+      assert.deepEqual(
+        after.threads.map((t) => t.batches),
+        [3, 3, 3]
+      )
       for (const t of after.threads) {
         assert.ok(t.cpuSeconds > 0 && t.busySeconds > 0 && t.idleSeconds >= 0, JSON.stringify(t))
       }
@@ -330,12 +457,18 @@ describe('compression pool', () => {
       // The kernel's own figure for each thread (found by its name) bounds what it reported.
       after.threads.forEach((t, i) => {
         const own = threadCpuByName(`compression-${i + 1}`)
-        assert.ok(t.cpuSeconds <= own + 1e-9, `thread ${i + 1} reported ${t.cpuSeconds} s, the kernel says it used ${own} s in all`)
+        assert.ok(
+          t.cpuSeconds <= own + 1e-9,
+          `thread ${i + 1} reported ${t.cpuSeconds} s, the kernel says it used ${own} s in all`
+        )
       })
       const perBatch = sealed.reduce((sum, s) => sum + s.compressCpuSeconds, 0)
       const perThread = after.threads.reduce((sum, t) => sum + t.cpuSeconds, 0)
       assert.ok(Math.abs(perBatch - perThread) < 1e-9, `${perBatch} = ${perThread}`)
-      assert.ok(perThread <= (used.user + used.system) / 1e6 + 0.01, `no more than the whole process used (${perThread} s of ${(used.user + used.system) / 1e6} s)`)
+      assert.ok(
+        perThread <= (used.user + used.system) / 1e6 + 0.01,
+        `no more than the whole process used (${perThread} s of ${(used.user + used.system) / 1e6} s)`
+      )
     } finally {
       await sealer.close()
     }

@@ -10,13 +10,20 @@ const WORKER_URL = new URL('../../../lib/producer/compression-worker.js', import
 
 function request(id: number, codec: 'zstd' | 'brotli', postedAtMs = Date.now()): SealRequest {
   const builder = new RecordBatchBuilder(64 * 1024, 64 * 1024, Buffer.allocUnsafeSlow)
-  for (let i = 0; i < 100; i++) builder.tryAppend({ key: null, value: Buffer.from(`GET /item/${i} 200`) }, 1_700_000_000_000 + i)
+  for (let i = 0; i < 100; i++)
+    builder.tryAppend({ key: null, value: Buffer.from(`GET /item/${i} 200`) }, 1_700_000_000_000 + i)
   return { id, spec: { codec: codec as 'zstd', level: 3 }, batch: builder.finish(), postedAtMs }
 }
 
 describe('compression worker', () => {
-  it('says it is ready once its codecs are loaded, seals a batch, hands the builder\'s buffer back, and answers a codec error with its message', async (t) => {
-    const workerData: CompressionWorkerData = { thread: 0, preload: [{ codec: 'zstd', level: 3 }, { codec: 'brotli' as 'zstd', level: 1 }] }
+  it("says it is ready once its codecs are loaded, seals a batch, hands the builder's buffer back, and answers a codec error with its message", async (t) => {
+    const workerData: CompressionWorkerData = {
+      thread: 0,
+      preload: [
+        { codec: 'zstd', level: 3 },
+        { codec: 'brotli' as 'zstd', level: 1 }
+      ]
+    }
     const worker = new Worker(WORKER_URL, { workerData })
     t.after(() => worker.terminate())
     // A codec that cannot load (brotli is none of Kafka's) does not keep the thread from being ready.
@@ -32,7 +39,10 @@ describe('compression worker', () => {
     const sealed = Buffer.from(reply.bytes)
     stampProducerState(sealed, NON_IDEMPOTENT)
     const batch = readBatch(sealed, { verifyCrc: true })
-    assert.deepEqual(batch.records.map((r) => r.value?.toString()), Array.from({ length: 100 }, (_, i) => `GET /item/${i} 200`))
+    assert.deepEqual(
+      batch.records.map((r) => r.value?.toString()),
+      Array.from({ length: 100 }, (_, i) => `GET /item/${i} 200`)
+    )
     assert.ok(reply.compressCpuSeconds >= 0)
     assert.ok(reply.timing.waitedMs >= 5000, `waited ${reply.timing.waitedMs} ms`)
     assert.ok(reply.timing.wallSeconds >= 0 && reply.timing.wallSeconds < 5, `on it for ${reply.timing.wallSeconds} s`)

@@ -3,7 +3,12 @@ import { describe, it } from 'node:test'
 import { KafkaErrorCode } from '../../../lib/kafka/error-codes.js'
 import { createLogger } from '../../../lib/log/logger.js'
 import { Idempotence } from '../../../lib/producer/idempotence.js'
-import { newPartitionQueue, newPendingBatch, type PartitionQueue, type ReadyBatch } from '../../../lib/producer/partition-queue.js'
+import {
+  newPartitionQueue,
+  newPendingBatch,
+  type PartitionQueue,
+  type ReadyBatch
+} from '../../../lib/producer/partition-queue.js'
 import { codecCache } from '../../../lib/codecs/index.js'
 import { buildBatch } from '../../../lib/protocol/record-batch-builder.js'
 import { readBatch } from '../../../lib/protocol/record-batch-reader.js'
@@ -20,14 +25,22 @@ function setup(options: { idempotent?: boolean; maxInFlight?: number; transactio
   const retries: number[] = []
   const idempotence = new Idempotence(
     { idempotent: options.idempotent ?? true, maxInFlightPerPartition: options.maxInFlight ?? 5, retryBackoffMs: 7 },
-    { cluster, log, retryAfter: (delayMs) => retries.push(delayMs), ...(options.transactionalId === undefined ? {} : { transactionalId: options.transactionalId }) },
+    {
+      cluster,
+      log,
+      retryAfter: (delayMs) => retries.push(delayMs),
+      ...(options.transactionalId === undefined ? {} : { transactionalId: options.transactionalId })
+    },
     queues
   )
   return { cluster, queue: queues[0]!, idempotence, retries }
 }
 
 function readyBatch(records: number): ReadyBatch {
-  const sealed = buildBatch(Array.from({ length: records }, (_, i) => ({ key: null, value: Buffer.from(`r${i}`) })), none)
+  const sealed = buildBatch(
+    Array.from({ length: records }, (_, i) => ({ key: null, value: Buffer.from(`r${i}`) })),
+    none
+  )
   return { ...newPendingBatch(records, 0, sealed.bytes.length, 0, NONE), sealed }
 }
 
@@ -50,7 +63,10 @@ describe('idempotence', () => {
     idempotence.stamp(queue, a)
     idempotence.stamp(queue, b)
     idempotence.stamp(queue, a) // a resend keeps its sequences
-    assert.deepEqual([readBatch(a.sealed.bytes).baseSequence, readBatch(b.sealed.bytes).baseSequence, queue.nextSequence], [0, 3, 5])
+    assert.deepEqual(
+      [readBatch(a.sealed.bytes).baseSequence, readBatch(b.sealed.bytes).baseSequence, queue.nextSequence],
+      [0, 3, 5]
+    )
     assert.equal(readBatch(a.sealed.bytes, { verifyCrc: true }).producerId, 1000n)
     await idempotence.init()
     assert.equal(queue.nextSequence, 0)
@@ -110,7 +126,10 @@ describe('idempotence', () => {
     assert.equal(fresh.idempotence.sequenceRefused(KafkaErrorCode.UNKNOWN_PRODUCER_ID, fresh.queue, head), true)
     assert.equal(fresh.idempotence.stale, true)
     const transactional = setup({ transactionalId: 'tx' })
-    assert.equal(transactional.idempotence.sequenceRefused(KafkaErrorCode.UNKNOWN_PRODUCER_ID, transactional.queue, head), false)
+    assert.equal(
+      transactional.idempotence.sequenceRefused(KafkaErrorCode.UNKNOWN_PRODUCER_ID, transactional.queue, head),
+      false
+    )
   })
 
   it('renews a stale producer id only with nothing in flight, and asks for a retry when InitProducerId fails', async () => {
@@ -130,7 +149,7 @@ describe('idempotence', () => {
     assert.equal(idempotence.stale, false)
   })
 
-  it('gives a split batch\'s sequences to its halves, unless a later batch took sequences after it: then a new id', async () => {
+  it("gives a split batch's sequences to its halves, unless a later batch took sequences after it: then a new id", async () => {
     const { idempotence, queue } = setup()
     await idempotence.init()
     const [before, refused, after] = [readyBatch(1), readyBatch(4), readyBatch(2)]
@@ -143,7 +162,11 @@ describe('idempotence', () => {
     idempotence.stamp(queue, refused)
     idempotence.stamp(queue, after)
     idempotence.replaced(queue, refused)
-    assert.equal(idempotence.stale, true, 'the batch after it holds sequences 5-6: only a new producer id renumbers them in order')
+    assert.equal(
+      idempotence.stale,
+      true,
+      'the batch after it holds sequences 5-6: only a new producer id renumbers them in order'
+    )
   })
 
   it('does not renew for a failed batch that was never sent', () => {

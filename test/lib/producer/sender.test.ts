@@ -3,14 +3,27 @@ import { describe, it } from 'node:test'
 import { ErrorCodes } from '../../../lib/errors.js'
 import { KafkaErrorCode } from '../../../lib/kafka/error-codes.js'
 import { createLogger } from '../../../lib/log/logger.js'
-import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure, type ProducerConfig } from '../../../lib/producer/producer.js'
+import {
+  DEFAULT_PRODUCER_CONFIG,
+  Producer,
+  type DeliveryFailure,
+  type ProducerConfig
+} from '../../../lib/producer/producer.js'
 import { FakeCluster, settle, until, type ProduceCall } from '../../helpers/fake-cluster.js'
 
 const log = createLogger({ level: 'silent', name: 'test' })
 
 /** Inline sealing, no codec, no linger: each flush() closes the open batch at once, so a test decides the batches. */
 function newProducer(cluster: FakeCluster, overrides: Partial<ProducerConfig> = {}): Producer {
-  const config: ProducerConfig = { ...DEFAULT_PRODUCER_CONFIG, codec: { codec: 'none', level: null }, compressionThreads: 0, lingerMs: 60_000, retryBackoffMs: 1, retryBackoffMaxMs: 1, ...overrides }
+  const config: ProducerConfig = {
+    ...DEFAULT_PRODUCER_CONFIG,
+    codec: { codec: 'none', level: null },
+    compressionThreads: 0,
+    lingerMs: 60_000,
+    retryBackoffMs: 1,
+    retryBackoffMaxMs: 1,
+    ...overrides
+  }
   return new Producer(config, { cluster, log })
 }
 
@@ -33,7 +46,7 @@ async function finish(cluster: FakeCluster, producer: Producer): Promise<void> {
 }
 
 describe('sender', () => {
-  it('sends a partition\'s first batch of a producer id alone, then up to max.in.flight batches in order', async () => {
+  it("sends a partition's first batch of a producer id alone, then up to max.in.flight batches in order", async () => {
     const cluster = new FakeCluster({ topics: { t: 1 } })
     const producer = newProducer(cluster)
     await producer.start()
@@ -73,8 +86,15 @@ describe('sender', () => {
     cluster.calls[5]!.respond(KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
     await until(() => cluster.calls.length === 11, 'the resent batches')
     const resent = cluster.calls.slice(6)
-    assert.deepEqual(resent.map((c) => c.batches[0]?.values[0]), ['b', 'c', 'd', 'e', 'f'])
-    assert.deepEqual(sequences(resent), [1, 2, 3, 4, 5], 'the same sequence numbers: the broker drops any it already wrote')
+    assert.deepEqual(
+      resent.map((c) => c.batches[0]?.values[0]),
+      ['b', 'c', 'd', 'e', 'f']
+    )
+    assert.deepEqual(
+      sequences(resent),
+      [1, 2, 3, 4, 5],
+      'the same sequence numbers: the broker drops any it already wrote'
+    )
     assert.equal(cluster.initProducerIdCalls.length, 1, 'no new producer id: the sequences have no hole')
     assert.equal(producer.snapshot().retries, 5)
     await finish(cluster, producer)
@@ -104,9 +124,19 @@ describe('sender', () => {
     await until(() => cluster.calls.length === 1, 'the batch')
     cluster.calls[0]!.respond(KafkaErrorCode.DUPLICATE_SEQUENCE_NUMBER)
     await producer.flush()
-    assert.deepEqual({ ...producer.snapshot(), compressCpuSeconds: 0, uncompressedBytes: 0, compressedBytes: 0 }, {
-      recordsAccepted: 1, recordsAcked: 1, recordsFailed: 0, batchesAcked: 1, retries: 0, compressCpuSeconds: 0, uncompressedBytes: 0, compressedBytes: 0
-    })
+    assert.deepEqual(
+      { ...producer.snapshot(), compressCpuSeconds: 0, uncompressedBytes: 0, compressedBytes: 0 },
+      {
+        recordsAccepted: 1,
+        recordsAcked: 1,
+        recordsFailed: 0,
+        batchesAcked: 1,
+        retries: 0,
+        compressCpuSeconds: 0,
+        uncompressedBytes: 0,
+        compressedBytes: 0
+      }
+    )
     await producer.close()
   })
 
@@ -143,7 +173,8 @@ describe('sender', () => {
     await until(() => cluster.calls.length === 1, 'the first batch')
     cluster.calls[0]!.respond(0)
     const big = 'B'.repeat(1000)
-    for (const value of ['a', 'b', big, 'c', 'd']) await producer.send({ topic: 't', partition: 0, key: null, value: Buffer.from(value) })
+    for (const value of ['a', 'b', big, 'c', 'd'])
+      await producer.send({ topic: 't', partition: 0, key: null, value: Buffer.from(value) })
     // As a broker whose max.message.bytes only the big record exceeds, and which checks each producer id's sequences.
     const nextSequence = new Map<bigint, number>([[cluster.calls[0]!.batches[0]!.producerId, 1]])
     const answer = (call: ProduceCall): void => {
@@ -157,21 +188,34 @@ describe('sender', () => {
       }
     }
     let flushed = false
-    void producer.flush().then(() => { flushed = true })
+    void producer.flush().then(() => {
+      flushed = true
+    })
     while (!flushed) {
       await until(() => flushed || cluster.pending().length > 0, 'a produce request or the end of the flush')
       for (const call of cluster.pending()) answer(call)
     }
     // Each batch as first sent: how many times a batch went again (for its sequence, after a backoff) is timing.
-    const batchesSent = [...new Set(cluster.calls.slice(1).map((call) => call.batches[0]!.values.map((v) => (v === big ? 'BIG' : v)).join(',')))]
-    assert.deepEqual(batchesSent, ['a,b,BIG,c,d', 'a,b,BIG', 'c,d', 'a,b', 'BIG'], 'halves of the refused batch, in its place, until the big record goes alone')
+    const batchesSent = [
+      ...new Set(
+        cluster.calls.slice(1).map((call) => call.batches[0]!.values.map((v) => (v === big ? 'BIG' : v)).join(','))
+      )
+    ]
+    assert.deepEqual(
+      batchesSent,
+      ['a,b,BIG,c,d', 'a,b,BIG', 'c,d', 'a,b', 'BIG'],
+      'halves of the refused batch, in its place, until the big record goes alone'
+    )
     assert.deepEqual(cluster.log.get('t-0'), ['x', 'a', 'b', 'c', 'd'], 'every other record once, in order')
     assert.equal(failures.length, 1)
     const [failure] = failures
     assert.equal(failure!.error.code, ErrorCodes.RECORD_TOO_LARGE)
     assert.equal(failure!.records, 1)
     assert.equal(failure!.firstRecordIndex, 3, 'the fourth record the partition accepted')
-    assert.deepEqual(failure!.sent.map((r) => r.value?.toString()), [big])
+    assert.deepEqual(
+      failure!.sent.map((r) => r.value?.toString()),
+      [big]
+    )
     await producer.close()
   })
 
@@ -224,10 +268,14 @@ describe('sender', () => {
     const cluster = new FakeCluster({ topics: { t: 3 }, autoRespond: true })
     const producer = newProducer(cluster, { maxRequestSizeBytes: 2000 })
     await producer.start()
-    for (const partition of [0, 1, 2]) await producer.send({ topic: 't', partition, key: null, value: Buffer.alloc(700, 120) })
+    for (const partition of [0, 1, 2])
+      await producer.send({ topic: 't', partition, key: null, value: Buffer.alloc(700, 120) })
     await producer.flush()
     // Each batch is ~780 bytes: two fit under 2,000 bytes, the third goes in a second request.
-    assert.deepEqual(cluster.calls.map((c) => c.batches.map((b) => b.partition)), [[0, 1], [2]])
+    assert.deepEqual(
+      cluster.calls.map((c) => c.batches.map((b) => b.partition)),
+      [[0, 1], [2]]
+    )
     await producer.close()
   })
 })

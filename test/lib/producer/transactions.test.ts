@@ -45,7 +45,7 @@ describe('transactions', () => {
     assert.deepEqual(cluster.coordinatorCalls, [])
   })
 
-  it('aborts instead of committing when a batch failed, and throws that batch\'s error', async () => {
+  it("aborts instead of committing when a batch failed, and throws that batch's error", async () => {
     const { cluster, transactions, flush } = setup()
     transactions.begin()
     await transactions.addPartitions([{ queue: { topic: 't', partition: 0 } }])
@@ -57,17 +57,36 @@ describe('transactions', () => {
     transactions.begin()
     await transactions.addPartitions([{ queue: { topic: 't', partition: 0 } }])
     await transactions.commit(flush)
-    assert.deepEqual(cluster.coordinatorCalls.at(-1), { api: 'endTxn', args: { ...ids, transactionResult: true } }, 'a new transaction starts clean')
+    assert.deepEqual(
+      cluster.coordinatorCalls.at(-1),
+      { api: 'endTxn', args: { ...ids, transactionResult: true } },
+      'a new transaction starts clean'
+    )
   })
 
   it('adds the consumer group once and commits its offsets inside the transaction', async () => {
     const { cluster, transactions, flush } = setup()
     transactions.begin()
-    await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 10 }, { topic: 'src', partition: 1, offset: 7 }])
+    await transactions.sendOffsets('group-a', [
+      { topic: 'src', partition: 0, offset: 10 },
+      { topic: 'src', partition: 1, offset: 7 }
+    ])
     await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 12 }])
     await transactions.commit(flush)
-    assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'txnOffsetCommit', 'txnOffsetCommit', 'endTxn'])
-    const body = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'group-a', producerId: 1000n, producerEpoch: 3, offsets: [{ topic: 'src', partition: 0, offset: 10 }, { topic: 'src', partition: 1, offset: 7 }] })
+    assert.deepEqual(
+      cluster.coordinatorCalls.map((c) => c.api),
+      ['addOffsetsToTxn', 'txnOffsetCommit', 'txnOffsetCommit', 'endTxn']
+    )
+    const body = txnOffsetCommitBody({
+      transactionalId: 'tx-1',
+      groupId: 'group-a',
+      producerId: 1000n,
+      producerEpoch: 3,
+      offsets: [
+        { topic: 'src', partition: 0, offset: 10 },
+        { topic: 'src', partition: 1, offset: 7 }
+      ]
+    })
     assert.deepEqual(cluster.coordinatorCalls[1]!.args, { version: 3, body: body.toString('hex') })
   })
 
@@ -76,11 +95,20 @@ describe('transactions', () => {
     transactions.begin()
     const member = { memberId: 'm-1', generationId: 7 }
     await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 10 }], member)
-    const body = txnOffsetCommitBody({ transactionalId: 'tx-1', groupId: 'group-a', producerId: 1000n, producerEpoch: 3, member, offsets: [{ topic: 'src', partition: 0, offset: 10 }] })
+    const body = txnOffsetCommitBody({
+      transactionalId: 'tx-1',
+      groupId: 'group-a',
+      producerId: 1000n,
+      producerEpoch: 3,
+      member,
+      offsets: [{ topic: 'src', partition: 0, offset: 10 }]
+    })
     assert.deepEqual(cluster.coordinatorCalls[1]!.args, { version: 3, body: body.toString('hex') })
     for (const code of [25, 110, 22]) {
       cluster.txnOffsetCommitRefusals.push(code)
-      await assert.rejects(transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 11 }], member), { code: ErrorCodes.GROUP_FENCED })
+      await assert.rejects(transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 11 }], member), {
+        code: ErrorCodes.GROUP_FENCED
+      })
     }
     // A coordinator still loading is retried.
     cluster.txnOffsetCommitRefusals.push(14)
@@ -91,19 +119,34 @@ describe('transactions', () => {
   it('retries AddOffsetsToTxn while the coordinator still finishes the previous transaction (CONCURRENT_TRANSACTIONS)', async () => {
     const { cluster, transactions, flush } = setup()
     // kafkajs raises it as a KafkaJSProtocolError marked retriable.
-    const concurrent = Object.assign(new Error('another concurrent operation on the same transaction was ongoing'), { name: 'KafkaJSProtocolError', type: 'CONCURRENT_TRANSACTIONS', retriable: true })
+    const concurrent = Object.assign(new Error('another concurrent operation on the same transaction was ongoing'), {
+      name: 'KafkaJSProtocolError',
+      type: 'CONCURRENT_TRANSACTIONS',
+      retriable: true
+    })
     cluster.coordinatorErrors.addOffsetsToTxn = [concurrent]
     transactions.begin()
     await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 1 }])
     await transactions.commit(flush)
-    assert.deepEqual(cluster.coordinatorCalls.map((c) => c.api), ['addOffsetsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'endTxn'])
+    assert.deepEqual(
+      cluster.coordinatorCalls.map((c) => c.api),
+      ['addOffsetsToTxn', 'addOffsetsToTxn', 'txnOffsetCommit', 'endTxn']
+    )
   })
 
-  it('keeps retrying EndTxn while the coordinator\'s node is down, past ten tries, until its deadline', async () => {
+  it("keeps retrying EndTxn while the coordinator's node is down, past ten tries, until its deadline", async () => {
     const cluster = new FakeCluster({ topics: { t: 2 } })
     // The default's deadline and error rule, with millisecond waits.
-    const transactions = new Transactions('tx-1', cluster, { producerId: 1000n, producerEpoch: 3 }, { ...TRANSACTION_COORDINATOR_RETRY, initialDelayMs: 1, maxDelayMs: 2 })
-    const refused = Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9'), { name: 'KafkaJSConnectionError', retriable: true })
+    const transactions = new Transactions(
+      'tx-1',
+      cluster,
+      { producerId: 1000n, producerEpoch: 3 },
+      { ...TRANSACTION_COORDINATOR_RETRY, initialDelayMs: 1, maxDelayMs: 2 }
+    )
+    const refused = Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9'), {
+      name: 'KafkaJSConnectionError',
+      retriable: true
+    })
     cluster.coordinatorErrors.endTxn = Array.from({ length: 15 }, () => refused)
     transactions.begin()
     await transactions.sendOffsets('group-a', [{ topic: 'src', partition: 0, offset: 1 }])
@@ -113,7 +156,10 @@ describe('transactions', () => {
 
   it('refuses a second begin, and commit, abort or offsets outside a transaction', async () => {
     const { transactions, flush } = setup()
-    await assert.rejects(transactions.commit(flush), { code: ErrorCodes.PRODUCE_FAILED, message: /no open transaction/ })
+    await assert.rejects(transactions.commit(flush), {
+      code: ErrorCodes.PRODUCE_FAILED,
+      message: /no open transaction/
+    })
     await assert.rejects(transactions.abort(flush), { code: ErrorCodes.PRODUCE_FAILED })
     await assert.rejects(transactions.sendOffsets('g', []), { code: ErrorCodes.PRODUCE_FAILED })
     transactions.begin()

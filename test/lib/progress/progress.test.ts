@@ -2,21 +2,29 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Progress, progressLine } from '../../../lib/progress/progress.js'
 
-function harness(isTTY: boolean, quiet = false): { progress: Progress; writes: string[]; logs: unknown[]; clock: { ms: number } } {
+function harness(
+  isTTY: boolean,
+  quiet = false
+): { progress: Progress; writes: string[]; logs: unknown[]; clock: { ms: number } } {
   const writes: string[] = []
   const logs: unknown[] = []
   const clock = { ms: 0 }
   const progress = new Progress({
     stream: { isTTY, columns: 80, write: (text: string) => writes.push(text) },
     log: { info: (obj: unknown) => logs.push(obj) } as never,
-    quiet, logEveryMs: 5000, now: () => clock.ms
+    quiet,
+    logEveryMs: 5000,
+    now: () => clock.ms
   })
   return { progress, writes, logs, clock }
 }
 
 describe('progress', () => {
   it('a line: phase, done/total, percent, rate and ETA', () => {
-    assert.equal(progressLine({ phase: 'copy', done: 12_000, total: 48_000, unit: 'records' }, 3), 'copy  12,000/48,000 records  25%  4,000/s  ETA 9s')
+    assert.equal(
+      progressLine({ phase: 'copy', done: 12_000, total: 48_000, unit: 'records' }, 3),
+      'copy  12,000/48,000 records  25%  4,000/s  ETA 9s'
+    )
     assert.equal(progressLine({ phase: 'fill source', done: 500, unit: 'records' }, 0), 'fill source  500 records')
     assert.equal(progressLine({ phase: 'ingest rate' }, 1), 'ingest rate...')
   })

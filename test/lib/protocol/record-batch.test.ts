@@ -6,7 +6,13 @@ import { SqueezeError } from '../../../lib/errors.js'
 import { threadCpuSeconds } from '../../../lib/metrics/thread-cpu.js'
 import { BATCH } from '../../../lib/protocol/batch-layout.js'
 import { crc32c, crc32cImplementation, crc32cTables } from '../../../lib/protocol/crc32c.js'
-import { buildBatch, NON_IDEMPOTENT, RecordBatchBuilder, stampProducerState, type ValueWriter } from '../../../lib/protocol/record-batch-builder.js'
+import {
+  buildBatch,
+  NON_IDEMPOTENT,
+  RecordBatchBuilder,
+  stampProducerState,
+  type ValueWriter
+} from '../../../lib/protocol/record-batch-builder.js'
 import { innerOffsetsAreSequential, readBatch } from '../../../lib/protocol/record-batch-reader.js'
 import { readBatches } from '../../helpers/record-batches.js'
 import type { OutgoingRecord } from '../../../lib/protocol/record.js'
@@ -15,14 +21,36 @@ import { readZigzag, writeZigzag, zigzagSize } from '../../../lib/protocol/varin
 const records: OutgoingRecord[] = Array.from({ length: 300 }, (_, i) => ({
   key: i % 5 === 0 ? null : Buffer.from(`key-${i % 17}`),
   value: i % 50 === 7 ? null : Buffer.from(`value ${i} `.repeat(1 + (i % 9))),
-  headers: i % 3 === 0 ? [{ key: 'trace', value: Buffer.from(`t${i}`) }, { key: 'empty', value: null }] : [],
+  headers:
+    i % 3 === 0
+      ? [
+          { key: 'trace', value: Buffer.from(`t${i}`) },
+          { key: 'empty', value: null }
+        ]
+      : [],
   timestamp: 1_700_000_000_000 + i * 3 - (i % 4 === 0 ? 5 : 0)
 }))
 
 describe('varints', () => {
   it('round-trip zigzag values including 64-bit timestamp deltas', () => {
     const buf = Buffer.alloc(16)
-    for (const value of [0, 1, -1, 63, -64, 64, 300, -300, 2 ** 30, -(2 ** 30), 2 ** 31 - 1, -(2 ** 31), 2 ** 40 + 5, -(2 ** 45) - 3, Number.MAX_SAFE_INTEGER >> 2]) {
+    for (const value of [
+      0,
+      1,
+      -1,
+      63,
+      -64,
+      64,
+      300,
+      -300,
+      2 ** 30,
+      -(2 ** 30),
+      2 ** 31 - 1,
+      -(2 ** 31),
+      2 ** 40 + 5,
+      -(2 ** 45) - 3,
+      Number.MAX_SAFE_INTEGER >> 2
+    ]) {
       const end = writeZigzag(buf, 0, value)
       assert.equal(end, zigzagSize(value), `size of ${value}`)
       const cursor = { offset: 0 }
@@ -41,7 +69,14 @@ describe('crc32c', () => {
   it('uses the native binding here, and agrees with the JS tables on every length and offset', () => {
     if (process.platform === 'linux' && process.arch === 'x64') assert.equal(crc32cImplementation(), 'native')
     const data = Buffer.from(Array.from({ length: 4099 }, (_, i) => (i * 131 + 7) & 0xff))
-    for (const [start, end] of [[0, 0], [0, 1], [3, 11], [1, 4099], [61, 4000], [0, 4099]] as const) {
+    for (const [start, end] of [
+      [0, 0],
+      [0, 1],
+      [3, 11],
+      [1, 4099],
+      [61, 4000],
+      [0, 4099]
+    ] as const) {
       assert.equal(crc32c(data, start, end), crc32cTables(data, start, end), `${start}..${end}`)
     }
   })
@@ -50,7 +85,12 @@ describe('crc32c', () => {
 describe('record batches', () => {
   for (const spec of ['none', 'gzip:6', 'snappy', 'lz4:1', 'zstd:3']) {
     it(`${spec}: every field survives a build and read`, () => {
-      const sealed = buildBatch(records, createCodec(parseCodecSpec(spec)), { producerId: 42n, producerEpoch: 3, baseSequence: 100, transactional: false })
+      const sealed = buildBatch(records, createCodec(parseCodecSpec(spec)), {
+        producerId: 42n,
+        producerEpoch: 3,
+        baseSequence: 100,
+        transactional: false
+      })
       const batch = readBatch(sealed.bytes)
       assert.equal(batch.records.length, records.length)
       assert.equal(batch.producerId, 42n)
@@ -69,14 +109,15 @@ describe('record batches', () => {
     })
   }
 
-  it('on the thread clock, counts a batch\'s decompression CPU on the reading thread alone, not on a thread spinning beside it', async () => {
+  it("on the thread clock, counts a batch's decompression CPU on the reading thread alone, not on a thread spinning beside it", async () => {
     const sealed = buildBatch(records, createCodec(parseCodecSpec('gzip:6')), NON_IDEMPOTENT)
     const spinner = new Worker('const end = Date.now() + 60_000; while (Date.now() < end);', { eval: true })
     try {
       await new Promise((resolve) => spinner.once('online', resolve))
       const start = threadCpuSeconds()
       let decompress = 0
-      for (let i = 0; i < 2000; i++) decompress += readBatch(sealed.bytes, { cpuSeconds: threadCpuSeconds }).decompressCpuSeconds
+      for (let i = 0; i < 2000; i++)
+        decompress += readBatch(sealed.bytes, { cpuSeconds: threadCpuSeconds }).decompressCpuSeconds
       const thread = threadCpuSeconds() - start
       // Every decompression ran inside this window on this thread; the process's clock would add the spinner's CPU.
       assert.ok(decompress <= thread, `decompress ${decompress} s, this thread's CPU over the loop ${thread} s`)
@@ -101,7 +142,11 @@ describe('record batches', () => {
     const sealed = buildBatch(records.slice(0, 20), createCodec({ codec: 'none', level: null }))
     const bytes = Buffer.from(sealed.bytes)
     bytes[bytes.length - 3] = (bytes[bytes.length - 3] ?? 0) ^ 0x10
-    assert.throws(() => readBatch(bytes), (err: unknown) => err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_BATCH_CORRUPT' && /CRC mismatch/.test(err.message))
+    assert.throws(
+      () => readBatch(bytes),
+      (err: unknown) =>
+        err instanceof SqueezeError && err.code === 'SQUEEZE_ERR_BATCH_CORRUPT' && /CRC mismatch/.test(err.message)
+    )
   })
 
   it('stops at a partial trailing batch, as fetch responses may end mid-batch', () => {
@@ -153,7 +198,9 @@ describe('RecordBatchBuilder.tryAppendWritten: a value written straight into the
   const sparseValue = (text: string): Buffer => {
     const bytes = Buffer.from(text)
     const value = Buffer.alloc(2 * bytes.length)
-    bytes.forEach((b, i) => { value[2 * i + 1] = b })
+    bytes.forEach((b, i) => {
+      value[2 * i + 1] = b
+    })
     return value
   }
   /** Bounds far above the value (as the Cap'n Proto writer's 3 bytes per UTF-16 unit), so the length prefixes shrink. */
@@ -161,7 +208,17 @@ describe('RecordBatchBuilder.tryAppendWritten: a value written straight into the
   const dirty = (size: number): Buffer => Buffer.alloc(size, 0xa5)
 
   it('the same batch as tryAppend of the written values, mixed with ordinary records, across length-prefix sizes and a grow', () => {
-    const texts = ['', 'a', 'x'.repeat(20), 'y'.repeat(31), 'z'.repeat(32), 'é'.repeat(700), 'w'.repeat(4095), 'v'.repeat(4096), 'u'.repeat(70_000)]
+    const texts = [
+      '',
+      'a',
+      'x'.repeat(20),
+      'y'.repeat(31),
+      'z'.repeat(32),
+      'é'.repeat(700),
+      'w'.repeat(4095),
+      'v'.repeat(4096),
+      'u'.repeat(70_000)
+    ]
     const direct = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 1024, dirty)
     const copied = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 1024)
     texts.forEach((text, i) => {
@@ -192,7 +249,10 @@ describe('RecordBatchBuilder.tryAppendWritten: a value written straight into the
     assert.ok(next.tryAppendWritten(boundOf('ab'), 1, (buf, _view, at) => at + buf.write('ab-ab-', at, 'latin1'), 'ab'))
     const sealed = next.seal(createCodec(parseCodecSpec('none'))).bytes
     stampProducerState(sealed, NON_IDEMPOTENT)
-    assert.deepEqual(readBatch(sealed).records.map((r) => r.value), [Buffer.from('ab-ab-')])
+    assert.deepEqual(
+      readBatch(sealed).records.map((r) => r.value),
+      [Buffer.from('ab-ab-')]
+    )
     const lone = new RecordBatchBuilder(100, 100, dirty)
     assert.ok(lone.tryAppendWritten(5000, 1, sparse, 'big'))
     assert.equal(lone.recordCount, 1)

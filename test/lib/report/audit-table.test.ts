@@ -9,37 +9,90 @@ import { AUDIT_WIDTH, renderAuditTable } from '../../../lib/report/audit-table.j
 const GIB = 1024 ** 3
 
 function facts(topic: string): TopicFacts {
-  return { topic, partitions: 6, replicationFactor: 3, retentionMs: 604_800_000, retentionBytes: -1,
-    cleanupPolicy: 'delete', compressionType: 'producer', compressionTypeSource: 'default', records: 1000,
-    groups: ['g'] }
+  return {
+    topic,
+    partitions: 6,
+    replicationFactor: 3,
+    retentionMs: 604_800_000,
+    retentionBytes: -1,
+    cleanupPolicy: 'delete',
+    compressionType: 'producer',
+    compressionTypeSource: 'default',
+    records: 1000,
+    groups: ['g']
+  }
 }
 
 function topic(name: string, savedGiB: number, status: AuditTopic['status'] = 'audited'): AuditTopic {
   return {
-    topic: name, status, error: status === 'failed' ? `fetch failed on ${name}: ${'a long reason '.repeat(12)}` : null,
-      facts: facts(name), compacted: false, brokerRecompresses: false,
-    sample: { records: 1000, bytes: 100_000, batches: 20 }, ingestBytesPerSecond: 1000, ingestRateNote: null,
-    current: { codec: 'lz4', codecs: [{ codec: 'lz4', batches: 20, records: 1000, storedBytes: 50_000 }], ratio: 2,
-      meanRecordsPerBatch: 50, medianBatchBytes: 2500, decompressCpuSecondsPerGiB: 1 },
-    targets: [{ target: 'zstd:3', ratio: 3, ratioLow: 2.9, ratioHigh: 3.1, storedShare: 0.66,
-      compressCpuSecondsPerGiB: 5, decompressCpuSecondsPerGiB: 1 }],
+    topic: name,
+    status,
+    error: status === 'failed' ? `fetch failed on ${name}: ${'a long reason '.repeat(12)}` : null,
+    facts: facts(name),
+    compacted: false,
+    brokerRecompresses: false,
+    sample: { records: 1000, bytes: 100_000, batches: 20 },
+    ingestBytesPerSecond: 1000,
+    ingestRateNote: null,
+    current: {
+      codec: 'lz4',
+      codecs: [{ codec: 'lz4', batches: 20, records: 1000, storedBytes: 50_000 }],
+      ratio: 2,
+      meanRecordsPerBatch: 50,
+      medianBatchBytes: 2500,
+      decompressCpuSecondsPerGiB: 1
+    },
+    targets: [
+      {
+        target: 'zstd:3',
+        ratio: 3,
+        ratioLow: 2.9,
+        ratioHigh: 3.1,
+        storedShare: 0.66,
+        compressCpuSecondsPerGiB: 5,
+        decompressCpuSecondsPerGiB: 1
+      }
+    ],
     verdict: { action: 'change', target: 'zstd:3' },
-    savings: { diskBytesPerDay: savedGiB * GIB, fetchBytesPerDay: 0, steadyStateDiskBytes: savedGiB * 7 * GIB,
-      cpuSecondsPerDay: 10, money: { storage: savedGiB, transfer: 0, cpu: 0.01, net: savedGiB - 0.01 } },
+    savings: {
+      diskBytesPerDay: savedGiB * GIB,
+      fetchBytesPerDay: 0,
+      steadyStateDiskBytes: savedGiB * 7 * GIB,
+      cpuSecondsPerDay: 10,
+      money: { storage: savedGiB, transfer: 0, cpu: 0.01, net: savedGiB - 0.01 }
+    },
     wallSeconds: 1
   }
 }
 
 function report(topics: AuditTopic[]): AuditReport {
   return {
-    generatedAt: new Date(0).toISOString(), squeezeVersion: 'test', brokers: ['127.0.0.1:9092'],
-    settings: { sampleBytes: 16 * 1024 * 1024, targets: ['none', 'zstd:3'], threads: 2, margin: 0.1,
-      topicsPattern: null, excludePattern: null },
-    prices: { storageGiBMonth: 0.1, transferGiB: 0.02, coreHour: 0.05, currency: 'USD', source: null }, partial: true,
-      wallSeconds: 1,
+    generatedAt: new Date(0).toISOString(),
+    squeezeVersion: 'test',
+    brokers: ['127.0.0.1:9092'],
+    settings: {
+      sampleBytes: 16 * 1024 * 1024,
+      targets: ['none', 'zstd:3'],
+      threads: 2,
+      margin: 0.1,
+      topicsPattern: null,
+      excludePattern: null
+    },
+    prices: { storageGiBMonth: 0.1, transferGiB: 0.02, coreHour: 0.05, currency: 'USD', source: null },
+    partial: true,
+    wallSeconds: 1,
     topics: rank(topics),
-    totals: { topics: topics.length, audited: 2, toChange: 2, failed: 1, diskBytesPerDay: 3 * GIB, fetchBytesPerDay: 0,
-      steadyStateDiskBytes: 21 * GIB, cpuSecondsPerDay: 20, money: { storage: 3, transfer: 0, cpu: 0.02, net: 2.98 } }
+    totals: {
+      topics: topics.length,
+      audited: 2,
+      toChange: 2,
+      failed: 1,
+      diskBytesPerDay: 3 * GIB,
+      fetchBytesPerDay: 0,
+      steadyStateDiskBytes: 21 * GIB,
+      cpuSecondsPerDay: 20,
+      money: { storage: 3, transfer: 0, cpu: 0.02, net: 2.98 }
+    }
   }
 }
 
@@ -47,7 +100,10 @@ describe('audit table', () => {
   it('ranks audited topics by what they save, lists the rest after them, and fits 100 columns however long the names and errors', () => {
     const long = `payments.${'very-long-topic-name.'.repeat(6)}events`
     const r = report([topic('small', 1), topic(long, 2), topic('broken', 0, 'failed')])
-    assert.deepEqual(r.topics.map((t) => t.topic), [long, 'small', 'broken'])
+    assert.deepEqual(
+      r.topics.map((t) => t.topic),
+      [long, 'small', 'broken']
+    )
     const text = renderAuditTable(r)
     for (const line of text.split('\n')) assert.ok(line.length <= AUDIT_WIDTH, `${line.length}: ${line}`)
     assert.match(text, /payments\.very-long.*… +lz4 +zstd:3 +-34% +2\.00 +1\.99/)

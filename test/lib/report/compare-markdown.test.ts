@@ -34,9 +34,18 @@ describe('renderCompareMarkdown', () => {
   it('has the recommendation, source and settings sections with their figures', () => {
     assert.match(md, /^# squeeze compare: prod.access-logs$/m)
     assert.match(md, /## Recommendation\n\n\*\*zstd:3\*\* \(best-ratio-per-cpu\): zstd:3 is the knee/)
-    assert.match(md, /\n- bytes\/day saved vs none: 6\.33GiB on disk \(x3 replicas\) \+ 4\.22GiB of fetch traffic \(x2 consumer groups\) = 10\.55GiB\/day\n/)
-    assert.match(md, /\n- bytes saved per GiB of input vs none: 2\.70GiB on disk \(x3 replicas\) \+ 1\.80GiB of fetch traffic \(x2 consumer groups\) = 4\.50GiB\n/)
-    assert.match(md, /- Ingest rate: 28\.4KiB\/s \(111\.11 records\/s x 262B\) from broker offsets over the last 24 h: 400000 records stamped 2025-06-01T11:00:00\.000Z to 2025-06-01T12:00:00\.000Z/)
+    assert.match(
+      md,
+      /\n- bytes\/day saved vs none: 6\.33GiB on disk \(x3 replicas\) \+ 4\.22GiB of fetch traffic \(x2 consumer groups\) = 10\.55GiB\/day\n/
+    )
+    assert.match(
+      md,
+      /\n- bytes saved per GiB of input vs none: 2\.70GiB on disk \(x3 replicas\) \+ 1\.80GiB of fetch traffic \(x2 consumer groups\) = 4\.50GiB\n/
+    )
+    assert.match(
+      md,
+      /- Ingest rate: 28\.4KiB\/s \(111\.11 records\/s x 262B\) from broker offsets over the last 24 h: 400000 records stamped 2025-06-01T11:00:00\.000Z to 2025-06-01T12:00:00\.000Z/
+    )
     assert.match(md, /## Source\n[\s\S]*- Topic: `prod.access-logs`[\s\S]*- Records: 400000 in 6 partitions/)
     assert.match(md, /## Settings\n[\s\S]*- linger\.ms: 100\n- batch\.size: 1048576 bytes/)
   })
@@ -61,14 +70,25 @@ describe('renderCompareMarkdown', () => {
     assert.match(doc, /- Ingest rate: unknown \(only 3 records stamped between x and y\)/)
     assert.match(doc, /- bytes\/day saved: unknown \(no trustworthy ingest rate/)
     assert.match(doc, /- bytes saved per GiB of input vs none: 2\.70GiB on disk/)
-    assert.deepEqual(cells(tableUnder(doc, 'Bytes saved')[0]!), ['target', 'disk bytes/GiB of input saved vs none (x3 replicas)', 'fetch bytes/GiB of input saved vs none (x2 consumer groups)'])
+    assert.deepEqual(cells(tableUnder(doc, 'Bytes saved')[0]!), [
+      'target',
+      'disk bytes/GiB of input saved vs none (x3 replicas)',
+      'fetch bytes/GiB of input saved vs none (x2 consumer groups)'
+    ])
   })
 
   it('has a Bytes saved section: per target, disk and fetch traffic against none in their own columns', () => {
     const rows = tableUnder(md, 'Bytes saved')
     assert.equal(rows.length, 1 + SAMPLE_TARGETS.length)
-    assert.deepEqual(cells(rows[0]!), ['target', 'disk bytes/day saved vs none (x3 replicas)', 'fetch bytes/day saved vs none (x2 consumer groups)'])
+    assert.deepEqual(cells(rows[0]!), [
+      'target',
+      'disk bytes/day saved vs none (x3 replicas)',
+      'fetch bytes/day saved vs none (x2 consumer groups)'
+    ])
     assert.deepEqual(cells(rows.find((r) => r.startsWith('| zstd:3 |'))!), ['zstd:3', '6.33GiB', '4.22GiB'])
-    assert.match(md, /## Bytes saved\n\nbytes saved per day at the ingest rate \(2\.34GiB\/day uncompressed\), on disk across every replica and in fetch traffic once per consumer group\.\n\n\| target/)
+    assert.match(
+      md,
+      /## Bytes saved\n\nbytes saved per day at the ingest rate \(2\.34GiB\/day uncompressed\), on disk across every replica and in fetch traffic once per consumer group\.\n\n\| target/
+    )
   })
 })

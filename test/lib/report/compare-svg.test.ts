@@ -21,21 +21,35 @@ function parseXml(xml: string): XmlElement {
   const stack: XmlElement[] = []
   let root: XmlElement | undefined
   let i = 0
-  const fail = (why: string): never => { throw new Error(`not well-formed at ${i}: ${why}`) }
-  const isNameChar = (c: string): boolean => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c === '-' || c === '_' || c === ':' || c === '.'
+  const fail = (why: string): never => {
+    throw new Error(`not well-formed at ${i}: ${why}`)
+  }
+  const isNameChar = (c: string): boolean =>
+    (c >= 'a' && c <= 'z') ||
+    (c >= 'A' && c <= 'Z') ||
+    (c >= '0' && c <= '9') ||
+    c === '-' ||
+    c === '_' ||
+    c === ':' ||
+    c === '.'
   const readName = (): string => {
     const start = i
     while (i < xml.length && isNameChar(xml[i]!)) i++
     if (i === start) fail('expected a name')
     return xml.slice(start, i)
   }
-  const skipSpace = (): void => { while (i < xml.length && ' \n\t\r'.includes(xml[i]!)) i++ }
+  const skipSpace = (): void => {
+    while (i < xml.length && ' \n\t\r'.includes(xml[i]!)) i++
+  }
   const decode = (raw: string): string => {
     let out = ''
     for (let j = 0; j < raw.length; j++) {
       const c = raw[j]!
       if (c === '<') fail('bare < in content')
-      if (c !== '&') { out += c; continue }
+      if (c !== '&') {
+        out += c
+        continue
+      }
       const end = raw.indexOf(';', j)
       const entity = end === -1 ? undefined : ENTITIES[raw.slice(j + 1, end)]
       if (entity === undefined) fail(`bare & or unknown entity in "${raw}"`)
@@ -114,8 +128,13 @@ describe('renderCompareSvg', () => {
     const circles = all(svg, 'circle').filter((c) => c.attrs.class === 'target')
     assert.equal(circles.length, SAMPLE_TARGETS.length)
     assert.equal(all(svg, 'circle').length, SAMPLE_TARGETS.length)
-    const labels = all(svg, 'text').filter((t) => t.attrs.class === 'label').map((t) => t.text)
-    assert.deepEqual(labels, SAMPLE_TARGETS.map((t) => t.target))
+    const labels = all(svg, 'text')
+      .filter((t) => t.attrs.class === 'label')
+      .map((t) => t.text)
+    assert.deepEqual(
+      labels,
+      SAMPLE_TARGETS.map((t) => t.target)
+    )
   })
 
   it('places points by the data: more ratio is higher up, more CPU is further right', () => {
@@ -157,8 +176,15 @@ describe('renderCompareSvg', () => {
 
   it('escapes names so hostile topics and targets stay text', () => {
     const hostile = target('zstd:3', 8e6, 3, { target: '<zstd & "3">' })
-    const doc = parseXml(renderCompareSvg({ ...sampleReport([hostile]), source: { ...report.source, topic: "a<b>&'c" } }))
-    assert.deepEqual(all(doc, 'text').filter((t) => t.attrs.class === 'label').map((t) => t.text), ['<zstd & "3">'])
+    const doc = parseXml(
+      renderCompareSvg({ ...sampleReport([hostile]), source: { ...report.source, topic: "a<b>&'c" } })
+    )
+    assert.deepEqual(
+      all(doc, 'text')
+        .filter((t) => t.attrs.class === 'label')
+        .map((t) => t.text),
+      ['<zstd & "3">']
+    )
     assert.ok(all(doc, 'title')[0]?.text.includes("a<b>&'c"))
   })
 })

@@ -4,7 +4,7 @@ import { it } from 'node:test'
 
 const LIFECYCLE = new URL('../../../lib/service/lifecycle.js', import.meta.url).href
 
-it('runCommand exits with the command\'s code once it returns, its output whole, not running the timers a library left behind', () => {
+it("runCommand exits with the command's code once it returns, its output whole, not running the timers a library left behind", () => {
   // A referenced timer (as a client library's reconnect or metadata timer) would keep a natural exit waiting.
   const script = `
     const { runCommand } = await import(${JSON.stringify(LIFECYCLE)})
@@ -15,7 +15,10 @@ it('runCommand exits with the command\'s code once it returns, its output whole,
       return 3
     })
   `
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 4 << 20 })
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    maxBuffer: 4 << 20
+  })
   assert.equal(child.status, 3, child.stderr)
   assert.equal(child.stdout, 'x'.repeat(1 << 20))
   assert.equal(child.stderr, 'done\n')

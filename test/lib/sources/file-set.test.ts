@@ -10,14 +10,23 @@ const log = createLogger({ level: 'silent', name: 'file-set-test' })
 
 /** Reads a followed file set in the background: its lines by file name, and the last position of each file. */
 function follow(options: { glob: string; exclude?: string[]; saved?: FilePosition[] }): {
-  lines: string[]; positions: Map<string, FilePosition>; waitFor(n: number): Promise<void>; stop(): Promise<void>
+  lines: string[]
+  positions: Map<string, FilePosition>
+  waitFor(n: number): Promise<void>
+  stop(): Promise<void>
 } {
   const abort = new AbortController()
   const lines: string[] = []
   const positions = new Map<string, FilePosition>()
   const files = new FileSet({
-    patterns: [{ glob: options.glob, kind: 'syslog' }], exclude: options.exclude ?? [], follow: true, pollMs: 10,
-    rotateWaitMs: 50, log, signal: abort.signal, ...(options.saved === undefined ? {} : { saved: options.saved })
+    patterns: [{ glob: options.glob, kind: 'syslog' }],
+    exclude: options.exclude ?? [],
+    follow: true,
+    pollMs: 10,
+    rotateWaitMs: 50,
+    log,
+    signal: abort.signal,
+    ...(options.saved === undefined ? {} : { saved: options.saved })
   })
   const reading = (async () => {
     for await (const batch of files.batches()) {

@@ -1,10 +1,25 @@
 import assert from 'node:assert/strict'
 import { isUtf8 } from 'node:buffer'
-import { appendFileSync, closeSync, copyFileSync, mkdtempSync, openSync, renameSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
+import {
+  appendFileSync,
+  closeSync,
+  copyFileSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  truncateSync,
+  writeFileSync,
+  writeSync
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
-import { readFileBatches, readFileChunks, readFileLines, type FileSourceOptions } from '../../../lib/sources/file-source.js'
+import {
+  readFileBatches,
+  readFileChunks,
+  readFileLines,
+  type FileSourceOptions
+} from '../../../lib/sources/file-source.js'
 
 /** `bytes` cut at each newline, as a chunk's lines are. */
 function splitLines(bytes: Buffer): Buffer[] {
@@ -23,7 +38,11 @@ function tempLog(): string {
 }
 
 /** Follows `path` in the background; `until(n)` waits (bounded) for n lines. */
-function follow(t: TestContext, path: string, options: Partial<FileSourceOptions> = {}): { lines: string[]; until(n: number): Promise<void> } {
+function follow(
+  t: TestContext,
+  path: string,
+  options: Partial<FileSourceOptions> = {}
+): { lines: string[]; until(n: number): Promise<void> } {
   const abort = new AbortController()
   const lines: string[] = []
   const reading = (async () => {
@@ -47,14 +66,22 @@ function follow(t: TestContext, path: string, options: Partial<FileSourceOptions
 /** Every expected line exactly once, each file's lines in their order. */
 function assertExactlyOnce(got: readonly string[], ...files: ReadonlyArray<readonly string[]>): void {
   assert.deepEqual([...got].sort(), files.flat().sort())
-  for (const lines of files) assert.deepEqual(got.filter((l) => lines.includes(l)), lines)
+  for (const lines of files)
+    assert.deepEqual(
+      got.filter((l) => lines.includes(l)),
+      lines
+    )
 }
 
 /**
  * Every line of `path` read once with reads of `readSizeBytes`, how many batches they came in, and how many lines
  * came with their bytes (only asked for, and then only where the text would not re-encode to them).
  */
-async function readOnce(path: string, readSizeBytes: number, lineBytes = true): Promise<{ lines: string[]; batches: number; withBytes: number }> {
+async function readOnce(
+  path: string,
+  readSizeBytes: number,
+  lineBytes = true
+): Promise<{ lines: string[]; batches: number; withBytes: number }> {
   const lines: string[] = []
   let batches = 0
   let withBytes = 0
@@ -75,7 +102,16 @@ async function readOnce(path: string, readSizeBytes: number, lineBytes = true): 
 describe('file source (read once)', () => {
   it('gives every line exactly as written whatever the read size, with or without its bytes: characters across reads, lines longer than a read, empty lines, CRLF, no final newline', async () => {
     const long = `GET /${'x'.repeat(5000)}é`
-    const lines = ['naïve café', '', 'prix: 12 €', long, 'clef 𝄞 and 😀 emoji', 'windows line', '日本語のログ行', 'last, unterminated']
+    const lines = [
+      'naïve café',
+      '',
+      'prix: 12 €',
+      long,
+      'clef 𝄞 and 😀 emoji',
+      'windows line',
+      '日本語のログ行',
+      'last, unterminated'
+    ]
     const path = tempLog()
     writeFileSync(path, `${lines.slice(0, 5).join('\n')}\n${lines[5]}\r\n${lines[6]}\n${lines[7]}`)
     for (const readSizeBytes of [1, 2, 3, 5, 7, 64, 4096, 1024 * 1024]) {
@@ -83,7 +119,11 @@ describe('file source (read once)', () => {
       assert.deepEqual(read.lines, lines, `read size ${readSizeBytes}`)
       // Valid UTF-8 throughout: each line's text encodes back to its bytes, so none are handed on.
       assert.equal(read.withBytes, 0, `read size ${readSizeBytes}`)
-      assert.deepEqual((await readOnce(path, readSizeBytes, false)).lines, lines, `read size ${readSizeBytes}, without the bytes`)
+      assert.deepEqual(
+        (await readOnce(path, readSizeBytes, false)).lines,
+        lines,
+        `read size ${readSizeBytes}, without the bytes`
+      )
     }
   })
 
@@ -97,11 +137,24 @@ describe('file source (read once)', () => {
   })
 
   it('a line is sent as the file holds it, CR dropped: its text, or where that would not encode back to them (invalid UTF-8) its bytes, which later reads never overwrite', async () => {
-    const lines = [Buffer.from('naïve café'), Buffer.from(''), Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x62]), Buffer.from(`GET /${'x'.repeat(300)}é`), Buffer.from('日本語 😀')]
+    const lines = [
+      Buffer.from('naïve café'),
+      Buffer.from(''),
+      Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x62]),
+      Buffer.from(`GET /${'x'.repeat(300)}é`),
+      Buffer.from('日本語 😀')
+    ]
     const path = tempLog()
     const copies = Array.from({ length: 50 }, (_, i) => lines[i % lines.length] as Buffer)
     // CRLF on every other line, no final newline.
-    writeFileSync(path, Buffer.concat(copies.flatMap((line, i) => (i === copies.length - 1 ? [line] : [line, Buffer.from(i % 2 === 0 ? '\r\n' : '\n')]))))
+    writeFileSync(
+      path,
+      Buffer.concat(
+        copies.flatMap((line, i) =>
+          i === copies.length - 1 ? [line] : [line, Buffer.from(i % 2 === 0 ? '\r\n' : '\n')]
+        )
+      )
+    )
     for (const readSizeBytes of [3, 64, 1024 * 1024]) {
       const items = []
       for await (const batch of readFileBatches(path, { follow: false, readSizeBytes })) items.push(...batch)
@@ -116,7 +169,10 @@ describe('file source (read once)', () => {
       })
       // Every read holding the invalid line hands its lines' bytes on; with 3-byte reads, others do not.
       const invalid = copies.filter((line) => !isUtf8(line)).length
-      assert.ok(withBytes >= invalid && (readSizeBytes !== 3 || withBytes < copies.length), `read size ${readSizeBytes}: ${withBytes} lines with bytes`)
+      assert.ok(
+        withBytes >= invalid && (readSizeBytes !== 3 || withBytes < copies.length),
+        `read size ${readSizeBytes}: ${withBytes} lines with bytes`
+      )
     }
   })
 
@@ -132,18 +188,32 @@ describe('file source (read once)', () => {
   })
 
   it('readFileChunks: the whole lines of each read, undecoded, byte for byte whatever the read size, and none split across chunks', async () => {
-    const lines = [Buffer.from('naïve café'), Buffer.from(''), Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x62]), Buffer.from(`GET /${'x'.repeat(300)}é`), Buffer.from('日本語 😀')]
+    const lines = [
+      Buffer.from('naïve café'),
+      Buffer.from(''),
+      Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x62]),
+      Buffer.from(`GET /${'x'.repeat(300)}é`),
+      Buffer.from('日本語 😀')
+    ]
     const copies = Array.from({ length: 40 }, (_, i) => lines[i % lines.length] as Buffer)
     const path = tempLog()
     // CRLF on every third line, no final newline.
-    writeFileSync(path, Buffer.concat(copies.flatMap((line, i) => (i === copies.length - 1 ? [line] : [line, Buffer.from(i % 3 === 0 ? '\r\n' : '\n')]))))
+    writeFileSync(
+      path,
+      Buffer.concat(
+        copies.flatMap((line, i) =>
+          i === copies.length - 1 ? [line] : [line, Buffer.from(i % 3 === 0 ? '\r\n' : '\n')]
+        )
+      )
+    )
     for (const readSizeBytes of [1, 3, 64, 4096, 1024 * 1024]) {
       const got: Buffer[] = []
       let chunks = 0
       for await (const { bytes, end } of readFileChunks(path, { readSizeBytes })) {
         chunks++
         // Taken apart before the next chunk is asked for: its buffer is read into again.
-        for (const line of splitLines(Buffer.from(bytes.subarray(0, end)))) got.push(line.at(-1) === 0x0d ? line.subarray(0, -1) : line)
+        for (const line of splitLines(Buffer.from(bytes.subarray(0, end))))
+          got.push(line.at(-1) === 0x0d ? line.subarray(0, -1) : line)
       }
       assert.deepEqual(got, copies, `read size ${readSizeBytes}`)
       // One read takes the whole file: its lines up to the last newline, then the unterminated last one at the end.
@@ -195,7 +265,11 @@ describe('file source (--follow)', () => {
     writeSync(writer, 'old-5\nold-6 without newline') // still before the writer reopens (postrotate)
     appendFileSync(path, 'new-2\n')
     await reader.until(8)
-    assertExactlyOnce(reader.lines, ['old-1', 'old-2', 'old-3', 'old-4', 'old-5', 'old-6 without newline'], ['new-1', 'new-2'])
+    assertExactlyOnce(
+      reader.lines,
+      ['old-1', 'old-2', 'old-3', 'old-4', 'old-5', 'old-6 without newline'],
+      ['new-1', 'new-2']
+    )
   })
 
   it('copytruncate: lines written after the last read come from the copy, then the file restarts at 0', async (t) => {
@@ -211,7 +285,14 @@ describe('file source (--follow)', () => {
     await reader.until(14)
     appendFileSync(path, 'after-2\n')
     await reader.until(15)
-    assertExactlyOnce(reader.lines, [...Array.from({ length: 10 }, (_, i) => `before-${i}`), 'late-1', 'late-2', 'late-3', 'after-1', 'after-2'])
+    assertExactlyOnce(reader.lines, [
+      ...Array.from({ length: 10 }, (_, i) => `before-${i}`),
+      'late-1',
+      'late-2',
+      'late-3',
+      'after-1',
+      'after-2'
+    ])
   })
 
   it('copytruncate: notices the truncation even when the file has grown past the old end before the next look', async (t) => {

@@ -18,7 +18,10 @@ describe('LineSplitter', () => {
   it('splits a line longer than the bound into pieces of at most that many bytes, counted once per line', () => {
     let splits = 0
     const splitter = new LineSplitter(8, () => splits++)
-    const lines = [...splitter.push(Buffer.from('abcdefghij')), ...splitter.push(Buffer.from('klmnopq\nshort\nABCDEFGHIJ\n'))]
+    const lines = [
+      ...splitter.push(Buffer.from('abcdefghij')),
+      ...splitter.push(Buffer.from('klmnopq\nshort\nABCDEFGHIJ\n'))
+    ]
     assert.deepEqual(texts(lines), ['abcdefgh', 'ijklmnop', 'q', 'short', 'ABCDEFGH', 'IJ'])
     assert.equal(splits, 2)
     assert.ok(splitter.pendingBytes <= 8)

@@ -12,20 +12,37 @@ import { parseDumpLogSegments } from '../../helpers/dump-log-segments.js'
 function records(from: number, count: number): OutgoingRecord[] {
   return Array.from({ length: count }, (_, i) => ({
     key: Buffer.from(`web-${(from + i) % 7}`),
-    value: Buffer.from(`10.0.${i % 3}.${from + i} - - [18/May/2024:02:40:00 +0000] "GET /api/v1/items/${(from + i) % 41} HTTP/1.1" 200 ${512 + i}`),
+    value: Buffer.from(
+      `10.0.${i % 3}.${from + i} - - [18/May/2024:02:40:00 +0000] "GET /api/v1/items/${(from + i) % 41} HTTP/1.1" 200 ${512 + i}`
+    ),
     timestamp: 1_716_000_000_000 + from + i
   }))
 }
 
 /** A batch as the producer sent it, and as a broker would serve it back at `baseOffset`. */
-function sentAndStored(topic: string, partition: number, baseOffset: number, spec: string, storedSpec: string = spec): { acked: AckedBatch; stored: StoredBatch } {
+function sentAndStored(
+  topic: string,
+  partition: number,
+  baseOffset: number,
+  spec: string,
+  storedSpec: string = spec
+): { acked: AckedBatch; stored: StoredBatch } {
   const recs = records(baseOffset, 40)
   const sent = buildBatch(recs, createCodec(parseCodecSpec(spec)), undefined, 0)
   const acked: AckedBatch = {
-    topic, partition, baseOffset, records: sent.recordCount,
-    crc: sent.bytes.readUInt32BE(BATCH.CRC), sizeBytes: sent.bytes.length, uncompressedBytes: sent.uncompressedBytes, compressCpuSeconds: sent.compressCpuSeconds, level: parseCodecSpec(spec).level
+    topic,
+    partition,
+    baseOffset,
+    records: sent.recordCount,
+    crc: sent.bytes.readUInt32BE(BATCH.CRC),
+    sizeBytes: sent.bytes.length,
+    uncompressedBytes: sent.uncompressedBytes,
+    compressCpuSeconds: sent.compressCpuSeconds,
+    level: parseCodecSpec(spec).level
   }
-  const storedBytes = Buffer.from(storedSpec === spec ? sent.bytes : buildBatch(recs, createCodec(parseCodecSpec(storedSpec)), undefined, 0).bytes)
+  const storedBytes = Buffer.from(
+    storedSpec === spec ? sent.bytes : buildBatch(recs, createCodec(parseCodecSpec(storedSpec)), undefined, 0).bytes
+  )
   // The broker assigns the base offset and leader epoch in place; neither is covered by the CRC.
   storedBytes.writeBigInt64BE(BigInt(baseOffset), BATCH.BASE_OFFSET)
   storedBytes.writeInt32BE(3, BATCH.PARTITION_LEADER_EPOCH)
@@ -34,8 +51,15 @@ function sentAndStored(topic: string, partition: number, baseOffset: number, spe
 
 describe('checkRecompression', () => {
   it('reports kept when every batch comes back with the CRC and size it was sent with', () => {
-    const pairs = [sentAndStored('logs', 0, 0, 'zstd:3'), sentAndStored('logs', 0, 40, 'zstd:3'), sentAndStored('logs', 1, 0, 'zstd:3')]
-    const report = checkRecompression(pairs.map((p) => p.acked), pairs.map((p) => p.stored))
+    const pairs = [
+      sentAndStored('logs', 0, 0, 'zstd:3'),
+      sentAndStored('logs', 0, 40, 'zstd:3'),
+      sentAndStored('logs', 1, 0, 'zstd:3')
+    ]
+    const report = checkRecompression(
+      pairs.map((p) => p.acked),
+      pairs.map((p) => p.stored)
+    )
     assert.equal(report.verdict, 'kept')
     assert.equal(report.batchesChecked, 3)
     assert.equal(report.batchesKept, 3)
@@ -86,7 +110,14 @@ describe('checkRecompression', () => {
     assert.equal(report.batchesKept, 1)
     assert.equal(report.batchesMissing, 3)
     assert.equal(report.complete, false)
-    assert.deepEqual(report.examples.map((e) => [e.topic, e.partition, e.fate]), [['other', 0, 'missing'], ['logs', 1, 'missing'], ['logs', 0, 'missing']])
+    assert.deepEqual(
+      report.examples.map((e) => [e.topic, e.partition, e.fate]),
+      [
+        ['other', 0, 'missing'],
+        ['logs', 1, 'missing'],
+        ['logs', 0, 'missing']
+      ]
+    )
   })
 
   it('reports nothing checked as incomplete, and caps the examples', () => {
@@ -94,7 +125,11 @@ describe('checkRecompression', () => {
     assert.equal(empty.batchesChecked, 0)
     assert.equal(empty.complete, false)
     const pairs = Array.from({ length: 8 }, (_, i) => sentAndStored('logs', 0, i * 40, 'snappy', 'gzip:1'))
-    const report = checkRecompression(pairs.map((p) => p.acked), pairs.map((p) => p.stored), { maxExamples: 3 })
+    const report = checkRecompression(
+      pairs.map((p) => p.acked),
+      pairs.map((p) => p.stored),
+      { maxExamples: 3 }
+    )
     assert.equal(report.batchesRewritten, 8)
     assert.equal(report.examples.length, 3)
     assert.equal(report.verdict, 'recompressed')
@@ -126,24 +161,52 @@ describe('parseDumpLogSegments', () => {
     assert.deepEqual(batches, [
       {
         file: '/tmp/squeeze-kafka-NHOXRy/kafka-logs/sample-logs-0/00000000000000000000.log',
-        baseOffset: 0, lastOffset: 2, count: 3, size: 149, codec: 'lz4', crc: 231839455, isValid: true,
-        isControl: false, isTransactional: false, producerId: 0, position: 0
+        baseOffset: 0,
+        lastOffset: 2,
+        count: 3,
+        size: 149,
+        codec: 'lz4',
+        crc: 231839455,
+        isValid: true,
+        isControl: false,
+        isTransactional: false,
+        producerId: 0,
+        position: 0
       },
       {
         file: '/tmp/squeeze-kafka-NHOXRy/kafka-logs/sample-logs-0/00000000000000000000.log',
-        baseOffset: 3, lastOffset: 5, count: 3, size: 139, codec: 'zstd', crc: 2748575944, isValid: true,
-        isControl: false, isTransactional: false, producerId: 1, position: 149
+        baseOffset: 3,
+        lastOffset: 5,
+        count: 3,
+        size: 139,
+        codec: 'zstd',
+        crc: 2748575944,
+        isValid: true,
+        isControl: false,
+        isTransactional: false,
+        producerId: 1,
+        position: 149
       },
       {
         file: '/tmp/squeeze-kafka-s2pEDC/kafka-logs/test-97c1d64a-0/00000000000000000000.log',
-        baseOffset: 0, lastOffset: 299, count: 300, size: 2108, codec: 'gzip', crc: 3770406467, isValid: true,
-        isControl: false, isTransactional: false, producerId: 1, position: 0
+        baseOffset: 0,
+        lastOffset: 299,
+        count: 300,
+        size: 2108,
+        codec: 'gzip',
+        crc: 3770406467,
+        isValid: true,
+        isControl: false,
+        isTransactional: false,
+        producerId: 1,
+        position: 0
       }
     ])
   })
 
   it('lower-cases codec names and reads isvalid: false', () => {
-    const line = 'baseOffset: 10 lastOffset: 10 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: true isControl: true deleteHorizonMs: OptionalLong.empty position: 4096 CreateTime: 1 size: 78 magic: 2 compresscodec: NONE crc: 12 isvalid: false'
+    const line =
+      'baseOffset: 10 lastOffset: 10 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: true isControl: true deleteHorizonMs: OptionalLong.empty position: 4096 CreateTime: 1 size: 78 magic: 2 compresscodec: NONE crc: 12 isvalid: false'
     const [batch] = parseDumpLogSegments(`${line}\r\n`)
     assert.ok(batch)
     assert.equal(batch.file, undefined)
@@ -158,6 +221,9 @@ describe('parseDumpLogSegments', () => {
   it('returns no batches for an empty segment and rejects a batch line without its fields', () => {
     assert.deepEqual(parseDumpLogSegments('Dumping /x/00000000000000000000.log\nLog starting offset: 0\n'), [])
     assert.throws(() => parseDumpLogSegments('baseOffset: 0 lastOffset: 1 count: 2'), /lacks compresscodec/)
-    assert.throws(() => parseDumpLogSegments('baseOffset: 0 lastOffset: 1 count: 2 compresscodec: zstd crc: 1'), /lacks a numeric size/)
+    assert.throws(
+      () => parseDumpLogSegments('baseOffset: 0 lastOffset: 1 count: 2 compresscodec: zstd crc: 1'),
+      /lacks a numeric size/
+    )
   })
 })

@@ -7,37 +7,75 @@ import { BATCH } from '../../../../lib/protocol/batch-layout.js'
 
 /** `n` records of `size` value bytes, `gapMs` apart. */
 function records(n: number, size: number, gapMs: number): SourceRecord[] {
-  return Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.alloc(size, i % 251), headers: [], timestamp: 1_000_000 + i * gapMs }))
+  return Array.from({ length: n }, (_, i) => ({
+    key: null,
+    value: Buffer.alloc(size, i % 251),
+    headers: [],
+    timestamp: 1_000_000 + i * gapMs
+  }))
 }
 
-describe('rebatchPartition: the producer\'s batching replayed on record timestamps', () => {
+describe("rebatchPartition: the producer's batching replayed on record timestamps", () => {
   it('closes a batch linger.ms after its first record, and reports that wait', () => {
     const batches = rebatchPartition(0, records(10, 10, 100), { lingerMs: 250, batchSizeBytes: 1 << 20 })
     // Records at 0,100,200 | 300,400,500 | ...: a record 300 ms after the batch opened finds it closed.
-    assert.deepEqual(batches.map((b) => b.count), [3, 3, 3, 1])
-    assert.deepEqual(batches.map((b) => b.waitedMs), [250, 250, 250, 0])
-    assert.deepEqual(batches.map((b) => b.firstTimestamp), [1_000_000, 1_000_300, 1_000_600, 1_000_900])
+    assert.deepEqual(
+      batches.map((b) => b.count),
+      [3, 3, 3, 1]
+    )
+    assert.deepEqual(
+      batches.map((b) => b.waitedMs),
+      [250, 250, 250, 0]
+    )
+    assert.deepEqual(
+      batches.map((b) => b.firstTimestamp),
+      [1_000_000, 1_000_300, 1_000_600, 1_000_900]
+    )
   })
 
   it('applies batch.size to the uncompressed batch, header included, and never splits a record', () => {
     const batchSizeBytes = BATCH.HEADER_BYTES + 5 * 108
     const batches = rebatchPartition(3, records(12, 100, 0), { lingerMs: 1000, batchSizeBytes })
     assert.ok(batches.every((b) => b.partition === 3))
-    assert.equal(batches.reduce((n, b) => n + b.count, 0), 12)
+    assert.equal(
+      batches.reduce((n, b) => n + b.count, 0),
+      12
+    )
     for (const b of batches) assert.ok(BATCH.HEADER_BYTES + b.records.length <= batchSizeBytes, `${b.records.length}`)
     assert.ok(batches.length >= 3 && (batches[0]?.count ?? 0) >= 4, batches.map((b) => b.count).join(','))
   })
 
   it('a lone record larger than batch.size still gets a batch of its own', () => {
-    const batches = rebatchPartition(0, [...records(1, 10, 0), { key: null, value: Buffer.alloc(5000), headers: [], timestamp: 1_000_000 }, ...records(1, 10, 0)], { lingerMs: 1000, batchSizeBytes: 1024 })
-    assert.deepEqual(batches.map((b) => b.count), [1, 1, 1])
+    const batches = rebatchPartition(
+      0,
+      [
+        ...records(1, 10, 0),
+        { key: null, value: Buffer.alloc(5000), headers: [], timestamp: 1_000_000 },
+        ...records(1, 10, 0)
+      ],
+      { lingerMs: 1000, batchSizeBytes: 1024 }
+    )
+    assert.deepEqual(
+      batches.map((b) => b.count),
+      [1, 1, 1]
+    )
   })
 
   it('linger.ms 0 still batches records stamped in the same millisecond; an out-of-order timestamp joins the open batch', () => {
     const same = rebatchPartition(0, records(4, 10, 0), { lingerMs: 0, batchSizeBytes: 1 << 20 })
-    assert.deepEqual(same.map((b) => b.count), [4])
-    const late = rebatchPartition(0, [...records(2, 10, 50), { key: null, value: Buffer.from('x'), headers: [], timestamp: 999_000 }], { lingerMs: 100, batchSizeBytes: 1 << 20 })
-    assert.deepEqual(late.map((b) => b.count), [3])
+    assert.deepEqual(
+      same.map((b) => b.count),
+      [4]
+    )
+    const late = rebatchPartition(
+      0,
+      [...records(2, 10, 50), { key: null, value: Buffer.from('x'), headers: [], timestamp: 999_000 }],
+      { lingerMs: 100, batchSizeBytes: 1 << 20 }
+    )
+    assert.deepEqual(
+      late.map((b) => b.count),
+      [3]
+    )
   })
 })
 

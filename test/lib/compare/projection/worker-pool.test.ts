@@ -17,7 +17,11 @@ function chunk(batches: number, batchBytes: number): { data: SharedArrayBuffer; 
   const data = new SharedArrayBuffer(batches * batchBytes)
   const records: Buffer[] = []
   for (let b = 0; b < batches; b++) {
-    const text = Buffer.from(Array.from({ length: batchBytes }, (_, i) => `batch ${b} line ${Math.floor(i / 40)}\n`).join('').slice(0, batchBytes))
+    const text = Buffer.from(
+      Array.from({ length: batchBytes }, (_, i) => `batch ${b} line ${Math.floor(i / 40)}\n`)
+        .join('')
+        .slice(0, batchBytes)
+    )
     new Uint8Array(data).set(text, b * batchBytes)
     records.push(text)
   }
@@ -25,24 +29,34 @@ function chunk(batches: number, batchBytes: number): { data: SharedArrayBuffer; 
 }
 
 function task(spec: string, data: SharedArrayBuffer, batches: number, batchBytes: number): ProjectionTask {
-  const slots = Array.from({ length: batches }, (_, b) => ({ partition: b % 3, start: b * batchBytes, end: (b + 1) * batchBytes, count: 1, firstTimestamp: 0, maxTimestamp: 0 }))
+  const slots = Array.from({ length: batches }, (_, b) => ({
+    partition: b % 3,
+    start: b * batchBytes,
+    end: (b + 1) * batchBytes,
+    count: 1,
+    firstTimestamp: 0,
+    maxTimestamp: 0
+  }))
   return { spec: parseCodecSpec(spec), format: null, data, slots, readBack: true }
 }
 
 /** A projection thread written for the test: thread 0 claims the first task it is posted, then exits with code 3. */
 function dyingFirstThreadWorker(): URL {
   const file = join(tmpdir(), `squeeze-projection-dying-${process.pid}.mjs`)
-  writeFileSync(file, [
-    "import { parentPort, workerData } from 'node:worker_threads'",
-    'const { claims, index } = workerData',
-    'if (index === 0) {',
-    '  parentPort.on(\'message\', (m) => { if (m.slot >= 0 && Atomics.compareExchange(claims, m.slot, m.id, -1 - index) === m.id) process.exit(3) })',
-    '} else {',
-    // The other threads wait until thread 0 holds a task, so which task it dies with is not a race.
-    '  while (!claims.includes(-1)) Atomics.wait(claims, claims.length - 1, 0, 5)',
-    `  await import(${JSON.stringify(REAL_WORKER)})`,
-    '}'
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      "import { parentPort, workerData } from 'node:worker_threads'",
+      'const { claims, index } = workerData',
+      'if (index === 0) {',
+      "  parentPort.on('message', (m) => { if (m.slot >= 0 && Atomics.compareExchange(claims, m.slot, m.id, -1 - index) === m.id) process.exit(3) })",
+      '} else {',
+      // The other threads wait until thread 0 holds a task, so which task it dies with is not a race.
+      '  while (!claims.includes(-1)) Atomics.wait(claims, claims.length - 1, 0, 5)',
+      `  await import(${JSON.stringify(REAL_WORKER)})`,
+      '}'
+    ].join('\n')
+  )
   return pathToFileURL(file)
 }
 
@@ -58,8 +72,16 @@ describe('ProjectionPool: every thread takes the next task not yet claimed', () 
       assert.equal(results.length, tasks.length)
       results.forEach((result, i) => {
         const codec = createCodec((tasks[i] as ProjectionTask).spec)
-        const sealed = records.map((r) => sealRecords({ records: r, count: 1, firstTimestamp: 0, maxTimestamp: 0 }, codec, Buffer.allocUnsafe).bytes.length)
-        assert.deepEqual(result.batchStoredBytes, sealed, `${threads} threads, task ${i} (${codec.name}): its own batches`)
+        const sealed = records.map(
+          (r) =>
+            sealRecords({ records: r, count: 1, firstTimestamp: 0, maxTimestamp: 0 }, codec, Buffer.allocUnsafe).bytes
+              .length
+        )
+        assert.deepEqual(
+          result.batchStoredBytes,
+          sealed,
+          `${threads} threads, task ${i} (${codec.name}): its own batches`
+        )
         assert.equal(result.mismatch, null, `task ${i} read back as it went in`)
       })
     }
@@ -68,27 +90,52 @@ describe('ProjectionPool: every thread takes the next task not yet claimed', () 
   it('a thread that dies fails the one task it claimed, and the other threads take every task it had not', async () => {
     const batchBytes = 16 * 1024
     const { data, records } = chunk(2, batchBytes)
-    const settled = await withPool(2, (pool) => Promise.allSettled(Array.from({ length: 6 }, () => pool.run([task('zstd:3', data, records.length, batchBytes)]))), dyingFirstThreadWorker())
+    const settled = await withPool(
+      2,
+      (pool) =>
+        Promise.allSettled(
+          Array.from({ length: 6 }, () => pool.run([task('zstd:3', data, records.length, batchBytes)]))
+        ),
+      dyingFirstThreadWorker()
+    )
     const failed = settled.filter((s) => s.status === 'rejected')
     assert.equal(failed.length, 1, 'the task thread 0 claimed')
-    assert.match(String((failed[0] as PromiseRejectedResult).reason), /^SqueezeError: a projection thread exited with code 3$/)
+    assert.match(
+      String((failed[0] as PromiseRejectedResult).reason),
+      /^SqueezeError: a projection thread exited with code 3$/
+    )
     assert.equal(settled.filter((s) => s.status === 'fulfilled').length, 5)
   })
 
   it('once every thread has died, each task fails with one line saying so, and none waits', async () => {
     const batchBytes = 16 * 1024
     const { data, records } = chunk(1, batchBytes)
-    await withPool(1, async (pool) => {
-      await assert.rejects(pool.run([task('zstd:3', data, records.length, batchBytes), task('lz4', data, records.length, batchBytes)]), /a projection thread exited with code 3/)
-      await assert.rejects(pool.run([task('lz4', data, records.length, batchBytes)]), /^SqueezeError: projecting lz4 failed: every projection thread has exited$/)
-    }, dyingFirstThreadWorker())
+    await withPool(
+      1,
+      async (pool) => {
+        await assert.rejects(
+          pool.run([task('zstd:3', data, records.length, batchBytes), task('lz4', data, records.length, batchBytes)]),
+          /a projection thread exited with code 3/
+        )
+        await assert.rejects(
+          pool.run([task('lz4', data, records.length, batchBytes)]),
+          /^SqueezeError: projecting lz4 failed: every projection thread has exited$/
+        )
+      },
+      dyingFirstThreadWorker()
+    )
   })
 })
 
-describe('packSlots: a chunk\'s batch slots in shared memory', () => {
+describe("packSlots: a chunk's batch slots in shared memory", () => {
   it('unpack to the same slots, timestamps of today and offsets of a 64 MiB chunk exact, and an empty chunk to none', () => {
     const slots = Array.from({ length: 1000 }, (_, i) => ({
-      partition: i % 7, start: i * 67_000, end: (i + 1) * 67_000 - (i % 3), count: 1 + (i % 500), firstTimestamp: 1_796_148_158_996 + i, maxTimestamp: 1_796_148_158_996 + 2 * i
+      partition: i % 7,
+      start: i * 67_000,
+      end: (i + 1) * 67_000 - (i % 3),
+      count: 1 + (i % 500),
+      firstTimestamp: 1_796_148_158_996 + i,
+      maxTimestamp: 1_796_148_158_996 + 2 * i
     }))
     const table = packSlots(slots)
     assert.ok(table.buffer instanceof SharedArrayBuffer)
