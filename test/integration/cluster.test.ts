@@ -287,7 +287,9 @@ describe('three-node cluster', () => {
         '--markdown',
         join(dir, 'r.md'),
         '--log-level',
-        'error'
+        'error',
+        // Every column: the terminal-width table leaves the all-replicas column out.
+        '--wide'
       ])
       assert.equal(run.code, 0, run.stderr)
       const report = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as CompareReportJson
