@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js'
-import { formatBytes } from '../report/table.js'
+import { formatBytes } from '../units/bytes.js'
 
 /** Where a long run is: its phase, and how far through it when that can be counted. */
 export interface ProgressReport {

@@ -1,3 +1,7 @@
+import { formatBytes } from '../units/bytes.js'
+
+export { formatBytes }
+
 /** A plain-text table for terminals: right-aligned numbers, left-aligned text, a rule under the header. */
 export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
@@ -10,13 +14,6 @@ export function renderTable(headers: readonly string[], rows: ReadonlyArray<read
       .join('  ')
       .trimEnd()
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(2)}GiB`
-  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(2)}MiB`
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)}KiB`
-  return `${bytes}B`
 }
 
 export function formatNumber(value: number, digits = 2): string {
