@@ -1,9 +1,14 @@
 import type { ApplyAs, ClientApply } from '../apply/apply-as.js'
 import type { SettingsFormat } from '../apply/client-settings.js'
 import { formatNumber } from './table.js'
+import { WIDE, wrapLines, type TerminalLayout } from './terminal.js'
 
-/** The per-client verdict as a short terminal block: one line per client, then the batching and topic lines. */
-export function renderApplyText(apply: ApplyAs, showSettings: boolean): string {
+/**
+ * The per-client verdict as a short terminal block: one line per client, then the batching and topic lines, wrapped
+ * to the layout. The topic command keeps shell line continuations and the settings blocks stay as written, so both
+ * paste as they are.
+ */
+export function renderApplyText(apply: ApplyAs, showSettings: boolean, layout: TerminalLayout = WIDE): string {
   const width = Math.max(...apply.clients.map((c) => c.client.length))
   const lines = [
     'per client (same run, same rule as the recommendation):',
@@ -11,9 +16,13 @@ export function renderApplyText(apply: ApplyAs, showSettings: boolean): string {
       (c) => `  ${c.client.padEnd(width)}  ${(c.target ?? '-').padEnd(8)} ${ratioText(c).padEnd(13)} ${c.text}`
     ),
     ...adviceLines(apply),
-    ...(apply.topic === null ? [] : [`topic: ${apply.topic.text}`, `  ${apply.topic.command}`])
+    ...(apply.topic === null ? [] : [`topic: ${apply.topic.text}`])
   ]
-  if (!showSettings) return `${[...lines, "  (--show-settings prints each client's settings to paste)"].join('\n')}\n`
+  const summary = [
+    wrapLines(lines.join('\n'), layout),
+    ...(apply.topic === null ? [] : [`  ${shellLines(apply.topic.command)}`])
+  ]
+  if (!showSettings) return `${[...summary, "  (--show-settings prints each client's settings to paste)"].join('\n')}\n`
   const blocks = apply.clients.flatMap((c) =>
     c.settings === null
       ? []
@@ -25,7 +34,12 @@ export function renderApplyText(apply: ApplyAs, showSettings: boolean): string {
           ...(c.caveat === null ? [] : [`  caveat: ${c.caveat}`])
         ]
   )
-  return `${[...lines, ...blocks].join('\n')}\n`
+  return `${[...summary, ...blocks].join('\n')}\n`
+}
+
+/** kafka-configs.sh's command broken before --alter and --add-config with shell continuations. */
+function shellLines(command: string): string {
+  return command.replace(/ (--alter|--add-config) /g, ' \\\n      $1 ')
 }
 
 /** The same as a Markdown section: a table of clients, each client's settings in a code block, the topic side. */

@@ -38,21 +38,30 @@ function exitCodeFor(err: SqueezeError): number {
   return 1
 }
 
+/** How long the event loop idles before a finished command exits: V8's background compile jobs finish meanwhile. */
+const IDLE_BEFORE_EXIT_MS = 50
+
 /** Runs a command's main function: one clear line on stderr for an expected error, and its exitCodeFor. */
 export async function runCommand(main: () => Promise<number>): Promise<void> {
   /**
    * Once the command is done, nothing is left to wait for: a client library's lingering timers or sockets, and
-   * tearing down the heap and threads on a natural exit (0.1-0.3 s after a large run), must not hold the process.
-   * It exits as soon as stdout and stderr have handed on what was written (pipes may be asynchronous), or after 2 s.
+   * tearing down the heap and threads on a natural exit, must not hold the process. It exits once stdout and stderr
+   * have handed on what was written (pipes may be asynchronous) and the event loop has idled for IDLE_BEFORE_EXIT_MS,
+   * or after 2 s. The idle wait matters: process.exit() while a V8 background thread compiles can deadlock in the
+   * platform's shutdown (the compile job waits for a garbage collection that only an idle main thread runs), and the
+   * command then hangs after printing its report.
    */
   const exitSoon = (): void => {
     setTimeout(() => process.exit(), 2000).unref()
+    const exitWhenIdle = (): void => {
+      setTimeout(() => process.exit(), IDLE_BEFORE_EXIT_MS).unref()
+    }
     const pending = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0)
-    if (pending.length === 0) process.exit()
+    if (pending.length === 0) return exitWhenIdle()
     let left = pending.length
     for (const stream of pending) {
       stream.once('drain', () => {
-        if (--left === 0) process.exit()
+        if (--left === 0) exitWhenIdle()
       })
     }
   }

@@ -484,7 +484,9 @@ function writeReports(
   if (added.length > 0) {
     process.stdout.write(`added for --client: ${added.join(', ')} (the nearest level a named client can set)\n`)
   }
-  process.stdout.write(renderApplyText(apply, files['show-settings'] === true))
+  process.stdout.write(
+    renderApplyText(apply, files['show-settings'] === true, terminalLayout(process.stdout, files.wide === true))
+  )
   if (files.json !== undefined) writeFileSync(files.json, renderCompareJson(outcome.report, apply))
   if (files.markdown !== undefined) {
     writeFileSync(files.markdown, `${renderCompareMarkdown(outcome.report)}\n${renderApplyMarkdown(apply)}`)

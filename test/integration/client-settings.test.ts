@@ -254,8 +254,9 @@ describe('compare --apply-topic-config', () => {
       ]
       const printed = await runSqueeze(args)
       assert.equal(printed.code, 0, printed.stderr)
+      // The command is printed over lines with shell continuations: joined as a shell joins them.
       assert.match(
-        printed.stdout,
+        printed.stdout.replace(/ \\\n\s+/g, ' '),
         new RegExp(
           `kafka-configs\\.sh --bootstrap-server ${brokers()} --alter --entity-type topics --entity-name ${topic} ` +
             `--add-config compression\\.type=zstd,compression\\.zstd\\.level=3`
