@@ -108,8 +108,10 @@ describe('applyAs', () => {
     const short = renderApplyText(apply, false)
     assert.match(short, /librdkafka cannot set zstd:19; zstd:12 stores 1\.04x of it/)
     assert.doesNotMatch(short, /compression\.codec=zstd/)
+    // The command prints over lines with shell continuations: joined as a shell joins them, it is whole.
+    assert.match(short, / \\\n {6}--alter /)
     assert.match(
-      short,
+      short.replace(/ \\\n\s+/g, ' '),
       /kafka-configs\.sh --bootstrap-server b:9092 --alter --entity-type topics --entity-name prod\.access-logs /
     )
     assert.match(renderApplyText(apply, true), /compression\.codec=zstd\ncompression\.level=12\n/)
