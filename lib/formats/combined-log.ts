@@ -13,7 +13,8 @@ const TIME = /^(\d{2})\/([A-Z][a-z]{2})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(
 // HTTP/2 and HTTP/3 without a minor version, as some servers (and the HttpRequest schema's examples) write them.
 const REQUEST = /^([A-Z]+) (\S+) (HTTP\/\d(?:\.\d)?)$/
 
-const MONTHS: Readonly<Record<string, number>> = {
+/** Month abbreviations as log lines write them, to JavaScript's 0-based month numbers. */
+export const MONTHS: Readonly<Record<string, number>> = {
   Jan: 0,
   Feb: 1,
   Mar: 2,

@@ -1,4 +1,4 @@
-import { parseCombinedTime } from './combined-log.js'
+import { MONTHS, parseCombinedTime } from './combined-log.js'
 import type { LogKind } from './log-format.js'
 
 /** Reads the time each line of one file says it was logged, in order. */
@@ -12,20 +12,6 @@ export interface LineClock {
   correctionMs(): number
 }
 
-const MONTHS: Readonly<Record<string, number>> = {
-  Jan: 0,
-  Feb: 1,
-  Mar: 2,
-  Apr: 3,
-  May: 4,
-  Jun: 5,
-  Jul: 6,
-  Aug: 7,
-  Sep: 8,
-  Oct: 9,
-  Nov: 10,
-  Dec: 11
-}
 const DAY_MS = 86_400_000
 // A year-less time this far before the previous line's is the next year (Dec 31 -> Jan 1), not disorder.
 const ROLLOVER_MS = 180 * DAY_MS
