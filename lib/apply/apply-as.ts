@@ -62,7 +62,8 @@ export function applyAs(
   const batching = { lingerMs: settings.lingerMs, batchSizeBytes: settings.batchSizeBytes, bytesPerRecord }
   const advice = batchingAdvice(report)
   const picks = bestTargetPerClient(report.targets, clients, rule)
-  const recommended = report.recommendation?.target
+  // The rule's own pick: the recommendation in compare, the verdict in the audit.
+  const recommended = rule(report.targets)?.target
   return {
     clients: picks.map((pick) => {
       const spec = pick.target === null ? null : parseCodecSpec(pick.target)

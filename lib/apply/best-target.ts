@@ -2,8 +2,11 @@ import { formatCodecSpec, parseCodecSpec, type CodecSpec } from '../codecs/index
 import type { CompareTargetResult, Recommendation } from '../compare/compare-report.js'
 import { canExpress, CLIENT_LIMITS, nearestExpressible, type ClientName } from './client-limits.js'
 
-/** The recommendation's rule over some rows: `recommend(rows, options)` with the run's options bound. */
-export type PickRule = (rows: readonly CompareTargetResult[]) => Recommendation | null
+/**
+ * The recommendation's rule over some rows: `recommend(rows, options)` with the run's options bound (the audit's
+ * adds its margin over today's codec).
+ */
+export type PickRule = (rows: readonly CompareTargetResult[]) => Pick<Recommendation, 'target'> | null
 
 /** One client's best target: what it can set, and what its limit costs against the overall pick. */
 export interface ClientTarget {

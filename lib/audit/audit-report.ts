@@ -1,3 +1,5 @@
+import type { ApplyAs } from '../apply/apply-as.js'
+import type { ClientName } from '../apply/client-limits.js'
 import type { CurrentCodec } from '../compare/compare-report.js'
 
 /** What the cluster says about a topic: read from it, never from flags. */
@@ -100,6 +102,8 @@ export interface AuditTopic {
     | { readonly action: 'keep'; readonly best: string | null }
     | null
   readonly savings: AuditSavings | null
+  /** The change as settings per client named with --client; null when the verdict is not a change. */
+  readonly applyAs: ApplyAs | null
   readonly wallSeconds: number
 }
 
@@ -135,6 +139,8 @@ export interface AuditReport {
     readonly margin: number
     readonly topicsPattern: string | null
     readonly excludePattern: string | null
+    /** --client: the clients each changed topic gets settings for. */
+    readonly clients: readonly ClientName[]
   }
   readonly prices: Prices | null
   /** True when a topic failed, was not readable or not reached: the report does not cover every topic asked for. */

@@ -1,3 +1,4 @@
+import type { ClientName } from '../apply/client-limits.js'
 import { LEVEL_RANGES, type CodecName } from '../codecs/index.js'
 import type { CompareReport, CompareTargetResult, CurrentBaseline } from '../compare/compare-report.js'
 import { isKnownRate } from '../compare/ingest-rate.js'
@@ -9,6 +10,7 @@ import type { CopyTarget } from '../copier/copier.js'
 import { errorMessage } from '../errors.js'
 import type { KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
+import { auditApplyAs } from './audit-apply.js'
 import type { AuditCurrent, AuditSavings, AuditTarget, AuditTopic, Prices, TopicFacts } from './audit-report.js'
 import { monthlyMoney } from './money.js'
 
@@ -27,6 +29,8 @@ export interface AuditTopicOptions {
   /** Replaces the groups found on the topic as the fetch multiplier (--consumers). */
   readonly consumersOverride: number | undefined
   readonly prices: Prices | null
+  /** --client: each changed topic's settings for these clients. */
+  readonly clients: readonly ClientName[]
   readonly version: string
   readonly log: Logger
 }
@@ -38,7 +42,7 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
   if (facts.records === 0) return { ...base, status: 'empty', wallSeconds: seconds(started) }
   try {
     const consumers = options.consumersOverride ?? facts.groups.length
-    const { report } = await runProjection({
+    const { report, batchShares } = await runProjection({
       connection: options.connection,
       sourceTopic: facts.topic,
       sourceDescription: { kind: 'topic', description: `topic ${facts.topic}` },
@@ -54,7 +58,11 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       version: options.version,
       log: options.log
     })
-    return { ...base, ...fromReport(report, facts, consumers, options.prices), wallSeconds: seconds(started) }
+    const row = fromReport(report, facts, consumers, options.prices)
+    const change = row.status === 'audited' && row.verdict?.action === 'change'
+    const brokers = options.connection.brokers.join(',')
+    const apply = auditApplyAs(report, facts, { clients: options.clients, brokers, change, batchShares })
+    return { ...base, ...row, applyAs: apply, wallSeconds: seconds(started) }
   } catch (err) {
     const text = errorMessage(err)
     if (/AUTHORIZATION_FAILED|not authorized/i.test(text)) {
@@ -84,7 +92,8 @@ export function baseRow(facts: TopicFacts): Omit<AuditTopic, 'status' | 'wallSec
     current: null,
     targets: [],
     verdict: null,
-    savings: null
+    savings: null,
+    applyAs: null
   }
 }
 
@@ -93,7 +102,7 @@ function fromReport(
   facts: TopicFacts,
   consumers: number,
   prices: Prices | null
-): Omit<AuditTopic, 'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'wallSeconds'> {
+): Omit<AuditTopic, 'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'applyAs' | 'wallSeconds'> {
   const baseline = report.current ?? null
   const rate = report.source.ingestRate
   const intervals = report.projection?.intervals ?? []

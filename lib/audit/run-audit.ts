@@ -1,3 +1,4 @@
+import type { ClientName } from '../apply/client-limits.js'
 import { formatCodecSpec } from '../codecs/index.js'
 import { CHANGE_MARGIN } from '../compare/baseline.js'
 import type { BatchingSettings } from '../compare/projection/rebatch.js'
@@ -23,6 +24,8 @@ export interface AuditOptions {
   readonly batching: BatchingSettings
   readonly consumersOverride?: number | undefined
   readonly prices: Prices | null
+  /** --client: each changed topic's settings for these clients (none: no settings). */
+  readonly clients?: readonly ClientName[] | undefined
   readonly version: string
   readonly log: Logger
   readonly signal?: AbortSignal | undefined
@@ -76,6 +79,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
           threads: options.threads,
           consumersOverride: options.consumersOverride,
           prices: options.prices,
+          clients: options.clients ?? [],
           version: options.version,
           log: options.log
         })
@@ -94,7 +98,8 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
         threads: options.threads,
         margin: CHANGE_MARGIN,
         topicsPattern: options.selection.topics?.source ?? null,
-        excludePattern: options.selection.exclude?.source ?? null
+        excludePattern: options.selection.exclude?.source ?? null,
+        clients: options.clients ?? []
       },
       prices: options.prices,
       partial: ranked.some((r) => r.status === 'failed' || r.status === 'not-authorized' || r.status === 'not-reached'),
@@ -125,6 +130,7 @@ function emptyRow(topic: string): AuditTopic {
     targets: [],
     verdict: null,
     savings: null,
+    applyAs: null,
     wallSeconds: 0
   }
 }

@@ -132,13 +132,25 @@ function savingVsCurrent(row: CurrentRow, t: CompareTargetResult, context: Basel
  * cheapest point of the ratio-vs-CPU front that does; else keep what is there, naming the front's best.
  */
 function verdict(savings: readonly SavingVsCurrent[], context: BaselineContext): VerdictVsCurrent {
+  return verdictOver(savings, context.targets, context.recommendation)
+}
+
+/**
+ * The verdict over some of the targets, with `recommendation` the rule's pick among them: what the audit asks per
+ * client, over the rows each client can write.
+ */
+export function verdictOver(
+  savings: readonly SavingVsCurrent[],
+  targets: readonly CompareTargetResult[],
+  recommendation: Recommendation | null
+): VerdictVsCurrent {
   const shareOf = new Map(savings.map((s) => [s.target, s.storedShare]))
-  const ranked = context.targets.filter(
+  const ranked = targets.filter(
     (t) => t.codec !== 'none' && t.recompression.verdict !== 'recompressed' && Number.isFinite(shareOf.get(t.target))
   )
   const front = paretoFront(ranked)
   const worthIt = (target: string): boolean => (shareOf.get(target) as number) <= 1 - CHANGE_MARGIN
-  const recommended = context.recommendation?.target
+  const recommended = recommendation?.target
   const pick =
     recommended !== undefined && shareOf.has(recommended) && worthIt(recommended)
       ? recommended

@@ -1,4 +1,5 @@
 import type { AuditReport, AuditTopic } from '../audit/audit-report.js'
+import { auditSettingsMarkdown } from './audit-apply.js'
 import { money, monthly, notes } from './audit-table.js'
 
 const GIB = 1024 ** 3
@@ -82,7 +83,8 @@ export function renderAuditMarkdown(report: AuditReport): string {
               : ` (prices: ${report.prices.source})`
           }.`),
     ...(report.partial ? ['', '**Partial:** some topics failed, were not readable or were not reached.'] : []),
-    ''
+    '',
+    ...auditSettingsMarkdown(report)
   ].join('\n')
 }
 

@@ -1,4 +1,5 @@
 import type { AuditReport, AuditTopic, MonthlyMoney } from '../audit/audit-report.js'
+import { clientHint } from './audit-apply.js'
 import { renderTable } from './table.js'
 
 /** The terminal is assumed this wide: the table and its notes never run past it. */
@@ -91,7 +92,10 @@ export function money(value: number | null | undefined): string {
   return Math.abs(value) >= 1000 ? value.toFixed(0) : value.toFixed(2)
 }
 
-/** One line per remark: failures with their error or missing ACL, compaction, broker recompression, unknown rates. */
+/**
+ * One line per remark: failures with their error or missing ACL, compaction, broker recompression, unknown rates,
+ * and the clients that cannot set a topic's target.
+ */
 export function notes(topics: readonly AuditTopic[]): string[] {
   const out: string[] = []
   for (const t of topics) {
@@ -105,6 +109,8 @@ export function notes(topics: readonly AuditTopic[]): string[] {
     if (t.compacted) out.push(`  ${t.topic}: compacted: the figures apply to what compaction keeps`)
     if (t.status === 'audited' && t.ingestRateNote !== null)
       out.push(`  ${t.topic}: no ingest rate (${t.ingestRateNote}): no bytes per day`)
+    const hint = clientHint(t)
+    if (hint !== null) out.push(hint)
   }
   return out.length === 0 ? [] : ['notes:', ...out]
 }

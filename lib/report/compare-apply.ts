@@ -43,7 +43,7 @@ function shellLines(command: string): string {
 }
 
 /** The same as a Markdown section: a table of clients, each client's settings in a code block, the topic side. */
-export function renderApplyMarkdown(apply: ApplyAs): string {
+export function renderApplyMarkdown(apply: ApplyAs, heading = '## Apply: settings per client'): string {
   const rows = apply.clients.map(
     (c) => `| ${c.client} | ${c.target ?? '-'} | ${ratioText(c)} | ${cell(c.text)} | ${cell(c.source)} |`
   )
@@ -63,7 +63,7 @@ export function renderApplyMarkdown(apply: ApplyAs): string {
         ]
   )
   return [
-    '## Apply: settings per client',
+    heading,
     '',
     "Each client's best target among those it can set, by the recommendation's own rule, with figures from this run.",
     '',

@@ -1,9 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { pathToFileURL } from 'node:url'
+import { CLIENT_NAMES, parseClients, targetsNeededFor } from '../../lib/apply/client-limits.js'
 import { pricesFrom } from '../../lib/audit/money.js'
 import { AuditProgress } from '../../lib/audit/progress.js'
 import { runAudit } from '../../lib/audit/run-audit.js'
+import { formatCodecSpec } from '../../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { parseSampleBudget } from '../../lib/compare/projection/sweep-flags.js'
 import {
@@ -20,12 +22,16 @@ import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
 import { renderAuditMarkdown } from '../../lib/report/audit-markdown.js'
 import { renderAuditSvg } from '../../lib/report/audit-svg.js'
+import { renderAuditSettings } from '../../lib/report/audit-apply.js'
 import { renderAuditTable } from '../../lib/report/audit-table.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runOneShot } from '../../lib/service/run-service.js'
 
 /** The report does not cover every topic asked for: one failed, was not readable, or was not reached. */
 export const EXIT_PARTIAL = 5
+
+/** --show-settings prints the blocks of this many top-ranked changed topics; the files have every topic's. */
+const SETTINGS_TOPICS = 3
 
 export const AUDIT_HELP = `squeeze audit: every topic of a cluster in one read-only pass (Describe, DescribeConfigs and
 Read; it creates nothing): today's codec mix, each target's ratio with its 95% interval, the verdict (keep, or the codec
@@ -42,6 +48,12 @@ Selection and budget:
   --threads N                projection threads, and topics sampled at once (default: the machine's cores)
   --consumers N              count N groups per topic for fetch savings instead of the groups found
   -X NAME=VALUE              producer batching the targets are projected with (linger.ms, batch.size)
+Clients (docs/clients.md):
+  --client LIST              per changed topic, the best target each client can set, by the verdict's rule (default
+                             all): ${CLIENT_NAMES.join(', ')}
+                             targets a client needs are added (zstd:12 beside zstd:19 for librdkafka)
+  --show-settings            print the settings to paste for the top ${SETTINGS_TOPICS} changed topics
+                             (every changed topic's are in --json applyAs and --markdown)
 Money (optional; without prices, bytes and CPU-hours only):
   --price-storage-gib-month P  --price-transfer-gib P  --price-core-hour P
   --prices FILE              JSON {storageGiBMonth, transferGiB, coreHour, currency, source, date}; flags override it
@@ -72,6 +84,8 @@ const OPTIONS = {
   markdown: { type: 'string' },
   chart: { type: 'string' },
   quiet: { type: 'boolean' },
+  client: { type: 'string' },
+  'show-settings': { type: 'boolean' },
   'progress-every': { type: 'string' }
 } as const
 
@@ -134,13 +148,20 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       const sample = parseSampleBudget(values.sample ?? DEFAULT_SAMPLE)
       if (!('bytes' in sample))
         throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--sample takes a size such as 16MiB; got "${values.sample}"`)
-      const targets = values.targets ?? DEFAULT_TARGETS.join(',')
-      parseTargets(targets, 'audit')
+      const named = values.targets ?? DEFAULT_TARGETS.join(',')
+      const clients = parseClients(values.client)
+      const added = targetsNeededFor(
+        parseTargets(named, 'audit').map((t) => t.spec),
+        clients
+      ).map(formatCodecSpec)
+      const targets = [named, ...added].join(',')
       const producer = producerConfigFrom(parseProperties(values.X ?? []), undefined, COPIER_PRODUCER_DEFAULTS)
       return Object.freeze({
         connection: connectionFrom({ ...values, brokers }, env, log),
         selection: { topics: pattern(values.topics, 'topics'), exclude: pattern(values.exclude, 'exclude') },
         targets,
+        added,
+        clients,
         sampleBytes: sample.bytes,
         threads: parseInteger(values.threads, 'threads', 1, 1024) ?? availableParallelism(),
         maxDurationMs: durationMs(values['max-duration']),
@@ -166,7 +187,10 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
         settings.connection
       )
       progress?.end()
+      if (settings.added.length > 0)
+        process.stdout.write(`added for --client: ${settings.added.join(', ')} (the nearest level a client can set)\n`)
       process.stdout.write(`${renderAuditTable(report)}\n`)
+      process.stdout.write(renderAuditSettings(report, values['show-settings'] === true, SETTINGS_TOPICS))
       if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`)
       if (values.markdown !== undefined) writeFileSync(values.markdown, renderAuditMarkdown(report))
       if (values.chart !== undefined) writeFileSync(values.chart, renderAuditSvg(report))

@@ -273,6 +273,49 @@ async function fillCluster(): Promise<void> {
   })
 }
 
+/**
+ * --client java,filebeat,librdkafka: every changed topic, and only those, has settings for the three clients in
+ * that order; Java can set any target and gets the verdict's; Filebeat has no zstd and gets gzip:6, named in the
+ * terminal's notes; the settings point at the audited cluster and topic.
+ */
+function assertClientSettings(report: AuditReport, stdout: string, markdown: string): void {
+  assert.deepEqual(report.settings.clients, ['java', 'filebeat', 'librdkafka'])
+  const changed = report.topics.filter((t) => t.status === 'audited' && t.verdict?.action === 'change')
+  assert.ok(changed.length > 0, 'some topic is to change')
+  for (const t of report.topics) {
+    const target = t.verdict?.action === 'change' && t.status === 'audited' ? t.verdict.target : null
+    if (target === null) {
+      assert.equal(t.applyAs, null, `${t.topic}: no change, no settings`)
+      continue
+    }
+    const clients = t.applyAs?.clients ?? assert.fail(`${t.topic}: settings for its change to ${target}`)
+    assert.deepEqual(
+      clients.map((c) => c.client),
+      ['java', 'filebeat', 'librdkafka']
+    )
+    const [java, filebeat] = clients
+    assert.equal(java?.target, target, `${t.topic}: Java sets the verdict's target`)
+    assert.match(
+      java?.settings?.text ?? '',
+      new RegExp(`^bootstrap\\.servers=${broker.saslSslBootstrap}\\ncompression\\.type=${target.split(':')[0]}\\n`)
+    )
+    assert.equal(t.applyAs?.topic?.topic, t.topic)
+    assert.equal(t.applyAs?.topic?.mode, t.brokerRecompresses ? 'codec' : 'producer')
+    assert.match(markdown, new RegExp(`^## ${t.topic}: settings per client$`, 'm'))
+    if (target.startsWith('zstd')) {
+      assert.equal(filebeat?.limited, true, `${t.topic}: Filebeat has no zstd`)
+      assert.ok(
+        filebeat?.target === null || ['none', 'lz4:1', 'gzip:6'].includes(filebeat?.target ?? ''),
+        `${t.topic}: Filebeat gets a target it can write, or none: ${filebeat?.target}`
+      )
+      const share = filebeat?.storedShareOfOverall
+      const gets = filebeat?.target === null ? 'none it can set' : `${filebeat?.target}, ${share?.toFixed(2)}x`
+      assert.match(stdout, new RegExp(`^ {2}${t.topic}: ${target} is beyond filebeat \\(${gets}\\)$`, 'm'))
+    }
+  }
+  assert.match(stdout, new RegExp(`^settings per client: .* prints 3 of ${changed.length} topics$`, 'm'))
+}
+
 function auditArgs(extra: readonly string[]): { args: string[]; env: NodeJS.ProcessEnv } {
   return {
     args: [
@@ -350,7 +393,9 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
       '--price-transfer-gib',
       '0.02',
       '--price-core-hour',
-      '0.04'
+      '0.04',
+      '--client',
+      'java,filebeat,librdkafka'
     ])
     const before = new Set(await admin.listTopics())
     const audit = await runSqueeze(args, { env, timeoutMs: 600_000 })
@@ -369,11 +414,12 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
       'progress on stderr, as JSON lines off a terminal'
     )
     const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
-    const validate = new Ajv({ allErrors: true, strict: true }).compile(
-      JSON.parse(
-        readFileSync(fileURLToPath(new URL('../../../schema/audit-report.schema.json', import.meta.url)), 'utf8')
-      ) as object
-    )
+    const schema = (file: string): object =>
+      JSON.parse(readFileSync(fileURLToPath(new URL(`../../../schema/${file}`, import.meta.url)), 'utf8')) as object
+    // The audit's applyAs is compare's, referred to in its schema.
+    const validate = new Ajv({ allErrors: true, strict: true })
+      .addSchema(schema('compare-report.schema.json'))
+      .compile(schema('audit-report.schema.json'))
     assert.equal(validate(report), true, JSON.stringify(validate.errors))
     assert.equal(report.topics.length, planned.length + 2, 'every test topic, the forbidden and the empty one included')
     assert.equal(report.partial, true)
@@ -470,6 +516,7 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
     assert.equal(row(name('retained')).facts?.retentionBytes, 1_048_576)
     assert.match(readFileSync(markdown, 'utf8'), /^# squeeze audit of /)
     assert.match(readFileSync(chart, 'utf8'), /^<svg /)
+    assertClientSettings(report, audit.stdout, readFileSync(markdown, 'utf8'))
   })
 
   it("projects stored bytes per record within 2% of compare's copy mode, on three topics", async (t) => {

@@ -1,5 +1,6 @@
 import type { CodecName } from '../../../lib/codecs/index.js'
 import type { CompareReport, CompareTargetResult } from '../../../lib/compare/compare-report.js'
+import { currentBaseline } from '../../../lib/compare/baseline.js'
 import type { SourceBatch, SourceBatchScan } from '../../../lib/compare/source-batches.js'
 
 const GIB = 1024 ** 3
@@ -111,4 +112,23 @@ export function sampleScan(
     }))
   )
   return { batches, corruptBatches: 0 }
+}
+
+/**
+ * sampleReport with today's batches, 20 records each: by default lz4 at about lz4:1's size, so zstd:3 stores half
+ * of today's bytes.
+ */
+export function sampleReportWithToday(today = { codec: 'lz4', batchBytes: 1049 }): CompareReport {
+  const report = sampleReport()
+  const current = currentBaseline(sampleScan({ ...today, batches: 20_000, records: 20 }), {
+    targets: report.targets,
+    recommendation: report.recommendation,
+    ingestRate: report.source.ingestRate,
+    uncompressedBytesPerRecord: 262.144,
+    replicationFactor: 3,
+    consumers: 2,
+    lingerMs: 100,
+    batchSizeBytes: 1_048_576
+  })
+  return { ...report, current }
 }

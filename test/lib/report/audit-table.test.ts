@@ -2,9 +2,13 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AuditReport, AuditTopic, TopicFacts } from '../../../lib/audit/audit-report.js'
 import { rank } from '../../../lib/audit/run-audit.js'
+import { auditApplyAs } from '../../../lib/audit/audit-apply.js'
+import { renderAuditSettings } from '../../../lib/report/audit-apply.js'
 import { renderAuditMarkdown } from '../../../lib/report/audit-markdown.js'
 import { renderAuditSvg } from '../../../lib/report/audit-svg.js'
 import { AUDIT_WIDTH, renderAuditTable } from '../../../lib/report/audit-table.js'
+
+import { sampleReportWithToday } from '../compare/sample-report.js'
 
 const GIB = 1024 ** 3
 
@@ -61,6 +65,7 @@ function topic(name: string, savedGiB: number, status: AuditTopic['status'] = 'a
       cpuSecondsPerDay: 10,
       money: { storage: savedGiB, transfer: 0, cpu: 0.01, net: savedGiB - 0.01 }
     },
+    applyAs: null,
     wallSeconds: 1
   }
 }
@@ -76,7 +81,8 @@ function report(topics: AuditTopic[]): AuditReport {
       threads: 2,
       margin: 0.1,
       topicsPattern: null,
-      excludePattern: null
+      excludePattern: null,
+      clients: []
     },
     prices: { storageGiBMonth: 0.1, transferGiB: 0.02, coreHour: 0.05, currency: 'USD', source: null },
     partial: true,
@@ -111,5 +117,36 @@ describe('audit table', () => {
     assert.match(text, /^PARTIAL/m)
     assert.match(renderAuditMarkdown(r), /\| small \| audited \| 6 \| 3 \|/)
     assert.equal((renderAuditSvg(r).match(/class="saving"/g) ?? []).length, 2, 'one bar per topic that saves something')
+  })
+
+  it("names the clients that cannot set a topic's target in a note within 100 columns; settings on request", () => {
+    const apply = auditApplyAs(sampleReportWithToday(), facts('small'), {
+      clients: ['java', 'librdkafka', 'filebeat'],
+      brokers: '127.0.0.1:9092',
+      change: true
+    })
+    const long = `payments.${'very-long-topic-name.'.repeat(6)}events`
+    const r = report([
+      { ...topic('small', 1), applyAs: apply },
+      { ...topic(long, 2), applyAs: apply }
+    ])
+    const text = renderAuditTable(r)
+    for (const line of text.split('\n')) assert.ok(line.length <= AUDIT_WIDTH, `${line.length}: ${line}`)
+    assert.match(text, /^ {2}small: zstd:\d+ is beyond filebeat \(gzip:\d, \d+\.\d\dx\)$/m)
+    assert.doesNotMatch(text, /java \(|librdkafka \(/, 'clients that can set the target are not named')
+    const hint = renderAuditSettings(r, false, 1)
+    assert.equal(hint, 'settings per client: --json, --markdown; --show-settings prints 1 of 2 topics\n')
+    const shown = renderAuditSettings(r, true, 1)
+    assert.match(shown, new RegExp(`^\\n${long.replaceAll('.', '\\.')}: change to zstd:3\\n`))
+    assert.doesNotMatch(shown, /^small: change to/m, 'only the top topic')
+    assert.match(
+      shown,
+      /^java \(zstd:3, properties\):\nbootstrap\.servers=127\.0\.0\.1:9092\ncompression\.type=zstd\n/m
+    )
+    assert.equal(renderAuditSettings(report([topic('small', 1)]), true, 3), '', 'nothing without settings')
+    const markdown = renderAuditMarkdown(r)
+    assert.match(markdown, /^## small: settings per client$/m)
+    assert.match(markdown, /^\| filebeat \| gzip:\d \| ratio [\d.]+x \| filebeat cannot set zstd:3; /m)
+    assert.match(markdown, /```yaml\noutput\.kafka:/)
   })
 })
