@@ -2,6 +2,7 @@ import { formatCodecSpec, type CodecName, type CodecSpec } from '../codecs/index
 import type { ClientName } from './client-limits.js'
 import {
   JAVA_ESTIMATION_FACTOR,
+  JAVA_LAG_BATCHES,
   JAVA_UNDRAINED_BATCHES,
   javaBatchSizeFor,
   javaBufferMemory,
@@ -55,7 +56,7 @@ const LIBRDKAFKA_MAX_BATCH_MESSAGES = 1_000_000
  */
 export function javaBatchSize(b: BatchingTarget, codec: CodecName): number {
   if (codec === 'none' || !(b.ratio > 0)) return b.batchSizeBytes
-  if (b.java !== undefined) return javaBatchSizeFor(b.java.meanBatchBytes, b.java.run, JAVA_UNDRAINED_BATCHES)
+  if (b.java !== undefined) return javaBatchSizeFor(b.java.meanBatchBytes, b.java.run, JAVA_LAG_BATCHES)
   return Math.max(64, Math.ceil((b.batchSizeBytes * JAVA_ESTIMATION_FACTOR) / b.ratio) + Math.ceil(b.bytesPerRecord))
 }
 
@@ -311,7 +312,8 @@ function javaNote(b: BatchingTarget): string {
       `its estimator, simulated over this run's ${b.java.run.records} records and measured batch ratios, makes ` +
       `batches of ${Math.round(b.java.meanBatchBytes)} uncompressed bytes on average: the first ones smaller, ` +
       'later ones larger. buffer.memory holds one batch per partition and ' +
-      `${JAVA_UNDRAINED_BATCHES} more, so the producer cannot run further ahead of the estimate than simulated`
+      `${JAVA_UNDRAINED_BATCHES} more (one per request in flight), so closed batches cannot pile up undrained at ` +
+      'a stale estimate'
     )
   }
   return (

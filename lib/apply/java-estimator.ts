@@ -20,10 +20,17 @@ export const JAVA_BATCH_HEADER_BYTES = BATCH.HEADER_BYTES
 /** CompressionType's initial rate for every codec. */
 export const JAVA_INITIAL_ESTIMATE = 1
 /**
- * Closed batches that may wait undrained, their ratios not yet in the estimate, when buffer.memory holds one open
- * batch per partition and this many more (see javaBufferMemory).
+ * Batches buffer.memory holds besides one open batch per partition (see javaBufferMemory): as many as the
+ * producer's max.in.flight.requests.per.connection default, each request carrying one batch per partition.
  */
 export const JAVA_UNDRAINED_BATCHES = 5
+/**
+ * How many batches the estimate a new batch opens at lags behind. A batch's ratio reaches the estimate when the
+ * sender drains it (ProducerBatch.close), and the sender sees a batch as ready only once the next one is open, so
+ * a batch opens before its predecessor is drained: one batch. Batches in flight are drained already, and the
+ * bounded buffer.memory keeps a second closed batch from waiting undrained.
+ */
+export const JAVA_LAG_BATCHES = 1
 
 /** What a producer run looks like to the estimator. */
 export interface JavaRun {

@@ -69,11 +69,12 @@ describe('settings per client', () => {
     const run = { records: 50_000, recordBytes: 240, compressedShares: [0.21, 0.19, 0.2] }
     const measured: BatchingTarget = { ...BATCHING, java: { run, meanBatchBytes: 131_000, partitions: 3 } }
     const size = javaBatchSize(measured, 'zstd')
-    assert.equal(size, javaBatchSizeFor(131_000, run, 5))
-    assert.ok(simulateJavaBatching(size, run, 5).meanBatchBytes >= 131_000)
+    // A batch opens before its predecessor is drained: the estimate lags one batch.
+    assert.equal(size, javaBatchSizeFor(131_000, run, 1))
+    assert.ok(simulateJavaBatching(size, run, 1).meanBatchBytes >= 131_000)
     const java = settingsFor('java', spec('zstd:6'), measured, CTX)
     assert.equal(properties(java.text).get('batch.size'), String(size))
-    // One open batch per partition and five more, so at most five batches wait undrained.
+    // One open batch per partition and five more, one per request in flight.
     assert.equal(properties(java.text).get('buffer.memory'), String((3 + 5) * size))
     assert.match(settingsFor('logstash', spec('zstd:3'), measured, CTX).text, /buffer_memory => \d+/)
     assert.ok(java.notes.some((n) => n.includes('simulated over this run') && n.includes('50000 records')))
