@@ -9,7 +9,7 @@ import type { CompareReport } from '../../../lib/compare/compare-report.js'
 import { recommend } from '../../../lib/compare/recommend.js'
 import { compareReportJson, renderCompareJson } from '../../../lib/report/compare-json.js'
 import { currentBaseline } from '../../../lib/compare/baseline.js'
-import { sampleReport, sampleScan, SAMPLE_TARGETS } from './sample-report.js'
+import { sampleReport, sampleScan, SAMPLE_TARGETS, sampleBaselineContext } from './sample-report.js'
 
 // The schema ships beside the sources, not in dist: find it from the repo root whether run from ts or dist.
 function schemaPath(): string {
@@ -100,16 +100,7 @@ describe('compare report JSON schema', () => {
 
   it('accepts the current baseline, changing or keeping, with and without a batching limit or larger batches today, and has exactly its fields', () => {
     const report = sampleReport()
-    const context = {
-      targets: report.targets,
-      recommendation: report.recommendation,
-      ingestRate: report.source.ingestRate,
-      uncompressedBytesPerRecord: 262.144,
-      replicationFactor: 3,
-      consumers: 2,
-      lingerMs: 100,
-      batchSizeBytes: 1_048_576
-    }
+    const context = sampleBaselineContext(report)
     const small = currentBaseline(sampleScan({ codec: 'lz4', batches: 20_000, batchBytes: 2048, records: 20 }), context)
     const keep = currentBaseline(
       sampleScan({ codec: 'zstd', batches: 100, batchBytes: 80 * 1024, records: 4000 }),

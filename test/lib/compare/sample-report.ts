@@ -1,6 +1,6 @@
 import type { CodecName } from '../../../lib/codecs/index.js'
 import type { CompareReport, CompareTargetResult } from '../../../lib/compare/compare-report.js'
-import { currentBaseline } from '../../../lib/compare/baseline.js'
+import { currentBaseline, type BaselineContext } from '../../../lib/compare/baseline.js'
 import type { SourceBatch, SourceBatchScan } from '../../../lib/compare/source-batches.js'
 
 const GIB = 1024 ** 3
@@ -120,7 +120,13 @@ export function sampleScan(
  */
 export function sampleReportWithToday(today = { codec: 'lz4', batchBytes: 1049 }): CompareReport {
   const report = sampleReport()
-  const current = currentBaseline(sampleScan({ ...today, batches: 20_000, records: 20 }), {
+  const current = currentBaseline(sampleScan({ ...today, batches: 20_000, records: 20 }), sampleBaselineContext(report))
+  return { ...report, current }
+}
+
+/** The baseline's context for a sample report: its rows, rate and recommendation, 3 replicas and 2 groups. */
+export function sampleBaselineContext(report: CompareReport): BaselineContext {
+  return {
     targets: report.targets,
     recommendation: report.recommendation,
     ingestRate: report.source.ingestRate,
@@ -129,6 +135,5 @@ export function sampleReportWithToday(today = { codec: 'lz4', batchBytes: 1049 }
     consumers: 2,
     lingerMs: 100,
     batchSizeBytes: 1_048_576
-  })
-  return { ...report, current }
+  }
 }

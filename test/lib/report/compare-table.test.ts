@@ -4,7 +4,7 @@ import { currentBaseline } from '../../../lib/compare/baseline.js'
 import type { KnownIngestRate } from '../../../lib/compare/ingest-rate.js'
 import { renderCompareTable } from '../../../lib/report/compare-table.js'
 import { formatLargeBytes } from '../../../lib/report/table.js'
-import { sampleReport, sampleScan, SAMPLE_TARGETS, target } from '../compare/sample-report.js'
+import { sampleReport, sampleScan, SAMPLE_TARGETS, target, sampleBaselineContext } from '../compare/sample-report.js'
 
 describe('renderCompareTable', () => {
   const text = renderCompareTable(sampleReport())
@@ -126,16 +126,7 @@ describe('renderCompareTable', () => {
     )
     assert.match(unknown, /\nzstd:3 +2\.70GiB +1\.80GiB\n/)
 
-    const context = {
-      targets: report.targets,
-      recommendation: report.recommendation,
-      ingestRate: report.source.ingestRate,
-      uncompressedBytesPerRecord: 262.144,
-      replicationFactor: 3,
-      consumers: 2,
-      lingerMs: 100,
-      batchSizeBytes: 1_048_576
-    }
+    const context = sampleBaselineContext(report)
     const current = currentBaseline(
       sampleScan({ codec: 'lz4', batches: 20_000, batchBytes: 2048, records: 20 }),
       context
