@@ -463,5 +463,17 @@ export class Copier {
     if (await this.strategy.abandon(!this.stopping)) this.stats.aborts++
     this.drop(partitions)
     this.member?.rejoin()
+    // Refused as the copy ends, nothing rejoins: --until-end did not reach a committed end, which exit 0 would claim.
+    if (this.stopping && this.config.stopAtEnd) {
+      const lost = this.config.exactlyOnce ? 'its transaction was aborted' : 'their source offsets were not committed'
+      this.fail(
+        new SqueezeError(
+          ErrorCodes.GROUP_FENCED,
+          `the last commit was refused as fenced (${errorMessage(err)}): the copies since the commit before it are ` +
+            `not committed (${lost}); run the copy again to copy them`,
+          { cause: err }
+        )
+      )
+    }
   }
 }

@@ -2,7 +2,7 @@ import { AssignerProtocol } from 'kafkajs'
 import { errorCode, errorMessage } from '../errors.js'
 import type { KafkajsClassicGroupCalls, KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
-import { MemberLoop } from './member-loop.js'
+import { heartbeatWhile, MemberLoop } from './member-loop.js'
 import type { MembershipListener, TopicPartition } from './membership.js'
 
 export interface ClassicMembershipConfig {
@@ -192,6 +192,21 @@ export class ClassicMembership {
     })
   }
 
+  /** A heartbeat while the member leaves (see heartbeatWhile); false once its generation or id is gone. */
+  private async keepAlive(): Promise<boolean> {
+    if (this.generationId < 0) return false
+    try {
+      await this.heartbeat()
+      return true
+    } catch (err) {
+      const type = errorCode(err)
+      if (LOST.has(type)) return false
+      this.deps.transport.resetCoordinator()
+      this.deps.log.debug({ err: errorMessage(err) }, 'heartbeat while leaving failed')
+      return true
+    }
+  }
+
   /** Eager rebalancing: commit and give everything up before rejoining, or drop it uncommitted when fenced. */
   private async dropPartitions(lost: boolean): Promise<void> {
     const owned = this.owned
@@ -200,9 +215,14 @@ export class ClassicMembership {
     this.generationId = -1
   }
 
+  /** Commits through onRevoked while heartbeats keep the generation, then leaves. */
   private async leave(): Promise<void> {
     if (this.memberId === '') return
-    await this.dropPartitions(false)
+    await heartbeatWhile(
+      this.dropPartitions(false),
+      () => this.keepAlive(),
+      () => this.config.heartbeatIntervalMs
+    )
     try {
       await (await this.deps.transport.broker()).leaveGroup({ groupId: this.config.groupId, memberId: this.memberId })
     } catch (err) {

@@ -24,6 +24,31 @@ export interface MemberRounds<Answer> {
 const BACKOFF = { initialDelayMs: 100, maxDelayMs: 2000 }
 
 /**
+ * Resolves as `work` does, calling `beat` every `intervalMs()` meanwhile. A member that leaves commits its
+ * partitions in onRevoked first, and that commit can wait on a coordinator's failover (a transaction's
+ * coordinator elected and loaded anew) for longer than the session timeout: without heartbeats the group's
+ * coordinator removes the member and refuses the commit as fenced. `beat` never throws; false once heartbeats
+ * are of no use (the coordinator no longer knows the member). A beat on the wire is waited for before this
+ * resolves, so the leave request goes after it.
+ */
+export async function heartbeatWhile<T>(
+  work: Promise<T>,
+  beat: () => Promise<boolean>,
+  intervalMs: () => number
+): Promise<T> {
+  const done = new AbortController()
+  const beating = (async () => {
+    while (await sleep(intervalMs(), done.signal)) if (!(await beat())) return
+  })()
+  try {
+    return await work
+  } finally {
+    done.abort()
+    await beating
+  }
+}
+
+/**
  * The run-and-rejoin loop both group protocols share: rounds of coordinator calls until the signal aborts, a
  * transient failure retried with backoff against a coordinator looked up again, a rejoin asked for between two
  * rounds (never while a call is on the wire, whose answer would set the member's state again), then leave.

@@ -3,7 +3,7 @@ import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import type { HeartbeatRequest, HeartbeatResponse, TopicIdPartitions } from '../kafka/consumer-group-heartbeat.js'
 import { describeKafkaError, isRetriableKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import type { Logger } from '../log/logger.js'
-import { MemberLoop, type NextRound } from './member-loop.js'
+import { heartbeatWhile, MemberLoop, type NextRound } from './member-loop.js'
 
 export interface TopicPartition {
   readonly topic: string
@@ -197,11 +197,37 @@ export class GroupMembership {
     }
   }
 
-  /** Commits through onRevoked while the epoch is still valid, then tells the coordinator (epoch -1). */
+  /**
+   * A heartbeat while the member gives its partitions up on leaving: it keeps the member (and its epoch) in the
+   * group; an assignment it brings is not acted on, since every partition is being given up. False once the
+   * coordinator no longer knows the member.
+   */
+  private async keepAlive(): Promise<boolean> {
+    try {
+      const response = await this.deps.transport.heartbeat(await this.request(this.epoch))
+      if (response.errorCode === 0) {
+        this.epoch = response.memberEpoch
+        return true
+      }
+      if (COORDINATOR_MOVED.has(response.errorCode)) this.deps.transport.resetCoordinator()
+      return !REJOIN.has(response.errorCode)
+    } catch (err) {
+      this.deps.transport.resetCoordinator()
+      this.deps.log.debug({ err: errorMessage(err) }, 'heartbeat while leaving failed')
+      return true
+    }
+  }
+
+  /** Commits through onRevoked while the epoch is still valid (heartbeats go on), then tells the coordinator (epoch -1). */
   private async leave(): Promise<void> {
     if (this.epoch <= 0) return
     const owned = this.owned
-    if (owned.length > 0) await this.deps.listener.onRevoked(owned)
+    if (owned.length > 0)
+      await heartbeatWhile(
+        this.deps.listener.onRevoked(owned),
+        () => this.keepAlive(),
+        () => this.intervalMs
+      )
     this.owned = []
     try {
       await this.deps.transport.heartbeat(await this.request(-1))

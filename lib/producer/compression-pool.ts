@@ -44,9 +44,9 @@ export type Reseal = (batch: OpenBatch, spec: CodecSpec, done: SealDone) => void
 
 /**
  * Up to `size` compression threads and the batches handed to them. The builder's buffer is transferred (no copy)
- * and comes back with the sealed batch for the next builder. A thread that dies fails the batches it held with one
- * clear error (counted, reported to onDeliveryFailure) and is not replaced; batches it kept while booting are
- * sealed elsewhere.
+ * and comes back with the sealed batch for the next builder; records from elsewhere go as one shared copy. A
+ * thread that dies fails the batches it held with one clear error (counted, reported to onDeliveryFailure) and is
+ * not replaced; batches it kept while booting are sealed elsewhere.
  */
 export class CompressionPool {
   private readonly threads: PoolThread[] = []
@@ -54,6 +54,11 @@ export class CompressionPool {
   private closing = false
   /** The codecs a new thread loads before it is ready. */
   private preload: readonly CodecSpec[] = []
+  /**
+   * Shared copies of records sections whose memory was not handed out here, by the view they came in: the copier
+   * seals one source batch's records once per target, and every target's seal posts the one copy, not a copy each.
+   */
+  private readonly shared = new WeakMap<Uint8Array, Uint8Array>()
 
   constructor(
     private readonly size: number,
@@ -112,7 +117,7 @@ export class CompressionPool {
       // loop its page faults, and a copy would make one per batch while the thread boots.
       // A batch whose memory was not handed out here (a copied batch read into a reused buffer) is kept as a copy.
       const owned = this.buffers.ownedBacking(batch.records) !== null
-      const keptBatch = owned ? batch : { ...batch, records: new Uint8Array(batch.records) }
+      const keptBatch = owned ? batch : { ...batch, records: this.sharedCopy(batch.records) }
       thread.inFlight.set(id, { ...inFlight, kept: { batch: keptBatch, spec, givenAtMs: Date.now() } })
     }
   }
@@ -170,10 +175,23 @@ export class CompressionPool {
 
   /** `givenAtMs`: when the batch was given to the thread, so its wait counts from then, boot included. */
   private post(thread: PoolThread, id: number, batch: OpenBatch, spec: CodecSpec, givenAtMs: number): void {
-    // A buffer not handed out here may be shared (Node's pool): send a copy.
-    const records = this.buffers.ownedBacking(batch.records) !== null ? batch.records : new Uint8Array(batch.records)
+    const owned = this.buffers.ownedBacking(batch.records) !== null
+    // A buffer not handed out here may be Node's pool or the caller's, reused: a shared copy goes, not transferred.
+    const records = owned ? batch.records : this.sharedCopy(batch.records)
     const request: SealRequest = { id, spec, batch: { ...batch, records }, postedAtMs: givenAtMs }
-    thread.worker.postMessage(request, [records.buffer as ArrayBuffer])
+    thread.worker.postMessage(request, owned ? [records.buffer as ArrayBuffer] : [])
+  }
+
+  /** `records` in shared memory: itself when it is there already, else one copy per view, reused by its next seals. */
+  private sharedCopy(records: Uint8Array): Uint8Array {
+    if (records.buffer instanceof SharedArrayBuffer) return records
+    let copy = this.shared.get(records)
+    if (copy === undefined) {
+      copy = new Uint8Array(new SharedArrayBuffer(records.byteLength))
+      copy.set(records)
+      this.shared.set(records, copy)
+    }
+    return copy
   }
 
   private onReply(thread: PoolThread, reply: SealReply): void {
@@ -192,7 +210,7 @@ export class CompressionPool {
     }
     thread.cpuSeconds += reply.compressCpuSeconds
     thread.batches++
-    this.buffers.returned(reply.records)
+    if (reply.records !== null) this.buffers.returned(reply.records)
     const sealed = {
       bytes: Buffer.from(reply.bytes),
       recordCount: pending.count,

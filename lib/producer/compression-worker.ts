@@ -17,12 +17,15 @@ export interface SealRequest {
   readonly postedAtMs: number
 }
 
-/** The sealed batch (header plus compressed records) and the builder's buffer, both transferred back; or why it failed. */
+/**
+ * The sealed batch (header plus compressed records) and the builder's buffer, both transferred back (null for
+ * records posted in shared memory, which stay where they are); or why it failed.
+ */
 export type SealReply =
   | {
       readonly id: number
       readonly bytes: ArrayBuffer
-      readonly records: ArrayBuffer
+      readonly records: ArrayBuffer | null
       readonly compressCpuSeconds: number
       readonly timing: SealTiming
     }
@@ -63,7 +66,8 @@ if (parentPort !== null) {
       // CPU since its last reply is the batch's cost (below), so sealRecords gets a clock that reads nothing.
       const sealed = sealRecords(request.batch, codecFor(request.spec), Buffer.allocUnsafeSlow, NO_CLOCK)
       const bytes = sealed.bytes.buffer as ArrayBuffer
-      const records = request.batch.records.buffer as ArrayBuffer
+      const backing = request.batch.records.buffer
+      const records = backing instanceof SharedArrayBuffer ? null : (backing as ArrayBuffer)
       const cpu = threadCpuSeconds()
       const timing: SealTiming = {
         waitedMs: Math.max(0, startedAtMs - request.postedAtMs),
@@ -77,7 +81,7 @@ if (parentPort !== null) {
         timing
       }
       cpuAtLastReply = cpu
-      port.postMessage(reply, [bytes, records])
+      port.postMessage(reply, records === null ? [bytes] : [bytes, records])
     } catch (err) {
       const reply: SealReply = { id: request.id, error: err instanceof Error ? err.message : String(err) }
       port.postMessage(reply)

@@ -44,8 +44,7 @@ Usage: squeeze copy --topic SOURCE [options]
                             its restarts (default squeeze-copier.<group>.<hostname>; see docs/usage.md, "Scaling the copier")
   --batching source|rebatch each source batch becomes one batch per target, its records compressed again with the
                             target's codec (source, the default); or records are re-batched at the targets' linger.ms
-                            and batch.size, as compare does (rebatch, the default with --exactly-once: source batching
-                            is not yet proven across a transaction coordinator's failover)
+                            and batch.size, as compare does (rebatch)
   --commit-interval-ms MS   how often source offsets are committed (default 1000)
   --session-timeout-ms MS   classic group protocol only: a dead copier's partitions move after it (default 10000);
                             under KIP-848 the brokers' group.consumer.session.timeout.ms applies
@@ -113,12 +112,7 @@ export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv =
         group: properties.group,
         read,
         exactlyOnce: values['exactly-once'] === true,
-        batching: oneOf(
-          values.batching,
-          'batching',
-          COPY_BATCHING,
-          values['exactly-once'] === true ? 'rebatch' : 'source'
-        ),
+        batching: oneOf(values.batching, 'batching', COPY_BATCHING, 'source'),
         transactionalId: values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`,
         commitIntervalMs: parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000,
         maxRecords: parseInteger(values.records, 'records', 1),

@@ -127,4 +127,75 @@ describe('classic group membership', () => {
       ])
     }
   )
+
+  it(
+    'leaving, heartbeats go on with its generation while onRevoked commits, and LeaveGroup follows them',
+    { timeout: 10_000 },
+    async () => {
+      const timeline: string[] = []
+      const stop = new AbortController()
+      const metadata = AssignerProtocol.MemberMetadata.encode({
+        version: 0,
+        topics: ['logs'],
+        userData: Buffer.alloc(0)
+      })
+      const coordinator: KafkajsClassicGroupCalls = {
+        joinGroup: async () => ({
+          generationId: 7,
+          leaderId: 'm1',
+          memberId: 'm1',
+          members: [{ memberId: 'm1', memberMetadata: metadata }]
+        }),
+        syncGroup: async ({ groupAssignment }) => ({
+          memberAssignment: groupAssignment[0]?.memberAssignment ?? Buffer.alloc(0)
+        }),
+        heartbeat: async ({ groupGenerationId, memberId }) => {
+          timeline.push(`heartbeat ${memberId} generation ${groupGenerationId}`)
+        },
+        leaveGroup: async ({ memberId }) => {
+          timeline.push(`leave ${memberId}`)
+        }
+      }
+      // A commit that waits on a coordinator's failover: it ends once two heartbeats kept the member meanwhile.
+      const whileCommitting = async (): Promise<void> => {
+        const from = timeline.length
+        const giveUpAt = Date.now() + 5000
+        while (timeline.slice(from).length < 2 && Date.now() < giveUpAt) await new Promise((r) => setTimeout(r, 5))
+      }
+      const membership = new ClassicMembership(
+        {
+          groupId: 'g',
+          topics: ['logs'],
+          sessionTimeoutMs: 10_000,
+          rebalanceTimeoutMs: 30_000,
+          heartbeatIntervalMs: 5
+        },
+        {
+          transport: { broker: async () => coordinator, resetCoordinator: () => undefined },
+          cluster: new FakeCluster({ topics: { logs: 1 } }),
+          log: createLogger({ level: 'silent', name: 'classic-membership-test' }),
+          listener: {
+            onAssigned: async () => void timeline.push('assigned'),
+            onRevoked: async () => {
+              timeline.push('revoked')
+              await whileCommitting()
+            },
+            onLost: async () => void timeline.push('lost')
+          }
+        }
+      )
+      const run = membership.run(stop.signal)
+      await poll('the assignment', async () => timeline.includes('assigned'), Boolean, 5_000)
+      stop.abort()
+      await run
+      const revokedAt = timeline.indexOf('revoked')
+      const meanwhile = timeline.slice(revokedAt + 1, -1)
+      assert.ok(meanwhile.length >= 2, `heartbeats while committing: ${meanwhile.length}`)
+      assert.ok(
+        meanwhile.every((e) => e === 'heartbeat m1 generation 7'),
+        meanwhile.join('; ')
+      )
+      assert.equal(timeline.at(-1), 'leave m1')
+    }
+  )
 })

@@ -17,7 +17,7 @@ type Answer = Partial<HeartbeatResponse> | Error
  * A scripted coordinator: answers each heartbeat with the next scripted answer and records every request and
  * listener call in one timeline, so the tests check the order a real coordinator relies on.
  */
-function fakeGroup(script: Answer[]) {
+function fakeGroup(script: Answer[], onRevoked?: (timeline: string[]) => Promise<void>) {
   const timeline: string[] = []
   const requests: HeartbeatRequest[] = []
   const stop = new AbortController()
@@ -49,7 +49,10 @@ function fakeGroup(script: Answer[]) {
       },
       listener: {
         onAssigned: async (tps) => void timeline.push(`assigned ${describe(tps)}`),
-        onRevoked: async (tps) => void timeline.push(`revoked ${describe(tps)}`),
+        onRevoked: async (tps) => {
+          timeline.push(`revoked ${describe(tps)}`)
+          await onRevoked?.(timeline)
+        },
         onLost: async (tps) => void timeline.push(`lost ${describe(tps)}`)
       }
     }
@@ -149,6 +152,68 @@ describe('group membership (KIP-848 heartbeat state machine)', () => {
       )
     }
   })
+
+  it(
+    "leaving, heartbeats go on with the member's epoch while onRevoked commits, and the leave (epoch -1) follows them",
+    { timeout: 10_000 },
+    async () => {
+      // A commit that waits on a coordinator's failover: it ends once two heartbeats kept the member meanwhile
+      // (without them it would outlast the session and be refused as fenced), or after 5 s, and the test fails.
+      const whileCommitting = async (timeline: string[]): Promise<void> => {
+        const from = timeline.length
+        const giveUpAt = Date.now() + 5000
+        while (
+          timeline.slice(from).filter((e) => e === 'heartbeat epoch=2 owned=0,1').length < 2 &&
+          Date.now() < giveUpAt
+        )
+          await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      const group = fakeGroup([assign(2, 0, 1), {}], whileCommitting)
+      await group.run()
+      assert.deepEqual(group.timeline.slice(0, 4), [
+        'heartbeat epoch=0 owned=',
+        'assigned logs-0,logs-1',
+        'heartbeat epoch=2 owned=0,1',
+        'revoked logs-0,logs-1'
+      ])
+      const meanwhile = group.timeline.slice(4, -1)
+      assert.ok(meanwhile.length >= 2, `heartbeats while committing: ${meanwhile.length}`)
+      assert.ok(
+        meanwhile.every((e) => e === 'heartbeat epoch=2 owned=0,1'),
+        meanwhile.join('; ')
+      )
+      assert.equal(group.timeline.at(-1), 'heartbeat epoch=-1 owned=')
+    }
+  )
+
+  it(
+    'leaving, heartbeats stop once the coordinator no longer knows the member (UNKNOWN_MEMBER_ID)',
+    { timeout: 10_000 },
+    async () => {
+      let revoking = true
+      const script: Answer[] = [assign(2, 0, 1), {}]
+      const whileCommitting = async (timeline: string[]): Promise<void> => {
+        script.push({ errorCode: 25 })
+        const giveUpAt = Date.now() + 5000
+        while (!timeline.slice(4).includes('heartbeat epoch=2 owned=0,1') && Date.now() < giveUpAt)
+          await new Promise((r) => setTimeout(r, 5))
+        // Several intervals: a heartbeat sent after the refusal would show here.
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        revoking = false
+      }
+      const group = fakeGroup(script, whileCommitting)
+      await group.run()
+      assert.equal(revoking, false)
+      assert.deepEqual(group.timeline, [
+        'heartbeat epoch=0 owned=',
+        'assigned logs-0,logs-1',
+        'heartbeat epoch=2 owned=0,1',
+        'revoked logs-0,logs-1',
+        'heartbeat epoch=2 owned=0,1',
+        'heartbeat epoch=-1 owned='
+      ])
+    }
+  )
 
   it('finds the coordinator again when it moved or the connection broke, and keeps its assignment', async () => {
     const connectionLost = Object.assign(new Error('Connection closed'), { name: 'KafkaJSConnectionError' })

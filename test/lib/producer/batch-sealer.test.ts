@@ -87,6 +87,43 @@ function values(sealed: SealedBatch): string[] {
 }
 
 describe('batch sealer', () => {
+  it("seals a records section it did not hand out (the copier's source batch) once per target on the thread, each as inline, leaving the caller's buffer whole", async () => {
+    const threaded = createBatchSealer(1, log)
+    const inline = createBatchSealer(0, log)
+    try {
+      const specs: CodecSpec[] = [
+        { codec: 'zstd', level: 1 },
+        { codec: 'zstd', level: 3 },
+        { codec: 'gzip', level: 6 }
+      ]
+      threaded.start(specs)
+      await threadsReady(threaded, 1)
+      // Read into memory of the caller's (a fetch's decompression buffer), not a sealer buffer.
+      const builder = fill(inline, 256 * 1024, 'src')
+      const read = builder.finish()
+      const foreign = { ...read, records: new Uint8Array(read.records) }
+      const expected = values(
+        await new Promise<SealedBatch>((resolve, reject) =>
+          inline.seal({ ...read }, { codec: 'none', level: null }, (r) => (r instanceof Error ? reject(r) : resolve(r)))
+        )
+      )
+      const sealed = await Promise.all(
+        specs.map(
+          (spec) =>
+            new Promise<SealedBatch>((resolve, reject) =>
+              threaded.seal(foreign, spec, (r) => (r instanceof Error ? reject(r) : resolve(r)))
+            )
+        )
+      )
+      assert.equal(foreign.records.byteLength, read.records.byteLength, "the caller's buffer is not transferred away")
+      for (const one of sealed) assert.deepEqual(values(one), expected)
+      assert.equal(threaded.load().threads[0]?.batches, specs.length, 'every target sealed on the thread')
+    } finally {
+      await threaded.close()
+      await inline.close()
+    }
+  })
+
   it('keeps as many builder buffers for reuse as it is told (the producer: as many as buffer.memory holds batches)', async () => {
     const sealer = createBatchSealer(0, log, undefined, 6)
     const builders = Array.from({ length: 6 }, (_, i) => fill(sealer, 64 * 1024, `b${i}`))

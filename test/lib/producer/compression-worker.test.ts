@@ -35,7 +35,7 @@ describe('compression worker', () => {
     const [reply] = (await once(worker, 'message')) as [SealReply]
     assert.ok('bytes' in reply, JSON.stringify(reply))
     assert.equal(reply.id, 1)
-    assert.equal(reply.records.byteLength, 64 * 1024, 'the whole builder buffer comes back for reuse')
+    assert.equal(reply.records?.byteLength, 64 * 1024, 'the whole builder buffer comes back for reuse')
     const sealed = Buffer.from(reply.bytes)
     stampProducerState(sealed, NON_IDEMPOTENT)
     const batch = readBatch(sealed, { verifyCrc: true })
