@@ -88,4 +88,33 @@ describe('FileSet', () => {
     await second.stop()
     assert.deepEqual(second.lines, ['three', 'four'])
   })
+
+  it('hands lines on whole as read: long lines split at maxLineBytes, a line without its newline held, exact offsets', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-file-set-'))
+    const app = join(dir, 'app.log')
+    const long = 'é'.repeat(100)
+    writeFileSync(app, `a\r\n${long}\nb\nhalf`)
+    let splits = 0
+    const files = new FileSet({
+      patterns: [{ glob: app, kind: 'syslog' }],
+      follow: false,
+      readSizeBytes: 16,
+      maxLineBytes: 64,
+      onLineSplit: () => splits++,
+      log
+    })
+    const lines: string[] = []
+    const offsets: number[] = []
+    for await (const batch of files.batches()) {
+      if (batch.lines !== undefined) assert.ok(batch.lines.end <= 64)
+      for (const item of batch.items) if (item.kind === 'line') lines.push(item.line)
+      offsets.push(batch.position.offset)
+    }
+    // 200 bytes of 'é' at most 64 to a piece, never inside a character: 32, 32, 32 and 4 characters.
+    assert.deepEqual(lines, ['a', 'é'.repeat(32), 'é'.repeat(32), 'é'.repeat(32), 'é'.repeat(4), 'b', 'half'])
+    assert.equal(splits, 1)
+    assert.equal(offsets.at(-1), Buffer.byteLength(`a\r\n${long}\nb\nhalf`))
+    // Before the last line was released (the file read once ends), the position stopped after 'b\n'.
+    assert.equal(offsets.at(-2), Buffer.byteLength(`a\r\n${long}\nb\n`))
+  })
 })
