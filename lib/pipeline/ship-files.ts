@@ -100,16 +100,26 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
         running = null
       })
   }
-  await args.ready
-  if (args.transactional !== undefined) args.producer.beginTransaction()
-  const timer = setInterval(tick, args.checkpointMs)
-  timer.unref()
   const batches = args.files.batches()[Symbol.asyncIterator]()
+  // The files are matched, opened and first read while the producer connects.
+  let upcoming: Promise<IteratorResult<FileBatch>> | null = batches.next()
+  upcoming.catch(() => undefined)
+  let timer: NodeJS.Timeout | undefined
+  let first = true
   try {
+    await args.ready
+    if (args.transactional !== undefined) args.producer.beginTransaction()
+    timer = setInterval(tick, args.checkpointMs)
+    timer.unref()
     for (;;) {
-      const next = await Promise.race([batches.next(), failed])
+      const next = await Promise.race([upcoming ?? batches.next(), failed])
+      upcoming = null
       if (next.done === true) break
       const batch = next.value
+      // The files' unread bytes at start, as a file read once announces its size: a large backlog gets its
+      // compression thread at once instead of compressing on the event loop first.
+      if (first) args.producer.expectInputBytes((await args.files.lag()).reduce((sum, f) => sum + f.bytes, 0))
+      first = false
       await exclusive(async () => {
         await sendBatch(batch, args, failures, summary, headersOf)
         failures.report(summary.itemsRead)
@@ -120,6 +130,7 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
     for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
   } finally {
     clearInterval(timer)
+    await upcoming?.catch(() => undefined)
     await batches.return?.(undefined)
     await running
   }
