@@ -43,8 +43,8 @@ import { BATCH_BYTES, LINGER_MS } from './producer.js'
  * disk. Medians of BENCH_RUNS, with min-max.
  */
 const CLI = fileURLToPath(new URL('../../bin/squeeze', import.meta.url))
-const CODEC = process.env['BENCH_E2E_CODEC'] ?? 'zstd:3'
-const RSYSLOGD = '/usr/sbin/rsyslogd'
+export const CODEC = process.env['BENCH_E2E_CODEC'] ?? 'zstd:3'
+export const RSYSLOGD = '/usr/sbin/rsyslogd'
 /** How often the topic's offsets are read while rsyslogd ships: a few % of a run, at the rates seen here. */
 const RSYSLOG_POLL_MS = 20
 /** No new line in the topic for this long: rsyslogd is not shipping (an action suspended, a broker refusing). */
@@ -150,15 +150,21 @@ function kcatArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
  * rsyslogd's own configuration: no system inputs (no /dev/log, no kernel log), only `imfile` reading the file
  * from its start into `omkafka`, each line's text as the record value (no syslog header, no newline), the
  * librdkafka settings in confParam and the level, a topic setting, in topicConfParam; keyless records go to
- * librdkafka's partitioner (partitions.auto), as kcat's do.
+ * librdkafka's partitioner (partitions.auto), as kcat's do. `imfile` adds settings to the input (its state files).
  */
-function rsyslogConfig(work: string, input: Input, brokers: string, topic: string): string {
+export function rsyslogConfig(
+  work: string,
+  input: Pick<Input, 'path'>,
+  brokers: string,
+  topic: string,
+  imfile = ''
+): string {
   const list = (values: readonly string[]): string => `[${values.map((v) => `"${v}"`).join(', ')}]`
   return `global(workDirectory="${work}" parser.escapeControlCharactersOnReceive="off")
 module(load="imfile" mode="inotify")
 module(load="omkafka")
 template(name="line" type="string" string="%rawmsg%")
-input(type="imfile" file="${input.path}" tag="bench" ruleset="ship" freshStartTail="off")
+input(type="imfile" file="${input.path}" tag="bench" ruleset="ship" freshStartTail="off"${imfile === '' ? '' : ` ${imfile}`})
 ruleset(name="ship") {
   action(type="omkafka" broker=${list(brokers.split(','))} topic="${topic}" template="line" partitions.auto="on"
          confParam=${list(librdkafkaSettings())}
@@ -292,7 +298,7 @@ function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndT
  * Debian packages), or the configuration does not load (`rsyslogd -N1`: a missing omkafka would otherwise only
  * be logged, and the run would wait for lines that never come).
  */
-function checkRsyslog(dir: string, input: Input, brokers: string): void {
+export function checkRsyslog(dir: string, input: Pick<Input, 'path'>, brokers: string): void {
   if (!existsSync(RSYSLOGD))
     throw new Error(
       `end-to-end bench: ${RSYSLOGD} is missing (apt-get install rsyslog rsyslog-kafka; scripts/bench.sh does)`
