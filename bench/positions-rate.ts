@@ -24,14 +24,15 @@ import { BATCH_BYTES, LINGER_MS } from './producer.js'
 /**
  * The shipper's cost: `produce --source file` on one file without read positions (the single-file path, what
  * shipping a file was before file sets) against the same file as a file set (a glob) with positions saved in
- * --state-dir (a fresh one per run, so the whole file is read), alternating, BENCH_POSITIONS_RUNS rounds (at least
+ * --state-dir (a fresh one per run, so the whole file is read), without and with the squeeze.source.file header
+ * (the default; a header of the file's path on every record is bytes to compress and send), alternating, BENCH_POSITIONS_RUNS rounds (at least
  * 5), on each of BENCH_POSITIONS_KINDS' corpus files replayed to BENCH_E2E_LINES lines.
  *   node dist/bench/positions-rate.js [out.json]      (or `node dist/bench/run.js positions`)
  * Lines/s = lines / wall from spawn to exit (every line acknowledged); CPU s = the process's user+system.
  */
 const CLI = fileURLToPath(new URL('../../bin/squeeze', import.meta.url))
 
-export const POSITIONS_PEERS = ['single file', 'file set + positions'] as const
+export const POSITIONS_PEERS = ['single file', 'file set + positions', 'file set + positions + source header'] as const
 type Peer = (typeof POSITIONS_PEERS)[number]
 
 export interface PositionsRow {
@@ -51,15 +52,23 @@ export interface PositionsResult {
   readonly rows: PositionsRow[]
 }
 
-/** The file set's median lines/s over the single file's, for `kind`. */
-export function positionsRatio(result: PositionsResult, kind: string): number {
-  const rate = (peer: Peer): number =>
-    result.rows.find((r) => r.kind === kind && r.peer === peer)?.linesPerSecond ?? NaN
-  return ratio(rate('file set + positions'), rate('single file'))
+/** A file set's median lines/s (by default the one without source headers) over the single file's, for `kind`. */
+export function positionsRatio(result: PositionsResult, kind: string, peer: Peer = 'file set + positions'): number {
+  const rate = (p: Peer): number => result.rows.find((r) => r.kind === kind && r.peer === p)?.linesPerSecond ?? NaN
+  return ratio(rate(peer), rate('single file'))
 }
 
 function args(kafka: BenchKafka, topic: string, kind: string, file: string, peer: Peer, state: string): string[] {
-  const source = peer === 'single file' ? ['--file', file] : ['--file', join(file, '..', '*.log'), '--state-dir', state]
+  const source =
+    peer === 'single file'
+      ? ['--file', file]
+      : [
+          '--file',
+          join(file, '..', '*.log'),
+          '--state-dir',
+          state,
+          ...(peer === 'file set + positions' ? ['--no-source-header'] : [])
+        ]
   return [
     'produce',
     '--brokers',
@@ -160,7 +169,7 @@ export function positionsTable(result: PositionsResult): string {
       fmt(r.linesPerSecond / 1000),
       `${fmt(r.minLinesPerSecond / 1000)}-${fmt(r.maxLinesPerSecond / 1000)}`,
       fmt(r.cpuSeconds, 2),
-      r.peer === 'single file' ? '' : fmtRatio(positionsRatio(result, r.kind))
+      r.peer === 'single file' ? '' : fmtRatio(positionsRatio(result, r.kind, r.peer))
     ])
   )
 }

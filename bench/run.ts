@@ -239,7 +239,7 @@ function shipperTargets(restart: RestartResult | undefined, positions: Positions
   }
   for (const kind of new Set(positions?.rows.map((r) => r.kind) ?? [])) {
     const value = positionsRatio(positions as PositionsResult, kind)
-    const name = `shipping lines/s, file set with read positions vs single file without (${kind})`
+    const name = `shipping lines/s, file set with read positions (--no-source-header) vs single file without (${kind})`
     targets.push({ name, value, threshold: '>= 0.95x', met: value >= 0.95 })
   }
   return targets
