@@ -12,7 +12,7 @@ import { LINGER_MS } from './producer.js'
 
 /**
  * The shipper's restart case, with rsyslog as the peer: a file of BENCH_RESTART_LINES numbered syslog lines, a
- * quarter written before the first start and the rest appended while the run goes on, is shipped to a topic of one
+ * quarter written before the first start and the rest appended while the run goes on (a share per start), is shipped to a topic of one
  * partition (so the file's order is the topic's) while the shipper is SIGKILLed BENCH_RESTART_KILLS times at seeded
  * points (each after it shipped something in that start) and started again; then it runs until the topic holds no
  * new record for SETTLE_MS, and is stopped with SIGTERM. The topic is read with kcat (read_committed) and each
@@ -185,10 +185,13 @@ async function runMode(
   const first = Math.floor(opts.lines / 4)
   appendLines(path, 0, first)
   let written = first
-  // The rest over about as long as the kills take: a step every 100 ms.
-  const step = Math.max(1, Math.ceil((opts.lines - first) / ((opts.kills * KILL_WINDOW_MS) / 100)))
+  // The rest in as many shares as there are starts, each released once the start before it was killed and
+  // written over about a second: every start has new lines to ship, so every kill comes while lines are shipped.
+  const share = (k: number): number => Math.min(opts.lines, first + Math.ceil(((opts.lines - first) * k) / opts.kills))
+  let allowed = share(1)
+  const step = Math.max(1, Math.ceil((opts.lines - first) / opts.kills / 10))
   const writer = setInterval(() => {
-    const next = Math.min(opts.lines, written + step)
+    const next = Math.min(allowed, written + step)
     if (next > written) appendLines(path, written, next)
     written = next
   }, 100)
@@ -203,6 +206,7 @@ async function runMode(
       await sleep(rng.float() * KILL_WINDOW_MS)
       peer.child.kill('SIGKILL')
       await peer.exited
+      allowed = share(k + 2)
       log(
         `restart ${mode}: kill ${k + 1}/${opts.kills}, ${await kafka.recordCount(topic)} records, ${written} lines written`
       )
