@@ -101,7 +101,7 @@ async function fingerprintAt(path: string, bytes: number): Promise<string | null
 
 /** The read buffer the files of a set share, grown (up to the longest line held) for a line longer than it. */
 interface ReadBuffer {
-  /** Buffer `slot` (one is read into while the other's lines are taken), at least `bytes` long up to maxLineBytes. */
+  /** Buffer `slot` (one is read into while the other's lines are taken), at least `bytes` long up to maxLineBytes + 1. */
   at(bytes: number, slot: 0 | 1): Buffer
   readonly maxLineBytes: number
 }
@@ -249,12 +249,13 @@ class TrackedFile {
       this.splitting = false
       return this.chunkBatch({ bytes: buf, end: last })
     }
-    if (end < this.buffer.maxLineBytes) {
+    if (end <= this.buffer.maxLineBytes) {
       this.carry = Buffer.from(buf.subarray(0, end))
       return null
     }
-    // No newline in maxLineBytes: the line's first piece is handed on as a line of its own.
-    const cut = utf8Boundary(buf.subarray(0, end))
+    // More than maxLineBytes with no newline: the line's first piece is handed on as a line of its own. A line of
+    // exactly maxLineBytes is not cut: the byte after it (its newline) is read before anything is cut.
+    const cut = utf8Boundary(buf.subarray(0, this.buffer.maxLineBytes))
     if (!this.splitting) this.onLineSplit?.()
     this.splitting = true
     this.carry = Buffer.from(buf.subarray(cut, end))
@@ -396,7 +397,7 @@ export class FileSet {
 
   constructor(private readonly options: FileSetOptions) {
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
-    // A read never holds more than maxLineBytes, so no line handed on in place is longer.
+    // A read holds at most maxLineBytes + 1 bytes (a longest line and its newline), so no line handed on is longer.
     // The single-file path's read size: a read's lines stay in the CPU's cache while they are encoded.
     const size = Math.min(options.readSizeBytes ?? READ_ONCE_BYTES, maxLineBytes)
     const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)]
@@ -405,7 +406,7 @@ export class FileSet {
       at(bytes, slot) {
         const buf = buffers[slot] as Buffer
         if (bytes <= buf.length) return buf
-        const bigger = Buffer.allocUnsafe(Math.min(Math.max(bytes, buf.length * 2), maxLineBytes))
+        const bigger = Buffer.allocUnsafe(Math.min(Math.max(bytes, buf.length * 2), maxLineBytes + 1))
         buffers[slot] = bigger
         return bigger
       }
