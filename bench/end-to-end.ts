@@ -1,6 +1,6 @@
 import { spawn, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
@@ -17,10 +17,9 @@ import {
   runChild,
   runNodeClient,
   table,
-  writeJson,
   type ChildRun
 } from './lib/harness.js'
-import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
+import { PARTITIONS, runSectionAlone, type BenchKafka } from './lib/kafka-env.js'
 import { corpusLines } from '../test/helpers/corpus.js'
 import { FIXTURES } from './parse.js'
 import { BATCH_BYTES, LINGER_MS } from './producer.js'
@@ -119,7 +118,8 @@ function librdkafkaSettings(): string[] {
   ]
 }
 
-function squeezeArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
+/** `squeeze produce` of the file (or glob) `input.path` with the bench's codec and producer settings. */
+export function squeezeArgs(kafka: BenchKafka, topic: string, input: Pick<Input, 'kind' | 'path'>): string[] {
   return [
     'produce',
     '--brokers',
@@ -404,21 +404,5 @@ export function endToEndTable(result: EndToEndResult): string {
   )
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-e2e-'))
-  const kafka = await openBenchKafka()
-  const log = (s: string): void => {
-    process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
-  }
-  try {
-    const result = await endToEndBench(kafka, dir, log)
-    process.stdout.write(`\n## ${endToEndTitle(result)}\n\n${endToEndTable(result)}\n`)
-    writeJson(process.argv[2] ?? 'bench-end-to-end.json', result)
-  } finally {
-    await kafka.deleteCreatedTopics().catch(() => undefined)
-    await kafka.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) await main()
+if (import.meta.url === `file://${process.argv[1]}`)
+  await runSectionAlone('end-to-end', endToEndBench, (r) => ({ title: endToEndTitle(r), table: endToEndTable(r) }))

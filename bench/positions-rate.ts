@@ -1,25 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { corpusLines } from '../test/helpers/corpus.js'
-import { CODEC } from './end-to-end.js'
-import {
-  benchRuns,
-  envInt,
-  fmt,
-  fmtRatio,
-  median,
-  must,
-  ratio,
-  roundOrder,
-  runChild,
-  table,
-  writeJson
-} from './lib/harness.js'
-import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
+import { CODEC, squeezeArgs } from './end-to-end.js'
+import { benchRuns, envInt, fmt, fmtRatio, median, must, ratio, roundOrder, runChild, table } from './lib/harness.js'
+import { PARTITIONS, runSectionAlone, type BenchKafka } from './lib/kafka-env.js'
 import { FIXTURES } from './parse.js'
-import { BATCH_BYTES, LINGER_MS } from './producer.js'
 
 /**
  * The shipper's cost: `produce --source file` on one file without read positions (the single-file path, what
@@ -58,36 +45,11 @@ export function positionsRatio(result: PositionsResult, kind: string, peer: Peer
   return ratio(rate(peer), rate('single file'))
 }
 
+/** The single file as it is, or the file set of its folder with positions in `state`. */
 function args(kafka: BenchKafka, topic: string, kind: string, file: string, peer: Peer, state: string): string[] {
-  const source =
-    peer === 'single file'
-      ? ['--file', file]
-      : [
-          '--file',
-          join(file, '..', '*.log'),
-          '--state-dir',
-          state,
-          ...(peer === 'file set + positions' ? ['--no-source-header'] : [])
-        ]
-  return [
-    'produce',
-    '--brokers',
-    kafka.brokers,
-    '--topic',
-    topic,
-    '--kind',
-    kind,
-    '--source',
-    'file',
-    ...source,
-    '--codec',
-    CODEC,
-    '--quiet',
-    '-X',
-    `linger.ms=${LINGER_MS}`,
-    '-X',
-    `batch.size=${BATCH_BYTES}`
-  ]
+  if (peer === 'single file') return squeezeArgs(kafka, topic, { kind, path: file })
+  const header = peer === 'file set + positions' ? ['--no-source-header'] : []
+  return [...squeezeArgs(kafka, topic, { kind, path: join(file, '..', '*.log') }), '--state-dir', state, ...header]
 }
 
 export async function positionsBench(
@@ -174,21 +136,5 @@ export function positionsTable(result: PositionsResult): string {
   )
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-positions-'))
-  const kafka = await openBenchKafka()
-  const log = (s: string): void => {
-    process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
-  }
-  try {
-    const result = await positionsBench(kafka, dir, log)
-    process.stdout.write(`\n## ${positionsTitle(result)}\n\n${positionsTable(result)}\n`)
-    writeJson(process.argv[2] ?? 'bench-positions.json', result)
-  } finally {
-    await kafka.deleteCreatedTopics().catch(() => undefined)
-    await kafka.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) await main()
+if (import.meta.url === `file://${process.argv[1]}`)
+  await runSectionAlone('positions', positionsBench, (r) => ({ title: positionsTitle(r), table: positionsTable(r) }))

@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Rng } from '../lib/generators/random.js'
 import { checkRsyslog, CODEC, RSYSLOGD, rsyslogConfig } from './end-to-end.js'
-import { envInt, fmt, runChild, table, writeJson } from './lib/harness.js'
-import { openBenchKafka, type BenchKafka } from './lib/kafka-env.js'
+import { envInt, fmt, runChild, table } from './lib/harness.js'
+import { runSectionAlone, type BenchKafka } from './lib/kafka-env.js'
 import { LINGER_MS } from './producer.js'
 
 /**
@@ -286,21 +286,5 @@ export function restartTable(result: RestartResult): string {
   )}`
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-restart-'))
-  const kafka = await openBenchKafka()
-  const log = (s: string): void => {
-    process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
-  }
-  try {
-    const result = await restartBench(kafka, dir, log)
-    process.stdout.write(`\n## ${restartTitle(result)}\n\n${restartTable(result)}\n`)
-    writeJson(process.argv[2] ?? 'bench-restart.json', result)
-  } finally {
-    await kafka.deleteCreatedTopics().catch(() => undefined)
-    await kafka.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) await main()
+if (import.meta.url === `file://${process.argv[1]}`)
+  await runSectionAlone('restart', restartBench, (r) => ({ title: restartTitle(r), table: restartTable(r) }))

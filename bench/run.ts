@@ -324,18 +324,7 @@ async function main(): Promise<void> {
       section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
       writeJson('bench-parse.json', { meta, ...parse })
     }
-    const needsBroker = [
-      'producer',
-      'levels',
-      'lz4',
-      'keeping-up',
-      'consumer',
-      'copier',
-      'e2e',
-      'restart',
-      'positions',
-      'audit'
-    ].some((s) => wanted.has(s))
+    const needsBroker = all.filter((s) => !['ceiling', 'decode', 'parse'].includes(s)).some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
