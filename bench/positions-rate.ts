@@ -12,8 +12,9 @@ import { FIXTURES } from './parse.js'
  * The shipper's cost: `produce --source file` on one file without read positions (the single-file path, what
  * shipping a file was before file sets) against the same file as a file set (a glob) with positions saved in
  * --state-dir (a fresh one per run, so the whole file is read), without and with the squeeze.source.file header
- * (the default; a header of the file's path on every record is bytes to compress and send), alternating, BENCH_POSITIONS_RUNS rounds (at least
- * 5), on each of BENCH_POSITIONS_KINDS' corpus files replayed to BENCH_E2E_LINES lines.
+ * (the default; a header of the file's path on every record is bytes to compress and send), alternating,
+ * BENCH_POSITIONS_RUNS rounds (at least 5) after a warm-up round, on each of BENCH_POSITIONS_KINDS' (http,syslog)
+ * corpus files replayed to BENCH_E2E_LINES lines.
  *   node dist/bench/positions-rate.js [out.json]      (or `node dist/bench/run.js positions`)
  * Lines/s = lines / wall from spawn to exit (every line acknowledged); CPU s = the process's user+system.
  */

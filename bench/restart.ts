@@ -12,11 +12,12 @@ import { LINGER_MS } from './producer.js'
 
 /**
  * The shipper's restart case, with rsyslog as the peer: a file of BENCH_RESTART_LINES numbered syslog lines, a
- * quarter written before the first start and the rest appended while the run goes on (a share per start), is shipped to a topic of one
- * partition (so the file's order is the topic's) while the shipper is SIGKILLed BENCH_RESTART_KILLS times at seeded
- * points (each after it shipped something in that start) and started again; then it runs until the topic holds no
- * new record for SETTLE_MS, and is stopped with SIGTERM. The topic is read with kcat (read_committed) and each
- * line's number tells lost, duplicated and out-of-order lines (a first copy after a higher number).
+ * quarter written before the first start and the rest appended while the run goes on (a share per start), is
+ * shipped to a topic of one partition (so the file's order is the topic's) while the shipper is SIGKILLed
+ * BENCH_RESTART_KILLS times at points seeded by BENCH_RESTART_SEED (each after it shipped SHIPPED_FIRST records in
+ * that start) and started again; then it runs until the topic holds no new record for SETTLE_MS, and is stopped
+ * with SIGTERM. The topic is read with kcat (read_committed) and each line's number tells lost, duplicated and
+ * out-of-order lines (a first copy after a higher number).
  *   node dist/bench/restart.js [out.json]      (or `node dist/bench/run.js restart`)
  * Peers: squeeze at least once (positions in --state-dir), squeeze --exactly-once (positions in a topic, in the
  * records' transactions), and rsyslogd (imfile with its state files, every PERSIST_LINES lines, into omkafka).
@@ -208,7 +209,8 @@ async function runMode(
       await peer.exited
       allowed = share(k + 2)
       log(
-        `restart ${mode}: kill ${k + 1}/${opts.kills}, ${await kafka.recordCount(topic)} records, ${written} lines written`
+        `restart ${mode}: kill ${k + 1}/${opts.kills}, ${await kafka.recordCount(topic)} records, ` +
+          `${written} lines written`
       )
     }
     peer = restart()
@@ -260,7 +262,8 @@ export async function restartBench(kafka: BenchKafka, dir: string, log: (s: stri
 
 export function restartTitle(result: RestartResult): string {
   return (
-    `Restarts: ${result.lines} lines, the file growing, ${result.kills} SIGKILLs at seeded points (seed ${result.seed}) ` +
+    `Restarts: ${result.lines} lines, the file growing, ${result.kills} SIGKILLs at seeded points ` +
+    `(seed ${result.seed}) ` +
     `(load average ${result.load.start.toFixed(1)} -> ${result.load.end.toFixed(1)} on the 2 cores)`
   )
 }

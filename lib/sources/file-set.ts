@@ -101,7 +101,7 @@ async function fingerprintAt(path: string, bytes: number): Promise<string | null
 
 /** The read buffer the files of a set share, grown (up to the longest line held) for a line longer than it. */
 interface ReadBuffer {
-  /** Buffer `slot` (one is read into while the other's lines are taken), at least `bytes` long up to maxLineBytes + 1. */
+  /** Buffer `slot` (one read into while the other's lines are taken), at least `bytes` long up to maxLineBytes + 1. */
   at(bytes: number, slot: 0 | 1): Buffer
   readonly maxLineBytes: number
 }

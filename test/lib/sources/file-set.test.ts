@@ -89,7 +89,7 @@ describe('FileSet', () => {
     assert.deepEqual(second.lines, ['three', 'four'])
   })
 
-  it('hands lines on whole as read: longer lines split at maxLineBytes, one of that length whole, exact offsets', async () => {
+  it('hands whole lines on as read: longer lines split at maxLineBytes, one that long kept, exact offsets', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-file-set-'))
     const app = join(dir, 'app.log')
     const long = 'é'.repeat(100)
