@@ -1,6 +1,6 @@
 import { spawn, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
@@ -17,10 +17,9 @@ import {
   runChild,
   runNodeClient,
   table,
-  writeJson,
   type ChildRun
 } from './lib/harness.js'
-import { openBenchKafka, PARTITIONS, type BenchKafka } from './lib/kafka-env.js'
+import { PARTITIONS, runSectionAlone, type BenchKafka } from './lib/kafka-env.js'
 import { corpusLines } from '../test/helpers/corpus.js'
 import { FIXTURES } from './parse.js'
 import { BATCH_BYTES, LINGER_MS } from './producer.js'
@@ -43,8 +42,8 @@ import { BATCH_BYTES, LINGER_MS } from './producer.js'
  * disk. Medians of BENCH_RUNS, with min-max.
  */
 const CLI = fileURLToPath(new URL('../../bin/squeeze', import.meta.url))
-const CODEC = process.env['BENCH_E2E_CODEC'] ?? 'zstd:3'
-const RSYSLOGD = '/usr/sbin/rsyslogd'
+export const CODEC = process.env['BENCH_E2E_CODEC'] ?? 'zstd:3'
+export const RSYSLOGD = '/usr/sbin/rsyslogd'
 /** How often the topic's offsets are read while rsyslogd ships: a few % of a run, at the rates seen here. */
 const RSYSLOG_POLL_MS = 20
 /** No new line in the topic for this long: rsyslogd is not shipping (an action suspended, a broker refusing). */
@@ -119,7 +118,8 @@ function librdkafkaSettings(): string[] {
   ]
 }
 
-function squeezeArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
+/** `squeeze produce` of the file (or glob) `input.path` with the bench's codec and producer settings. */
+export function squeezeArgs(kafka: BenchKafka, topic: string, input: Pick<Input, 'kind' | 'path'>): string[] {
   return [
     'produce',
     '--brokers',
@@ -150,15 +150,21 @@ function kcatArgs(kafka: BenchKafka, topic: string, input: Input): string[] {
  * rsyslogd's own configuration: no system inputs (no /dev/log, no kernel log), only `imfile` reading the file
  * from its start into `omkafka`, each line's text as the record value (no syslog header, no newline), the
  * librdkafka settings in confParam and the level, a topic setting, in topicConfParam; keyless records go to
- * librdkafka's partitioner (partitions.auto), as kcat's do.
+ * librdkafka's partitioner (partitions.auto), as kcat's do. `imfile` adds settings to the input (its state files).
  */
-function rsyslogConfig(work: string, input: Input, brokers: string, topic: string): string {
+export function rsyslogConfig(
+  work: string,
+  input: Pick<Input, 'path'>,
+  brokers: string,
+  topic: string,
+  imfile = ''
+): string {
   const list = (values: readonly string[]): string => `[${values.map((v) => `"${v}"`).join(', ')}]`
   return `global(workDirectory="${work}" parser.escapeControlCharactersOnReceive="off")
 module(load="imfile" mode="inotify")
 module(load="omkafka")
 template(name="line" type="string" string="%rawmsg%")
-input(type="imfile" file="${input.path}" tag="bench" ruleset="ship" freshStartTail="off")
+input(type="imfile" file="${input.path}" tag="bench" ruleset="ship" freshStartTail="off"${imfile === '' ? '' : ` ${imfile}`})
 ruleset(name="ship") {
   action(type="omkafka" broker=${list(brokers.split(','))} topic="${topic}" template="line" partitions.auto="on"
          confParam=${list(librdkafkaSettings())}
@@ -292,7 +298,7 @@ function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndT
  * Debian packages), or the configuration does not load (`rsyslogd -N1`: a missing omkafka would otherwise only
  * be logged, and the run would wait for lines that never come).
  */
-function checkRsyslog(dir: string, input: Input, brokers: string): void {
+export function checkRsyslog(dir: string, input: Pick<Input, 'path'>, brokers: string): void {
   if (!existsSync(RSYSLOGD))
     throw new Error(
       `end-to-end bench: ${RSYSLOGD} is missing (apt-get install rsyslog rsyslog-kafka; scripts/bench.sh does)`
@@ -398,21 +404,5 @@ export function endToEndTable(result: EndToEndResult): string {
   )
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-e2e-'))
-  const kafka = await openBenchKafka()
-  const log = (s: string): void => {
-    process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
-  }
-  try {
-    const result = await endToEndBench(kafka, dir, log)
-    process.stdout.write(`\n## ${endToEndTitle(result)}\n\n${endToEndTable(result)}\n`)
-    writeJson(process.argv[2] ?? 'bench-end-to-end.json', result)
-  } finally {
-    await kafka.deleteCreatedTopics().catch(() => undefined)
-    await kafka.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) await main()
+if (import.meta.url === `file://${process.argv[1]}`)
+  await runSectionAlone('end-to-end', endToEndBench, (r) => ({ title: endToEndTitle(r), table: endToEndTable(r) }))

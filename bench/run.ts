@@ -7,6 +7,14 @@ import { ceilingFor, ceilingTable, codecCeiling, type CeilingRow } from './codec
 import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, transcodingSpeedup, type CopierRow } from './copier.js'
 import { endToEndBench, endToEndTable, endToEndTitle, versusPeer, type EndToEndResult } from './end-to-end.js'
+import {
+  positionsBench,
+  positionsRatio,
+  positionsTable,
+  positionsTitle,
+  type PositionsResult
+} from './positions-rate.js'
+import { restartBench, restartTable, restartTitle, type RestartResult } from './restart.js'
 import { benchRuns, envInt, median, must, ratio, runNodeClient, writeJson } from './lib/harness.js'
 import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type InputKind } from './lib/inputs.js'
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
@@ -27,7 +35,11 @@ import type { CodecSpec } from '../lib/codecs/index.js'
 
 /**
  * Every benchmark in one run on one broker and the same inputs:
- *   node dist/bench/run.js [ceiling] [producer] [levels] [lz4] [keeping-up] [consumer] [copier] [decode] [parse] [e2e] [audit]   (default: all)
+ *   node dist/bench/run.js [ceiling] [producer] [levels] [lz4] [keeping-up] [consumer] [copier] [decode] [parse] [e2e]
+ *     [restart] [positions] [audit]   (default: all)
+ * `restart`: the shipper SIGKILLed 10 times while shipping a growing file, at least once, exactly once and rsyslog
+ * imfile (bench/restart.ts); `positions`: a file set with read positions against the single-file path
+ * (bench/positions-rate.ts).
  * `levels`: zstd:6 and zstd:9 with squeeze's compression pool at 1 and 2 threads, kcat and ProducerPerformance;
  * `lz4`: squeeze and kcat at lz4:1, at least 5 runs.
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
@@ -213,6 +225,26 @@ function auditTargets(audit: AuditScaleResult | undefined): Target[] {
   ]
 }
 
+/**
+ * The shipper's: no line lost across SIGKILLs, none twice with --exactly-once, and positions costing at most 5% of
+ * the single-file path's rate.
+ */
+function shipperTargets(restart: RestartResult | undefined, positions: PositionsResult | undefined): Target[] {
+  const targets: Target[] = []
+  for (const r of restart?.rows.filter((x) => x.mode !== 'rsyslog imfile') ?? []) {
+    const exactly = r.mode === 'squeeze --exactly-once'
+    const value = exactly ? r.lost + r.duplicated : r.lost
+    const name = `restart, ${r.kills} SIGKILLs: ${r.mode} lines ${exactly ? 'lost or duplicated' : 'lost'}`
+    targets.push({ name, value, threshold: '= 0', met: value === 0 })
+  }
+  for (const kind of new Set(positions?.rows.map((r) => r.kind) ?? [])) {
+    const value = positionsRatio(positions as PositionsResult, kind)
+    const name = `shipping lines/s, file set with read positions (--no-source-header) vs single file without (${kind})`
+    targets.push({ name, value, threshold: '>= 0.95x', met: value >= 0.95 })
+  }
+  return targets
+}
+
 async function main(): Promise<void> {
   const all = [
     'ceiling',
@@ -225,6 +257,8 @@ async function main(): Promise<void> {
     'decode',
     'parse',
     'e2e',
+    'restart',
+    'positions',
     'audit'
   ]
   const wanted = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : all)
@@ -276,6 +310,8 @@ async function main(): Promise<void> {
   let e2e: EndToEndResult | undefined
   let keepingUp: KeepingUpResult | undefined
   let audit: AuditScaleResult | undefined
+  let restart: RestartResult | undefined
+  let positions: PositionsResult | undefined
   const javaRatios = new Map<string, number>()
   try {
     if (wanted.has('ceiling') || wanted.has('producer')) {
@@ -288,9 +324,7 @@ async function main(): Promise<void> {
       section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
       writeJson('bench-parse.json', { meta, ...parse })
     }
-    const needsBroker = ['producer', 'levels', 'lz4', 'keeping-up', 'consumer', 'copier', 'e2e', 'audit'].some((s) =>
-      wanted.has(s)
-    )
+    const needsBroker = all.filter((s) => !['ceiling', 'decode', 'parse'].includes(s)).some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     try {
       if (kafka !== undefined && wanted.has('producer')) {
@@ -378,6 +412,16 @@ async function main(): Promise<void> {
         section(endToEndTitle(e2e), endToEndTable(e2e))
         writeJson('bench-end-to-end.json', { meta, ...e2e })
       }
+      if (kafka !== undefined && wanted.has('restart')) {
+        restart = await restartBench(kafka, dir, log)
+        section(restartTitle(restart), restartTable(restart))
+        writeJson('bench-restart.json', { meta, ...restart })
+      }
+      if (kafka !== undefined && wanted.has('positions')) {
+        positions = await positionsBench(kafka, dir, log)
+        section(positionsTitle(positions), positionsTable(positions))
+        writeJson('bench-positions.json', { meta, ...positions })
+      }
       if (kafka !== undefined && wanted.has('audit')) {
         audit = await auditScaleBench(kafka, dir, log)
         section('squeeze audit at cluster scale (bench/audit-scale.ts)', auditScaleTable(audit))
@@ -408,10 +452,11 @@ async function main(): Promise<void> {
               met: copierSpeedup >= 2
             }
           ]),
-      ...auditTargets(audit)
+      ...auditTargets(audit),
+      ...shipperTargets(restart, positions)
     ]
     section(
-      'Targets (issues 6, 14 and 16)',
+      'Targets (issues 6, 14, 16 and 32)',
       targets
         .map(
           (t) =>

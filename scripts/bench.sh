@@ -2,7 +2,8 @@
 # Benchmarks of squeeze's producer, consumer and copier against peers (kcat, rsyslog+omkafka, Kafka's Java tools,
 # @confluentinc/kafka-javascript, kafkajs), in one run on one local broker and the same inputs.
 # Installs the benchmark-only peers (Debian packages; npm into the git-ignored bench/.peers/), builds, runs.
-#   bash scripts/bench.sh [ceiling] [producer] [levels] [lz4] [keeping-up] [consumer] [copier] [decode] [parse] [e2e] [audit]
+#   bash scripts/bench.sh [ceiling] [producer] [levels] [lz4] [keeping-up] [consumer] [copier] [decode] [parse] [e2e]
+#     [restart] [positions] [audit]
 #   (default: all; audit: BENCH_AUDIT_SMALL, BENCH_AUDIT_SMALL_MIB, BENCH_AUDIT_LARGE, BENCH_AUDIT_LARGE_MIB, see bench/audit-scale.ts)
 # Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS, BENCH_HTTP_RECORDS, BENCH_PARTITIONS, KAFKA_BROKERS, BENCH_SKIP=confluent
 # (leave that peer out; a peer that cannot be built otherwise fails the run). Safe to run again.

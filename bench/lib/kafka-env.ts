@@ -13,7 +13,10 @@ import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
 import type { KafkajsCluster } from '../../lib/kafka/kafkajs-internals.js'
 import { ensureTopic } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
-import { runChild, type ChildOptions, type ChildRun } from './harness.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runChild, writeJson, type ChildOptions, type ChildRun } from './harness.js'
 
 /** One broker for the whole run, with the admin work every section needs (topics, stored bytes, batch shape). */
 export interface BenchKafka {
@@ -117,4 +120,32 @@ export function javaPeerOptions(): string[] {
 
 export function runJava(mainClass: string, args: readonly string[], opts: ChildOptions = {}): Promise<ChildRun> {
   return runChild(javaBinary(), [...javaPeerOptions(), '-cp', javaClasspath(), mainClass, ...args], opts)
+}
+
+/** A section's progress line on stderr, with the time. */
+export function benchLog(s: string): void {
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`)
+}
+
+/**
+ * A section run on its own (`node dist/bench/NAME.js [out.json]`): a broker and a temp folder for it, its table
+ * under its title on stdout, its result as JSON (`bench-NAME.json` unless named), everything cleaned up after.
+ */
+export async function runSectionAlone<T>(
+  name: string,
+  bench: (kafka: BenchKafka, dir: string, log: (s: string) => void) => Promise<T>,
+  render: (result: T) => { title: string; table: string }
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), `squeeze-bench-${name}-`))
+  const kafka = await openBenchKafka()
+  try {
+    const result = await bench(kafka, dir, benchLog)
+    const { title, table } = render(result)
+    process.stdout.write(`\n## ${title}\n\n${table}\n`)
+    writeJson(process.argv[2] ?? `bench-${name}.json`, result)
+  } finally {
+    await kafka.deleteCreatedTopics().catch(() => undefined)
+    await kafka.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
 }

@@ -4,6 +4,7 @@ import type { WrittenValueSink } from '../formats/log-format.js'
 import type { ValueWriter } from '../protocol/record-batch-builder.js'
 import type { Logger } from '../log/logger.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
+import type { SharedHeaders } from '../protocol/record.js'
 import { chunkLines, lineEnd, textEnd } from '../sources/file-source.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
 import { ParseFailureLog, type ParseFailureExample } from './parse-failures.js'
@@ -112,7 +113,7 @@ function isLineChunk(read: SourceItem | SourceBatch | LineChunk): read is LineCh
   return !Array.isArray(read) && !('kind' in read)
 }
 
-type BytesFormat = LogFormat & Required<Pick<LogFormat, 'writeLine' | 'writeLineBytes'>>
+export type BytesFormat = LogFormat & Required<Pick<LogFormat, 'writeLine' | 'writeLineBytes'>>
 
 /** What encoding a line into its record needs. */
 export type RecordArgs = Pick<ProduceLogsArgs, 'topic' | 'format' | 'onParseError' | 'log'> & {
@@ -158,12 +159,20 @@ function parseFailed(
   return { topic: args.topic, key: null, value: Buffer.from(line) }
 }
 
-function sinkFor(producer: Producer, topic: string): WrittenValueSink {
+/** Where a format writes its records: the topic's batches, each record with `headers` if given. */
+export function sinkFor(producer: Producer, topic: string, headers?: SharedHeaders): WrittenValueSink {
   return {
     put<T>(maxValueBytes: number, write: ValueWriter<T>, arg: T): Promise<void> | undefined {
-      return producer.sendWritten(topic, maxValueBytes, write, arg)
+      return producer.sendWritten(topic, maxValueBytes, write, arg, headers)
     }
   }
+}
+
+/** What writing lines straight into batches needs: encoding, the producer, and headers every record carries. */
+export type WriteArgs = RecordArgs & { readonly producer: Producer; readonly headers?: SharedHeaders }
+
+function withHeaders(record: ProducerRecord, args: WriteArgs): ProducerRecord {
+  return args.headers === undefined ? record : { ...record, headers: args.headers.list }
 }
 
 /**
@@ -171,11 +180,11 @@ function sinkFor(producer: Producer, topic: string): WrittenValueSink {
  * (LogFormat.writeLineBytes), in order: writeItems without a string per line. A line that does not parse is decoded
  * for the log and the raw policy, as writeItems has it.
  */
-async function writeLineChunk(
+export async function writeLineChunk(
   chunk: LineChunk,
   format: BytesFormat,
   sink: WrittenValueSink,
-  args: Run,
+  args: WriteArgs,
   summary: ProduceLogsSummary
 ): Promise<void> {
   const { bytes, end } = chunk
@@ -188,7 +197,7 @@ async function writeLineChunk(
       pending = format.writeLineBytes(bytes, start, stop, sink)
     } catch (err) {
       const raw = parseFailed(bytes.toString('utf8', start, stop), err, args, summary)
-      pending = raw === undefined ? null : args.producer.send(raw)
+      pending = raw === undefined ? null : args.producer.send(withHeaders(raw, args))
     }
     // Awaited only where the producer returned a promise: no promise per line.
     if (pending === undefined || (pending !== null && (await accepted(pending, args, summary)))) summary.recordsSent++
@@ -201,7 +210,11 @@ async function writeLineChunk(
  * Whether a record whose send returned `pending` was taken: false for a record too large, which is counted and
  * logged (the rest go on). Other errors are thrown.
  */
-async function accepted(pending: Promise<void>, args: ProduceLogsArgs, summary: ProduceLogsSummary): Promise<boolean> {
+async function accepted(
+  pending: Promise<void>,
+  args: Pick<WriteArgs, 'log'>,
+  summary: ProduceLogsSummary
+): Promise<boolean> {
   try {
     await pending
     return true
@@ -218,10 +231,10 @@ async function accepted(pending: Promise<void>, args: ProduceLogsArgs, summary: 
  * text would not re-encode to (not valid UTF-8) is checked and sent as those bytes. A promise is awaited only
  * where the producer returns one (buffer.memory full, metadata to load, a record too large).
  */
-async function writeItems(
+export async function writeItems(
   items: SourceBatch,
   sink: WrittenValueSink,
-  args: Run,
+  args: WriteArgs,
   summary: ProduceLogsSummary
 ): Promise<void> {
   const format = args.format as LogFormat & Required<Pick<LogFormat, 'writeLine'>>
@@ -231,14 +244,14 @@ async function writeItems(
     if (item.kind === 'record' || item.bytes !== undefined) {
       const record = toRecord(item, args, summary)
       if (record === undefined) continue
-      pending = args.producer.send(record)
+      pending = args.producer.send(withHeaders(record, args))
     } else {
       try {
         pending = format.writeLine(item.line, sink)
       } catch (err) {
         const raw = parseFailed(item.line, err, args, summary)
         if (raw === undefined) continue
-        pending = args.producer.send(raw)
+        pending = args.producer.send(withHeaders(raw, args))
       }
     }
     if (pending === undefined || (await accepted(pending, args, summary))) summary.recordsSent++

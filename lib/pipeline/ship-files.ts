@@ -3,10 +3,24 @@ import type { LogFormat } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
 import type { SourceMetrics } from '../metrics/source-metrics.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
-import type { RecordHeader } from '../protocol/record.js'
+import { encodeHeaders } from '../protocol/record-batch-builder.js'
+import type { RecordHeader, SharedHeaders } from '../protocol/record.js'
 import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
+import { chunkLines } from '../sources/file-source.js'
 import { ParseFailureLog } from './parse-failures.js'
-import { sendAll, toRecord, type ParseErrorPolicy, type ProduceLogsSummary } from './produce-logs.js'
+import {
+  sendAll,
+  sinkFor,
+  toRecord,
+  writeItems,
+  writeLineChunk,
+  type BytesFormat,
+  type ParseErrorPolicy,
+  type ProduceLogsSummary
+} from './produce-logs.js'
+
+/** Files whose records' headers are kept encoded at once. */
+const MAX_CACHED_HEADERS = 1024
 
 /** Where positions go once the records of the lines before them are acknowledged: a state file, or none. */
 export interface PositionSink {
@@ -63,6 +77,7 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
   }
   const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
   const exclusive = mutex()
+  const headersOf = headerCache(args)
   const committed = { json: '' }
   const checkpoint =
     args.transactional === undefined
@@ -85,18 +100,28 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
         running = null
       })
   }
-  await args.ready
-  if (args.transactional !== undefined) args.producer.beginTransaction()
-  const timer = setInterval(tick, args.checkpointMs)
-  timer.unref()
   const batches = args.files.batches()[Symbol.asyncIterator]()
+  // The files are matched, opened and first read while the producer connects.
+  let upcoming: Promise<IteratorResult<FileBatch>> | null = batches.next()
+  upcoming.catch(() => undefined)
+  let timer: NodeJS.Timeout | undefined
+  let first = true
   try {
+    await args.ready
+    if (args.transactional !== undefined) args.producer.beginTransaction()
+    timer = setInterval(tick, args.checkpointMs)
+    timer.unref()
     for (;;) {
-      const next = await Promise.race([batches.next(), failed])
+      const next = await Promise.race([upcoming ?? batches.next(), failed])
+      upcoming = null
       if (next.done === true) break
       const batch = next.value
+      // The files' unread bytes at start, as a file read once announces its size: a large backlog gets its
+      // compression thread at once instead of compressing on the event loop first.
+      if (first) args.producer.expectInputBytes((await args.files.lag()).reduce((sum, f) => sum + f.bytes, 0))
+      first = false
       await exclusive(async () => {
-        await sendBatch(batch, args, failures, summary)
+        await sendBatch(batch, args, failures, summary, headersOf)
         failures.report(summary.itemsRead)
         handed.set(keyOf(batch.position), batch.position)
         for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
@@ -105,6 +130,7 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
     for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
   } finally {
     clearInterval(timer)
+    await upcoming?.catch(() => undefined)
     await batches.return?.(undefined)
     await running
   }
@@ -143,28 +169,56 @@ async function commitPositions(
   args.metrics.positionAge(0)
 }
 
-/** The records of a batch's lines, each with the headers that say where it came from. */
+/** Where the records of a batch go: in place into batches where the format writes them, else a record each. */
 async function sendBatch(
   batch: FileBatch,
   args: ShipFilesArgs,
   failures: ParseFailureLog,
-  summary: ProduceLogsSummary
+  summary: ProduceLogsSummary,
+  headersOf: (batch: FileBatch) => SharedHeaders | undefined
 ): Promise<void> {
-  const { topic, onParseError, log } = args
-  const recordArgs = { topic, format: args.formatFor(batch.kind), onParseError, log, failures }
-  const headers: RecordHeader[] = [...batch.headers]
-  if (args.headers.file) headers.push({ key: 'squeeze.source.file', value: Buffer.from(batch.path) })
-  if (args.headers.host !== null) headers.push({ key: 'squeeze.source.host', value: Buffer.from(args.headers.host) })
+  const { topic, onParseError, log, producer } = args
+  const format = args.formatFor(batch.kind)
+  const headers = headersOf(batch)
+  const write = { topic, format, onParseError, log, failures, producer, ...(headers === undefined ? {} : { headers }) }
+  if (batch.lines !== undefined && format?.writeLine !== undefined) {
+    const sink = sinkFor(producer, topic, headers)
+    // The single-file path's own: lines read in place (writeLineBytes), or decoded once per read and written.
+    if (format.writeLineBytes !== undefined)
+      await writeLineChunk(batch.lines, format as BytesFormat, sink, write, summary)
+    else await writeItems(chunkLines(batch.lines, format.checkLine !== undefined), sink, write, summary)
+    return
+  }
   const records: ProducerRecord[] = []
   const itemOf: number[] = []
   for (const item of batch.items) {
     summary.itemsRead++
-    const record = toRecord(item, recordArgs, summary)
+    const record = toRecord(item, write, summary)
     if (record === undefined) continue
-    records.push(headers.length === 0 ? record : { ...record, headers })
+    records.push(headers === undefined ? record : { ...record, headers: headers.list })
     itemOf.push(summary.itemsRead)
   }
   await sendAll(records, itemOf, args, summary)
+}
+
+/**
+ * The headers of a batch's records (its own, the source file, the host), encoded once per file: every record of
+ * the file carries the same bytes.
+ */
+function headerCache(args: ShipFilesArgs): (batch: FileBatch) => SharedHeaders | undefined {
+  const cache = new Map<string, { of: readonly RecordHeader[]; headers: SharedHeaders | undefined }>()
+  return (batch) => {
+    const known = cache.get(batch.path)
+    if (known !== undefined && known.of === batch.headers) return known.headers
+    const list: RecordHeader[] = [...batch.headers]
+    if (args.headers.file) list.push({ key: 'squeeze.source.file', value: Buffer.from(batch.path) })
+    if (args.headers.host !== null) list.push({ key: 'squeeze.source.host', value: Buffer.from(args.headers.host) })
+    const headers = list.length === 0 ? undefined : { list, bytes: encodeHeaders(list) }
+    // Bounded: a node's container logs come and go.
+    if (cache.size >= MAX_CACHED_HEADERS) cache.clear()
+    cache.set(batch.path, { of: batch.headers, headers })
+    return headers
+  }
 }
 
 /** Saves the positions noted now once the producer has every record accepted so far acknowledged. */

@@ -158,14 +158,15 @@ export class RecordAccumulator {
     maxValueBytes: number,
     write: ValueWriter<T>,
     arg: T,
-    timestamp: number
+    timestamp: number,
+    headers?: Buffer
   ): boolean {
     const builder = queue.open ?? this.tryOpenBuilder(queue)
     if (builder === null) return false
-    if (builder.tryAppendWritten(maxValueBytes, timestamp, write, arg)) return this.accepted(queue, builder)
+    if (builder.tryAppendWritten(maxValueBytes, timestamp, write, arg, headers)) return this.accepted(queue, builder)
     const next = this.nextBuilder(queue)
     if (next === null) return false
-    next.tryAppendWritten(maxValueBytes, timestamp, write, arg)
+    next.tryAppendWritten(maxValueBytes, timestamp, write, arg, headers)
     return this.accepted(queue, next)
   }
 

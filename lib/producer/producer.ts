@@ -5,7 +5,7 @@ import { connectionFailure } from '../kafka/connect-failure.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { Logger } from '../log/logger.js'
-import type { OutgoingRecord, RawRecords } from '../protocol/record.js'
+import type { OutgoingRecord, RawRecords, SharedHeaders } from '../protocol/record.js'
 import { BATCH } from '../protocol/batch-layout.js'
 import type { OpenBatch, ValueWriter } from '../protocol/record-batch-builder.js'
 import type { ProducerMetrics } from '../metrics/producer-metrics.js'
@@ -198,22 +198,32 @@ export class Producer {
    * RecordBatchBuilder.tryAppendWritten): no Buffer per record. Undefined when it was accepted at once; else a
    * promise, as send()'s: where it cannot be appended at once (the topic's metadata not loaded yet, buffer.memory
    * full, a bound beyond max.request.size, the producer closed) the value is written into a Buffer of its own and
-   * goes through send(), with its checks and errors.
+   * goes through send(), with its checks and errors. `headers`, the same for many records, are copied as encoded.
    */
-  sendWritten<T>(topic: string, maxValueBytes: number, write: ValueWriter<T>, arg: T): Promise<void> | undefined {
+  sendWritten<T>(
+    topic: string,
+    maxValueBytes: number,
+    write: ValueWriter<T>,
+    arg: T,
+    headers?: SharedHeaders
+  ): Promise<void> | undefined {
     if (
       this.closing === null &&
       this.started &&
       this.transactions === null &&
-      maxValueBytes + RECORD_OVERHEAD_BYTES <= this.config.maxRequestSizeBytes
+      maxValueBytes + RECORD_OVERHEAD_BYTES + (headers?.bytes.length ?? 0) <= this.config.maxRequestSizeBytes
     ) {
       const queue = this.accumulator.queueFor({ topic, key: null, value: null })
-      if (queue !== undefined && this.accumulator.appendWritten(queue, maxValueBytes, write, arg, Date.now()))
+      if (
+        queue !== undefined &&
+        this.accumulator.appendWritten(queue, maxValueBytes, write, arg, Date.now(), headers?.bytes)
+      )
         return undefined
     }
     const value = Buffer.alloc(maxValueBytes)
     const end = write(value, new DataView(value.buffer, value.byteOffset, value.length), 0, arg)
-    return this.send({ topic, key: null, value: value.subarray(0, end) })
+    const record = { topic, key: null, value: value.subarray(0, end) }
+    return this.send(headers === undefined ? record : { ...record, headers: headers.list })
   }
 
   /**

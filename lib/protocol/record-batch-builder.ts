@@ -47,6 +47,19 @@ function headersSize(headers: readonly RecordHeader[] | undefined): number {
   return size
 }
 
+/** A record's headers section as a batch holds it (count, then each key and value): written once, copied per record. */
+export function encodeHeaders(headers: readonly RecordHeader[]): Buffer {
+  const buf = Buffer.allocUnsafe(headersSize(headers))
+  let at = writeZigzag(buf, 0, headers.length)
+  for (const header of headers) {
+    at = writeZigzag(buf, at, Buffer.byteLength(header.key))
+    at += buf.write(header.key, at)
+    at = writeZigzag(buf, at, header.value === null ? -1 : header.value.length)
+    if (header.value !== null) at += header.value.copy(buf, at)
+  }
+  return buf
+}
+
 /**
  * Writes records straight into one buffer in Kafka's v2 record format, leaving room for the batch header.
  * Inner offsets are 0..n-1 (offsetDelta = index). The field report's Go client wrote other values and its
@@ -169,17 +182,24 @@ export class RecordBatchBuilder {
   }
 
   /**
-   * Appends a keyless record without headers whose value `write` puts straight into the batch (a binary format's
-   * writer): no Buffer and no copy per record. `write` gets room of `maxValueBytes` at `at` (of `buf`, and
+   * Appends a keyless record whose value `write` puts straight into the batch (a binary format's writer): no Buffer
+   * and no copy per record. `headers` is the record's headers section as encodeHeaders wrote it (none without). `write` gets room of `maxValueBytes` at `at` (of `buf`, and
    * `view` over the same bytes) and returns where the value ends. The record is laid out for the bound's length
    * prefixes; in the rare case the value's own are shorter, the value moves back by the difference. False as
    * tryAppend, judged by the bound.
    */
-  tryAppendWritten<T>(maxValueBytes: number, timestamp: number, write: ValueWriter<T>, arg: T): boolean {
+  tryAppendWritten<T>(
+    maxValueBytes: number,
+    timestamp: number,
+    write: ValueWriter<T>,
+    arg: T,
+    headers?: Buffer
+  ): boolean {
     if (this.count === 0) this.firstTimestamp = timestamp
     const timestampDelta = timestamp - this.firstTimestamp
-    // attributes, timestamp delta, offset delta, key length -1; after the value, 0 headers
-    const fixedSize = 1 + zigzagSize(timestampDelta) + zigzagSize(this.count) + 1 + 1
+    const headersSize = headers === undefined ? 1 : headers.length
+    // attributes, timestamp delta, offset delta, key length -1; after the value, the headers (or 0 of them)
+    const fixedSize = 1 + zigzagSize(timestampDelta) + zigzagSize(this.count) + 1 + headersSize
     const maxBody = fixedSize + zigzagSize(maxValueBytes) + maxValueBytes
     const maxSize = zigzagSize(maxBody) + maxBody
     if (this.end + maxSize > this.capacity && this.count > 0) return false
@@ -191,7 +211,7 @@ export class RecordBatchBuilder {
       this.view = new DataView(buf.buffer, buf.byteOffset, buf.length)
       this.viewOf = buf
     }
-    const reservedAt = this.end + zigzagSize(maxBody) + fixedSize - 1 + zigzagSize(maxValueBytes)
+    const reservedAt = this.end + zigzagSize(maxBody) + fixedSize - headersSize + zigzagSize(maxValueBytes)
     // Nothing is zeroed for the writer (it writes every byte), and one that throws leaves nothing the batch keeps:
     // end has not moved.
     const valueEnd = write(buf, this.view, reservedAt, arg)
@@ -205,7 +225,9 @@ export class RecordBatchBuilder {
     at = writeZigzag(buf, at, this.count)
     buf[at++] = 1 // zigzag(-1): no key
     at = writeZigzag(buf, at, valueLength) + valueLength
-    buf[at++] = 0 // zigzag(0): no headers
+    if (headers === undefined)
+      buf[at++] = 0 // zigzag(0): no headers
+    else at += headers.copy(buf, at)
     this.end = at
     this.count++
     if (timestamp > this.maxTimestamp || this.count === 1) this.maxTimestamp = timestamp

@@ -4,6 +4,12 @@ export interface RecordHeader {
   readonly value: Buffer | null
 }
 
+/** Headers many records share: as objects, and as the headers section a batch holds them (encodeHeaders). */
+export interface SharedHeaders {
+  readonly list: readonly RecordHeader[]
+  readonly bytes: Buffer
+}
+
 /** A record as squeeze produces it: the value bytes are already encoded by a log format. */
 export interface OutgoingRecord {
   readonly key: Buffer | null

@@ -4,8 +4,9 @@ import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
 import type { Logger } from '../log/logger.js'
 import type { RecordHeader } from '../protocol/record.js'
 import { CriJoiner, criHeaders } from './cri.js'
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem } from './line-splitter.js'
-import type { SourceItem } from './source.js'
+import { chunkLines, READ_ONCE_BYTES } from './file-source.js'
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
+import type { LineChunk, SourceItem } from './source.js'
 
 /** One glob of a file set, with the log kind of the files it matches. */
 export interface FilePattern {
@@ -31,7 +32,13 @@ export interface FilePosition {
 export interface FileBatch {
   readonly path: string
   readonly kind: string
+  /** The lines, or with kind `cri` the messages they complete. */
   readonly items: readonly SourceItem[]
+  /**
+   * The same lines as read, whole and undecoded (a view of the read buffer, valid until the next batch is asked
+   * for), for a reader that takes them in place; absent for `cri`, whose messages join lines.
+   */
+  readonly lines?: LineChunk
   /** Headers every record of the file carries beside the source header (a container log's pod, ...). */
   readonly headers: readonly RecordHeader[]
   /** The file's position once these lines are shipped. */
@@ -61,6 +68,10 @@ export const CRI_KIND = 'cri'
 
 /** Bytes that identify a file beside its inode, as Filebeat's fingerprint: enough to tell two log files apart. */
 const FINGERPRINT_BYTES = 256
+const NEWLINE = 0x0a
+const CR = 0x0d
+const NO_BYTES = Buffer.alloc(0)
+const MIN_READ_BYTES = 16 * 1024
 
 interface Identity {
   readonly dev: number
@@ -88,16 +99,37 @@ async function fingerprintAt(path: string, bytes: number): Promise<string | null
   }
 }
 
+/** The read buffer the files of a set share, grown (up to the longest line held) for a line longer than it. */
+interface ReadBuffer {
+  /** Buffer `slot` (one read into while the other's lines are taken), at least `bytes` long up to maxLineBytes + 1. */
+  at(bytes: number, slot: 0 | 1): Buffer
+  readonly maxLineBytes: number
+}
+
+/** A read in flight into `buf`, after `carried` bytes carried over from the read before. */
+interface Read {
+  readonly buf: Buffer
+  readonly carried: number
+  readonly pending: Promise<{ bytesRead: number }>
+}
+
 /** One file being read: its handle (kept open, so a file renamed or deleted is still read to its end). */
 class TrackedFile {
-  /** Bytes read so far; the splitter holds those of a line not finished yet. */
+  /** Bytes read so far; `carry` (or the CRI splitter) holds those of a line not finished yet. */
   private readOffset: number
   private fingerprint = ''
   private fingerprintBytes = 0
   /** Since when the file's name points elsewhere; null while it is the file its pattern matches. */
   rotatedAt: number | null = null
-  /** With kind `cri`: joins partial lines; their bytes stay before the shipped offset until joined. */
-  private readonly cri: CriJoiner | null
+  /**
+   * With kind `cri`: a line at a time, partial lines joined; their bytes stay before the shipped offset until
+   * joined. Other kinds are read as whole lines in place (LineChunk), with no copy per line.
+   */
+  private readonly cri: { readonly splitter: LineSplitter; readonly joiner: CriJoiner } | null
+  /** The bytes after the last newline read (a copy): the start of a line, moved to the front of the next read. */
+  private carry: Buffer = NO_BYTES
+  /** Whether the line being read was already cut (longer than maxLineBytes): counted once. */
+  private splitting = false
   private headers: readonly RecordHeader[]
 
   constructor(
@@ -106,13 +138,17 @@ class TrackedFile {
     public path: string,
     readonly kind: string,
     offset: number,
-    private readonly splitter: LineSplitter,
-    private readonly chunk: Buffer,
-    maxLineBytes: number,
-    onLineSplit?: () => void
+    private readonly buffer: ReadBuffer,
+    private readonly onLineSplit?: () => void
   ) {
     this.readOffset = offset
-    this.cri = kind === CRI_KIND ? new CriJoiner(maxLineBytes, onLineSplit) : null
+    this.cri =
+      kind === CRI_KIND
+        ? {
+            splitter: new LineSplitter(buffer.maxLineBytes, onLineSplit),
+            joiner: new CriJoiner(buffer.maxLineBytes, onLineSplit)
+          }
+        : null
     this.headers = kind === CRI_KIND ? criHeaders(path) : []
   }
 
@@ -120,13 +156,28 @@ class TrackedFile {
     return { path: this.path, kind: this.kind, items, headers: this.headers, position: this.position(done) }
   }
 
-  /** The items of lines just read: the lines, or with `cri` the messages they complete. */
-  private items(lines: readonly Buffer[]): SourceItem[] {
-    if (this.cri === null) return lines.map(lineItem)
+  /** A batch of whole lines in place; its items are decoded only if asked for. */
+  private chunkBatch(lines: LineChunk): FileBatch {
+    const { path, kind, headers } = this
+    return {
+      path,
+      kind,
+      headers,
+      position: this.position(),
+      lines,
+      get items() {
+        return chunkLines(lines, true)
+      }
+    }
+  }
+
+  /** The messages CRI lines complete. */
+  private criItems(lines: readonly Buffer[]): SourceItem[] {
+    const { splitter, joiner } = this.cri as NonNullable<TrackedFile['cri']>
     const items: SourceItem[] = []
-    const consumed = this.splitter.consumed
+    const consumed = splitter.consumed
     for (let i = 0; i < lines.length; i++) {
-      const item = this.cri.push(lines[i] as Buffer, consumed[i] ?? 0)
+      const item = joiner.push(lines[i] as Buffer, consumed[i] ?? 0)
       if (item !== null) items.push(item)
     }
     return items
@@ -138,7 +189,8 @@ class TrackedFile {
 
   /** Offset after the last line handed on. */
   get shipped(): number {
-    return this.readOffset - this.splitter.pendingBytes - (this.cri?.pendingBytes ?? 0)
+    const held = this.cri === null ? this.carry.length : this.cri.splitter.pendingBytes + this.cri.joiner.pendingBytes
+    return this.readOffset - held
   }
 
   async size(): Promise<number> {
@@ -169,24 +221,103 @@ class TrackedFile {
     return now !== this.fingerprint
   }
 
-  /** Reads to the current end, a batch per read. */
+  /** Starts a read of `handle` from this file's read offset into the buffer `slot`, after the carried bytes. */
+  private startRead(handle: FileHandle, slot: 0 | 1): Read {
+    const carried = this.carry.length
+    // Room for a read of its own after the carried bytes: the buffer grows for a long line, up to maxLineBytes.
+    const buf = this.buffer.at(carried + MIN_READ_BYTES, slot)
+    this.carry.copy(buf, 0)
+    return { buf, carried, pending: handle.read(buf, carried, buf.length - carried, this.readOffset) }
+  }
+
+  /**
+   * The batch of the lines a read completed (null for none), or undefined at the end of the file. Whole lines are
+   * handed on in place; the bytes after the last newline are carried to the next read.
+   */
+  private async finishRead(handle: FileHandle, read: Read): Promise<FileBatch | null | undefined> {
+    const { bytesRead } = await read.pending
+    if (bytesRead === 0) return undefined
+    this.readOffset += bytesRead
+    // Before the batch's position is taken; the buffer's bytes stay as read (the fingerprint reads into its own).
+    if (handle === this.handle) await this.takeFingerprint()
+    const { buf, carried } = read
+    const end = carried + bytesRead
+    // The carried bytes hold no newline, so one found is in what this read added.
+    const last = buf.lastIndexOf(NEWLINE, end - 1)
+    if (last >= 0) {
+      this.carry = end === last + 1 ? NO_BYTES : Buffer.from(buf.subarray(last + 1, end))
+      this.splitting = false
+      return this.chunkBatch({ bytes: buf, end: last })
+    }
+    if (end <= this.buffer.maxLineBytes) {
+      this.carry = Buffer.from(buf.subarray(0, end))
+      return null
+    }
+    // More than maxLineBytes with no newline: the line's first piece is handed on as a line of its own. A line of
+    // exactly maxLineBytes is not cut: the byte after it (its newline) is read before anything is cut.
+    const cut = utf8Boundary(buf.subarray(0, this.buffer.maxLineBytes))
+    if (!this.splitting) this.onLineSplit?.()
+    this.splitting = true
+    this.carry = Buffer.from(buf.subarray(cut, end))
+    return this.chunkBatch({ bytes: buf, end: cut })
+  }
+
+  /** One read of `handle` from this file's read offset, as finishRead has it. */
+  private async readBatch(handle: FileHandle): Promise<FileBatch | null | undefined> {
+    if (this.cri === null) return this.finishRead(handle, this.startRead(handle, 0))
+    const buf = this.buffer.at(0, 0)
+    const { bytesRead } = await handle.read(buf, 0, buf.length, this.readOffset)
+    if (bytesRead === 0) return undefined
+    this.readOffset += bytesRead
+    if (handle === this.handle) await this.takeFingerprint()
+    const items = this.criItems(this.cri.splitter.push(buf.subarray(0, bytesRead)))
+    return items.length > 0 ? this.batch(items) : null
+  }
+
+  /**
+   * Reads to the current end, a batch per read. Whole lines are read ahead: the next read goes into the other
+   * buffer while the caller takes a batch's lines, so the file is read while they are encoded (a read waited for
+   * in turn costs a thread-pool round trip per batch, as readFileChunks found).
+   */
   async *drain(): AsyncGenerator<FileBatch> {
-    for (;;) {
-      const { bytesRead } = await this.handle.read(this.chunk, 0, this.chunk.length, this.readOffset)
-      if (bytesRead === 0) return
-      this.readOffset += bytesRead
-      await this.takeFingerprint()
-      const items = this.items(this.splitter.push(this.chunk.subarray(0, bytesRead)))
-      if (items.length > 0) yield this.batch(items)
+    if (this.cri !== null) {
+      for (;;) {
+        const batch = await this.readBatch(this.handle)
+        if (batch === undefined) return
+        if (batch !== null) yield batch
+      }
+    }
+    let slot: 0 | 1 = 0
+    let read: Read | null = this.startRead(this.handle, slot)
+    try {
+      for (;;) {
+        const batch = await this.finishRead(this.handle, read)
+        read = null
+        if (batch === undefined) return
+        slot = slot === 0 ? 1 : 0
+        read = this.startRead(this.handle, slot)
+        if (batch !== null) yield batch
+      }
+    } finally {
+      // A read may still be in flight when the caller stops early: its bytes are not counted as read.
+      await read?.pending.catch(() => undefined)
     }
   }
 
   /** The line the file ends with when it has no newline: handed on once the file is done with. */
   finish(done: boolean): FileBatch | null {
-    const rest = this.splitter.end()
-    const items = rest === null ? [] : this.items([rest])
-    const held = this.cri?.flush() ?? null
-    if (held !== null) items.push(held)
+    const items: SourceItem[] = []
+    if (this.cri === null) {
+      const rest = this.carry
+      this.carry = NO_BYTES
+      this.splitting = false
+      if (rest.length > 0) items.push(lineItem(rest[rest.length - 1] === CR ? rest.subarray(0, -1) : rest))
+    } else {
+      const rest = this.cri.splitter.end()
+      if (rest !== null) items.push(...this.criItems([rest]))
+      const held = this.cri.joiner.flush()
+      if (held !== null) items.push(held)
+    }
     if (items.length === 0) return null
     return this.batch(items, done)
   }
@@ -197,11 +328,9 @@ class TrackedFile {
       const handle = await open(copy, 'r')
       try {
         for (;;) {
-          const { bytesRead } = await handle.read(this.chunk, 0, this.chunk.length, this.readOffset)
-          if (bytesRead === 0) break
-          this.readOffset += bytesRead
-          const items = this.items(this.splitter.push(this.chunk.subarray(0, bytesRead)))
-          if (items.length > 0) yield this.batch(items)
+          const batch = await this.readBatch(handle)
+          if (batch === undefined) break
+          if (batch !== null) yield batch
         }
       } finally {
         await handle.close()
@@ -262,14 +391,26 @@ async function findCopy(paths: readonly string[], position: FilePosition): Promi
  */
 export class FileSet {
   private readonly files = new Map<string, TrackedFile>()
-  private readonly chunk: Buffer
-  private readonly splitters: () => LineSplitter
+  private readonly buffer: ReadBuffer
   /** Files done with (read to the end after rotation) since the caller last asked: their final positions. */
   private readonly released: FilePosition[] = []
 
   constructor(private readonly options: FileSetOptions) {
-    this.chunk = Buffer.allocUnsafe(options.readSizeBytes ?? 256 * 1024)
-    this.splitters = () => new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
+    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
+    // A read holds at most maxLineBytes + 1 bytes (a longest line and its newline), so no line handed on is longer.
+    // The single-file path's read size: a read's lines stay in the CPU's cache while they are encoded.
+    const size = Math.min(options.readSizeBytes ?? READ_ONCE_BYTES, maxLineBytes)
+    const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)]
+    this.buffer = {
+      maxLineBytes,
+      at(bytes, slot) {
+        const buf = buffers[slot] as Buffer
+        if (bytes <= buf.length) return buf
+        const bigger = Buffer.allocUnsafe(Math.min(Math.max(bytes, buf.length * 2), maxLineBytes + 1))
+        buffers[slot] = bigger
+        return bigger
+      }
+    }
   }
 
   /** Files by state: `reading` (its pattern matches it) and `rotated` (renamed away, read until released). */
@@ -396,20 +537,8 @@ export class FileSet {
   ): Promise<void> {
     const handle = await open(path, 'r').catch(() => undefined)
     if (handle === undefined) return
-    const maxLine = this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
     const identity = { dev: id.dev, ino: id.ino }
-    const { onLineSplit } = this.options
-    const file = new TrackedFile(
-      handle,
-      identity,
-      path,
-      kind,
-      offset,
-      this.splitters(),
-      this.chunk,
-      maxLine,
-      onLineSplit
-    )
+    const file = new TrackedFile(handle, identity, path, kind, offset, this.buffer, this.options.onLineSplit)
     if (saved !== undefined) file.setFingerprint(saved)
     if (rotated) file.rotatedAt = Date.now()
     this.files.set(file.key, file)

@@ -41,7 +41,7 @@ export async function* readFileLines(path: string, options: FileSourceOptions): 
  * read's text is an ordinary young string and the read buffer, its text and its lines stay in the CPU's cache; 1 MiB
  * reads took 0.82 s instead of 0.74 s for 200,000 syslog lines, and 1.54 s instead of 1.20 s for the access log.
  */
-const READ_ONCE_BYTES = 96 * 1024
+export const READ_ONCE_BYTES = 96 * 1024
 const NEWLINE = 0x0a
 const CR = 0x0d
 

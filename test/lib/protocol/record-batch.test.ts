@@ -8,6 +8,7 @@ import { BATCH } from '../../../lib/protocol/batch-layout.js'
 import { crc32c, crc32cImplementation, crc32cTables } from '../../../lib/protocol/crc32c.js'
 import {
   buildBatch,
+  encodeHeaders,
   NON_IDEMPOTENT,
   RecordBatchBuilder,
   stampProducerState,
@@ -230,6 +231,22 @@ describe('RecordBatchBuilder.tryAppendWritten: a value written straight into the
       assert.ok(copied.tryAppend(between, timestamp + 1))
     })
     assert.equal(direct.recordCount, copied.recordCount)
+    assert.deepEqual(direct.finish(), copied.finish())
+  })
+
+  it('with headers encoded once (encodeHeaders): the same batch as tryAppend of the values with those headers', () => {
+    const headers = [
+      { key: 'squeeze.source.file', value: Buffer.from('/var/log/nginx/access.log') },
+      { key: 'é-key', value: null },
+      { key: 'empty', value: Buffer.alloc(0) }
+    ]
+    const encoded = encodeHeaders(headers)
+    const direct = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 256, dirty)
+    const copied = new RecordBatchBuilder(Number.POSITIVE_INFINITY, 256)
+    for (const [i, text] of ['', 'a', 'x'.repeat(63), 'é'.repeat(700), 'u'.repeat(9000)].entries()) {
+      assert.ok(direct.tryAppendWritten(boundOf(text), 1_700_000_000_000 + i, sparse, text, encoded))
+      assert.ok(copied.tryAppend({ key: null, value: sparseValue(text), headers }, 1_700_000_000_000 + i))
+    }
     assert.deepEqual(direct.finish(), copied.finish())
   })
 

@@ -88,4 +88,35 @@ describe('FileSet', () => {
     await second.stop()
     assert.deepEqual(second.lines, ['three', 'four'])
   })
+
+  it('hands whole lines on as read: longer lines split at maxLineBytes, one that long kept, exact offsets', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-file-set-'))
+    const app = join(dir, 'app.log')
+    const long = 'é'.repeat(100)
+    const text = `a\r\n${long}\nb\n${'x'.repeat(64)}\nhalf`
+    writeFileSync(app, text)
+    let splits = 0
+    const files = new FileSet({
+      patterns: [{ glob: app, kind: 'syslog' }],
+      follow: false,
+      readSizeBytes: 16,
+      maxLineBytes: 64,
+      onLineSplit: () => splits++,
+      log
+    })
+    const lines: string[] = []
+    const offsets: number[] = []
+    for await (const batch of files.batches()) {
+      if (batch.lines !== undefined) assert.ok(batch.lines.end <= 65)
+      for (const item of batch.items) if (item.kind === 'line') lines.push(item.line)
+      offsets.push(batch.position.offset)
+    }
+    // 200 bytes of 'é' at most 64 to a piece, never inside a character: 32, 32, 32 and 4 characters.
+    const pieces = ['é'.repeat(32), 'é'.repeat(32), 'é'.repeat(32), 'é'.repeat(4)]
+    assert.deepEqual(lines, ['a', ...pieces, 'b', 'x'.repeat(64), 'half'])
+    assert.equal(splits, 1)
+    assert.equal(offsets.at(-1), Buffer.byteLength(text))
+    // Before the last line was released (the file read once ends), the position stopped before it.
+    assert.equal(offsets.at(-2), Buffer.byteLength(text) - 'half'.length)
+  })
 })
