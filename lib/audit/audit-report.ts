@@ -88,7 +88,16 @@ export interface AuditTopic {
   readonly compacted: boolean
   /** The broker recompresses every batch to compression.type: the producers' codec is not what is stored. */
   readonly brokerRecompresses: boolean
-  readonly sample: { readonly records: number; readonly bytes: number; readonly batches: number } | null
+  /**
+   * Records and record bytes read, today's batches they sit in, and how many re-batched batches each target
+   * compressed (every k-th of the sample's, when it has more than the audit projects).
+   */
+  readonly sample: {
+    readonly records: number
+    readonly bytes: number
+    readonly batches: number
+    readonly projectedBatches: number
+  } | null
   /** Uncompressed bytes per second; null when unknown. */
   readonly ingestBytesPerSecond: number | null
   readonly ingestRateNote: string | null

@@ -31,7 +31,7 @@ function topic(name: string, savedGiB: number, status: AuditTopic['status'] = 'a
     facts: facts(name),
     compacted: false,
     brokerRecompresses: false,
-    sample: { records: 1000, bytes: 100_000, batches: 20 },
+    sample: { records: 1000, bytes: 100_000, batches: 20, projectedBatches: 20 },
     ingestBytesPerSecond: 1000,
     ingestRateNote: null,
     current: {
