@@ -144,6 +144,10 @@ export interface AuditReport {
     readonly margin: number
     readonly topicsPattern: string | null
     readonly excludePattern: string | null
+    /** --consumers: the fetch multiplier used for every topic instead of the groups found; null: the groups. */
+    readonly consumersOverride: number | null
+    /** --replication-factor: used for every topic's disk figures instead of its own; null: each topic's own. */
+    readonly replicationFactorOverride: number | null
   }
   readonly prices: Prices | null
   /** True when a topic failed, was not readable or not reached: the report does not cover every topic asked for. */

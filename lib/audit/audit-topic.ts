@@ -32,6 +32,8 @@ export interface AuditTopicOptions {
   readonly threads: number
   /** Replaces the groups found on the topic as the fetch multiplier (--consumers). */
   readonly consumersOverride: number | undefined
+  /** Replaces the topic's replication factor as the disk multiplier (--replication-factor). */
+  readonly replicationFactorOverride: number | undefined
   readonly prices: Prices | null
   readonly version: string
   readonly log: Logger
@@ -44,6 +46,7 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
   if (facts.records === 0) return { ...base, status: 'empty', wallSeconds: seconds(started) }
   try {
     const consumers = options.consumersOverride ?? facts.groups.length
+    const replicas = options.replicationFactorOverride ?? facts.replicationFactor
     const { report } = await runProjection({
       connection: options.connection,
       sourceTopic: facts.topic,
@@ -57,10 +60,12 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       sample: { bytes: options.sampleBytes, maxBatches: PROJECTED_BATCHES },
       baselineFromSample: true,
       consumers,
+      replicationFactor: replicas,
       version: options.version,
       log: options.log
     })
-    return { ...base, ...fromReport(report, facts, consumers, options.prices), wallSeconds: seconds(started) }
+    const multipliers = { consumers, replicas }
+    return { ...base, ...fromReport(report, facts, multipliers, options.prices), wallSeconds: seconds(started) }
   } catch (err) {
     const text = errorMessage(err)
     if (/AUTHORIZATION_FAILED|not authorized/i.test(text)) {
@@ -97,7 +102,7 @@ export function baseRow(facts: TopicFacts): Omit<AuditTopic, 'status' | 'wallSec
 function fromReport(
   report: CompareReport,
   facts: TopicFacts,
-  consumers: number,
+  multipliers: { readonly consumers: number; readonly replicas: number },
   prices: Prices | null
 ): Omit<AuditTopic, 'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'wallSeconds'> {
   const baseline = report.current ?? null
@@ -130,7 +135,7 @@ function fromReport(
       ? null
       : savingsOf(baseline, report.targets, {
           facts,
-          consumers,
+          ...multipliers,
           prices,
           recordsPerSecond: rate.recordsPerSecond,
           bytesPerSecond: rate.bytesPerSecond
@@ -167,6 +172,8 @@ function currentOf(baseline: CurrentBaseline): AuditCurrent {
 interface SavingsContext {
   readonly facts: TopicFacts
   readonly consumers: number
+  /** Copies of every byte on disk: the topic's replication factor, or --replication-factor. */
+  readonly replicas: number
   readonly prices: Prices | null
   readonly recordsPerSecond: number
   readonly bytesPerSecond: number
@@ -190,8 +197,8 @@ function savingsOf(
     return { diskBytesPerDay: 0, ...zero, money: context.prices === null ? null : monthlyMoney(context.prices, zero) }
   }
   const storedPerRecordToday = baseline.row.storedBytes / baseline.row.records
-  const diskTodayPerDay = context.recordsPerSecond * SECONDS_PER_DAY * storedPerRecordToday * facts.replicationFactor
-  const retained = retainedBytes(facts, diskTodayPerDay)
+  const diskTodayPerDay = context.recordsPerSecond * SECONDS_PER_DAY * storedPerRecordToday * context.replicas
+  const retained = retainedBytes(facts, context.replicas, diskTodayPerDay)
   const steadyStateDiskBytes = retained === null ? null : retained * (1 - saving.storedShare)
   const inputGiBPerDay = (context.bytesPerSecond * SECONDS_PER_DAY) / GIB
   const todayCompress = todaysCompressCpu(baseline, targets)
@@ -213,14 +220,14 @@ function savingsOf(
  * today's daily bytes and retention.bytes per partition. Null when neither bounds it, or when compaction alone
  * decides what is kept (cleanup.policy=compact).
  */
-function retainedBytes(facts: TopicFacts, diskPerDay: number): number | null {
+function retainedBytes(facts: TopicFacts, replicas: number, diskPerDay: number): number | null {
   const policies = (facts.cleanupPolicy ?? 'delete').split(',').map((p) => p.trim())
   if (!policies.includes('delete')) return null
   const byTime =
     facts.retentionMs !== null && facts.retentionMs > 0 ? (diskPerDay * facts.retentionMs) / 86_400_000 : null
   const bySize =
     facts.retentionBytes !== null && facts.retentionBytes > 0
-      ? facts.retentionBytes * facts.partitions * facts.replicationFactor
+      ? facts.retentionBytes * facts.partitions * replicas
       : null
   if (byTime === null) return bySize
   return bySize === null ? byTime : Math.min(byTime, bySize)

@@ -28,6 +28,8 @@ export interface AuditOptions {
   readonly maxDurationMs?: number | undefined
   readonly batching: BatchingSettings
   readonly consumersOverride?: number | undefined
+  /** Replaces each topic's replication factor in the disk figures (--replication-factor). */
+  readonly replicationFactorOverride?: number | undefined
   readonly prices: Prices | null
   readonly version: string
   readonly log: Logger
@@ -81,6 +83,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
           pool,
           threads: options.threads,
           consumersOverride: options.consumersOverride,
+          replicationFactorOverride: options.replicationFactorOverride,
           prices: options.prices,
           version: options.version,
           log: options.log
@@ -100,7 +103,9 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
         threads: options.threads,
         margin: CHANGE_MARGIN,
         topicsPattern: options.selection.topics?.source ?? null,
-        excludePattern: options.selection.exclude?.source ?? null
+        excludePattern: options.selection.exclude?.source ?? null,
+        consumersOverride: options.consumersOverride ?? null,
+        replicationFactorOverride: options.replicationFactorOverride ?? null
       },
       prices: options.prices,
       partial: ranked.some((r) => r.status === 'failed' || r.status === 'not-authorized' || r.status === 'not-reached'),

@@ -42,6 +42,7 @@ Selection and budget:
   --targets LIST             codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
   --threads N                projection threads, and topics sampled at once (default: the machine's cores)
   --consumers N              count N groups per topic for fetch savings instead of the groups found
+  --replication-factor N     count N replicas per topic for disk savings instead of each topic's own
   -X NAME=VALUE              producer batching the targets are projected with (linger.ms, batch.size)
 Money (optional; without prices, bytes and CPU-hours only):
   --price-storage-gib-month P  --price-transfer-gib P  --price-core-hour P
@@ -64,6 +65,7 @@ const OPTIONS = {
   targets: { type: 'string' },
   threads: { type: 'string' },
   consumers: { type: 'string' },
+  'replication-factor': { type: 'string' },
   X: { type: 'string', short: 'X', multiple: true },
   'price-storage-gib-month': { type: 'string' },
   'price-transfer-gib': { type: 'string' },
@@ -154,6 +156,7 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
         maxDurationMs: durationMs(values['max-duration']),
         batching: { lingerMs: producer.lingerMs, batchSizeBytes: producer.batchSizeBytes },
         consumersOverride: parseInteger(values.consumers, 'consumers', 0, 10_000),
+        replicationFactorOverride: parseInteger(values['replication-factor'], 'replication-factor', 1, 32_767),
         prices: pricesFrom({
           storageGiBMonth: price(values['price-storage-gib-month'], 'price-storage-gib-month'),
           transferGiB: price(values['price-transfer-gib'], 'price-transfer-gib'),

@@ -475,7 +475,15 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
   it("projects stored bytes per record within 2% of compare's copy mode, on three topics", async (t) => {
     const json = join(dir, 'three.json')
     const topics = [name('squeeze-00'), name('squeeze-01'), name('squeeze-04')]
-    const { args, env } = auditArgs(['--json', json, '--quiet', '--exclude', `${run}-squeeze-0[235-9]`])
+    const { args, env } = auditArgs([
+      '--json',
+      json,
+      '--quiet',
+      '--exclude',
+      `${run}-squeeze-0[235-9]`,
+      '--replication-factor',
+      '3'
+    ])
     args.splice(args.indexOf('--topics') + 1, 1, `${run}-squeeze-0.`)
     const audit = await runSqueeze(args, { env, timeoutMs: 300_000 })
     assert.equal(audit.code, 0, audit.stderr)
@@ -486,6 +494,11 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
       '--topics and --exclude, each matched against the whole name'
     )
     assert.equal(audit.stderr.includes('audit progress'), false, '--quiet')
+    assert.equal(report.settings.replicationFactorOverride, 3)
+    assert.ok(
+      report.topics.every((x) => x.facts?.replicationFactor === 1),
+      'the override changes the figures, not the facts read from the cluster'
+    )
     for (const topic of topics) {
       const targets = parseTargets(TARGETS, topic)
       t.after(() => admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))

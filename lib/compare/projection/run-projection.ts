@@ -44,6 +44,8 @@ export interface ProjectionRunOptions extends Omit<
   }
   /** With --sample: today's baseline from the stored batches the windows' records sit in (whole batches). */
   readonly baselineFromSample?: boolean
+  /** Replicas every stored byte is counted on, instead of the source topic's (the audit's --replication-factor). */
+  readonly replicationFactor?: number
   /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
   readonly pool?: ProjectionPool
 }
@@ -152,7 +154,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
           ),
       topics
     ])
-    const replicationFactor = metadata?.partitions[0]?.replicas.length ?? 1
+    const replicationFactor = options.replicationFactor ?? metadata?.partitions[0]?.replicas.length ?? 1
     const results = options.targets.map((t, i) =>
       targetResult(t, projected[i] as TargetProjection, replicationFactor, projection.uncompressedPerBatch)
     )

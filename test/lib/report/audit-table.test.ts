@@ -76,7 +76,9 @@ function report(topics: AuditTopic[]): AuditReport {
       threads: 2,
       margin: 0.1,
       topicsPattern: null,
-      excludePattern: null
+      excludePattern: null,
+      consumersOverride: null,
+      replicationFactorOverride: null
     },
     prices: { storageGiBMonth: 0.1, transferGiB: 0.02, coreHour: 0.05, currency: 'USD', source: null },
     partial: true,
@@ -111,5 +113,13 @@ describe('audit table', () => {
     assert.match(text, /^PARTIAL/m)
     assert.match(renderAuditMarkdown(r), /\| small \| audited \| 6 \| 3 \|/)
     assert.equal((renderAuditSvg(r).match(/class="saving"/g) ?? []).length, 2, 'one bar per topic that saves something')
+    assert.doesNotMatch(text, /counted per topic/, 'no override, no note')
+  })
+
+  it('says when --replication-factor and --consumers replace the facts of every topic', () => {
+    const r = report([topic('small', 1)])
+    const overridden = { ...r, settings: { ...r.settings, replicationFactorOverride: 3, consumersOverride: 2 } }
+    assert.match(renderAuditTable(overridden), /^audit of .*; counted per topic: 3 replicas, 2 groups$/m)
+    assert.match(renderAuditMarkdown(overridden), /; counted per topic: 3 replicas, 2 groups\.$/m)
   })
 })
