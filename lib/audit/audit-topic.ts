@@ -35,6 +35,8 @@ export interface AuditTopicOptions {
   /** Replaces the topic's replication factor as the disk multiplier (--replication-factor). */
   readonly replicationFactorOverride: number | undefined
   readonly prices: Prices | null
+  /** Record bytes as the sample reads them, for progress. */
+  readonly onBytesRead?: (bytes: number) => void
   readonly version: string
   readonly log: Logger
 }
@@ -61,6 +63,7 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       baselineFromSample: true,
       consumers,
       replicationFactor: replicas,
+      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead }),
       version: options.version,
       log: options.log
     })

@@ -37,10 +37,11 @@ export interface AuditOptions {
   readonly progress?: AuditProgressSink | undefined
 }
 
-/** Where the pass reports how far it is: the selection once, then each topic as it ends. */
+/** Where the pass reports how far it is: the selection once, record bytes as they are read, each topic as it ends. */
 export interface AuditProgressSink {
   begin(topics: number): void
-  topicDone(topic: string, bytesRead: number): void
+  read(bytes: number): void
+  topicDone(topic: string): void
 }
 
 /**
@@ -85,11 +86,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
           consumersOverride: options.consumersOverride,
           replicationFactorOverride: options.replicationFactorOverride,
           prices: options.prices,
+          ...(options.progress === undefined ? {} : { onBytesRead: (n: number) => options.progress?.read(n) }),
           version: options.version,
           log: options.log
         })
       }
-      options.progress?.topicDone(topic, row.sample?.bytes ?? 0)
+      options.progress?.topicDone(topic)
       return row
     })
     const ranked = rank(rows)

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { pricesFrom } from '../../lib/audit/money.js'
 import { AuditProgress } from '../../lib/audit/progress.js'
 import { runAudit } from '../../lib/audit/run-audit.js'
+import { Progress } from '../../lib/progress/progress.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { parseSampleBudget } from '../../lib/compare/projection/sweep-flags.js'
 import {
@@ -171,7 +172,15 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       const progress =
         values.quiet === true
           ? undefined
-          : new AuditProgress({ stream: process.stderr, everySeconds: settings.progressEverySeconds })
+          : new AuditProgress(
+              new Progress({
+                stream: process.stderr,
+                // Progress is the point of a log line here, whatever --log-level keeps of the rest.
+                log: log.child({}, { level: 'info' }),
+                quiet: false,
+                logEveryMs: settings.progressEverySeconds * 1000
+              })
+            )
       const report = await connect(
         runAudit({ ...settings, version: squeezeVersion(), log, signal, progress }),
         settings.connection

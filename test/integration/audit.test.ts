@@ -361,13 +361,18 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
 
     const progress = audit.stderr
       .split('\n')
-      .filter((l) => l.includes('"audit progress"'))
-      .map((l) => JSON.parse(l) as { topicsDone: number; topics: number })
+      .filter((l) => l.includes('"progress"'))
+      .map(
+        (l) =>
+          (JSON.parse(l) as { progress: { phase: string; done: number; total: number; bytesRead: number } }).progress
+      )
+    const last = progress.at(-1)
     assert.deepEqual(
-      progress.at(-1),
-      { ...progress.at(-1), topicsDone: planned.length + 2, topics: planned.length + 2 },
-      'progress on stderr, as JSON lines off a terminal'
+      last,
+      { ...last, phase: 'audit', done: planned.length + 2, total: planned.length + 2 },
+      'progress on stderr, as JSON log lines off a terminal'
     )
+    assert.ok((last?.bytesRead ?? 0) > 0, 'with the record bytes read')
     const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
     const validate = new Ajv({ allErrors: true, strict: true }).compile(
       JSON.parse(
@@ -493,7 +498,7 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
       topics,
       '--topics and --exclude, each matched against the whole name'
     )
-    assert.equal(audit.stderr.includes('audit progress'), false, '--quiet')
+    assert.equal(audit.stderr.includes('"progress"'), false, '--quiet')
     assert.equal(report.settings.replicationFactorOverride, 3)
     assert.ok(
       report.topics.every((x) => x.facts?.replicationFactor === 1),

@@ -44,6 +44,8 @@ export interface ProjectionRunOptions extends Omit<
   }
   /** With --sample: today's baseline from the stored batches the windows' records sit in (whole batches). */
   readonly baselineFromSample?: boolean
+  /** Record bytes as a --sample reads them (the read has no other hook a progress line could poll). */
+  readonly onBytesRead?: (bytes: number) => void
   /** Replicas every stored byte is counted on, instead of the source topic's (the audit's --replication-factor). */
   readonly replicationFactor?: number
   /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
@@ -134,7 +136,13 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const topics = admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
     // Awaited after the read; a failure meanwhile is not an unhandled rejection.
     topics.catch(() => undefined)
-    const deps = { cluster, admin, log, ...(options.read === undefined ? {} : { read: options.read }) }
+    const deps = {
+      cluster,
+      admin,
+      log,
+      ...(options.read === undefined ? {} : { read: options.read }),
+      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead })
+    }
     const source = await withReadProgress(options, admin, projection, () =>
       readAndProject(options, deps, projection, timestamps)
     )
