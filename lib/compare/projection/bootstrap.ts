@@ -1,3 +1,5 @@
+import { seededRandom } from './seeded-random.js'
+
 /**
  * A 95% percentile-bootstrap interval of sum(uncompressed) / sum(stored) over batches: batches are resampled
  * with replacement `rounds` times. Batches, not records, are the unit because a codec's ratio is a property of
@@ -25,14 +27,7 @@ export function bootstrapRatioIntervals(
 ): Array<{ low: number; high: number }> {
   const n = Math.min(uncompressed.length, ...storedByTarget.map((s) => s.length))
   if (n === 0) return storedByTarget.map(() => ({ low: 0, high: 0 }))
-  let state = seed >>> 0
-  const next = (): number => {
-    state ^= state << 13
-    state ^= state >>> 17
-    state ^= state << 5
-    state >>>= 0
-    return state / 2 ** 32
-  }
+  const next = seededRandom(seed)
   const targets = storedByTarget.length
   const u = Float64Array.from(uncompressed.slice(0, n))
   const stored = storedByTarget.map((s) => Float64Array.from(s.slice(0, n)))

@@ -12,6 +12,7 @@ import { TimestampSample } from '../ingest-rate.js'
 import { sampledSpanIngestRate } from '../topic-rate.js'
 import { recommendFor, startIngestRate, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
 import { bootstrapRatioIntervals } from './bootstrap.js'
+import { seededRandom } from './seeded-random.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
 import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
@@ -388,14 +389,7 @@ export function eachWindowBatch(
  */
 export function stratifiedPick(stride: number, seed = 0x9e3779b9): () => boolean {
   if (stride <= 1) return () => true
-  let state = seed >>> 0 || 1
-  const random = (): number => {
-    state ^= state << 13
-    state ^= state >>> 17
-    state ^= state << 5
-    state >>>= 0
-    return state / 2 ** 32
-  }
+  const random = seededRandom(seed)
   let index = 0
   let pick = Math.floor(random() * stride)
   return () => {

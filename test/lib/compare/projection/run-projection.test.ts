@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { bootstrapRatioInterval, bootstrapRatioIntervals } from '../../../../lib/compare/projection/bootstrap.js'
-import type { SourceRecord } from '../../../../lib/compare/projection/rebatch.js'
 import {
   batchStride,
   eachWindowBatch,
   stratifiedPick,
   windowBatches
 } from '../../../../lib/compare/projection/run-projection.js'
-
-/** `n` records of `size` value bytes, `gapMs` apart. */
-function records(n: number, size: number, gapMs: number): SourceRecord[] {
-  return Array.from({ length: n }, (_, i) => ({
-    key: null,
-    value: Buffer.alloc(size, i % 251),
-    headers: [],
-    timestamp: 1_000_000 + i * gapMs
-  }))
-}
+import { records } from './source-records.js'
 
 describe("a sample's batches, projected whole or every k-th", () => {
   const settings = { lingerMs: 0, batchSizeBytes: 1 << 20 }
