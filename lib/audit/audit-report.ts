@@ -90,7 +90,16 @@ export interface AuditTopic {
   readonly compacted: boolean
   /** The broker recompresses every batch to compression.type: the producers' codec is not what is stored. */
   readonly brokerRecompresses: boolean
-  readonly sample: { readonly records: number; readonly bytes: number; readonly batches: number } | null
+  /**
+   * Records and record bytes read, today's batches they sit in, and how many re-batched batches each target
+   * compressed (every k-th of the sample's, when it has more than the audit projects).
+   */
+  readonly sample: {
+    readonly records: number
+    readonly bytes: number
+    readonly batches: number
+    readonly projectedBatches: number
+  } | null
   /** Uncompressed bytes per second; null when unknown. */
   readonly ingestBytesPerSecond: number | null
   readonly ingestRateNote: string | null
@@ -141,6 +150,10 @@ export interface AuditReport {
     readonly excludePattern: string | null
     /** --client: the clients each changed topic gets settings for. */
     readonly clients: readonly ClientName[]
+    /** --consumers: the fetch multiplier used for every topic instead of the groups found; null: the groups. */
+    readonly consumersOverride: number | null
+    /** --replication-factor: used for every topic's disk figures instead of its own; null: each topic's own. */
+    readonly replicationFactorOverride: number | null
   }
   readonly prices: Prices | null
   /** True when a topic failed, was not readable or not reached: the report does not cover every topic asked for. */

@@ -16,6 +16,12 @@ import { monthlyMoney } from './money.js'
 
 /** Fewer sampled batches than this give no trustworthy 95% interval: the topic is listed, not ranked. */
 export const MIN_BATCHES_FOR_INTERVAL = 10
+/**
+ * Re-batched batches each target compresses per topic, at most: a sample of small batches holds tens of
+ * thousands, and compressing all of them with every target is most of a topic's CPU, while a few thousand
+ * spread over the sample already give a ratio whose 95% interval (reported) is a fraction of compare's margin.
+ */
+export const PROJECTED_BATCHES = 2048
 const GIB = 1024 ** 3
 const SECONDS_PER_DAY = 86_400
 
@@ -28,9 +34,13 @@ export interface AuditTopicOptions {
   readonly threads: number
   /** Replaces the groups found on the topic as the fetch multiplier (--consumers). */
   readonly consumersOverride: number | undefined
+  /** Replaces the topic's replication factor as the disk multiplier (--replication-factor). */
+  readonly replicationFactorOverride: number | undefined
   readonly prices: Prices | null
   /** --client: each changed topic's settings for these clients. */
   readonly clients: readonly ClientName[]
+  /** Record bytes as the sample reads them, for progress. */
+  readonly onBytesRead?: (bytes: number) => void
   readonly version: string
   readonly log: Logger
 }
@@ -42,6 +52,7 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
   if (facts.records === 0) return { ...base, status: 'empty', wallSeconds: seconds(started) }
   try {
     const consumers = options.consumersOverride ?? facts.groups.length
+    const replicas = options.replicationFactorOverride ?? facts.replicationFactor
     const { report, batchShares } = await runProjection({
       connection: options.connection,
       sourceTopic: facts.topic,
@@ -52,13 +63,15 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       batching: options.batching,
       threads: options.threads,
       pool: options.pool,
-      sample: { bytes: options.sampleBytes },
+      sample: { bytes: options.sampleBytes, maxBatches: PROJECTED_BATCHES },
       baselineFromSample: true,
       consumers,
+      replicationFactor: replicas,
+      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead }),
       version: options.version,
       log: options.log
     })
-    const row = fromReport(report, facts, consumers, options.prices)
+    const row = fromReport(report, facts, { consumers, replicas }, options.prices)
     const change = row.status === 'audited' && row.verdict?.action === 'change'
     const brokers = options.connection.brokers.join(',')
     const apply = auditApplyAs(report, facts, { clients: options.clients, brokers, change, batchShares })
@@ -100,13 +113,14 @@ export function baseRow(facts: TopicFacts): Omit<AuditTopic, 'status' | 'wallSec
 function fromReport(
   report: CompareReport,
   facts: TopicFacts,
-  consumers: number,
+  multipliers: { readonly consumers: number; readonly replicas: number },
   prices: Prices | null
 ): Omit<AuditTopic, 'topic' | 'error' | 'facts' | 'compacted' | 'brokerRecompresses' | 'applyAs' | 'wallSeconds'> {
   const baseline = report.current ?? null
   const rate = report.source.ingestRate
   const intervals = report.projection?.intervals ?? []
   const sampleBatches = baseline?.row.batches ?? 0
+  const sampling = report.projection?.sampling ?? null
   // The interval is over the projected batches: today's batches are measured, not estimated.
   const targets = report.targets.map((t): AuditTarget => {
     const interval = intervals.find((i) => i.target === t.target)
@@ -132,14 +146,19 @@ function fromReport(
       ? null
       : savingsOf(baseline, report.targets, {
           facts,
-          consumers,
+          ...multipliers,
           prices,
           recordsPerSecond: rate.recordsPerSecond,
           bytesPerSecond: rate.bytesPerSecond
         })
   return {
     status: enough ? ('audited' as const) : ('too-little-data' as const),
-    sample: { records: report.source.records, bytes: report.projection?.sampling?.bytes ?? 0, batches: sampleBatches },
+    sample: {
+      records: sampling?.windows.reduce((n, w) => n + w.records, 0) ?? report.source.records,
+      bytes: sampling?.bytes ?? 0,
+      batches: sampleBatches,
+      projectedBatches: report.targets[0]?.batches ?? 0
+    },
     ingestBytesPerSecond: isKnownRate(rate) ? rate.bytesPerSecond : null,
     ingestRateNote: isKnownRate(rate) ? null : rate.unknown,
     current: baseline === null ? null : currentOf(baseline),
@@ -164,6 +183,8 @@ function currentOf(baseline: CurrentBaseline): AuditCurrent {
 interface SavingsContext {
   readonly facts: TopicFacts
   readonly consumers: number
+  /** Copies of every byte on disk: the topic's replication factor, or --replication-factor. */
+  readonly replicas: number
   readonly prices: Prices | null
   readonly recordsPerSecond: number
   readonly bytesPerSecond: number
@@ -187,8 +208,8 @@ function savingsOf(
     return { diskBytesPerDay: 0, ...zero, money: context.prices === null ? null : monthlyMoney(context.prices, zero) }
   }
   const storedPerRecordToday = baseline.row.storedBytes / baseline.row.records
-  const diskTodayPerDay = context.recordsPerSecond * SECONDS_PER_DAY * storedPerRecordToday * facts.replicationFactor
-  const retained = retainedBytes(facts, diskTodayPerDay)
+  const diskTodayPerDay = context.recordsPerSecond * SECONDS_PER_DAY * storedPerRecordToday * context.replicas
+  const retained = retainedBytes(facts, context.replicas, diskTodayPerDay)
   const steadyStateDiskBytes = retained === null ? null : retained * (1 - saving.storedShare)
   const inputGiBPerDay = (context.bytesPerSecond * SECONDS_PER_DAY) / GIB
   const todayCompress = todaysCompressCpu(baseline, targets)
@@ -210,14 +231,14 @@ function savingsOf(
  * today's daily bytes and retention.bytes per partition. Null when neither bounds it, or when compaction alone
  * decides what is kept (cleanup.policy=compact).
  */
-function retainedBytes(facts: TopicFacts, diskPerDay: number): number | null {
+function retainedBytes(facts: TopicFacts, replicas: number, diskPerDay: number): number | null {
   const policies = (facts.cleanupPolicy ?? 'delete').split(',').map((p) => p.trim())
   if (!policies.includes('delete')) return null
   const byTime =
     facts.retentionMs !== null && facts.retentionMs > 0 ? (diskPerDay * facts.retentionMs) / 86_400_000 : null
   const bySize =
     facts.retentionBytes !== null && facts.retentionBytes > 0
-      ? facts.retentionBytes * facts.partitions * facts.replicationFactor
+      ? facts.retentionBytes * facts.partitions * replicas
       : null
   if (byTime === null) return bySize
   return bySize === null ? byTime : Math.min(byTime, bySize)

@@ -12,6 +12,12 @@ import { auditTopic, baseRow } from './audit-topic.js'
 import { readTopicFacts, selectTopics, type TopicSelection } from './cluster-facts.js'
 import { sumMoney } from './money.js'
 
+/**
+ * The projection threads' young generation: V8 sizes it by allocation rate, and a pass that compresses topic after
+ * topic otherwise grows it to tens of MiB per thread that a scavenge of a few MiB serves as well.
+ */
+const THREAD_HEAP = { maxYoungGenerationSizeMb: 8 }
+
 export interface AuditOptions {
   readonly connection: KafkaConnectionConfig
   readonly selection: TopicSelection
@@ -23,6 +29,8 @@ export interface AuditOptions {
   readonly maxDurationMs?: number | undefined
   readonly batching: BatchingSettings
   readonly consumersOverride?: number | undefined
+  /** Replaces each topic's replication factor in the disk figures (--replication-factor). */
+  readonly replicationFactorOverride?: number | undefined
   readonly prices: Prices | null
   /** --client: each changed topic's settings for these clients (none: no settings). */
   readonly clients?: readonly ClientName[] | undefined
@@ -32,10 +40,11 @@ export interface AuditOptions {
   readonly progress?: AuditProgressSink | undefined
 }
 
-/** Where the pass reports how far it is: the selection once, then each topic as it ends. */
+/** Where the pass reports how far it is: the selection once, record bytes as they are read, each topic as it ends. */
 export interface AuditProgressSink {
   begin(topics: number): void
-  topicDone(topic: string, bytesRead: number): void
+  read(bytes: number): void
+  topicDone(topic: string): void
 }
 
 /**
@@ -47,7 +56,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
   const started = performance.now()
   const admin = createKafkaClient(options.connection, options.log).admin()
   await admin.connect()
-  const pool = new ProjectionPool(options.threads, (t) => formatCodecSpec(t.spec))
+  const pool = new ProjectionPool(options.threads, (t) => formatCodecSpec(t.spec), undefined, THREAD_HEAP)
   const stop = new AbortController()
   const timer = options.maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort(), options.maxDurationMs)
   const onSignal = (): void => stop.abort()
@@ -78,13 +87,15 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
           pool,
           threads: options.threads,
           consumersOverride: options.consumersOverride,
+          replicationFactorOverride: options.replicationFactorOverride,
           prices: options.prices,
           clients: options.clients ?? [],
+          ...(options.progress === undefined ? {} : { onBytesRead: (n: number) => options.progress?.read(n) }),
           version: options.version,
           log: options.log
         })
       }
-      options.progress?.topicDone(topic, row.sample?.bytes ?? 0)
+      options.progress?.topicDone(topic)
       return row
     })
     const ranked = rank(rows)
@@ -99,7 +110,9 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
         margin: CHANGE_MARGIN,
         topicsPattern: options.selection.topics?.source ?? null,
         excludePattern: options.selection.exclude?.source ?? null,
-        clients: options.clients ?? []
+        clients: options.clients ?? [],
+        consumersOverride: options.consumersOverride ?? null,
+        replicationFactorOverride: options.replicationFactorOverride ?? null
       },
       prices: options.prices,
       partial: ranked.some((r) => r.status === 'failed' || r.status === 'not-authorized' || r.status === 'not-reached'),

@@ -9,7 +9,9 @@ export interface ProgressReport {
   readonly done?: number
   /** Undefined where the end is not known ahead (a file's lines): then no percentage and no ETA. */
   readonly total?: number
-  readonly unit?: 'records' | 'bytes' | 'targets' | 'levels'
+  readonly unit?: 'records' | 'bytes' | 'targets' | 'levels' | 'topics'
+  /** Bytes read so far, when what is counted is not bytes (the audit counts topics). */
+  readonly bytesRead?: number
 }
 
 export type OnProgress = (report: ProgressReport) => void
@@ -78,6 +80,12 @@ export class Progress {
     }
   }
 
+  /** Writes `report` now, whatever the interval: a log then ends on the final count. */
+  flush(report: ProgressReport): void {
+    this.#lastWriteMs = Number.NEGATIVE_INFINITY
+    this.report(report)
+  }
+
   /** Clears the terminal's progress line, before the report is printed. */
   done(): void {
     if (this.#drawn) this.#options.stream.write('\r\u001b[2K')
@@ -99,8 +107,16 @@ function duration(seconds: number): string {
 function progressFields(
   report: ProgressReport,
   elapsedS: number
-): { phase: string; done?: number; total?: number; unit?: string; perSecond?: number; etaSeconds?: number } {
-  const { phase, done, total, unit } = report
+): {
+  phase: string
+  done?: number
+  total?: number
+  unit?: string
+  bytesRead?: number
+  perSecond?: number
+  etaSeconds?: number
+} {
+  const { phase, done, total, unit, bytesRead } = report
   if (done === undefined) return { phase }
   const perSecond = elapsedS > 0 ? done / elapsedS : undefined
   const left = total === undefined ? undefined : Math.max(0, total - done)
@@ -110,6 +126,7 @@ function progressFields(
     done,
     ...(total === undefined ? {} : { total }),
     ...(unit === undefined ? {} : { unit }),
+    ...(bytesRead === undefined ? {} : { bytesRead }),
     ...(perSecond === undefined ? {} : { perSecond: Math.round(perSecond) }),
     ...(etaSeconds === undefined ? {} : { etaSeconds: Math.ceil(etaSeconds) })
   }
@@ -127,7 +144,9 @@ export function progressLine(report: ProgressReport, elapsedS: number): string {
       : `${amount(f.done, report.unit)}/${amount(f.total, report.unit)} ${unit}`
   const percent =
     f.total === undefined || f.total === 0 ? '' : `  ${Math.min(100, Math.floor((f.done / f.total) * 100))}%`
-  const rate = f.perSecond === undefined ? '' : `  ${amount(f.perSecond, report.unit)}/s`
+  const read = f.bytesRead === undefined ? '' : `  ${formatBytes(f.bytesRead)} read`
+  // Topics a second is a fraction below one: the ETA says the pace better.
+  const rate = f.perSecond === undefined || report.unit === 'topics' ? '' : `  ${amount(f.perSecond, report.unit)}/s`
   const eta = f.etaSeconds === undefined ? '' : `  ETA ${duration(f.etaSeconds)}`
-  return `${f.phase}  ${count}${percent}${rate}${eta}`
+  return `${f.phase}  ${count}${percent}${read}${rate}${eta}`
 }

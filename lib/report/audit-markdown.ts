@@ -1,6 +1,6 @@
 import type { AuditReport, AuditTopic } from '../audit/audit-report.js'
 import { auditSettingsMarkdown } from './audit-apply.js'
-import { money, monthly, notes } from './audit-table.js'
+import { money, monthly, notes, overrides } from './audit-table.js'
 
 const GIB = 1024 ** 3
 
@@ -59,7 +59,8 @@ export function renderAuditMarkdown(report: AuditReport): string {
     `${report.generatedAt}; squeeze ${report.squeezeVersion}; ` +
       `sample ${(report.settings.sampleBytes / 1024 ** 2).toFixed(0)} MiB per topic; ` +
       `targets ${report.settings.targets.join(', ')}; ` +
-      `a change must store at most ${((1 - report.settings.margin) * 100).toFixed(0)}% of today's bytes.`,
+      `a change must store at most ${((1 - report.settings.margin) * 100).toFixed(0)}% of today's bytes` +
+      `${overrides(report)}.`,
     '',
     line(head),
     line(head.map(() => '---')),

@@ -42,7 +42,7 @@ export function renderAuditTable(report: AuditReport): string {
   return [
     clip(
       `audit of ${report.brokers.join(',')}: ${report.totals.topics} topics, ` +
-        `${(report.settings.sampleBytes / 1024 ** 2).toFixed(0)} MiB sampled each`,
+        `${(report.settings.sampleBytes / 1024 ** 2).toFixed(0)} MiB sampled each${overrides(report)}`,
       AUDIT_WIDTH
     ),
     'stored: bytes per record vs today; GiB/day: saved on disk (all replicas) + in fetches (all groups)',
@@ -50,6 +50,16 @@ export function renderAuditTable(report: AuditReport): string {
     ...notes(report.topics).flatMap((n) => wrap(n, AUDIT_WIDTH)),
     ...totalsLines(report)
   ].join('\n')
+}
+
+/** --replication-factor and --consumers, when they replace what each topic's facts say. */
+export function overrides(report: AuditReport): string {
+  const { replicationFactorOverride: replicas, consumersOverride: groups } = report.settings
+  const counted = [
+    ...(replicas === null ? [] : [`${replicas} replicas`]),
+    ...(groups === null ? [] : [`${groups} groups`])
+  ]
+  return counted.length === 0 ? '' : `; counted per topic: ${counted.join(', ')}`
 }
 
 function currentLabel(t: AuditTopic): string {

@@ -1,11 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
+import { setFlagsFromString } from 'node:v8'
 import { pathToFileURL } from 'node:url'
 import { CLIENT_NAMES, parseClients, targetsNeededFor } from '../../lib/apply/client-limits.js'
 import { pricesFrom } from '../../lib/audit/money.js'
 import { AuditProgress } from '../../lib/audit/progress.js'
 import { runAudit } from '../../lib/audit/run-audit.js'
 import { formatCodecSpec } from '../../lib/codecs/index.js'
+import { Progress } from '../../lib/progress/progress.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { parseSampleBudget } from '../../lib/compare/projection/sweep-flags.js'
 import {
@@ -47,6 +49,7 @@ Selection and budget:
   --targets LIST             codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
   --threads N                projection threads, and topics sampled at once (default: the machine's cores)
   --consumers N              count N groups per topic for fetch savings instead of the groups found
+  --replication-factor N     count N replicas per topic for disk savings instead of each topic's own
   -X NAME=VALUE              producer batching the targets are projected with (linger.ms, batch.size)
 Clients (docs/clients.md):
   --client LIST              per changed topic, the best target each client can set, by the verdict's rule (default
@@ -75,6 +78,7 @@ const OPTIONS = {
   targets: { type: 'string' },
   threads: { type: 'string' },
   consumers: { type: 'string' },
+  'replication-factor': { type: 'string' },
   X: { type: 'string', short: 'X', multiple: true },
   'price-storage-gib-month': { type: 'string' },
   'price-transfer-gib': { type: 'string' },
@@ -130,8 +134,15 @@ function squeezeVersion(): string {
     .version
 }
 
+/**
+ * The main thread's young generation, in MiB per semi-space: V8 grows it with the allocation rate, and reading
+ * topic after topic would take it to hundreds of MiB of peak memory that small scavenges serve as well.
+ */
+const MAIN_SEMI_SPACE_MB = 2
+
 export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   installKafkajsDecoders()
+  setFlagsFromString(`--max-semi-space-size=${MAIN_SEMI_SPACE_MB}`)
   const flags = parseCommandLine(argv, OPTIONS, AUDIT_HELP)
   if (flags === undefined) return 0
   const { values } = flags
@@ -167,6 +178,7 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
         maxDurationMs: durationMs(values['max-duration']),
         batching: { lingerMs: producer.lingerMs, batchSizeBytes: producer.batchSizeBytes },
         consumersOverride: parseInteger(values.consumers, 'consumers', 0, 10_000),
+        replicationFactorOverride: parseInteger(values['replication-factor'], 'replication-factor', 1, 32_767),
         prices: pricesFrom({
           storageGiBMonth: price(values['price-storage-gib-month'], 'price-storage-gib-month'),
           transferGiB: price(values['price-transfer-gib'], 'price-transfer-gib'),
@@ -181,7 +193,15 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       const progress =
         values.quiet === true
           ? undefined
-          : new AuditProgress({ stream: process.stderr, everySeconds: settings.progressEverySeconds })
+          : new AuditProgress(
+              new Progress({
+                stream: process.stderr,
+                // Progress is the point of a log line here, whatever --log-level keeps of the rest.
+                log: log.child({}, { level: 'info' }),
+                quiet: false,
+                logEveryMs: settings.progressEverySeconds * 1000
+              })
+            )
       const report = await connect(
         runAudit({ ...settings, version: squeezeVersion(), log, signal, progress }),
         settings.connection

@@ -406,13 +406,18 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
 
     const progress = audit.stderr
       .split('\n')
-      .filter((l) => l.includes('"audit progress"'))
-      .map((l) => JSON.parse(l) as { topicsDone: number; topics: number })
+      .filter((l) => l.includes('"progress"'))
+      .map(
+        (l) =>
+          (JSON.parse(l) as { progress: { phase: string; done: number; total: number; bytesRead: number } }).progress
+      )
+    const last = progress.at(-1)
     assert.deepEqual(
-      progress.at(-1),
-      { ...progress.at(-1), topicsDone: planned.length + 2, topics: planned.length + 2 },
-      'progress on stderr, as JSON lines off a terminal'
+      last,
+      { ...last, phase: 'audit', done: planned.length + 2, total: planned.length + 2 },
+      'progress on stderr, as JSON log lines off a terminal'
     )
+    assert.ok((last?.bytesRead ?? 0) > 0, 'with the record bytes read')
     const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
     const schema = (file: string): object =>
       JSON.parse(readFileSync(fileURLToPath(new URL(`../../../schema/${file}`, import.meta.url)), 'utf8')) as object
@@ -522,7 +527,15 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
   it("projects stored bytes per record within 2% of compare's copy mode, on three topics", async (t) => {
     const json = join(dir, 'three.json')
     const topics = [name('squeeze-00'), name('squeeze-01'), name('squeeze-04')]
-    const { args, env } = auditArgs(['--json', json, '--quiet', '--exclude', `${run}-squeeze-0[235-9]`])
+    const { args, env } = auditArgs([
+      '--json',
+      json,
+      '--quiet',
+      '--exclude',
+      `${run}-squeeze-0[235-9]`,
+      '--replication-factor',
+      '3'
+    ])
     args.splice(args.indexOf('--topics') + 1, 1, `${run}-squeeze-0.`)
     const audit = await runSqueeze(args, { env, timeoutMs: 300_000 })
     assert.equal(audit.code, 0, audit.stderr)
@@ -532,7 +545,12 @@ describe('squeeze audit: a cluster of thirty topics, read-only, by a user with R
       topics,
       '--topics and --exclude, each matched against the whole name'
     )
-    assert.equal(audit.stderr.includes('audit progress'), false, '--quiet')
+    assert.equal(audit.stderr.includes('"progress"'), false, '--quiet')
+    assert.equal(report.settings.replicationFactorOverride, 3)
+    assert.ok(
+      report.topics.every((x) => x.facts?.replicationFactor === 1),
+      'the override changes the figures, not the facts read from the cluster'
+    )
     for (const topic of topics) {
       const targets = parseTargets(TARGETS, topic)
       t.after(() => admin.deleteTopics({ topics: targets.map((x) => x.topic) }).catch(() => undefined))

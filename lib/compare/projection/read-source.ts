@@ -21,6 +21,8 @@ export interface SourceReadDeps {
   readonly admin: Admin
   readonly log: Logger
   readonly read?: ReadSettings
+  /** Record bytes as a sample's windows read them. */
+  readonly onBytesRead?: (bytes: number) => void
 }
 
 export interface SourceReadHandlers {

@@ -11,20 +11,15 @@ import type { CompareReport, CompareTargetResult } from '../compare-report.js'
 import { TimestampSample } from '../ingest-rate.js'
 import { sampledSpanIngestRate } from '../topic-rate.js'
 import { recommendFor, startIngestRate, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
-import { bootstrapRatioInterval } from './bootstrap.js'
+import { bootstrapRatioIntervals } from './bootstrap.js'
+import { seededRandom } from './seeded-random.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
 import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
 import { collectByPartition, readSource } from './read-source.js'
 import { sampleWindows, type SamplingPlan } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
-import {
-  PartitionRebatcher,
-  rebatchPartition,
-  type BatchingSettings,
-  type ProjectedBatch,
-  type SourceRecord
-} from './rebatch.js'
+import { PartitionRebatcher, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
 import { levelMix } from '../level-mix.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
@@ -43,14 +38,23 @@ export interface ProjectionRunOptions extends Omit<
   /** The what-if grid; absent for none. */
   readonly sweep?: { readonly lingerMs: readonly number[]; readonly batchSizeBytes: readonly number[] }
   /** Read about this many records (or record bytes) as windows spread over every partition's retained range, instead of from the start. */
-  readonly sample?: SampleBudget & { readonly windows?: number }
+  readonly sample?: SampleBudget & {
+    readonly windows?: number
+    /** Project at most about this many of the sample's batches, every k-th one; absent: every batch. */
+    readonly maxBatches?: number
+  }
   /** With --sample: today's baseline from the stored batches the windows' records sit in (whole batches). */
   readonly baselineFromSample?: boolean
+  /** Record bytes as a --sample reads them (the read has no other hook a progress line could poll). */
+  readonly onBytesRead?: (bytes: number) => void
+  /** Replicas every stored byte is counted on, instead of the source topic's (the audit's --replication-factor). */
+  readonly replicationFactor?: number
   /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
   readonly pool?: ProjectionPool
 }
 
 const GIB = 1024 ** 3
+type RatioBounds = ReturnType<typeof bootstrapRatioIntervals>[number]
 /** How often the read's progress is reported: the read itself has no hook, so the projection's count is polled. */
 const READ_PROGRESS_MS = 250
 
@@ -133,7 +137,13 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const topics = admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
     // Awaited after the read; a failure meanwhile is not an unhandled rejection.
     topics.catch(() => undefined)
-    const deps = { cluster, admin, log, ...(options.read === undefined ? {} : { read: options.read }) }
+    const deps = {
+      cluster,
+      admin,
+      log,
+      ...(options.read === undefined ? {} : { read: options.read }),
+      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead })
+    }
     const source = await withReadProgress(options, admin, projection, () =>
       readAndProject(options, deps, projection, timestamps)
     )
@@ -153,7 +163,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
           ),
       topics
     ])
-    const replicationFactor = metadata?.partitions[0]?.replicas.length ?? 1
+    const replicationFactor = options.replicationFactor ?? metadata?.partitions[0]?.replicas.length ?? 1
     const results = options.targets.map((t, i) =>
       targetResult(t, projected[i] as TargetProjection, replicationFactor, projection.uncompressedPerBatch)
     )
@@ -164,15 +174,15 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     }))
     const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
     const meanLingerUsedMs = projection.meanWaitMs
+    const intervals = bootstrapRatioIntervals(
+      projection.uncompressedPerBatch,
+      projected.map((p) => p.batchStoredBytes)
+    )
     const details: ProjectionDetails = {
       threads: options.threads,
       meanLingerUsedMs,
       sampling: source.sampling,
-      intervals: withBaseline.map((r, i) => ({
-        target: r.target,
-        ratio: r.ratio,
-        ...bootstrapRatioInterval(projection.uncompressedPerBatch, (projected[i] as TargetProjection).batchStoredBytes)
-      })),
+      intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...(intervals[i] as RatioBounds) })),
       sweep:
         source.byPartition === null
           ? null
@@ -280,8 +290,13 @@ async function readAndProject(
     const { sample } = options
     const sampled = await sampleWindows(deps, options.sourceTopic, sample, sample.windows, onStoredBatch)
     for (const list of sampled.byPartition.values()) for (const r of list) timestamps.add(r.timestamp)
+    const picked = stratifiedPick(batchStride(sampled.windows, options.batching, sample.maxBatches))
+    // push copies each batch into the chunk at once, so one reused buffer makes every window's batches.
+    const pushPicked = (batch: ProjectedBatch): void => {
+      if (picked()) projection.push(batch)
+    }
     for (const w of sampled.windows) {
-      for (const batch of windowBatches(w.partition, w.records, options.batching)) projection.push(batch)
+      eachWindowBatch(w.partition, w.records, options.batching, pushPicked)
       await projection.belowLimit()
     }
     const byPartition = options.sweep === undefined ? null : sampled.byPartition
@@ -337,8 +352,67 @@ export function windowBatches(
   records: readonly SourceRecord[],
   settings: BatchingSettings
 ): ProjectedBatch[] {
-  const batches = rebatchPartition(partition, records, settings)
-  return batches.length > 1 ? batches.slice(0, -1) : batches
+  const batches: ProjectedBatch[] = []
+  eachWindowBatch(partition, records, settings, (b) => batches.push(b), { reuse: false })
+  return batches
+}
+
+/**
+ * windowBatches one at a time: each batch goes to `emit` as it closes and, unless `reuse` is false, is written
+ * over by the next, so `emit` copies what it keeps. A window of thousands of small batches then costs one
+ * batch.size buffer, not one per batch. Returns how many batches were emitted.
+ */
+export function eachWindowBatch(
+  partition: number,
+  records: readonly SourceRecord[],
+  settings: BatchingSettings,
+  emit: (batch: ProjectedBatch) => void,
+  options: { readonly reuse?: boolean } = {}
+): number {
+  let emitted = 0
+  const count = (batch: ProjectedBatch): void => {
+    emitted++
+    emit(batch)
+  }
+  const rebatcher = new PartitionRebatcher(partition, settings, count, { reuse: options.reuse ?? true })
+  for (const record of records) rebatcher.add(record)
+  // The batch still open is the one the window's end cut short: flushed only when it is the window's one batch.
+  if (emitted === 0) rebatcher.flush()
+  return emitted
+}
+
+/**
+ * Called once per batch in order, says whether to project it: one batch at a random place in each run of
+ * `stride`. A fixed place would alias with any period in the records (writers that alternate two kinds of
+ * record, round-robin partitioning) and bias the ratio; a random one per run keeps the pick unbiased and still
+ * spread over every window. Seeded, so the same sample projects the same batches.
+ */
+export function stratifiedPick(stride: number, seed = 0x9e3779b9): () => boolean {
+  if (stride <= 1) return () => true
+  const random = seededRandom(seed)
+  let index = 0
+  let pick = Math.floor(random() * stride)
+  return () => {
+    const at = index++ % stride
+    const chosen = at === pick
+    if (at === stride - 1) pick = Math.floor(random() * stride)
+    return chosen
+  }
+}
+
+/**
+ * Every how many batches one is projected, so that at most `maxBatches` are: 1 without a cap. Taking every
+ * k-th batch spreads the projected ones over every window; the ratio's 95% interval is over those batches, so
+ * the report shows what projecting fewer of them costs in precision.
+ */
+export function batchStride(
+  windows: ReadonlyArray<{ readonly partition: number; readonly records: readonly SourceRecord[] }>,
+  settings: BatchingSettings,
+  maxBatches: number | undefined
+): number {
+  if (maxBatches === undefined) return 1
+  const total = windows.reduce((n, w) => n + eachWindowBatch(w.partition, w.records, settings, () => undefined), 0)
+  return Math.max(1, Math.ceil(total / Math.max(1, maxBatches)))
 }
 
 async function whatIf(

@@ -92,7 +92,7 @@ export async function sampleWindows(
   const maxUncompressedBytes = deps.read?.maxBatchUncompressedBytes ?? defaultMaxBatchUncompressedBytes(FETCH_BYTES)
   const guard: ReadGuard = { maxUncompressedBytes, skipped: 0, log: deps.log }
   const samples = await mapConcurrently(offsets, PARTITIONS_AT_ONCE, (o) =>
-    samplePartition(deps.cluster, topic, { ...o, topicRecords }, budget, windows, guard, onStoredBatch)
+    samplePartition(deps, topic, { ...o, topicRecords }, budget, windows, guard, onStoredBatch)
   )
   const all = samples.flatMap((p) => p.plan).filter((w) => w.records > 0)
   const records = samples.reduce((n, p) => n + p.records.length, 0)
@@ -125,7 +125,7 @@ interface ReadGuard {
 }
 
 async function samplePartition(
-  cluster: KafkajsCluster,
+  deps: Pick<SourceReadDeps, 'cluster' | 'onBytesRead'>,
   topic: string,
   span: PartitionSpan & { partition: number },
   budget: SampleBudget,
@@ -153,8 +153,9 @@ async function samplePartition(
         : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
     if (range === undefined) break
     if (range.until <= range.from) continue
-    const { records, complete } = await readRange(cluster, topic, partition, range, guard, stored)
+    const { records, complete } = await readRange(deps.cluster, topic, partition, range, guard, stored)
     const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
+    deps.onBytesRead?.(bytes)
     // A window that runs on from where the last one read to its end (a budget as large as the partition)
     // continues one stretch of records, batched as one: no batch is cut at the seam.
     const last = sample.stretches[sample.stretches.length - 1]

@@ -51,7 +51,9 @@ export class ProjectionPool {
   constructor(
     private readonly threads: number,
     private readonly label: (task: ProjectionTask) => string,
-    private readonly workerUrl: URL = WORKER_URL
+    private readonly workerUrl: URL = WORKER_URL,
+    /** Each thread's V8 heap limits: a pass of many projections bounds them, or its peak memory creeps up. */
+    private readonly resourceLimits?: { readonly maxYoungGenerationSizeMb?: number }
   ) {}
 
   /** Starts every thread now, so that loading their modules overlaps the caller's own start. */
@@ -137,7 +139,10 @@ export class ProjectionPool {
   private startThread(): void {
     const index = this.started++
     const thread: Thread = {
-      worker: new Worker(this.workerUrl, { workerData: { claims: this.claims, index } satisfies ProjectionWorkerData }),
+      worker: new Worker(this.workerUrl, {
+        workerData: { claims: this.claims, index } satisfies ProjectionWorkerData,
+        ...(this.resourceLimits === undefined ? {} : { resourceLimits: this.resourceLimits })
+      }),
       index
     }
     this.running.push(thread)

@@ -1,56 +1,73 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { AuditProgress } from '../../../lib/audit/progress.js'
+import { Progress } from '../../../lib/progress/progress.js'
 
-function sink(isTTY: boolean): { stream: { write(text: string): boolean; isTTY: boolean }; text: () => string } {
+interface Logged {
+  readonly progress: { done: number; total: number; unit: string; bytesRead: number; etaSeconds?: number }
+}
+
+function progress(isTTY: boolean, now: () => number): { audit: AuditProgress; text: () => string; logs: Logged[] } {
   let out = ''
+  const logs: Logged[] = []
+  const stream = {
+    isTTY,
+    columns: 100,
+    write: (t: string) => {
+      out += t
+      return true
+    }
+  }
+  const log = { info: (fields: object) => void logs.push(fields as Logged) }
   return {
-    stream: {
-      isTTY,
-      write: (t: string) => {
-        out += t
-        return true
-      }
-    },
-    text: () => out
+    audit: new AuditProgress(new Progress({ stream, log, quiet: false, logEveryMs: 10_000, now })),
+    text: () => out,
+    logs
   }
 }
 
-describe('audit progress', () => {
-  it('without a terminal: a JSON line at the start, at most one per interval, and one at the end, with topics, bytes and ETA', () => {
-    const s = sink(false)
+describe('audit progress, on lib/progress', () => {
+  it('off a terminal: a log line at the start, at most one per interval, and one at the end, with topics, bytes read and ETA', () => {
     let now = 0
-    const p = new AuditProgress({ stream: s.stream, everySeconds: 10, now: () => now })
-    p.begin(4)
+    const p = progress(false, () => now)
+    p.audit.begin(4)
+    now = 1000
+    p.audit.read(1024)
     now = 2000
-    p.topicDone('a', 1024)
+    p.audit.topicDone('a')
     now = 4000
-    p.topicDone('b', 1024)
+    p.audit.read(1024)
+    p.audit.topicDone('b')
     now = 12_000
-    p.topicDone('c', 2048)
+    p.audit.read(2048)
+    p.audit.topicDone('c')
     now = 13_000
-    p.topicDone('d', 0)
-    const lines = s
-      .text()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { topicsDone: number; topics: number; bytesRead: number; etaSeconds: number | null })
+    p.audit.topicDone('d')
     assert.deepEqual(
-      lines.map((l) => l.topicsDone),
-      [0, 3, 4]
+      p.logs.map((l) => [l.progress.done, l.progress.total, l.progress.unit]),
+      [
+        [0, 4, 'topics'],
+        [2, 4, 'topics'],
+        [4, 4, 'topics']
+      ]
     )
-    assert.equal(lines[1]?.bytesRead, 4096)
-    assert.equal(lines[1]?.etaSeconds, 4, 'twelve seconds for three topics: four for the last')
-    assert.equal(lines[0]?.etaSeconds, null)
+    assert.equal(p.logs[1]?.progress.bytesRead, 4096, 'bytes read count as they are read, before their topic ends')
+    assert.equal(p.logs[1]?.progress.etaSeconds, 12, 'twelve seconds for two topics: twelve for the other two')
+    assert.equal(p.logs[0]?.progress.etaSeconds, undefined)
+    assert.equal(p.text(), '', 'off a terminal, progress goes to the log only')
   })
 
   it('on a terminal: one line rewritten in place, cleared at the end', () => {
-    const s = sink(true)
-    const p = new AuditProgress({ stream: s.stream, everySeconds: 10, now: () => 0 })
-    p.begin(2)
-    p.topicDone('a', 3 * 1024 * 1024)
-    p.end()
-    assert.ok(s.text().includes('\r\u001b[2Kaudit: 1/2 topics, 3.0 MiB read, ETA 0 s'), s.text())
-    assert.ok(s.text().endsWith('\r\u001b[2K'))
+    let now = 0
+    const p = progress(true, () => now)
+    p.audit.begin(2)
+    now = 5000
+    p.audit.read(3 * 1024 * 1024)
+    now = 10_000
+    p.audit.topicDone('a')
+    p.audit.end()
+    assert.ok(p.text().includes('\r\u001b[2Kaudit  1/2 topics  50%  3.00MiB read  ETA 10s'), p.text())
+    assert.ok(p.text().endsWith('\r\u001b[2K'))
+    assert.deepEqual(p.logs, [])
   })
 })

@@ -35,7 +35,7 @@ function topic(name: string, savedGiB: number, status: AuditTopic['status'] = 'a
     facts: facts(name),
     compacted: false,
     brokerRecompresses: false,
-    sample: { records: 1000, bytes: 100_000, batches: 20 },
+    sample: { records: 1000, bytes: 100_000, batches: 20, projectedBatches: 20 },
     ingestBytesPerSecond: 1000,
     ingestRateNote: null,
     current: {
@@ -82,7 +82,9 @@ function report(topics: AuditTopic[]): AuditReport {
       margin: 0.1,
       topicsPattern: null,
       excludePattern: null,
-      clients: []
+      clients: [],
+      consumersOverride: null,
+      replicationFactorOverride: null
     },
     prices: { storageGiBMonth: 0.1, transferGiB: 0.02, coreHour: 0.05, currency: 'USD', source: null },
     partial: true,
@@ -117,6 +119,14 @@ describe('audit table', () => {
     assert.match(text, /^PARTIAL/m)
     assert.match(renderAuditMarkdown(r), /\| small \| audited \| 6 \| 3 \|/)
     assert.equal((renderAuditSvg(r).match(/class="saving"/g) ?? []).length, 2, 'one bar per topic that saves something')
+    assert.doesNotMatch(text, /counted per topic/, 'no override, no note')
+  })
+
+  it('says when --replication-factor and --consumers replace the facts of every topic', () => {
+    const r = report([topic('small', 1)])
+    const overridden = { ...r, settings: { ...r.settings, replicationFactorOverride: 3, consumersOverride: 2 } }
+    assert.match(renderAuditTable(overridden), /^audit of .*; counted per topic: 3 replicas, 2 groups$/m)
+    assert.match(renderAuditMarkdown(overridden), /; counted per topic: 3 replicas, 2 groups\.$/m)
   })
 
   it("names the clients that cannot set a topic's target in a note within 100 columns; settings on request", () => {

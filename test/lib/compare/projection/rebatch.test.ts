@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { bootstrapRatioInterval } from '../../../../lib/compare/projection/bootstrap.js'
-import { rebatchPartition, type SourceRecord } from '../../../../lib/compare/projection/rebatch.js'
+import { rebatchPartition } from '../../../../lib/compare/projection/rebatch.js'
 import { parseBatchSizeList, parseLingerList } from '../../../../lib/compare/projection/sweep-flags.js'
 import { BATCH } from '../../../../lib/protocol/batch-layout.js'
-
-/** `n` records of `size` value bytes, `gapMs` apart. */
-function records(n: number, size: number, gapMs: number): SourceRecord[] {
-  return Array.from({ length: n }, (_, i) => ({
-    key: null,
-    value: Buffer.alloc(size, i % 251),
-    headers: [],
-    timestamp: 1_000_000 + i * gapMs
-  }))
-}
+import { records } from './source-records.js'
 
 describe("rebatchPartition: the producer's batching replayed on record timestamps", () => {
   it('closes a batch linger.ms after its first record, and reports that wait', () => {
