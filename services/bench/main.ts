@@ -2,9 +2,9 @@ import { writeFile } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
 import { parseProperties } from '../../lib/config/producer-properties.js'
 import { splitReadSettings } from '../../lib/config/read-properties.js'
-import { benchSourceOf, generateBenchInput, readBenchInput } from '../../lib/bench-sweep/bench-input.js'
-import { DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/bench-sweep/codec-sweep.js'
-import { readTopicBenchSource, type TopicBenchOptions } from '../../lib/bench-sweep/topic-input.js'
+import { sweepSourceOf, generateSweepInput, readSweepInput } from '../../lib/sweep/sweep-input.js'
+import { DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/sweep/codec-sweep.js'
+import { readTopicSweepSource, type TopicSweepOptions } from '../../lib/sweep/topic-input.js'
 import { parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
 import {
   COMMON_OPTIONS,
@@ -202,10 +202,10 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
               log,
               connect
             )
-          : benchSourceOf(
+          : sweepSourceOf(
               values.file !== undefined
-                ? await readBenchInput(values.file, kind, records)
-                : generateBenchInput(kind, seed, records ?? 50_000)
+                ? await readSweepInput(values.file, kind, records)
+                : generateSweepInput(kind, seed, records ?? 50_000)
             )
       const batches = source.batchesAt(batchBytes)
       if (batches.records === 0 && values.file !== undefined)
@@ -258,16 +258,16 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
 /** The topic's batches, through clients that connect (a failure says why: reachability, TLS, credentials) and close here. */
 async function readTopic(
   connection: KafkaConnectionConfig,
-  options: TopicBenchOptions,
+  options: TopicSweepOptions,
   log: Logger,
   connect: CommandContext['connect']
-): Promise<Awaited<ReturnType<typeof readTopicBenchSource>>> {
+): Promise<Awaited<ReturnType<typeof readTopicSweepSource>>> {
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
   try {
     await connect(admin.connect(), connection)
     await connect(cluster.connect(), connection)
-    return await readTopicBenchSource({ admin, cluster, log }, options)
+    return await readTopicSweepSource({ admin, cluster, log }, options)
   } finally {
     await cluster.disconnect().catch(() => undefined)
     await admin.disconnect().catch(() => undefined)
