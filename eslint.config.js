@@ -56,7 +56,6 @@ export default tseslint.config(
       'services/producer/main.ts',
       'services/copier/main.ts',
       'services/consumer/main.ts',
-      'lib/compare/run-compare.ts',
       'lib/compare/projection/run-projection.ts',
       'lib/compare/projection/project-target.ts',
       'lib/apply/client-settings.ts',
