@@ -6,7 +6,7 @@ import type { Producer, ProducerRecord } from '../producer/producer.js'
 import type { RecordHeader } from '../protocol/record.js'
 import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
 import { ParseFailureLog } from './parse-failures.js'
-import { sendAll, toRecord, type ParseErrorPolicy, type ProduceLogsSummary } from './produce-logs.js'
+import { emptySummary, sendAll, toRecord, type ParseErrorPolicy, type ProduceLogsSummary } from './produce-logs.js'
 
 /** Where positions go once the records of the lines before them are acknowledged: a state file, or none. */
 export interface PositionSink {
@@ -53,14 +53,7 @@ function keyOf(p: FilePosition): string {
 export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary> {
   // One log of lines that do not parse for the whole set: a count with examples, not a line each.
   const failures = new ParseFailureLog(args.log, { policy: args.onParseError })
-  const summary: ProduceLogsSummary = {
-    itemsRead: 0,
-    recordsSent: 0,
-    parseErrors: 0,
-    sentRaw: 0,
-    rejected: 0,
-    parseErrorExamples: failures.examples
-  }
+  const summary = emptySummary(failures)
   const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
   const exclusive = mutex()
   const committed = { json: '' }
