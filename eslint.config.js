@@ -57,7 +57,6 @@ export default tseslint.config(
       'services/copier/main.ts',
       'services/consumer/main.ts',
       'lib/compare/projection/run-projection.ts',
-      'lib/compare/projection/project-target.ts',
       'lib/apply/client-settings.ts',
       'lib/formats/combined-log-bytes.ts'
     ],
