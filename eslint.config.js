@@ -29,6 +29,40 @@ export default tseslint.config(
     }
   },
   {
+    // A function longer than a screen holds more than one step of the story: split it. Tests are exempt (a test case
+    // reads top to bottom), and blank lines and comments do not count.
+    files: ['lib/**/*.ts', 'services/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }] }
+  },
+  {
+    // Data tables: each generator draws its vocabulary (hosts, daemons, messages) from one seeded generator in a fixed
+    // order, so the tables stay in the function that draws them (split, the draw order and every golden output
+    // change); the producer's metrics are one declaration per metric; the audit's Markdown page is its column headings
+    // and one row of cells per topic.
+    files: [
+      'lib/generators/journald.ts',
+      'lib/generators/zeek-dns.ts',
+      'lib/generators/nginx-error.ts',
+      'lib/generators/http.ts',
+      'lib/generators/dnsmasq.ts',
+      'lib/metrics/producer-metrics.ts',
+      'lib/report/audit-markdown.ts'
+    ],
+    rules: { 'max-lines-per-function': 'off' }
+  },
+  {
+    // Still longer than 80 lines, to split: remove a file from this list once its functions fit.
+    files: [
+      'services/producer/main.ts',
+      'services/copier/main.ts',
+      'services/consumer/main.ts',
+      'lib/compare/projection/run-projection.ts',
+      'lib/apply/client-settings.ts',
+      'lib/formats/combined-log-bytes.ts'
+    ],
+    rules: { 'max-lines-per-function': ['error', { max: 200, skipBlankLines: true, skipComments: true, IIFEs: true }] }
+  },
+  {
     // XML escaping drops the control characters XML 1.0 cannot hold: a control-character class on purpose.
     files: ['lib/report/compare-svg.ts'],
     rules: { 'no-control-regex': 'off' }

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildBatches, sweepCodecs } from '../lib/bench-sweep/codec-sweep.js'
+import { buildBatches, sweepCodecs } from '../lib/sweep/codec-sweep.js'
 import { formatCodecSpec, type CodecSpec } from '../lib/codecs/index.js'
 import { benchRuns, fmt, median, table } from './lib/harness.js'
 import type { InputKind } from './lib/inputs.js'

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The fast test path (npm run test:unit): the build, then every broker-free test file (scripts/unit-test-files.sh).
+# The fast test path (npm run test:unit): the build, then the broker-free test files but the stress ones
+# (scripts/unit-test-files.sh --fast).
 # No root, no Docker, no network: it installs nothing, so node_modules and the pinned Node must already be there
 # (npm test or scripts/setup.sh put them there once). `npm test` stays the one full command.
 set -euo pipefail
@@ -9,7 +10,7 @@ squeeze_use_node "$SQUEEZE_NODE_LTS"
 # The lz4 CLI is the reference decoder of the codec tests; without it they would fail on a missing program.
 command -v lz4 >/dev/null || { echo "test:unit: needs the lz4 CLI on PATH (apt-get install lz4, or npm test once)" >&2; exit 1; }
 npm run --silent build
-mapfile -t files < <(bash scripts/unit-test-files.sh)
+mapfile -t files < <(bash scripts/unit-test-files.sh --fast)
 echo "test:unit: ${#files[@]} broker-free test files on Node $(node --version)" >&2
 # Two at a time: these files are CPU-bound and start no broker, and the machines have 2 cores.
 node --test --test-concurrency=2 --test-timeout=120000 "${files[@]}"

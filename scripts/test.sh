@@ -58,8 +58,8 @@ run_tests() { node --test --test-concurrency=1 --test-timeout=300000 "$@"; }
 echo "test: the whole suite on Node $(node --version)" >&2
 run_tests "${files[@]}"
 
-# The next LTS runs the library's tests that need no broker (scripts/unit-test-files.sh, the files of
-# npm run test:unit: a few minutes, not the whole suite's time again): the code and every native addon as built
+# The next LTS runs the library's tests that need no broker (scripts/unit-test-files.sh: npm run test:unit's
+# files and the stress ones: a few minutes, not the whole suite's time again): the code and every native addon as built
 # above (all N-API) load and pass on it too. Integration, service, fuzz and deployment tests, and any file that
 # starts a broker, run on the suite's LTS only.
 mapfile -t unit < <(bash scripts/unit-test-files.sh)

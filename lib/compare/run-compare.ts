@@ -78,6 +78,108 @@ export interface CompareOutcome {
 
 const GIB = 1024 ** 3
 
+/** Copies the source into every target's topic, until its end, the budget, the duration or a stop. */
+async function copyToTargets(options: CompareRunOptions, admin: Admin): Promise<{ copier: Copier; aborted: boolean }> {
+  const { connection, log } = options
+  const producer = new Producer(
+    { ...options.producer, topicCodecs: Object.fromEntries(options.targets.map((t) => [t.topic, t.spec])) },
+    { cluster: createCluster(connection, log), log: log.child({ component: 'copier-producer' }) }
+  )
+  await producer.start()
+  const copyAbort = new AbortController()
+  const stop = (): void => copyAbort.abort()
+  options.signal?.addEventListener('abort', stop, { once: true })
+  const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs)
+  const sourceCluster = createCluster(connection, log)
+  const copyTotal =
+    options.onProgress === undefined
+      ? undefined
+      : await topicRecordCount(admin, options.sourceTopic, options.maxRecords)
+  const copier = new Copier(
+    {
+      sourceTopic: options.sourceTopic,
+      groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`,
+      targets: options.targets,
+      // A source batch that cannot be read is left out and counted in the current row (scanSourceBatches), not fatal.
+      // Re-batched: each target's batches are what a producer at --linger-ms/--batch-size would write.
+      exactlyOnce: false,
+      commitIntervalMs: 2000,
+      stopAtEnd: true,
+      onUnreadable: 'skip',
+      batching: 'rebatch',
+      ...options.read,
+      ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
+      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+    },
+    {
+      cluster: sourceCluster,
+      admin,
+      producer,
+      log: log.child({ component: 'copier' }),
+      onProgress: (s) =>
+        options.onProgress?.({
+          phase: 'copy',
+          done: s.sourceRecords,
+          ...(copyTotal === undefined ? {} : { total: copyTotal }),
+          unit: 'records'
+        })
+    }
+  )
+  // Operators (and the Ctrl-C test) watch for this line: from here on an interrupt still gets a partial report.
+  log.info({ sourceTopic: options.sourceTopic, targets: options.targets.length }, 'copy started')
+  try {
+    await sourceCluster.connect()
+    await copier.run(copyAbort.signal)
+  } finally {
+    if (timer !== undefined) clearTimeout(timer)
+    options.signal?.removeEventListener('abort', stop)
+    await producer.close()
+    await sourceCluster.disconnect().catch(() => undefined)
+  }
+  return { copier, aborted: copyAbort.signal.aborted }
+}
+
+/** Reads every destination back with the measuring consumer; the first target also notes the copied timestamps. */
+async function readBackTargets(
+  options: CompareRunOptions,
+  admin: Admin,
+  acked: ReturnType<Copier['ackedBatches']>,
+  copiedTimestamps: TimestampSample | undefined
+): Promise<CompareTargetResult[]> {
+  const results: CompareTargetResult[] = []
+  // Whichever target is read first would also pay for V8 compiling the read and decode paths (its decode CPU
+  // would be several times the rest's on a small input), so one target is read once, untimed, beforehand.
+  const warmUp = options.targets[options.targets.length - 1]
+  if (warmUp !== undefined && options.targets.length > 1) {
+    options.onProgress?.({
+      phase: 'read back',
+      detail: 'warm-up',
+      done: 0,
+      total: options.targets.length,
+      unit: 'targets'
+    })
+    await measureTarget(options, admin, warmUp, [])
+  }
+  for (const [i, target] of options.targets.entries()) {
+    options.onProgress?.({
+      phase: 'read back',
+      detail: target.topic,
+      done: i,
+      total: options.targets.length,
+      unit: 'targets'
+    })
+    const result = await measureTarget(
+      options,
+      admin,
+      target,
+      acked.filter((b) => b.topic === target.topic),
+      i === 0 ? copiedTimestamps : undefined
+    )
+    results.push(result)
+  }
+  return results
+}
+
 /**
  * The comparison, start to end: copy the source into one fresh topic per target, read every destination back
  * with the measuring consumer, take stored sizes from the broker, check the broker kept every batch, and
@@ -93,99 +195,13 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
   try {
     await assertFreshDestinations(admin, options.targets)
     created.push(...(await prepareDestinations(admin, options.sourceTopic, options.targets)))
-    const producer = new Producer(
-      { ...options.producer, topicCodecs: Object.fromEntries(options.targets.map((t) => [t.topic, t.spec])) },
-      { cluster: createCluster(connection, log), log: log.child({ component: 'copier-producer' }) }
-    )
-    await producer.start()
-    const copyAbort = new AbortController()
-    const stop = (): void => copyAbort.abort()
-    options.signal?.addEventListener('abort', stop, { once: true })
-    const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs)
-    const sourceCluster = createCluster(connection, log)
-    const copyTotal =
-      options.onProgress === undefined
-        ? undefined
-        : await topicRecordCount(admin, options.sourceTopic, options.maxRecords)
-    const copier = new Copier(
-      {
-        sourceTopic: options.sourceTopic,
-        groupId: `squeeze-compare.${options.sourceTopic}.${Date.now()}`,
-        targets: options.targets,
-        // A source batch that cannot be read is left out and counted in the current row (scanSourceBatches), not fatal.
-        // Re-batched: each target's batches are what a producer at --linger-ms/--batch-size would write.
-        exactlyOnce: false,
-        commitIntervalMs: 2000,
-        stopAtEnd: true,
-        onUnreadable: 'skip',
-        batching: 'rebatch',
-        ...options.read,
-        ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
-        ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
-      },
-      {
-        cluster: sourceCluster,
-        admin,
-        producer,
-        log: log.child({ component: 'copier' }),
-        onProgress: (s) =>
-          options.onProgress?.({
-            phase: 'copy',
-            done: s.sourceRecords,
-            ...(copyTotal === undefined ? {} : { total: copyTotal }),
-            unit: 'records'
-          })
-      }
-    )
-    // Operators (and the Ctrl-C test) watch for this line: from here on an interrupt still gets a partial report.
-    log.info({ sourceTopic: options.sourceTopic, targets: options.targets.length }, 'copy started')
-    try {
-      await sourceCluster.connect()
-      await copier.run(copyAbort.signal)
-    } finally {
-      if (timer !== undefined) clearTimeout(timer)
-      options.signal?.removeEventListener('abort', stop)
-      await producer.close()
-      await sourceCluster.disconnect().catch(() => undefined)
-    }
-    const copied = copier.snapshot()
+    const { copier, aborted } = await copyToTargets(options, admin)
     const acked = copier.ackedBatches()
     const [sourceMetadata] = (await admin.fetchTopicMetadata({ topics: [options.sourceTopic] })).topics
-    const results: CompareTargetResult[] = []
-    const sentBytesByTopic = new Map<string, number>()
-    // Whichever target is read first would also pay for V8 compiling the read and decode paths (its decode CPU
-    // would be several times the rest's on a small input), so one target is read once, untimed, beforehand.
-    const warmUp = options.targets[options.targets.length - 1]
-    if (warmUp !== undefined && options.targets.length > 1) {
-      options.onProgress?.({
-        phase: 'read back',
-        detail: 'warm-up',
-        done: 0,
-        total: options.targets.length,
-        unit: 'targets'
-      })
-      await measureTarget(options, admin, warmUp, [])
-    }
     // The copied records' own timestamps: a topic's fallback when its offsets cannot give a rate.
     const copiedTimestamps = options.rateEvidence.kind === 'topic' ? new TimestampSample() : undefined
-    for (const [i, target] of options.targets.entries()) {
-      options.onProgress?.({
-        phase: 'read back',
-        detail: target.topic,
-        done: i,
-        total: options.targets.length,
-        unit: 'targets'
-      })
-      const result = await measureTarget(
-        options,
-        admin,
-        target,
-        acked.filter((b) => b.topic === target.topic),
-        i === 0 ? copiedTimestamps : undefined
-      )
-      results.push(result)
-      sentBytesByTopic.set(target.topic, result.sentBytes)
-    }
+    const results = await readBackTargets(options, admin, acked, copiedTimestamps)
+    const sentBytesByTopic = new Map(results.map((r) => [r.topic, r.sentBytes]))
     const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
     const withBaseline = results.map((r) => ({
       ...r,
@@ -224,7 +240,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
         kind: options.sourceDescription.kind,
         topic: options.sourceTopic,
         description: options.sourceDescription.description,
-        records: copied.sourceRecords,
+        records: copier.snapshot().sourceRecords,
         partitions: sourceMetadata?.partitions.length ?? 0,
         uncompressedBytes,
         ingestRate
@@ -240,7 +256,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
       recommendation,
       ...(formats === undefined ? {} : { formats })
     }
-    return { report, partial: copyAbort.signal.aborted, sentBytesByTopic }
+    return { report, partial: aborted, sentBytesByTopic }
   } finally {
     if (!options.keepTopics) {
       const topics = options.targets.map((t) => t.topic).filter((t) => created.includes(t))

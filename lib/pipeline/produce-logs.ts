@@ -22,6 +22,18 @@ export interface ProduceLogsSummary {
   parseErrorExamples: readonly ParseFailureExample[]
 }
 
+/** A run's counts before its first line, sharing the failure log's examples. */
+export function emptySummary(failures: ParseFailureLog): ProduceLogsSummary {
+  return {
+    itemsRead: 0,
+    recordsSent: 0,
+    parseErrors: 0,
+    sentRaw: 0,
+    rejected: 0,
+    parseErrorExamples: failures.examples
+  }
+}
+
 /** produceLogs's arguments, with the log of lines that do not parse. */
 type Run = ProduceLogsArgs & { readonly failures: ParseFailureLog }
 
@@ -54,14 +66,7 @@ export async function produceLogs(given: ProduceLogsArgs): Promise<ProduceLogsSu
     policy: given.onParseError
   })
   const args: Run = { ...given, failures }
-  const summary: ProduceLogsSummary = {
-    itemsRead: 0,
-    recordsSent: 0,
-    parseErrors: 0,
-    sentRaw: 0,
-    rejected: 0,
-    parseErrorExamples: failures.examples
-  }
+  const summary = emptySummary(failures)
   const progressEvery = args.progressEvery ?? 10000
   const records: ProducerRecord[] = []
   /** The item number of each record, for the log line of one the producer refuses. */

@@ -9,6 +9,7 @@ import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
 import { chunkLines } from '../sources/file-source.js'
 import { ParseFailureLog } from './parse-failures.js'
 import {
+  emptySummary,
   sendAll,
   sinkFor,
   toRecord,
@@ -67,14 +68,7 @@ function keyOf(p: FilePosition): string {
 export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary> {
   // One log of lines that do not parse for the whole set: a count with examples, not a line each.
   const failures = new ParseFailureLog(args.log, { policy: args.onParseError })
-  const summary: ProduceLogsSummary = {
-    itemsRead: 0,
-    recordsSent: 0,
-    parseErrors: 0,
-    sentRaw: 0,
-    rejected: 0,
-    parseErrorExamples: failures.examples
-  }
+  const summary = emptySummary(failures)
   const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
   const exclusive = mutex()
   const headersOf = headerCache(args)

@@ -1,5 +1,5 @@
-import type { BenchSource } from '../bench-sweep/bench-input.js'
-import type { BatchSizeResult, LevelResult } from '../bench-sweep/codec-sweep.js'
+import type { SweepSource } from '../sweep/sweep-input.js'
+import type { BatchSizeResult, LevelResult } from '../sweep/codec-sweep.js'
 import { formatBytes, formatNumber } from './table.js'
 import { fitTable, WIDE, wrapLines, type TerminalLayout } from './terminal.js'
 
@@ -13,7 +13,7 @@ export interface BenchSettings {
 
 /** `squeeze bench`'s report: a heading, the per-level table and the ratio-by-batch-size table. */
 export function renderBench(
-  input: Pick<BenchSource, 'description' | 'linesNotParsed'>,
+  input: Pick<SweepSource, 'description' | 'linesNotParsed'>,
   settings: BenchSettings,
   levels: readonly LevelResult[],
   sizes: readonly BatchSizeResult[],

@@ -2,9 +2,16 @@ import { writeFile } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
 import { parseProperties } from '../../lib/config/producer-properties.js'
 import { splitReadSettings } from '../../lib/config/read-properties.js'
-import { benchSourceOf, generateBenchInput, readBenchInput } from '../../lib/bench-sweep/bench-input.js'
-import { DEFAULT_BATCH_SIZES, parseCodecList, sweepBatchSizes, sweepCodecs } from '../../lib/bench-sweep/codec-sweep.js'
-import { readTopicBenchSource, type TopicBenchOptions } from '../../lib/bench-sweep/topic-input.js'
+import { sweepSourceOf, generateSweepInput, readSweepInput, type SweepSource } from '../../lib/sweep/sweep-input.js'
+import {
+  DEFAULT_BATCH_SIZES,
+  parseCodecList,
+  sweepBatchSizes,
+  sweepCodecs,
+  type BatchSizeResult,
+  type LevelResult
+} from '../../lib/sweep/codec-sweep.js'
+import { readTopicSweepSource, type TopicSweepOptions } from '../../lib/sweep/topic-input.js'
 import { parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
 import {
   COMMON_OPTIONS,
@@ -113,71 +120,7 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
     name: 'squeeze-bench',
     // No shutdown handlers: the sweep runs in memory, and Ctrl-C ends it at once.
     service: serviceOptionsFrom({ 'log-level': values['log-level'] ?? 'warn' }),
-    configure: (log) => {
-      if (positionals.length > 0)
-        throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `unexpected argument "${positionals[0]}"; see --help`)
-      if ([values.file, values.generate, values.topic].filter((v) => v !== undefined).length !== 1) {
-        throw new SqueezeError(
-          ErrorCodes.CONFIG_INVALID,
-          'give one of --file PATH (with --kind), --generate KIND or --topic TOPIC (with --brokers); see --help'
-        )
-      }
-      if (values.generate !== undefined && values.kind !== undefined) {
-        throw new SqueezeError(
-          ErrorCodes.CONFIG_INVALID,
-          '--kind goes with --file; --generate takes the kind itself (--generate http)'
-        )
-      }
-      const sample = parseSampleFlags(values)
-      if (values.topic === undefined) {
-        const misplaced = (['sample', 'sample-windows', 'linger-ms', 'brokers', 'X'] as const).filter(
-          (flag) => values[flag] !== undefined
-        )
-        if (misplaced.length > 0)
-          throw new SqueezeError(
-            ErrorCodes.CONFIG_INVALID,
-            `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --topic only`
-          )
-      }
-      const records = parseInteger(values.records, 'records', 1)
-      const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
-      const unknown = Object.keys(rest)
-      if (unknown.length > 0) {
-        const named = `unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`
-        throw new SqueezeError(
-          ErrorCodes.CONFIG_INVALID,
-          `${named}: bench takes -X squeeze.max.batch.uncompressed.bytes only`
-        )
-      }
-      if (sample !== undefined && records !== undefined)
-        throw new SqueezeError(
-          ErrorCodes.CONFIG_INVALID,
-          'give either --sample (windows across the topic) or --records (the first N records), not both'
-        )
-      return {
-        kind:
-          values.generate !== undefined
-            ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind)
-            : oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, 'auto'),
-        records,
-        seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
-        batchBytes: parseInteger(values['batch-bytes'], 'batch-bytes', 1024, 256 * 1024 * 1024) ?? 1024 * 1024,
-        runs: parseInteger(values.runs, 'runs', 1, 100) ?? 3,
-        specs: parseCodecList(values.codecs, values.ultra === true),
-        topic:
-          values.topic === undefined
-            ? undefined
-            : {
-                name: values.topic,
-                ...(sample === undefined ? {} : { sample }),
-                read,
-                lingerMs:
-                  parseInteger(values['linger-ms'], 'linger-ms', 0, 3_600_000) ?? DEFAULT_PRODUCER_CONFIG.lingerMs
-              },
-        // Only a topic's sweep talks to a cluster.
-        connection: values.topic === undefined ? undefined : connectionFrom(values, env, log)
-      }
-    },
+    configure: (log) => benchSettings(values, positionals, env, log),
     start: async ({ log, connect }, config) => {
       const { records, seed, batchBytes, runs, specs, topic, connection } = config
       const progress = new Progress({ stream: process.stderr, log, quiet: values.quiet === true })
@@ -202,10 +145,10 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
               log,
               connect
             )
-          : benchSourceOf(
+          : sweepSourceOf(
               values.file !== undefined
-                ? await readBenchInput(values.file, kind, records)
-                : generateBenchInput(kind, seed, records ?? 50_000)
+                ? await readSweepInput(values.file, kind, records)
+                : generateSweepInput(kind, seed, records ?? 50_000)
             )
       const batches = source.batchesAt(batchBytes)
       if (batches.records === 0 && values.file !== undefined)
@@ -226,48 +169,124 @@ export async function benchMain(argv: readonly string[], env: NodeJS.ProcessEnv 
         `${renderBench(source, settings, levels, batchSizes, terminalLayout(process.stdout, values.wide === true))}\n`
       )
       if (values.json !== undefined) {
-        const sampling = 'sampling' in source ? { sampling: source.sampling } : {}
-        const document = {
-          generatedAt: new Date().toISOString(),
-          input: {
-            description: source.description,
-            records: batches.records,
-            linesNotParsed: source.linesNotParsed,
-            ...sampling
-          },
-          settings: {
-            batchBytes,
-            runs,
-            batches: batches.sections.length,
-            ...(topic === undefined ? {} : { lingerMs: topic.lingerMs })
-          },
-          levels,
-          batchSizes
-        }
-        // JSON has no Infinity; a level too fast to time reports null rather than a made-up figure.
-        await writeFile(
-          values.json,
-          `${JSON.stringify(document, (_, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`
-        )
+        const settings = { batchBytes, runs, ...(topic === undefined ? {} : { lingerMs: topic.lingerMs }) }
+        await writeFile(values.json, benchJson(source, batches, settings, levels, batchSizes))
       }
       return 0
     }
   })
 }
 
+type Values = NonNullable<ReturnType<typeof parseCommandLine<typeof OPTIONS>>>['values']
+
+/** Every flag checked once, before any input is read. */
+function benchSettings(values: Values, positionals: readonly string[], env: NodeJS.ProcessEnv, log: Logger) {
+  if (positionals.length > 0)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `unexpected argument "${positionals[0]}"; see --help`)
+  if ([values.file, values.generate, values.topic].filter((v) => v !== undefined).length !== 1) {
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      'give one of --file PATH (with --kind), --generate KIND or --topic TOPIC (with --brokers); see --help'
+    )
+  }
+  if (values.generate !== undefined && values.kind !== undefined) {
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      '--kind goes with --file; --generate takes the kind itself (--generate http)'
+    )
+  }
+  const sample = parseSampleFlags(values)
+  if (values.topic === undefined) {
+    const misplaced = (['sample', 'sample-windows', 'linger-ms', 'brokers', 'X'] as const).filter(
+      (flag) => values[flag] !== undefined
+    )
+    if (misplaced.length > 0)
+      throw new SqueezeError(
+        ErrorCodes.CONFIG_INVALID,
+        `${misplaced.map((f) => `--${f}`).join(', ')} appl${misplaced.length === 1 ? 'ies' : 'y'} to --topic only`
+      )
+  }
+  const records = parseInteger(values.records, 'records', 1)
+  const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
+  const unknown = Object.keys(rest)
+  if (unknown.length > 0) {
+    const named = `unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `${named}: bench takes -X squeeze.max.batch.uncompressed.bytes only`
+    )
+  }
+  if (sample !== undefined && records !== undefined)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      'give either --sample (windows across the topic) or --records (the first N records), not both'
+    )
+  return {
+    kind:
+      values.generate !== undefined
+        ? oneOf(values.generate, 'generate', LOG_KINDS, 'http' as LogKind)
+        : oneOf<KindChoice>(values.kind, 'kind', KIND_CHOICES, 'auto'),
+    records,
+    seed: parseInteger(values.seed, 'seed', 0, 2 ** 32 - 1) ?? 1,
+    batchBytes: parseInteger(values['batch-bytes'], 'batch-bytes', 1024, 256 * 1024 * 1024) ?? 1024 * 1024,
+    runs: parseInteger(values.runs, 'runs', 1, 100) ?? 3,
+    specs: parseCodecList(values.codecs, values.ultra === true),
+    topic:
+      values.topic === undefined
+        ? undefined
+        : {
+            name: values.topic,
+            ...(sample === undefined ? {} : { sample }),
+            read,
+            lingerMs: parseInteger(values['linger-ms'], 'linger-ms', 0, 3_600_000) ?? DEFAULT_PRODUCER_CONFIG.lingerMs
+          },
+    // Only a topic's sweep talks to a cluster.
+    connection: values.topic === undefined ? undefined : connectionFrom(values, env, log)
+  }
+}
+
+/** The --json document; JSON has no Infinity, so a level too fast to time reports null rather than a made-up figure. */
+function benchJson(
+  source: SweepSource,
+  batches: { readonly records: number; readonly sections: readonly unknown[] },
+  settings: { readonly batchBytes: number; readonly runs: number; readonly lingerMs?: number },
+  levels: readonly LevelResult[],
+  batchSizes: readonly BatchSizeResult[]
+): string {
+  const sampling = 'sampling' in source ? { sampling: source.sampling } : {}
+  const document = {
+    generatedAt: new Date().toISOString(),
+    input: {
+      description: source.description,
+      records: batches.records,
+      linesNotParsed: source.linesNotParsed,
+      ...sampling
+    },
+    settings: {
+      batchBytes: settings.batchBytes,
+      runs: settings.runs,
+      batches: batches.sections.length,
+      ...(settings.lingerMs === undefined ? {} : { lingerMs: settings.lingerMs })
+    },
+    levels,
+    batchSizes
+  }
+  return `${JSON.stringify(document, (_, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`
+}
+
 /** The topic's batches, through clients that connect (a failure says why: reachability, TLS, credentials) and close here. */
 async function readTopic(
   connection: KafkaConnectionConfig,
-  options: TopicBenchOptions,
+  options: TopicSweepOptions,
   log: Logger,
   connect: CommandContext['connect']
-): Promise<Awaited<ReturnType<typeof readTopicBenchSource>>> {
+): Promise<Awaited<ReturnType<typeof readTopicSweepSource>>> {
   const admin = createKafkaClient(connection, log).admin()
   const cluster = createCluster(connection, log)
   try {
     await connect(admin.connect(), connection)
     await connect(cluster.connect(), connection)
-    return await readTopicBenchSource({ admin, cluster, log }, options)
+    return await readTopicSweepSource({ admin, cluster, log }, options)
   } finally {
     await cluster.disconnect().catch(() => undefined)
     await admin.disconnect().catch(() => undefined)

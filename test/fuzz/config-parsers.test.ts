@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { parseProperties } from '../../lib/config/producer-properties.js'
 import { MAX_BATCH_UNCOMPRESSED_BYTES, splitReadSettings } from '../../lib/config/read-properties.js'
-import { parseJaasConfig, parseJavaProperties } from '../../lib/config/security.js'
+import { parseJaasConfig, parseJavaProperties } from '../../lib/config/client-properties.js'
 import { ErrorCodes } from '../../lib/errors.js'
 import { fuzz, FUZZ_RUNS, FUZZ_SEED, lineInput, printTallies, type FuzzTally } from './fuzz-harness.js'
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
@@ -13,25 +12,17 @@ import { parseCodecSpec, type CodecSpec } from '../../lib/codecs/index.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseTargets } from '../../lib/copier/targets.js'
-import {
-  killEmbeddedBrokersOnExit,
-  startKraftBroker,
-  type EmbeddedBroker
-} from '../../lib/embedded-broker/kraft-broker.js'
+import type { EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { KafkaMainClasses, runKafkaJavaTool } from '../../lib/embedded-broker/java-tools.js'
-import {
-  createCluster,
-  createKafkaClient,
-  DEFAULT_CONNECTION,
-  type KafkaConnectionConfig
-} from '../../lib/kafka/connection.js'
+import { createCluster, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { parseDumpLogSegments } from '../helpers/dump-log-segments.js'
 import { corpusLines } from '../helpers/corpus.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
-import { createTestTls, type TestTls } from '../helpers/tls.js'
+import type { TestTls } from '../helpers/tls.js'
+import { startAclBroker, type AclBroker } from '../helpers/acl-broker.js'
 
 /** The audit's user: Describe, DescribeConfigs and Read on the test's topics (but one), Describe on groups. */
 const AUDITOR = { name: 'auditor', password: 'auditor-Scram256-71c0de' }
@@ -62,31 +53,15 @@ interface Planned {
 }
 const planned: Planned[] = []
 
+let started: AclBroker | undefined
 before(async () => {
   installKafkajsDecoders()
-  killEmbeddedBrokersOnExit()
-  tls = createTestTls()
-  dir = mkdtempSync(join(tmpdir(), 'squeeze-audit-'))
-  broker = await startKraftBroker({
-    security: {
-      keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
-      saslSsl: { scramUsers: [{ mechanism: 'SCRAM-SHA-256', ...AUDITOR }] }
-    },
-    serverOverrides: {
-      'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-      'super.users': 'User:ANONYMOUS'
-    }
-  })
-  connection = { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap], clientId: 'squeeze-test' }
-  admin = createKafkaClient(connection, log).admin()
-  await admin.connect()
+  started = await startAclBroker(AUDITOR, 'squeeze-audit-', log)
+  ;({ broker, tls, connection, admin, dir } = started)
   await fillCluster()
 })
 after(async () => {
-  await admin?.disconnect().catch(() => undefined)
-  await broker?.stop()
-  tls?.remove()
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  await started?.stop()
 })
 
 function lines(source: readonly string[], from: number, count: number): string[] {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile, execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it, type TestContext } from 'node:test'
@@ -17,24 +16,16 @@ import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
 import { parseTargets } from '../../lib/copier/targets.js'
 import { formatFor, type LogKind } from '../../lib/formats/index.js'
 import type { CompareReportJson } from '../../lib/report/compare-json.js'
-import {
-  killEmbeddedBrokersOnExit,
-  startKraftBroker,
-  type EmbeddedBroker
-} from '../../lib/embedded-broker/kraft-broker.js'
-import {
-  createCluster,
-  createKafkaClient,
-  DEFAULT_CONNECTION,
-  type KafkaConnectionConfig
-} from '../../lib/kafka/connection.js'
+import type { EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
+import { createCluster, type KafkaConnectionConfig } from '../../lib/kafka/connection.js'
 import { describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
 import { createTopicsAndWait } from '../../lib/kafka/topics.js'
 import { createLogger } from '../../lib/log/logger.js'
 import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
 import { CORPUS_FIXTURES, corpusLines } from '../helpers/corpus.js'
-import { createTestTls, type TestTls } from '../helpers/tls.js'
+import type { TestTls } from '../helpers/tls.js'
+import { startAclBroker, type AclBroker } from '../helpers/acl-broker.js'
 import type { OnProgress } from '../../lib/progress/progress.js'
 
 /** Enough of each fixture for several batches at the batch.size below, little enough for CI. */
@@ -55,31 +46,15 @@ let tls: TestTls
 let connection: KafkaConnectionConfig
 let admin: Admin
 let dir: string
+let started: AclBroker | undefined
 before(async () => {
   // The copier reads the lz4 source through kafkajs, which needs squeeze's codecs (as the CLI installs them).
   installKafkajsDecoders()
-  killEmbeddedBrokersOnExit()
-  tls = createTestTls()
-  dir = mkdtempSync(join(tmpdir(), 'squeeze-projection-'))
-  broker = await startKraftBroker({
-    security: {
-      keystore: { path: tls.keystoreFile, password: tls.keystorePassword },
-      saslSsl: { scramUsers: [{ mechanism: 'SCRAM-SHA-256', ...READER }] }
-    },
-    serverOverrides: {
-      'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-      'super.users': 'User:ANONYMOUS'
-    }
-  })
-  connection = { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap], clientId: 'squeeze-test' }
-  admin = createKafkaClient(connection, log).admin()
-  await admin.connect()
+  started = await startAclBroker(READER, 'squeeze-projection-', log)
+  ;({ broker, tls, connection, admin, dir } = started)
 })
 after(async () => {
-  await admin?.disconnect().catch(() => undefined)
-  await broker?.stop()
-  tls?.remove()
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  await started?.stop()
 })
 
 async function createTopic(t: TestContext, partitions: number): Promise<string> {

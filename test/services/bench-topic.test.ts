@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it, type TestContext } from 'node:test'
-import { readBenchInput } from '../../lib/bench-sweep/bench-input.js'
-import type { BatchSizeResult, LevelResult } from '../../lib/bench-sweep/codec-sweep.js'
+import { readSweepInput } from '../../lib/sweep/sweep-input.js'
+import type { BatchSizeResult, LevelResult } from '../../lib/sweep/codec-sweep.js'
 import type { SamplingPlan } from '../../lib/compare/projection/sample-windows.js'
 import { corpusPath } from '../helpers/corpus.js'
 import { useTestKafka } from '../helpers/kafka.js'
@@ -39,7 +39,7 @@ async function bench(args: readonly string[]): Promise<SqueezeRun & { report: Be
 
 /** The lines squeeze bench --file reads, sent to a one-partition topic in order, one millisecond apart (as the file sweep's clock). */
 async function topicFromFixture(t: TestContext): Promise<{ topic: string; records: number }> {
-  const { records } = await readBenchInput(corpusPath(FIXTURE.file), FIXTURE.kind, RECORDS)
+  const { records } = await readSweepInput(corpusPath(FIXTURE.file), FIXTURE.kind, RECORDS)
   const topic = await kafka.createTopic(t, { partitions: 1 })
   const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 }, lingerMs: 5 })
   const start = Date.now() - 3_600_000

@@ -10,7 +10,7 @@ import {
   type CodecSpec
 } from '../../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
-import { formatFor, type LogKind } from '../../formats/index.js'
+import { formatFor, type LogFormat, type LogKind } from '../../formats/index.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 import { crc32c } from '../../protocol/crc32c.js'
@@ -235,28 +235,7 @@ export class ChunkProjector {
       }
     }
 
-    const decodeAt =
-      format === null
-        ? null
-        : (format.decodeAt?.bind(format) ??
-          ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end))))
-    let records = 0
-    const walkStartedAt = performance.now()
-    const walkStart = threadCpuSeconds()
-    for (const bytes of readable) {
-      const batch = readBatch(bytes, { verifyCrc: false })
-      records += batch.recordCount
-      if (decodeAt !== null) {
-        batch.forEachValue((b, start, end) => {
-          try {
-            decodeAt(b, start, end)
-          } catch {
-            // Counted by the copy mode's consumer; here a value that does not decode costs what it cost.
-          }
-        })
-      }
-    }
-    const walk = { cpuSeconds: threadCpuSeconds() - walkStart, seconds: (performance.now() - walkStartedAt) / 1000 }
+    const { records, ...walk } = walkBatches(readable, format)
     return {
       records,
       decompressCpuSeconds,
@@ -297,5 +276,38 @@ export class ChunkProjector {
       this.codecs.set(key, codec)
     }
     return codec
+  }
+}
+
+/** Reads every record of the batches, decoding each value when a format is given: the consumer's work, timed. */
+function walkBatches(
+  readable: readonly Buffer[],
+  format: LogFormat | null
+): { records: number; cpuSeconds: number; seconds: number } {
+  const decodeAt =
+    format === null
+      ? null
+      : (format.decodeAt?.bind(format) ??
+        ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end))))
+  let records = 0
+  const walkStartedAt = performance.now()
+  const walkStart = threadCpuSeconds()
+  for (const bytes of readable) {
+    const batch = readBatch(bytes, { verifyCrc: false })
+    records += batch.recordCount
+    if (decodeAt !== null) {
+      batch.forEachValue((b, start, end) => {
+        try {
+          decodeAt(b, start, end)
+        } catch {
+          // Counted by the copy mode's consumer; here a value that does not decode costs what it cost.
+        }
+      })
+    }
+  }
+  return {
+    records,
+    cpuSeconds: threadCpuSeconds() - walkStart,
+    seconds: (performance.now() - walkStartedAt) / 1000
   }
 }

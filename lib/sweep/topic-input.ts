@@ -9,10 +9,10 @@ import { ErrorCodes, SqueezeError } from '../errors.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { ReadSettings } from '../config/read-properties.js'
 import type { Logger } from '../log/logger.js'
-import type { BenchSource } from './bench-input.js'
+import type { SweepSource } from './sweep-input.js'
 import { batchSetOf } from './codec-sweep.js'
 
-export interface TopicBenchOptions {
+export interface TopicSweepOptions {
   readonly topic: string
   /** Named in the not-found error. */
   readonly brokers: readonly string[]
@@ -32,10 +32,10 @@ export interface TopicBenchOptions {
  * partition, batch.size on the uncompressed batch, linger.ms on the records' timestamps. A sampled window's
  * last batch is left out, as in the projection: the window's end cut it short.
  */
-export async function readTopicBenchSource(
+export async function readTopicSweepSource(
   deps: { admin: Admin; cluster: KafkajsCluster; log: Logger },
-  options: TopicBenchOptions
-): Promise<BenchSource & { readonly sampling: SamplingPlan | null }> {
+  options: TopicSweepOptions
+): Promise<SweepSource & { readonly sampling: SamplingPlan | null }> {
   const { topic, sample, lingerMs } = options
   if (!(await deps.admin.listTopics()).includes(topic))
     throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} not found on ${options.brokers.join(',')}`)

@@ -7,21 +7,21 @@ import { DEFAULT_START_MS } from '../generators/log-generator.js'
 import type { OutgoingRecord } from '../protocol/record.js'
 import { readFileLines } from '../sources/file-source.js'
 
-export interface BenchInput {
+export interface SweepInput {
   readonly description: string
   readonly records: OutgoingRecord[]
   readonly linesNotParsed: number
 }
 
 /** What a sweep runs over, whatever the input: a description, and the records cut into batches at a batch.size. */
-export interface BenchSource {
+export interface SweepSource {
   readonly description: string
   readonly linesNotParsed: number
   batchesAt(batchBytes: number): BatchSet
 }
 
 /** A file's or the generator's records, cut at batch.size alone (one stream, no partitions, no linger). */
-export function benchSourceOf(input: BenchInput): BenchSource {
+export function sweepSourceOf(input: SweepInput): SweepSource {
   return {
     description: input.description,
     linesNotParsed: input.linesNotParsed,
@@ -30,7 +30,7 @@ export function benchSourceOf(input: BenchInput): BenchSource {
 }
 
 /** A file's lines as records of `kind`, at most `maxLines`; lines that do not parse are counted and skipped. */
-export async function readBenchInput(path: string, kind: LogKind, maxLines: number | undefined): Promise<BenchInput> {
+export async function readSweepInput(path: string, kind: LogKind, maxLines: number | undefined): Promise<SweepInput> {
   const format = formatFor(kind)
   const records: OutgoingRecord[] = []
   let lines = 0
@@ -50,7 +50,7 @@ export async function readBenchInput(path: string, kind: LogKind, maxLines: numb
   return { description: `${path} (${kind}, ${lines} lines)`, records, linesNotParsed }
 }
 
-export function generateBenchInput(kind: LogKind, seed: number, count: number): BenchInput {
+export function generateSweepInput(kind: LogKind, seed: number, count: number): SweepInput {
   const generator = createGenerator(kind, { seed })
   const records: OutgoingRecord[] = []
   for (let i = 0; i < count; i++) {

@@ -6,7 +6,7 @@ import {
   sweepBatchSizes,
   sweepCodecs,
   type BatchSet
-} from '../../../lib/bench-sweep/codec-sweep.js'
+} from '../../../lib/sweep/codec-sweep.js'
 import { createCodec, formatCodecSpec, parseCodecSpec, type CodecSpec } from '../../../lib/codecs/index.js'
 import { SqueezeError } from '../../../lib/errors.js'
 import { createGenerator } from '../../../lib/generators/index.js'
