@@ -29,6 +29,7 @@ if ! have_all; then
   command -v go >/dev/null || { echo "k8s-binaries: go is not installed" >&2; exit 1; }
   mkdir -p "$cache/$version"
   tmp="$(mktemp -d "$cache/$version/.build.XXXXXX")"
+  chmod 755 "$tmp"
   trap 'rm -rf "$tmp"' EXIT
   # Version stamps as Kubernetes' hack/lib/version.sh sets them: the API server, the kubelet's node status and
   # kubectl's skew check read them.
