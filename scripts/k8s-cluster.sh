@@ -402,10 +402,9 @@ down() {
   for pid in $(pgrep -f containerd-shim-runc-v2 || true); do
     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-address $CONTAINERD_SOCK " && kill -9 "$pid" || true
   done
-  if alive kube-proxy; then
-    stop_process kube-proxy
-    [ -z "$BIN" ] || kube-proxy --cleanup >/dev/null 2>&1 || log "kube-proxy --cleanup failed"
-  fi
+  stop_process kube-proxy
+  # Also after a kube-proxy that died: its rules outlive it.
+  [ -z "$BIN" ] || kube-proxy --cleanup >/dev/null 2>&1 || log "kube-proxy --cleanup failed"
   remove_kubelet_chains
   if [ -s "$RUN/uplink" ]; then
     iptables -D FORWARD -o "$(cat "$RUN/uplink")" -m comment --comment squeeze-k8s -j DROP 2>/dev/null || true
