@@ -243,9 +243,9 @@ EOF
 
 start_kubelet() {
   mkdir -p "$STATE/kubelet"
-  # No --node-ip: the kubelet refuses a loopback one and would then publish no address at all. It takes the
-  # machine's own address as InternalIP; the node's Hostname address (127.0.0.1) is the one the API server
-  # prefers for logs and exec, and the kubelet listens only there.
+  # No --node-ip: the kubelet refuses a loopback one and then publishes no address at all, so the API server
+  # could not reach it for logs and exec. Without the flag it takes the node's addresses from the hostname
+  # override (127.0.0.1), where it listens.
   # cgroupfs: this machine has no systemd. failCgroupV1 false: its cgroup hierarchy is v1, which this Kubernetes
   # still runs on. Eviction thresholds sit low because the disk is shared with builds that come and go.
   cat >"$STATE/kubelet.yaml" <<EOF
