@@ -28,6 +28,8 @@ const CODECS: readonly CodecSpec[] = [
 ]
 /** Records are stamped over the last hour, so every topic has an ingest rate. */
 const SPAN_MS = 3_600_000
+/** The scale the audit's targets are set for; the BENCH_AUDIT_* settings scale a run down. */
+const FULL_SCALE = { small: 200, smallMiB: '1-20', large: 5, largeMiB: 1024 } as const
 
 export interface AuditScaleResult {
   readonly smallTopics: number
@@ -50,7 +52,7 @@ export interface AuditScaleResult {
 }
 
 function sizeRange(): [number, number] {
-  const [lo, hi] = (process.env['BENCH_AUDIT_SMALL_MIB'] ?? '1-20').split('-').map(Number)
+  const [lo, hi] = (process.env['BENCH_AUDIT_SMALL_MIB'] ?? FULL_SCALE.smallMiB).split('-').map(Number)
   if (!(lo !== undefined && hi !== undefined && lo > 0 && hi >= lo))
     throw new Error('BENCH_AUDIT_SMALL_MIB takes a range of MiB such as 1-20')
   return [lo, hi]
@@ -95,9 +97,9 @@ export async function auditScaleBench(
   dir: string,
   log: (s: string) => void
 ): Promise<AuditScaleResult> {
-  const small = envInt('BENCH_AUDIT_SMALL', 200)
-  const large = envInt('BENCH_AUDIT_LARGE', 5)
-  const largeMiB = envInt('BENCH_AUDIT_LARGE_MIB', 1024)
+  const small = envInt('BENCH_AUDIT_SMALL', FULL_SCALE.small)
+  const large = envInt('BENCH_AUDIT_LARGE', FULL_SCALE.large)
+  const largeMiB = envInt('BENCH_AUDIT_LARGE_MIB', FULL_SCALE.largeMiB)
   const [lo, hi] = sizeRange()
   const sample = process.env['BENCH_AUDIT_SAMPLE'] ?? '16MiB'
   const prefix = `bench-audit-${Date.now().toString(36)}`
@@ -155,6 +157,29 @@ export async function auditScaleBench(
     },
     audited: report.totals.audited
   }
+}
+
+/** How the section is run, and whether this run was at the targets' scale or scaled down (with the settings). */
+export function auditScaleNote(r: AuditScaleResult): string {
+  const full = `${FULL_SCALE.small} topics of ${FULL_SCALE.smallMiB} MiB and ${FULL_SCALE.large} of ${FULL_SCALE.largeMiB} MiB`
+  const reduced =
+    r.smallTopics < FULL_SCALE.small ||
+    r.largeTopics < FULL_SCALE.large ||
+    r.largeMiB < FULL_SCALE.largeMiB ||
+    `${r.smallMiB[0]}-${r.smallMiB[1]}` !== FULL_SCALE.smallMiB
+  const settings = ['BENCH_AUDIT_SMALL', 'BENCH_AUDIT_SMALL_MIB', 'BENCH_AUDIT_LARGE', 'BENCH_AUDIT_LARGE_MIB']
+    .filter((name) => process.env[name] !== undefined)
+    .map((name) => `${name}=${process.env[name] ?? ''}`)
+  const scale = reduced
+    ? `**Reduced scale**: ${r.smallTopics} topics of ${r.smallMiB[0]}-${r.smallMiB[1]} MiB and ${r.largeTopics} of ` +
+      `${r.largeMiB} MiB (\`${settings.join(' ')}\`), not the ${full} the targets are set for: ` +
+      'the targets below are checked on this smaller cluster.'
+    : `Full scale: ${full}.`
+  return (
+    "Topics filled by squeeze's producer (lz4, none, zstd:3, snappy in turn; generated http logs and the Apache " +
+    `access log; ${PARTITIONS} partitions; records stamped over the last hour), then one \`squeeze audit --sample ` +
+    `${r.sample} --json … --quiet\` with the default targets, under GNU time. ${scale}`
+  )
 }
 
 export function auditScaleTable(r: AuditScaleResult): string {

@@ -209,7 +209,7 @@ export function keepingUpTable(result: KeepingUpResult): string {
   )
 }
 
-/** The issue's targets: adaptive blocks no longer than zstd:1 (within zstd:1's own run-to-run spread), and stores ≥5% better. */
+/** The targets: adaptive blocks no longer than zstd:1 (within zstd:1's own run-to-run spread), and stores ≥5% better. */
 export function keepingUpTargets(
   result: KeepingUpResult
 ): Array<{ name: string; value: number; threshold: string; met: boolean }> {

@@ -104,7 +104,7 @@ export function generatorRecordsPerSecond(kind: LogKind): number {
   })
 }
 
-/** Issue 16's parse figures: lines per CPU second of each format's encodeLine (and writeLineBytes), and the http generator's records. */
+/** The parse figures: lines per CPU second of each format's encodeLine (and writeLineBytes), and the http generator's records. */
 export interface ParseRates {
   readonly linesPerSecond: Readonly<Record<string, number>>
   /** writeLineBytes, where a format reads a line in place from its bytes (what produce --source file runs). */

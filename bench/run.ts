@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { auditScaleBench, auditScaleTable, type AuditScaleResult } from './audit-scale.js'
+import { auditScaleBench, auditScaleNote, auditScaleTable, type AuditScaleResult } from './audit-scale.js'
 import { ceilingFor, ceilingTable, codecCeiling, type CeilingRow } from './codec-ceiling.js'
 import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, transcodingSpeedup, type CopierRow } from './copier.js'
@@ -20,7 +20,7 @@ import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type Input
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
 import { confluentPeer } from './lib/peers.js'
-import { writeResultsPage } from './lib/results-page.js'
+import { benchEnv, buildCommit, LoadSampler, writeResultsPage } from './lib/results-page.js'
 import { parseRates, type ParseRates } from './parse.js'
 import {
   BATCH_BYTES,
@@ -194,7 +194,7 @@ const LEVEL_TARGETS: readonly CodecSpec[] = [
   { codec: 'zstd', level: 9 }
 ]
 
-/** Issue 14: the pool at zstd:6, and the lz4 producer, each against kcat (ratio of medians over the runs). */
+/** The compression pool at zstd:6, and the lz4 producer, each against kcat (ratio of medians over the runs). */
 function poolAndLz4Targets(levels: readonly ProducerRow[], lz4: readonly ProducerRow[]): Target[] {
   const versus = (rows: readonly ProducerRow[], peer: string, target: string, name: string): Target[] =>
     rows
@@ -265,6 +265,9 @@ async function main(): Promise<void> {
   // Before anything is written or started: a peer that cannot load fails the run now, not after an hour.
   const librdkafkaConfluent = wanted.has('producer') ? confluentPeer() : null
   const started = Date.now()
+  const load = new LoadSampler()
+  const commit = buildCommit()
+  let broker = 'none (no section needed one)'
   const dir = mkdtempSync(join(tmpdir(), 'squeeze-bench-'))
   const inputs: InputFiles[] = inputsFor(wanted).map((kind) =>
     writeInputs(
@@ -280,6 +283,7 @@ async function main(): Promise<void> {
   }
   const meta = {
     date: new Date().toISOString(),
+    commit,
     node: process.version,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -288,6 +292,7 @@ async function main(): Promise<void> {
     lingerMs: LINGER_MS,
     batchBytes: BATCH_BYTES,
     librdkafkaConfluent,
+    env: benchEnv(),
     inputs: inputs.map((i) => ({ kind: i.kind, records: i.records, valueBytes: i.valueBytes }))
   }
   process.stdout.write(
@@ -326,6 +331,8 @@ async function main(): Promise<void> {
     }
     const needsBroker = all.filter((s) => !['ceiling', 'decode', 'parse'].includes(s)).some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
+    if (kafka !== undefined)
+      broker = kafka.kind === 'jvm' ? `the embedded Kafka JVM (${kafka.brokers})` : `${kafka.kind} (${kafka.brokers})`
     try {
       if (kafka !== undefined && wanted.has('producer')) {
         producer = await producerBench(kafka, inputs, ceilings, log)
@@ -339,20 +346,22 @@ async function main(): Promise<void> {
           javaRatios.set(`corpus|${spec.codec}:${spec.level}`, j.ratio)
           javaOrdered.push({ target: `${spec.codec}:${spec.level}`, ...j })
         }
-        section(
-          'Producer (medians; squeeze/peer ratios; "vs lib ceiling" = input MB/s over the in-process codec MB/s per core)',
-          producerTable(producer, ceilings)
-        )
-        process.stdout.write(
-          `\nJava producer in file order (ConsoleProducer, corpus, for the stored-ratio target): ${javaOrdered.map((j) => `${j.target} ratio ${j.ratio.toFixed(2)} (${j.batches} batches, ${j.meanBatchKb.toFixed(0)} KB each)`).join('; ')}\n`
-        )
         const squeezeCompress = producer
           .filter((r) => r.peer === 'squeeze' && r.compressMBps !== undefined)
           .map(
             (r) =>
               `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`
           )
-        process.stdout.write(`squeeze compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}\n`)
+        section(
+          'Producer (medians; squeeze/peer ratios; "vs lib ceiling" = input MB/s over the in-process codec MB/s per core)',
+          [
+            producerTable(producer, ceilings),
+            '',
+            `Java producer in file order (ConsoleProducer, corpus, for the stored-ratio target): ${javaOrdered.map((j) => `${j.target} ratio ${j.ratio.toFixed(2)} (${j.batches} batches, ${j.meanBatchKb.toFixed(0)} KB each)`).join('; ')}.`,
+            '',
+            `squeeze's compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}.`
+          ].join('\n')
+        )
         writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
       }
       if (kafka !== undefined && wanted.has('levels')) {
@@ -424,7 +433,10 @@ async function main(): Promise<void> {
       }
       if (kafka !== undefined && wanted.has('audit')) {
         audit = await auditScaleBench(kafka, dir, log)
-        section('squeeze audit at cluster scale (bench/audit-scale.ts)', auditScaleTable(audit))
+        section(
+          'squeeze audit at cluster scale (bench/audit-scale.ts)',
+          `${auditScaleNote(audit)}\n\n${auditScaleTable(audit)}`
+        )
         writeJson('bench-audit.json', { meta, ...audit })
       }
       await kafka?.deleteCreatedTopics()
@@ -456,7 +468,7 @@ async function main(): Promise<void> {
       ...shipperTargets(restart, positions)
     ]
     section(
-      'Targets (issues 6, 14, 16 and 32)',
+      'Targets',
       targets
         .map(
           (t) =>
@@ -464,11 +476,19 @@ async function main(): Promise<void> {
         )
         .join('\n')
     )
-    writeJson('bench-summary.json', { meta, seconds: (Date.now() - started) / 1000, targets, decode })
-    process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
+    const seconds = (Date.now() - started) / 1000
+    const loadSeen = load.stop()
+    writeJson('bench-summary.json', { meta, seconds, load: loadSeen, targets, decode })
+    process.stdout.write(
+      `\ntotal ${seconds.toFixed(0)} s; 1-minute load average ${loadSeen.min.toFixed(1)}-${loadSeen.max.toFixed(1)} (median ${loadSeen.median.toFixed(1)})\n`
+    )
     // Only a run of every section replaces the page: a partial one would drop the other sections' figures.
     if (process.argv.length <= 2) {
-      writeResultsPage(fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url)), benchRuns(), sections)
+      writeResultsPage(
+        fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url)),
+        { commit, runs: benchRuns(), seconds, load: loadSeen, broker, librdkafkaConfluent },
+        sections
+      )
       log('wrote docs/benchmarks.md')
     }
   } finally {
