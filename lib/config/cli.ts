@@ -6,14 +6,11 @@ import { securityFrom, tlsWarnings, type SecurityFlags } from './security.js'
 
 export type CliOptions = NonNullable<ParseArgsConfig['options']>
 
-/** Flags every service shares: where the cluster is, logging, and the metrics/health listener. */
-export const COMMON_OPTIONS = {
+/** Flags every command that talks to a cluster shares: where the cluster is, security, logging. */
+export const CONNECTION_OPTIONS = {
   brokers: { type: 'string' },
   'client-id': { type: 'string' },
   'log-level': { type: 'string' },
-  'metrics-port': { type: 'string' },
-  'metrics-host': { type: 'string' },
-  'wait-for-brokers-s': { type: 'string' },
   'security-protocol': { type: 'string' },
   'sasl-mechanism': { type: 'string' },
   'sasl-username': { type: 'string' },
@@ -27,14 +24,24 @@ export const COMMON_OPTIONS = {
   help: { type: 'boolean', short: 'h' }
 } as const satisfies CliOptions
 
-export const COMMON_HELP = `Connection and service options:
-  --brokers HOST:PORT[,...]   bootstrap brokers (env KAFKA_BROKERS)
-  --client-id ID              client id sent to the brokers (default squeeze)
-  --metrics-port PORT         serve /metrics, /healthz, /readyz on this port (off by default)
+/**
+ * Flags of the long-running services (produce, copy, consume) on top of the connection's: the metrics/health
+ * listener and waiting for the cluster. One-shot commands (compare, audit, bench) refuse them rather than
+ * accept a port they would never serve.
+ */
+export const COMMON_OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+  'wait-for-brokers-s': { type: 'string' }
+} as const satisfies CliOptions
+
+const SERVICE_HELP = `  --metrics-port PORT         serve /metrics, /healthz, /readyz on this port (off by default)
   --metrics-host HOST         address the metrics listener binds (default 127.0.0.1)
   --wait-for-brokers-s S      keep retrying (readyz 503) for up to S seconds while Kafka or the topics are not
-                              there yet, instead of failing at once (default 0; services in containers: set it)
-  --log-level LEVEL           trace|debug|info|warn|error|silent (default info); logs are JSON on stderr
+                              there yet, instead of failing at once (default 0; services in containers: set it)`
+
+const SECURITY_AND_LOG_HELP = `  --log-level LEVEL           trace|debug|info|warn|error|silent (default info); logs are JSON on stderr
 Security (flag, else environment, else --client-config):
   --security-protocol P       PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL (env KAFKA_SECURITY_PROTOCOL; default PLAINTEXT)
   --sasl-mechanism M          PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 (env KAFKA_SASL_MECHANISM)
@@ -52,6 +59,19 @@ Security (flag, else environment, else --client-config):
                               ssl.key.password, ssl.endpoint.identification.algorithm; other keys are logged as
                               ignored; JKS/PKCS12 stores are refused (give PEM files)
   -h, --help                  this help`
+
+/** The help of the flags in CONNECTION_OPTIONS, for the one-shot commands. */
+export const CONNECTION_HELP = `Connection options:
+  --brokers HOST:PORT[,...]   bootstrap brokers (env KAFKA_BROKERS)
+  --client-id ID              client id sent to the brokers (default squeeze)
+${SECURITY_AND_LOG_HELP}`
+
+/** The help of the flags in COMMON_OPTIONS, for the long-running services. */
+export const COMMON_HELP = `Connection and service options:
+  --brokers HOST:PORT[,...]   bootstrap brokers (env KAFKA_BROKERS)
+  --client-id ID              client id sent to the brokers (default squeeze)
+${SERVICE_HELP}
+${SECURITY_AND_LOG_HELP}`
 
 /** node:util parseArgs, with its errors turned into one clear config error. */
 export function parseCli<T extends CliOptions>(

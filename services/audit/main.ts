@@ -11,8 +11,8 @@ import { Progress } from '../../lib/progress/progress.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { parseSampleBudget } from '../../lib/compare/projection/sweep-flags.js'
 import {
-  COMMON_HELP,
-  COMMON_OPTIONS,
+  CONNECTION_HELP,
+  CONNECTION_OPTIONS,
   connectionFrom,
   parseCommandLine,
   parseInteger,
@@ -64,13 +64,13 @@ Output:
   --json FILE  --markdown FILE  --chart FILE.svg (the top 20 savings)
   --quiet                    no progress on stderr
   --progress-every S         seconds between JSON progress lines when stderr is not a terminal (default 10)
-${COMMON_HELP}
+${CONNECTION_HELP}
 
 Exit codes: 0 every topic audited; 1 runtime failure; 2 invalid arguments; 3 credentials refused; 4 TLS handshake
 failed; ${EXIT_PARTIAL} partial report (a topic failed, was not readable, or --max-duration ended the pass).`
 
 const OPTIONS = {
-  ...COMMON_OPTIONS,
+  ...CONNECTION_OPTIONS,
   topics: { type: 'string' },
   exclude: { type: 'string' },
   sample: { type: 'string' },

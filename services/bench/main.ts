@@ -14,7 +14,7 @@ import {
 import { readTopicSweepSource, type TopicSweepOptions } from '../../lib/sweep/topic-input.js'
 import { parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
 import {
-  COMMON_OPTIONS,
+  CONNECTION_OPTIONS,
   connectionFrom,
   oneOf,
   parseCommandLine,
@@ -78,14 +78,6 @@ MB/s is 10^6 bytes of uncompressed records per second of process CPU time, so it
 Every level's round trip is checked byte for byte. The batch-size table shows zstd:3 and lz4:1 at
 16 KiB..4 MiB batches. Exit codes: 0 done; 1 runtime failure (a round trip mismatch, a missing topic, no broker);
 2 invalid arguments.`
-
-// Connection, security and log flags: bench serves no metrics and waits for no broker.
-const {
-  'metrics-port': _metricsPort,
-  'metrics-host': _metricsHost,
-  'wait-for-brokers-s': _waitForBrokers,
-  ...CONNECTION_OPTIONS
-} = COMMON_OPTIONS
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,

@@ -12,8 +12,8 @@ import { runCompareSession, type CompareSessionSettings } from '../../lib/compar
 import { parseBatchSizeList, parseLingerList, parseSampleFlags } from '../../lib/compare/projection/sweep-flags.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../../lib/compare/topic-rate.js'
 import {
-  COMMON_HELP,
-  COMMON_OPTIONS,
+  CONNECTION_HELP,
+  CONNECTION_OPTIONS,
   connectionFrom,
   oneOf,
   parseCommandLine,
@@ -88,7 +88,7 @@ Clients (docs/clients.md):
   --wide                     every column in the printed report (default: fit the terminal, 100 columns
                              when stdout is not one); --json and --markdown always hold every field
   --quiet                    no progress line on stderr
-${COMMON_HELP}
+${CONNECTION_HELP}
 
 Bytes/day saved use the source's own ingest rate: a topic's offsets by timestamp (else its records' timestamps),
 a file's line timestamps, the generator's clock. Without one the report says so and gives savings per GiB of input.
@@ -96,7 +96,7 @@ a file's line timestamps, the generator's clock. Without one the report says so 
 Ctrl-C ends the copy and prints a partial report. Exit codes: 0 done; 1 runtime failure; 2 invalid arguments.`
 
 const OPTIONS = {
-  ...COMMON_OPTIONS,
+  ...CONNECTION_OPTIONS,
   topic: { type: 'string' },
   source: { type: 'string' },
   kind: { type: 'string' },

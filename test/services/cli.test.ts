@@ -97,6 +97,16 @@ process.on('exit', () => process.stderr.write(JSON.stringify([...files, ...proce
     assert.match(oneLine(result.stderr), /unknown codec "brotli": use one of none, gzip, snappy, lz4, zstd/)
   })
 
+  it('the one-shot commands refuse the services-only flags they would never serve, exit 2', async () => {
+    for (const command of ['compare', 'audit', 'bench']) {
+      const result = await squeeze([command, '--brokers', '127.0.0.1:9', '--metrics-port', '9464'])
+      assert.equal(result.code, 2, `${command}: ${result.stderr}`)
+      assert.match(oneLine(result.stderr), /metrics-port/, command)
+      const help = await squeeze([command, '--help'])
+      assert.doesNotMatch(help.stdout, /--metrics-port|--wait-for-brokers-s/, `${command} --help`)
+    }
+  })
+
   it('a level out of range names the valid range, exit 2', async () => {
     const result = await squeeze(['produce', '--topic', 't', '--brokers', '127.0.0.1:9', '--codec', 'zstd:30'])
     assert.equal(result.code, 2)
