@@ -75,11 +75,24 @@ function testProject(suffix: string, profiles: string[] = []) {
     Object.fromEntries(
       (await project.containers()).map((c) => [c.Service, c.Health === '' ? `${c.State} ${c.ExitCode}` : c.Health])
     )
+  /** Lets the producer write at least `records`, then stops it; it exits 0 once it flushed what it accepted. */
+  const produceBacklog = async (records: number): Promise<void> => {
+    await poll(
+      `the producer to be scraped with ${records} records produced`,
+      () => queryOrNone(`sum(squeeze_records_produced_total{job="squeeze-producer"})`),
+      (r) => Number(r[0]?.value[1] ?? 0) >= records,
+      120_000,
+      slowly
+    )
+    // `stop` gives the producer the file's stop_grace_period to flush what it accepted.
+    await project.compose(['stop', 'producer'], 180_000)
+    assert.equal((await project.container('producer')).ExitCode, 0, await project.logs())
+  }
   const cleanUp = async (): Promise<void> => {
     await project.down().catch(() => undefined)
     rmSync(dir, { recursive: true, force: true })
   }
-  return { project, dir, slowly, api, query, queryOrNone, healthOf, cleanUp }
+  return { project, dir, slowly, api, query, queryOrNone, healthOf, produceBacklog, cleanUp }
 }
 
 /** Polls until Prometheus's latest scrapes count `records` on every codec topic, copied and then consumed. */
@@ -110,7 +123,7 @@ async function waitForEveryCopyRead(
 }
 
 describe('docker compose up --build: docker-compose.yml run by Docker Compose itself', () => {
-  const { project, dir, slowly, api, query, queryOrNone, healthOf, cleanUp } = testProject('')
+  const { project, dir, slowly, api, query, queryOrNone, healthOf, produceBacklog, cleanUp } = testProject('')
   let services: Record<string, ComposeServiceConfig> = {}
 
   before(async () => {
@@ -153,17 +166,7 @@ describe('docker compose up --build: docker-compose.yml run by Docker Compose it
     { timeout: 1_200_000 },
     async () => {
       // A fixed backlog first, so the copier and compare batch the same records the same way.
-      await poll(
-        'the producer to be scraped with 10000 records produced',
-        () => queryOrNone(`sum(squeeze_records_produced_total{job="squeeze-producer"})`),
-        (r) => Number(r[0]?.value[1] ?? 0) >= 10_000,
-        120_000,
-        slowly
-      )
-      // `stop` gives the producer the file's stop_grace_period to flush what it accepted.
-      await project.compose(['stop', 'producer'], 180_000)
-      const stopped = await project.container('producer')
-      assert.equal(stopped.ExitCode, 0, await project.logs())
+      await produceBacklog(10_000)
 
       // --no-deps: the copier's depends_on would start the producer again and grow the backlog.
       await project.compose(
@@ -283,7 +286,7 @@ describe('docker compose up --build: docker-compose.yml run by Docker Compose it
 })
 
 describe('docker compose --profile replicated up: three brokers and replication factor 3', () => {
-  const { project, slowly, queryOrNone, healthOf, cleanUp } = testProject('-replicated', ['replicated'])
+  const { project, slowly, queryOrNone, healthOf, produceBacklog, cleanUp } = testProject('-replicated', ['replicated'])
 
   before(async () => {
     assert.ok(await dockerAnswers(), 'no Docker engine answers (scripts/test.sh starts one when run as root)')
@@ -308,15 +311,7 @@ describe('docker compose --profile replicated up: three brokers and replication 
         prometheus: 'healthy'
       })
 
-      await poll(
-        'the producer to be scraped with 5000 records produced',
-        () => queryOrNone(`sum(squeeze_records_produced_total{job="squeeze-producer"})`),
-        (r) => Number(r[0]?.value[1] ?? 0) >= 5000,
-        120_000,
-        slowly
-      )
-      await project.compose(['stop', 'producer'], 180_000)
-      assert.equal((await project.container('producer')).ExitCode, 0, await project.logs())
+      await produceBacklog(5000)
 
       const source = flag(services.copier?.command, '--topic')
       const codecTopics = flag(services.consumer?.command, '--topic').split(',')
