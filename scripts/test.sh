@@ -23,6 +23,9 @@ bash scripts/setup.sh
 # Peers the tests run against: kcat (librdkafka) writes foreign-client topics, the lz4 CLI is the reference decoder,
 # the capnp tool writes the reference packed encoding.
 bash scripts/ensure-apt.sh kcat lz4 capnproto
+# Docker Compose v2, the docker CLI plugin the compose tests run docker-compose.yml with: built from its Go module
+# on first use and cached outside the checkout (scripts/compose-v2.sh), so a warm run builds nothing.
+bash scripts/compose-v2.sh >/dev/null
 # Integration tests run on a containerized broker (testcontainers) when a Docker engine answers; start one if
 # none does, build the images no registry gives us, and stop the engine again if we started it. In CI the
 # container path is required: a broker selection that would fall back to the JVM broker fails instead.
