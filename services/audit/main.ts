@@ -1,6 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { setFlagsFromString } from 'node:v8'
 import { pathToFileURL } from 'node:url'
 import { CLIENT_NAMES, parseClients, targetsNeededFor } from '../../lib/apply/client-limits.js'
 import { pricesFrom } from '../../lib/audit/money.js'
@@ -134,15 +133,8 @@ function squeezeVersion(): string {
     .version
 }
 
-/**
- * The main thread's young generation, in MiB per semi-space: V8 grows it with the allocation rate, and reading
- * topic after topic would take it to hundreds of MiB of peak memory that small scavenges serve as well.
- */
-const MAIN_SEMI_SPACE_MB = 2
-
 export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   installKafkajsDecoders()
-  setFlagsFromString(`--max-semi-space-size=${MAIN_SEMI_SPACE_MB}`)
   const flags = parseCommandLine(argv, OPTIONS, AUDIT_HELP)
   if (flags === undefined) return 0
   const { values } = flags

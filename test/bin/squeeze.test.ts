@@ -39,9 +39,9 @@ function argumentPrinter(): string {
  * The flags the launchers should add here: one V8 thread on a machine with one or two cores online, and 8 MB
  * semi-spaces everywhere.
  */
-function expectedFlags(): string[] {
+function expectedFlags(semiSpaceMb = 8): string[] {
   const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim()
-  return [...(online === '0' || online === '0-1' ? ['--v8-pool-size=1'] : []), '--max-semi-space-size=8']
+  return [...(online === '0' || online === '0-1' ? ['--v8-pool-size=1'] : []), `--max-semi-space-size=${semiSpaceMb}`]
 }
 
 describe('bin/squeeze', () => {
@@ -62,6 +62,16 @@ describe('bin/squeeze', () => {
     assert.deepEqual(args.slice(0, flags.length), flags)
     assert.equal(realpathSync(resolve(args[flags.length] as string)), realpathSync(CLI))
     assert.deepEqual(args.slice(flags.length + 1), ['produce', '--file', 'a file with spaces.log', ''])
+  })
+
+  it('gives audit, which reads topic after topic, 2 MB semi-spaces, through either launcher', async () => {
+    const env = { SQUEEZE_NODE: argumentPrinter(), NODE_OPTIONS: '' }
+    const viaCli = await run(LAUNCHER, ['audit', '--topics', 'x'], env)
+    assert.equal(viaCli.code, 0, viaCli.stderr)
+    assert.deepEqual(viaCli.stdout.split('\n').slice(0, expectedFlags(2).length), expectedFlags(2))
+    const viaNode = await run(NODE_LAUNCHER, ['cli.js', 'audit'], env)
+    assert.equal(viaNode.code, 0, viaNode.stderr)
+    assert.deepEqual(viaNode.stdout.split('\n').slice(0, -1), [...expectedFlags(2), 'cli.js', 'audit'])
   })
 
   it('leaves the pool size to NODE_OPTIONS when that sets one', async () => {
