@@ -205,7 +205,7 @@ export class GroupMembership {
   private async keepAlive(): Promise<boolean> {
     try {
       const response = await this.deps.transport.heartbeat(await this.request(this.epoch))
-      if (response.errorCode === 0) {
+      if (response.errorCode === KafkaErrorCode.NONE) {
         this.epoch = response.memberEpoch
         return true
       }

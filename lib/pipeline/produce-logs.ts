@@ -5,7 +5,7 @@ import type { ValueWriter } from '../protocol/record-batch-builder.js'
 import type { Logger } from '../log/logger.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
 import type { SharedHeaders } from '../protocol/record.js'
-import { chunkLines, lineEnd, textEnd } from '../sources/file-source.js'
+import { chunkLines, lineEnd, textEnd } from '../sources/line-chunks.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
 import { ParseFailureLog, type ParseFailureExample } from './parse-failures.js'
 

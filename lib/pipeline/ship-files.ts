@@ -6,7 +6,7 @@ import type { Producer, ProducerRecord } from '../producer/producer.js'
 import { encodeHeaders } from '../protocol/record-batch-builder.js'
 import type { RecordHeader, SharedHeaders } from '../protocol/record.js'
 import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
-import { chunkLines } from '../sources/file-source.js'
+import { chunkLines } from '../sources/line-chunks.js'
 import { ParseFailureLog } from './parse-failures.js'
 import {
   emptySummary,

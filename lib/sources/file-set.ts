@@ -4,7 +4,7 @@ import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
 import type { Logger } from '../log/logger.js'
 import type { RecordHeader } from '../protocol/record.js'
 import { CriJoiner, criHeaders } from './cri.js'
-import { chunkLines, READ_ONCE_BYTES } from './file-source.js'
+import { chunkLines, READ_ONCE_BYTES } from './line-chunks.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
 import type { LineChunk, SourceItem } from './source.js'
 

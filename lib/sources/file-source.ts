@@ -1,9 +1,9 @@
 import { open, stat } from 'node:fs/promises'
-import { isUtf8 } from 'node:buffer'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { createLogger } from '../log/logger.js'
 import { FileSet } from './file-set.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
+import { chunkLines, NEWLINE, READ_ONCE_BYTES } from './line-chunks.js'
 import type { LineChunk, SourceBatch, SourceItem } from './source.js'
 
 export interface FileSourceOptions {
@@ -37,15 +37,6 @@ export async function* readFileLines(path: string, options: FileSourceOptions): 
 }
 
 /**
- * Bytes per read of a file read once: several hundred lines per batch. Below V8's large-object size (128 KiB), so a
- * read's text is an ordinary young string and the read buffer, its text and its lines stay in the CPU's cache; 1 MiB
- * reads took 0.82 s instead of 0.74 s for 200,000 syslog lines, and 1.54 s instead of 1.20 s for the access log.
- */
-export const READ_ONCE_BYTES = 96 * 1024
-const NEWLINE = 0x0a
-const CR = 0x0d
-
-/**
  * Lines of a file, read once or followed, a batch per read: the lines a read completed. A file read once is
  * read in 96 KiB chunks (readline's promise and event per line were a sixth of the producer's CPU; see
  * readFileChunks), each decoded in one toString: a newline byte never sits inside a UTF-8 sequence, so no
@@ -60,16 +51,6 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
   }
   const wantBytes = options.lineBytes ?? true
   for await (const chunk of readFileChunks(path, options)) yield chunkLines(chunk, wantBytes)
-}
-
-/**
- * The lines of a chunk (see LineChunk), each with its text, and its bytes where its text would not encode back to
- * them (bytes that are not valid UTF-8) and `wantBytes`; those are a copy, since the chunk's buffer is read into again.
- */
-export function chunkLines(chunk: LineChunk, wantBytes: boolean): SourceItem[] {
-  const { bytes, end } = chunk
-  if (!wantBytes || !needsBytes(bytes, end)) return linesOf(bytes, end, false)
-  return linesOf(Buffer.from(bytes.subarray(0, end)), end, true)
 }
 
 async function statOrThrow(path: string): Promise<void> {
@@ -144,54 +125,6 @@ export async function* readFileChunks(
 }
 
 /**
- * Whether the lines of `chunk[0, end)` need their bytes beside their text: only where the text would not encode back
- * to them, i.e. bytes that are not valid UTF-8 (a cut at a newline never splits a valid sequence).
- */
-function needsBytes(chunk: Buffer, end: number): boolean {
-  return !isUtf8(chunk.subarray(0, end))
-}
-
-/**
- * The lines of `chunk[0, end)` (`end` at a newline or the end of the file), each with its text, and its bytes if
- * `withBytes`. One toString for them all: a newline byte is never part of a UTF-8 sequence, valid or not, so the
- * text's lines and the bytes' lines pair up one to one.
- */
-function linesOf(chunk: Buffer, end: number, withBytes: boolean): SourceItem[] {
-  const texts = chunk.toString('utf8', 0, end).split('\n')
-  const items: SourceItem[] = new Array(texts.length)
-  if (!withBytes) {
-    for (let i = 0; i < texts.length; i++) items[i] = { kind: 'line', line: stripCr(texts[i] as string) }
-    return items
-  }
-  let start = 0
-  for (let i = 0; i < texts.length; i++) {
-    const stop = lineEnd(chunk, start, end)
-    const textStop = textEnd(chunk, start, stop)
-    const text = texts[i] as string
-    // A CR byte always decodes to '\r', so the text loses one exactly when the bytes do.
-    items[i] = {
-      kind: 'line',
-      line: textStop < stop ? text.slice(0, -1) : text,
-      bytes: chunk.subarray(start, textStop)
-    }
-    start = stop + 1
-  }
-  return items
-}
-
-/** The end of the line that starts at `start` in a LineChunk's `bytes[0, end)`: its '\n', or `end` for the last. */
-export function lineEnd(bytes: Buffer, start: number, end: number): number {
-  const newline = bytes.indexOf(NEWLINE, start)
-  // Bytes past `end` are the next line's start, or stale.
-  return newline < 0 || newline > end ? end : newline
-}
-
-/** Where the text of the line `bytes[start, stop)` ends: before a CR that ends it (CRLF line endings). */
-export function textEnd(bytes: Buffer, start: number, stop: number): number {
-  return stop > start && bytes[stop - 1] === CR ? stop - 1 : stop
-}
-
-/**
  * tail -F without its losses, as a file set of one file without positions (see FileSet): a rotated-away file is
  * read to its end (and for rotateWaitMs longer) before it is closed, and after a copytruncate the lines appended
  * since the last read are taken from the copy, so nothing is skipped and nothing is read twice.
@@ -214,10 +147,6 @@ async function* followFile(path: string, options: FileSourceOptions): AsyncGener
 /** `path` as a glob that matches only itself. */
 function escapeGlob(path: string): string {
   return path.replace(/[*?[\]{}()!]/g, '[$&]')
-}
-
-function stripCr(line: string): string {
-  return line.endsWith('\r') ? line.slice(0, -1) : line
 }
 
 type LineOptions = Pick<FileSourceOptions, 'maxLineBytes' | 'onLineSplit'>
