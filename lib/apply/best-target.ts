@@ -21,9 +21,9 @@ export interface ClientTarget {
   readonly overall: string | null
   /** True when the client cannot set the overall pick. */
   readonly limited: boolean
-  /** This client's stored bytes / the overall pick's: 1.03 means its limit costs 3% more bytes. */
+  /** This client's stored bytes / the overall pick's: above 1, what its limit costs in bytes. */
   readonly storedShareOfOverall: number | null
-  /** The figures in one sentence: "librdkafka cannot set zstd:19; zstd:12 stores 1.03x of it". */
+  /** The figures in one sentence: which target the client cannot set, what it sets instead, and its stored bytes. */
   readonly text: string
 }
 
