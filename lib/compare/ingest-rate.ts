@@ -1,3 +1,5 @@
+import { seededRandom } from './projection/seeded-random.js'
+
 /**
  * How fast the source receives bytes, from evidence that is about the source and not about how fast compare
  * replayed it: the broker's offsets by timestamp for a topic, the lines' own timestamps for a file. One robust
@@ -121,11 +123,12 @@ export class TimestampSample {
   private stored = 0
   private seen = 0
   private sorted = true
-  private random: number
+  /** Seeded, so the same input gives the same report. */
+  private readonly next: () => number
 
   constructor(capacity = 100_000, seed = 0x9e3779b9) {
     this.reservoir = new Float64Array(capacity)
-    this.random = seed >>> 0
+    this.next = seededRandom(seed)
   }
 
   get count(): number {
@@ -175,16 +178,6 @@ export class TimestampSample {
       this.sorted = true
     }
     return values
-  }
-
-  // xorshift32: a seeded sample, so the same input gives the same report.
-  private next(): number {
-    let x = this.random
-    x ^= x << 13
-    x ^= x >>> 17
-    x ^= x << 5
-    this.random = x >>> 0
-    return this.random / 2 ** 32
   }
 }
 
