@@ -25,7 +25,11 @@ export interface FetchedBatches {
 export interface SplitLimits {
   /** The offset the fetch asked for: the first batch holds it, every later one starts after the one before. */
   readonly from: number
-  /** The partition's high watermark from the same answer (-1 when unknown): no batch reaches it. */
+  /**
+   * The partition's high watermark from the same answer (-1 when unknown). The broker takes it before it reads the
+   * log, and the read itself stops at the high watermark of that later moment, so batches may end past it; only a
+   * batch that starts past it after a gap in the offsets is implausible.
+   */
   readonly highWatermark: number
   /** The largest stored batch a reader takes: a longer declared length is corruption, not a batch to wait for. */
   readonly maxBatchBytes: number
@@ -33,8 +37,9 @@ export interface SplitLimits {
 
 /**
  * Cuts one partition's fetched record set into whole batches without decoding them. The length field sits outside
- * the CRC-checked region, so a corrupt one is caught here by its bounds, and offsets that go backwards or past the
- * high watermark by theirs. Such a batch ends the walk with its offsets (the header's when they are plausible, else
+ * the CRC-checked region, so a corrupt one is caught here by its bounds, and so is the base offset: one that goes
+ * backwards, or that leaves a gap and starts past the high watermark (offsets have gaps only where compaction removed
+ * records, far below it). Such a batch ends the walk with its offsets (the header's when they are plausible, else
  * the fetch position, so the reader moves on by one offset and never fetches the same bytes forever). A short tail
  * is a batch the broker cut at max bytes, left for the next fetch.
  */
@@ -47,7 +52,8 @@ export function splitFetched(data: Buffer, limits: SplitLimits): FetchedBatches 
     const lastOffset = baseOffset + data.readInt32BE(at + BATCH.LAST_OFFSET_DELTA)
     const inOrder =
       lastOffset >= baseOffset && lastOffset >= expected && (batches.length === 0 || baseOffset >= expected)
-    if (!inOrder || (limits.highWatermark >= 0 && lastOffset >= limits.highWatermark)) {
+    const gapPastEnd = limits.highWatermark >= 0 && baseOffset > Math.max(expected, limits.highWatermark)
+    if (!inOrder || gapPastEnd) {
       // After a good batch, the fetch position is already past it: the next fetch reads whatever lies there anew.
       if (batches.length > 0) break
       const error = corrupt(

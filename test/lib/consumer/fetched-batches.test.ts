@@ -68,6 +68,32 @@ describe('splitFetched: whole batches, with a corrupt length or offsets caught b
     assert.deepEqual([corrupt?.baseOffset, corrupt?.lastOffset], [0, 0])
   })
 
+  it('reads batches that end past the reported high watermark: the broker reads to a newer one than it reports', () => {
+    const offsets = splitFetched(recordSet(), { ...LIMITS, highWatermark: 3 }).batches.map((b) => b.lastOffset)
+    assert.deepEqual(offsets, [2, 6, 11])
+    const atTheEnd = splitFetched(recordSet(), { ...LIMITS, highWatermark: 0 })
+    assert.deepEqual([atTheEnd.batches.length, atTheEnd.corrupt], [3, null])
+  })
+
+  it('a first batch that leaves a gap and starts past the high watermark is corrupt framing', () => {
+    const data = recordSet()
+    data.writeBigInt64BE(5n, BATCH.BASE_OFFSET)
+    const { batches, corrupt } = splitFetched(data, { ...LIMITS, highWatermark: 3 })
+    assert.deepEqual(batches, [])
+    assert.deepEqual([corrupt?.baseOffset, corrupt?.lastOffset, corrupt?.error.code], [0, 0, ErrorCodes.BATCH_FRAMING])
+  })
+
+  it('a later batch that leaves a gap past the high watermark ends the split quietly, to be judged as a first one', () => {
+    const data = recordSet()
+    data.writeBigInt64BE(100n, secondAt(data) + BATCH.BASE_OFFSET)
+    const { batches, corrupt } = splitFetched(data, LIMITS)
+    assert.deepEqual(
+      batches.map((b) => b.lastOffset),
+      [2]
+    )
+    assert.equal(corrupt, null)
+  })
+
   it('a later batch whose offsets go backwards ends the split quietly: the next fetch starts after the good ones', () => {
     const data = recordSet()
     data.writeBigInt64BE(1n, secondAt(data) + BATCH.BASE_OFFSET)
