@@ -67,6 +67,24 @@ function section(title: string, body: string): void {
   process.stdout.write(`\n## ${title}\n\n${body}\n`)
 }
 
+/** The sections that failed in this run, each with its error's first line. */
+const failed: Array<{ name: string; error: string }> = []
+
+/**
+ * Runs one section; a failure is logged and recorded as a section of the page and an unmet target, and the run goes
+ * on, so one peer's crash late in an hour-long run does not throw away every other section's figures.
+ */
+async function attempt(name: string, run: () => Promise<void>): Promise<void> {
+  try {
+    await run()
+  } catch (err) {
+    const error = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''
+    failed.push({ name, error })
+    log(`section ${name} failed: ${error}`)
+    section(`${name}: failed in this run`, `The section stopped with: ${error}`)
+  }
+}
+
 async function httpDecodeRatio(): Promise<{ ratio: number; runs: number[] }> {
   const script = fileURLToPath(new URL('./http-decode.js', import.meta.url))
   const ratios: number[] = []
@@ -319,137 +337,150 @@ async function main(): Promise<void> {
   let positions: PositionsResult | undefined
   const javaRatios = new Map<string, number>()
   try {
-    if (wanted.has('ceiling') || wanted.has('producer')) {
-      ceilings = inputs.flatMap((i) => codecCeiling(i.kind, readLengthPrefixed(i.lengthPrefixed), BATCH_BYTES, dir))
-      section('Codec ceiling (same batches, codec alone)', ceilingTable(ceilings))
-      writeJson('bench-codec-ceiling.json', { meta, rows: ceilings })
-    }
-    if (wanted.has('parse')) {
-      parse = parseRates()
-      section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
-      writeJson('bench-parse.json', { meta, ...parse })
-    }
+    if (wanted.has('ceiling') || wanted.has('producer'))
+      await attempt('ceiling', async () => {
+        ceilings = inputs.flatMap((i) => codecCeiling(i.kind, readLengthPrefixed(i.lengthPrefixed), BATCH_BYTES, dir))
+        section('Codec ceiling (same batches, codec alone)', ceilingTable(ceilings))
+        writeJson('bench-codec-ceiling.json', { meta, rows: ceilings })
+      })
+    if (wanted.has('parse'))
+      await attempt('parse', async () => {
+        parse = parseRates()
+        section('Parsing and encoding, one core (bench/parse.ts)', parseTable(parse))
+        writeJson('bench-parse.json', { meta, ...parse })
+      })
     const needsBroker = all.filter((s) => !['ceiling', 'decode', 'parse'].includes(s)).some((s) => wanted.has(s))
     const kafka = needsBroker ? await openBenchKafka() : undefined
     if (kafka !== undefined)
       broker = kafka.kind === 'jvm' ? `the embedded Kafka JVM (${kafka.brokers})` : `${kafka.kind} (${kafka.brokers})`
     try {
-      if (kafka !== undefined && wanted.has('producer')) {
-        producer = await producerBench(kafka, inputs, ceilings, log)
-        const corpus = input('corpus')
-        const javaOrdered: Array<{ target: string; ratio: number; meanBatchKb: number; batches: number }> = []
-        for (const spec of [
-          { codec: 'zstd' as const, level: 3 },
-          { codec: 'lz4' as const, level: 1 }
-        ]) {
-          const j = await javaOrderedRatio(kafka, corpus, spec)
-          javaRatios.set(`corpus|${spec.codec}:${spec.level}`, j.ratio)
-          javaOrdered.push({ target: `${spec.codec}:${spec.level}`, ...j })
-        }
-        const squeezeCompress = producer
-          .filter((r) => r.peer === 'squeeze' && r.compressMBps !== undefined)
-          .map(
-            (r) =>
-              `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`
-          )
-        section(
-          'Producer (medians; squeeze/peer ratios; "vs lib ceiling" = input MB/s over the in-process codec MB/s per core)',
-          [
-            producerTable(producer, ceilings),
-            '',
-            `Java producer in file order (ConsoleProducer, corpus, for the stored-ratio target): ${javaOrdered.map((j) => `${j.target} ratio ${j.ratio.toFixed(2)} (${j.batches} batches, ${j.meanBatchKb.toFixed(0)} KB each)`).join('; ')}.`,
-            '',
-            `squeeze's compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}.`
-          ].join('\n')
-        )
-        writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
-      }
-      if (kafka !== undefined && wanted.has('levels')) {
-        levels = await producerBench(kafka, inputs, ceilings, log, {
-          targets: LEVEL_TARGETS,
-          peers: ['squeeze-1t', 'squeeze-2t', 'kcat', 'java-perf']
-        })
-        section(
-          "Producer at high zstd levels: squeeze's compression pool (-X squeeze.compression.threads=1, 2) vs kcat and ProducerPerformance",
-          spreadTable(levels, 'kcat')
-        )
-        writeJson('bench-producer-levels.json', { meta, rows: levels })
-      }
-      if (kafka !== undefined && wanted.has('lz4')) {
-        lz4 = await producerBench(kafka, inputs, ceilings, log, {
-          targets: [{ codec: 'lz4', level: 1 }],
-          peers: ['squeeze', 'kcat'],
-          runs: Math.max(5, benchRuns())
-        })
-        section('lz4 producer vs kcat (at least 5 runs)', spreadTable(lz4, 'kcat'))
-        writeJson('bench-producer-lz4.json', { meta, rows: lz4 })
-      }
-      if (kafka !== undefined && wanted.has('keeping-up')) {
-        keepingUp = await keepingUpBench(kafka, log)
-        section(
-          `Keeping up (http, ${keepingUp.schedule} records/s for ${keepingUp.stepSeconds} s each; medians and min-max of ${benchRuns()} runs)`,
-          keepingUpTable(keepingUp)
-        )
-        writeJson('bench-keeping-up.json', { meta, result: keepingUp })
-      }
-      if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier'))) {
-        const http = input('http')
-        // The copier needs only the consumer's source topics, not its peers' runs.
-        const c = await consumerBench(kafka, http, log, wanted.has('consumer') ? undefined : [])
-        if (wanted.has('consumer')) {
-          consumer = c.rows
+      if (kafka !== undefined && wanted.has('producer'))
+        await attempt('producer', async () => {
+          producer = await producerBench(kafka, inputs, ceilings, log)
+          const corpus = input('corpus')
+          const javaOrdered: Array<{ target: string; ratio: number; meanBatchKb: number; batches: number }> = []
+          for (const spec of [
+            { codec: 'zstd' as const, level: 3 },
+            { codec: 'lz4' as const, level: 1 }
+          ]) {
+            const j = await javaOrderedRatio(kafka, corpus, spec)
+            javaRatios.set(`corpus|${spec.codec}:${spec.level}`, j.ratio)
+            javaOrdered.push({ target: `${spec.codec}:${spec.level}`, ...j })
+          }
+          const squeezeCompress = producer
+            .filter((r) => r.peer === 'squeeze' && r.compressMBps !== undefined)
+            .map(
+              (r) =>
+                `${r.input} ${r.target} ${r.compressMBps?.toFixed(0)} MB/s per CPU s = ${(((r.compressMBps ?? 0) / (ceilingFor(ceilings, r.input, r.target)?.libCompressMBps ?? NaN)) * 100).toFixed(0)}% of the library ceiling`
+            )
           section(
-            `Consumer (http input, ${consumer[0]?.records ?? http.records} records, medians)`,
-            consumerTable(consumer, ceilings)
+            'Producer (medians; squeeze/peer ratios; "vs lib ceiling" = input MB/s over the in-process codec MB/s per core)',
+            [
+              producerTable(producer, ceilings),
+              '',
+              `Java producer in file order (ConsoleProducer, corpus, for the stored-ratio target): ${javaOrdered.map((j) => `${j.target} ratio ${j.ratio.toFixed(2)} (${j.batches} batches, ${j.meanBatchKb.toFixed(0)} KB each)`).join('; ')}.`,
+              '',
+              `squeeze's compression path (CPU inside compress calls): ${squeezeCompress.join('; ')}.`
+            ].join('\n')
           )
-          writeJson('bench-consumer.json', { meta, rows: consumer })
-        }
-        const source = c.sourceTopics.get('zstd:3')
-        if (wanted.has('copier') && source !== undefined) {
-          const rows = await copierBench(kafka, source, log)
-          copier = rows[0]
-          copierSpeedup = transcodingSpeedup(rows)
+          writeJson('bench-producer.json', { meta, rows: producer, javaOrdered })
+        })
+      if (kafka !== undefined && wanted.has('levels'))
+        await attempt('levels', async () => {
+          levels = await producerBench(kafka, inputs, ceilings, log, {
+            targets: LEVEL_TARGETS,
+            peers: ['squeeze-1t', 'squeeze-2t', 'kcat', 'java-perf']
+          })
           section(
-            `Copier (source: http zstd:3, ${copier?.sourceRecords} records, to six targets, medians)`,
-            copierTable(rows)
+            "Producer at high zstd levels: squeeze's compression pool (-X squeeze.compression.threads=1, 2) vs kcat and ProducerPerformance",
+            spreadTable(levels, 'kcat')
           )
-          writeJson('bench-copier.json', { meta, rows })
-        }
-      }
-      if (kafka !== undefined && wanted.has('e2e')) {
-        e2e = await endToEndBench(kafka, dir, log)
-        section(endToEndTitle(e2e), endToEndTable(e2e))
-        writeJson('bench-end-to-end.json', { meta, ...e2e })
-      }
-      if (kafka !== undefined && wanted.has('restart')) {
-        restart = await restartBench(kafka, dir, log)
-        section(restartTitle(restart), restartTable(restart))
-        writeJson('bench-restart.json', { meta, ...restart })
-      }
-      if (kafka !== undefined && wanted.has('positions')) {
-        positions = await positionsBench(kafka, dir, log)
-        section(positionsTitle(positions), positionsTable(positions))
-        writeJson('bench-positions.json', { meta, ...positions })
-      }
-      if (kafka !== undefined && wanted.has('audit')) {
-        audit = await auditScaleBench(kafka, dir, log)
-        section(
-          'squeeze audit at cluster scale (bench/audit-scale.ts)',
-          `${auditScaleNote(audit)}\n\n${auditScaleTable(audit)}`
-        )
-        writeJson('bench-audit.json', { meta, ...audit })
-      }
+          writeJson('bench-producer-levels.json', { meta, rows: levels })
+        })
+      if (kafka !== undefined && wanted.has('lz4'))
+        await attempt('lz4', async () => {
+          lz4 = await producerBench(kafka, inputs, ceilings, log, {
+            targets: [{ codec: 'lz4', level: 1 }],
+            peers: ['squeeze', 'kcat'],
+            runs: Math.max(5, benchRuns())
+          })
+          section('lz4 producer vs kcat (at least 5 runs)', spreadTable(lz4, 'kcat'))
+          writeJson('bench-producer-lz4.json', { meta, rows: lz4 })
+        })
+      if (kafka !== undefined && wanted.has('keeping-up'))
+        await attempt('keeping-up', async () => {
+          keepingUp = await keepingUpBench(kafka, log)
+          section(
+            `Keeping up (http, ${keepingUp.schedule} records/s for ${keepingUp.stepSeconds} s each; medians and min-max of ${benchRuns()} runs)`,
+            keepingUpTable(keepingUp)
+          )
+          writeJson('bench-keeping-up.json', { meta, result: keepingUp })
+        })
+      if (kafka !== undefined && (wanted.has('consumer') || wanted.has('copier')))
+        await attempt(wanted.has('consumer') ? 'consumer' : 'copier', async () => {
+          const http = input('http')
+          // The copier needs only the consumer's source topics, not its peers' runs.
+          const c = await consumerBench(kafka, http, log, wanted.has('consumer') ? undefined : [])
+          if (wanted.has('consumer')) {
+            consumer = c.rows
+            section(
+              `Consumer (http input, ${consumer[0]?.records ?? http.records} records, medians)`,
+              consumerTable(consumer, ceilings)
+            )
+            writeJson('bench-consumer.json', { meta, rows: consumer })
+          }
+          const source = c.sourceTopics.get('zstd:3')
+          if (wanted.has('copier') && source !== undefined)
+            await attempt('copier', async () => {
+              const rows = await copierBench(kafka, source, log)
+              copier = rows[0]
+              copierSpeedup = transcodingSpeedup(rows)
+              section(
+                `Copier (source: http zstd:3, ${copier?.sourceRecords} records, to six targets, medians)`,
+                copierTable(rows)
+              )
+              writeJson('bench-copier.json', { meta, rows })
+            })
+        })
+      if (kafka !== undefined && wanted.has('e2e'))
+        await attempt('e2e', async () => {
+          e2e = await endToEndBench(kafka, dir, log)
+          section(endToEndTitle(e2e), endToEndTable(e2e))
+          writeJson('bench-end-to-end.json', { meta, ...e2e })
+        })
+      if (kafka !== undefined && wanted.has('restart'))
+        await attempt('restart', async () => {
+          restart = await restartBench(kafka, dir, log)
+          section(restartTitle(restart), restartTable(restart))
+          writeJson('bench-restart.json', { meta, ...restart })
+        })
+      if (kafka !== undefined && wanted.has('positions'))
+        await attempt('positions', async () => {
+          positions = await positionsBench(kafka, dir, log)
+          section(positionsTitle(positions), positionsTable(positions))
+          writeJson('bench-positions.json', { meta, ...positions })
+        })
+      if (kafka !== undefined && wanted.has('audit'))
+        await attempt('audit', async () => {
+          audit = await auditScaleBench(kafka, dir, log)
+          section(
+            'squeeze audit at cluster scale (bench/audit-scale.ts)',
+            `${auditScaleNote(audit)}\n\n${auditScaleTable(audit)}`
+          )
+          writeJson('bench-audit.json', { meta, ...audit })
+        })
       await kafka?.deleteCreatedTopics()
     } finally {
       await kafka?.close()
     }
-    if (wanted.has('decode')) {
-      decode = await httpDecodeRatio()
-      section(
-        'HTTP decode (bench/http-decode.ts)',
-        `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`
-      )
-    }
+    if (wanted.has('decode'))
+      await attempt('decode', async () => {
+        decode = await httpDecodeRatio()
+        section(
+          'HTTP decode (bench/http-decode.ts)',
+          `Cap'n Proto fast reader / JSON.parse records/s: ${decode.ratio.toFixed(2)}x (median of ${decode.runs.length} runs: ${decode.runs.map((r) => r.toFixed(2)).join(', ')})`
+        )
+      })
     const targets = [
       ...evaluate(producer, javaRatios, ceilings, consumer, copier, decode?.ratio, parse, e2e),
       ...poolAndLz4Targets(levels, lz4),
@@ -465,7 +496,13 @@ async function main(): Promise<void> {
             }
           ]),
       ...auditTargets(audit),
-      ...shipperTargets(restart, positions)
+      ...shipperTargets(restart, positions),
+      ...failed.map((f) => ({
+        name: `section ${f.name} ran to its end`,
+        value: NaN,
+        threshold: 'no error',
+        met: false
+      }))
     ]
     section(
       'Targets',
@@ -482,7 +519,8 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\ntotal ${seconds.toFixed(0)} s; 1-minute load average ${loadSeen.min.toFixed(1)}-${loadSeen.max.toFixed(1)} (median ${loadSeen.median.toFixed(1)})\n`
     )
-    // Only a run of every section replaces the page: a partial one would drop the other sections' figures.
+    // Only a run of every section replaces the page: a partial one would drop the other sections' figures. A section
+    // that failed stays on the page as such, and the run's exit code says so.
     if (process.argv.length <= 2) {
       writeResultsPage(
         fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url)),
@@ -491,6 +529,7 @@ async function main(): Promise<void> {
       )
       log('wrote docs/benchmarks.md')
     }
+    if (failed.length > 0) process.exitCode = 1
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
