@@ -302,4 +302,8 @@ sleep "$RUN_S"
 stop_producer
 copies_whole
 consumer_check
+# A copier stops (and its pod restarts) when a destination does not take a batch within delivery.timeout.ms, as
+# happens when the broker is away longer than that: the restarts say how the figures above came about.
+log "container restarts: $(kubectl get pods -A --no-headers \
+  -o custom-columns='POD:.metadata.name,RESTARTS:.status.containerStatuses[0].restartCount' | awk '{ printf "%s %s; ", $1, $2 }')"
 log "passed in $(since "$STARTED") s (rate $RATE records/s, $RUN_S s between steps)"
