@@ -341,7 +341,8 @@ full_ref() {
 imported() { # TAR
   local manifest config ref digest
   manifest="$(tar -xOf "$1" manifest.json 2>/dev/null)" || return 1
-  config="$(sed -n 's/.*"Config":"\(blobs\/sha256\/\)\{0,1\}\([0-9a-f]\{64\}\)\(\.json\)\{0,1\}".*/\2/p' <<<"$manifest")"
+  # "<id>.json" from older Docker engines, "blobs/sha256/<id>" from newer ones.
+  config="$(grep -o '"Config":"[^"]*"' <<<"$manifest" | grep -o '[0-9a-f]\{64\}' | head -n1)"
   [ -n "$config" ] || return 1
   for ref in $(sed -n 's/.*"RepoTags":\[\([^]]*\)\].*/\1/p' <<<"$manifest" | tr -d '"' | tr ',' ' '); do
     digest="$(ctr --address "$CONTAINERD_SOCK" -n k8s.io images ls "name==$(full_ref "$ref")" 2>/dev/null |

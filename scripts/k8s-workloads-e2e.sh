@@ -5,10 +5,11 @@
 #      engine and imported into the cluster's containerd (the engine is stopped again if this script started it);
 #   2. `kubectl apply -k` of the overlay: Kafka's StatefulSet and squeeze's producer, copier and consumer Ready
 #      under the restricted Pod Security Standard, the records flowing into every destination topic;
-#   3. the copier StatefulSet scaled from 1 to 2: both pods hold source partitions;
+#   3. the copier StatefulSet scaled from 1 to 2 and the consumer Deployment from 1 to 3: every pod holds partitions;
 #   4. the Kafka pod and a copier pod deleted while records flow: both come back Ready and the copy goes on;
 #   5. the producer stopped (a bounded count): every source record is in every destination (duplicates from
-#      at-least-once redelivery counted and allowed, a lost or foreign record fails), and the consumer read them all.
+#      at-least-once redelivery counted and allowed, a lost or foreign record fails), and the consumers, together,
+#      read them all.
 # Prints the figures it measured (records, seconds). Exits non-zero on the first check that fails; the cluster
 # goes down whatever happened.
 #   SQUEEZE_K8S_RATE        producer records/s (default 200)
@@ -81,6 +82,18 @@ metric() { # NAMESPACE POD NAME [FILTER]
     awk -v name="$3" -v filter="${4:-}" '
       $1 ~ "^" name "([{]|$)" && (filter == "" || index($1, filter)) { sum += $NF; seen = 1 }
       END { if (seen) printf "%d\n", sum; else print "none" }'
+}
+
+# Sums a metric over every pod of a component.
+component_metric() { # COMPONENT NAME [FILTER]
+  local pod n total=0 seen=0
+  for pod in $(pods_of squeeze "$1"); do
+    n="$(metric squeeze "$pod" "$2" "${3:-}")"
+    [ "$n" = none ] && continue
+    total=$((total + n))
+    seen=1
+  done
+  [ "$seen" = 1 ] && echo "$total" || echo none
 }
 
 pods_of() { # NAMESPACE COMPONENT
@@ -161,10 +174,9 @@ EOF
 }
 
 every_destination_read() {
-  local consumer topic n
-  consumer="$(pods_of squeeze consumer)"
+  local topic n
   for topic in ${1//,/ }; do
-    n="$(metric squeeze "$consumer" squeeze_records_consumed_total "topic=\"$topic\"")"
+    n="$(component_metric consumer squeeze_records_consumed_total "topic=\"$topic\"")"
     [ "$n" != none ] && [ "$n" -gt 0 ] || return 1
   done
 }
@@ -194,6 +206,30 @@ scale_copier() {
   log "3. copier scaled 1 -> 2 in $(since "$started") s: squeeze-copier-0 holds \
 $(metric squeeze squeeze-copier-0 squeeze_copier_assigned_partitions), squeeze-copier-1 holds \
 $(metric squeeze squeeze-copier-1 squeeze_copier_assigned_partitions) source partitions"
+}
+
+# Every consumer holds some of the destinations' partitions, and together all of them.
+consumers_share() {
+  local pod n total=0 partitions topics
+  partitions="$(kubectl -n squeeze get configmap squeeze-config -o jsonpath='{.data.SOURCE_PARTITIONS}')"
+  topics="$(destinations | tr ',' '\n' | grep -c .)"
+  for pod in $(pods_of squeeze consumer); do
+    n="$(metric squeeze "$pod" squeeze_consumer_assigned_partitions)"
+    [ "$n" != none ] && [ "$n" -gt 0 ] || return 1
+    total=$((total + n))
+  done
+  [ "$total" -eq $((partitions * topics)) ]
+}
+
+scale_consumer() {
+  local started=$SECONDS pod shares=""
+  kubectl -n squeeze scale deployment/squeeze-consumer --replicas=3
+  kubectl -n squeeze rollout status deployment/squeeze-consumer --timeout=300s
+  until_true 180 "three consumers holding partitions" consumers_share
+  for pod in $(pods_of squeeze consumer); do
+    shares+=" $(metric squeeze "$pod" squeeze_consumer_assigned_partitions)"
+  done
+  log "3. consumer scaled 1 -> 3 in $(since "$started") s: the pods hold$shares of the destinations' partitions"
 }
 
 uid_of() { kubectl -n "$1" get pod "$2" -o jsonpath='{.metadata.uid}' 2>/dev/null || true; }
@@ -258,27 +294,34 @@ copies_whole() {
 is in every destination, $(since "$started") s after the producer stopped"
 }
 
+# A destination's record count, as copy-check found it.
+records_held() { # TOPIC
+  node -e 'console.log(JSON.parse(process.argv[1]).destinations.find((d) => d.topic === process.argv[2]).records)' \
+    "$RESULT" "$1"
+}
+
 consumer_read_all() {
-  local consumer topic held read restarts
-  consumer="$(pods_of squeeze consumer)"
-  restarts="$(kubectl -n squeeze get pod "$consumer" -o jsonpath='{.status.containerStatuses[0].restartCount}')"
-  [ "$restarts" = 0 ] || { log "consumer restarted $restarts times: its counters began again"; return 1; }
+  local pod topic held read restarts
+  for pod in $(pods_of squeeze consumer); do
+    restarts="$(kubectl -n squeeze get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')"
+    [ "$restarts" = 0 ] || fail "consumer $pod restarted $restarts times: its counters began again"
+  done
   for topic in $(destinations | tr ',' ' '); do
-    held="$(node -e 'console.log(JSON.parse(process.argv[1]).destinations.find((d) => d.topic === process.argv[2]).records)' \
-      "$RESULT" "$topic")"
-    read="$(metric squeeze "$consumer" squeeze_records_consumed_total "topic=\"$topic\"")"
+    held="$(records_held "$topic")"
+    read="$(component_metric consumer squeeze_records_consumed_total "topic=\"$topic\"")"
     [ "$read" != none ] && [ "$read" -ge "$held" ] || return 1
   done
 }
 
 consumer_check() {
-  local started=$SECONDS consumer topic
-  until_true 300 "the consumer reading every destination record" consumer_read_all
-  consumer="$(pods_of squeeze consumer)"
+  local started=$SECONDS topic
+  until_true 300 "the consumers reading every destination record" consumer_read_all
+  # More read than held: a rebalance handed a partition over before its last commit, and it was read again.
   for topic in $(destinations | tr ',' ' '); do
-    log "5. consumer read $(metric squeeze "$consumer" squeeze_records_consumed_total "topic=\"$topic\"") records of $topic"
+    log "5. the consumers read $(component_metric consumer squeeze_records_consumed_total "topic=\"$topic\"") \
+records of $topic, which holds $(records_held "$topic")"
   done
-  log "5. the consumer read every destination record, $(since "$started") s after the copies were whole"
+  log "5. the consumers read every destination record, $(since "$started") s after the copies were whole"
 }
 
 # ---------------------------------------------------------------- main
@@ -296,6 +339,7 @@ apply_overlay
 records_flow
 sleep "$RUN_S"
 scale_copier
+scale_consumer
 sleep "$RUN_S"
 restart_pods
 sleep "$RUN_S"
@@ -305,5 +349,6 @@ consumer_check
 # A copier stops (and its pod restarts) when a destination does not take a batch within delivery.timeout.ms, as
 # happens when the broker is away longer than that: the restarts say how the figures above came about.
 log "container restarts: $(kubectl get pods -A --no-headers \
-  -o custom-columns='POD:.metadata.name,RESTARTS:.status.containerStatuses[0].restartCount' | awk '{ printf "%s %s; ", $1, $2 }')"
+  -o custom-columns='POD:.metadata.name,RESTARTS:.status.containerStatuses[0].restartCount' |
+  awk '{ printf "%s %s; ", $1, $2 }')"
 log "passed in $(since "$STARTED") s (rate $RATE records/s, $RUN_S s between steps)"
