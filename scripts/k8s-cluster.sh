@@ -206,7 +206,8 @@ state = "$RUN/containerd"
 [plugins."io.containerd.internal.v1.opt"]
   path = "$STATE/containerd-opt"
 EOF
-  # Pods get addresses on a bridge of their own; no masquerading, so nothing leaves the machine through it.
+  # Pods get addresses on a bridge of their own; no masquerading, so nothing leaves the machine through it. Their
+  # one route besides the pod subnet is the service range, through the bridge, where kube-proxy's DNAT answers.
   cat >"$STATE/cni/net.d/10-squeeze.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
@@ -214,7 +215,10 @@ EOF
   "plugins": [
     {
       "type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "dataDir": "$STATE/cni/ipam"}
+      "ipam": {
+        "type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "dataDir": "$STATE/cni/ipam",
+        "routes": [{"dst": "$SERVICE_CIDR"}]
+      }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
@@ -323,9 +327,38 @@ pause_image() {
   echo "$out"
 }
 
+# The name containerd files a docker-archive tag under: docker.io/library/NAME:TAG for a bare name, as the CRI does.
+full_ref() {
+  case "$1" in
+    */*/*) echo "$1" ;;
+    */*) [[ "${1%%/*}" == *.* || "${1%%/*}" == *:* ]] && echo "$1" || echo "docker.io/$1" ;;
+    *) echo "docker.io/library/$1" ;;
+  esac
+}
+
+# True when containerd already holds every tag of TAR with the same image config (an image ID): images stay
+# between runs, and importing a large one again costs a minute of disk writes for nothing.
+imported() { # TAR
+  local manifest config ref digest
+  manifest="$(tar -xOf "$1" manifest.json 2>/dev/null)" || return 1
+  # "<id>.json" from older Docker engines, "blobs/sha256/<id>" from newer ones.
+  config="$(grep -o '"Config":"[^"]*"' <<<"$manifest" | grep -o '[0-9a-f]\{64\}' | head -n1)"
+  [ -n "$config" ] || return 1
+  for ref in $(sed -n 's/.*"RepoTags":\[\([^]]*\)\].*/\1/p' <<<"$manifest" | tr -d '"' | tr ',' ' '); do
+    digest="$(ctr --address "$CONTAINERD_SOCK" -n k8s.io images ls "name==$(full_ref "$ref")" 2>/dev/null |
+      awk 'NR == 2 { print $3 }')"
+    [ -n "$digest" ] || return 1
+    ctr --address "$CONTAINERD_SOCK" -n k8s.io content get "$digest" 2>/dev/null | grep -q "sha256:$config" || return 1
+  done
+}
+
 import_images() { # TAR...
   local tar
   for tar in "$@"; do
+    if imported "$tar"; then
+      log "already imported: $tar"
+      continue
+    fi
     ctr --address "$CONTAINERD_SOCK" -n k8s.io images import "$tar" >/dev/null
     log "imported $tar"
   done
@@ -425,7 +458,8 @@ down() {
   ip link del "$BRIDGE" 2>/dev/null || true
   # The kubelet's empty pod cgroups (cgroupfs driver), deepest first; a cgroup still in use refuses rmdir.
   find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} \; 2>/dev/null || true
-  rm -rf "$STATE/cni/ipam" "$STATE/etcd" "$STATE/kubelet"
+  # Volumes (hostPath PersistentVolumes of the tests) go with etcd, which held their claims.
+  rm -rf "$STATE/cni/ipam" "$STATE/etcd" "$STATE/kubelet" "$STATE/volumes"
   log "down"
 }
 

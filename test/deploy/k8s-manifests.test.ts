@@ -8,6 +8,7 @@ import { DEFAULT_PRODUCER_CONFIG, shutdownDeadlineMs } from '../../lib/producer/
 import {
   containersOf,
   isObject,
+  labelsOf,
   loadYamlDocuments,
   podSpecOf,
   renderKustomization,
@@ -19,7 +20,7 @@ import {
 } from './manifests.js'
 
 const K8S = join(ROOT, 'k8s')
-const OVERLAYS = ['dev', 'prod', 'existing-cluster', 'node-logs'] as const
+const OVERLAYS = ['dev', 'prod', 'existing-cluster', 'node-logs', 'local-kafka'] as const
 const WITH_STRIMZI = new Set(['dev', 'prod'])
 
 /** What squeeze needs of its own resources beyond the API schemas (which, e.g., leave `image` optional). */
@@ -42,9 +43,11 @@ function policyProblems(resources: Resource[]): string[] {
   }
   // The copier's deadline: the producer's, plus its last commit (services/copier/main.ts).
   const deadlineS = (shutdownDeadlineMs(timeouts) + 5000) / 1000
-  const workloads = resources.filter(
+  const allWorkloads = resources.filter(
     (r) => r.kind === 'Deployment' || r.kind === 'StatefulSet' || r.kind === 'DaemonSet'
   )
+  // squeeze's own pods; another workload in the overlay (local-kafka's broker) only counts as a Service's target.
+  const workloads = allWorkloads.filter((r) => labelsOf(r)['app.kubernetes.io/name'] === 'squeeze')
   for (const component of ['producer', 'consumer'])
     if (find('Deployment', `squeeze-${component}`) === undefined)
       problems.push(`Deployment squeeze-${component} is missing`)
@@ -98,7 +101,7 @@ function policyProblems(resources: Resource[]): string[] {
       }
     }
   }
-  const podLabels = workloads.map((d) => {
+  const podLabels = allWorkloads.map((d) => {
     const spec = d.spec as JsonObject
     const template = spec.template as JsonObject
     return isObject(template.metadata) && isObject(template.metadata.labels) ? template.metadata.labels : {}
@@ -377,7 +380,7 @@ describe('Kubernetes manifests', () => {
       for (const kind of ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser'])
         assert.equal(kinds.has(kind), WITH_STRIMZI.has(overlay), `${overlay}: ${kind}`)
       assert.ok(
-        resources.every((r) => typeof r.metadata.namespace === 'string'),
+        resources.every((r) => r.kind === 'Namespace' || typeof r.metadata.namespace === 'string'),
         `${overlay}: every resource gets the overlay's namespace`
       )
     }
@@ -407,8 +410,8 @@ describe('Kubernetes manifests', () => {
     }
     // As each overlay's comment says: uncomment its `components:` lines.
     const dir = editedCopy((k8s) => {
-      // node-logs builds on existing-cluster and takes its components.
-      for (const overlay of OVERLAYS.filter((o) => o !== 'node-logs')) {
+      // node-logs and local-kafka build on existing-cluster and take its components.
+      for (const overlay of OVERLAYS.filter((o) => o !== 'node-logs' && o !== 'local-kafka')) {
         const file = join(k8s, 'overlays', overlay, 'kustomization.yaml')
         if (readFileSync(file, 'utf8').includes('\n# components:\n'))
           replaceIn(file, '\n# components:\n', '\ncomponents:\n')
@@ -476,6 +479,38 @@ describe('Kubernetes manifests', () => {
       (r) => r.kind === 'Deployment' && r.metadata.name === 'squeeze-producer'
     ) as Resource
     assert.equal((producer.spec as JsonObject).replicas, 0, 'the generating producer is off')
+  })
+
+  it('local-kafka: squeeze and a one-node KRaft StatefulSet it bootstraps from, restricted Pod Security in both namespaces', () => {
+    const resources = renderKustomization(join(K8S, 'overlays', 'local-kafka'))
+    const namespaces = resources.filter((r) => r.kind === 'Namespace')
+    assert.deepEqual(namespaces.map((n) => n.metadata.name).sort(), ['kafka', 'squeeze'])
+    for (const n of namespaces) assert.equal(labelsOf(n)['pod-security.kubernetes.io/enforce'], 'restricted')
+    const kafka = resources.find((r) => r.kind === 'StatefulSet' && r.metadata.name === 'kafka') as Resource
+    assert.equal(kafka.metadata.namespace, 'kafka')
+    assert.equal((kafka.spec as JsonObject).replicas, 1)
+    const env = new Map(((containersOf(kafka)[0]?.env ?? []) as JsonObject[]).map((e) => [String(e.name), e] as const))
+    assert.deepEqual(env.get('POD_IP')?.valueFrom, { fieldRef: { fieldPath: 'status.podIP' } })
+    assert.equal(env.get('KAFKA_ADVERTISED_LISTENERS')?.value, 'INTERNAL://$(POD_IP):9092', 'no DNS name to resolve')
+    const claims = (kafka.spec as JsonObject).volumeClaimTemplates as JsonObject[]
+    assert.equal(claims.length, 1, 'the log directory outlives the pod')
+    // What the restricted standard asks of every container, squeeze's and Kafka's.
+    for (const workload of resources.filter((r) => r.kind === 'Deployment' || r.kind === 'StatefulSet')) {
+      const pod = podSpecOf(workload) as JsonObject
+      const podSecurity = pod.securityContext as JsonObject
+      assert.equal(podSecurity.runAsNonRoot, true, workload.metadata.name)
+      assert.deepEqual(podSecurity.seccompProfile, { type: 'RuntimeDefault' }, workload.metadata.name)
+      for (const c of containersOf(workload)) {
+        const sc = c.securityContext as JsonObject
+        assert.equal(sc.allowPrivilegeEscalation, false, workload.metadata.name)
+        assert.deepEqual((sc.capabilities as JsonObject).drop, ['ALL'], workload.metadata.name)
+      }
+    }
+    const config = resources.find((r) => r.kind === 'ConfigMap' && r.metadata.name === 'squeeze-config') as Resource
+    const data = config.data as JsonObject
+    const bootstrap = resources.find((r) => r.kind === 'Service' && r.metadata.name === 'kafka-bootstrap') as Resource
+    assert.equal(data.KAFKA_BROKERS, `kafka-bootstrap.${String(bootstrap.metadata.namespace)}.svc.cluster.local:9092`)
+    assert.equal(data.KAFKA_SECURITY_PROTOCOL, 'PLAINTEXT')
   })
 
   it('the docs state the Strimzi range that accepts the pinned Kafka version', () => {

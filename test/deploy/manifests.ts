@@ -143,7 +143,7 @@ function asResource(doc: Json, file: string): Resource {
   return doc as Resource
 }
 
-function labelsOf(r: Resource): JsonObject {
+export function labelsOf(r: Resource): JsonObject {
   return isObject(r.metadata.labels) ? r.metadata.labels : {}
 }
 
