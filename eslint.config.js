@@ -57,8 +57,7 @@ export default tseslint.config(
       'services/copier/main.ts',
       'services/consumer/main.ts',
       'lib/compare/projection/run-projection.ts',
-      'lib/apply/client-settings.ts',
-      'lib/formats/combined-log-bytes.ts'
+      'lib/apply/client-settings.ts'
     ],
     rules: { 'max-lines-per-function': ['error', { max: 200, skipBlankLines: true, skipComments: true, IIFEs: true }] }
   },
