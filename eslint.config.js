@@ -56,8 +56,7 @@ export default tseslint.config(
       'services/producer/main.ts',
       'services/copier/main.ts',
       'services/consumer/main.ts',
-      'lib/compare/projection/run-projection.ts',
-      'lib/apply/client-settings.ts'
+      'lib/compare/projection/run-projection.ts'
     ],
     rules: { 'max-lines-per-function': ['error', { max: 200, skipBlankLines: true, skipComments: true, IIFEs: true }] }
   },
