@@ -52,7 +52,7 @@ export default tseslint.config(
   },
   {
     // Still longer than 80 lines, to split: remove a file from this list once its functions fit.
-    files: ['services/copier/main.ts', 'services/consumer/main.ts'],
+    files: ['services/consumer/main.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 200, skipBlankLines: true, skipComments: true, IIFEs: true }] }
   },
   {
