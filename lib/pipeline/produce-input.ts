@@ -121,10 +121,7 @@ async function* oneByOne(items: AsyncIterable<SourceItem>): AsyncGenerator<Sourc
 }
 
 /** The first `max` items of the batches. */
-export async function* limit(
-  batches: AsyncIterable<SourceBatch>,
-  max: number | undefined
-): AsyncGenerator<SourceBatch> {
+async function* limit(batches: AsyncIterable<SourceBatch>, max: number | undefined): AsyncGenerator<SourceBatch> {
   if (max === undefined) {
     yield* batches
     return
