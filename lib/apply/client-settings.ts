@@ -181,103 +181,144 @@ export function settingsFor(
 ): ClientSettings {
   const target = formatCodecSpec(spec)
   const batching = batchingSettings(client, b, spec.codec)
-  const make = (format: SettingsFormat, lines: readonly string[], notes: readonly string[] = []): ClientSettings => ({
-    client,
-    target,
-    format,
-    text: `${lines.join('\n')}\n`,
-    notes
+  const { format, lines, notes = [] } = SETTINGS_TEXT[client]({ spec, target, b, ctx, batching })
+  return { client, target, format, text: `${lines.join('\n')}\n`, notes }
+}
+
+/** What a client's settings are written from: the codec, its name, the batching and its lines, where to point. */
+interface SettingsInput {
+  readonly spec: CodecSpec
+  readonly target: string
+  readonly b: BatchingTarget
+  readonly ctx: SettingsContext
+  /** The batching lines in the client's own names (batchingSettings). */
+  readonly batching: readonly string[]
+}
+
+/** A client's settings as lines of its format, and why a value is what it is where that needs saying. */
+interface SettingsText {
+  readonly format: SettingsFormat
+  readonly lines: readonly string[]
+  readonly notes?: readonly string[]
+}
+
+/** One writer per client: a client added to CLIENT_NAMES does not compile until it has one. */
+const SETTINGS_TEXT: Readonly<Record<ClientName, (input: SettingsInput) => SettingsText>> = {
+  java: ({ spec, b, ctx, batching }) => ({
+    format: 'properties',
+    lines: [`bootstrap.servers=${ctx.brokers}`, ...javaCodec(spec), ...batching],
+    notes: javaNotes(spec, b)
+  }),
+  librdkafka: ({ spec, ctx, batching }) => ({
+    format: 'properties',
+    lines: [`bootstrap.servers=${ctx.brokers}`, ...librdkafkaCodec(spec).map(([k, v]) => `${k}=${v}`), ...batching]
+  }),
+  'franz-go': franzGoSettings,
+  sarama: saramaSettings,
+  kafkajs: ({ spec, ctx, batching }) => ({ format: 'javascript', lines: kafkajsLines(spec, ctx, batching) }),
+  logstash: logstashSettings,
+  filebeat: filebeatSettings,
+  vector: vectorSettings,
+  'fluent-bit': fluentBitSettings,
+  squeeze: ({ target, ctx, batching }) => ({
+    format: 'shell',
+    lines: [`squeeze produce --brokers ${ctx.brokers} --topic ${ctx.topic} --codec ${target} ${batching.join(' ')}`]
   })
-  switch (client) {
-    case 'java':
-      return make(
-        'properties',
-        [`bootstrap.servers=${ctx.brokers}`, ...javaCodec(spec), ...batching],
-        javaNotes(spec, b)
-      )
-    case 'librdkafka':
-      return make('properties', [
-        `bootstrap.servers=${ctx.brokers}`,
-        ...librdkafkaCodec(spec).map(([k, v]) => `${k}=${v}`),
-        ...batching
-      ])
-    case 'franz-go': {
-      const level = spec.level === null || spec.codec === 'lz4' ? '' : `.WithLevel(${spec.level})`
-      return make('go', [
-        `kgo.SeedBrokers(${quote(ctx.brokers)}),`,
-        `kgo.DefaultProduceTopic(${quote(ctx.topic)}),`,
-        `kgo.ProducerBatchCompression(kgo.${GO_CODEC[spec.codec]}()${level}),`,
-        ...batching
-      ])
-    }
-    case 'sarama':
-      return make('go', [
-        'config := sarama.NewConfig()',
-        ...(spec.codec === 'zstd' ? ['config.Version = sarama.V2_1_0_0 // zstd needs Kafka 2.1+'] : []),
-        `config.Producer.Compression = sarama.${SARAMA_CODEC[spec.codec]}`,
-        ...(spec.level === null || spec.codec === 'lz4' ? [] : [`config.Producer.CompressionLevel = ${spec.level}`]),
-        ...batching
-      ])
-    case 'kafkajs':
-      return make('javascript', kafkajsLines(spec, ctx, batching))
-    case 'logstash':
-      return make(
-        'logstash',
-        [
-          'output {',
-          '  kafka {',
-          `    bootstrap_servers => ${quote(ctx.brokers)}`,
-          `    topic_id => ${quote(ctx.topic)}`,
-          `    compression_type => ${quote(spec.codec)}`,
-          ...batching.map((l) => `    ${l}`),
-          '  }',
-          '}'
-        ],
-        [`batch_size counts Java's compressed-size estimate, as the Java producer's batch.size does (${javaNote(b)})`]
-      )
-    case 'filebeat':
-      return make(
-        'yaml',
-        [
-          'output.kafka:',
-          `  hosts: [${quote(ctx.brokers)}]`,
-          `  topic: ${quote(ctx.topic)}`,
-          `  compression: ${spec.codec}`,
-          ...(spec.codec === 'gzip' && spec.level !== null ? [`  compression_level: ${spec.level}`] : []),
-          ...batching.map((l) => `  ${l}`)
-        ],
-        ['bulk_max_size counts events: the records a batch of the measured size holds, at the mean record size']
-      )
-    case 'vector':
-      return make('toml', [
-        '[sinks.kafka_out]',
-        'type = "kafka"',
-        'inputs = ["my-source-or-transform-id"]',
-        `bootstrap_servers = ${quote(ctx.brokers)}`,
-        `topic = ${quote(ctx.topic)}`,
-        `compression = ${quote(spec.codec)}`,
-        'encoding.codec = "json"',
-        '',
-        '[sinks.kafka_out.librdkafka_options]',
-        ...librdkafkaCodec(spec)
-          .filter(([k]) => k !== 'compression.codec')
-          .map(([k, v]) => `"${k}" = "${v}"`),
-        ...batching
-      ])
-    case 'fluent-bit':
-      return make('fluent-bit', [
-        '[OUTPUT]',
-        '    Name    kafka',
-        '    Match   *',
-        `    Brokers ${ctx.brokers}`,
-        `    Topics  ${ctx.topic}`,
-        ...librdkafkaCodec(spec).map(([k, v]) => `    rdkafka.${k} ${v}`),
-        ...batching.map((l) => `    ${l}`)
-      ])
-    case 'squeeze':
-      return make('shell', [
-        `squeeze produce --brokers ${ctx.brokers} --topic ${ctx.topic} --codec ${target} ${batching.join(' ')}`
-      ])
+}
+
+function franzGoSettings({ spec, ctx, batching }: SettingsInput): SettingsText {
+  const level = spec.level === null || spec.codec === 'lz4' ? '' : `.WithLevel(${spec.level})`
+  return {
+    format: 'go',
+    lines: [
+      `kgo.SeedBrokers(${quote(ctx.brokers)}),`,
+      `kgo.DefaultProduceTopic(${quote(ctx.topic)}),`,
+      `kgo.ProducerBatchCompression(kgo.${GO_CODEC[spec.codec]}()${level}),`,
+      ...batching
+    ]
+  }
+}
+
+function saramaSettings({ spec, batching }: SettingsInput): SettingsText {
+  return {
+    format: 'go',
+    lines: [
+      'config := sarama.NewConfig()',
+      ...(spec.codec === 'zstd' ? ['config.Version = sarama.V2_1_0_0 // zstd needs Kafka 2.1+'] : []),
+      `config.Producer.Compression = sarama.${SARAMA_CODEC[spec.codec]}`,
+      ...(spec.level === null || spec.codec === 'lz4' ? [] : [`config.Producer.CompressionLevel = ${spec.level}`]),
+      ...batching
+    ]
+  }
+}
+
+function logstashSettings({ spec, b, ctx, batching }: SettingsInput): SettingsText {
+  return {
+    format: 'logstash',
+    lines: [
+      'output {',
+      '  kafka {',
+      `    bootstrap_servers => ${quote(ctx.brokers)}`,
+      `    topic_id => ${quote(ctx.topic)}`,
+      `    compression_type => ${quote(spec.codec)}`,
+      ...batching.map((l) => `    ${l}`),
+      '  }',
+      '}'
+    ],
+    notes: [
+      `batch_size counts Java's compressed-size estimate, as the Java producer's batch.size does (${javaNote(b)})`
+    ]
+  }
+}
+
+function filebeatSettings({ spec, ctx, batching }: SettingsInput): SettingsText {
+  return {
+    format: 'yaml',
+    lines: [
+      'output.kafka:',
+      `  hosts: [${quote(ctx.brokers)}]`,
+      `  topic: ${quote(ctx.topic)}`,
+      `  compression: ${spec.codec}`,
+      ...(spec.codec === 'gzip' && spec.level !== null ? [`  compression_level: ${spec.level}`] : []),
+      ...batching.map((l) => `  ${l}`)
+    ],
+    notes: ['bulk_max_size counts events: the records a batch of the measured size holds, at the mean record size']
+  }
+}
+
+function vectorSettings({ spec, ctx, batching }: SettingsInput): SettingsText {
+  return {
+    format: 'toml',
+    lines: [
+      '[sinks.kafka_out]',
+      'type = "kafka"',
+      'inputs = ["my-source-or-transform-id"]',
+      `bootstrap_servers = ${quote(ctx.brokers)}`,
+      `topic = ${quote(ctx.topic)}`,
+      `compression = ${quote(spec.codec)}`,
+      'encoding.codec = "json"',
+      '',
+      '[sinks.kafka_out.librdkafka_options]',
+      ...librdkafkaCodec(spec)
+        .filter(([k]) => k !== 'compression.codec')
+        .map(([k, v]) => `"${k}" = "${v}"`),
+      ...batching
+    ]
+  }
+}
+
+function fluentBitSettings({ spec, ctx, batching }: SettingsInput): SettingsText {
+  return {
+    format: 'fluent-bit',
+    lines: [
+      '[OUTPUT]',
+      '    Name    kafka',
+      '    Match   *',
+      `    Brokers ${ctx.brokers}`,
+      `    Topics  ${ctx.topic}`,
+      ...librdkafkaCodec(spec).map(([k, v]) => `    rdkafka.${k} ${v}`),
+      ...batching.map((l) => `    ${l}`)
+    ]
   }
 }
 

@@ -85,6 +85,28 @@ function setDashable(text: Int32Array, slot: number, src: Buffer, from: number, 
   text[slot + 1] = dash ? 0 : to
 }
 
+/** End of the run of capital letters from `at` ([A-Z]*, the method's name). */
+function upperCaseEnd(src: Buffer, at: number, end: number): number {
+  let i = at
+  while (i < end && (src[i] as number) >= 0x41 && (src[i] as number) <= 0x5a) i++
+  return i
+}
+
+/** Whether `src[from, to)` is a protocol the format takes: `HTTP/` and a digit, with or without `.` and a digit. */
+function isHttpVersion(src: Buffer, from: number, to: number): boolean {
+  const length = to - from
+  if (length !== 8 && length !== 6) return false
+  for (let k = 0; k < HTTP_SLASH.length; k++) if (src[from + k] !== HTTP_SLASH[k]) return false
+  if (!isDigit(src[from + 5] as number)) return false
+  return length === 6 || (src[from + 6] === DOT && isDigit(src[from + 7] as number))
+}
+
+/** Index of the first `byte` in `src[from, to)`, or -1 when there is none. */
+function byteIndex(src: Buffer, from: number, to: number, byte: number): number {
+  for (let i = from; i < to; i++) if (src[i] === byte) return i
+  return -1
+}
+
 /** The method's ordinal, as methodFromString gives it for the text of `src[from, to)` ([A-Z]+). */
 function methodOrdinal(src: Buffer, from: number, to: number): number {
   const length = to - from
@@ -152,27 +174,14 @@ export function scanCombinedLine(
   const agentEnd = runEnd(src, agentStart, end, QUOTE)
   if (agentEnd !== end - 1) return false
   // The request: ([A-Z]+) (\S+) (HTTP\/\d(?:\.\d)?)$
-  let j = requestStart
-  while (j < requestEnd && (src[j] as number) >= 0x41 && (src[j] as number) <= 0x5a) j++
-  const methodEnd = j
+  const methodEnd = upperCaseEnd(src, requestStart, requestEnd)
   if (methodEnd === requestStart || src[methodEnd] !== SPACE || methodEnd >= requestEnd) return false
   const targetEnd = nonSpaceEnd(src, methodEnd + 1, requestEnd)
   const protocolStart = targetEnd + 1
-  const protocolLength = requestEnd - protocolStart
   if (targetEnd <= methodEnd + 1 || src[targetEnd] !== SPACE) return false
-  if (protocolLength !== 8 && protocolLength !== 6) return false
-  for (let k = 0; k < HTTP_SLASH.length; k++) if (src[protocolStart + k] !== HTTP_SLASH[k]) return false
-  if (!isDigit(src[protocolStart + 5] as number)) return false
-  const minor = protocolStart + 6
-  if (protocolLength === 8 && (src[minor] !== DOT || !isDigit(src[minor + 1] as number))) return false
+  if (!isHttpVersion(src, protocolStart, requestEnd)) return false
   // Every byte not checked above was checked to be ASCII by the runs; the timestamp is the caller's to parse.
-  let question = -1
-  for (let k = methodEnd + 1; k < targetEnd; k++) {
-    if (src[k] === QUESTION) {
-      question = k
-      break
-    }
-  }
+  const question = byteIndex(src, methodEnd + 1, targetEnd, QUESTION)
   out.src = src
   text[CLIENT_IP] = start
   text[CLIENT_IP + 1] = ipEnd

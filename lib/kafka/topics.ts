@@ -100,3 +100,13 @@ export async function createTopicsAndWait(admin: Admin, topics: ITopicConfig[]):
     { retries: 30, initialDelayMs: 50, maxDelayMs: 500, shouldRetry: () => true }
   )
 }
+
+/** The topics the cluster does not have, as an error naming them all; none when every topic exists. */
+export function missingTopicsError(existing: readonly string[], wanted: readonly string[]): SqueezeError | undefined {
+  const missing = wanted.filter((t) => !existing.includes(t))
+  if (missing.length === 0) return undefined
+  return new SqueezeError(
+    ErrorCodes.SOURCE,
+    `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`
+  )
+}

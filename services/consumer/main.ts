@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs'
+import type { Admin } from 'kafkajs'
 import { pathToFileURL } from 'node:url'
 import {
   COMMON_HELP,
@@ -8,25 +9,28 @@ import {
   parseCommandLine,
   serviceOptionsFrom
 } from '../../lib/config/cli.js'
-import { DEFAULT_READER_CONFIG, PartitionReader } from '../../lib/consumer/partition-reader.js'
-import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
-import { DEFAULT_PRODUCER_CONFIG, Producer, type ProducerConfig } from '../../lib/producer/producer.js'
-import { shutdownDeadlineMs } from '../../lib/producer/config.js'
-import { DEAD_LETTER_FAILURE_POLICIES, DeadLetters } from '../../lib/consumer/dead-letters.js'
-import { ErrorCodes, SqueezeError, errorMessage } from '../../lib/errors.js'
-import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
-import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
-import { bytesAllReplicas, describeLogDirs } from '../../lib/kafka/describe-log-dirs.js'
-import { createConsumerGroupMetrics, createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
 import { consumerPropertiesFrom } from '../../lib/config/consumer-properties.js'
-import { splitReadSettings } from '../../lib/config/read-properties.js'
-import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
 import { parseProperties } from '../../lib/config/producer-properties.js'
+import { splitReadSettings } from '../../lib/config/read-properties.js'
+import { DEAD_LETTER_FAILURE_POLICIES, DeadLetters } from '../../lib/consumer/dead-letters.js'
+import { addDiskBytes } from '../../lib/consumer/disk-sizes.js'
+import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
+import { DEFAULT_READER_CONFIG, PartitionReader, type ReaderHandlers } from '../../lib/consumer/partition-reader.js'
+import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
 import { runGroupMember } from '../../lib/group/run-group-member.js'
+import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
+import type { KafkajsCluster } from '../../lib/kafka/kafkajs-internals.js'
+import { missingTopicsError } from '../../lib/kafka/topics.js'
+import type { Logger } from '../../lib/log/logger.js'
+import { createConsumerGroupMetrics, createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
+import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
+import { shutdownDeadlineMs } from '../../lib/producer/config.js'
+import { DEFAULT_PRODUCER_CONFIG, Producer, type ProducerConfig } from '../../lib/producer/producer.js'
 import { renderConsumeReport } from '../../lib/report/consume-report.js'
 import { terminalLayout } from '../../lib/report/terminal.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
-import { runService } from '../../lib/service/run-service.js'
+import { runService, type ServiceContext } from '../../lib/service/run-service.js'
 
 export const CONSUME_HELP = `squeeze consume: read topics, decompress and decode every record, report bytes and CPU per topic.
 
@@ -73,6 +77,9 @@ const OPTIONS = {
   'on-dead-letter-failure': { type: 'string' }
 } as const
 
+type ConsumeFlags = NonNullable<ReturnType<typeof parseCommandLine<typeof OPTIONS>>>['values']
+type ConsumeSettings = ReturnType<typeof consumeSettings>
+
 export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const flags = parseCommandLine(argv, OPTIONS, CONSUME_HELP)
   if (flags === undefined) return 0
@@ -91,123 +98,138 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   return runService({
     name: 'squeeze-consumer',
     service,
-    configure: (log) => {
-      const connection = connectionFrom(values, env, log)
-      const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, 'http' as LogKind)
-      const readerConfig = {
-        ...DEFAULT_READER_CONFIG,
-        topics,
-        from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
-        untilEnd: values.follow !== true,
-        partitions: values.group === undefined ? ('all' as const) : ('assigned' as const),
-        isolation: oneOf(
-          values.isolation,
-          'isolation',
-          ['read_committed', 'read_uncommitted'] as const,
-          'read_committed'
-        ),
-        // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
-        reuseBatchMemory: true,
-        ...read
-      }
-      const onDeadLetterFailure = oneOf(
-        values['on-dead-letter-failure'],
-        'on-dead-letter-failure',
-        DEAD_LETTER_FAILURE_POLICIES,
-        'stop'
-      )
-      const format = formatName === 'none' ? null : formatFor(formatName)
-      // The dead-letter copies are flushed on shutdown: their producer's delivery and request timeouts bound that wait.
-      const deadLetterFlushMs = values['dead-letter-topic'] === undefined ? 0 : shutdownDeadlineMs(DEAD_LETTER_PRODUCER)
-      const shutdownTimeoutMs = 10_000 + deadLetterFlushMs
-      return { connection, format, readerConfig, onDeadLetterFailure, shutdownTimeoutMs }
-    },
-    start: async (context, { connection, format, readerConfig, onDeadLetterFailure }) => {
-      const { log, registry, waitForCluster, connect, ready } = context
-      const deadLetterTopic = values['dead-letter-topic']
-      // A dead-letter copy that cannot be written stops the reading as a signal would, and settle() then throws.
-      const stopped = new AbortController()
-      const signal = AbortSignal.any([context.signal, stopped.signal])
-      const consumerMetrics = createConsumerMetrics(registry)
-      const producer =
-        deadLetterTopic === undefined
-          ? undefined
-          : new Producer(DEAD_LETTER_PRODUCER, {
-              cluster: createCluster(connection, log),
-              log: log.child({ component: 'dead-letters' })
-            })
-      const deadLetters =
-        producer === undefined || deadLetterTopic === undefined
-          ? undefined
-          : new DeadLetters(deadLetterTopic, onDeadLetterFailure, {
-              producer,
-              log: log.child({ component: 'dead-letters' }),
-              onStop: () => stopped.abort(),
-              skipped: (n) => consumerMetrics.deadLettersSkipped(n)
-            })
-      const measurements = new TopicMeasurements(
-        () => format,
-        log.child({ component: 'measure' }),
-        consumerMetrics,
-        deadLetters === undefined ? undefined : (poison) => deadLetters.add(poison)
-      )
-      const handlers = deadLetters === undefined ? measurements : deadLetters.wrap(measurements)
-      const cluster = createCluster(connection, log)
-      const admin = createKafkaClient(connection, log).admin()
-      try {
-        await waitForCluster(async () => {
-          await connect(Promise.all([cluster.connect(), admin.connect()]))
-          const existing = await admin.listTopics()
-          const missing = topics.filter((t) => !existing.includes(t))
-          if (missing.length > 0)
-            throw new SqueezeError(
-              ErrorCodes.SOURCE,
-              `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`
-            )
-        })
-        await producer?.start()
-        ready()
-        const groupMetrics = createConsumerGroupMetrics(registry)
-        const reader = new PartitionReader(readerConfig, {
-          cluster,
-          admin,
-          log: log.child({ component: 'reader' }),
-          lag: groupMetrics.lag,
-          metrics: createReaderMetrics(registry)
-        })
-        const settle = deadLetters === undefined ? {} : { settle: () => deadLetters.settle() }
-        if (values.group === undefined) await reader.run(handlers, signal)
-        else {
-          const member = { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics, ...settle }
-          const groupConfig = { groupId: values.group, topics, properties: consumerProperties }
-          await runGroupMember(groupConfig, member, handlers, signal)
-        }
-        await deadLetters?.settle()
-        await producer?.close()
-        for (const topic of topics) measurements.get(topic)
-        const results = measurements.results()
-        try {
-          const sizes = await describeLogDirs(cluster, topics)
-          for (const m of results) m.diskBytes = bytesAllReplicas(sizes.filter((s) => s.topic === m.topic))
-        } catch (err) {
-          log.warn(
-            { err: errorMessage(err) },
-            'cannot read on-disk sizes (DescribeLogDirs); reporting fetched bytes only'
-          )
-        }
-        process.stdout.write(
-          `${renderConsumeReport(results, undefined, terminalLayout(process.stdout, values.wide === true))}\n`
-        )
-        const skipped = deadLetters?.skipped ?? 0
-        if (skipped > 0) process.stdout.write(`dead-letter copies not written: ${skipped} (skip)\n`)
-        if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(results, null, 2))
-        return 0
-      } finally {
-        await producer?.close().catch(() => undefined)
-        await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
-      }
-    }
+    configure: (log) => consumeSettings(values, { topics, read, consumerProperties }, env, log),
+    start: consume
   })
+}
+
+/** The flags as one validated settings object: what to read and how, where dead letters go, what to write. */
+function consumeSettings(
+  values: ConsumeFlags,
+  parsed: {
+    topics: string[]
+    read: ReturnType<typeof splitReadSettings>['read']
+    consumerProperties: ReturnType<typeof consumerPropertiesFrom>
+  },
+  env: NodeJS.ProcessEnv,
+  log: Logger
+) {
+  const { topics, read, consumerProperties } = parsed
+  const connection = connectionFrom(values, env, log)
+  const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, 'http' as LogKind)
+  const isolations = ['read_committed', 'read_uncommitted'] as const
+  const readerConfig = {
+    ...DEFAULT_READER_CONFIG,
+    topics,
+    from: oneOf(values.from, 'from', ['earliest', 'latest'] as const, 'earliest'),
+    untilEnd: values.follow !== true,
+    partitions: values.group === undefined ? ('all' as const) : ('assigned' as const),
+    isolation: oneOf(values.isolation, 'isolation', isolations, 'read_committed'),
+    // TopicMeasurements keeps nothing from a batch past onBatch (dead letters are copies).
+    reuseBatchMemory: true,
+    ...read
+  }
+  const policies = DEAD_LETTER_FAILURE_POLICIES
+  const onDeadLetterFailure = oneOf(values['on-dead-letter-failure'], 'on-dead-letter-failure', policies, 'stop')
+  const format = formatName === 'none' ? null : formatFor(formatName)
+  const deadLetterTopic = values['dead-letter-topic']
+  // The dead-letter copies are flushed on shutdown: their producer's delivery and request timeouts bound that wait.
+  const deadLetterFlushMs = deadLetterTopic === undefined ? 0 : shutdownDeadlineMs(DEAD_LETTER_PRODUCER)
+  const shutdownTimeoutMs = 10_000 + deadLetterFlushMs
+  const output = { json: values.json, wide: values.wide === true }
+  const group =
+    values.group === undefined ? undefined : { groupId: values.group, topics, properties: consumerProperties }
+  const deadLetters = { topic: deadLetterTopic, onFailure: onDeadLetterFailure }
+  return { connection, topics, format, readerConfig, group, deadLetters, shutdownTimeoutMs, output }
+}
+
+/** Reads every topic (or the group's share of it), measures it, and prints the table; dead letters are settled first. */
+async function consume(context: ServiceContext, settings: ConsumeSettings): Promise<number> {
+  const { log, registry, waitForCluster, connect, ready } = context
+  const { connection, topics, format } = settings
+  // A dead-letter copy that cannot be written stops the reading as a signal would, and settle() then throws.
+  const stopped = new AbortController()
+  const signal = AbortSignal.any([context.signal, stopped.signal])
+  const consumerMetrics = createConsumerMetrics(registry)
+  const dead = openDeadLetters(settings, log, stopped, consumerMetrics)
+  const deadLetters = dead?.copies
+  const measurements = new TopicMeasurements(
+    () => format,
+    log.child({ component: 'measure' }),
+    consumerMetrics,
+    deadLetters === undefined ? undefined : (poison) => deadLetters.add(poison)
+  )
+  const cluster = createCluster(connection, log)
+  const admin = createKafkaClient(connection, log).admin()
+  try {
+    await waitForCluster(async () => {
+      await connect(Promise.all([cluster.connect(), admin.connect()]))
+      const missing = missingTopicsError(await admin.listTopics(), topics)
+      if (missing !== undefined) throw missing
+    })
+    await dead?.producer.start()
+    ready()
+    const handlers = deadLetters === undefined ? measurements : deadLetters.wrap(measurements)
+    await readTopics(context, settings, { cluster, admin, signal, deadLetters }, handlers)
+    await deadLetters?.settle()
+    await dead?.producer.close()
+    for (const topic of topics) measurements.get(topic)
+    const results = measurements.results()
+    await addDiskBytes(cluster, topics, results, log)
+    const layout = terminalLayout(process.stdout, settings.output.wide)
+    process.stdout.write(`${renderConsumeReport(results, undefined, layout)}\n`)
+    const skipped = deadLetters?.skipped ?? 0
+    if (skipped > 0) process.stdout.write(`dead-letter copies not written: ${skipped} (skip)\n`)
+    if (settings.output.json !== undefined) writeFileSync(settings.output.json, JSON.stringify(results, null, 2))
+    return 0
+  } finally {
+    await dead?.producer.close().catch(() => undefined)
+    await Promise.allSettled([cluster.disconnect(), admin.disconnect()])
+  }
+}
+
+/** The dead-letter topic's producer and copies, with --dead-letter-topic; none without. */
+function openDeadLetters(
+  settings: ConsumeSettings,
+  log: Logger,
+  stopped: AbortController,
+  metrics: ReturnType<typeof createConsumerMetrics>
+): { readonly producer: Producer; readonly copies: DeadLetters } | undefined {
+  const { topic, onFailure } = settings.deadLetters
+  if (topic === undefined) return undefined
+  const producer = new Producer(DEAD_LETTER_PRODUCER, {
+    cluster: createCluster(settings.connection, log),
+    log: log.child({ component: 'dead-letters' })
+  })
+  const copies = new DeadLetters(topic, onFailure, {
+    producer,
+    log: log.child({ component: 'dead-letters' }),
+    onStop: () => stopped.abort(),
+    skipped: (n) => metrics.deadLettersSkipped(n)
+  })
+  return { producer, copies }
+}
+
+/** Every partition of the topics, or with --group the ones the group assigns, until their end or a stop. */
+async function readTopics(
+  { log, registry }: ServiceContext,
+  settings: ConsumeSettings,
+  clients: { cluster: KafkajsCluster; admin: Admin; signal: AbortSignal; deadLetters: DeadLetters | undefined },
+  handlers: ReaderHandlers
+): Promise<void> {
+  const { cluster, admin, signal, deadLetters } = clients
+  const groupMetrics = createConsumerGroupMetrics(registry)
+  const reader = new PartitionReader(settings.readerConfig, {
+    cluster,
+    admin,
+    log: log.child({ component: 'reader' }),
+    lag: groupMetrics.lag,
+    metrics: createReaderMetrics(registry)
+  })
+  if (settings.group === undefined) return reader.run(handlers, signal)
+  const settleOption = deadLetters === undefined ? {} : { settle: () => deadLetters.settle() }
+  const member = { cluster, reader, log: log.child({ component: 'group' }), metrics: groupMetrics, ...settleOption }
+  await runGroupMember(settings.group, member, handlers, signal)
 }
 
 /** The dead-letter producer's settings: the copies are few, so a short linger. */

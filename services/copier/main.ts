@@ -16,6 +16,7 @@ import { parseProperties, producerConfigFrom } from '../../lib/config/producer-p
 import { splitReadSettings } from '../../lib/config/read-properties.js'
 import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
 import { COPIER_PRODUCER_DEFAULTS, COPY_BATCHING, Copier, REFUSED_POLICIES } from '../../lib/copier/copier.js'
+import type { CopierConfig } from '../../lib/copier/copier-config.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
@@ -24,9 +25,11 @@ import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { shutdownDeadlineMs } from '../../lib/producer/config.js'
 import { Producer } from '../../lib/producer/producer.js'
+import { copySummary } from '../../lib/report/copy-summary.js'
 import { terminalLayout, wrapLines } from '../../lib/report/terminal.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
-import { runService } from '../../lib/service/run-service.js'
+import { runService, type ServiceContext } from '../../lib/service/run-service.js'
+import type { Logger } from '../../lib/log/logger.js'
 
 export const COPY_HELP = `squeeze copy: mirror a source topic into one topic per codec/level (same partitions, keys, values,
 headers, timestamps), so every codec is compared on identical traffic.
@@ -85,152 +88,112 @@ const OPTIONS = {
   X: { type: 'string', short: 'X', multiple: true }
 } as const
 
+type CopyFlags = NonNullable<ReturnType<typeof parseCommandLine<typeof OPTIONS>>>['values']
+type CopySettings = ReturnType<typeof copySettings>
+
 export async function copyMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   installKafkajsDecoders()
   const flags = parseCommandLine(argv, OPTIONS, COPY_HELP)
   if (flags === undefined) return 0
   const { values } = flags
   const source = requireString(values.topic, 'topic', 'name the source topic')
-  const service = serviceOptionsFrom(values)
   return runService({
     name: 'squeeze-copier',
-    service,
-    configure: (log) => {
-      const connection = connectionFrom(values, env, log)
-      const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
-      const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
-      const properties = copierGroupProperties(rest)
-      const warn = (message: string): void => log.warn(message)
-      const producerConfig = producerConfigFrom(properties.producer, undefined, COPIER_PRODUCER_DEFAULTS, warn)
-      const groupId = values.group ?? `squeeze-copier.${source}`
-      const deadLetterTopic = values['dead-letter-topic']
-      const copy = {
-        connection,
-        targets,
-        producerConfig,
-        groupId,
-        group: properties.group,
-        read,
-        exactlyOnce: values['exactly-once'] === true,
-        batching: oneOf(values.batching, 'batching', COPY_BATCHING, 'source'),
-        transactionalId: values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`,
-        commitIntervalMs: parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000,
-        maxRecords: parseInteger(values.records, 'records', 1),
-        sessionTimeoutMs: parseInteger(values['session-timeout-ms'], 'session-timeout-ms', 1000, 3_600_000),
-        maxBytes: parseInteger(values.bytes, 'bytes', 1),
-        deadLetterTopic,
-        onRefused: oneOf(
-          values['on-refused'],
-          'on-refused',
-          REFUSED_POLICIES,
-          deadLetterTopic === undefined ? 'fail' : 'dead-letter'
-        ),
-        // The flush, then the last offset commit (the coordinator's retries).
-        shutdownTimeoutMs: shutdownDeadlineMs(producerConfig) + 5000
-      }
-      if (
-        deadLetterTopic !== undefined &&
-        (deadLetterTopic === source || targets.some((t) => t.topic === deadLetterTopic))
-      ) {
-        throw new SqueezeError(
-          ErrorCodes.CONFIG_INVALID,
-          `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`
-        )
-      }
-      return copy
-    },
-    start: async (
-      { log, registry, signal, waitForCluster, connect, ready },
-      {
-        connection,
-        targets,
-        producerConfig,
-        groupId,
-        group,
-        exactlyOnce,
-        transactionalId,
-        commitIntervalMs,
-        maxRecords,
-        sessionTimeoutMs,
-        maxBytes,
-        deadLetterTopic,
-        onRefused,
-        read,
-        batching
-      }
-    ) => {
-      const admin = createKafkaClient(connection, log).admin()
-      const sourceCluster = createCluster(connection, log)
-      const producer = new Producer(
-        { ...producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
-        {
-          cluster: createCluster(connection, log),
-          log: log.child({ component: 'producer' }),
-          metrics: createProducerMetrics(registry),
-          ...(exactlyOnce ? { transactionalId } : {})
-        }
-      )
-      try {
-        await waitForCluster(async () => {
-          await connect(Promise.all([admin.connect(), sourceCluster.connect()]))
-          const created = await prepareDestinations(admin, source, targets, deadLetterTopic)
-          if (created.length > 0) log.info({ topics: created }, 'created destination topics')
-          await producer.start()
-        })
-        const copier = new Copier(
-          {
-            sourceTopic: source,
-            groupId,
-            targets,
-            exactlyOnce,
-            batching,
-            commitIntervalMs,
-            stopAtEnd: values['until-end'] === true,
-            onRefused,
-            ...read,
-            ...(group['group.protocol'] === undefined ? {} : { groupProtocol: group['group.protocol'] }),
-            ...(group['max.poll.interval.ms'] === undefined
-              ? {}
-              : { rebalanceTimeoutMs: group['max.poll.interval.ms'] }),
-            ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }),
-            ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }),
-            ...(maxRecords === undefined ? {} : { maxRecords }),
-            ...(maxBytes === undefined ? {} : { maxBytes })
-          },
-          {
-            cluster: sourceCluster,
-            admin,
-            producer,
-            log: log.child({ component: 'copier' }),
-            metrics: createCopierMetrics(registry),
-            readerMetrics: createReaderMetrics(registry),
-            onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress')
-          }
-        )
-        ready()
-        await copier.run(signal)
-        await producer.close()
-        const stats = copier.snapshot()
-        // run() throws on any copy neither delivered nor refused-and-handled, so what is left here was delivered.
-        const refused =
-          stats.refused === 0
-            ? ''
-            : `, ${stats.refused} copies refused (${onRefused === 'skip' ? 'skipped' : `sent to ${deadLetterTopic}`})`
-        const skipped = stats.skippedBatches === 0 ? '' : `, ${stats.skippedBatches} unreadable source batches skipped`
-        process.stdout.write(
-          `${wrapLines(
-            `copied ${stats.sourceRecords} records from ${source} to ${targets.length} targets ` +
-              `(${targets.map((t) => t.topic).join(', ')}); ${stats.commits} commits${refused}${skipped}`,
-            terminalLayout(process.stdout, false)
-          )}\n`
-        )
-        return 0
-      } finally {
-        await producer.close().catch(() => undefined)
-        await Promise.allSettled([admin.disconnect(), sourceCluster.disconnect()])
-      }
-    }
+    service: serviceOptionsFrom(values),
+    configure: (log) => copySettings(values, source, env, log),
+    start: copy
   })
+}
+
+/** The flags as one validated settings object: the copier's configuration, its producer's, and where to connect. */
+function copySettings(values: CopyFlags, source: string, env: NodeJS.ProcessEnv, log: Logger) {
+  const connection = connectionFrom(values, env, log)
+  const targets = parseTargets(values.targets ?? DEFAULT_TARGETS.join(','), source, values.destination)
+  const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
+  const { producer, group } = copierGroupProperties(rest)
+  const warn = (message: string): void => log.warn(message)
+  const producerConfig = producerConfigFrom(producer, undefined, COPIER_PRODUCER_DEFAULTS, warn)
+  const groupId = values.group ?? `squeeze-copier.${source}`
+  const deadLetterTopic = values['dead-letter-topic']
+  const exactlyOnce = values['exactly-once'] === true
+  const batching = oneOf(values.batching, 'batching', COPY_BATCHING, 'source')
+  const transactionalId = values['transactional-id'] ?? `squeeze-copier.${groupId}.${hostname()}`
+  const commitIntervalMs = parseInteger(values['commit-interval-ms'], 'commit-interval-ms', 10, 3_600_000) ?? 1000
+  const maxRecords = parseInteger(values.records, 'records', 1)
+  const sessionTimeoutMs = parseInteger(values['session-timeout-ms'], 'session-timeout-ms', 1000, 3_600_000)
+  const maxBytes = parseInteger(values.bytes, 'bytes', 1)
+  const onRefusedDefault = deadLetterTopic === undefined ? 'fail' : 'dead-letter'
+  const onRefused = oneOf(values['on-refused'], 'on-refused', REFUSED_POLICIES, onRefusedDefault)
+  if (deadLetterTopic !== undefined && (deadLetterTopic === source || targets.some((t) => t.topic === deadLetterTopic)))
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--dead-letter-topic ${deadLetterTopic} is the source or a destination; name a topic of its own`
+    )
+  const copier: CopierConfig = {
+    sourceTopic: source,
+    groupId,
+    targets,
+    exactlyOnce,
+    batching,
+    commitIntervalMs,
+    stopAtEnd: values['until-end'] === true,
+    onRefused,
+    ...read,
+    ...(group['group.protocol'] === undefined ? {} : { groupProtocol: group['group.protocol'] }),
+    ...(group['max.poll.interval.ms'] === undefined ? {} : { rebalanceTimeoutMs: group['max.poll.interval.ms'] }),
+    ...(deadLetterTopic === undefined ? {} : { deadLetterTopic }),
+    ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }),
+    ...(maxRecords === undefined ? {} : { maxRecords }),
+    ...(maxBytes === undefined ? {} : { maxBytes })
+  }
+  // The flush, then the last offset commit (the coordinator's retries).
+  const shutdownTimeoutMs = shutdownDeadlineMs(producerConfig) + 5000
+  return { connection, producerConfig, transactionalId, copier, shutdownTimeoutMs }
+}
+
+/** Connects, creates the destinations where missing, copies until done or stopped, and prints what was copied. */
+async function copy(context: ServiceContext, settings: CopySettings): Promise<number> {
+  const { log, registry, signal, waitForCluster, connect, ready } = context
+  const { connection, copier: config } = settings
+  const { targets, deadLetterTopic } = config
+  const admin = createKafkaClient(connection, log).admin()
+  const sourceCluster = createCluster(connection, log)
+  const producer = new Producer(
+    { ...settings.producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
+    {
+      cluster: createCluster(connection, log),
+      log: log.child({ component: 'producer' }),
+      metrics: createProducerMetrics(registry),
+      ...(config.exactlyOnce ? { transactionalId: settings.transactionalId } : {})
+    }
+  )
+  try {
+    await waitForCluster(async () => {
+      await connect(Promise.all([admin.connect(), sourceCluster.connect()]))
+      const created = await prepareDestinations(admin, config.sourceTopic, targets, deadLetterTopic)
+      if (created.length > 0) log.info({ topics: created }, 'created destination topics')
+      await producer.start()
+    })
+    const copier = new Copier(config, {
+      cluster: sourceCluster,
+      admin,
+      producer,
+      log: log.child({ component: 'copier' }),
+      metrics: createCopierMetrics(registry),
+      readerMetrics: createReaderMetrics(registry),
+      onProgress: (s) => log.debug({ records: s.sourceRecords, commits: s.commits }, 'progress')
+    })
+    ready()
+    await copier.run(signal)
+    await producer.close()
+    const refusals = { onRefused: config.onRefused ?? 'fail', deadLetterTopic }
+    const text = copySummary(config.sourceTopic, targets, copier.snapshot(), refusals)
+    process.stdout.write(`${wrapLines(text, terminalLayout(process.stdout, false))}\n`)
+    return 0
+  } finally {
+    await producer.close().catch(() => undefined)
+    await Promise.allSettled([admin.disconnect(), sourceCluster.disconnect()])
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)

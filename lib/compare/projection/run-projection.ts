@@ -1,28 +1,31 @@
-import { BATCH } from '../../protocol/batch-layout.js'
 import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
-import type { CopyTarget } from '../../copier/copier.js'
 import type { LogKind } from '../../formats/index.js'
 import type { Admin } from 'kafkajs'
 import { createCluster, createKafkaClient } from '../../kafka/connection.js'
 import { topicRecordCount } from '../../kafka/record-count.js'
-import { currentBaseline } from '../baseline.js'
 import type { SourceBatch } from '../source-batches.js'
-import type { CompareReport, CompareTargetResult } from '../compare-report.js'
+import type { CompareTargetResult } from '../compare-report.js'
 import { TimestampSample } from '../ingest-rate.js'
 import { sampledSpanIngestRate } from '../topic-rate.js'
-import { recommendFor, startIngestRate, type CompareOutcome, type CompareRunOptions } from '../run-compare.js'
-import { bootstrapRatioIntervals } from './bootstrap.js'
+import { recommendFor, startIngestRate, type CompareRunOptions } from '../run-compare.js'
 import { seededRandom } from './seeded-random.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
-import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
-import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
+import { ChunkedProjection } from './chunked-projection.js'
+import type { BatchingSweep } from './projection-details.js'
+import {
+  projectedTargetResults,
+  projectionOutcome,
+  type ProjectionMeasurements,
+  type ProjectionOutcome
+} from './projection-report.js'
 import { collectByPartition, readSource } from './read-source.js'
 import { sampleWindows, type SamplingPlan } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
 import { PartitionRebatcher, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
-import { levelMix } from '../level-mix.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
+
+export type { ProjectionOutcome } from './projection-report.js'
 
 /** The copy mode's options, less what only a copy has (producer, topics to keep, a duration), plus how to project. */
 export interface ProjectionRunOptions extends Omit<
@@ -53,8 +56,6 @@ export interface ProjectionRunOptions extends Omit<
   readonly pool?: ProjectionPool
 }
 
-const GIB = 1024 ** 3
-type RatioBounds = ReturnType<typeof bootstrapRatioIntervals>[number]
 /** How often the read's progress is reported: the read itself has no hook, so the projection's count is polled. */
 const READ_PROGRESS_MS = 250
 
@@ -98,11 +99,6 @@ async function withReadProgress<T>(
   }
 }
 
-export interface ProjectionOutcome extends CompareOutcome {
-  /** Per target, stored bytes per source partition (what DescribeLogDirs reports for a copy). */
-  readonly storedBytesByPartition: ReadonlyMap<string, Readonly<Record<number, number>>>
-}
-
 /**
  * The read-only comparison: read the source's records (Read and Describe on it, nothing else), batch them as
  * the copier's producer would, compress every batch per target in memory with the producer's own sealing
@@ -124,136 +120,78 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const projection = new ChunkedProjection(
       pool,
       options.targets.map((t) => t.spec),
-      {
-        format: options.format,
-        readBack: true,
-        lingerMs: options.batching.lingerMs,
-        ...adaptiveSettings(options)
-      }
+      { format: options.format, readBack: true, lingerMs: options.batching.lingerMs, ...adaptiveSettings(options) }
     )
-    const timestamps = new TimestampSample()
-    // A whole-topic rate's broker round trips need nothing from the read, so they run beside it (a sample's span comes from its windows).
-    const wholeTopicRate = options.sample === undefined ? startIngestRate(options, admin) : null
-    const topics = admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
-    // Awaited after the read; a failure meanwhile is not an unhandled rejection.
-    topics.catch(() => undefined)
-    const deps = {
-      cluster,
-      admin,
-      log,
-      ...(options.read === undefined ? {} : { read: options.read }),
-      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead })
-    }
-    const source = await withReadProgress(options, admin, projection, () =>
-      readAndProject(options, deps, projection, timestamps)
-    )
-    const records = projection.records
-    const uncompressedBytes = projection.uncompressedBytes
-    options.onProgress?.({ phase: 'ingest rate' })
-    // The rate's broker round trips overlap the threads' last chunks.
-    const bytesPerRecord = records === 0 ? 0 : uncompressedBytes / records
-    const [projected, ingestRate, [metadata]] = await Promise.all([
-      projection.finish(),
-      // A sample's rate is over the span it covers: the bytes per day then rest on the same records as its ratio.
-      source.sampling !== null && options.rateEvidence.kind === 'topic'
-        ? sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, source.sampling)
-        : (wholeTopicRate ?? startIngestRate(options, admin))(
-            bytesPerRecord,
-            options.rateEvidence.kind === 'topic' ? timestamps : undefined
-          ),
-      topics
-    ])
-    const replicationFactor = options.replicationFactor ?? metadata?.partitions[0]?.replicas.length ?? 1
-    const results = options.targets.map((t, i) =>
-      targetResult(t, projected[i] as TargetProjection, replicationFactor, projection.uncompressedPerBatch)
-    )
-    const noneStored = results.find((r) => r.codec === 'none')?.storedBytes
-    const withBaseline = results.map((r) => ({
-      ...r,
-      ratioVsNone: noneStored === undefined || r.storedBytes === 0 ? null : noneStored / r.storedBytes
-    }))
-    const recommendation = recommendFor(withBaseline, options, ingestRate, replicationFactor)
-    const meanLingerUsedMs = projection.meanWaitMs
-    const intervals = bootstrapRatioIntervals(
-      projection.uncompressedPerBatch,
-      projected.map((p) => p.batchStoredBytes)
-    )
-    const details: ProjectionDetails = {
-      threads: options.threads,
-      meanLingerUsedMs,
-      sampling: source.sampling,
-      intervals: withBaseline.map((r, i) => ({ target: r.target, ratio: r.ratio, ...(intervals[i] as RatioBounds) })),
-      sweep:
-        source.byPartition === null
-          ? null
-          : await whatIf(
-              options,
-              pool,
-              source.byPartition,
-              recommendation?.target ?? withBaseline[0]?.target,
-              withBaseline,
-              meanLingerUsedMs
-            )
-    }
-    const current =
-      source.storedBatches === null
+    const { measured, byPartition } = await readAndMeasure(options, { cluster, admin, log }, projection)
+    const targets = projectedTargetResults(options.targets, measured)
+    const recommendation = recommendFor(targets, options, measured.ingestRate, measured.replicationFactor)
+    const advised = recommendation?.target ?? targets[0]?.target
+    const sweep =
+      byPartition === null
         ? null
-        : currentBaseline(
-            { batches: source.storedBatches, corruptBatches: source.skippedBatches },
-            {
-              targets: withBaseline,
-              recommendation,
-              ingestRate,
-              uncompressedBytesPerRecord: records === 0 ? 0 : uncompressedBytes / records,
-              replicationFactor,
-              consumers: options.consumers,
-              lingerMs: options.batching.lingerMs,
-              batchSizeBytes: options.batching.batchSizeBytes
-            }
-          )
-    const report: CompareReport = {
-      generatedAt: new Date().toISOString(),
-      mode: 'projection',
-      projection: details,
-      squeezeVersion: options.version,
-      source: {
-        kind: options.sourceDescription.kind,
-        topic: options.sourceTopic,
-        description: options.sourceDescription.description,
-        records,
-        partitions: metadata?.partitions.length ?? 0,
-        uncompressedBytes,
-        ingestRate
-      },
-      settings: {
-        lingerMs: options.batching.lingerMs,
-        batchSizeBytes: options.batching.batchSizeBytes,
-        replicationFactor,
-        consumers: options.consumers
-      },
-      targets: withBaseline,
-      recommendation,
-      current
-    }
-    return {
-      report,
-      partial: options.signal?.aborted === true,
-      sentBytesByTopic: new Map(),
-      storedBytesByPartition: new Map(
-        withBaseline.map((r, i) => [r.target, (projected[i] as TargetProjection).storedBytesByPartition])
-      ),
-      batchShares: new Map(
-        withBaseline.map((r, i) => {
-          const stored = (projected[i] as TargetProjection).batchStoredBytes
-          return [r.target, batchShares(projection.uncompressedPerBatch, stored)]
-        })
-      )
-    }
+        : await whatIf(options, pool, byPartition, advised, targets, measured.meanLingerUsedMs)
+    return projectionOutcome(options, measured, targets, recommendation, sweep)
   } finally {
     if (options.pool === undefined) await pool.close()
     await cluster.disconnect().catch(() => undefined)
     await admin.disconnect().catch(() => undefined)
   }
+}
+
+/**
+ * Reads and projects the source, then waits for the threads' last chunks, the ingest rate and the topic's
+ * metadata together: everything the report is written from, and the records the what-if re-batches.
+ */
+async function readAndMeasure(
+  options: ProjectionRunOptions,
+  clients: Pick<Parameters<typeof readSource>[0], 'cluster' | 'admin' | 'log'>,
+  projection: ChunkedProjection
+): Promise<{ measured: ProjectionMeasurements; byPartition: ProjectedSource['byPartition'] }> {
+  const { admin } = clients
+  const timestamps = new TimestampSample()
+  // A whole-topic rate's broker round trips need nothing from the read, so they run beside it (a sample's span comes from its windows).
+  const wholeTopicRate = options.sample === undefined ? startIngestRate(options, admin) : null
+  const topics = admin.fetchTopicMetadata({ topics: [options.sourceTopic] }).then((m) => m.topics)
+  // Awaited after the read; a failure meanwhile is not an unhandled rejection.
+  topics.catch(() => undefined)
+  const deps = {
+    ...clients,
+    ...(options.read === undefined ? {} : { read: options.read }),
+    ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead })
+  }
+  const source = await withReadProgress(options, admin, projection, () =>
+    readAndProject(options, deps, projection, timestamps)
+  )
+  const records = projection.records
+  const uncompressedBytes = projection.uncompressedBytes
+  options.onProgress?.({ phase: 'ingest rate' })
+  // The rate's broker round trips overlap the threads' last chunks.
+  const bytesPerRecord = records === 0 ? 0 : uncompressedBytes / records
+  const [projected, ingestRate, [metadata]] = await Promise.all([
+    projection.finish(),
+    // A sample's rate is over the span it covers: the bytes per day then rest on the same records as its ratio.
+    source.sampling !== null && options.rateEvidence.kind === 'topic'
+      ? sampledSpanIngestRate(admin, options.sourceTopic, bytesPerRecord, source.sampling)
+      : (wholeTopicRate ?? startIngestRate(options, admin))(
+          bytesPerRecord,
+          options.rateEvidence.kind === 'topic' ? timestamps : undefined
+        ),
+    topics
+  ])
+  const measured: ProjectionMeasurements = {
+    sampling: source.sampling,
+    storedBatches: source.storedBatches,
+    skippedBatches: source.skippedBatches,
+    records,
+    uncompressedBytes,
+    uncompressedPerBatch: projection.uncompressedPerBatch,
+    projected,
+    ingestRate,
+    partitions: metadata?.partitions.length ?? 0,
+    replicationFactor: options.replicationFactor ?? metadata?.partitions[0]?.replicas.length ?? 1,
+    meanLingerUsedMs: projection.meanWaitMs
+  }
+  return { measured, byPartition: source.byPartition }
 }
 
 interface ProjectedSource {
@@ -445,60 +383,4 @@ async function whatIf(
 
 function adaptiveSettings(options: ProjectionRunOptions): { adaptiveLevel?: AdaptiveLevelSettings } {
   return options.batching.adaptiveLevel === undefined ? {} : { adaptiveLevel: options.batching.adaptiveLevel }
-}
-
-/** Enough batches to show how a batch's ratio varies, without holding one number per batch of a large topic. */
-const MAX_BATCH_SHARES = 4096
-
-/** Each batch's compressed record bytes / uncompressed record bytes, the ratio Java's estimator sees per batch. */
-function batchShares(uncompressed: readonly number[], stored: readonly number[]): number[] {
-  const step = Math.max(1, Math.ceil(uncompressed.length / MAX_BATCH_SHARES))
-  const shares: number[] = []
-  for (let i = 0; i < uncompressed.length; i += step) {
-    const records = (uncompressed[i] as number) - BATCH.HEADER_BYTES
-    if (records > 0 && stored[i] !== undefined) shares.push(((stored[i] as number) - BATCH.HEADER_BYTES) / records)
-  }
-  return shares
-}
-
-/** Every replica of a partition holds the same batches, so all replicas store replicationFactor times one. */
-function targetResult(
-  target: CopyTarget,
-  p: TargetProjection,
-  replicationFactor: number,
-  uncompressedPerBatch: readonly number[]
-): CompareTargetResult {
-  const perGiB = (seconds: number): number => (p.uncompressedBytes === 0 ? 0 : seconds / (p.uncompressedBytes / GIB))
-  return {
-    target: formatCodecSpec(target.spec),
-    codec: target.spec.codec,
-    level: target.spec.level,
-    // No topic is written: the row names what it was projected from.
-    topic: `${target.topic} (not created)`,
-    records: p.records,
-    batches: p.batches,
-    meanRecordsPerBatch: p.batches === 0 ? 0 : p.records / p.batches,
-    uncompressedBytes: p.uncompressedBytes,
-    sentBytes: p.storedBytes,
-    storedBytes: p.storedBytes,
-    storedBytesAllReplicas: p.storedBytes * replicationFactor,
-    ratio: p.storedBytes === 0 ? 0 : p.uncompressedBytes / p.storedBytes,
-    ratioVsNone: null,
-    compressCpuSeconds: p.compressCpuSeconds,
-    compressCpuSecondsPerGiB: perGiB(p.compressCpuSeconds),
-    compressMBPerSecondPerCore: p.compressCpuSeconds === 0 ? 0 : p.uncompressedBytes / 1e6 / p.compressCpuSeconds,
-    decompressCpuSeconds: p.decompressCpuSeconds,
-    decompressCpuSecondsPerGiB: perGiB(p.decompressCpuSeconds),
-    decodeCpuSecondsPerGiB: perGiB(p.decodeCpuSeconds),
-    consumerRecordsPerSecond: p.records / p.readSeconds,
-    recompression: { verdict: 'not-checked', batchesChecked: 0, batchesRewritten: 0 },
-    digest: p.digest,
-    ...(p.levels === undefined
-      ? {}
-      : {
-          levelMix: levelMix(
-            uncompressedPerBatch.map((bytes, i) => ({ level: p.levels?.[i] ?? null, uncompressedBytes: bytes }))
-          )
-        })
-  }
 }

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { deliveryOutcome, produceSummary } from '../../../lib/report/produce-summary.js'
+
+const stats = {
+  recordsAccepted: 1000,
+  recordsAcked: 990,
+  recordsFailed: 4,
+  batchesAcked: 7,
+  uncompressedBytes: 400_000,
+  compressedBytes: 50_000,
+  compressCpuSeconds: 0.0123,
+  retries: 0
+}
+
+describe("produce's closing summary", () => {
+  it('says what was sent and stored, what was not, and how many accepted records have no outcome yet', () => {
+    const run = { topic: 'logs', codec: 'zstd:3', parseErrors: 3, onParseError: 'skip', rejected: 1, linesSplit: 2 }
+    assert.equal(
+      produceSummary(stats, run),
+      'produced 990 records to logs with zstd:3: 7 batches, 400000 bytes uncompressed -> 50000 bytes sent (8.00x)\n' +
+        'compression cpu 0.012 s; lines not parsed: 3 (skip), records too large: 1, lines split: 2, undelivered: 4; ' +
+        'accepted 1000: 990 acknowledged, 4 failed, 6 without an outcome yet'
+    )
+  })
+
+  it('names no gap once every accepted record is acknowledged or failed, and no ratio when nothing was sent', () => {
+    const settled = { ...stats, recordsAcked: 996, compressedBytes: 0 }
+    assert.equal(deliveryOutcome(settled), 'accepted 1000: 996 acknowledged, 4 failed')
+    assert.match(
+      produceSummary(settled, {
+        topic: 't',
+        codec: 'none',
+        parseErrors: 0,
+        onParseError: 'raw',
+        rejected: 0,
+        linesSplit: 0
+      }),
+      /-> 0 bytes sent \(0\.00x\)/
+    )
+  })
+})
