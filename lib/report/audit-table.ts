@@ -11,7 +11,8 @@ const STATUS_LABEL: Readonly<Record<Exclude<AuditTopic['status'], 'audited'>, st
   empty: 'empty',
   'not-authorized': 'NO READ ACL',
   failed: 'FAILED',
-  'not-reached': 'not reached'
+  cut: 'CUT',
+  'not-reached': 'skipped'
 }
 
 /** The ranked table (at most AUDIT_WIDTH columns), each topic's notes, and the cluster's totals. */
@@ -140,8 +141,24 @@ function totalsLines(report: AuditReport): string[] {
     const c = report.prices?.currency ?? ''
     lines.push(`per month (${c}): ${monthly(t.money)}`)
   }
-  if (report.partial) lines.push('PARTIAL: some topics failed, were not readable or were not reached (see notes)')
+  const partial = partialText(report)
+  if (partial !== null) lines.push(`PARTIAL: ${partial}`)
   return lines.flatMap((l) => wrap(l, AUDIT_WIDTH))
+}
+
+/**
+ * Why the report does not cover every topic asked for, in words: failures, and what ended the pass with how many
+ * topics it cut while they were read or projected and how many it skipped; null when the report is whole.
+ */
+export function partialText(report: AuditReport): string | null {
+  if (!report.partial) return null
+  const t = report.totals
+  const parts = t.failed > 0 ? [`${t.failed} failed or not readable (see notes)`] : []
+  if (report.stoppedBy !== null) {
+    const by = report.stoppedBy === 'max-duration' ? '--max-duration' : 'an interrupt'
+    parts.push(`${by} ended the pass: ${t.cut} cut while read or projected, ${t.notReached} skipped (not started)`)
+  }
+  return parts.join('; ')
 }
 
 /** Splits a line at spaces into lines of at most `width`, continuations indented; a longer word is cut. */

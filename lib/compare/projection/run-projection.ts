@@ -1,4 +1,5 @@
 import { BATCH } from '../../protocol/batch-layout.js'
+import { throwIfCut } from '../../errors.js'
 import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
 import type { CopyTarget } from '../../copier/copier.js'
 import type { LogKind } from '../../formats/index.js'
@@ -51,6 +52,12 @@ export interface ProjectionRunOptions extends Omit<
   readonly replicationFactor?: number
   /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
   readonly pool?: ProjectionPool
+  /**
+   * Ends the run where it stands (the audit's --max-duration): the sample's read stops at its next fetch, the
+   * projection withdraws the chunks no thread has taken, and the run rejects with a RUN_CUT error. `signal`
+   * instead ends a read early and reports on what was read.
+   */
+  readonly cut?: AbortSignal
 }
 
 const GIB = 1024 ** 3
@@ -128,7 +135,8 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
         format: options.format,
         readBack: true,
         lingerMs: options.batching.lingerMs,
-        ...adaptiveSettings(options)
+        ...adaptiveSettings(options),
+        ...(options.cut === undefined ? {} : { cut: options.cut })
       }
     )
     const timestamps = new TimestampSample()
@@ -142,11 +150,13 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       admin,
       log,
       ...(options.read === undefined ? {} : { read: options.read }),
-      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead })
+      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead }),
+      ...(options.cut === undefined ? {} : { cut: options.cut })
     }
     const source = await withReadProgress(options, admin, projection, () =>
       readAndProject(options, deps, projection, timestamps)
     )
+    throwIfCut(options.cut)
     const records = projection.records
     const uncompressedBytes = projection.uncompressedBytes
     options.onProgress?.({ phase: 'ingest rate' })
@@ -296,6 +306,7 @@ async function readAndProject(
       if (picked()) projection.push(batch)
     }
     for (const w of sampled.windows) {
+      throwIfCut(options.cut)
       eachWindowBatch(w.partition, w.records, options.batching, pushPicked)
       await projection.belowLimit()
     }
