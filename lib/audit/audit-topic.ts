@@ -22,6 +22,12 @@ export const MIN_BATCHES_FOR_INTERVAL = 10
  * spread over the sample already give a ratio whose 95% interval (reported) is a fraction of compare's margin.
  */
 export const PROJECTED_BATCHES = 2048
+/**
+ * Bytes per hand-off to the projection threads: a topic holds a few chunks in flight and each thread keeps
+ * buffers of a chunk's size, so a quarter of compare's chunk bounds the memory of the topics projected at once,
+ * whatever their size. A batch larger than a chunk is handed off alone, so any batch.size still projects.
+ */
+export const AUDIT_CHUNK_BYTES = 2 * 1024 * 1024
 const GIB = 1024 ** 3
 const MIB = 1024 ** 2
 const SECONDS_PER_DAY = 86_400
@@ -72,6 +78,7 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       threads: options.threads,
       pool: options.pool,
       sample: { bytes: options.sampleBytes, maxBatches: PROJECTED_BATCHES },
+      chunkBytes: AUDIT_CHUNK_BYTES,
       baselineFromSample: true,
       consumers,
       replicationFactor: replicas,

@@ -53,6 +53,12 @@ export interface ProjectionRunOptions extends Omit<
   /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
   readonly pool?: ProjectionPool
   /**
+   * Bytes of batches one hand-off to the threads carries (default CHUNK_BYTES). The run holds a few chunks in
+   * flight and each thread keeps buffers of a chunk's size, so smaller chunks bound the memory of a pass that
+   * projects several topics at once.
+   */
+  readonly chunkBytes?: number
+  /**
    * Ends the run where it stands (the audit's --max-duration): the sample's read stops at its next fetch, the
    * projection withdraws the chunks no thread has taken, and the run rejects with a RUN_CUT error. `signal`
    * instead ends a read early and reports on what was read.
@@ -136,6 +142,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
         readBack: true,
         lingerMs: options.batching.lingerMs,
         ...adaptiveSettings(options),
+        ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
         ...(options.cut === undefined ? {} : { cut: options.cut })
       }
     )
@@ -305,12 +312,16 @@ async function readAndProject(
     const pushPicked = (batch: ProjectedBatch): void => {
       if (picked()) projection.push(batch)
     }
+    // Without a what-if, a window's records are not needed once its batches are in a chunk: let them go, so a
+    // topic's sample shrinks while it is projected instead of staying whole until the projection ends.
+    const byPartition = options.sweep === undefined ? null : sampled.byPartition
+    if (byPartition === null) sampled.byPartition.clear()
     for (const w of sampled.windows) {
       throwIfCut(options.cut)
       eachWindowBatch(w.partition, w.records, options.batching, pushPicked)
+      if (byPartition === null) w.records = []
       await projection.belowLimit()
     }
-    const byPartition = options.sweep === undefined ? null : sampled.byPartition
     return { sampling: sampled.plan, byPartition, storedBatches: stored, skippedBatches: sampled.skippedBatches }
   }
   const kept = options.sweep === undefined ? null : collectByPartition()

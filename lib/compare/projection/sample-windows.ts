@@ -228,6 +228,26 @@ function recordBytes(r: SourceRecord): number {
   )
 }
 
+/**
+ * Gives `records` from index `from` on bytes of their own. A record's key and value are views of the buffer its
+ * batch was read into: the whole decompressed batch, or for an uncompressed batch the whole fetch answer. A window
+ * that keeps part of a batch (it starts or ends inside one) would hold all of it, and the windows of a large topic
+ * mostly do, so the sample would hold up to a batch and a fetch per window beyond its own bytes; copied, it holds
+ * its own bytes (small values come from Node's shared pool slabs, not an allocation each).
+ */
+function detach(records: SourceRecord[], from: number): void {
+  const copy = (b: Buffer | null): Buffer | null => (b === null ? null : Buffer.from(b))
+  for (let i = from; i < records.length; i++) {
+    const r = records[i] as SourceRecord
+    records[i] = {
+      key: copy(r.key),
+      value: copy(r.value),
+      headers: r.headers.length === 0 ? r.headers : r.headers.map((h) => ({ key: h.key, value: copy(h.value) })),
+      timestamp: r.timestamp
+    }
+  }
+}
+
 /** One Fetch of `partition` from `offset` on its leader, asking for little more than `wanted` bytes. */
 async function fetchAt(
   cluster: SourceReadDeps['cluster'],
@@ -293,8 +313,9 @@ async function readRange(
     for (const { bytes: raw, lastOffset: last } of batches) {
       let batch
       let abortMarker
+      const readFrom = at
       try {
-        batch = readBatch(raw, { fromOffset: at, maxUncompressedBytes: guard.maxUncompressedBytes })
+        batch = readBatch(raw, { fromOffset: readFrom, maxUncompressedBytes: guard.maxUncompressedBytes })
         abortMarker = batch.isControl && isAbortMarker(raw)
       } catch (err) {
         skip(err, last)
@@ -312,6 +333,8 @@ async function readRange(
           out.push(record)
           bytes += recordBytes(record)
         }
+        const whole = batch.codecId !== 0 && batch.baseOffset >= readFrom && out.length - before === batch.recordCount
+        if (!whole) detach(out, before)
         // A batch counts whole, all its records with all its bytes: per record it is then what the log stores.
         if (out.length > before) onStoredBatch?.(batch)
       }
