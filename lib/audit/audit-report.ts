@@ -1,6 +1,7 @@
 import type { ApplyAs } from '../apply/apply-as.js'
 import type { ClientName } from '../apply/client-limits.js'
 import type { CurrentCodec } from '../compare/compare-report.js'
+import type { FormatRow } from '../compare/format-rows.js'
 
 /** What the cluster says about a topic: read from it, never from flags. */
 export interface TopicFacts {
@@ -115,6 +116,11 @@ export interface AuditTopic {
   readonly savings: AuditSavings | null
   /** The change as settings per client named with --client; null when the verdict is not a change. */
   readonly applyAs: ApplyAs | null
+  /**
+   * Topics of squeeze's HTTP records (Cap'n Proto HttpRequest): compare's format rows, the projected batches of
+   * the recommended target rebuilt as combined log lines and as JSON at its codec and level.
+   */
+  readonly formats?: readonly FormatRow[]
   /** A cut topic's record bytes read before the cut: how far into its sample it got. */
   readonly cutAfterBytes?: number
   readonly wallSeconds: number

@@ -79,6 +79,7 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       pool: options.pool,
       sample: { bytes: options.sampleBytes, maxBatches: PROJECTED_BATCHES },
       chunkBytes: AUDIT_CHUNK_BYTES,
+      formatRows: true,
       baselineFromSample: true,
       consumers,
       replicationFactor: replicas,
@@ -91,7 +92,8 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
     const change = row.status === 'audited' && row.verdict?.action === 'change'
     const brokers = options.connection.brokers.join(',')
     const apply = auditApplyAs(report, facts, { clients: options.clients, brokers, change, batchShares })
-    return { ...base, ...row, applyAs: apply, wallSeconds: seconds(started) }
+    const formats = report.formats === undefined ? {} : { formats: report.formats }
+    return { ...base, ...row, applyAs: apply, ...formats, wallSeconds: seconds(started) }
   } catch (err) {
     const text = errorMessage(err)
     if (errorCode(err) === ErrorCodes.RUN_CUT) {

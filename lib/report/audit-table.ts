@@ -1,4 +1,5 @@
 import type { AuditReport, AuditTopic, MonthlyMoney } from '../audit/audit-report.js'
+import type { FormatRow } from '../compare/format-rows.js'
 import { clientHint } from './audit-apply.js'
 import { renderTable } from './table.js'
 
@@ -104,8 +105,8 @@ export function money(value: number | null | undefined): string {
 }
 
 /**
- * One line per remark: failures with their error or missing ACL, compaction, broker recompression, unknown rates,
- * and the clients that cannot set a topic's target.
+ * One line per remark: failures with their error or missing ACL, compaction, broker recompression, HTTP records'
+ * format rows, unknown rates, and the clients that cannot set a topic's target.
  */
 export function notes(topics: readonly AuditTopic[]): string[] {
   const out: string[] = []
@@ -118,12 +119,21 @@ export function notes(topics: readonly AuditTopic[]): string[] {
       )
     }
     if (t.compacted) out.push(`  ${t.topic}: compacted: the figures apply to what compaction keeps`)
+    if (t.formats !== undefined && t.formats.length > 0) out.push(formatNote(t.topic, t.formats))
     if (t.status === 'audited' && t.ingestRateNote !== null)
       out.push(`  ${t.topic}: no ingest rate (${t.ingestRateNote}): no bytes per day`)
     const hint = clientHint(t)
     if (hint !== null) out.push(hint)
   }
   return out.length === 0 ? [] : ['notes:', ...out]
+}
+
+const FORMAT_NAMES: Readonly<Record<FormatRow['format'], string>> = { text: 'as text lines', json: 'as JSON' }
+
+/** What the topic's HTTP records would store in the other forms, against the Cap'n Proto records' bytes. */
+function formatNote(topic: string, rows: readonly FormatRow[]): string {
+  const forms = rows.map((r) => `${FORMAT_NAMES[r.format]} ${r.storedVsRecords.toFixed(2)}x`).join(', ')
+  return `  ${topic}: record format at ${rows[0]?.target ?? '-'}: ${forms} the Cap'n Proto records' stored bytes`
 }
 
 function totalsLines(report: AuditReport): string[] {

@@ -1,6 +1,6 @@
 import { BATCH } from '../../protocol/batch-layout.js'
 import { throwIfCut } from '../../errors.js'
-import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
+import { formatCodecSpec, isAdaptive, type CodecSpec } from '../../codecs/index.js'
 import type { CopyTarget } from '../../copier/copier.js'
 import type { LogKind } from '../../formats/index.js'
 import type { Admin } from 'kafkajs'
@@ -24,6 +24,8 @@ import { PartitionRebatcher, type BatchingSettings, type ProjectedBatch, type So
 import { levelMix } from '../level-mix.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
+import { isHttpSample, sampleFormatRows } from './sample-format-rows.js'
+import type { FormatRow } from '../format-rows.js'
 
 /** The copy mode's options, less what only a copy has (producer, topics to keep, a duration), plus how to project. */
 export interface ProjectionRunOptions extends Omit<
@@ -58,6 +60,11 @@ export interface ProjectionRunOptions extends Omit<
    * projects several topics at once.
    */
   readonly chunkBytes?: number
+  /**
+   * A sample of squeeze's HTTP records (probed on its first values) gets compare's format rows: the batches the
+   * recommended target compressed, rebuilt as combined log lines and as JSON at its codec and level.
+   */
+  readonly formatRows?: boolean
   /**
    * Ends the run where it stands (the audit's --max-duration): the sample's read stops at its next fetch, the
    * projection withdraws the chunks no thread has taken, and the run rejects with a RUN_CUT error. `signal`
@@ -212,6 +219,7 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
               meanLingerUsedMs
             )
     }
+    const formats = formatRowsOf(options, source.formatSample ?? null, recommendation?.target, projected)
     const current =
       source.storedBatches === null
         ? null
@@ -250,7 +258,8 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       },
       targets: withBaseline,
       recommendation,
-      current
+      current,
+      ...(formats === undefined ? {} : { formats })
     }
     return {
       report,
@@ -284,6 +293,8 @@ interface ProjectedSource {
   readonly storedBatches: readonly SourceBatch[] | null
   /** Source batches that could not be read, left out: the current row says how many. */
   readonly skippedBatches: number
+  /** A sample of HTTP records with `formatRows`: its windows and the stride its batches were picked at. */
+  readonly formatSample?: { readonly windows: Parameters<typeof isHttpSample>[0]; readonly stride: number } | null
 }
 
 /**
@@ -307,22 +318,31 @@ async function readAndProject(
     const { sample } = options
     const sampled = await sampleWindows(deps, options.sourceTopic, sample, sample.windows, onStoredBatch)
     for (const list of sampled.byPartition.values()) for (const r of list) timestamps.add(r.timestamp)
-    const picked = stratifiedPick(batchStride(sampled.windows, options.batching, sample.maxBatches))
+    const stride = batchStride(sampled.windows, options.batching, sample.maxBatches)
+    const picked = stratifiedPick(stride)
+    const http = options.formatRows === true && isHttpSample(sampled.windows)
     // push copies each batch into the chunk at once, so one reused buffer makes every window's batches.
     const pushPicked = (batch: ProjectedBatch): void => {
       if (picked()) projection.push(batch)
     }
     // Without a what-if, a window's records are not needed once its batches are in a chunk: let them go, so a
     // topic's sample shrinks while it is projected instead of staying whole until the projection ends.
+    // HTTP records keep theirs for the format rows.
     const byPartition = options.sweep === undefined ? null : sampled.byPartition
     if (byPartition === null) sampled.byPartition.clear()
     for (const w of sampled.windows) {
       throwIfCut(options.cut)
       eachWindowBatch(w.partition, w.records, options.batching, pushPicked)
-      if (byPartition === null) w.records = []
+      if (byPartition === null && !http) w.records = []
       await projection.belowLimit()
     }
-    return { sampling: sampled.plan, byPartition, storedBatches: stored, skippedBatches: sampled.skippedBatches }
+    return {
+      sampling: sampled.plan,
+      byPartition,
+      storedBatches: stored,
+      skippedBatches: sampled.skippedBatches,
+      formatSample: http ? { windows: sampled.windows, stride } : null
+    }
   }
   const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
@@ -463,6 +483,29 @@ async function whatIf(
       ? null
       : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })
   return { ...sweep, advice }
+}
+
+/**
+ * compare's format rows for a sample of HTTP records, at the recommended target: the same batches it compressed,
+ * picked again by the same seeded stride. Undefined without such a sample, a recommendation, or at an adaptive level.
+ */
+function formatRowsOf(
+  options: ProjectionRunOptions,
+  sample: ProjectedSource['formatSample'] | null,
+  recommended: string | undefined,
+  projected: readonly TargetProjection[]
+): FormatRow[] | undefined {
+  const at = options.targets.findIndex((t) => formatCodecSpec(t.spec) === recommended)
+  const target = options.targets[at]
+  if (sample === null || sample === undefined || target === undefined || isAdaptive(target.spec)) return undefined
+  options.onProgress?.({ phase: 'format rows', detail: formatCodecSpec(target.spec) })
+  return sampleFormatRows(target.spec, (projected[at] as TargetProjection).batchStoredBytes, (visit) => {
+    const picked = stratifiedPick(sample.stride)
+    for (const w of sample.windows)
+      eachWindowBatch(w.partition, w.records, options.batching, (b) => {
+        if (picked()) visit(b)
+      })
+  })
 }
 
 function adaptiveSettings(options: ProjectionRunOptions): { adaptiveLevel?: AdaptiveLevelSettings } {
