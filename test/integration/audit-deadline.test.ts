@@ -2,13 +2,10 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
-import { Ajv } from 'ajv'
-import type { AuditReport, AuditTopic } from '../../lib/audit/audit-report.js'
 import { createGenerator } from '../../lib/generators/index.js'
 import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
-import { runSqueeze } from '../helpers/squeeze-cli.js'
+import { auditCli } from '../helpers/audit-run.js'
 
 const kafka = useTestKafka()
 const MIB = 1024 * 1024
@@ -38,10 +35,6 @@ async function fill(topic: string, bytes: number, partitions: number): Promise<n
   return written
 }
 
-function schema(file: string): object {
-  return JSON.parse(readFileSync(fileURLToPath(new URL(`../../../schema/${file}`, import.meta.url)), 'utf8')) as object
-}
-
 describe('squeeze audit --max-duration', () => {
   it('cuts the topic in flight where it stands, skips the topics not started, and exits 5 with the report', async (t) => {
     const run = `deadline-${Date.now().toString(36)}`
@@ -52,35 +45,21 @@ describe('squeeze audit --max-duration', () => {
     const json = join(dir, 'audit.json')
     const markdown = join(dir, 'audit.md')
     // One thread: the topics run one after the other in name order, so the deadline finds the big one in flight.
-    const audit = await runSqueeze(
-      [
-        'audit',
-        '--brokers',
-        kafka.connection.brokers.join(','),
-        '--topics',
-        `${run}-.*`,
-        '--sample',
-        '256MiB',
-        '--threads',
-        '1',
-        '--max-duration',
-        '3s',
-        '--json',
-        json,
-        '--markdown',
-        markdown,
-        '--quiet'
-      ],
-      { timeoutMs: 600_000 }
-    )
+    const {
+      run: audit,
+      report,
+      row
+    } = await auditCli(kafka.connection.brokers, `${run}-.*`, json, [
+      '--sample',
+      '256MiB',
+      '--threads',
+      '1',
+      '--max-duration',
+      '3s',
+      '--markdown',
+      markdown
+    ])
     assert.equal(audit.code, 5, `a pass the deadline ended is a partial report:\n${audit.stdout}\n${audit.stderr}`)
-    const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
-    const validate = new Ajv({ allErrors: true, strict: true })
-      .addSchema(schema('compare-report.schema.json'))
-      .compile(schema('audit-report.schema.json'))
-    assert.equal(validate(report), true, JSON.stringify(validate.errors))
-    const row = (topic: string): AuditTopic =>
-      report.topics.find((x) => x.topic === topic) ?? assert.fail(`${topic} missing from the report`)
 
     const cut = row(big)
     t.diagnostic(`${big}: ${cut.error}; the pass took ${report.wallSeconds.toFixed(1)} s`)

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
-import { Ajv } from 'ajv'
-import type { AuditReport, AuditTopic } from '../../lib/audit/audit-report.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import { runCompare } from '../../lib/compare/run-compare.js'
 import { COPIER_PRODUCER_DEFAULTS } from '../../lib/copier/copier.js'
@@ -16,7 +13,7 @@ import { formatFor } from '../../lib/formats/index.js'
 import { createGenerator } from '../../lib/generators/index.js'
 import { DEFAULT_PRODUCER_CONFIG } from '../../lib/producer/producer.js'
 import { RECENT_MS, useTestKafka } from '../helpers/kafka.js'
-import { runSqueeze } from '../helpers/squeeze-cli.js'
+import { auditCli } from '../helpers/audit-run.js'
 
 const kafka = useTestKafka()
 const TARGET = 'zstd:3'
@@ -24,10 +21,6 @@ const TARGET = 'zstd:3'
 const BATCHING = { lingerMs: 600_000, batchSizeBytes: 16 * 1024 }
 const dir = mkdtempSync(join(tmpdir(), 'squeeze-audit-formats-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
-
-function schema(file: string): object {
-  return JSON.parse(readFileSync(fileURLToPath(new URL(`../../../schema/${file}`, import.meta.url)), 'utf8')) as object
-}
 
 async function fill(topic: string, values: readonly Buffer[]): Promise<void> {
   const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 }, lingerMs: 20 })
@@ -51,33 +44,15 @@ describe("squeeze audit: compare's format rows for topics of squeeze's HTTP reco
       values.map((v) => Buffer.from(combinedLogLine(readHttpRequest(v))))
     )
     const json = join(dir, 'audit.json')
-    const audit = await runSqueeze(
-      [
-        'audit',
-        '--brokers',
-        kafka.connection.brokers.join(','),
-        '--topics',
-        `${run}-.*`,
-        '--targets',
-        TARGET,
-        '-X',
-        `linger.ms=${BATCHING.lingerMs}`,
-        '-X',
-        `batch.size=${BATCHING.batchSizeBytes}`,
-        '--json',
-        json,
-        '--quiet'
-      ],
-      { timeoutMs: 300_000 }
-    )
+    const { run: audit, row } = await auditCli(kafka.connection.brokers, `${run}-.*`, json, [
+      '--targets',
+      TARGET,
+      '-X',
+      `linger.ms=${BATCHING.lingerMs}`,
+      '-X',
+      `batch.size=${BATCHING.batchSizeBytes}`
+    ])
     assert.equal(audit.code, 0, `${audit.stdout}\n${audit.stderr}`)
-    const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
-    const validate = new Ajv({ allErrors: true, strict: true })
-      .addSchema(schema('compare-report.schema.json'))
-      .compile(schema('audit-report.schema.json'))
-    assert.equal(validate(report), true, JSON.stringify(validate.errors))
-    const row = (topic: string): AuditTopic =>
-      report.topics.find((x) => x.topic === topic) ?? assert.fail(`${topic} missing from the report`)
     assert.equal(row(lines).formats, undefined, 'log lines are not Cap’n Proto records: no format rows')
     const audited = row(http).formats ?? assert.fail(`${http}: format rows`)
     assert.deepEqual(
