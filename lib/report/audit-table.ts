@@ -133,7 +133,7 @@ const FORMAT_NAMES: Readonly<Record<FormatRow['format'], string>> = { text: 'as 
 /** What the topic's HTTP records would store in the other forms, against the Cap'n Proto records' bytes. */
 function formatNote(topic: string, rows: readonly FormatRow[]): string {
   const forms = rows.map((r) => `${FORMAT_NAMES[r.format]} ${r.storedVsRecords.toFixed(2)}x`).join(', ')
-  return `  ${topic}: record format at ${rows[0]?.target ?? '-'}: ${forms} the Cap'n Proto records' stored bytes`
+  return `  ${topic}: at ${rows[0]?.target ?? '-'}, ${forms} the Cap'n Proto records' bytes`
 }
 
 function totalsLines(report: AuditReport): string[] {

@@ -67,7 +67,7 @@ describe("squeeze audit: compare's format rows for topics of squeeze's HTTP reco
     for (const f of audited) assert.ok(f.records >= 0.95 * values.length && f.records <= values.length, `${f.records}`)
     assert.match(
       audit.stdout,
-      new RegExp(`^ {2}${http}: record format at ${TARGET}: as text lines \\d+\\.\\d\\dx, as JSON \\d+\\.\\d\\dx`, 'm')
+      new RegExp(`^ {2}${http}: at ${TARGET}, as text lines \\d+\\.\\d\\dx, as JSON \\d+\\.\\d\\dx`, 'm')
     )
 
     const targets = parseTargets(TARGET, http)

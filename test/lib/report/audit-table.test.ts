@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AuditReport, AuditTopic, TopicFacts } from '../../../lib/audit/audit-report.js'
+import type { FormatRow } from '../../../lib/compare/format-rows.js'
 import { rank } from '../../../lib/audit/run-audit.js'
 import { auditApplyAs } from '../../../lib/audit/audit-apply.js'
 import { renderAuditSettings } from '../../../lib/report/audit-apply.js'
@@ -152,6 +153,30 @@ describe('audit table', () => {
     assert.match(markdown, /^\| big \| cut \|/m)
     assert.match(markdown, /^\| later \| not-reached \|/m)
     assert.match(markdown, /^\*\*Partial:\*\* --max-duration ended the pass: 1 cut while read or projected, 1 skipped/m)
+  })
+
+  it("notes what a topic of HTTP records would store as log lines and as JSON, against its Cap'n Proto records", () => {
+    const row = (format: 'text' | 'json', storedVsRecords: number): FormatRow => ({
+      format,
+      target: 'zstd:3',
+      records: 1000,
+      batches: 10,
+      uncompressedBytes: 200_000,
+      storedBytes: 20_000,
+      ratio: 10,
+      storedVsRecords,
+      decompressCpuSecondsPerGiB: 1,
+      decodeCpuSecondsPerGiB: 2,
+      skippedRecords: 0
+    })
+    const r = report([
+      { ...topic('access', 1), formats: [row('text', 0.5427), row('json', 0.9674)] },
+      topic('plain', 1)
+    ])
+    const note = "  access: at zstd:3, as text lines 0.54x, as JSON 0.97x the Cap'n Proto records' bytes"
+    assert.ok(renderAuditTable(r).split('\n').includes(note), renderAuditTable(r))
+    assert.match(renderAuditMarkdown(r), /^- access: at zstd:3, as text lines 0\.54x, as JSON 0\.97x/m)
+    assert.doesNotMatch(renderAuditTable(r), /plain: at zstd/)
   })
 
   it('says when --replication-factor and --consumers replace the facts of every topic', () => {
