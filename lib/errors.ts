@@ -48,7 +48,9 @@ export const ErrorCodes = {
   SOURCE: 'SQUEEZE_ERR_SOURCE',
   GROUP: 'SQUEEZE_ERR_GROUP_MEMBERSHIP',
   /** An offset commit from a group member that no longer owns the partitions (KIP-447): abort, drop them, rejoin. */
-  GROUP_FENCED: 'SQUEEZE_ERR_GROUP_FENCED'
+  GROUP_FENCED: 'SQUEEZE_ERR_GROUP_FENCED',
+  /** A run stopped where it stood by a deadline or an interrupt (the audit's --max-duration): it has no result. */
+  RUN_CUT: 'SQUEEZE_ERR_RUN_CUT'
 } as const
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]
@@ -91,4 +93,16 @@ export function errorCode(err: unknown): string {
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
+}
+
+/** The error a run stopped by `signal` rejects with: its reason when that is a RUN_CUT error, else one wrapping it. */
+export function cutError(signal: AbortSignal): SqueezeError {
+  const reason: unknown = signal.reason
+  if (reason instanceof SqueezeError && reason.code === ErrorCodes.RUN_CUT) return reason
+  return new SqueezeError(ErrorCodes.RUN_CUT, `cut: ${errorMessage(reason)}`, { cause: reason })
+}
+
+/** Throws cutError once `signal` is aborted; checked between the steps of a run that may be cut. */
+export function throwIfCut(signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true) throw cutError(signal)
 }

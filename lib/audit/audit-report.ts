@@ -1,6 +1,7 @@
 import type { ApplyAs } from '../apply/apply-as.js'
 import type { ClientName } from '../apply/client-limits.js'
 import type { CurrentCodec } from '../compare/compare-report.js'
+import type { FormatRow } from '../compare/format-rows.js'
 
 /** What the cluster says about a topic: read from it, never from flags. */
 export interface TopicFacts {
@@ -77,7 +78,9 @@ export type AuditStatus =
   /** The audit's user lacks an ACL on the topic. */
   | 'not-authorized'
   | 'failed'
-  /** --max-duration ended the pass before this topic. */
+  /** --max-duration (or an interrupt) ended the pass while this topic was read or projected: no figures. */
+  | 'cut'
+  /** --max-duration (or an interrupt) ended the pass before this topic started: skipped. */
   | 'not-reached'
 
 export interface AuditTopic {
@@ -113,6 +116,13 @@ export interface AuditTopic {
   readonly savings: AuditSavings | null
   /** The change as settings per client named with --client; null when the verdict is not a change. */
   readonly applyAs: ApplyAs | null
+  /**
+   * Topics of squeeze's HTTP records (Cap'n Proto HttpRequest): compare's format rows, the projected batches of
+   * the recommended target rebuilt as combined log lines and as JSON at its codec and level.
+   */
+  readonly formats?: readonly FormatRow[]
+  /** A cut topic's record bytes read before the cut: how far into its sample it got. */
+  readonly cutAfterBytes?: number
   readonly wallSeconds: number
 }
 
@@ -130,6 +140,10 @@ export interface AuditTotals {
   readonly audited: number
   readonly toChange: number
   readonly failed: number
+  /** Topics the end of the pass stopped while they were read or projected. */
+  readonly cut: number
+  /** Topics not started when the pass ended. */
+  readonly notReached: number
   readonly diskBytesPerDay: number
   readonly fetchBytesPerDay: number
   readonly steadyStateDiskBytes: number
@@ -156,8 +170,10 @@ export interface AuditReport {
     readonly replicationFactorOverride: number | null
   }
   readonly prices: Prices | null
-  /** True when a topic failed, was not readable or not reached: the report does not cover every topic asked for. */
+  /** True when a topic failed, was not readable, was cut or not reached: the report does not cover every topic. */
   readonly partial: boolean
+  /** What ended the pass before every topic was done (cut and not-reached topics); null when nothing did. */
+  readonly stoppedBy: 'max-duration' | 'interrupt' | null
   readonly wallSeconds: number
   /** Ranked: the largest saving first, then topics without a ranking (too little data, failures). */
   readonly topics: readonly AuditTopic[]

@@ -7,7 +7,7 @@ import type { BatchingSettings } from '../compare/projection/rebatch.js'
 import type { ProjectionPool } from '../compare/projection/worker-pool.js'
 import { DEFAULT_RATE_LOOKBACK_MS } from '../compare/topic-rate.js'
 import type { CopyTarget } from '../copier/copier.js'
-import { errorMessage } from '../errors.js'
+import { errorCode, ErrorCodes, errorMessage } from '../errors.js'
 import type { KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
 import { auditApplyAs } from './audit-apply.js'
@@ -22,7 +22,14 @@ export const MIN_BATCHES_FOR_INTERVAL = 10
  * spread over the sample already give a ratio whose 95% interval (reported) is a fraction of compare's margin.
  */
 export const PROJECTED_BATCHES = 2048
+/**
+ * Bytes per hand-off to the projection threads: a topic holds a few chunks in flight and each thread keeps
+ * buffers of a chunk's size, so a quarter of compare's chunk bounds the memory of the topics projected at once,
+ * whatever their size. A batch larger than a chunk is handed off alone, so any batch.size still projects.
+ */
+export const AUDIT_CHUNK_BYTES = 2 * 1024 * 1024
 const GIB = 1024 ** 3
+const MIB = 1024 ** 2
 const SECONDS_PER_DAY = 86_400
 
 export interface AuditTopicOptions {
@@ -41,6 +48,8 @@ export interface AuditTopicOptions {
   readonly clients: readonly ClientName[]
   /** Record bytes as the sample reads them, for progress. */
   readonly onBytesRead?: (bytes: number) => void
+  /** Ends the topic's read and projection where they stand (--max-duration): the topic is then listed as cut. */
+  readonly cut?: AbortSignal
   readonly version: string
   readonly log: Logger
 }
@@ -50,6 +59,11 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
   const started = performance.now()
   const base = baseRow(facts)
   if (facts.records === 0) return { ...base, status: 'empty', wallSeconds: seconds(started) }
+  let bytesRead = 0
+  const onBytesRead = (bytes: number): void => {
+    bytesRead += bytes
+    options.onBytesRead?.(bytes)
+  }
   try {
     const consumers = options.consumersOverride ?? facts.groups.length
     const replicas = options.replicationFactorOverride ?? facts.replicationFactor
@@ -64,10 +78,13 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
       threads: options.threads,
       pool: options.pool,
       sample: { bytes: options.sampleBytes, maxBatches: PROJECTED_BATCHES },
+      chunkBytes: AUDIT_CHUNK_BYTES,
+      formatRows: true,
       baselineFromSample: true,
       consumers,
       replicationFactor: replicas,
-      ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead }),
+      onBytesRead,
+      ...(options.cut === undefined ? {} : { cut: options.cut }),
       version: options.version,
       log: options.log
     })
@@ -75,9 +92,20 @@ export async function auditTopic(facts: TopicFacts, options: AuditTopicOptions):
     const change = row.status === 'audited' && row.verdict?.action === 'change'
     const brokers = options.connection.brokers.join(',')
     const apply = auditApplyAs(report, facts, { clients: options.clients, brokers, change, batchShares })
-    return { ...base, ...row, applyAs: apply, wallSeconds: seconds(started) }
+    const formats = report.formats === undefined ? {} : { formats: report.formats }
+    return { ...base, ...row, applyAs: apply, ...formats, wallSeconds: seconds(started) }
   } catch (err) {
     const text = errorMessage(err)
+    if (errorCode(err) === ErrorCodes.RUN_CUT) {
+      const read = `${(bytesRead / MIB).toFixed(1)} MiB of its sample read`
+      return {
+        ...base,
+        status: 'cut',
+        error: `${text} (${read})`,
+        cutAfterBytes: bytesRead,
+        wallSeconds: seconds(started)
+      }
+    }
     if (/AUTHORIZATION_FAILED|not authorized/i.test(text)) {
       return {
         ...base,

@@ -10,6 +10,7 @@ import { mapConcurrently } from '../map-concurrently.js'
 import type { AuditReport, AuditTopic, AuditTotals, Prices } from './audit-report.js'
 import { auditTopic, baseRow } from './audit-topic.js'
 import { readTopicFacts, selectTopics, type TopicSelection } from './cluster-facts.js'
+import { PassEnd, withTopicCut } from './pass-end.js'
 import { sumMoney } from './money.js'
 
 /**
@@ -50,17 +51,15 @@ export interface AuditProgressSink {
 /**
  * The audit: select the topics, read their facts from the cluster, then project each topic's sample on a
  * shared pool of threads, `threads` topics at a time. A topic that fails is listed with its error and the pass
- * goes on; once --max-duration (or Ctrl-C) ends the pass, topics not yet started are listed as not reached.
+ * goes on. Once --max-duration (or Ctrl-C) ends the pass, the topics being read or projected stop where they stand
+ * and are listed as cut, and topics not yet started as not reached; the report says what ended it.
  */
 export async function runAudit(options: AuditOptions): Promise<AuditReport> {
   const started = performance.now()
   const admin = createKafkaClient(options.connection, options.log).admin()
   await admin.connect()
   const pool = new ProjectionPool(options.threads, (t) => formatCodecSpec(t.spec), undefined, THREAD_HEAP)
-  const stop = new AbortController()
-  const timer = options.maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort(), options.maxDurationMs)
-  const onSignal = (): void => stop.abort()
-  options.signal?.addEventListener('abort', onSignal, { once: true })
+  const end = new PassEnd(options.maxDurationMs, options.signal)
   try {
     const names = await selectTopics(admin, options.selection)
     options.progress?.begin(names.length)
@@ -76,24 +75,27 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
           status: known !== undefined && known.notAuthorized ? 'not-authorized' : 'failed',
           error
         }
-      } else if (stop.signal.aborted) {
+      } else if (end.signal.aborted) {
         row = { ...baseRow(known.facts), status: 'not-reached', wallSeconds: 0 }
       } else {
-        row = await auditTopic(known.facts, {
-          connection: options.connection,
-          targets: (t) => parseTargets(options.targets, t),
-          batching: options.batching,
-          sampleBytes: options.sampleBytes,
-          pool,
-          threads: options.threads,
-          consumersOverride: options.consumersOverride,
-          replicationFactorOverride: options.replicationFactorOverride,
-          prices: options.prices,
-          clients: options.clients ?? [],
-          ...(options.progress === undefined ? {} : { onBytesRead: (n: number) => options.progress?.read(n) }),
-          version: options.version,
-          log: options.log
-        })
+        row = await withTopicCut(end.signal, (cut) =>
+          auditTopic(known.facts, {
+            connection: options.connection,
+            targets: (t) => parseTargets(options.targets, t),
+            batching: options.batching,
+            sampleBytes: options.sampleBytes,
+            pool,
+            threads: options.threads,
+            consumersOverride: options.consumersOverride,
+            replicationFactorOverride: options.replicationFactorOverride,
+            prices: options.prices,
+            clients: options.clients ?? [],
+            ...(options.progress === undefined ? {} : { onBytesRead: (n: number) => options.progress?.read(n) }),
+            cut,
+            version: options.version,
+            log: options.log
+          })
+        )
       }
       options.progress?.topicDone(topic)
       return row
@@ -115,18 +117,21 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
         replicationFactorOverride: options.replicationFactorOverride ?? null
       },
       prices: options.prices,
-      partial: ranked.some((r) => r.status === 'failed' || r.status === 'not-authorized' || r.status === 'not-reached'),
+      partial: ranked.some((r) => PARTIAL_STATUSES.has(r.status)),
+      stoppedBy: ranked.some((r) => r.status === 'cut' || r.status === 'not-reached') ? end.endedBy : null,
       wallSeconds: (performance.now() - started) / 1000,
       topics: ranked,
       totals: totals(ranked, options.prices !== null)
     }
   } finally {
-    if (timer !== undefined) clearTimeout(timer)
-    options.signal?.removeEventListener('abort', onSignal)
+    end.dispose()
     await pool.close()
     await admin.disconnect().catch(() => undefined)
   }
 }
+
+/** Statuses of topics the report has no figures for, though they were asked for: the report is then partial. */
+const PARTIAL_STATUSES: ReadonlySet<AuditTopic['status']> = new Set(['failed', 'not-authorized', 'cut', 'not-reached'])
 
 function emptyRow(topic: string): AuditTopic {
   return {
@@ -172,6 +177,8 @@ function totals(rows: readonly AuditTopic[], priced: boolean): AuditTotals {
     audited: audited.length,
     toChange: audited.filter((r) => r.verdict?.action === 'change').length,
     failed: rows.filter((r) => r.status === 'failed' || r.status === 'not-authorized').length,
+    cut: rows.filter((r) => r.status === 'cut').length,
+    notReached: rows.filter((r) => r.status === 'not-reached').length,
     diskBytesPerDay: sum((r) => r.savings?.diskBytesPerDay),
     fetchBytesPerDay: sum((r) => r.savings?.fetchBytesPerDay),
     steadyStateDiskBytes: sum((r) => r.savings?.steadyStateDiskBytes),

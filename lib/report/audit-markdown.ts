@@ -1,6 +1,6 @@
 import type { AuditReport, AuditTopic } from '../audit/audit-report.js'
 import { auditSettingsMarkdown } from './audit-apply.js'
-import { money, monthly, notes, overrides } from './audit-table.js'
+import { money, monthly, notes, overrides, partialText } from './audit-table.js'
 
 const GIB = 1024 ** 3
 
@@ -83,7 +83,7 @@ export function renderAuditMarkdown(report: AuditReport): string {
               ? ''
               : ` (prices: ${report.prices.source})`
           }.`),
-    ...(report.partial ? ['', '**Partial:** some topics failed, were not readable or were not reached.'] : []),
+    ...(report.partial ? ['', `**Partial:** ${partialText(report) ?? ''}.`] : []),
     '',
     ...auditSettingsMarkdown(report)
   ].join('\n')

@@ -1,4 +1,5 @@
 import type { AuditReport, AuditTopic, MonthlyMoney } from '../audit/audit-report.js'
+import type { FormatRow } from '../compare/format-rows.js'
 import { clientHint } from './audit-apply.js'
 import { renderTable } from './table.js'
 
@@ -11,7 +12,8 @@ const STATUS_LABEL: Readonly<Record<Exclude<AuditTopic['status'], 'audited'>, st
   empty: 'empty',
   'not-authorized': 'NO READ ACL',
   failed: 'FAILED',
-  'not-reached': 'not reached'
+  cut: 'CUT',
+  'not-reached': 'skipped'
 }
 
 /** The ranked table (at most AUDIT_WIDTH columns), each topic's notes, and the cluster's totals. */
@@ -103,8 +105,8 @@ export function money(value: number | null | undefined): string {
 }
 
 /**
- * One line per remark: failures with their error or missing ACL, compaction, broker recompression, unknown rates,
- * and the clients that cannot set a topic's target.
+ * One line per remark: failures with their error or missing ACL, compaction, broker recompression, HTTP records'
+ * format rows, unknown rates, and the clients that cannot set a topic's target.
  */
 export function notes(topics: readonly AuditTopic[]): string[] {
   const out: string[] = []
@@ -117,12 +119,21 @@ export function notes(topics: readonly AuditTopic[]): string[] {
       )
     }
     if (t.compacted) out.push(`  ${t.topic}: compacted: the figures apply to what compaction keeps`)
+    if (t.formats !== undefined && t.formats.length > 0) out.push(formatNote(t.topic, t.formats))
     if (t.status === 'audited' && t.ingestRateNote !== null)
       out.push(`  ${t.topic}: no ingest rate (${t.ingestRateNote}): no bytes per day`)
     const hint = clientHint(t)
     if (hint !== null) out.push(hint)
   }
   return out.length === 0 ? [] : ['notes:', ...out]
+}
+
+const FORMAT_NAMES: Readonly<Record<FormatRow['format'], string>> = { text: 'as text lines', json: 'as JSON' }
+
+/** What the topic's HTTP records would store in the other forms, against the Cap'n Proto records' bytes. */
+function formatNote(topic: string, rows: readonly FormatRow[]): string {
+  const forms = rows.map((r) => `${FORMAT_NAMES[r.format]} ${r.storedVsRecords.toFixed(2)}x`).join(', ')
+  return `  ${topic}: at ${rows[0]?.target ?? '-'}, ${forms} the Cap'n Proto records' bytes`
 }
 
 function totalsLines(report: AuditReport): string[] {
@@ -140,8 +151,24 @@ function totalsLines(report: AuditReport): string[] {
     const c = report.prices?.currency ?? ''
     lines.push(`per month (${c}): ${monthly(t.money)}`)
   }
-  if (report.partial) lines.push('PARTIAL: some topics failed, were not readable or were not reached (see notes)')
+  const partial = partialText(report)
+  if (partial !== null) lines.push(`PARTIAL: ${partial}`)
   return lines.flatMap((l) => wrap(l, AUDIT_WIDTH))
+}
+
+/**
+ * Why the report does not cover every topic asked for, in words: failures, and what ended the pass with how many
+ * topics it cut while they were read or projected and how many it skipped; null when the report is whole.
+ */
+export function partialText(report: AuditReport): string | null {
+  if (!report.partial) return null
+  const t = report.totals
+  const parts = t.failed > 0 ? [`${t.failed} failed or not readable (see notes)`] : []
+  if (report.stoppedBy !== null) {
+    const by = report.stoppedBy === 'max-duration' ? '--max-duration' : 'an interrupt'
+    parts.push(`${by} ended the pass: ${t.cut} cut while read or projected, ${t.notReached} skipped (not started)`)
+  }
+  return parts.join('; ')
 }
 
 /** Splits a line at spaces into lines of at most `width`, continuations indented; a longer word is cut. */

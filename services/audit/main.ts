@@ -28,7 +28,7 @@ import { renderAuditTable } from '../../lib/report/audit-table.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runOneShot } from '../../lib/service/run-service.js'
 
-/** The report does not cover every topic asked for: one failed, was not readable, or was not reached. */
+/** The report does not cover every topic asked for: one failed, was not readable, was cut or not reached. */
 export const EXIT_PARTIAL = 5
 
 /** --show-settings prints the blocks of this many top-ranked changed topics; the files have every topic's. */
@@ -44,7 +44,8 @@ Selection and budget:
   --topics REGEX             topics to audit, matched whole (default: every topic but Kafka's internal __*)
   --exclude REGEX            topics to leave out, matched whole
   --sample SIZE              record bytes read per topic, as windows over every partition (default 16MiB)
-  --max-duration D           end the pass after D (600, 90s, 10m, 1h); topics not started are listed as not reached
+  --max-duration D           end the pass after D (600, 90s, 10m, 1h): topics in flight are cut where they stand,
+                             topics not started are skipped (not reached); both leave the report partial
   --targets LIST             codec[:level] list (default ${DEFAULT_TARGETS.join(',')})
   --threads N                projection threads, and topics sampled at once (default: the machine's cores)
   --consumers N              count N groups per topic for fetch savings instead of the groups found
@@ -66,7 +67,8 @@ Output:
 ${CONNECTION_HELP}
 
 Exit codes: 0 every topic audited; 1 runtime failure; 2 invalid arguments; 3 credentials refused; 4 TLS handshake
-failed; ${EXIT_PARTIAL} partial report (a topic failed, was not readable, or --max-duration ended the pass).`
+failed; ${EXIT_PARTIAL} partial report (a topic failed or was not readable, or --max-duration cut or skipped
+topics).`
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { isAdaptive, type CodecSpec } from '../../codecs/index.js'
+import { cutError } from '../../errors.js'
 import type { LogKind } from '../../formats/index.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { BATCH } from '../../protocol/batch-layout.js'
@@ -82,8 +83,20 @@ export class ChunkedProjection {
       readonly lingerMs?: number
       /** codec:adaptive targets: the producer's level range and CPU budget. */
       readonly adaptiveLevel?: AdaptiveLevelSettings
+      /**
+       * Stops the projection where it stands: chunks not yet taken by a thread are withdrawn, and belowLimit
+       * and finish reject with the cut at once.
+       */
+      readonly cut?: AbortSignal
     }
-  ) {}
+  ) {
+    options.cut?.addEventListener('abort', this.onCut, { once: true })
+  }
+
+  private readonly onCut = (): void => {
+    this.failure ??= cutError(this.options.cut as AbortSignal)
+    for (const resolve of this.wake.splice(0)) resolve()
+  }
 
   get batches(): number {
     return this.uncompressedPerBatch.length
@@ -132,11 +145,16 @@ export class ChunkedProjection {
 
   /** Projects the batches still held, then every target's totals, in the order of the specs. */
   async finish(): Promise<TargetProjection[]> {
-    if (this.data !== null) this.submit()
-    await Promise.all(this.work)
-    this.pool.release(this.specs.map((_, t) => this.replayKey(t)))
-    if (this.failure !== null) throw this.failure
-    return this.specs.map((_, t) => this.total(t))
+    try {
+      if (this.data !== null && this.failure === null) this.submit()
+      // A failed projection has no result to wait for: the chunks still on threads end there, their results unread.
+      if (this.failure === null) await Promise.all(this.work)
+      this.pool.release(this.specs.map((_, t) => this.replayKey(t)))
+      if (this.failure !== null) throw this.failure
+      return this.specs.map((_, t) => this.total(t))
+    } finally {
+      this.options.cut?.removeEventListener('abort', this.onCut)
+    }
   }
 
   private submit(): void {
@@ -169,7 +187,7 @@ export class ChunkedProjection {
     }))
     this.work.push(
       this.pool
-        .run(tasks)
+        .run(tasks, this.options.cut)
         .then(
           (results) => {
             chunk.results.push(...withSharedWalk(results))

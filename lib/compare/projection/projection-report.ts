@@ -7,6 +7,7 @@ import type { IngestRate } from '../ingest-rate.js'
 import { levelMix } from '../level-mix.js'
 import type { CompareOutcome, CompareRunOptions } from '../run-compare.js'
 import type { SourceBatch } from '../source-batches.js'
+import type { FormatRow } from '../format-rows.js'
 import { bootstrapRatioIntervals } from './bootstrap.js'
 import type { TargetProjection } from './chunked-projection.js'
 import type { BatchingSweep, ProjectionDetails } from './projection-details.js'
@@ -69,7 +70,8 @@ export function projectionOutcome(
   m: ProjectionMeasurements,
   targets: readonly CompareTargetResult[],
   recommendation: Recommendation | null,
-  sweep: BatchingSweep | null
+  sweep: BatchingSweep | null,
+  formats?: readonly FormatRow[]
 ): ProjectionOutcome {
   const report: CompareReport = {
     generatedAt: new Date().toISOString(),
@@ -93,7 +95,8 @@ export function projectionOutcome(
     },
     targets,
     recommendation,
-    current: currentFromStoredBatches(options, m, targets, recommendation)
+    current: currentFromStoredBatches(options, m, targets, recommendation),
+    ...(formats === undefined ? {} : { formats })
   }
   const projected = (i: number): TargetProjection => m.projected[i] as TargetProjection
   return {

@@ -21,8 +21,10 @@ export interface SourceReadDeps {
   readonly admin: Admin
   readonly log: Logger
   readonly read?: ReadSettings
-  /** Record bytes as a sample's windows read them. */
+  /** Record bytes as a sample's windows read them, fetch by fetch. */
   readonly onBytesRead?: (bytes: number) => void
+  /** Stops a sample's read at its next fetch, which then rejects with a RUN_CUT error. */
+  readonly cut?: AbortSignal
 }
 
 export interface SourceReadHandlers {

@@ -1,4 +1,5 @@
-import { formatCodecSpec, type CodecSpec } from '../../codecs/index.js'
+import { throwIfCut } from '../../errors.js'
+import { formatCodecSpec, isAdaptive, type CodecSpec } from '../../codecs/index.js'
 import type { LogKind } from '../../formats/index.js'
 import type { Admin } from 'kafkajs'
 import { createCluster, createKafkaClient } from '../../kafka/connection.js'
@@ -10,7 +11,7 @@ import { sampledSpanIngestRate } from '../topic-rate.js'
 import { recommendFor, startIngestRate, type CompareRunOptions } from '../run-compare.js'
 import { seededRandom } from './seeded-random.js'
 import { lingerAdvice, sweepBatching } from './batching-sweep.js'
-import { ChunkedProjection } from './chunked-projection.js'
+import { ChunkedProjection, type TargetProjection } from './chunked-projection.js'
 import type { BatchingSweep } from './projection-details.js'
 import {
   projectedTargetResults,
@@ -24,6 +25,8 @@ import type { SampleBudget } from './sweep-flags.js'
 import { PartitionRebatcher, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
+import { isHttpSample, sampleFormatRows } from './sample-format-rows.js'
+import type { FormatRow } from '../format-rows.js'
 
 export type { ProjectionOutcome } from './projection-report.js'
 
@@ -54,6 +57,23 @@ export interface ProjectionRunOptions extends Omit<
   readonly replicationFactor?: number
   /** Threads shared with other projections (the caller starts and closes them); absent: a pool for this run alone. */
   readonly pool?: ProjectionPool
+  /**
+   * Bytes of batches one hand-off to the threads carries (default CHUNK_BYTES). The run holds a few chunks in
+   * flight and each thread keeps buffers of a chunk's size, so smaller chunks bound the memory of a pass that
+   * projects several topics at once.
+   */
+  readonly chunkBytes?: number
+  /**
+   * A sample of squeeze's HTTP records (probed on its first values) gets compare's format rows: the batches the
+   * recommended target compressed, rebuilt as combined log lines and as JSON at its codec and level.
+   */
+  readonly formatRows?: boolean
+  /**
+   * Ends the run where it stands (the audit's --max-duration): the sample's read stops at its next fetch, the
+   * projection withdraws the chunks no thread has taken, and the run rejects with a RUN_CUT error. `signal`
+   * instead ends a read early and reports on what was read.
+   */
+  readonly cut?: AbortSignal
 }
 
 /** How often the read's progress is reported: the read itself has no hook, so the projection's count is polled. */
@@ -120,9 +140,16 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
     const projection = new ChunkedProjection(
       pool,
       options.targets.map((t) => t.spec),
-      { format: options.format, readBack: true, lingerMs: options.batching.lingerMs, ...adaptiveSettings(options) }
+      {
+        format: options.format,
+        readBack: true,
+        lingerMs: options.batching.lingerMs,
+        ...adaptiveSettings(options),
+        ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
+        ...(options.cut === undefined ? {} : { cut: options.cut })
+      }
     )
-    const { measured, byPartition } = await readAndMeasure(options, { cluster, admin, log }, projection)
+    const { measured, byPartition, formatSample } = await readAndMeasure(options, { cluster, admin, log }, projection)
     const targets = projectedTargetResults(options.targets, measured)
     const recommendation = recommendFor(targets, options, measured.ingestRate, measured.replicationFactor)
     const advised = recommendation?.target ?? targets[0]?.target
@@ -130,7 +157,8 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       byPartition === null
         ? null
         : await whatIf(options, pool, byPartition, advised, targets, measured.meanLingerUsedMs)
-    return projectionOutcome(options, measured, targets, recommendation, sweep)
+    const formats = formatRowsOf(options, formatSample, recommendation?.target, measured.projected)
+    return projectionOutcome(options, measured, targets, recommendation, sweep, formats)
   } finally {
     if (options.pool === undefined) await pool.close()
     await cluster.disconnect().catch(() => undefined)
@@ -146,7 +174,11 @@ async function readAndMeasure(
   options: ProjectionRunOptions,
   clients: Pick<Parameters<typeof readSource>[0], 'cluster' | 'admin' | 'log'>,
   projection: ChunkedProjection
-): Promise<{ measured: ProjectionMeasurements; byPartition: ProjectedSource['byPartition'] }> {
+): Promise<{
+  measured: ProjectionMeasurements
+  byPartition: ProjectedSource['byPartition']
+  formatSample: ProjectedSource['formatSample'] | null
+}> {
   const { admin } = clients
   const timestamps = new TimestampSample()
   // A whole-topic rate's broker round trips need nothing from the read, so they run beside it (a sample's span comes from its windows).
@@ -157,11 +189,13 @@ async function readAndMeasure(
   const deps = {
     ...clients,
     ...(options.read === undefined ? {} : { read: options.read }),
-    ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead })
+    ...(options.onBytesRead === undefined ? {} : { onBytesRead: options.onBytesRead }),
+    ...(options.cut === undefined ? {} : { cut: options.cut })
   }
   const source = await withReadProgress(options, admin, projection, () =>
     readAndProject(options, deps, projection, timestamps)
   )
+  throwIfCut(options.cut)
   const records = projection.records
   const uncompressedBytes = projection.uncompressedBytes
   options.onProgress?.({ phase: 'ingest rate' })
@@ -191,7 +225,7 @@ async function readAndMeasure(
     replicationFactor: options.replicationFactor ?? metadata?.partitions[0]?.replicas.length ?? 1,
     meanLingerUsedMs: projection.meanWaitMs
   }
-  return { measured, byPartition: source.byPartition }
+  return { measured, byPartition: source.byPartition, formatSample: source.formatSample ?? null }
 }
 
 interface ProjectedSource {
@@ -205,6 +239,8 @@ interface ProjectedSource {
   readonly storedBatches: readonly SourceBatch[] | null
   /** Source batches that could not be read, left out: the current row says how many. */
   readonly skippedBatches: number
+  /** A sample of HTTP records with `formatRows`: its windows and the stride its batches were picked at. */
+  readonly formatSample?: { readonly windows: Parameters<typeof isHttpSample>[0]; readonly stride: number } | null
 }
 
 /**
@@ -228,17 +264,31 @@ async function readAndProject(
     const { sample } = options
     const sampled = await sampleWindows(deps, options.sourceTopic, sample, sample.windows, onStoredBatch)
     for (const list of sampled.byPartition.values()) for (const r of list) timestamps.add(r.timestamp)
-    const picked = stratifiedPick(batchStride(sampled.windows, options.batching, sample.maxBatches))
+    const stride = batchStride(sampled.windows, options.batching, sample.maxBatches)
+    const picked = stratifiedPick(stride)
+    const http = options.formatRows === true && isHttpSample(sampled.windows)
     // push copies each batch into the chunk at once, so one reused buffer makes every window's batches.
     const pushPicked = (batch: ProjectedBatch): void => {
       if (picked()) projection.push(batch)
     }
+    // Without a what-if, a window's records are not needed once its batches are in a chunk: let them go, so a
+    // topic's sample shrinks while it is projected instead of staying whole until the projection ends.
+    // HTTP records keep theirs for the format rows.
+    const byPartition = options.sweep === undefined ? null : sampled.byPartition
+    if (byPartition === null) sampled.byPartition.clear()
     for (const w of sampled.windows) {
+      throwIfCut(options.cut)
       eachWindowBatch(w.partition, w.records, options.batching, pushPicked)
+      if (byPartition === null && !http) w.records = []
       await projection.belowLimit()
     }
-    const byPartition = options.sweep === undefined ? null : sampled.byPartition
-    return { sampling: sampled.plan, byPartition, storedBatches: stored, skippedBatches: sampled.skippedBatches }
+    return {
+      sampling: sampled.plan,
+      byPartition,
+      storedBatches: stored,
+      skippedBatches: sampled.skippedBatches,
+      formatSample: http ? { windows: sampled.windows, stride } : null
+    }
   }
   const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
@@ -379,6 +429,29 @@ async function whatIf(
       ? null
       : lingerAdvice(sweep.cells, current.target, { ...options.batching, ratio: current.ratio, meanLingerUsedMs })
   return { ...sweep, advice }
+}
+
+/**
+ * compare's format rows for a sample of HTTP records, at the recommended target: the same batches it compressed,
+ * picked again by the same seeded stride. Undefined without such a sample, a recommendation, or at an adaptive level.
+ */
+function formatRowsOf(
+  options: ProjectionRunOptions,
+  sample: ProjectedSource['formatSample'] | null,
+  recommended: string | undefined,
+  projected: readonly TargetProjection[]
+): FormatRow[] | undefined {
+  const at = options.targets.findIndex((t) => formatCodecSpec(t.spec) === recommended)
+  const target = options.targets[at]
+  if (sample === null || sample === undefined || target === undefined || isAdaptive(target.spec)) return undefined
+  options.onProgress?.({ phase: 'format rows', detail: formatCodecSpec(target.spec) })
+  return sampleFormatRows(target.spec, (projected[at] as TargetProjection).batchStoredBytes, (visit) => {
+    const picked = stratifiedPick(sample.stride)
+    for (const w of sample.windows)
+      eachWindowBatch(w.partition, w.records, options.batching, (b) => {
+        if (picked()) visit(b)
+      })
+  })
 }
 
 function adaptiveSettings(options: ProjectionRunOptions): { adaptiveLevel?: AdaptiveLevelSettings } {

@@ -1,9 +1,8 @@
 import { AbortedTransactions } from '../../consumer/aborted-transactions.js'
-import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../../errors.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage, throwIfCut } from '../../errors.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 import { describeKafkaError, KafkaErrorCode } from '../../kafka/error-codes.js'
 import { fetchRequest, ISOLATION, type FetchedPartition } from '../../kafka/fetch-request.js'
-import type { KafkajsCluster } from '../../kafka/kafkajs-internals.js'
 import { defaultMaxBatchUncompressedBytes } from '../../config/read-properties.js'
 import { splitFetched } from '../../consumer/fetched-batches.js'
 import { isAbortMarker, readBatch, type ReadBatch } from '../../protocol/record-batch-reader.js'
@@ -125,7 +124,7 @@ interface ReadGuard {
 }
 
 async function samplePartition(
-  deps: Pick<SourceReadDeps, 'cluster' | 'onBytesRead'>,
+  deps: Pick<SourceReadDeps, 'cluster' | 'onBytesRead' | 'cut'>,
   topic: string,
   span: PartitionSpan & { partition: number },
   budget: SampleBudget,
@@ -153,9 +152,8 @@ async function samplePartition(
         : byteWindow(budget.bytes, windows, i, span, { records: sample.records.length, bytes: sample.bytes })
     if (range === undefined) break
     if (range.until <= range.from) continue
-    const { records, complete } = await readRange(deps.cluster, topic, partition, range, guard, stored)
+    const { records, complete } = await readRange(deps, topic, partition, range, guard, stored)
     const bytes = records.reduce((n, r) => n + recordBytes(r), 0)
-    deps.onBytesRead?.(bytes)
     // A window that runs on from where the last one read to its end (a budget as large as the partition)
     // continues one stretch of records, batched as one: no batch is cut at the seam.
     const last = sample.stretches[sample.stretches.length - 1]
@@ -231,11 +229,59 @@ function recordBytes(r: SourceRecord): number {
 }
 
 /**
+ * Gives `records` from index `from` on bytes of their own. A record's key and value are views of the buffer its
+ * batch was read into: the whole decompressed batch, or for an uncompressed batch the whole fetch answer. A window
+ * that keeps part of a batch (it starts or ends inside one) would hold all of it, and the windows of a large topic
+ * mostly do, so the sample would hold up to a batch and a fetch per window beyond its own bytes; copied, it holds
+ * its own bytes (small values come from Node's shared pool slabs, not an allocation each).
+ */
+function detach(records: SourceRecord[], from: number): void {
+  const copy = (b: Buffer | null): Buffer | null => (b === null ? null : Buffer.from(b))
+  for (let i = from; i < records.length; i++) {
+    const r = records[i] as SourceRecord
+    records[i] = {
+      key: copy(r.key),
+      value: copy(r.value),
+      headers: r.headers.length === 0 ? r.headers : r.headers.map((h) => ({ key: h.key, value: copy(h.value) })),
+      timestamp: r.timestamp
+    }
+  }
+}
+
+/** One Fetch of `partition` from `offset` on its leader, asking for little more than `wanted` bytes. */
+async function fetchAt(
+  cluster: SourceReadDeps['cluster'],
+  topic: string,
+  partition: number,
+  offset: number,
+  wanted: number
+): Promise<FetchedPartition | undefined> {
+  const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader
+  if (leader === undefined || leader < 0)
+    throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${topic}-${partition}`)
+  const broker = await cluster.findBroker({ nodeId: leader })
+  const { request, response } = fetchRequest({
+    maxWaitMs: 100,
+    minBytes: 1,
+    maxBytes: 8 * 1024 * 1024,
+    isolationLevel: ISOLATION.READ_COMMITTED,
+    partitions: [{ topic, partition, offset, maxBytes: Math.min(FETCH_BYTES, Math.max(MIN_FETCH_BYTES, wanted)) }]
+  })
+  const [result] = (await broker.connectionPool.send({ request, response })) as FetchedPartition[]
+  if (result !== undefined && result.errorCode !== KafkaErrorCode.NONE)
+    throw new SqueezeError(
+      ErrorCodes.SOURCE,
+      `fetch from ${topic}-${partition} at offset ${offset} failed: ${describeKafkaError(result.errorCode)}`
+    )
+  return result
+}
+
+/**
  * Records of one partition in offsets [from, until), fetched from its leader; aborted transactions left out.
  * Stops at the record that reaches maxBytes, and asks the broker for little more than the bytes still wanted.
  */
 async function readRange(
-  cluster: KafkajsCluster,
+  { cluster, onBytesRead, cut }: Pick<SourceReadDeps, 'cluster' | 'onBytesRead' | 'cut'>,
   topic: string,
   partition: number,
   { from, until, maxBytes }: WindowRange,
@@ -244,28 +290,12 @@ async function readRange(
 ): Promise<{ records: SourceRecord[]; complete: boolean }> {
   const out: SourceRecord[] = []
   let bytes = 0
+  let reported = 0
   let at = from
   while (at < until && bytes < maxBytes) {
-    const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader
-    if (leader === undefined || leader < 0)
-      throw new SqueezeError(ErrorCodes.SOURCE, `no leader known for ${topic}-${partition}`)
-    const broker = await cluster.findBroker({ nodeId: leader })
-    const { request, response } = fetchRequest({
-      maxWaitMs: 100,
-      minBytes: 1,
-      maxBytes: 8 * 1024 * 1024,
-      isolationLevel: ISOLATION.READ_COMMITTED,
-      partitions: [
-        { topic, partition, offset: at, maxBytes: Math.min(FETCH_BYTES, Math.max(MIN_FETCH_BYTES, maxBytes - bytes)) }
-      ]
-    })
-    const [result] = (await broker.connectionPool.send({ request, response })) as FetchedPartition[]
+    throwIfCut(cut)
+    const result = await fetchAt(cluster, topic, partition, at, maxBytes - bytes)
     if (result === undefined) break
-    if (result.errorCode !== KafkaErrorCode.NONE)
-      throw new SqueezeError(
-        ErrorCodes.SOURCE,
-        `fetch from ${topic}-${partition} at offset ${at} failed: ${describeKafkaError(result.errorCode)}`
-      )
     const limits = {
       from: at,
       highWatermark: result.highWatermark,
@@ -283,8 +313,9 @@ async function readRange(
     for (const { bytes: raw, lastOffset: last } of batches) {
       let batch
       let abortMarker
+      const readFrom = at
       try {
-        batch = readBatch(raw, { fromOffset: at, maxUncompressedBytes: guard.maxUncompressedBytes })
+        batch = readBatch(raw, { fromOffset: readFrom, maxUncompressedBytes: guard.maxUncompressedBytes })
         abortMarker = batch.isControl && isAbortMarker(raw)
       } catch (err) {
         skip(err, last)
@@ -302,6 +333,8 @@ async function readRange(
           out.push(record)
           bytes += recordBytes(record)
         }
+        const whole = batch.codecId !== 0 && batch.baseOffset >= readFrom && out.length - before === batch.recordCount
+        if (!whole) detach(out, before)
         // A batch counts whole, all its records with all its bytes: per record it is then what the log stores.
         if (out.length > before) onStoredBatch?.(batch)
       }
@@ -309,6 +342,8 @@ async function readRange(
       if (bytes >= maxBytes) break
     }
     if (corrupt !== null && bytes < maxBytes) skip(corrupt.error, corrupt.lastOffset)
+    onBytesRead?.(bytes - reported)
+    reported = bytes
   }
   return { records: out, complete: at >= until && bytes < maxBytes }
 }

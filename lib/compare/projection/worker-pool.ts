@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { ErrorCodes, SqueezeError } from '../../errors.js'
+import { cutError, ErrorCodes, SqueezeError } from '../../errors.js'
 import type { ChunkProjection, ProjectionTask } from './project-target.js'
 import type { ProjectionMessage, ProjectionReply, ProjectionWorkerData } from './projection-worker.js'
 import { packSlots } from './slot-table.js'
@@ -61,10 +61,15 @@ export class ProjectionPool {
     if (this.started === 0) while (this.started < Math.max(1, this.threads)) this.startThread()
   }
 
-  /** Every task's result, in task order. */
-  run(tasks: readonly ProjectionTask[]): Promise<ChunkProjection[]> {
+  /**
+   * Every task's result, in task order. Once `cut` is aborted, the tasks no thread has claimed yet are withdrawn
+   * (no thread starts them) and the run rejects with the cut; a task a thread is running finishes there, unread.
+   */
+  run(tasks: readonly ProjectionTask[], cut?: AbortSignal): Promise<ChunkProjection[]> {
+    if (cut?.aborted === true) return Promise.reject(cutError(cut))
     this.start()
-    return Promise.all(
+    const ids: number[] = []
+    const all = Promise.all(
       tasks.map(
         (task) =>
           new Promise<ChunkProjection>((resolve, reject) => {
@@ -78,6 +83,7 @@ export class ProjectionPool {
               return
             }
             const id = this.nextId++
+            ids.push(id)
             const key = task.adaptive?.replayKey
             const slot = key === undefined ? (this.freeSlots.pop() ?? -1) : -1
             let thread: Thread | null = null
@@ -99,6 +105,22 @@ export class ProjectionPool {
           })
       )
     )
+    if (cut === undefined) return all
+    const withdraw = (): void => this.withdraw(ids, cutError(cut))
+    cut.addEventListener('abort', withdraw, { once: true })
+    return all.finally(() => cut.removeEventListener('abort', withdraw))
+  }
+
+  /**
+   * Rejects the tasks among `ids` that no thread has claimed, taking their claim slots back first (a thread that
+   * finds its task's id gone from the slot skips it). Tasks posted to one thread alone run there regardless.
+   */
+  private withdraw(ids: readonly number[], err: Error): void {
+    for (const id of ids) {
+      const pending = this.pending.get(id)
+      if (pending === undefined || pending.slot < 0) continue
+      if (Atomics.compareExchange(this.claims, pending.slot, id, 0) === id) this.settle(id)?.reject(err)
+    }
   }
 
   /** Forgets these adaptive replays here and on their threads, once their projection is done with them. */

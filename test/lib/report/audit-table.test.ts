@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AuditReport, AuditTopic, TopicFacts } from '../../../lib/audit/audit-report.js'
+import type { FormatRow } from '../../../lib/compare/format-rows.js'
 import { rank } from '../../../lib/audit/run-audit.js'
 import { auditApplyAs } from '../../../lib/audit/audit-apply.js'
 import { renderAuditSettings } from '../../../lib/report/audit-apply.js'
@@ -88,6 +89,7 @@ function report(topics: AuditTopic[]): AuditReport {
     },
     prices: { storageGiBMonth: 0.1, transferGiB: 0.02, coreHour: 0.05, currency: 'USD', source: null },
     partial: true,
+    stoppedBy: null,
     wallSeconds: 1,
     topics: rank(topics),
     totals: {
@@ -95,6 +97,8 @@ function report(topics: AuditTopic[]): AuditReport {
       audited: 2,
       toChange: 2,
       failed: 1,
+      cut: 0,
+      notReached: 0,
       diskBytesPerDay: 3 * GIB,
       fetchBytesPerDay: 0,
       steadyStateDiskBytes: 21 * GIB,
@@ -120,6 +124,59 @@ describe('audit table', () => {
     assert.match(renderAuditMarkdown(r), /\| small \| audited \| 6 \| 3 \|/)
     assert.equal((renderAuditSvg(r).match(/class="saving"/g) ?? []).length, 2, 'one bar per topic that saves something')
     assert.doesNotMatch(text, /counted per topic/, 'no override, no note')
+  })
+
+  it('names the topics --max-duration cut and skipped, and says what ended the pass, in every format', () => {
+    const unmeasured = { sample: null, current: null, targets: [], verdict: null, savings: null }
+    const cut: AuditTopic = {
+      ...topic('big', 0, 'cut'),
+      ...unmeasured,
+      error: 'cut: --max-duration (3 s) ended the pass (12.0 MiB of its sample read)',
+      cutAfterBytes: 12 * 1024 * 1024
+    }
+    const r = report([topic('small', 1), cut, { ...topic('later', 0, 'not-reached'), ...unmeasured }])
+    const stopped: AuditReport = {
+      ...r,
+      stoppedBy: 'max-duration',
+      totals: { ...r.totals, audited: 1, failed: 0, cut: 1, notReached: 1 }
+    }
+    const text = renderAuditTable(stopped)
+    for (const line of text.split('\n')) assert.ok(line.length <= AUDIT_WIDTH, `${line.length}: ${line}`)
+    assert.match(text, /^big +- +CUT +- +- +-$/m)
+    assert.match(text, /^later +- +skipped +- +- +-$/m)
+    assert.match(text, /^ {2}big: cut: --max-duration \(3 s\) ended the pass \(12\.0 MiB of its sample read\)$/m)
+    assert.match(
+      text,
+      /^PARTIAL: --max-duration ended the pass: 1 cut while read or projected, 1 skipped \(not started\)$/m
+    )
+    const markdown = renderAuditMarkdown(stopped)
+    assert.match(markdown, /^\| big \| cut \|/m)
+    assert.match(markdown, /^\| later \| not-reached \|/m)
+    assert.match(markdown, /^\*\*Partial:\*\* --max-duration ended the pass: 1 cut while read or projected, 1 skipped/m)
+  })
+
+  it("notes what a topic of HTTP records would store as log lines and as JSON, against its Cap'n Proto records", () => {
+    const row = (format: 'text' | 'json', storedVsRecords: number): FormatRow => ({
+      format,
+      target: 'zstd:3',
+      records: 1000,
+      batches: 10,
+      uncompressedBytes: 200_000,
+      storedBytes: 20_000,
+      ratio: 10,
+      storedVsRecords,
+      decompressCpuSecondsPerGiB: 1,
+      decodeCpuSecondsPerGiB: 2,
+      skippedRecords: 0
+    })
+    const r = report([
+      { ...topic('access', 1), formats: [row('text', 0.5427), row('json', 0.9674)] },
+      topic('plain', 1)
+    ])
+    const note = "  access: at zstd:3, as text lines 0.54x, as JSON 0.97x the Cap'n Proto records' bytes"
+    assert.ok(renderAuditTable(r).split('\n').includes(note), renderAuditTable(r))
+    assert.match(renderAuditMarkdown(r), /^- access: at zstd:3, as text lines 0\.54x, as JSON 0\.97x/m)
+    assert.doesNotMatch(renderAuditTable(r), /plain: at zstd/)
   })
 
   it('says when --replication-factor and --consumers replace the facts of every topic', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -60,7 +60,66 @@ function dyingFirstThreadWorker(): URL {
   return pathToFileURL(file)
 }
 
+/**
+ * A projection thread written for the test: it appends a line to `log` for each task it claims, works on it for
+ * 20 ms (a chunk of a slow target), and answers with an empty result.
+ */
+function countingWorker(log: string): URL {
+  const file = join(tmpdir(), `squeeze-projection-counting-${process.pid}.mjs`)
+  writeFileSync(
+    file,
+    [
+      "import { appendFileSync } from 'node:fs'",
+      "import { parentPort, workerData } from 'node:worker_threads'",
+      'const { claims, index } = workerData',
+      'const nap = new Int32Array(new SharedArrayBuffer(4))',
+      "parentPort.on('message', (m) => {",
+      "  if (!('task' in m)) return",
+      '  if (m.slot >= 0 && Atomics.compareExchange(claims, m.slot, m.id, -1 - index) !== m.id) return',
+      `  appendFileSync(${JSON.stringify(log)}, 'claimed\\n')`,
+      '  Atomics.wait(nap, 0, 0, 20)',
+      '  const result = { records: 0, batchStoredBytes: [], compressCpuSeconds: 0, decompressCpuSeconds: 0,',
+      '    decodeCpuSeconds: 0, readSeconds: 0, mismatch: null }',
+      '  parentPort.postMessage({ id: m.id, result })',
+      '})'
+    ].join('\n')
+  )
+  return pathToFileURL(file)
+}
+
 describe('ProjectionPool: every thread takes the next task not yet claimed', () => {
+  it('a cut withdraws the tasks no thread has claimed: the run rejects at once, and the pool serves the next run', async () => {
+    const batchBytes = 16 * 1024
+    const { data, records } = chunk(1, batchBytes)
+    const log = join(tmpdir(), `squeeze-projection-claims-${process.pid}.log`)
+    writeFileSync(log, '')
+    await withPool(
+      1,
+      async (pool) => {
+        const cut = new AbortController()
+        const run = pool.run(
+          Array.from({ length: 20 }, () => task('gzip:9', data, records.length, batchBytes)),
+          cut.signal
+        )
+        cut.abort(new Error('deadline'))
+        await assert.rejects(run, (err: Error & { code?: string }) => {
+          assert.equal(err.code, 'SQUEEZE_ERR_RUN_CUT')
+          assert.equal(err.message, 'cut: deadline')
+          return true
+        })
+        await assert.rejects(pool.run([task('lz4', data, 1, batchBytes)], cut.signal), /^SqueezeError: cut: deadline$/)
+        // The thread reads its messages in order: once this answers, it has skipped or run every task before it.
+        const [after] = await pool.run([task('lz4', data, records.length, batchBytes)])
+        assert.ok(after !== undefined)
+      },
+      countingWorker(log)
+    )
+    const claimed = readFileSync(log, 'utf8').split('\n').filter(Boolean).length
+    rmSync(log)
+    // The one task the thread may have claimed before the cut, and the run after it: not the other nineteen.
+    assert.ok(claimed <= 2, `${claimed} tasks run`)
+  })
+
   it('answers each task with its own result, on any number of threads, whatever order the threads finish in', async () => {
     const batchBytes = 64 * 1024
     const { data, records } = chunk(6, batchBytes)
