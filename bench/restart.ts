@@ -31,7 +31,7 @@ const PERSIST_LINES = 10_000
 const START_TIMEOUT_MS = 60_000
 /** Records a start ships before its kill point counts: more than the control records a transaction writes. */
 const SHIPPED_FIRST = 1000
-/** Each kill comes a seeded 0 to this many ms after those records: one or two of squeeze's 1 s checkpoints. */
+/** Each kill comes a seeded 0 to this many ms after those records: one or two of --exactly-once's 1 s commits. */
 const KILL_WINDOW_MS = 2000
 
 export const RESTART_MODES = ['squeeze at least once', 'squeeze --exactly-once', 'rsyslog imfile'] as const

@@ -306,6 +306,14 @@ export class Producer {
    */
   flushAccepted(): Promise<void> {
     this.accumulator.closeAll()
+    return this.whenAcceptedSettled()
+  }
+
+  /**
+   * Resolves once every record accepted so far is acknowledged or has failed, as flushAccepted() without sending
+   * them sooner: their batches go when linger.ms or batch.size closes them.
+   */
+  whenAcceptedSettled(): Promise<void> {
     return this.sender.whenSettled(this.accumulator.queues.map((queue) => [queue, queue.accepted] as const))
   }
 

@@ -503,13 +503,19 @@ export class Sender {
     for (const wake of waiters) wake()
   }
 
+  /**
+   * Wakes the waiters whose marks are settled, oldest first. Marks only grow (accepted counts, over a list of queues
+   * that only grows), so the first waiter not settled holds back every later one: one check per acknowledgement.
+   */
   private checkSettled(): void {
-    const waiting = this.settledWaiters
-    this.settledWaiters = []
-    for (const waiter of waiting) {
-      if (settled(waiter.marks)) waiter.wake()
-      else this.settledWaiters.push(waiter)
+    let woken = 0
+    for (const waiter of this.settledWaiters) {
+      if (!settled(waiter.marks)) break
+      woken++
     }
+    if (woken === 0) return
+    const waking = this.settledWaiters.splice(0, woken)
+    for (const waiter of waking) waiter.wake()
   }
 }
 
