@@ -523,6 +523,9 @@ function settled(marks: ReadonlyArray<readonly [PartitionQueue, number]>): boole
   for (const [queue, mark] of marks) {
     const head = queue.queue[0]
     if (head !== undefined && head.firstIndex < mark) return false
+    // The open batch is not queued yet: its records before the mark wait for it to close, be sent and answered.
+    const open = queue.open
+    if (open !== null && open.recordCount > 0 && queue.accepted - open.recordCount < mark) return false
   }
   return true
 }

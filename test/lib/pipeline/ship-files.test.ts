@@ -69,7 +69,8 @@ describe('shipFiles: read positions, at least once', () => {
     const store = new PositionStore(join(dir, 'state'), 'test')
     const ahead: number[] = []
 
-    const producer = await kafka.startProducer({ lingerMs: 5, batchSizeBytes: 16 * 1024 })
+    // Small batches, the last of which lingers well after the others are acknowledged: a save must wait for it.
+    const producer = await kafka.startProducer({ lingerMs: 1000, batchSizeBytes: 16 * 1024 })
     t.after(() => producer.close())
     const stop = new AbortController()
     const patterns = [{ glob: path, kind: 'syslog' }]
