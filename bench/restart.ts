@@ -273,7 +273,8 @@ export function restartTable(result: RestartResult): string {
     `Method: one topic partition, ${CODEC}; each start is SIGKILLed a seeded 0-${KILL_WINDOW_MS / 1000} s after it ` +
     `shipped ${SHIPPED_FIRST} records, then started again; the last start runs until the topic is still for ` +
     `${SETTLE_MS / 1000} s. Read back with kcat (isolation.level=read_committed); out of order = a line's first copy ` +
-    `after a higher line. squeeze saves or commits positions every second; rsyslog: imfile (inotify, state files in ` +
+    `after a higher line. squeeze saves positions as Kafka acknowledges them (--exactly-once commits them every ` +
+    `second); rsyslog: imfile (inotify, state files in ` +
     `its work directory, PersistStateInterval=${PERSIST_LINES}) into omkafka.`
   return `${method}\n\n${table(
     ['shipper', 'lines', 'records read', 'lost', 'duplicated', 'out of order', 'seconds'],
