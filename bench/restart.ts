@@ -31,7 +31,7 @@ const PERSIST_LINES = 10_000
 const START_TIMEOUT_MS = 60_000
 /** Records a start ships before its kill point counts: more than the control records a transaction writes. */
 const SHIPPED_FIRST = 1000
-/** Each kill comes a seeded 0 to this many ms after those records: one or two of squeeze's 1 s checkpoints. */
+/** Each kill comes a seeded 0 to this many ms after those records: one or two of --exactly-once's 1 s commits. */
 const KILL_WINDOW_MS = 2000
 
 export const RESTART_MODES = ['squeeze at least once', 'squeeze --exactly-once', 'rsyslog imfile'] as const
@@ -273,7 +273,8 @@ export function restartTable(result: RestartResult): string {
     `Method: one topic partition, ${CODEC}; each start is SIGKILLed a seeded 0-${KILL_WINDOW_MS / 1000} s after it ` +
     `shipped ${SHIPPED_FIRST} records, then started again; the last start runs until the topic is still for ` +
     `${SETTLE_MS / 1000} s. Read back with kcat (isolation.level=read_committed); out of order = a line's first copy ` +
-    `after a higher line. squeeze saves or commits positions every second; rsyslog: imfile (inotify, state files in ` +
+    `after a higher line. squeeze saves positions as Kafka acknowledges them (--exactly-once commits them every ` +
+    `second); rsyslog: imfile (inotify, state files in ` +
     `its work directory, PersistStateInterval=${PERSIST_LINES}) into omkafka.`
   return `${method}\n\n${table(
     ['shipper', 'lines', 'records read', 'lost', 'duplicated', 'out of order', 'seconds'],

@@ -7,6 +7,7 @@ import { encodeHeaders } from '../protocol/record-batch-builder.js'
 import type { RecordHeader, SharedHeaders } from '../protocol/record.js'
 import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
 import { chunkLines } from '../sources/line-chunks.js'
+import { AckedPositions, positionKey, type PositionSink } from './acked-positions.js'
 import { ParseFailureLog } from './parse-failures.js'
 import {
   emptySummary,
@@ -22,12 +23,6 @@ import {
 
 /** Files whose records' headers are kept encoded at once. */
 const MAX_CACHED_HEADERS = 1024
-
-/** Where positions go once the records of the lines before them are acknowledged: a state file, or none. */
-export interface PositionSink {
-  save(positions: readonly FilePosition[]): Promise<void>
-  ageSeconds(): number | null
-}
 
 export interface ShipFilesArgs {
   readonly files: FileSet
@@ -49,6 +44,7 @@ export interface ShipFilesArgs {
   }
   /** Positions loaded at start: kept in what is saved until their files are read on. */
   readonly saved: readonly FilePosition[]
+  /** How often the file metrics update and, with `transactional`, the open transaction commits. */
   readonly checkpointMs: number
   readonly log: Logger
   readonly metrics: SourceMetrics
@@ -56,27 +52,21 @@ export interface ShipFilesArgs {
   readonly ready: Promise<unknown>
 }
 
-function keyOf(p: FilePosition): string {
-  return `${p.dev}:${p.ino}`
-}
+export type { PositionSink } from './acked-positions.js'
 
 /**
- * A file set -> records -> the producer, with positions saved at least once: every checkpointMs the positions of
- * the lines handed on so far are noted, the records accepted so far are flushed, and once each is acknowledged
- * (none failed) those positions are written. A crash then resends only lines whose records were not acknowledged.
+ * A file set -> records -> the producer, with positions saved at least once: each batch's position is saved once
+ * the records of its lines (and of every line before) are acknowledged, so a crash resends only lines whose
+ * records were not acknowledged. With `transactional`, positions commit with the records every checkpointMs.
  */
 export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary> {
   // One log of lines that do not parse for the whole set: a count with examples, not a line each.
   const failures = new ParseFailureLog(args.log, { policy: args.onParseError })
   const summary = emptySummary(failures)
-  const handed = new Map<string, FilePosition>(args.saved.filter((p) => p.done !== true).map((p) => [keyOf(p), p]))
   const exclusive = mutex()
   const headersOf = headerCache(args)
-  const committed = { json: '' }
-  const checkpoint =
-    args.transactional === undefined
-      ? checkpointer(args, handed)
-      : () => exclusive(() => commitPositions(args, handed, committed))
+  const positions = positionsFor(args, exclusive)
+  const checkpoint = positions.checkpoint
   let failure: (err: unknown) => void = () => undefined
   const failed = new Promise<never>((_resolve, reject) => {
     failure = reject
@@ -117,11 +107,10 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
       await exclusive(async () => {
         await sendBatch(batch, args, failures, summary, headersOf)
         failures.report(summary.itemsRead)
-        handed.set(keyOf(batch.position), batch.position)
-        for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
+        positions.handed([batch.position, ...args.files.takeReleased()])
       })
     }
-    for (const released of args.files.takeReleased()) handed.set(keyOf(released), released)
+    positions.handed(args.files.takeReleased())
   } finally {
     clearInterval(timer)
     await upcoming?.catch(() => undefined)
@@ -129,18 +118,56 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
     await running
   }
   // Shutdown: what was handed on is flushed, and its positions saved once acknowledged (or committed).
-  await checkpoint()
+  await positions.close()
   failures.report(summary.itemsRead, true)
   return summary
 }
 
+type Mutex = <T>(run: () => Promise<T>) => Promise<T>
+
 /** Runs the functions given one at a time: the records of a transaction are not sent while it commits. */
-function mutex(): <T>(run: () => Promise<T>) => Promise<T> {
+function mutex(): Mutex {
   let last: Promise<unknown> = Promise.resolve()
   return <T>(run: () => Promise<T>) => {
     const result = last.then(run)
     last = result.catch(() => undefined)
     return result
+  }
+}
+
+/** What becomes of the positions of the lines handed on: saved as acknowledged, committed, or only metrics. */
+interface Positions {
+  handed(positions: readonly FilePosition[]): void
+  /** Every checkpointMs. */
+  checkpoint(): Promise<void>
+  close(): Promise<void>
+}
+
+/** `exclusive`: what the records of a batch are sent under, so a transaction does not commit while they are. */
+function positionsFor(args: ShipFilesArgs, exclusive: Mutex): Positions {
+  if (args.transactional !== undefined) {
+    const handed = new Map<string, FilePosition>(
+      args.saved.filter((p) => p.done !== true).map((p) => [positionKey(p), p])
+    )
+    const committed = { json: '' }
+    const checkpoint = (): Promise<void> => exclusive(() => commitPositions(args, handed, committed))
+    return {
+      handed: (positions) => {
+        for (const p of positions) handed.set(positionKey(p), p)
+      },
+      checkpoint,
+      close: checkpoint
+    }
+  }
+  const metrics = async (): Promise<void> => updateFileMetrics(args)
+  if (args.positions === null) return { handed: () => undefined, checkpoint: metrics, close: metrics }
+  const acked = new AckedPositions({ ...args, sink: args.positions }, args.saved)
+  return {
+    handed: (positions) => acked.handed(positions),
+    checkpoint: metrics,
+    close: async () => {
+      await Promise.all([metrics(), acked.close()])
+    }
   }
 }
 
@@ -159,7 +186,7 @@ async function commitPositions(
   committed.json = json
   await args.producer.commitTransaction()
   args.producer.beginTransaction()
-  for (const p of noted) if (p.done === true && handed.get(keyOf(p)) === p) handed.delete(keyOf(p))
+  for (const p of noted) if (p.done === true && handed.get(positionKey(p)) === p) handed.delete(positionKey(p))
   args.metrics.positionAge(0)
 }
 
@@ -212,26 +239,6 @@ function headerCache(args: ShipFilesArgs): (batch: FileBatch) => SharedHeaders |
     if (cache.size >= MAX_CACHED_HEADERS) cache.clear()
     cache.set(batch.path, { of: batch.headers, headers })
     return headers
-  }
-}
-
-/** Saves the positions noted now once the producer has every record accepted so far acknowledged. */
-function checkpointer(args: ShipFilesArgs, handed: Map<string, FilePosition>): () => Promise<void> {
-  return async () => {
-    void updateFileMetrics(args)
-    if (args.positions === null) return
-    const noted = [...handed.values()]
-    const failedBefore = args.producer.snapshot().recordsFailed
-    await args.producer.flushAccepted()
-    if (args.producer.snapshot().recordsFailed > failedBefore) {
-      const failed = args.producer.snapshot().recordsFailed - failedBefore
-      args.log.warn({ failed }, 'records failed: read positions not advanced')
-      return
-    }
-    await args.positions.save(noted)
-    // A file done with is saved once as done; then its entry goes, unless it was read again meanwhile.
-    for (const p of noted) if (p.done === true && handed.get(keyOf(p)) === p) handed.delete(keyOf(p))
-    args.metrics.positionAge(0)
   }
 }
 

@@ -197,8 +197,10 @@ export class Producer {
    * Accepts one keyless record whose value `write` puts straight into its batch (a binary format's writer, see
    * RecordBatchBuilder.tryAppendWritten): no Buffer per record. Undefined when it was accepted at once; else a
    * promise, as send()'s: where it cannot be appended at once (the topic's metadata not loaded yet, buffer.memory
-   * full, a bound beyond max.request.size, the producer closed) the value is written into a Buffer of its own and
-   * goes through send(), with its checks and errors. `headers`, the same for many records, are copied as encoded.
+   * full, a bound beyond max.request.size, the producer closed, a transactional producer with no open transaction)
+   * the value is written into a Buffer of its own and goes through send(), with its checks and errors. Inside an
+   * open transaction it is appended as send() would: the sender adds a partition to the transaction before its
+   * first batch, whichever way its records came. `headers`, the same for many records, are copied as encoded.
    */
   sendWritten<T>(
     topic: string,
@@ -210,7 +212,7 @@ export class Producer {
     if (
       this.closing === null &&
       this.started &&
-      this.transactions === null &&
+      (this.transactions === null || this.transactions.isOpen) &&
       maxValueBytes + RECORD_OVERHEAD_BYTES + (headers?.bytes.length ?? 0) <= this.config.maxRequestSizeBytes
     ) {
       const queue = this.accumulator.queueFor({ topic, key: null, value: null })
@@ -306,6 +308,14 @@ export class Producer {
    */
   flushAccepted(): Promise<void> {
     this.accumulator.closeAll()
+    return this.whenAcceptedSettled()
+  }
+
+  /**
+   * Resolves once every record accepted so far is acknowledged or has failed, as flushAccepted() without sending
+   * them sooner: their batches go when linger.ms or batch.size closes them.
+   */
+  whenAcceptedSettled(): Promise<void> {
     return this.sender.whenSettled(this.accumulator.queues.map((queue) => [queue, queue.accepted] as const))
   }
 

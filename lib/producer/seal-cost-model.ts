@@ -80,9 +80,13 @@ export class SealCostModel {
     return this.projectedCpuSeconds() < this.inlineSeconds
   }
 
-  /** A batch sealed on the event loop while no thread was started. */
+  /**
+   * A batch sealed on the event loop while no thread was started. One below INLINE_BELOW_BYTES is left out: it seals
+   * here whatever threads run, and its cost per byte (mostly the codec call's own) would project a large input at
+   * many times its cost, starting a thread the input does not need.
+   */
   sealedBeforeThreads(recordsBytes: number, result: SealedBatch | Error): void {
-    if (result instanceof Error) return
+    if (result instanceof Error || recordsBytes < INLINE_BELOW_BYTES) return
     if (this.inlineBytes === 0) {
       this.setupCpuSeconds = result.compressCpuSeconds
       this.setupBytes = recordsBytes

@@ -503,13 +503,19 @@ export class Sender {
     for (const wake of waiters) wake()
   }
 
+  /**
+   * Wakes the waiters whose marks are settled, oldest first. Marks only grow (accepted counts, over a list of queues
+   * that only grows), so the first waiter not settled holds back every later one: one check per acknowledgement.
+   */
   private checkSettled(): void {
-    const waiting = this.settledWaiters
-    this.settledWaiters = []
-    for (const waiter of waiting) {
-      if (settled(waiter.marks)) waiter.wake()
-      else this.settledWaiters.push(waiter)
+    let woken = 0
+    for (const waiter of this.settledWaiters) {
+      if (!settled(waiter.marks)) break
+      woken++
     }
+    if (woken === 0) return
+    const waking = this.settledWaiters.splice(0, woken)
+    for (const waiter of waking) waiter.wake()
   }
 }
 
@@ -517,6 +523,9 @@ function settled(marks: ReadonlyArray<readonly [PartitionQueue, number]>): boole
   for (const [queue, mark] of marks) {
     const head = queue.queue[0]
     if (head !== undefined && head.firstIndex < mark) return false
+    // The open batch is not queued yet: its records before the mark wait for it to close, be sent and answered.
+    const open = queue.open
+    if (open !== null && open.recordCount > 0 && queue.accepted - open.recordCount < mark) return false
   }
   return true
 }

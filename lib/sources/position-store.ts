@@ -63,9 +63,14 @@ export class PositionStore {
 
   /** Writes the positions to a temporary file, fsyncs it, renames it over the state file and fsyncs the folder. */
   async save(files: readonly FilePosition[]): Promise<void> {
-    await mkdir(this.dir, { recursive: true })
     const temporary = `${this.path}.tmp`
-    const handle = await open(temporary, 'w')
+    // The folder is made when the first open finds it missing: a recursive mkdir on every save costs as much CPU as
+    // the rest of the save, and saves follow acknowledgements.
+    const handle = await open(temporary, 'w').catch(async (err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      await mkdir(this.dir, { recursive: true })
+      return open(temporary, 'w')
+    })
     try {
       await handle.writeFile(JSON.stringify({ version: 1, files } satisfies StateFile))
       await handle.sync()

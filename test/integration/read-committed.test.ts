@@ -7,6 +7,7 @@ import { parseCodecSpec } from '../../lib/codecs/index.js'
 import { defaultDestination } from '../../lib/copier/copier.js'
 import { createCluster } from '../../lib/kafka/connection.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../../lib/producer/producer.js'
+import type { ValueWriter } from '../../lib/protocol/record-batch-builder.js'
 import { useTestKafka } from '../helpers/kafka.js'
 import { startSqueeze } from '../helpers/squeeze-cli.js'
 
@@ -70,6 +71,29 @@ describe('read_committed', () => {
       ['aborted-1', 'aborted-2', 'committed'].flatMap((l) => [0, 1, 2].map((i) => `${l}-${i}`))
     )
     assert.deepEqual(await values(topic, 'read_committed'), ['committed-0', 'committed-1', 'committed-2'])
+  })
+
+  it('records written straight into batches (sendWritten) commit and abort with their transaction, and need one open', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1 })
+    const producer = new Producer(
+      { ...DEFAULT_PRODUCER_CONFIG, codec: parseCodecSpec('none'), lingerMs: 5 },
+      { cluster: createCluster(kafka.connection, kafka.log), log: kafka.log, transactionalId: `tx-${topic}` }
+    )
+    await producer.start()
+    t.after(() => producer.close())
+    const write: ValueWriter<string> = (buf, _view, at, text) => at + buf.write(text, at)
+    const put = (text: string): Promise<void> | undefined => producer.sendWritten(topic, 64, write, text)
+    await assert.rejects(Promise.resolve(put('outside')), /call beginTransaction\(\) before send\(\)/)
+    producer.beginTransaction()
+    // The first record loads the topic's metadata (a Buffer of its own, through send()); the next are appended.
+    await put('aborted-0')
+    assert.equal(put('aborted-1'), undefined, 'appended into the batch at once, no Buffer of its own')
+    await producer.abortTransaction()
+    producer.beginTransaction()
+    for (const text of ['committed-0', 'committed-1']) assert.equal(put(text), undefined, `${text} appended at once`)
+    await producer.commitTransaction()
+    assert.deepEqual(await values(topic, 'read_uncommitted'), ['aborted-0', 'aborted-1', 'committed-0', 'committed-1'])
+    assert.deepEqual(await values(topic, 'read_committed'), ['committed-0', 'committed-1'])
   })
 
   it('a source ending in an aborted transaction: consume without --follow, with --group, and copy --until-end finish with the committed records', async (t) => {

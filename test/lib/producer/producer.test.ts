@@ -149,6 +149,29 @@ describe('producer', () => {
     await producer.close()
   })
 
+  it('whenAcceptedSettled() waits for records still in their open batch: they are not acknowledged until it is sent', async () => {
+    const cluster = new FakeCluster({ topics: { logs: 1 } })
+    const producer = new Producer(config, { cluster, log })
+    await producer.start()
+    const records = (from: number, to: number): Array<{ key: null; value: Buffer }> =>
+      Array.from({ length: to - from }, (_, i) => ({ key: null, value: Buffer.from(`line ${from + i}`) }))
+    await producer.sendManyTo('logs', 0, records(0, 5))
+    let settledAt: number | null = null
+    const done = producer.whenAcceptedSettled().then(() => (settledAt = producer.snapshot().recordsAcked))
+    await settle()
+    assert.equal(settledAt, null, 'the open batch (linger.ms far off) holds the records back')
+    assert.equal(cluster.pending().length, 0, 'and it is not sent sooner than linger.ms')
+    // A flush of what was accepted since sends the batch; the wait ends with its acknowledgement.
+    const flushed = producer.flushAccepted()
+    await until(() => cluster.pending().length > 0, 'the batch on the wire')
+    await settle()
+    assert.equal(settledAt, null, 'waits for the acknowledgement')
+    for (const call of cluster.pending()) call.respond(0)
+    await Promise.all([done, flushed])
+    assert.equal(settledAt, 5, 'settled once the five records were acknowledged')
+    await producer.close()
+  })
+
   it('without a transactional id, refuses transactions', async () => {
     const producer = new Producer(config, { cluster: new FakeCluster({ topics: {} }), log })
     assert.throws(() => producer.beginTransaction(), { code: ErrorCodes.CONFIG_INVALID })

@@ -1,0 +1,126 @@
+import { errorMessage } from '../errors.js'
+import type { Logger } from '../log/logger.js'
+import type { SourceMetrics } from '../metrics/source-metrics.js'
+import type { Producer } from '../producer/producer.js'
+import type { FilePosition } from '../sources/file-set.js'
+
+/** Where positions go once the records of the lines before them are acknowledged: a state file, or none. */
+export interface PositionSink {
+  save(positions: readonly FilePosition[]): Promise<void>
+  ageSeconds(): number | null
+}
+
+export interface AckedPositionsDeps {
+  readonly sink: PositionSink
+  readonly producer: Pick<Producer, 'whenAcceptedSettled' | 'flushAccepted' | 'snapshot'>
+  readonly log: Logger
+  readonly metrics: Pick<SourceMetrics, 'positionAge'>
+}
+
+/** Positions handed on after records the producer accepted, waiting for those records' acknowledgements. */
+interface Handed {
+  readonly positions: readonly FilePosition[]
+  settled: boolean
+}
+
+export function positionKey(p: Pick<FilePosition, 'dev' | 'ino'>): string {
+  return `${p.dev}:${p.ino}`
+}
+
+/**
+ * At least once: read positions saved as the producer acknowledges the records of the lines before them, so a
+ * crash resends only lines whose records were not acknowledged yet (or acknowledged while their save ran).
+ * Saves are coalesced: at most one runs, and at most one waits, which writes the newest positions when it starts.
+ */
+export class AckedPositions {
+  /** Per file, the position after the last line whose records are all acknowledged: what a save writes. */
+  private readonly acked: Map<string, FilePosition>
+  /** In the order handed on: a position advances only once those before it did. */
+  private readonly waiting: Handed[] = []
+  private readonly settling = new Set<Promise<void>>()
+  private saving: Promise<void> | null = null
+  private again = false
+  private failedSeen: number
+
+  constructor(
+    private readonly deps: AckedPositionsDeps,
+    saved: readonly FilePosition[]
+  ) {
+    this.acked = new Map(saved.filter((p) => p.done !== true).map((p) => [positionKey(p), p]))
+    this.failedSeen = deps.producer.snapshot().recordsFailed
+  }
+
+  /**
+   * `positions` follow lines whose records the producer has accepted (every record accepted so far): they are
+   * saved once each of those records is acknowledged.
+   */
+  handed(positions: readonly FilePosition[]): void {
+    if (positions.length === 0) return
+    const entry: Handed = { positions, settled: false }
+    this.waiting.push(entry)
+    const settling: Promise<void> = this.deps.producer.whenAcceptedSettled().then(() => {
+      this.settling.delete(settling)
+      entry.settled = true
+      this.advance()
+    })
+    this.settling.add(settling)
+  }
+
+  /** Shutdown, after the last positions were handed: flushes, waits for every acknowledgement, saves a last time. */
+  async close(): Promise<void> {
+    await this.deps.producer.flushAccepted()
+    await Promise.all(this.settling)
+    await this.saving
+    await this.save()
+  }
+
+  /** Moves the acknowledged positions on, in order, and schedules a save when one moved. */
+  private advance(): void {
+    let moved = false
+    while (this.waiting[0]?.settled === true) {
+      const entry = this.waiting.shift() as Handed
+      const failed = this.deps.producer.snapshot().recordsFailed
+      if (failed > this.failedSeen) {
+        // Some of these lines' records (or of lines before them) failed: this position is not saved; the next is.
+        this.deps.log.warn({ failed: failed - this.failedSeen }, 'records failed: read positions not advanced')
+        this.failedSeen = failed
+        continue
+      }
+      for (const p of entry.positions) this.acked.set(positionKey(p), p)
+      moved = true
+    }
+    if (moved) this.schedule()
+  }
+
+  private schedule(): void {
+    if (this.saving !== null) {
+      this.again = true
+      return
+    }
+    this.saving = this.saveUntilCurrent().finally(() => {
+      this.saving = null
+    })
+  }
+
+  /** Saves, and again while acknowledgements moved positions on during the save. */
+  private async saveUntilCurrent(): Promise<void> {
+    do {
+      this.again = false
+      await this.save()
+    } while (this.again)
+  }
+
+  private async save(): Promise<void> {
+    const noted = [...this.acked.values()]
+    try {
+      await this.deps.sink.save(noted)
+    } catch (err) {
+      this.deps.log.error({ err: errorMessage(err) }, 'saving read positions failed')
+      return
+    }
+    // A file done with is saved once as done; then its entry goes, unless it was read again meanwhile.
+    for (const p of noted)
+      if (p.done === true && this.acked.get(positionKey(p)) === p) this.acked.delete(positionKey(p))
+    this.deps.metrics.positionAge(0)
+  }
+}
