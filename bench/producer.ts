@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { formatCodecSpec, type CodecSpec } from '../lib/codecs/index.js'
 import { KafkaMainClasses } from '../lib/embedded-broker/java-tools.js'
+import { batchSetOf, sweepCodecs } from '../lib/sweep/codec-sweep.js'
 import { ceilingFor, TARGETS, type CeilingRow } from './codec-ceiling.js'
 import {
   benchRuns,
@@ -45,6 +46,8 @@ export interface ProducerSample {
   readonly valueBytes: number
   readonly storedBytes: number
   readonly compressMBps?: number
+  /** squeeze only: the library alone on this run's own stored batches, right after the run (sameBatchCeiling). */
+  readonly compressCeilingMBps?: number
   readonly batches?: number
   readonly meanBatchKb?: number
 }
@@ -65,8 +68,15 @@ export interface ProducerRow {
   readonly storedBytes: number
   readonly ratio: number
   readonly meanBatchKb: number
-  /** squeeze only: compression path MB per CPU second (compress calls only). */
+  /**
+   * squeeze only: compression path MB of records per CPU second of sealing (the compression threads' CPU per batch,
+   * hand-off included, or the event loop's CPU over an inline seal's compress call).
+   */
   readonly compressMBps?: number
+  /** squeeze only: median of the library alone on each run's own batches (sameBatchCeiling). */
+  readonly compressCeilingMBps?: number
+  /** squeeze only: median over runs of compressMBps / the same run's compressCeilingMBps. */
+  readonly compressVsCeiling?: number
   readonly note?: string
 }
 
@@ -131,11 +141,11 @@ function nodeClient(client: string, extraArgs: readonly string[] = []) {
       seconds: number
       passSeconds: number[]
       compressCpuSeconds?: number
-      batchBytes?: number
+      recordsBytes?: number
     }
     const compressMBps =
-      out.compressCpuSeconds !== undefined && out.batchBytes !== undefined
-        ? mb(out.batchBytes) / out.compressCpuSeconds
+      out.compressCpuSeconds !== undefined && out.recordsBytes !== undefined
+        ? mb(out.recordsBytes) / out.compressCpuSeconds
         : undefined
     const first = out.passSeconds[0]
     return {
@@ -383,6 +393,7 @@ export async function producerBench(
           const valueBytes = input.valueBytes * (records / input.records) * (r.passes ?? 1)
           const storedBytes = await kafka.storedBytes(topic)
           const shape = run === 0 ? await kafka.batchShape(topic) : undefined
+          const ceiling = r.compressMBps === undefined ? undefined : await sameBatchCeiling(kafka, topic, spec)
           const key = `${peer.name}|${input.kind}|${target}`
           const list = samples.get(key) ?? []
           list.push({
@@ -393,6 +404,7 @@ export async function producerBench(
             valueBytes,
             storedBytes,
             ...(r.compressMBps === undefined ? {} : { compressMBps: r.compressMBps }),
+            ...(ceiling === undefined ? {} : { compressCeilingMBps: ceiling }),
             ...(r.firstPassRecordsPerSecond === undefined
               ? {}
               : { firstPassRecordsPerSecond: r.firstPassRecordsPerSecond }),
@@ -421,6 +433,8 @@ export async function producerBench(
         const first = list[0] as ProducerSample
         const rps = median(list.map((s) => s.recordsPerSecond))
         const compress = median(list.map((s) => s.compressMBps ?? NaN))
+        const compressCeiling = median(list.map((s) => s.compressCeilingMBps ?? NaN))
+        const vsCeiling = median(list.map((s) => (s.compressMBps ?? NaN) / (s.compressCeilingMBps ?? NaN)))
         const firstPass = median(list.map((s) => s.firstPassRecordsPerSecond ?? NaN))
         rows.push({
           peer: peer.name,
@@ -437,6 +451,7 @@ export async function producerBench(
           ratio: median(list.map((s) => s.valueBytes / s.storedBytes)),
           meanBatchKb: first.meanBatchKb ?? NaN,
           ...(Number.isFinite(compress) ? { compressMBps: compress } : {}),
+          ...(Number.isFinite(vsCeiling) ? { compressCeilingMBps: compressCeiling, compressVsCeiling: vsCeiling } : {}),
           ...(peer.name === 'java-perf'
             ? { note: 'ProducerPerformance picks payload lines at random (not in file order)' }
             : {})
@@ -446,6 +461,18 @@ export async function producerBench(
   }
   void ceilings
   return rows
+}
+
+/**
+ * The codec library alone on the batches a squeeze run stored: read back, decompressed, and compressed again in
+ * this process as the ceiling section compresses its own (codec-ceiling.ts), right after the run. The same bytes cut
+ * at the same places, where the ceiling section cuts the input in file order at batch.size (fuller batches than a
+ * run whose batches close at linger.ms), and at the same moment's machine load.
+ */
+async function sameBatchCeiling(kafka: BenchKafka, topic: string, spec: CodecSpec): Promise<number> {
+  const batches = batchSetOf(await kafka.recordSections(topic), BATCH_BYTES)
+  const [lib] = sweepCodecs(batches, [spec], { runs: 3, minRunCpuSeconds: 0.3 })
+  return lib?.compressMBPerSecond ?? NaN
 }
 
 export function producerTable(rows: readonly ProducerRow[], ceilings: readonly CeilingRow[]): string {
@@ -579,4 +606,12 @@ export function spreadTable(rows: readonly ProducerRow[], reference: PeerName): 
       ]
     })
   )
+}
+
+/** "corpus zstd:3 413 MB/s per CPU s = 95% of the library on the same batches (77% of the ceiling section's)". */
+export function compressionPathNote(row: ProducerRow, ceiling: CeilingRow | undefined): string {
+  const percent = (x: number | undefined): string => (x === undefined ? '-' : `${(x * 100).toFixed(0)}%`)
+  const sameBatches = `${percent(row.compressVsCeiling)} of the library on the same batches (${fmt(row.compressCeilingMBps ?? NaN)} MB/s)`
+  const section = ceiling === undefined ? undefined : (row.compressMBps ?? NaN) / ceiling.libCompressMBps
+  return `${row.input} ${row.target} ${fmt(row.compressMBps ?? NaN)} MB/s per CPU s = ${sameBatches}, ${percent(section)} of the ceiling section's`
 }

@@ -29,6 +29,11 @@ export interface BenchKafka {
   recordCount(topic: string): Promise<number>
   /** Batches as stored: count, records and uncompressed bytes (read back with squeeze's reader, untimed). */
   batchShape(topic: string): Promise<{ batches: number; records: number; uncompressedBytes: number }>
+  /**
+   * Each stored batch's records section as decompressed (a copy), with its record count: the very batches a
+   * producer sealed, to compress again apart from it. Control batches and batches without a whole section are left out.
+   */
+  recordSections(topic: string): Promise<Array<{ records: Buffer; count: number }>>
   deleteCreatedTopics(): Promise<void>
   close(): Promise<void>
 }
@@ -95,6 +100,23 @@ export async function openBenchKafka(): Promise<BenchKafka> {
           onCorruptBatch: () => {}
         })
         return shape
+      }),
+    recordSections: (topic) =>
+      withCluster(async (cluster) => {
+        const sections: Array<{ records: Buffer; count: number }> = []
+        const reader = new PartitionReader(
+          { ...DEFAULT_READER_CONFIG, topics: [topic], verifyCrc: false },
+          { cluster, admin, log }
+        )
+        await reader.run({
+          onBatch: ({ batch }) => {
+            // Copied: the reader decompresses every batch into one reused buffer.
+            if (!batch.isControl && batch.whole !== null)
+              sections.push({ records: Buffer.from(batch.whole.records), count: batch.whole.count })
+          },
+          onCorruptBatch: () => {}
+        })
+        return sections
       }),
     async deleteCreatedTopics() {
       if (created.length === 0) return
