@@ -394,7 +394,7 @@ export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: str
   return { lines, codec: CODEC, runs, load: { start, end: loadavg()[0] as number }, rows }
 }
 
-/** squeeze's median lines/s over the peer's, per format and file length (BENCH_E2E_LINES unless given). */
+/** squeeze's median lines/s over the peer's, per format and file length (unless given, the format's first: BENCH_E2E_LINES). */
 export function versusPeer(
   rows: readonly EndToEndRow[],
   kind: string,
