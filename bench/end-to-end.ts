@@ -1,5 +1,14 @@
 import { spawn, execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -31,7 +40,10 @@ import { BATCH_BYTES, LINGER_MS } from './producer.js'
  * run, rsyslog (`imfile` -> `omkafka`, librdkafka inside), and `kcat -P -l`, both shipping the same file as raw
  * lines to the same broker with the same codec, linger.ms and batch.size: kcat, with no parsing, is the upper bound.
  *   node dist/bench/end-to-end.js [out.json]      (or `bash scripts/bench.sh e2e`)
- * Env: BENCH_RUNS (3), BENCH_E2E_LINES (200000), BENCH_E2E_CODEC (zstd:3), BENCH_E2E_KINDS (all: http,journald,...),
+ * The access log is also shipped at BENCH_E2E_LONG_LINES lines, a row of its own against kcat alone: there start-up
+ * weighs little and the rate is the pipeline's own.
+ * Env: BENCH_RUNS (3), BENCH_E2E_LINES (200000), BENCH_E2E_LONG_LINES (2000000; 0: no such row), BENCH_E2E_CODEC
+ * (zstd:3), BENCH_E2E_KINDS (all: http,journald,...),
  * BENCH_E2E_BASELINE (another build's bin/squeeze, or its dist/services/cli/main.js run with node as is; one more
  * peer: before/after in one run),
  * KAFKA_BROKERS.
@@ -54,12 +66,16 @@ export const E2E_PEERS = ['squeeze', 'rsyslog', 'kcat'] as const
 export type EndToEndPeer = (typeof E2E_PEERS)[number] | 'squeeze-base'
 const BASELINE_CLI = process.env['BENCH_E2E_BASELINE']
 const PEERS: readonly EndToEndPeer[] = BASELINE_CLI === undefined ? E2E_PEERS : ['squeeze-base', ...E2E_PEERS]
+/** The format shipped at BENCH_E2E_LONG_LINES lines too. */
+export const LONG_KIND = 'http'
 
 interface Input {
   readonly kind: string
   readonly path: string
   readonly lines: number
   readonly bytes: number
+  /** The long run of LONG_KIND: measured against kcat only (rsyslog's rows are the 200,000-line ones). */
+  readonly long: boolean
 }
 
 interface Sample {
@@ -93,12 +109,27 @@ export interface EndToEndResult {
 type Measured = Pick<ChildRun, 'wallSeconds' | 'cpuSeconds' | 'maxRssMb'>
 
 /** The corpus file of `kind` replayed in order until `lines` lines. */
-function writeInput(dir: string, kind: string, file: string, lines: number): Input {
+function writeInput(dir: string, kind: string, file: string, lines: number, long = false): Input {
   const source = corpusLines(file).filter((l) => l !== '')
-  const out = Array.from({ length: lines }, (_, i) => source[i % source.length] as string)
-  const path = join(dir, `${kind}.log`)
-  writeFileSync(path, `${out.join('\n')}\n`)
-  return { kind, path, lines, bytes: statSync(path).size }
+  const path = join(dir, `${kind}-${lines}.log`)
+  // In slices: the long file's lines as one array and one string would be gigabytes of this process's heap.
+  writeFileSync(path, '')
+  const SLICE = 100_000
+  for (let from = 0; from < lines; from += SLICE) {
+    const out = Array.from({ length: Math.min(SLICE, lines - from) }, (_, i) => source[(from + i) % source.length])
+    appendFileSync(path, `${out.join('\n')}\n`)
+  }
+  return { kind, path, lines, bytes: statSync(path).size, long }
+}
+
+/** The peers that ship `input`. */
+function peersFor(input: Input): readonly EndToEndPeer[] {
+  return input.long ? PEERS.filter((p) => p !== 'rsyslog') : PEERS
+}
+
+/** The key of an input's samples and rows: its format and length. */
+function caseKey(peer: EndToEndPeer, input: Pick<Input, 'kind' | 'lines'>): string {
+  return `${peer} ${input.kind} ${input.lines}`
 }
 
 /** librdkafka's names for the codec and level, for kcat and omkafka alike. */
@@ -253,7 +284,10 @@ async function sample(
   round: number,
   dir: string
 ): Promise<Sample> {
-  const topic = await kafka.createTopic(`bench-e2e-${peer}-${input.kind}-${round}-${Date.now()}`, PARTITIONS)
+  const topic = await kafka.createTopic(
+    `bench-e2e-${peer}-${input.kind}-${input.lines}-${round}-${Date.now()}`,
+    PARTITIONS
+  )
   const run: Measured =
     peer === 'squeeze' || peer === 'squeeze-base'
       ? must(
@@ -321,12 +355,18 @@ export function checkRsyslog(dir: string, input: Pick<Input, 'path'>, brokers: s
 /** Every format's file through squeeze, rsyslog and kcat, BENCH_RUNS rounds, peers interleaved per round. */
 export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: string) => void): Promise<EndToEndResult> {
   const lines = envInt('BENCH_E2E_LINES', 200_000)
+  const longLines = envInt('BENCH_E2E_LONG_LINES', 2_000_000)
   const runs = benchRuns()
   const start = loadavg()[0] as number
   const kinds = process.env['BENCH_E2E_KINDS']?.split(',')
-  const inputs = FIXTURES.filter(({ kind }) => kinds?.includes(kind) ?? true).map(({ kind, file }) =>
-    writeInput(dir, kind, file, lines)
-  )
+  const fixtures = FIXTURES.filter(({ kind }) => kinds?.includes(kind) ?? true)
+  const long = fixtures.find((f) => f.kind === LONG_KIND)
+  const inputs = [
+    ...fixtures.map(({ kind, file }) => writeInput(dir, kind, file, lines)),
+    ...(long === undefined || longLines <= 0 || longLines === lines
+      ? []
+      : [writeInput(dir, long.kind, long.file, longLines, true)])
+  ]
   checkRsyslog(dir, inputs[0] as Input, kafka.brokers)
   // One untimed kcat run per file first: the first batches after the broker starts meet a cold JVM, and whichever
   // peer met them was slowed by it (squeeze, which always ran first).
@@ -340,34 +380,38 @@ export async function endToEndBench(kafka: BenchKafka, dir: string, log: (s: str
     // Peers interleaved per round, so a load spike on the shared machine spreads over all of them, and rotated, so
     // none always runs first.
     for (const input of inputs) {
-      for (const peer of roundOrder(PEERS, round)) {
-        log(`e2e round ${round + 1}/${runs}: ${peer} ${input.kind} (load ${loadavg()[0]?.toFixed(1)})`)
-        const key = `${peer} ${input.kind}`
+      for (const peer of roundOrder(peersFor(input), round)) {
+        log(`e2e round ${round + 1}/${runs}: ${peer} ${input.kind} ${input.lines} (load ${loadavg()[0]?.toFixed(1)})`)
+        const key = caseKey(peer, input)
         samples.set(key, [...(samples.get(key) ?? []), await sample(kafka, input, peer, round, dir)])
         await kafka.deleteCreatedTopics()
       }
     }
   }
   const rows = inputs.flatMap((input) =>
-    PEERS.map((peer) => row(input, peer, samples.get(`${peer} ${input.kind}`) ?? []))
+    peersFor(input).map((peer) => row(input, peer, samples.get(caseKey(peer, input)) ?? []))
   )
   return { lines, codec: CODEC, runs, load: { start, end: loadavg()[0] as number }, rows }
 }
 
-/** squeeze's median lines/s over the peer's, per format. */
+/** squeeze's median lines/s over the peer's, per format and file length (unless given, the format's first: BENCH_E2E_LINES). */
 export function versusPeer(
   rows: readonly EndToEndRow[],
   kind: string,
   peer: EndToEndPeer,
-  of: EndToEndPeer = 'squeeze'
+  of: EndToEndPeer = 'squeeze',
+  lines?: number
 ): number {
   const rate = (p: EndToEndPeer): number =>
-    rows.find((r) => r.peer === p && r.kind === kind)?.median.linesPerSecond ?? NaN
+    rows.find((r) => r.peer === p && r.kind === kind && (lines === undefined || r.lines === lines))?.median
+      .linesPerSecond ?? NaN
   return ratio(rate(of), rate(peer))
 }
 
 export function endToEndTitle(result: EndToEndResult): string {
-  return `End to end, ${result.lines} lines per file, ${result.codec}, medians of ${result.runs} (load average ${result.load.start.toFixed(1)} -> ${result.load.end.toFixed(1)} on the 2 cores)`
+  const long = result.rows.find((r) => r.lines !== result.lines)
+  const longer = long === undefined ? '' : ` (${long.kind} also ${long.lines})`
+  return `End to end, ${result.lines} lines per file${longer}, ${result.codec}, medians of ${result.runs} (load average ${result.load.start.toFixed(1)} -> ${result.load.end.toFixed(1)} on the 2 cores)`
 }
 
 export function endToEndTable(result: EndToEndResult): string {
@@ -375,6 +419,7 @@ export function endToEndTable(result: EndToEndResult): string {
   return table(
     [
       'format',
+      'lines',
       'peer',
       'stores',
       'MB',
@@ -389,6 +434,7 @@ export function endToEndTable(result: EndToEndResult): string {
     ],
     result.rows.map((r) => [
       r.kind,
+      String(r.lines),
       r.peer,
       r.stores,
       fmt(r.bytes / 1e6, 1),
@@ -398,8 +444,10 @@ export function endToEndTable(result: EndToEndResult): string {
       `${fmt(r.min.cpuSecondsPerGb, 1)}-${fmt(r.max.cpuSecondsPerGb, 1)}`,
       fmt(r.median.maxRssMb),
       fmt(r.median.storedRatio, 2),
-      r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'rsyslog', r.peer)) : '',
-      r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'kcat', r.peer)) : ''
+      r.peer.startsWith('squeeze') && r.lines === result.lines
+        ? fmtRatio(versusPeer(result.rows, r.kind, 'rsyslog', r.peer, r.lines))
+        : '',
+      r.peer.startsWith('squeeze') ? fmtRatio(versusPeer(result.rows, r.kind, 'kcat', r.peer, r.lines)) : ''
     ])
   )
 }

@@ -6,7 +6,14 @@ import { auditScaleBench, auditScaleNote, auditScaleTable, type AuditScaleResult
 import { ceilingFor, ceilingTable, codecCeiling, type CeilingRow } from './codec-ceiling.js'
 import { consumerBench, consumerTable, type ConsumerRow } from './consumer.js'
 import { copierBench, copierTable, transcodingSpeedup, type CopierRow } from './copier.js'
-import { endToEndBench, endToEndTable, endToEndTitle, versusPeer, type EndToEndResult } from './end-to-end.js'
+import {
+  endToEndBench,
+  endToEndTable,
+  endToEndTitle,
+  LONG_KIND,
+  versusPeer,
+  type EndToEndResult
+} from './end-to-end.js'
 import {
   positionsBench,
   positionsRatio,
@@ -44,7 +51,7 @@ import type { CodecSpec } from '../lib/codecs/index.js'
  * `levels`: zstd:6 and zstd:9 with squeeze's compression pool at 1 and 2 threads, kcat and ProducerPerformance;
  * `lz4`: squeeze and kcat at lz4:1, at least 5 runs.
  * Env: BENCH_RUNS (3), BENCH_CORPUS_RECORDS (200000), BENCH_HTTP_RECORDS (100000), BENCH_PARTITIONS (3),
- * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), BENCH_E2E_LINES (200000), KAFKA_BROKERS (else the embedded broker),
+ * BENCH_LINGER_MS (100), BENCH_BATCH_BYTES (1048576), BENCH_E2E_LINES (200000), BENCH_E2E_LONG_LINES (2000000), KAFKA_BROKERS (else the embedded broker),
  * BENCH_COPIER_BASELINE (another build's dist/bench/copier-client.js, run alternately with this one: bench/copier.ts).
  * Prints each table and writes bench-<section>.json plus bench-summary.json (targets met or missed).
  */
@@ -197,12 +204,16 @@ function evaluate(
   }
   if (e2e !== undefined) {
     for (const r of e2e.rows.filter((x) => x.peer === 'squeeze')) {
-      const rsyslog = versusPeer(e2e.rows, r.kind, 'rsyslog')
-      const kcat = versusPeer(e2e.rows, r.kind, 'kcat')
-      if (r.kind === 'http' || r.kind === 'syslog')
-        add(`end to end lines/s vs rsyslog+omkafka (${r.kind} ${e2e.codec})`, rsyslog, '>= 1.0x', rsyslog >= 1.0)
-      add(`end to end lines/s vs kcat -P -l (${r.kind} ${e2e.codec})`, kcat, '>= 0.5x', kcat >= 0.5)
-      add(`end to end peak RSS MB (${r.kind})`, r.median.maxRssMb, '<= 300', r.median.maxRssMb <= 300)
+      const long = r.lines !== e2e.lines
+      const rsyslog = versusPeer(e2e.rows, r.kind, 'rsyslog', 'squeeze', r.lines)
+      const kcat = versusPeer(e2e.rows, r.kind, 'kcat', 'squeeze', r.lines)
+      const name = long ? `${r.kind} ${r.lines} lines` : r.kind
+      if (!long && (r.kind === 'http' || r.kind === 'syslog'))
+        add(`end to end lines/s vs rsyslog+omkafka (${name} ${e2e.codec})`, rsyslog, '>= 1.0x', rsyslog >= 1.0)
+      // The access log's Cap'n Proto records at kcat's rate when start-up weighs little, and close to it when it does.
+      const least = long ? 1.0 : r.kind === LONG_KIND ? 0.6 : 0.5
+      add(`end to end lines/s vs kcat -P -l (${name} ${e2e.codec})`, kcat, `>= ${least.toFixed(1)}x`, kcat >= least)
+      add(`end to end peak RSS MB (${name})`, r.median.maxRssMb, '<= 300', r.median.maxRssMb <= 300)
     }
   }
   return targets

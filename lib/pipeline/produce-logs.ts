@@ -34,6 +34,12 @@ export function emptySummary(failures: ParseFailureLog): ProduceLogsSummary {
   }
 }
 
+/**
+ * Bytes of record values parsed while the producer connects, held for it: reading goes on meanwhile, on the cores
+ * the connection leaves idle, until this much is held.
+ */
+export const EARLY_RECORDS_BYTES = 8 * 1024 * 1024
+
 /** produceLogs's arguments, with the log of lines that do not parse. */
 type Run = ProduceLogsArgs & { readonly failures: ParseFailureLog }
 
@@ -73,6 +79,13 @@ export async function produceLogs(given: ProduceLogsArgs): Promise<ProduceLogsSu
   const itemOf: number[] = []
   const sink = args.format?.writeLine === undefined ? null : sinkFor(args.producer, args.topic)
   let ready = args.ready === undefined
+  /** Whether args.ready settled (resolved or rejected): then held records are sent, or its error thrown. */
+  let settled = ready
+  args.ready?.then(
+    () => (settled = true),
+    () => (settled = true)
+  )
+  let heldBytes = 0
   const bytesFormat = args.format?.writeLineBytes === undefined ? null : (args.format as BytesFormat)
   for await (const read of args.source) {
     if (args.signal?.aborted === true) break
@@ -86,26 +99,33 @@ export async function produceLogs(given: ProduceLogsArgs): Promise<ProduceLogsSu
         await writeItems(items, sink, args, summary)
       } else {
         // Until the producer is ready, lines are encoded into records of their own (parsed while it connects).
-        records.length = 0
-        itemOf.length = 0
         for (const item of items) {
           summary.itemsRead++
           const record = toRecord(item, args, summary)
           if (record === undefined) continue
           records.push(record)
           itemOf.push(summary.itemsRead)
+          heldBytes += record.value?.length ?? 0
         }
-        if (!ready) {
-          await args.ready
-          ready = true
+        const holding = !ready && !settled && heldBytes < EARLY_RECORDS_BYTES
+        if (!holding) {
+          if (!ready) {
+            await args.ready
+            ready = true
+          }
+          await sendAll(records, itemOf, args, summary)
+          records.length = 0
+          itemOf.length = 0
+          heldBytes = 0
         }
-        await sendAll(records, itemOf, args, summary)
       }
     }
     if (Math.floor(summary.itemsRead / progressEvery) > Math.floor(before / progressEvery)) args.onProgress?.(summary)
     failures.report(summary.itemsRead)
   }
   await args.ready
+  // Read and parsed before the producer was ready, with no more input after them.
+  if (records.length > 0) await sendAll(records, itemOf, args, summary)
   failures.report(summary.itemsRead, true)
   return summary
 }

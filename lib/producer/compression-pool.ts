@@ -13,6 +13,8 @@ interface InFlightSeal {
   readonly recordsBytes: number
   readonly firstTimestamp: number
   readonly done: SealDone
+  /** The builder's shared memory the thread reads the records from: recycled once the thread replies. */
+  readonly lent: SharedArrayBuffer | null
   /**
    * A batch given to a thread still booting, not posted yet: it waits here, and goes to the thread when the thread
    * is ready, or is sealed elsewhere if the thread dies before that (it may never boot: no thread can be created,
@@ -43,10 +45,10 @@ export interface PoolThread {
 export type Reseal = (batch: OpenBatch, spec: CodecSpec, done: SealDone) => void
 
 /**
- * Up to `size` compression threads and the batches handed to them. The builder's buffer is transferred (no copy)
- * and comes back with the sealed batch for the next builder; records from elsewhere go as one shared copy. A
- * thread that dies fails the batches it held with one clear error (counted, reported to onDeliveryFailure) and is
- * not replaced; batches it kept while booting are sealed elsewhere.
+ * Up to `size` compression threads and the batches handed to them. The builder's buffer is shared memory (no copy),
+ * read in place by the thread, and serves the next builder once the thread replies; records from elsewhere go as one
+ * shared copy. A thread that dies fails the batches it held with one clear error (counted, reported to
+ * onDeliveryFailure) and is not replaced; batches it kept while booting are sealed elsewhere.
  */
 export class CompressionPool {
   private readonly threads: PoolThread[] = []
@@ -107,7 +109,15 @@ export class CompressionPool {
       thread.worker.ref()
       thread.busySince = performance.now()
     }
-    const inFlight: InFlightSeal = { count: batch.count, recordsBytes, firstTimestamp: batch.firstTimestamp, done }
+    const backing = this.buffers.ownedBacking(batch.records)
+    const lent = backing instanceof SharedArrayBuffer ? backing : null
+    const inFlight: InFlightSeal = {
+      count: batch.count,
+      recordsBytes,
+      firstTimestamp: batch.firstTimestamp,
+      done,
+      lent
+    }
     thread.queuedBytes += recordsBytes
     if (thread.ready) {
       thread.inFlight.set(id, inFlight)
@@ -175,11 +185,12 @@ export class CompressionPool {
 
   /** `givenAtMs`: when the batch was given to the thread, so its wait counts from then, boot included. */
   private post(thread: PoolThread, id: number, batch: OpenBatch, spec: CodecSpec, givenAtMs: number): void {
-    const owned = this.buffers.ownedBacking(batch.records) !== null
-    // A buffer not handed out here may be Node's pool or the caller's, reused: a shared copy goes, not transferred.
-    const records = owned ? batch.records : this.sharedCopy(batch.records)
+    const owned = this.buffers.ownedBacking(batch.records)
+    // A buffer not handed out here may be Node's pool or the caller's, reused: a shared copy goes. One handed out
+    // here goes as it is: shared memory, or an ArrayBuffer transferred there and back.
+    const records = owned === null ? this.sharedCopy(batch.records) : batch.records
     const request: SealRequest = { id, spec, batch: { ...batch, records }, postedAtMs: givenAtMs }
-    thread.worker.postMessage(request, owned ? [records.buffer as ArrayBuffer] : [])
+    thread.worker.postMessage(request, owned instanceof ArrayBuffer ? [owned] : [])
   }
 
   /** `records` in shared memory: itself when it is there already, else one copy per view, reused by its next seals. */
@@ -204,6 +215,8 @@ export class CompressionPool {
     thread.inFlight.delete(reply.id)
     thread.queuedBytes -= pending.recordsBytes
     if (thread.inFlight.size === 0) this.idle(thread)
+    // The thread is done reading the records, sealed or not.
+    if (pending.lent !== null) this.buffers.returned(pending.lent)
     if ('error' in reply) {
       pending.done(new Error(reply.error))
       return

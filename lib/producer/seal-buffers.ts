@@ -10,7 +10,10 @@ export const SPARE_BUFFERS = 4
 
 /**
  * The builders' buffers, recycled: fresh ones cost page faults and GC on every batch. Only buffers handed out
- * here may be recycled or transferred to another thread; any other may be shared (Node's pool).
+ * here may be recycled; any other may be shared (Node's pool). They are shared memory, so a compression thread reads
+ * a batch where it is and the buffer comes back for the next builder once the thread replies: a buffer transferred
+ * there and back is a new ArrayBuffer on each side each time, and V8 counts every one as fresh external memory, which
+ * set off a full garbage collection every few dozen batches.
  */
 export class SealBuffers {
   private readonly codec = codecCache()
@@ -23,19 +26,19 @@ export class SealBuffers {
   buffer(size: number): Buffer {
     const spare = this.spares.pop()
     if (spare !== undefined && spare.length === size) return spare
-    const fresh = Buffer.allocUnsafeSlow(size)
+    const fresh = Buffer.from(new SharedArrayBuffer(size))
     this.owned.add(fresh.buffer)
     return fresh
   }
 
-  /** The records' backing buffer when it was handed out here (so it may be recycled or transferred), else null. */
-  ownedBacking(records: Uint8Array): ArrayBuffer | null {
+  /** The records' backing memory when it was handed out here (so it may be recycled), else null. */
+  ownedBacking(records: Uint8Array): ArrayBufferLike | null {
     const backing = records.buffer
-    return this.owned.has(backing) && backing instanceof ArrayBuffer ? backing : null
+    return this.owned.has(backing) ? backing : null
   }
 
-  /** Takes back a buffer handed out here, which came back from a compression thread. */
-  returned(buffer: ArrayBuffer): void {
+  /** Takes back memory handed out here, which a compression thread is done with. */
+  returned(buffer: ArrayBufferLike): void {
     this.owned.add(buffer)
     this.recycle(buffer)
   }
@@ -53,7 +56,7 @@ export class SealBuffers {
     return result
   }
 
-  private recycle(buffer: ArrayBuffer): void {
+  private recycle(buffer: ArrayBufferLike): void {
     if (this.spares.length < this.spareBuffers) this.spares.push(Buffer.from(buffer))
   }
 }

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { formatFor } from '../../../lib/formats/index.js'
-import { produceLogs } from '../../../lib/pipeline/produce-logs.js'
+import { EARLY_RECORDS_BYTES, produceLogs } from '../../../lib/pipeline/produce-logs.js'
 import { readFileBatches, readFileChunks } from '../../../lib/sources/file-source.js'
 import type { LineChunk, SourceBatch } from '../../../lib/sources/source.js'
 import { kindLines } from '../../helpers/corpus.js'
@@ -122,7 +123,7 @@ describe('produceLogs from a file read in batches', () => {
     await produceAccessLog(t, (path) => readFileChunks(path, { readSizeBytes: 8192 }), [nonAscii, nonAscii], '\r\n')
   })
 
-  it('with a producer still connecting, the first lines are read and parsed, and sent once it is ready; a failed connect is the error', async (t) => {
+  it('with a producer still connecting, lines are read and parsed meanwhile, and sent in order once it is ready; a failed connect is the error', async (t) => {
     const good = kindLines('syslog').slice(0, 50)
     const topic = await kafka.createTopic(t)
     const producer = await kafka.startProducer({ lingerMs: 5 })
@@ -147,7 +148,7 @@ describe('produceLogs from a file read in batches', () => {
       log: kafka.log,
       ready
     })
-    await until(() => read === 1, 'the first line to be read')
+    await until(() => read === good.length, 'every line to be read while the producer connects')
     assert.equal(producer.snapshot().recordsAccepted, 0)
     connect()
     assert.equal((await producing).recordsSent, good.length)
@@ -168,6 +169,48 @@ describe('produceLogs from a file read in batches', () => {
         ready: Promise.reject(refused)
       }),
       refused
+    )
+  })
+
+  it('holds at most EARLY_RECORDS_BYTES of records while the producer connects: then reading waits for it', async (t) => {
+    const topic = await kafka.createTopic(t)
+    const producer = await kafka.startProducer({ lingerMs: 5 })
+    t.after(() => producer.close())
+    const lineBytes = 32 * 1024
+    const lines = (EARLY_RECORDS_BYTES / lineBytes) * 1.5
+    let read = 0
+    async function* source(): AsyncGenerator<SourceBatch> {
+      for (let i = 0; i < lines; i++) {
+        read++
+        yield [{ kind: 'line', line: `${i} `.padEnd(lineBytes, 'x') }]
+      }
+    }
+    let connect = (): void => {}
+    const ready = new Promise<void>((resolve) => {
+      connect = resolve
+    })
+    const producing = produceLogs({
+      source: source(),
+      format: null,
+      topic,
+      producer,
+      onParseError: 'skip',
+      log: kafka.log,
+      ready
+    })
+    const held = EARLY_RECORDS_BYTES / lineBytes
+    await until(() => read === held, 'the lines up to the bound to be read')
+    await sleep(200)
+    assert.equal(read, held, 'no line past the bound is read before the producer is ready')
+    connect()
+    assert.equal((await producing).recordsSent, lines)
+    await producer.flush()
+    const values = (await kafka.readAll([topic])).flatMap(({ batch }) =>
+      batch.records.map((r) => r.value?.toString('utf8').split(' ')[0])
+    )
+    assert.deepEqual(
+      values,
+      Array.from({ length: lines }, (_, i) => String(i))
     )
   })
 })

@@ -155,12 +155,17 @@ describe('batch sealer', () => {
         assert.deepEqual(values(sealed), expected)
         createCodec(spec).decompress(sealed.bytes.subarray(61))
       }
-      // The buffer handed to the thread came back and is handed out again.
+      // The memory the thread read the last batch from is handed out again.
+      const last = fill(threaded, 256 * 1024, 'last')
+      const lent = last.finish().records.buffer
+      assert.ok(lent instanceof SharedArrayBuffer, "a builder's buffer is shared memory, read in place by the thread")
+      await seal(threaded, last, { codec: 'zstd', level: 3 })
       const first = threaded.buffer(256 * 1024)
       assert.equal(first.length, 256 * 1024)
+      assert.equal(first.buffer, lent, 'the buffer comes back once the thread replied')
       assert.equal(
         threaded.load().threads[0]?.batches,
-        2,
+        3,
         'zstd and gzip went to the thread (lz4 and snappy, cheap, seal inline until measured dear)'
       )
       // Many batches in flight at once still come back in the order they were sealed.
@@ -185,6 +190,23 @@ describe('batch sealer', () => {
       assert.ok(cpu < (used.user + used.system) / 1e6 + 0.01, `no more than the whole process used (${cpu} s)`)
     } finally {
       await threaded.close()
+    }
+  })
+
+  it("hands a builder's buffer out again only once the thread is done with the batch in it", async () => {
+    const sealer = createBatchSealer(1, log)
+    try {
+      sealer.start([{ codec: 'zstd', level: 19 }])
+      await threadsReady(sealer, 1)
+      const builder = fill(sealer, 512 * 1024, 'held')
+      const lent = builder.finish().records.buffer
+      const sealed = seal(sealer, builder, { codec: 'zstd', level: 19 })
+      const meanwhile = Array.from({ length: 8 }, () => sealer.buffer(512 * 1024).buffer)
+      assert.ok(!meanwhile.includes(lent), 'not while the thread may still be reading it')
+      assert.match(values(await sealed)[0] ?? '', /^held /)
+      assert.equal(sealer.buffer(512 * 1024).buffer, lent, 'then it is reused')
+    } finally {
+      await sealer.close()
     }
   })
 
@@ -331,7 +353,11 @@ describe('batch sealer', () => {
         [1],
         'the third batch was sealed on the thread'
       )
-      assert.equal(open.records.byteLength, 0, 'its buffer was transferred to the thread once it was ready, not copied')
+      assert.equal(
+        told.buffer(256 * 1024).buffer,
+        open.records.buffer,
+        'the thread read its records where they were (not a copy), and their buffer serves the next builder'
+      )
       for (const name of ['first', 'second', 'third'])
         sealedInline(untold, fill(untold, 256 * 1024, name), spec, `${name} batch, no input announced`)
       assert.equal(
