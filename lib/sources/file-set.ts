@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
-import { glob, open, readdir, stat, type FileHandle } from 'node:fs/promises'
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
 import type { Logger } from '../log/logger.js'
 import type { RecordHeader } from '../protocol/record.js'
 import { CriJoiner, criHeaders } from './cri.js'
 import { chunkLines, READ_ONCE_BYTES } from './line-chunks.js'
+import { matchPaths } from './match-files.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
 import type { LineChunk, SourceItem } from './source.js'
 
@@ -485,7 +486,7 @@ export class FileSet {
   private async matching(): Promise<Map<string, string>> {
     const found = new Map<string, string>()
     for (const { glob: pattern, kind } of this.options.patterns) {
-      for await (const path of glob(pattern)) {
+      for await (const path of matchPaths(pattern)) {
         const absolute = resolve(path)
         const excluded = (this.options.exclude ?? []).some((ex) => matchesGlob(absolute, ex) || matchesGlob(path, ex))
         if (found.has(absolute) || excluded) continue
