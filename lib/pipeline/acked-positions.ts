@@ -90,7 +90,7 @@ export class AckedPositions {
   async close(): Promise<void> {
     await this.deps.producer.flushAccepted()
     await Promise.all(this.settling)
-    // A save waiting for its gap does not: the final save below writes what it would have.
+    // A save waiting for its gap is called off: the final save below writes what it would have.
     this.closing = true
     this.wake?.()
     await this.saving
