@@ -20,11 +20,11 @@ export interface AckedPositionsDeps {
 }
 
 /**
- * Saves start at most this often: a backlog acknowledged batch after batch is saved a few times a second instead
- * of back to back (each save is two fsyncs, and their CPU is a share of a short run's), while a SIGKILL resends at
- * most this long's acknowledged lines beside the unacknowledged ones. The file set's own poll interval.
+ * Saves start back to back by default, so a SIGKILL resends only lines whose records were not acknowledged yet, or
+ * were acknowledged while the last save was being written: the at-least-once promise the shipper makes. A gap would
+ * coalesce more acknowledgements per save (fewer fsyncs) but resend up to that long's acknowledged lines.
  */
-export const SAVE_GAP_MS = 250
+export const SAVE_GAP_MS = 0
 
 /** Positions handed on after records the producer accepted, waiting for those records' acknowledgements. */
 interface Handed {
@@ -38,8 +38,8 @@ export function positionKey(p: Pick<FilePosition, 'dev' | 'ino'>): string {
 
 /**
  * At least once: read positions saved as the producer acknowledges the records of the lines before them, so a
- * crash resends only lines whose records were not acknowledged yet, or acknowledged since the last save began (at
- * most saveGapMs before the next one). Saves are coalesced and never hold up sending: at most one runs, and at most
+ * crash resends only lines whose records were not acknowledged yet, or acknowledged since the last save began (and,
+ * with a gap, up to saveGapMs before the next one). Saves are coalesced and never hold up sending: at most one runs, and at most
  * one waits, for the gap since the last one began to pass, then writes the newest positions. Shutdown writes the
  * final positions once, unless the last save already covered them.
  */
