@@ -1,9 +1,10 @@
-import { glob, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { DETECT_LINES, readFirstLines, resolveKind, type KindChoice } from '../formats/detect-kind.js'
 import { formatFor, type LogKind } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
 import type { FilePattern } from '../sources/file-set.js'
 import { readFileBatches, readFileChunks, readStdinBatches } from '../sources/file-source.js'
+import { matchPaths } from '../sources/match-files.js'
 import type { RateStep } from '../sources/rate-schedule.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
 import { peekLines } from './peek-lines.js'
@@ -101,7 +102,7 @@ async function resolvePatternKinds(patterns: readonly FilePattern[], log: Logger
     patterns.map(async (p) => {
       if (p.kind !== 'auto') return p
       let first: string | undefined
-      for await (const path of glob(p.glob)) {
+      for await (const path of matchPaths(p.glob)) {
         first = path
         break
       }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
-import { glob, open, readdir, stat, type FileHandle } from 'node:fs/promises'
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
 import type { Logger } from '../log/logger.js'
 import type { RecordHeader } from '../protocol/record.js'
 import { CriJoiner, criHeaders } from './cri.js'
 import { chunkLines, READ_ONCE_BYTES } from './line-chunks.js'
+import { matchPaths } from './match-files.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
 import type { LineChunk, SourceItem } from './source.js'
 
@@ -203,9 +204,17 @@ class TrackedFile {
     return { path: this.path, dev, ino, fingerprint, fingerprintBytes, offset: this.shipped, ...(done ? { done } : {}) }
   }
 
-  /** The fingerprint once the file holds its first bytes: taken from the start, whatever was read. */
-  private async takeFingerprint(): Promise<void> {
+  /**
+   * The fingerprint once the file holds its first bytes: taken from the start, whatever was read. `first`: the
+   * bytes of a read from the file's start, which hold them when long enough (no stat and read of their own).
+   */
+  private async takeFingerprint(first?: Buffer): Promise<void> {
     if (this.fingerprintBytes === FINGERPRINT_BYTES) return
+    if (first !== undefined && first.length >= FINGERPRINT_BYTES) {
+      this.fingerprint = createHash('sha256').update(first.subarray(0, FINGERPRINT_BYTES)).digest('hex')
+      this.fingerprintBytes = FINGERPRINT_BYTES
+      return
+    }
     const size = Math.min(FINGERPRINT_BYTES, await this.size())
     const buffer = Buffer.alloc(size)
     const { bytesRead } = await this.handle.read(buffer, 0, size, 0)
@@ -215,6 +224,8 @@ class TrackedFile {
 
   /** Whether the file now holds fewer bytes than were read, or other first bytes: truncated (copytruncate). */
   async truncated(): Promise<boolean> {
+    // Nothing read and no first bytes to compare: nothing to lose (and no stat before a new file's first read).
+    if (this.readOffset === 0 && this.fingerprintBytes === 0) return false
     if ((await this.size()) < this.readOffset) return true
     if (this.fingerprintBytes === 0) return false
     const now = await fingerprintOf(this.handle, this.fingerprintBytes)
@@ -237,10 +248,12 @@ class TrackedFile {
   private async finishRead(handle: FileHandle, read: Read): Promise<FileBatch | null | undefined> {
     const { bytesRead } = await read.pending
     if (bytesRead === 0) return undefined
+    const from = this.readOffset
     this.readOffset += bytesRead
-    // Before the batch's position is taken; the buffer's bytes stay as read (the fingerprint reads into its own).
-    if (handle === this.handle) await this.takeFingerprint()
     const { buf, carried } = read
+    // Before the batch's position is taken; the buffer's bytes stay as read (the fingerprint reads into its own).
+    if (handle === this.handle)
+      await this.takeFingerprint(from === 0 ? buf.subarray(carried, carried + bytesRead) : undefined)
     const end = carried + bytesRead
     // The carried bytes hold no newline, so one found is in what this read added.
     const last = buf.lastIndexOf(NEWLINE, end - 1)
@@ -485,7 +498,7 @@ export class FileSet {
   private async matching(): Promise<Map<string, string>> {
     const found = new Map<string, string>()
     for (const { glob: pattern, kind } of this.options.patterns) {
-      for await (const path of glob(pattern)) {
+      for await (const path of matchPaths(pattern)) {
         const absolute = resolve(path)
         const excluded = (this.options.exclude ?? []).some((ex) => matchesGlob(absolute, ex) || matchesGlob(path, ex))
         if (found.has(absolute) || excluded) continue
@@ -551,10 +564,10 @@ export class FileSet {
    */
   private async reconcile(saved: readonly FilePosition[]): Promise<void> {
     const matching = await this.matching()
-    const byKey = new Map<string, { path: string; kind: string }>()
+    const byKey = new Map<string, { path: string; kind: string; id?: Identity }>()
     for (const [path, kind] of matching) {
       const s = await stat(path).catch(() => undefined)
-      if (s !== undefined && s.isFile()) byKey.set(keyOf(s), { path, kind })
+      if (s !== undefined && s.isFile()) byKey.set(keyOf(s), { path, kind, id: s })
     }
     const claimed = new Set<string>()
     for (const position of saved) {
@@ -587,11 +600,10 @@ export class FileSet {
         this.options.onLost?.(position)
       }
     }
-    for (const [key, { path, kind }] of byKey) {
-      if (claimed.has(key) || this.files.has(key)) continue
+    for (const [key, { path, kind, id }] of byKey) {
+      if (claimed.has(key) || this.files.has(key) || id === undefined) continue
       if (await this.isCopyOfTracked(path)) continue
-      const s = await stat(path).catch(() => undefined)
-      if (s !== undefined) await this.track(path, kind, s, 0)
+      await this.track(path, kind, id, 0)
     }
   }
 
