@@ -43,15 +43,25 @@ export const EMPTY_VIEW: StructView = {
   ptrCount: 0
 }
 
+/** The buffer dataViewOf answered for last, and its view: a record's fields, and records one after another, come from one buffer. */
+let viewedBuf: Buffer | null = null
+let view: DataView = new DataView(new ArrayBuffer(0))
+
+/**
+ * A DataView over `b`, the one made for it last time when `b` is the same buffer: a word read through it is one
+ * load, where four byte loads and their shifts cost the zero-copy check a large share of its time.
+ */
+export function dataViewOf(b: Buffer): DataView {
+  if (b !== viewedBuf) {
+    viewedBuf = b
+    view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+  }
+  return view
+}
+
 /** Little-endian u32 from bytes already known to be in bounds (no Buffer argument checks). */
 export function le32(b: Buffer, at: number): number {
-  return (
-    ((b[at] as number) |
-      ((b[at + 1] as number) << 8) |
-      ((b[at + 2] as number) << 16) |
-      ((b[at + 3] as number) << 24)) >>>
-    0
-  )
+  return dataViewOf(b).getUint32(at, true)
 }
 
 /** The root struct of the segment `buf[seg, seg + segLen)`, or null for a null root pointer. */
@@ -101,10 +111,24 @@ function isAscii(buf: Buffer, start: number, end: number): boolean {
  */
 export function textLength(s: StructView, index: number): number {
   if (index >= s.ptrCount) return -1
-  const at = s.ptrs + index * 8
   // In bounds: rootStruct checked that the pointer section lies inside the segment.
-  const lo = le32(s.buf, at)
-  const hi = le32(s.buf, at + 4)
+  return pointedTextLength(s.buf, dataViewOf(s.buf), s.seg, s.segLen, s.ptrs + index * 8, index)
+}
+
+/**
+ * textLength of the pointer at `at` (text field `index`) in the segment `buf[seg, seg + segLen)`, with `view` over
+ * `buf`: for a reader that walks the pointers itself rather than through a StructView.
+ */
+export function pointedTextLength(
+  buf: Buffer,
+  view: DataView,
+  seg: number,
+  segLen: number,
+  at: number,
+  index: number
+): number {
+  const lo = view.getUint32(at, true)
+  const hi = view.getUint32(at + 4, true)
   if (lo === 0 && hi === 0) return -1
   const kind = lo & 3
   if (kind === 2) throw new NeedsReferenceReader()
@@ -112,9 +136,9 @@ export function textLength(s: StructView, index: number): number {
   if ((hi & 7) !== 2) throw corrupt(`pointer ${index} is not a byte list (element size ${hi & 7})`)
   const count = hi >>> 3
   if (count === 0) return -1
-  const start = textStart(s, index)
-  if (start < s.seg || start + count > s.seg + s.segLen) throw corrupt(`text ${index} lies outside the segment`)
-  if (s.buf[start + count - 1] !== 0) throw corrupt(`text ${index} is not NUL-terminated`)
+  const start = at + 8 + (lo >> 2) * 8
+  if (start < seg || start + count > seg + segLen) throw corrupt(`text ${index} lies outside the segment`)
+  if (buf[start + count - 1] !== 0) throw corrupt(`text ${index} is not NUL-terminated`)
   return count - 1
 }
 

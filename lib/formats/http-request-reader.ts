@@ -1,5 +1,5 @@
 import { SqueezeError } from '../errors.js'
-import { corrupt, le32, NeedsReferenceReader, rootStruct, textLength } from './capnp-wire.js'
+import { corrupt, dataViewOf, NeedsReferenceReader, pointedTextLength, rootStruct } from './capnp-wire.js'
 import {
   HTTP_REQUEST_SCALARS_END,
   HTTP_REQUEST_TEXT_POINTERS,
@@ -53,12 +53,15 @@ function readFraming(buf: Buffer): Array<{ start: number; length: number }> {
 function checkFast(buf: Buffer, seg: number, segLen: number): number {
   const s = rootStruct(buf, seg, segLen)
   if (s === null) return 0
+  const view = dataViewOf(buf)
   let seen = 0
   // The scalars tile the data section (SCALARS_END bytes): read it a word at a time, up to what the writer sent.
   const scalarBytes = Math.min(s.dataBytes, HTTP_REQUEST_SCALARS_END)
-  for (let at = 0; at + 4 <= scalarBytes; at += 4) seen += le32(buf, s.data + at)
-  for (const index of HTTP_REQUEST_TEXT_POINTERS) {
-    const length = textLength(s, index)
+  for (let at = 0; at + 4 <= scalarBytes; at += 4) seen += view.getUint32(s.data + at, true)
+  for (let i = 0; i < HTTP_REQUEST_TEXT_POINTERS.length; i++) {
+    const index = HTTP_REQUEST_TEXT_POINTERS[i] as number
+    if (index >= s.ptrCount) continue
+    const length = pointedTextLength(buf, view, seg, segLen, s.ptrs + index * 8, index)
     if (length !== -1) seen += length
   }
   return seen
