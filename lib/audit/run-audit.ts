@@ -6,6 +6,7 @@ import { ProjectionPool } from '../compare/projection/worker-pool.js'
 import { parseTargets } from '../copier/targets.js'
 import { createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
+import { trimHeap } from '../heap-trim.js'
 import { mapConcurrently } from '../map-concurrently.js'
 import type { AuditReport, AuditTopic, AuditTotals, Prices } from './audit-report.js'
 import { auditTopic, baseRow } from './audit-topic.js'
@@ -98,6 +99,8 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
         )
       }
       options.progress?.topicDone(topic)
+      // What the topic's read and projection freed goes back to the system before the next topic's take their own.
+      trimHeap()
       return row
     })
     const ranked = rank(rows)

@@ -35,6 +35,8 @@ export async function runCompareMode(
     sourceTopic: compare.sourceTopic,
     targets: compare.targets,
     format: formatName === 'none' ? null : formatName,
+    // HTTP records get the copy mode's format rows, from the sample's batches as the audit builds them.
+    formatRows: formatName === 'http',
     batching: compare.producer,
     ...projection,
     ...(compare.maxRecords === undefined ? {} : { maxRecords: compare.maxRecords }),

@@ -1,5 +1,5 @@
 import { throwIfCut } from '../../errors.js'
-import { formatCodecSpec, isAdaptive, type CodecSpec } from '../../codecs/index.js'
+import { createCodec, formatCodecSpec, isAdaptive, type CodecSpec } from '../../codecs/index.js'
 import type { LogKind } from '../../formats/index.js'
 import type { Admin } from 'kafkajs'
 import { createCluster, createKafkaClient } from '../../kafka/connection.js'
@@ -25,8 +25,9 @@ import type { SampleBudget } from './sweep-flags.js'
 import { PartitionRebatcher, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
-import { isHttpSample, sampleFormatRows } from './sample-format-rows.js'
-import type { FormatRow } from '../format-rows.js'
+import { addProjectedBatch, isHttpSample, sampleFormatRows } from './sample-format-rows.js'
+import { FormatProjection, type FormatRow } from '../format-rows.js'
+import { NO_CLOCK, sealRecords } from '../../protocol/record-batch-builder.js'
 
 export type { ProjectionOutcome } from './projection-report.js'
 
@@ -157,7 +158,10 @@ export async function runProjection(options: ProjectionRunOptions): Promise<Proj
       byPartition === null
         ? null
         : await whatIf(options, pool, byPartition, advised, targets, measured.meanLingerUsedMs)
-    const formats = formatRowsOf(options, formatSample, recommendation?.target, measured.projected)
+    const formats =
+      options.formatRows === true && options.format === 'http' && options.sample === undefined
+        ? await rereadFormatRows(options, { cluster, admin, log }, recommendation?.target)
+        : formatRowsOf(options, formatSample, recommendation?.target, measured.projected)
     return projectionOutcome(options, measured, targets, recommendation, sweep, formats)
   } finally {
     if (options.pool === undefined) await pool.close()
@@ -452,6 +456,48 @@ function formatRowsOf(
         if (picked()) visit(b)
       })
   })
+}
+
+/**
+ * Format rows for a read that keeps no sample (no --sample): the source read again as the projection read it and
+ * re-batched the same way, each batch sealed at the recommended target (the Cap'n Proto records' own row) and
+ * rebuilt as lines and JSON. Memory holds a batch at a time, as the projection's read does, instead of the topic;
+ * each batch is paired with its own sealed size, so the rows hold even for a topic that grew between the reads.
+ */
+async function rereadFormatRows(
+  options: ProjectionRunOptions,
+  deps: Pick<Parameters<typeof readSource>[0], 'cluster' | 'admin' | 'log'>,
+  recommended: string | undefined
+): Promise<FormatRow[] | undefined> {
+  const target = options.targets.find((t) => formatCodecSpec(t.spec) === recommended)
+  if (target === undefined || isAdaptive(target.spec)) return undefined
+  options.onProgress?.({ phase: 'format rows', detail: formatCodecSpec(target.spec) })
+  const codec = createCodec(target.spec)
+  const projection = new FormatProjection(target.spec)
+  const seal = (batch: ProjectedBatch): void =>
+    addProjectedBatch(projection, batch, sealRecords(batch, codec, (n) => Buffer.allocUnsafe(n), NO_CLOCK).bytes.length)
+  const rebatchers = new Map<number, PartitionRebatcher>()
+  await readSource(
+    { ...deps, ...(options.read === undefined ? {} : { read: options.read }) },
+    options.sourceTopic,
+    {
+      ...(options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }),
+      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+    },
+    {
+      onRecord: (partition, record) => {
+        let rebatcher = rebatchers.get(partition)
+        if (rebatcher === undefined) {
+          rebatcher = new PartitionRebatcher(partition, options.batching, seal, { reuse: true })
+          rebatchers.set(partition, rebatcher)
+        }
+        rebatcher.add(record)
+      }
+    },
+    { transient: true, signal: options.signal }
+  )
+  for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
+  return projection.rows()
 }
 
 function adaptiveSettings(options: ProjectionRunOptions): { adaptiveLevel?: AdaptiveLevelSettings } {

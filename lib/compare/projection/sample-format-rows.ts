@@ -44,16 +44,19 @@ export function sampleFormatRows(
 ): FormatRow[] {
   const projection = new FormatProjection(spec)
   let index = 0
-  batches((batch) => {
-    const whole = Buffer.allocUnsafe(BATCH.HEADER_BYTES + batch.records.length)
-    whole.set(batch.records, BATCH.HEADER_BYTES)
-    writeBatchHeader(whole, {
-      count: batch.count,
-      attributes: 0,
-      firstTimestamp: batch.firstTimestamp,
-      maxTimestamp: batch.maxTimestamp
-    })
-    projection.addBatch(readBatch(whole, { verifyCrc: false }).records, storedPerBatch[index++] ?? 0)
-  })
+  batches((batch) => addProjectedBatch(projection, batch, storedPerBatch[index++] ?? 0))
   return projection.rows()
+}
+
+/** One re-batched batch into `projection`, as the batch a consumer reads, against its records' stored bytes. */
+export function addProjectedBatch(projection: FormatProjection, batch: ProjectedBatch, storedBytes: number): void {
+  const whole = Buffer.allocUnsafe(BATCH.HEADER_BYTES + batch.records.length)
+  whole.set(batch.records, BATCH.HEADER_BYTES)
+  writeBatchHeader(whole, {
+    count: batch.count,
+    attributes: 0,
+    firstTimestamp: batch.firstTimestamp,
+    maxTimestamp: batch.maxTimestamp
+  })
+  projection.addBatch(readBatch(whole, { verifyCrc: false }).records, storedBytes)
 }

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <node_api.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include "lz4.h"
 #include "lz4hc.h"
 
@@ -160,11 +163,30 @@ static napi_value js_decompress_block(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * trimHeap() -> whether memory went back to the system. glibc keeps the pages of freed blocks resident inside its
+ * heaps (only the free top of a heap is given back on free), so a process that allocates and frees differently
+ * sized buffers batch after batch grows its RSS with memory it no longer uses; malloc_trim hands every whole free
+ * page of every arena back. The one native call squeeze has besides LZ4, so it lives in this binding. Other libcs:
+ * false, nothing done.
+ */
+static napi_value js_trim_heap(napi_env env, napi_callback_info info) {
+  napi_value result;
+  (void)info;
+#if defined(__GLIBC__)
+  napi_get_boolean(env, malloc_trim(0) != 0, &result);
+#else
+  napi_get_boolean(env, false, &result);
+#endif
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
     { "frameBound", NULL, js_frame_bound, NULL, NULL, NULL, napi_enumerable, NULL },
     { "compressFrame", NULL, js_compress_frame, NULL, NULL, NULL, napi_enumerable, NULL },
     { "decompressBlock", NULL, js_decompress_block, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "trimHeap", NULL, js_trim_heap, NULL, NULL, NULL, napi_enumerable, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
