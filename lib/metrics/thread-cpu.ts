@@ -1,12 +1,32 @@
+import { createRequire } from 'node:module'
+
+interface ClockBinding {
+  threadCpuSeconds?: () => number
+}
+
+const require = createRequire(import.meta.url)
+// The clock lives in squeeze's one native binding (native/squeeze-lz4); a build from before it has none.
+const binding = require('squeeze-lz4') as ClockBinding
+const nativeClock =
+  binding.threadCpuSeconds !== undefined && binding.threadCpuSeconds() >= 0 ? binding.threadCpuSeconds : null
+
 /**
- * CPU seconds used by the calling thread (getrusage RUSAGE_THREAD, through process.threadCpuUsage). Kernel
- * accounting for a running thread only advances at the scheduler's tick (4 ms here, HZ=250) or when it is switched
- * out, so one short interval reads 0 or a tick; over many intervals the sum is the CPU they took, on average. Use it
- * where other threads run beside the one measured, which process.cpuUsage() would also count.
+ * CPU seconds used by the calling thread, from the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, through the native
+ * binding): the kernel brings a running thread's time up to date for it, so a short interval, such as one batch's
+ * decompression, reads what it took. Without the binding's clock: getrusage RUSAGE_THREAD (process.threadCpuUsage),
+ * whose figure for a running thread only advances at the scheduler's tick or when the thread is switched out, so a
+ * short interval reads 0 or a tick and only a sum over many intervals is right, on average. Use it where other
+ * threads run beside the one measured, which process.cpuUsage() would also count.
  */
 export function threadCpuSeconds(): number {
+  if (nativeClock !== null) return nativeClock()
   const { user, system } = process.threadCpuUsage()
   return (user + system) / 1e6
+}
+
+/** Whether threadCpuSeconds reads the thread's precise CPU clock (the native binding's). */
+export function threadCpuClockIsPrecise(): boolean {
+  return nativeClock !== null
 }
 
 /**

@@ -246,7 +246,7 @@ export class AdaptiveLevel {
     if (sealedLevel === undefined || sealedLevel !== this.budgetLevel) return null
     const cost = this.costs.get(sealedLevel)
     if (cost === undefined) return null
-    // Per-batch CPU is tick-grained (see compression-worker.ts): a few batches' figure, unless far over.
+    // One batch's CPU is noisy (a switch or a cold cache mid-batch): a few batches' figure, unless far over.
     const over = cost.secondsPerByte > budget && (cost.samples >= BUDGET_SAMPLES || cost.secondsPerByte > 2 * budget)
     if (over && sealedLevel > this.min) {
       this.budgetLevel = sealedLevel - 1

@@ -53,9 +53,9 @@ if (parentPort !== null) {
   const port = parentPort
   const codecFor = codecCache()
   // This thread does nothing but seal batches, so its own CPU time (not the process's, which would count every
-  // thread of the pool) is the compression path's. The kernel updates a running thread's figure only every
-  // scheduler tick (4 ms here), so each reply carries the thread's CPU since its previous reply: single batches
-  // are off by up to a tick, their sums per thread are exact.
+  // thread of the pool) is the compression path's. Each reply carries the thread's CPU since its previous reply,
+  // so receiving a batch and posting it back count with its compression, and the sums per thread hold every
+  // CPU second the thread spent.
   let cpuAtLastReply: number | undefined
   port.on('message', (request: SealRequest) => {
     cpuAtLastReply ??= threadCpuSeconds()

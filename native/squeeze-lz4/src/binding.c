@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <node_api.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -167,7 +168,7 @@ static napi_value js_decompress_block(napi_env env, napi_callback_info info) {
  * trimHeap() -> whether memory went back to the system. glibc keeps the pages of freed blocks resident inside its
  * heaps (only the free top of a heap is given back on free), so a process that allocates and frees differently
  * sized buffers batch after batch grows its RSS with memory it no longer uses; malloc_trim hands every whole free
- * page of every arena back. The one native call squeeze has besides LZ4, so it lives in this binding. Other libcs:
+ * page of every arena back. One of the two native calls squeeze has besides LZ4 (the thread CPU clock below), so it lives in this binding. Other libcs:
  * false, nothing done.
  */
 static napi_value js_trim_heap(napi_env env, napi_callback_info info) {
@@ -181,12 +182,31 @@ static napi_value js_trim_heap(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * threadCpuSeconds() -> CPU seconds of the calling thread, from CLOCK_THREAD_CPUTIME_ID. The kernel brings the
+ * running thread's time up to date for this clock, so a short interval reads what it took; getrusage(RUSAGE_THREAD)
+ * (process.threadCpuUsage) advances only at the scheduler's tick or a switch, and an interval of a few
+ * microseconds mostly reads 0. -1 where the clock is missing.
+ */
+static napi_value js_thread_cpu_seconds(napi_env env, napi_callback_info info) {
+  napi_value result;
+  struct timespec ts;
+  (void)info;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
+    napi_create_double(env, -1, &result);
+    return result;
+  }
+  napi_create_double(env, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, &result);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
     { "frameBound", NULL, js_frame_bound, NULL, NULL, NULL, napi_enumerable, NULL },
     { "compressFrame", NULL, js_compress_frame, NULL, NULL, NULL, napi_enumerable, NULL },
     { "decompressBlock", NULL, js_decompress_block, NULL, NULL, NULL, napi_enumerable, NULL },
     { "trimHeap", NULL, js_trim_heap, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "threadCpuSeconds", NULL, js_thread_cpu_seconds, NULL, NULL, NULL, napi_enumerable, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
