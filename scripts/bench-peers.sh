@@ -14,8 +14,18 @@ if [[ ",${BENCH_SKIP:-}," == *",confluent,"* ]]; then
   echo "bench: BENCH_SKIP=confluent: @confluentinc/kafka-javascript is left out; its rows will be absent" >&2
   exit 0
 fi
-built() { ls "$PEERS"/node_modules/@confluentinc/kafka-javascript/build/Release/*.node >/dev/null 2>&1; }
+# librdkafka's configure leaves out a codec whose headers are missing, and the addon then refuses that codec only
+# when a producer asks for it; a build counts only when it carries every codec the benchmarks use.
+built() {
+  ls "$PEERS"/node_modules/@confluentinc/kafka-javascript/build/Release/*.node >/dev/null 2>&1 &&
+    (cd "$PEERS" && node -e '
+      const f = require("./node_modules/@confluentinc/kafka-javascript").features
+      process.exit(["gzip", "snappy", "lz4", "zstd"].every((c) => f.includes(c)) ? 0 : 1)')
+}
 built && exit 0
+# The headers librdkafka is built against (dynamic linking): without libzstd-dev it builds with no zstd at all.
+bash scripts/ensure-apt.sh build-essential python3 zlib1g-dev libssl-dev libzstd-dev libcurl4-openssl-dev liblz4-dev libsasl2-dev
+rm -rf "$PEERS/node_modules"
 
 mkdir -p "$PEERS"
 cat > "$PEERS/package.json" <<JSON
