@@ -5,10 +5,17 @@ interface ClockBinding {
 }
 
 const require = createRequire(import.meta.url)
-// The clock lives in squeeze's one native binding (native/squeeze-lz4); a build from before it has none.
-const binding = require('squeeze-lz4') as ClockBinding
-const nativeClock =
-  binding.threadCpuSeconds !== undefined && binding.threadCpuSeconds() >= 0 ? binding.threadCpuSeconds : null
+/** The binding's clock, loaded on the first reading (not at import: a run loads a codec's library only to compress). */
+let nativeClock: (() => number) | null | undefined
+
+function clock(): (() => number) | null {
+  if (nativeClock === undefined) {
+    // The clock lives in squeeze's one native binding (native/squeeze-lz4); a build from before it has none.
+    const read = (require('squeeze-lz4') as ClockBinding).threadCpuSeconds
+    nativeClock = read !== undefined && read() >= 0 ? read : null
+  }
+  return nativeClock
+}
 
 /**
  * CPU seconds used by the calling thread, from the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, through the native
@@ -19,14 +26,15 @@ const nativeClock =
  * threads run beside the one measured, which process.cpuUsage() would also count.
  */
 export function threadCpuSeconds(): number {
-  if (nativeClock !== null) return nativeClock()
+  const read = clock()
+  if (read !== null) return read()
   const { user, system } = process.threadCpuUsage()
   return (user + system) / 1e6
 }
 
 /** Whether threadCpuSeconds reads the thread's precise CPU clock (the native binding's). */
 export function threadCpuClockIsPrecise(): boolean {
-  return nativeClock !== null
+  return clock() !== null
 }
 
 /**
