@@ -113,3 +113,29 @@ export function rebatch(
     .sort((a, b) => a - b)
     .flatMap((p) => rebatchPartition(p, byPartition.get(p) ?? [], settings))
 }
+
+/**
+ * One reusing PartitionRebatcher per partition, made as a partition's first record arrives: a topic re-batched as
+ * it is read. flush() closes every partition's open batch, in partition order.
+ */
+export class TopicRebatcher {
+  private readonly rebatchers = new Map<number, PartitionRebatcher>()
+
+  constructor(
+    private readonly settings: BatchingSettings,
+    private readonly emit: (batch: ProjectedBatch) => void
+  ) {}
+
+  add(partition: number, record: SourceRecord): void {
+    let rebatcher = this.rebatchers.get(partition)
+    if (rebatcher === undefined) {
+      rebatcher = new PartitionRebatcher(partition, this.settings, this.emit, { reuse: true })
+      this.rebatchers.set(partition, rebatcher)
+    }
+    rebatcher.add(record)
+  }
+
+  flush(): void {
+    for (const partition of [...this.rebatchers.keys()].sort((a, b) => a - b)) this.rebatchers.get(partition)?.flush()
+  }
+}

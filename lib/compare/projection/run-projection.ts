@@ -22,7 +22,13 @@ import {
 import { collectByPartition, readSource } from './read-source.js'
 import { sampleWindows, type SamplingPlan } from './sample-windows.js'
 import type { SampleBudget } from './sweep-flags.js'
-import { PartitionRebatcher, type BatchingSettings, type ProjectedBatch, type SourceRecord } from './rebatch.js'
+import {
+  PartitionRebatcher,
+  TopicRebatcher,
+  type BatchingSettings,
+  type ProjectedBatch,
+  type SourceRecord
+} from './rebatch.js'
 import type { AdaptiveLevelSettings } from '../../producer/config.js'
 import { ProjectionPool } from './worker-pool.js'
 import { addProjectedBatch, isHttpSample, sampleFormatRows } from './sample-format-rows.js'
@@ -297,9 +303,8 @@ async function readAndProject(
   const kept = options.sweep === undefined ? null : collectByPartition()
   const wholeTopic = options.maxRecords === undefined && options.maxBytes === undefined
   const storedBatches: SourceBatch[] = []
-  const rebatchers = new Map<number, PartitionRebatcher>()
   // push copies each batch into the chunk at once, so a rebatcher reuses its buffer.
-  const push = (batch: ProjectedBatch): void => projection.push(batch)
+  const rebatched = new TopicRebatcher(options.batching, (batch) => projection.push(batch))
   const read = await readSource(
     deps,
     options.sourceTopic,
@@ -309,12 +314,7 @@ async function readAndProject(
     },
     {
       onRecord: (partition, record) => {
-        let rebatcher = rebatchers.get(partition)
-        if (rebatcher === undefined) {
-          rebatcher = new PartitionRebatcher(partition, options.batching, push, { reuse: true })
-          rebatchers.set(partition, rebatcher)
-        }
-        rebatcher.add(record)
+        rebatched.add(partition, record)
         timestamps.add(record.timestamp)
         kept?.add(partition, record)
       },
@@ -323,7 +323,7 @@ async function readAndProject(
     },
     { transient: kept === null, signal: options.signal }
   )
-  for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
+  rebatched.flush()
   const byPartition = kept?.byPartition ?? null
   return {
     sampling: null,
@@ -476,7 +476,7 @@ async function rereadFormatRows(
   const projection = new FormatProjection(target.spec)
   const seal = (batch: ProjectedBatch): void =>
     addProjectedBatch(projection, batch, sealRecords(batch, codec, (n) => Buffer.allocUnsafe(n), NO_CLOCK).bytes.length)
-  const rebatchers = new Map<number, PartitionRebatcher>()
+  const rebatched = new TopicRebatcher(options.batching, seal)
   await readSource(
     { ...deps, ...(options.read === undefined ? {} : { read: options.read }) },
     options.sourceTopic,
@@ -486,17 +486,12 @@ async function rereadFormatRows(
     },
     {
       onRecord: (partition, record) => {
-        let rebatcher = rebatchers.get(partition)
-        if (rebatcher === undefined) {
-          rebatcher = new PartitionRebatcher(partition, options.batching, seal, { reuse: true })
-          rebatchers.set(partition, rebatcher)
-        }
-        rebatcher.add(record)
+        rebatched.add(partition, record)
       }
     },
     { transient: true, signal: options.signal }
   )
-  for (const partition of [...rebatchers.keys()].sort((a, b) => a - b)) rebatchers.get(partition)?.flush()
+  rebatched.flush()
   return projection.rows()
 }
 
