@@ -1,33 +1,20 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { createGenerator } from '../../lib/generators/index.js'
 import type { CompareReportJson } from '../../lib/report/compare-json.js'
 import { useTestKafka } from '../helpers/kafka.js'
+import { runSqueeze, type SqueezeRun } from '../helpers/squeeze-cli.js'
 
-const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
 const RECORDS = 6000
 
-function compare(
-  args: string[]
-): Promise<{ code: number; stdout: string; stderr: string; report?: CompareReportJson }> {
+async function compare(args: string[]): Promise<SqueezeRun & { report?: CompareReportJson }> {
   const json = join(mkdtempSync(join(tmpdir(), 'squeeze-projection-formats-')), 'r.json')
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, 'compare', ...args, '--json', json, '--log-level', 'error', '--wide'],
-      { env: { ...process.env, KAFKA_BROKERS: '' }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
-        const report = code === 0 ? (JSON.parse(readFileSync(json, 'utf8')) as CompareReportJson) : undefined
-        resolve({ code, stdout, stderr, ...(report === undefined ? {} : { report }) })
-      }
-    )
-  })
+  const run = await runSqueeze(['compare', ...args, '--json', json, '--log-level', 'error', '--wide'])
+  if (run.code !== 0) return run
+  return { ...run, report: JSON.parse(readFileSync(json, 'utf8')) as CompareReportJson }
 }
 
 /**
