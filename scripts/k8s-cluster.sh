@@ -460,6 +460,10 @@ down() {
   find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} \; 2>/dev/null || true
   # Volumes (hostPath PersistentVolumes of the tests) go with etcd, which held their claims.
   rm -rf "$STATE/cni/ipam" "$STATE/etcd" "$STATE/kubelet" "$STATE/volumes"
+  # The kubelet writes container logs where every kubelet does (a node-log DaemonSet reads them there), and stops
+  # before it has removed those of the pods deleted above; as with the KUBE- chains, they are all this cluster's.
+  find /var/log/containers -maxdepth 1 -type l -lname '/var/log/pods/*' -delete 2>/dev/null || true
+  find /var/log/pods -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} + 2>/dev/null || true
   log "down"
 }
 

@@ -447,7 +447,7 @@ describe('Kubernetes manifests', () => {
     }
   })
 
-  it('node-logs: a DaemonSet ships /var/log/containers as cri with its state on a hostPath, host logs read-only, non-root', () => {
+  it('node-logs: a DaemonSet ships /var/log/containers as cri with its state on a hostPath, host logs read-only, non-root in group 0', () => {
     const resources = renderKustomization(join(K8S, 'overlays', 'node-logs'))
     const daemonSet = resources.find(
       (r) => r.kind === 'DaemonSet' && r.metadata.name === 'squeeze-node-logs'
@@ -470,6 +470,8 @@ describe('Kubernetes manifests', () => {
     }
     assert.ok(mounts.some((m) => m.mountPath === stateDir))
     assert.equal((pod.securityContext as JsonObject).runAsNonRoot, true)
+    // containerd writes container logs root:root 0640: uid 1000 reads them through group 0 only.
+    assert.deepEqual((pod.securityContext as JsonObject).supplementalGroups, [0])
     assert.equal(
       args[args.indexOf('--host-name') + 1],
       '$(NODE_NAME)',
