@@ -26,6 +26,9 @@ bash scripts/ensure-apt.sh kcat lz4 capnproto
 # Docker Compose v2, the docker CLI plugin the compose tests run docker-compose.yml with: built from its Go module
 # on first use and cached outside the checkout (scripts/compose-v2.sh), so a warm run builds nothing.
 bash scripts/compose-v2.sh >/dev/null
+# The Kubernetes binaries for the cluster tests at the end: built from the Go module proxy into a cache outside the
+# checkout on first use (scripts/k8s-binaries.sh, long on a cold machine), so a warm run builds nothing.
+bash scripts/k8s-binaries.sh >/dev/null
 # Integration tests run on a containerized broker (testcontainers) when a Docker engine answers; start one if
 # none does, build the images no registry gives us, and stop the engine again if we started it. In CI the
 # container path is required: a broker selection that would fall back to the JVM broker fails instead.
@@ -69,3 +72,11 @@ mapfile -t unit < <(bash scripts/unit-test-files.sh)
 squeeze_use_node "$SQUEEZE_NODE_NEXT"
 echo "test: the ${#unit[@]} broker-free library test files on Node $(node --version)" >&2
 run_tests "${unit[@]}"
+
+# A real single-node Kubernetes cluster from those binaries (scripts/k8s-cluster.sh), each script starting and
+# stopping its own: the manifests and Strimzi's resources admitted by the API server (k8s-e2e.sh), then squeeze's
+# workloads on Kafka inside the cluster, scaled, restarted and checked for loss (k8s-workloads-e2e.sh).
+squeeze_use_node "$SQUEEZE_NODE_LTS"
+echo "test: the Kubernetes cluster tests" >&2
+bash scripts/k8s-e2e.sh
+bash scripts/k8s-workloads-e2e.sh
