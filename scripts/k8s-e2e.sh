@@ -81,6 +81,18 @@ EOF
   kubectl delete namespace squeeze-smoke --wait=false >/dev/null
 }
 
+# kubectl wait fails at once, not after its timeout, on a CRD the API server has not yet given a status.
+crds_established() {
+  local deadline=$((SECONDS + 60))
+  until kubectl wait --for=condition=Established crd --selector=app=strimzi --timeout=10s >/dev/null 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then
+      kubectl wait --for=condition=Established crd --selector=app=strimzi --timeout=1s
+      return 1
+    fi
+    sleep 1
+  done
+}
+
 strimzi() {
   local version crds
   kubectl create namespace squeeze --dry-run=client -o yaml | kubectl apply -f - >/dev/null
@@ -88,7 +100,7 @@ strimzi() {
     crds="$(bash "$ROOT/scripts/strimzi-crds.sh" "$version")"
     # Server-side: the Kafka CRD is larger than the annotation client-side apply would add.
     kubectl apply --server-side -f "$crds" >/dev/null
-    kubectl wait --for=condition=Established crd --selector=app=strimzi --timeout=60s >/dev/null
+    crds_established
     kubectl apply --dry-run=server -n squeeze -k "$ROOT/k8s/strimzi"
     log "2. k8s/strimzi accepted by the API server against Strimzi $version's CRDs"
     kubectl delete -f "$crds" --wait=true >/dev/null
