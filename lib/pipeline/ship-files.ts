@@ -113,6 +113,8 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
     positions.handed(null, args.files.takeReleased())
   } finally {
     clearInterval(timer)
+    // A run that fails while a followed file is idle: the read waiting for lines ends at its next poll instead.
+    args.files.stop()
     await upcoming?.catch(() => undefined)
     await batches.return?.(undefined)
     await running
