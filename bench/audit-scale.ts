@@ -12,7 +12,7 @@ import { createCluster, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createLogger } from '../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
 import type { OutgoingRecord } from '../lib/protocol/record.js'
-import { envInt, runNodeClient, table } from './lib/harness.js'
+import { envInt, must, runNodeClient, table } from './lib/harness.js'
 import { corpusValues } from './lib/inputs.js'
 import type { BenchKafka } from './lib/kafka-env.js'
 
@@ -135,7 +135,7 @@ export async function auditScaleBench(
     ['audit', '--brokers', kafka.brokers, '--topics', `${prefix}-.*`, '--sample', sample, '--json', json, '--quiet'],
     { timeoutMs: 3_600_000 }
   )
-  if (run.code !== 0) throw new Error(`squeeze audit exited ${run.code}: ${run.stderr.slice(-2000)}`)
+  must(run, 'squeeze audit')
   const report = JSON.parse(readFileSync(json, 'utf8')) as AuditReport
   const walls = report.topics.map((t) => t.wallSeconds).sort((a, b) => a - b)
   return {

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Rng } from '../lib/generators/random.js'
 import { checkRsyslog, CODEC, RSYSLOGD, rsyslogConfig } from './end-to-end.js'
-import { envInt, fmt, runChild, table } from './lib/harness.js'
+import { envInt, fmt, must, runChild, table } from './lib/harness.js'
 import { runSectionAlone, type BenchKafka } from './lib/kafka-env.js'
 import { LINGER_MS } from './producer.js'
 
@@ -146,7 +146,7 @@ async function readBack(kafka: BenchKafka, topic: string): Promise<string[]> {
     ['-C', '-b', kafka.brokers, '-t', topic, '-e', '-q', '-X', 'isolation.level=read_committed', '-f', '%s\\n'],
     { timeoutMs: 300_000 }
   )
-  if (run.code !== 0) throw new Error(`kcat -C ${topic} exited ${run.code}: ${run.stderr.slice(-2000)}`)
+  must(run, `kcat -C ${topic}`)
   return run.stdout.split('\n').filter((l) => l !== '')
 }
 

@@ -22,7 +22,17 @@ import {
   type PositionsResult
 } from './positions-rate.js'
 import { restartBench, restartTable, restartTitle, type RestartResult } from './restart.js'
-import { benchRuns, envInt, median, must, ratio, runNodeClient, writeJson } from './lib/harness.js'
+import {
+  benchRuns,
+  envInt,
+  median,
+  must,
+  ratio,
+  runNodeClient,
+  sectionFailure,
+  sectionFailureBody,
+  writeJson
+} from './lib/harness.js'
 import { inputsFor, readLengthPrefixed, writeInputs, type InputFiles, type InputKind } from './lib/inputs.js'
 import { keepingUpBench, keepingUpTable, keepingUpTargets, type KeepingUpResult } from './keeping-up.js'
 import { openBenchKafka, PARTITIONS } from './lib/kafka-env.js'
@@ -86,10 +96,11 @@ async function attempt(name: string, run: () => Promise<void>): Promise<void> {
   try {
     await run()
   } catch (err) {
-    const error = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''
-    failed.push({ name, error })
-    log(`section ${name} failed: ${error}`)
-    section(`${name}: failed in this run`, `The section stopped with: ${error}`)
+    // The record keeps the failed child's stderr tail: the message's first line alone says only that it exited.
+    const failure = sectionFailure(err)
+    failed.push({ name, error: failure.error })
+    log(`section ${name} failed: ${failure.error}`)
+    section(`${name}: failed in this run`, sectionFailureBody(failure))
   }
 }
 

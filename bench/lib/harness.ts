@@ -102,12 +102,56 @@ export async function runChild(cmd: string, args: readonly string[], opts: Child
   }
 }
 
+/** Lines of a failed child's stderr that its error, and its section's failure record, keep. */
+export const STDERR_TAIL_LINES = 15
+
+/** The last `lines` lines of `text`, without its trailing blank ones. */
+export function tailLines(text: string, lines = STDERR_TAIL_LINES): string[] {
+  const trimmed = text.trimEnd()
+  return trimmed === '' ? [] : trimmed.split('\n').slice(-lines)
+}
+
+/** A child that exited non-zero: its message's first line says which and how, the tail what it last wrote to stderr. */
+export class ChildFailed extends Error {
+  readonly stderrTail: readonly string[]
+
+  constructor(what: string, run: Pick<ChildRun, 'code' | 'stderr'>) {
+    const tail = tailLines(run.stderr)
+    super(`${what} exited ${run.code}; stderr tail:\n${tail.join('\n')}`)
+    this.name = 'ChildFailed'
+    this.stderrTail = tail
+  }
+}
+
 export function must(run: ChildRun, what: string): ChildRun {
-  if (run.code !== 0)
-    throw new Error(
-      `${what} exited ${run.code}; stderr tail:\n${run.stderr.trimEnd().split('\n').slice(-15).join('\n')}`
-    )
+  if (run.code !== 0) throw new ChildFailed(what, run)
   return run
+}
+
+/** What a failed section's record on the page holds: the error's first line, and the failed child's stderr tail. */
+export interface SectionFailure {
+  readonly error: string
+  readonly stderrTail: readonly string[]
+}
+
+/**
+ * A section's error as its failure record: a child's error keeps its stderr tail; any other error's lines after
+ * its first (a peer's own "stderr tail:" message) are kept in its place.
+ */
+export function sectionFailure(err: unknown): SectionFailure {
+  const message = err instanceof Error ? err.message : String(err)
+  const [error = '', ...rest] = message.split('\n')
+  const stderrTail = err instanceof ChildFailed ? err.stderrTail : tailLines(rest.join('\n'))
+  return { error: error.replace(/; stderr tail:$/, ''), stderrTail }
+}
+
+/** A failed section's body on the page: the error, then the stderr tail as a code block. */
+export function sectionFailureBody(failure: SectionFailure): string {
+  const head = `The section stopped with: ${failure.error}`
+  if (failure.stderrTail.length === 0) return `${head}\n\nThe failed process wrote nothing to stderr.`
+  // A fence inside the tail would end the block early.
+  const tail = failure.stderrTail.map((line) => line.replaceAll('```', '` ` `'))
+  return `${head}\n\nLast lines of its stderr:\n\n${'```'}\n${tail.join('\n')}\n${'```'}`
 }
 
 export function median(values: readonly number[]): number {

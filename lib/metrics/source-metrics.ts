@@ -12,6 +12,10 @@ export interface SourceMetrics {
   positionAge(seconds: number): void
   /** A file rotated away while the shipper was down and gone before it came back: its unread lines are lost. */
   lostFile(): void
+  /** Records of file lines that failed delivery: their file's saved position stays before them until the next start. */
+  recordsFailed(records: number): void
+  /** Files whose saved position stays before lines that failed delivery. */
+  heldFiles(count: number): void
 }
 
 export function createSourceMetrics(registry: Registry): SourceMetrics {
@@ -42,14 +46,27 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
     help: 'Files rotated away while the shipper was down and gone before it came back: their unread lines are lost',
     registers: [registry]
   })
+  const failed = new Counter({
+    name: 'squeeze_source_failed_records_total',
+    help: "Records of file lines that failed delivery: their file's saved read position stays before them, so they (and the lines after them) are sent again on the next start",
+    registers: [registry]
+  })
+  const held = new Gauge({
+    name: 'squeeze_source_held_files',
+    help: 'Files whose saved read position stays before lines that failed delivery, until the next start sends them again',
+    registers: [registry]
+  })
   split.inc(0)
   lost.inc(0)
+  failed.inc(0)
   return {
     lineSplit: () => split.inc(),
     files: (state, count) => files.set({ state }, count),
     lagBytes: (file, bytes) => lag.set({ file }, bytes),
     forgetFile: (file) => lag.remove({ file }),
     positionAge: (seconds) => age.set(seconds),
-    lostFile: () => lost.inc()
+    lostFile: () => lost.inc(),
+    recordsFailed: (records) => failed.inc(records),
+    heldFiles: (count) => held.set(count)
   }
 }

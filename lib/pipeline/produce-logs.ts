@@ -20,6 +20,8 @@ export interface ProduceLogsSummary {
   rejected: number
   /** The first few lines that did not parse, with the reason. */
   parseErrorExamples: readonly ParseFailureExample[]
+  /** A file set's files whose saved positions stay before lines that failed delivery: the next start sends them. */
+  heldFiles?: ReadonlyArray<{ readonly path: string; readonly offset: number }>
 }
 
 /** A run's counts before its first line, sharing the failure log's examples. */

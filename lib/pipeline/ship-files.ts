@@ -7,7 +7,7 @@ import { encodeHeaders } from '../protocol/record-batch-builder.js'
 import type { RecordHeader, SharedHeaders } from '../protocol/record.js'
 import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
 import { chunkLines } from '../sources/line-chunks.js'
-import { AckedPositions, positionKey, type PositionSink } from './acked-positions.js'
+import { AckedPositions, positionKey, type HeldFile, type PositionSink } from './acked-positions.js'
 import { ParseFailureLog } from './parse-failures.js'
 import {
   emptySummary,
@@ -107,12 +107,14 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
       await exclusive(async () => {
         await sendBatch(batch, args, failures, summary, headersOf)
         failures.report(summary.itemsRead)
-        positions.handed([batch.position, ...args.files.takeReleased()])
+        positions.handed(batch.position, args.files.takeReleased())
       })
     }
-    positions.handed(args.files.takeReleased())
+    positions.handed(null, args.files.takeReleased())
   } finally {
     clearInterval(timer)
+    // A run that fails while a followed file is idle: the read waiting for lines ends at its next poll instead.
+    args.files.stop()
     await upcoming?.catch(() => undefined)
     await batches.return?.(undefined)
     await running
@@ -120,7 +122,8 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
   // Shutdown: what was handed on is flushed, and its positions saved once acknowledged (or committed).
   await positions.close()
   failures.report(summary.itemsRead, true)
-  return summary
+  const held = positions.heldFiles()
+  return held.length === 0 ? summary : { ...summary, heldFiles: held }
 }
 
 type Mutex = <T>(run: () => Promise<T>) => Promise<T>
@@ -137,7 +140,10 @@ function mutex(): Mutex {
 
 /** What becomes of the positions of the lines handed on: saved as acknowledged, committed, or only metrics. */
 interface Positions {
-  handed(positions: readonly FilePosition[]): void
+  /** `sent`: the position after the lines just sent (null for none); `released`: files read to their end. */
+  handed(sent: FilePosition | null, released: readonly FilePosition[]): void
+  /** Files whose saved positions stay before lines that failed delivery (at least once only). */
+  heldFiles(): readonly HeldFile[]
   /** Every checkpointMs. */
   checkpoint(): Promise<void>
   close(): Promise<void>
@@ -151,19 +157,23 @@ function positionsFor(args: ShipFilesArgs, exclusive: Mutex): Positions {
     )
     const committed = { json: '' }
     const checkpoint = (): Promise<void> => exclusive(() => commitPositions(args, handed, committed))
+    // A failed record fails its transaction, which aborts with the positions in it and ends the run: none held.
     return {
-      handed: (positions) => {
-        for (const p of positions) handed.set(positionKey(p), p)
+      handed: (sent, released) => {
+        for (const p of sent === null ? released : [sent, ...released]) handed.set(positionKey(p), p)
       },
+      heldFiles: () => [],
       checkpoint,
       close: checkpoint
     }
   }
   const metrics = async (): Promise<void> => updateFileMetrics(args)
-  if (args.positions === null) return { handed: () => undefined, checkpoint: metrics, close: metrics }
+  if (args.positions === null)
+    return { handed: () => undefined, heldFiles: () => [], checkpoint: metrics, close: metrics }
   const acked = new AckedPositions({ ...args, sink: args.positions }, args.saved)
   return {
-    handed: (positions) => acked.handed(positions),
+    handed: (sent, released) => acked.handed(sent, released),
+    heldFiles: () => acked.heldFiles(),
     checkpoint: metrics,
     close: async () => {
       await Promise.all([metrics(), acked.close()])

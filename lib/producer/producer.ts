@@ -26,6 +26,13 @@ export interface ProducerStats extends DeliveryStats {
   recordsAccepted: number
 }
 
+/** Records send() accepted for one topic-partition so far: where a DeliveryFailure's firstRecordIndex counts from. */
+export interface AcceptedCount {
+  readonly topic: string
+  readonly partition: number
+  readonly accepted: number
+}
+
 export interface ProducerDeps {
   readonly cluster: KafkajsCluster
   readonly log: Logger
@@ -152,6 +159,18 @@ export class Producer {
 
   snapshot(): Readonly<ProducerStats> {
     return { recordsAccepted: this.accumulator.recordsAccepted, ...this.sender.stats }
+  }
+
+  /**
+   * Per topic-partition, the records accepted so far: records accepted between two such counts are those a
+   * DeliveryFailure names when its firstRecordIndex range falls between them.
+   */
+  acceptedCounts(): AcceptedCount[] {
+    return this.accumulator.queues.map((queue) => ({
+      topic: queue.topic,
+      partition: queue.partition,
+      accepted: queue.accepted
+    }))
   }
 
   /** Bytes reserved right now by open and unacknowledged batches. */

@@ -11,6 +11,8 @@ export interface ProduceRunCounts {
   /** Records over the producer's size limit. */
   readonly rejected: number
   readonly linesSplit: number
+  /** A file set's files whose saved positions stay before lines that failed delivery. */
+  readonly heldFiles?: ReadonlyArray<{ readonly path: string; readonly offset: number }>
 }
 
 /** The two lines `squeeze produce` ends with: what was sent and stored, then what was not and every record's outcome. */
@@ -22,7 +24,19 @@ export function produceSummary(stats: ProducerStats, run: ProduceRunCounts): str
     `compression cpu ${stats.compressCpuSeconds.toFixed(3)} s; ` +
     `lines not parsed: ${run.parseErrors} (${run.onParseError}), records too large: ${run.rejected}, ` +
     `lines split: ${run.linesSplit}, undelivered: ${stats.recordsFailed}; ` +
-    deliveryOutcome(stats)
+    deliveryOutcome(stats) +
+    heldNote(run.heldFiles ?? [])
+  )
+}
+
+/** Where the lines that failed delivery are sent again from: each held file's saved offset. */
+function heldNote(held: ReadonlyArray<{ readonly path: string; readonly offset: number }>): string {
+  const first = held[0]
+  if (first === undefined) return ''
+  const files = held.length === 1 ? '1 file keeps its' : `${held.length} files keep their`
+  return (
+    `\nlines failed delivery: ${files} saved read position before them (${first.path} from byte ${first.offset}` +
+    `${held.length > 1 ? ', ...' : ''}); they and the lines after them are sent again on the next start`
   )
 }
 

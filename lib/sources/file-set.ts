@@ -407,6 +407,7 @@ export class FileSet {
   private readonly buffer: ReadBuffer
   /** Files done with (read to the end after rotation) since the caller last asked: their final positions. */
   private readonly released: FilePosition[] = []
+  private stopped = false
 
   constructor(private readonly options: FileSetOptions) {
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
@@ -470,8 +471,16 @@ export class FileSet {
     }
   }
 
+  /**
+   * Ends batches() at its next poll, as the signal does: a caller that gives up on a followed file set (a failed
+   * transaction) gets its generator back without waiting for lines that may never come.
+   */
+  stop(): void {
+    this.stopped = true
+  }
+
   private aborted(): boolean {
-    return this.options.signal?.aborted === true
+    return this.stopped || this.options.signal?.aborted === true
   }
 
   private async *read(file: TrackedFile): AsyncGenerator<FileBatch> {

@@ -15,6 +15,7 @@ import {
   type AcquiredBroker
 } from '../../lib/embedded-broker/select-broker.js'
 import { startKraftCluster, type EmbeddedCluster } from './kraft-cluster.js'
+import { startBrokerBehindProxy, type TcpProxy } from './tcp-proxy.js'
 import { Producer, DEFAULT_PRODUCER_CONFIG, type ProducerConfig } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG, type ReaderConfig } from '../../lib/consumer/partition-reader.js'
 import type { ReadBatch } from '../../lib/protocol/record-batch-reader.js'
@@ -111,6 +112,24 @@ export async function startTestKafkaCluster(): Promise<TestKafkaCluster> {
     return { ...(await testKafkaOn(broker, log, BROKER_DEFAULT_REPLICATION_FACTOR)), cluster }
   } catch (e) {
     await cluster.stop()
+    throw e
+  }
+}
+
+/** A TestKafka whose broker every client reaches through a proxy the test can cut (see startBrokerBehindProxy). */
+export interface TestKafkaBehindProxy extends TestKafka {
+  readonly proxy: TcpProxy
+}
+
+export async function startTestKafkaBehindProxy(): Promise<TestKafkaBehindProxy> {
+  const log = testLogger()
+  killEmbeddedBrokersOnExit()
+  const behind = await startBrokerBehindProxy()
+  const broker: AcquiredBroker = { brokers: [behind.bootstrap], kind: 'jvm', stop: () => behind.stop() }
+  try {
+    return { ...(await testKafkaOn(broker, log)), proxy: behind.proxy }
+  } catch (e) {
+    await behind.stop()
     throw e
   }
 }

@@ -24,7 +24,7 @@ export interface Shipper {
 }
 
 /** `squeeze produce --source file` as a child process, with the flags given and syslog lines sent as they are. */
-export function startShipper(kafka: TestKafka, topic: string, args: readonly string[]): Shipper {
+export function startShipper(kafka: Pick<TestKafka, 'broker'>, topic: string, args: readonly string[]): Shipper {
   const argv = [
     CLI,
     'produce',

@@ -39,4 +39,22 @@ describe("produce's closing summary", () => {
       /-> 0 bytes sent \(0\.00x\)/
     )
   })
+
+  it("a file set's files held before failed lines: the summary says where the next start sends them from", () => {
+    const run = { topic: 'logs', codec: 'zstd:3', parseErrors: 0, onParseError: 'skip', rejected: 0, linesSplit: 0 }
+    const one = produceSummary(stats, { ...run, heldFiles: [{ path: '/var/log/app.log', offset: 39000 }] })
+    assert.ok(
+      one.endsWith(
+        '\nlines failed delivery: 1 file keeps its saved read position before them (/var/log/app.log from byte ' +
+          '39000); they and the lines after them are sent again on the next start'
+      ),
+      one
+    )
+    const two = [
+      { path: '/var/log/a.log', offset: 0 },
+      { path: '/var/log/b.log', offset: 10 }
+    ]
+    assert.match(produceSummary(stats, { ...run, heldFiles: two }), /2 files keep their saved read position/)
+    assert.ok(!produceSummary(stats, { ...run, heldFiles: [] }).includes('failed delivery'))
+  })
 })
