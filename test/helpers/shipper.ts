@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { appendFileSync } from 'node:fs'
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestKafka } from './kafka.js'
 
@@ -69,4 +70,13 @@ export async function valueCounts(kafka: TestKafka, topic: string): Promise<Map<
     }
   }
   return counts
+}
+
+/** The offset the state file holds for the one file shipped, or 0 before the first save. */
+export function savedOffset(stateDir: string): number {
+  if (!existsSync(stateDir)) return 0
+  const name = readdirSync(stateDir).find((n) => n.endsWith('.json'))
+  if (name === undefined) return 0
+  const state = JSON.parse(readFileSync(join(stateDir, name), 'utf8')) as { files: Array<{ offset: number }> }
+  return Math.max(0, ...state.files.map((f) => f.offset))
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
@@ -7,21 +7,12 @@ import { describe, it, type TestContext } from 'node:test'
 import { Rng } from '../../lib/generators/random.js'
 import { useTestKafka } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
-import { appendLines, logLine, recordCount, startShipper, valueCounts } from '../helpers/shipper.js'
+import { appendLines, logLine, savedOffset, recordCount, startShipper, valueCounts } from '../helpers/shipper.js'
 
 const kafka = useTestKafka()
 const KILLS = 10
 const LINES = 40_000
 const LINE_BYTES = logLine('app', 0).length + 1
-
-/** The offset the state file holds for the one file shipped, or 0 before the first save. */
-function savedOffset(stateDir: string): number {
-  if (!existsSync(stateDir)) return 0
-  const name = readdirSync(stateDir).find((n) => n.endsWith('.json'))
-  if (name === undefined) return 0
-  const state = JSON.parse(readFileSync(join(stateDir, name), 'utf8')) as { files: Array<{ offset: number }> }
-  return Math.max(0, ...state.files.map((f) => f.offset))
-}
 
 function lineNumber(value: string): number {
   return Number(/line (\d+)$/.exec(value)?.[1] ?? -1)

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import { startTestKafkaBehindProxy, type TestKafkaBehindProxy } from '../helpers/kafka.js'
 import { poll } from '../helpers/poll.js'
-import { appendLines, logLine, startShipper, valueCounts, type Shipper } from '../helpers/shipper.js'
+import { appendLines, logLine, savedOffset, startShipper, valueCounts, type Shipper } from '../helpers/shipper.js'
 
 const LINE_BYTES = logLine('app', 0).length + 1
 /** Lines written before the broker is cut, while it is cut, and after it is back. */
@@ -37,13 +37,15 @@ function broker(): TestKafkaBehindProxy {
   return kafka
 }
 
-/** The offset the state file holds for the one file shipped, or 0 before the first save. */
-function savedOffset(stateDir: string): number {
-  if (!existsSync(stateDir)) return 0
-  const name = readdirSync(stateDir).find((n) => n.endsWith('.json'))
-  if (name === undefined) return 0
-  const state = JSON.parse(readFileSync(join(stateDir, name), 'utf8')) as { files: Array<{ offset: number }> }
-  return Math.max(0, ...state.files.map((f) => f.offset))
+/** Waits until each of the lines [0, AFTER) is in the topic at least once, shipped by `shipper`. */
+async function untilEveryLine(topic: string, shipper: Shipper): Promise<void> {
+  await poll(
+    'every line in the topic',
+    async () => (await lineCounts(topic)).every((c) => c > 0),
+    (done) => done,
+    60_000,
+    { intervalMs: 500, describeState: () => shipper.output().slice(-2000) }
+  )
 }
 
 /** How often each of the lines [0, AFTER) is in the topic, for a read_committed reader. */
@@ -139,13 +141,7 @@ describe('produce --follow when deliveries fail', () => {
 
     const second = startShipper(kafka, topic, ['--file', path, '--follow', '--state-dir', state])
     t.after(() => second.child.kill('SIGKILL'))
-    await poll(
-      'every line in the topic',
-      async () => (await lineCounts(topic)).every((c) => c > 0),
-      (done) => done,
-      60_000,
-      { intervalMs: 500, describeState: () => second.output().slice(-2000) }
-    )
+    await untilEveryLine(topic, second)
     await poll(
       'the position of every line saved',
       async () => savedOffset(state),
@@ -178,13 +174,7 @@ describe('produce --follow when deliveries fail', () => {
     appendLines(path, 'app', DURING, AFTER)
     const second = startShipper(kafka, topic, ['--file', path, '--follow', ...args])
     t.after(() => second.child.kill('SIGKILL'))
-    await poll(
-      'every line in the topic',
-      async () => (await lineCounts(topic)).every((c) => c > 0),
-      (done) => done,
-      60_000,
-      { intervalMs: 500, describeState: () => second.output().slice(-2000) }
-    )
+    await untilEveryLine(topic, second)
     second.child.kill('SIGTERM')
     assert.equal(await second.exited, 0, second.output())
     const counts = await lineCounts(topic)
