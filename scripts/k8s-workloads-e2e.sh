@@ -136,6 +136,10 @@ destinations() {
   kubectl -n squeeze get configmap squeeze-config -o jsonpath='{.data.DESTINATION_TOPICS}'
 }
 
+source_partitions() {
+  kubectl -n squeeze get configmap squeeze-config -o jsonpath='{.data.SOURCE_PARTITIONS}'
+}
+
 copy_check() {
   node "$ROOT/dist/test/k8s/copy-check.js" --brokers "$BOOTSTRAP" --source "$SOURCE" \
     --destinations "$(destinations),$EOS_DESTINATIONS"
@@ -265,7 +269,7 @@ copiers_share() {
     [ "$n" != none ] && [ "$n" -gt 0 ] || return 1
     total=$((total + n))
   done
-  [ "$total" -eq "$(kubectl -n squeeze get configmap squeeze-config -o jsonpath='{.data.SOURCE_PARTITIONS}')" ]
+  [ "$total" -eq "$(source_partitions)" ]
 }
 
 scale_copier() {
@@ -281,7 +285,7 @@ $(metric squeeze squeeze-copier-1 squeeze_copier_assigned_partitions) source par
 # Every consumer holds some of the destinations' partitions, and together all of them.
 consumers_share() {
   local pod n total=0 partitions topics
-  partitions="$(kubectl -n squeeze get configmap squeeze-config -o jsonpath='{.data.SOURCE_PARTITIONS}')"
+  partitions="$(source_partitions)"
   topics="$(destinations | tr ',' '\n' | grep -c .)"
   for pod in $(pods_of squeeze consumer); do
     n="$(metric squeeze "$pod" squeeze_consumer_assigned_partitions)"
@@ -338,7 +342,7 @@ producing_past() { # COUNT [POD]
 
 eos_copier_holds_all() {
   [ "$(metric squeeze squeeze-copier-eos-0 squeeze_copier_assigned_partitions)" = \
-    "$(kubectl -n squeeze get configmap squeeze-config -o jsonpath='{.data.SOURCE_PARTITIONS}')" ]
+    "$(source_partitions)" ]
 }
 
 # The producer pod other than OLD, once the rollout created it.
