@@ -192,12 +192,14 @@ function evaluate(
   }
   for (const c of consumer.filter((r) => r.peer === 'squeeze-decode')) {
     const kcat = consumer.find((r) => r.peer === 'kcat' && r.target === c.target)
+    // zstd is what the consumer is asked to read at kcat's rate; the fast codec keeps the looser goal.
+    const least = c.target.startsWith('zstd') ? 1.0 : 0.8
     if (kcat !== undefined)
       add(
         `consumer decompress+decode records/s vs kcat (http ${c.target})`,
         ratio(c.recordsPerSecond, kcat.recordsPerSecond),
-        '>= 0.8x',
-        ratio(c.recordsPerSecond, kcat.recordsPerSecond) >= 0.8
+        `>= ${least.toFixed(1)}x`,
+        ratio(c.recordsPerSecond, kcat.recordsPerSecond) >= least
       )
     add(`consumer peak RSS MB (http ${c.target})`, c.maxRssMb, '<= 300', c.maxRssMb <= 300)
   }
