@@ -221,8 +221,10 @@ static napi_value js_thread_cpu_seconds(napi_env env, napi_callback_info info) {
 #define HTTP_POINTERS 14
 #define HTTP_FIXED_BYTES (HTTP_POINTERS_AT + 8 * HTTP_POINTERS)
 #define HTTP_ROOT_POINTER_HI ((uint32_t)HTTP_POINTERS << 16 | HTTP_DATA_BYTES / 8)
-/* Pointer indexes of the text fields the combined format fills (the rest stay empty: null pointers). */
+/* Pointer indexes of the text fields the combined format fills. */
 enum { T_CLIENT_IP = 0, T_PATH = 2, T_QUERY = 3, T_PROTOCOL = 4, T_USER_AGENT = 5, T_REFERER = 6, T_REMOTE_USER = 12, T_IDENT = 13 };
+/* And of those it leaves empty (null pointers): host, contentType, edgeLocation, requestId, rayId, country. */
+static const int UNFILLED_TEXTS[] = { 1, 7, 8, 9, 10, 11 };
 /* Data-section offsets of the scalars it fills. */
 enum { D_TIMESTAMP_NS = 0, D_METHOD = 10, D_STATUS = 14, D_RESPONSE_BYTES = 24 };
 /* Method ordinals, as HTTP_REQUEST_METHOD_NAMES orders them: a name not listed (UNKNOWN and OTHER too) is OTHER. */
@@ -302,14 +304,17 @@ static int two_digits(const uint8_t *s, int *value) {
   return 1;
 }
 
-/* Days from 1970-01-01 to the first of month m (1-12) of year y, proleptic Gregorian, as ECMAScript's MakeDay. */
-static int64_t days_from_civil(int64_t y, int64_t m) {
+/*
+ * Days from 1970-01-01 to the first of month m (1-12) of year y (1 or later), proleptic Gregorian, as ECMAScript's
+ * MakeDay. Unsigned: a division by a constant is then a multiplication.
+ */
+static int64_t days_from_civil(uint32_t y, uint32_t m) {
   y -= m <= 2;
-  const int64_t era = y / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
+  const uint32_t era = y / 400;
+  const uint32_t yoe = y - era * 400;
+  const uint32_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5;
+  const uint32_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return (int64_t)era * 146097 + doe - 719468;
 }
 
 /*
@@ -327,10 +332,10 @@ static int combined_time_ms(const uint8_t *t, size_t length, int64_t *ms) {
   for (int m = 0; m < 12 && month < 0; m++)
     if (is_name(t, 3, 6, MONTH_NAMES[m])) month = m;
   if (month < 0) return 0;
-  int64_t year = year_hi * 100 + year_lo;
+  uint32_t year = (uint32_t)(year_hi * 100 + year_lo);
   if (year <= 99) year += 1900;
   const int64_t offset_minutes = (t[21] == '-' ? -1 : 1) * (int64_t)(off_hours * 60 + off_minutes);
-  const int64_t days = days_from_civil(year, month + 1) + day - 1;
+  const int64_t days = days_from_civil(year, (uint32_t)month + 1) + day - 1;
   *ms = days * 86400000 + (int64_t)hour * 3600000 + (int64_t)minute * 60000 + (int64_t)second * 1000 - offset_minutes * 60000;
   return 1;
 }
@@ -358,7 +363,7 @@ static int scan_request(http_line *l, const uint8_t *s, size_t from, size_t to) 
 /* The line s[start, end) into l, or 0 where it is not the format's or not plain ASCII. */
 static int scan_combined_line(http_line *l, const uint8_t *s, size_t start, size_t end) {
   if (!is_ascii(s, start, end)) return 0;
-  memset(l->text, 0, sizeof l->text);
+  for (size_t i = 0; i < sizeof UNFILLED_TEXTS / sizeof UNFILLED_TEXTS[0]; i++) set_text(l, UNFILLED_TEXTS[i], 0, 0);
   /* (\S+) (\S+) (\S+) \[ */
   const size_t ip_end = non_space_end(s, start, end);
   if (ip_end == start || ip_end >= end || s[ip_end] != ' ') return 0;
