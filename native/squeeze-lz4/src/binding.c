@@ -168,7 +168,8 @@ static napi_value js_decompress_block(napi_env env, napi_callback_info info) {
  * trimHeap() -> whether memory went back to the system. glibc keeps the pages of freed blocks resident inside its
  * heaps (only the free top of a heap is given back on free), so a process that allocates and frees differently
  * sized buffers batch after batch grows its RSS with memory it no longer uses; malloc_trim hands every whole free
- * page of every arena back. One of the two native calls squeeze has besides LZ4 (the thread CPU clock below), so it lives in this binding. Other libcs:
+ * page of every arena back. One of the native calls squeeze has besides LZ4 (with the thread CPU clock and the access-log
+ * encoder below), so it lives in this binding. Other libcs:
  * false, nothing done.
  */
 static napi_value js_trim_heap(napi_env env, napi_callback_info info) {
