@@ -36,7 +36,9 @@ function load(): EncodeHttpLine | null {
 /** The native function, null for the TypeScript only; undefined until the first line. */
 let encode: EncodeHttpLine | null | undefined
 /** Where the message of the line encoded last is, until it is copied into its batch; grown for a longer line. */
-let scratch = Buffer.allocUnsafe(64 * 1024)
+let scratch = Buffer.alloc(0)
+/** The scratch buffer's first size: a few lines of any common length. */
+const FIRST_SCRATCH_BYTES = 64 * 1024
 
 function encoder(): EncodeHttpLine | null {
   // Not ??=: null (no native path) is a choice made, not one to make again on every line.
@@ -53,7 +55,7 @@ export function encodeHttpLineNative(src: Buffer, start: number, end: number): n
   const native = encoder()
   if (native === null) return -1
   const room = end - start + OVERHEAD_BYTES
-  if (scratch.length < room) scratch = Buffer.allocUnsafe(Math.max(room, scratch.length * 2))
+  if (scratch.length < room) scratch = Buffer.allocUnsafe(Math.max(room, scratch.length * 2, FIRST_SCRATCH_BYTES))
   return native(src, start, end, scratch)
 }
 
