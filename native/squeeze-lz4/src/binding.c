@@ -168,7 +168,8 @@ static napi_value js_decompress_block(napi_env env, napi_callback_info info) {
  * trimHeap() -> whether memory went back to the system. glibc keeps the pages of freed blocks resident inside its
  * heaps (only the free top of a heap is given back on free), so a process that allocates and frees differently
  * sized buffers batch after batch grows its RSS with memory it no longer uses; malloc_trim hands every whole free
- * page of every arena back. One of the two native calls squeeze has besides LZ4 (the thread CPU clock below), so it lives in this binding. Other libcs:
+ * page of every arena back. One of the native calls squeeze has besides LZ4 (with the thread CPU clock and the access-log
+ * encoder below), so it lives in this binding. Other libcs:
  * false, nothing done.
  */
 static napi_value js_trim_heap(napi_env env, napi_callback_info info) {
@@ -200,6 +201,301 @@ static napi_value js_thread_cpu_seconds(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * Access-log lines in the combined format -> Cap'n Proto HttpRequest messages (lib/formats/http.ts), for the lines
+ * squeeze's TypeScript takes in place (scanCombinedLine, CombinedTimeOfBytes, writeHttpRequestSpansAt): the same
+ * grammar over the same bytes, the same message to the byte. The TypeScript stays the definition: a line this
+ * code is not sure of (a byte above 0x7f, a timestamp not in the canonical `dd/Mon/yyyy:HH:MM:SS +hhmm` form, a
+ * line it cannot parse) is "not mine" and goes the TypeScript way, which accepts it or names the reason. Every read
+ * is checked against the line's end and every write against the output's length.
+ *
+ * One call a line, encodeHttpLine: the line parsed and its message written into the caller's scratch buffer, its
+ * size returned, so a line that is not ours is known before the caller reserves room in a batch, and the caller
+ * copies the message in. Writing straight into the batch would take a second call (parse and size, then write),
+ * which costs more than that copy, and the parsed fields kept between the calls.
+ */
+
+/* The HttpRequest layout of http-request.generated.ts: segment header, root pointer, 6 data words, 14 pointers. */
+#define HTTP_DATA_AT 16
+#define HTTP_DATA_BYTES 48
+#define HTTP_POINTERS_AT 64
+#define HTTP_POINTERS 14
+#define HTTP_FIXED_BYTES (HTTP_POINTERS_AT + 8 * HTTP_POINTERS)
+#define HTTP_ROOT_POINTER_HI ((uint32_t)HTTP_POINTERS << 16 | HTTP_DATA_BYTES / 8)
+/* Pointer indexes of the text fields the combined format fills. */
+enum { T_CLIENT_IP = 0, T_PATH = 2, T_QUERY = 3, T_PROTOCOL = 4, T_USER_AGENT = 5, T_REFERER = 6, T_REMOTE_USER = 12, T_IDENT = 13 };
+/* And of those it leaves empty (null pointers): host, contentType, edgeLocation, requestId, rayId, country. */
+static const int UNFILLED_TEXTS[] = { 1, 7, 8, 9, 10, 11 };
+/* Data-section offsets of the scalars it fills. */
+enum { D_TIMESTAMP_NS = 0, D_METHOD = 10, D_STATUS = 14, D_RESPONSE_BYTES = 24 };
+/* Method ordinals, as HTTP_REQUEST_METHOD_NAMES orders them: a name not listed (UNKNOWN and OTHER too) is OTHER. */
+static const char *const METHOD_NAMES[] = { "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE" };
+#define METHOD_GET 1
+#define METHOD_OTHER 10
+static const char MONTH_NAMES[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+/* Longest line taken: a text's byte count times 8 must fit a list pointer's 29-bit count. */
+#define HTTP_MAX_LINE_BYTES ((size_t)1 << 28)
+#define NOT_MINE ((size_t)-1)
+
+typedef struct {
+  size_t text[HTTP_POINTERS][2];
+  uint64_t timestamp_ns;
+  uint64_t response_bytes;
+  uint16_t method;
+  uint16_t status;
+  size_t bytes;
+} http_line;
+
+static int is_space(uint8_t c) { return c == ' ' || (c >= 0x09 && c <= 0x0d); }
+static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+/* Whether s[from, to) is plain ASCII: a word at a time, as most of a line is long runs the loops below then need not check. */
+static int is_ascii(const uint8_t *s, size_t from, size_t to) {
+  uint64_t high = 0;
+  for (; from + 8 <= to; from += 8) {
+    uint64_t word;
+    memcpy(&word, s + from, 8);
+    high |= word;
+  }
+  for (; from < to; from++) high |= s[from];
+  return (high & 0x8080808080808080ull) == 0;
+}
+
+/* End of the run of non-space bytes from at (\S* on ASCII): one comparison a byte above the control characters. */
+static size_t non_space_end(const uint8_t *s, size_t at, size_t end) {
+  for (;; at++) {
+    while (at < end && s[at] > ' ') at++;
+    if (at == end || is_space(s[at])) return at;
+  }
+}
+
+/* Index of the first stop byte from at ([^stop]* ends there), or NOT_MINE where there is none before end. */
+static size_t run_end(const uint8_t *s, size_t at, size_t end, uint8_t stop) {
+  const uint8_t *found = at < end ? memchr(s + at, stop, end - at) : NULL;
+  return found == NULL ? NOT_MINE : (size_t)(found - s);
+}
+
+static void set_text(http_line *l, int field, size_t from, size_t to) {
+  l->text[field][0] = from;
+  l->text[field][1] = to;
+}
+
+/* A field that is a lone dash is the format's "no value": an empty text. */
+static void set_dashable(http_line *l, int field, const uint8_t *s, size_t from, size_t to) {
+  if (to - from == 1 && s[from] == '-') to = from;
+  set_text(l, field, from, to);
+}
+
+/* Whether s[from, to) is the NUL-terminated name. */
+static int is_name(const uint8_t *s, size_t from, size_t to, const char *name) {
+  for (; from < to; from++, name++)
+    if (*name == 0 || (uint8_t)*name != s[from]) return 0;
+  return *name == 0;
+}
+
+static uint16_t method_ordinal(const uint8_t *s, size_t from, size_t to) {
+  for (size_t m = 0; m < sizeof METHOD_NAMES / sizeof METHOD_NAMES[0]; m++)
+    if (is_name(s, from, to, METHOD_NAMES[m])) return (uint16_t)(METHOD_GET + m);
+  return METHOD_OTHER;
+}
+
+static int two_digits(const uint8_t *s, int *value) {
+  if (!is_digit(s[0]) || !is_digit(s[1])) return 0;
+  *value = (s[0] - '0') * 10 + (s[1] - '0');
+  return 1;
+}
+
+/*
+ * Days from 1970-01-01 to the first of month m (1-12) of year y (1 or later), proleptic Gregorian, as ECMAScript's
+ * MakeDay. Unsigned: a division by a constant is then a multiplication.
+ */
+static int64_t days_from_civil(uint32_t y, uint32_t m) {
+  y -= m <= 2;
+  const uint32_t era = y / 400;
+  const uint32_t yoe = y - era * 400;
+  const uint32_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5;
+  const uint32_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return (int64_t)era * 146097 + doe - 719468;
+}
+
+/*
+ * `dd/Mon/yyyy:HH:MM:SS +hhmm` (26 bytes) -> unix epoch ms as parseCombinedTime has it: Date.UTC of the fields,
+ * which carries out-of-range days, hours, minutes and seconds over and reads years 0-99 as 1900-1999, less the
+ * offset. 0 for any other form (the TypeScript parses it, or says why not).
+ */
+static int combined_time_ms(const uint8_t *t, size_t length, int64_t *ms) {
+  int day, hour, minute, second, off_hours, off_minutes, year_hi, year_lo, month = -1;
+  if (length != 26 || t[2] != '/' || t[6] != '/' || t[11] != ':' || t[14] != ':' || t[17] != ':' || t[20] != ' '
+      || (t[21] != '+' && t[21] != '-')) return 0;
+  if (!two_digits(t, &day) || !two_digits(t + 7, &year_hi) || !two_digits(t + 9, &year_lo) || !two_digits(t + 12, &hour)
+      || !two_digits(t + 15, &minute) || !two_digits(t + 18, &second) || !two_digits(t + 22, &off_hours)
+      || !two_digits(t + 24, &off_minutes)) return 0;
+  for (int m = 0; m < 12 && month < 0; m++)
+    if (is_name(t, 3, 6, MONTH_NAMES[m])) month = m;
+  if (month < 0) return 0;
+  uint32_t year = (uint32_t)(year_hi * 100 + year_lo);
+  if (year <= 99) year += 1900;
+  const int64_t offset_minutes = (t[21] == '-' ? -1 : 1) * (int64_t)(off_hours * 60 + off_minutes);
+  const int64_t days = days_from_civil(year, (uint32_t)month + 1) + day - 1;
+  *ms = days * 86400000 + (int64_t)hour * 3600000 + (int64_t)minute * 60000 + (int64_t)second * 1000 - offset_minutes * 60000;
+  return 1;
+}
+
+/* The request, `([A-Z]+) (\S+) (HTTP\/\d(?:\.\d)?)` over s[from, to), into l; 0 where it is not that. */
+static int scan_request(http_line *l, const uint8_t *s, size_t from, size_t to) {
+  size_t method_end = from;
+  while (method_end < to && s[method_end] >= 'A' && s[method_end] <= 'Z') method_end++;
+  if (method_end == from || method_end >= to || s[method_end] != ' ') return 0;
+  const size_t target_end = non_space_end(s, method_end + 1, to);
+  if (target_end == method_end + 1 || target_end >= to || s[target_end] != ' ') return 0;
+  const size_t protocol = target_end + 1, length = to - protocol;
+  if ((length != 6 && length != 8) || !is_name(s, protocol, protocol + 5, "HTTP/") || !is_digit(s[protocol + 5])
+      || (length == 8 && (s[protocol + 6] != '.' || !is_digit(s[protocol + 7])))) return 0;
+  const uint8_t *mark = memchr(s + method_end + 1, '?', target_end - (method_end + 1));
+  const size_t question = mark == NULL ? target_end : (size_t)(mark - s);
+  l->method = method_ordinal(s, from, method_end);
+  set_text(l, T_PATH, method_end + 1, question);
+  if (question < target_end) set_text(l, T_QUERY, question + 1, target_end);
+  else set_text(l, T_QUERY, 0, 0);
+  set_text(l, T_PROTOCOL, protocol, to);
+  return 1;
+}
+
+/* The line s[start, end) into l, or 0 where it is not the format's or not plain ASCII. */
+static int scan_combined_line(http_line *l, const uint8_t *s, size_t start, size_t end) {
+  if (!is_ascii(s, start, end)) return 0;
+  for (size_t i = 0; i < sizeof UNFILLED_TEXTS / sizeof UNFILLED_TEXTS[0]; i++) set_text(l, UNFILLED_TEXTS[i], 0, 0);
+  /* (\S+) (\S+) (\S+) \[ */
+  const size_t ip_end = non_space_end(s, start, end);
+  if (ip_end == start || ip_end >= end || s[ip_end] != ' ') return 0;
+  const size_t ident_end = non_space_end(s, ip_end + 1, end);
+  if (ident_end == ip_end + 1 || ident_end >= end || s[ident_end] != ' ') return 0;
+  const size_t user_end = non_space_end(s, ident_end + 1, end);
+  if (user_end == ident_end + 1 || user_end + 1 >= end || s[user_end] != ' ' || s[user_end + 1] != '[') return 0;
+  /* ([^\]]+)\] " */
+  const size_t time_start = user_end + 2;
+  const size_t time_end = run_end(s, time_start, end, ']');
+  if (time_end == NOT_MINE || time_end == time_start || time_end + 2 >= end || s[time_end + 1] != ' ' || s[time_end + 2] != '"') return 0;
+  int64_t ms;
+  if (!combined_time_ms(s + time_start, time_end - time_start, &ms)) return 0;
+  /* ([^"]*)" (\d{3}) (\d+|-) " */
+  const size_t request_start = time_end + 3;
+  const size_t request_end = run_end(s, request_start, end, '"');
+  if (request_end == NOT_MINE || request_end + 6 >= end || s[request_end + 1] != ' ' || !is_digit(s[request_end + 2])
+      || !is_digit(s[request_end + 3]) || !is_digit(s[request_end + 4]) || s[request_end + 5] != ' ') return 0;
+  size_t i = request_end + 6;
+  uint64_t size = 0;
+  if (s[i] == '-') {
+    i++;
+  } else {
+    const size_t digits = i;
+    /* Any number of digits: the text way keeps a size's low 64 bits (setBigUint64), as this wrapping sum does. */
+    for (; i < end && is_digit(s[i]); i++) size = size * 10 + (uint64_t)(s[i] - '0');
+    if (i == digits) return 0;
+  }
+  if (i + 1 >= end || s[i] != ' ' || s[i + 1] != '"') return 0;
+  /* ([^"]*)" "([^"]*)"$ */
+  const size_t referer_start = i + 2;
+  const size_t referer_end = run_end(s, referer_start, end, '"');
+  if (referer_end == NOT_MINE || referer_end + 2 >= end || s[referer_end + 1] != ' ' || s[referer_end + 2] != '"') return 0;
+  const size_t agent_start = referer_end + 3;
+  const size_t agent_end = run_end(s, agent_start, end, '"');
+  if (agent_end != end - 1) return 0;
+  if (!scan_request(l, s, request_start, request_end)) return 0;
+  set_text(l, T_CLIENT_IP, start, ip_end);
+  set_dashable(l, T_IDENT, s, ip_end + 1, ident_end);
+  set_dashable(l, T_REMOTE_USER, s, ident_end + 1, user_end);
+  set_dashable(l, T_REFERER, s, referer_start, referer_end);
+  set_dashable(l, T_USER_AGENT, s, agent_start, agent_end);
+  l->status = (uint16_t)((s[request_end + 2] - '0') * 100 + (s[request_end + 3] - '0') * 10 + (s[request_end + 4] - '0'));
+  l->response_bytes = size;
+  /* The low 64 bits of ms * 1e6, as setBigUint64 keeps them (two's complement for a time before 1970). */
+  l->timestamp_ns = (uint64_t)ms * 1000000u;
+  return 1;
+}
+
+/* A text's bytes, its NUL and the padding to a word. */
+static size_t text_room(size_t bytes) { return bytes == 0 ? 0 : (bytes + 1 + 7) & ~(size_t)7; }
+
+/* The message's size in bytes. */
+static size_t http_line_bytes(const http_line *l) {
+  size_t bytes = HTTP_FIXED_BYTES;
+  for (int i = 0; i < HTTP_POINTERS; i++) bytes += text_room(l->text[i][1] - l->text[i][0]);
+  return bytes;
+}
+
+static void write_le16(uint8_t *at, uint16_t value) {
+  at[0] = (uint8_t)value;
+  at[1] = (uint8_t)(value >> 8);
+}
+
+static void write_le64(uint8_t *at, uint64_t value) {
+  write_le32(at, (uint32_t)value);
+  write_le32(at + 4, (uint32_t)(value >> 32));
+}
+
+/* l's message at out (l->bytes long), every byte of it, as writeHttpRequestSpansAt writes it: texts in pointer order. */
+static void write_http_line(const http_line *l, const uint8_t *s, uint8_t *out) {
+  uint8_t *data = out + HTTP_DATA_AT;
+  write_le32(out, 0);
+  write_le32(out + 4, (uint32_t)((l->bytes - 8) / 8));
+  write_le32(out + 8, 0);
+  write_le32(out + 12, HTTP_ROOT_POINTER_HI);
+  memset(data, 0, HTTP_DATA_BYTES);
+  write_le64(data + D_TIMESTAMP_NS, l->timestamp_ns);
+  write_le16(data + D_METHOD, l->method);
+  write_le16(data + D_STATUS, l->status);
+  write_le64(data + D_RESPONSE_BYTES, l->response_bytes);
+  size_t end = HTTP_FIXED_BYTES;
+  for (int i = 0; i < HTTP_POINTERS; i++) {
+    uint8_t *pointer = out + HTTP_POINTERS_AT + 8 * i;
+    const size_t from = l->text[i][0], bytes = l->text[i][1] - from, room = text_room(bytes);
+    if (bytes == 0) {
+      memset(pointer, 0, 8);
+      continue;
+    }
+    memcpy(out + end, s + from, bytes);
+    memset(out + end + bytes, 0, room - bytes);
+    /* list pointer: offset in words from the word after it; element size 2 (byte), count with the NUL */
+    write_le32(pointer, (uint32_t)(((end - (HTTP_POINTERS_AT + 8 * i) - 8) >> 3) << 2 | 1));
+    write_le32(pointer + 4, (uint32_t)((bytes + 1) << 3 | 2));
+    end += room;
+  }
+}
+
+static int index_arg(napi_env env, napi_value value, size_t *index) {
+  double number;
+  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= 0 && number <= MAX_BYTE_COUNT) || (double)(uint64_t)number != number) return 0;
+  *index = (size_t)number;
+  return 1;
+}
+
+/*
+ * encodeHttpLine(src, start, end, out) -> the size of src[start, end)'s message, written at out[0], or -1 for a line
+ * the TypeScript reads. Any message fits in end - start + 288 bytes (the 176 of the struct, and each of the 14 texts'
+ * NUL and padding, at most 8); an out too short for this one is a TypeError, nothing written.
+ */
+static napi_value js_encode_http_line(napi_env env, napi_callback_info info) {
+  size_t argc = 4, start, end;
+  napi_value argv[4], result;
+  uint8_t *src, *out;
+  size_t src_len, out_len;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 || !bytes_arg(env, argv[0], &src, &src_len)
+      || !index_arg(env, argv[1], &start) || !index_arg(env, argv[2], &end) || start > end || end > src_len
+      || !bytes_arg(env, argv[3], &out, &out_len))
+    return fail(env, "encodeHttpLine(src: Uint8Array, start: number, end: number, out: Uint8Array)");
+  http_line l;
+  if (end - start > HTTP_MAX_LINE_BYTES || !scan_combined_line(&l, src, start, end)) {
+    napi_create_int32(env, -1, &result);
+    return result;
+  }
+  l.bytes = http_line_bytes(&l);
+  if (l.bytes > out_len) return fail(env, "encodeHttpLine: out is too short");
+  write_http_line(&l, src, out);
+  napi_create_double(env, (double)l.bytes, &result);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
     { "frameBound", NULL, js_frame_bound, NULL, NULL, NULL, napi_enumerable, NULL },
@@ -207,6 +503,7 @@ NAPI_MODULE_INIT() {
     { "decompressBlock", NULL, js_decompress_block, NULL, NULL, NULL, napi_enumerable, NULL },
     { "trimHeap", NULL, js_trim_heap, NULL, NULL, NULL, napi_enumerable, NULL },
     { "threadCpuSeconds", NULL, js_thread_cpu_seconds, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "encodeHttpLine", NULL, js_encode_http_line, NULL, NULL, NULL, napi_enumerable, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

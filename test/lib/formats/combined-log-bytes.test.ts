@@ -27,6 +27,7 @@ import {
 import { formatFor } from '../../../lib/formats/index.js'
 import type { WrittenValueSink } from '../../../lib/formats/log-format.js'
 import type { ValueWriter } from '../../../lib/protocol/record-batch-builder.js'
+import { generatedLine, mutatedLine as mutatedLineOf } from '../../helpers/combined-log-lines.js'
 import { kindLines } from '../../helpers/corpus.js'
 
 /** The record the spans describe, written into dirty memory (as the batch builder's recycled buffers are) at an odd offset. */
@@ -97,77 +98,7 @@ function assertAgrees(line: string, times?: CombinedTimeOfBytes): boolean {
 
 const CORPUS = kindLines('http')
 
-/** Bytes that move a combined-log line across the grammar's edges. */
-const EDGE_CHARS = [
-  ' ',
-  '  ',
-  '\t',
-  '\r',
-  '"',
-  '[',
-  ']',
-  '-',
-  '?',
-  '0',
-  '9',
-  'A',
-  'z',
-  '/',
-  '.',
-  'é',
-  '\u00a0',
-  '\u2028',
-  '\ufffd',
-  'HTTP/1.1',
-  '\0'
-]
-
-const mutatedLine = fc
-  .record({
-    line: fc.constantFrom(...CORPUS),
-    edits: fc.array(
-      fc.record({
-        at: fc.nat(),
-        cut: fc.nat({ max: 3 }),
-        put: fc.oneof(fc.constantFrom(...EDGE_CHARS), fc.string({ maxLength: 3 }))
-      }),
-      { minLength: 1, maxLength: 3 }
-    )
-  })
-  .map(({ line, edits }) =>
-    edits.reduce((l, { at, cut, put }) => {
-      const i = at % (l.length + 1)
-      return l.slice(0, i) + put + l.slice(i + cut)
-    }, line)
-  )
-
-const token = (chars: string, min = 1): fc.Arbitrary<string> =>
-  fc.string({ unit: fc.constantFrom(...chars.split('')), minLength: min, maxLength: 12 })
-const generatedLine = fc
-  .tuple(
-    token('abc-.:019'),
-    token('-ab'),
-    token('-xy'),
-    fc.constantFrom(
-      '17/May/2015:10:05:03 +0000',
-      '17/May/2015:10:05:59 -0130',
-      '31/Dec/1969:23:59:59 +0000',
-      '01/Jan/2015:00:00:00 +2359',
-      'bad time',
-      '17/May/2015:10:05:3x +0000'
-    ),
-    fc.constantFrom(...HTTP_METHODS, 'get', 'PROPFIND', ''),
-    token('/a?b=c&d%20', 0),
-    fc.constantFrom('HTTP/1.1', 'HTTP/2.0', 'HTTP/1', 'HTTPS/1.1'),
-    fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0')),
-    fc.oneof(fc.constant('-'), fc.bigInt({ min: 0n, max: 10n ** 20n }).map(String), fc.constant('0000000000000001')),
-    token('-http://x/ ', 0),
-    token('Mozilla/5.0 (X11) -', 0)
-  )
-  .map(
-    ([ip, ident, user, time, method, target, protocol, status, size, referer, agent]) =>
-      `${ip} ${ident} ${user} [${time}] "${method} ${target} ${protocol}" ${status} ${size} "${referer}" "${agent}"`
-  )
+const mutatedLine = mutatedLineOf(CORPUS)
 
 describe('scanCombinedLine: the combined-log parser over bytes, the same records', () => {
   it("every corpus access line: the capnp-ts bytes of the text parser's fields, and every line it can take taken", () => {
