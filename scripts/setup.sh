@@ -18,4 +18,10 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
   node --version > "$built_by"
 fi
+# squeeze's own addon is built again when its sources changed since its last build (a pull brought new ones):
+# without it the code falls back to the TypeScript paths, and the tests that hold the C to them would fail.
+addon=native/squeeze-lz4/build/Release/squeeze_lz4.node
+if [ ! -f "$addon" ] || [ -n "$(find native/squeeze-lz4/src native/squeeze-lz4/binding.gyp -newer "$addon" -print -quit)" ]; then
+  npm rebuild squeeze-lz4 --no-audit --no-fund >/dev/null
+fi
 bash scripts/fetch-kafka.sh >/dev/null
