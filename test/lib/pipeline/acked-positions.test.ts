@@ -71,7 +71,8 @@ function harness(saveGapMs: number): Harness {
   const metrics: AckedPositionsDeps['metrics'] = {
     positionAge: () => undefined,
     recordsFailed: (records) => (h.failedRecords += records),
-    heldFiles: (count) => (h.heldFiles = count)
+    heldFiles: (count) => (h.heldFiles = count),
+    fileResent: () => undefined
   }
   h.positions = new AckedPositions({ sink, producer, log, metrics, saveGapMs }, [])
   return h
