@@ -19,6 +19,8 @@ export interface AckedPositionsDeps {
   readonly saveGapMs?: number
   /** Followed files: a file held by a failure that may pass later is read again in this run (see Resender). */
   readonly resend?: Resender
+  /** The first wait before a held file is read again, and the most (default RESEND_BACKOFF_MS, _MAX_MS). */
+  readonly resendBackoff?: { readonly firstMs: number; readonly maxMs: number }
 }
 
 /** The reader of the files, as far as sending a held file's lines again needs it: a FileSet. */
@@ -275,8 +277,8 @@ export class AckedPositions {
     if (failed.records > 0) return this.hold(sent, failed)
     const hold = this.held.get(key)
     if (hold === undefined) return this.note(sent)
-    // Lines after the failed ones, read before the rewind: the position stays before the failed ones.
-    if (hold.rewound === null) return false
+    // Lines after the failed ones, read before the rewind or after a refusal: the position stays before them.
+    if (hold.rewound === null || !hold.resendable) return false
     // The first lines read again are acknowledged: the file's position moves on from here.
     this.held.delete(key)
     this.deps.metrics.heldFiles(this.held.size)
@@ -343,7 +345,8 @@ export class AckedPositions {
     hold.due = false
     if (!this.resending) return
     this.deps.resend?.pause(key)
-    const delay = Math.min(RESEND_BACKOFF_MS * 2 ** hold.attempts, RESEND_BACKOFF_MAX_MS)
+    const { firstMs, maxMs } = this.deps.resendBackoff ?? { firstMs: RESEND_BACKOFF_MS, maxMs: RESEND_BACKOFF_MAX_MS }
+    const delay = Math.min(firstMs * 2 ** hold.attempts, maxMs)
     hold.attempts++
     hold.timer = setTimeout(() => {
       hold.timer = null
