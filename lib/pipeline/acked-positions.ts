@@ -310,7 +310,7 @@ export class AckedPositions {
       known.records += records
       if (!resendable) this.giveUp(key, known)
       // The lines read again failed too: another try, after a longer backoff. Logged once per hold.
-      else if (known.rewound !== null) this.scheduleResend(key, known)
+      else if (known.resendable && known.rewound !== null) this.scheduleResend(key, known)
       return false
     }
     const saved = this.acked.get(key)

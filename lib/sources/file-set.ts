@@ -137,8 +137,8 @@ class TrackedFile {
   /** Whether the line being read was already cut (longer than maxLineBytes): counted once. */
   private splitting = false
   private headers: readonly RecordHeader[]
-  /** Rewinds so far: each batch carries it. */
-  private generation = 0
+  /** The set's rewinds before this file's last one (or its start): each batch carries it. */
+  private generation: number
   /** A rewind asked for, done before the file's next read. */
   private rewindTo: { readonly offset: number; readonly generation: number } | null = null
   /** Not read while its lines wait to be read again (FileSet.pause), nor released. */
@@ -151,9 +151,11 @@ class TrackedFile {
     readonly kind: string,
     offset: number,
     private readonly buffer: ReadBuffer,
+    generation: number,
     private readonly onLineSplit?: () => void
   ) {
     this.readOffset = offset
+    this.generation = generation
     this.cri = this.newCri()
     this.headers = kind === CRI_KIND ? criHeaders(path) : []
   }
@@ -173,11 +175,10 @@ class TrackedFile {
     return { path, kind, items, headers, position: this.position(done), generation }
   }
 
-  /** Asks for the file to be read again from `offset` (a line's start) before its next read: the generation then. */
-  rewind(offset: number): number {
-    this.rewindTo = { offset, generation: this.generation + 1 }
+  /** Asks for the file to be read again from `offset` (a line's start) before its next read, in `generation`. */
+  rewind(offset: number, generation: number): void {
+    this.rewindTo = { offset, generation }
     this.paused = false
-    return this.rewindTo.generation
   }
 
   /** Whether a rewind waits; then the bytes read so far are dropped and reading starts again at its offset. */
@@ -456,6 +457,11 @@ export class FileSet {
   /** Files done with (read to the end after rotation) since the caller last asked: their final positions. */
   private readonly released: FilePosition[] = []
   private stopped = false
+  /**
+   * Rewinds of any file so far: a rewound file's generation, and a newly opened file's first, so a file opened
+   * later under an inode a rewound file had is never taken for that file's reads from before its rewind.
+   */
+  private rewinds = 0
   private kept: (key: string) => boolean = () => false
 
   constructor(private readonly options: FileSetOptions) {
@@ -552,7 +558,10 @@ export class FileSet {
    * batches carry from then, or null when the file is no longer open (released, or the set stopped).
    */
   rewind(key: string, offset: number): number | null {
-    return this.files.get(key)?.rewind(offset) ?? null
+    const file = this.files.get(key)
+    if (file === undefined) return null
+    file.rewind(offset, ++this.rewinds)
+    return this.rewinds
   }
 
   /** `kept(key)`: whether a file rotated away stays open past rotateWaitMs (its lines may be read again). */
@@ -641,7 +650,8 @@ export class FileSet {
     const handle = await open(path, 'r').catch(() => undefined)
     if (handle === undefined) return
     const identity = { dev: id.dev, ino: id.ino }
-    const file = new TrackedFile(handle, identity, path, kind, offset, this.buffer, this.options.onLineSplit)
+    const { buffer, rewinds } = this
+    const file = new TrackedFile(handle, identity, path, kind, offset, buffer, rewinds, this.options.onLineSplit)
     if (saved !== undefined) file.setFingerprint(saved)
     if (rotated) file.rotatedAt = Date.now()
     this.files.set(file.key, file)
