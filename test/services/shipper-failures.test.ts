@@ -134,46 +134,88 @@ function tally(counts: readonly number[]): { lost: number[]; duplicates: number 
   }
 }
 
+/**
+ * A followed file whose records fail while the broker is cut, kept cut until the shipper has read the file again
+ * twice (the first try failed too), then healed: every line arrives without a restart, the hold ends, SIGTERM
+ * exits 0. Returns the state file's final offset (or "no state") and the duplicates.
+ */
+async function resendsWithoutRestart(
+  t: TestContext,
+  withState: boolean
+): Promise<{ state: string; duplicates: number }> {
+  const kafka = broker()
+  const topic = await kafka.createTopic(t, { partitions: 2 })
+  const state = stateDir(t)
+  const port = await freePort()
+  const metric = async (name: string): Promise<number> => (await scrapeCounter(port, name)) ?? -1
+  const args = [...(withState ? ['--state-dir', state] : ['--no-state']), '--metrics-port', String(port)]
+  // The cut comes once the first lines' records are acknowledged (and saved): only the lines after them fail.
+  const acknowledged = (): Promise<unknown> =>
+    poll(
+      'the first lines acknowledged',
+      () => metric('squeeze_records_produced_total'),
+      (n) => n >= BEFORE
+    )
+  const { first, path } = await shipThroughACut(
+    t,
+    topic,
+    args,
+    withState ? firstPositionSaved(state) : acknowledged,
+    false
+  )
+  await poll(
+    'the file read again twice while the broker is still cut',
+    () => metric('squeeze_source_resent_files_total'),
+    (n) => n >= 2,
+    60_000,
+    { intervalMs: 200, describeState: () => first.output().slice(-2000) }
+  )
+  assert.equal(await metric('squeeze_source_held_files'), 1, 'held while its lines fail')
+  broker().proxy.heal()
+  appendLines(path, 'app', DURING, AFTER)
+  await untilEveryLine(topic, first)
+  await poll(
+    'the hold ended (and the position of every line saved)',
+    async () => ({ held: await metric('squeeze_source_held_files'), offset: savedOffset(state) }),
+    (s) => s.held === 0 && (!withState || s.offset === AFTER * LINE_BYTES),
+    60_000,
+    { intervalMs: 200, describeState: () => first.output().slice(-2000) }
+  )
+  assert.ok((await metric('squeeze_source_failed_records_total')) > 0, 'the failed records are counted')
+  const output = first.output()
+  assert.match(
+    output,
+    /delivery failed: the file's read position stays before these lines; they are read and sent again in this run/
+  )
+  assert.equal(output.match(/delivery failed: the file's read position/g)?.length, 1, 'logged once for the outage')
+  assert.match(output, /lines that failed delivery were sent again and acknowledged/)
+  first.child.kill('SIGTERM')
+  assert.equal(await first.exited, 0, 'every failed line was sent again and acknowledged: nothing undelivered')
+  assert.match(first.output().replaceAll('\n  ', ' '), /read again and sent, and every one acknowledged/)
+  const counts = await lineCounts(topic)
+  const { lost, duplicates } = tally(counts)
+  assert.deepEqual(lost, [], 'no line lost')
+  assert.ok(
+    counts.slice(0, BEFORE).every((c) => c === 1),
+    'lines acknowledged before the cut are not sent again'
+  )
+  // Only lines read while the broker was cut (their records on the wire, or acknowledged after the failed ones)
+  // can be sent twice.
+  assert.ok(duplicates <= DURING - BEFORE, `duplicates ${duplicates}`)
+  return {
+    state: withState ? `state file at ${savedOffset(state)} of ${AFTER * LINE_BYTES} bytes` : 'no state',
+    duplicates
+  }
+}
+
 describe('produce --follow when deliveries fail', () => {
-  it('--follow, at least once: lines whose records failed while the broker was cut are read and sent again in the same run once it is back, without a restart', async (t) => {
-    const kafka = broker()
-    const topic = await kafka.createTopic(t, { partitions: 2 })
-    const state = stateDir(t)
-    const port = await freePort()
-    const metric = async (name: string): Promise<number> => (await scrapeCounter(port, name)) ?? -1
-    const args = ['--state-dir', state, '--metrics-port', String(port)]
-    const { first, path } = await shipThroughACut(t, topic, args, firstPositionSaved(state))
-    appendLines(path, 'app', DURING, AFTER)
-    await untilEveryLine(topic, first)
-    await poll(
-      'the held file released and the position of every line saved',
-      async () => ({ held: await metric('squeeze_source_held_files'), offset: savedOffset(state) }),
-      (s) => s.held === 0 && s.offset === AFTER * LINE_BYTES,
-      60_000,
-      { intervalMs: 200, describeState: () => first.output().slice(-2000) }
-    )
-    assert.ok((await metric('squeeze_source_failed_records_total')) > 0, 'the failed records are counted')
-    assert.ok((await metric('squeeze_source_resent_files_total')) >= 1, 'the file was read again')
-    const output = first.output()
-    assert.match(
-      output,
-      /delivery failed: the file's read position stays before these lines; they are read and sent again in this run/
-    )
-    assert.equal(output.match(/delivery failed: the file's read position/g)?.length, 1, 'logged once for the outage')
-    assert.match(output, /lines that failed delivery were sent again and acknowledged/)
-    first.child.kill('SIGTERM')
-    assert.equal(await first.exited, 0, 'every failed line was sent again and acknowledged: nothing undelivered')
-    assert.match(first.output().replaceAll('\n  ', ' '), /read again and sent, and every one acknowledged/)
-    const { lost, duplicates } = tally(await lineCounts(topic))
-    assert.deepEqual(lost, [], 'no line lost')
-    const counts = await lineCounts(topic)
-    assert.ok(
-      counts.slice(0, BEFORE).every((c) => c === 1),
-      'lines acknowledged before the cut are not sent again'
-    )
-    // Only lines read while the broker was cut (their records on the wire, or acknowledged after the failed ones)
-    // can be sent twice.
-    assert.ok(duplicates <= DURING - BEFORE, `duplicates ${duplicates}`)
+  it('--follow, at least once: lines whose records failed while the broker was cut are read and sent again in the same run, try after try, until it is back, without a restart', async (t) => {
+    const { state, duplicates } = await resendsWithoutRestart(t, true)
+    t.diagnostic(`${AFTER} lines, ${DURING - BEFORE} read while cut: 0 lost, ${duplicates} duplicated (${state})`)
+  })
+
+  it('--follow --no-state: lines whose records failed are read and sent again in the same run too', async (t) => {
+    const { duplicates } = await resendsWithoutRestart(t, false)
     t.diagnostic(`${AFTER} lines, ${DURING - BEFORE} read while cut: 0 lost, ${duplicates} duplicated`)
   })
 
