@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it, type TestContext } from 'node:test'
@@ -254,6 +255,53 @@ describe('produce --follow when deliveries fail', () => {
       'lines saved as shipped before the failure are not sent again'
     )
     t.diagnostic(`duplicates ${duplicates} of ${AFTER} lines`)
+  })
+
+  it('--follow: a record the broker refuses (over max.message.bytes) is not read again in the run: the file stays held, its later lines are sent once, and the run exits 1', async (t) => {
+    const kafka = broker()
+    const topic = await kafka.createTopic(t, { partitions: 1, configs: { 'max.message.bytes': '2000' } })
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-ship-failures-'))
+    t.after(() => rmSync(dir, { recursive: true, force: true }))
+    const state = stateDir(t)
+    const path = join(dir, 'app.log')
+    appendLines(path, 'app', 0, 100)
+    // Random bytes in base64 stay larger than max.message.bytes compressed or not.
+    appendFileSync(path, `Dec  4 11:16:33 host app: ${randomBytes(3000).toString('base64')}\n`)
+    appendLines(path, 'app', 100, 200)
+    const port = await freePort()
+    const metric = async (name: string): Promise<number> => (await scrapeCounter(port, name)) ?? -1
+    const args = ['--file', path, '--follow', '--state-dir', state, '--metrics-port', String(port)]
+    const shipper = startShipper(kafka, topic, args)
+    t.after(() => shipper.child.kill('SIGKILL'))
+    await poll(
+      'the refusal logged',
+      async () => shipper.output(),
+      (output) => /they are sent again on the next start/.test(output),
+      60_000
+    )
+    // Lines written after the refusal are read and sent: the file is not paused for a record that cannot pass.
+    appendLines(path, 'app', 200, 300)
+    const sent = async (): Promise<number[]> => {
+      const counts = await valueCounts(kafka, topic)
+      return Array.from({ length: 300 }, (_, n) => counts.get(logLine('app', n)) ?? 0)
+    }
+    await poll('every other line in the topic', sent, (counts) => counts.every((c) => c > 0), 60_000, {
+      intervalMs: 200,
+      describeState: () => shipper.output().slice(-2000)
+    })
+    assert.equal(await metric('squeeze_source_resent_files_total'), 0, 'never read again')
+    assert.equal(await metric('squeeze_source_held_files'), 1)
+    assert.ok(
+      (await sent()).every((c) => c === 1),
+      'each other line once: the file was not rewound'
+    )
+    shipper.child.kill('SIGTERM')
+    assert.equal(await shipper.exited, 1, 'a refused record leaves the run failed')
+    assert.match(
+      shipper.output().replaceAll('\n  ', ' '),
+      /lines failed delivery: 1 file keeps its saved read position/
+    )
+    assert.ok(savedOffset(state) <= 100 * LINE_BYTES, `saved offset ${savedOffset(state)}`)
   })
 
   it('--exactly-once: a transaction whose records failed aborts with its positions; the next start sends those lines, each line once', async (t) => {
