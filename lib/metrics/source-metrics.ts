@@ -12,10 +12,12 @@ export interface SourceMetrics {
   positionAge(seconds: number): void
   /** A file rotated away while the shipper was down and gone before it came back: its unread lines are lost. */
   lostFile(): void
-  /** Records of file lines that failed delivery: their file's saved position stays before them until the next start. */
+  /** Records of file lines that failed delivery: their file's saved position stays before them until they are sent again. */
   recordsFailed(records: number): void
   /** Files whose saved position stays before lines that failed delivery. */
   heldFiles(count: number): void
+  /** A held file rewound to its saved position: its lines from there are read and sent again in this run. */
+  fileResent(): void
 }
 
 export function createSourceMetrics(registry: Registry): SourceMetrics {
@@ -48,15 +50,21 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
   })
   const failed = new Counter({
     name: 'squeeze_source_failed_records_total',
-    help: "Records of file lines that failed delivery: their file's saved read position stays before them, so they (and the lines after them) are sent again on the next start",
+    help: "Records of file lines that failed delivery: their file's saved read position stays before them, so they (and the lines after them) are sent again, in the same run with --follow unless the broker refused them, else on the next start",
     registers: [registry]
   })
   const held = new Gauge({
     name: 'squeeze_source_held_files',
-    help: 'Files whose saved read position stays before lines that failed delivery, until the next start sends them again',
+    help: 'Files whose saved read position stays before lines that failed delivery, until their lines read again are acknowledged (--follow) or the next start sends them again',
+    registers: [registry]
+  })
+  const resent = new Counter({
+    name: 'squeeze_source_resent_files_total',
+    help: 'Times a file held by lines that failed delivery (timeout, retriable error) was read again from its saved read position in the same run (--follow, at least once); the acknowledged lines after the failed ones are sent again too',
     registers: [registry]
   })
   split.inc(0)
+  resent.inc(0)
   lost.inc(0)
   failed.inc(0)
   return {
@@ -67,6 +75,7 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
     positionAge: (seconds) => age.set(seconds),
     lostFile: () => lost.inc(),
     recordsFailed: (records) => failed.inc(records),
-    heldFiles: (count) => held.set(count)
+    heldFiles: (count) => held.set(count),
+    fileResent: () => resent.inc()
   }
 }

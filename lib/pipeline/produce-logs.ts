@@ -22,6 +22,8 @@ export interface ProduceLogsSummary {
   parseErrorExamples: readonly ParseFailureExample[]
   /** A file set's files whose saved positions stay before lines that failed delivery: the next start sends them. */
   heldFiles?: ReadonlyArray<{ readonly path: string; readonly offset: number }>
+  /** Followed files: every line whose records failed delivery was read again and its records acknowledged. */
+  deliveryRecovered?: boolean
 }
 
 /** A run's counts before its first line, sharing the failure log's examples. */

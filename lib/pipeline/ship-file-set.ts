@@ -67,6 +67,8 @@ export async function shipFileSet(args: ShipFileSetArgs): Promise<ProduceLogsSum
     formatFor: (kind) => (kind === CRI_KIND ? null : formatFor(kind as LogKind)),
     headers: args.headers,
     positions: store,
+    // Exactly once: a failed record aborts its transaction and ends the run instead.
+    resend: args.follow && kafkaPositions === null,
     ...(kafkaPositions === null ? {} : { transactional: kafkaPositions }),
     saved,
     checkpointMs: 1000,

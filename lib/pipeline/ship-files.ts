@@ -35,6 +35,11 @@ export interface ShipFilesArgs {
   /** Positions to save; null ships without them (every start reads each file from its start). */
   readonly positions: PositionSink | null
   /**
+   * Followed files, at least once: a file whose records failed delivery with an error that may pass is read again
+   * from its saved position in this run (AckedPositions), with or without `positions`. Not with `transactional`.
+   */
+  readonly resend?: boolean
+  /**
    * Exactly once: the positions' records, sent in the same transaction as the records of the lines before them
    * (the producer is transactional); `positions` is then unused.
    */
@@ -107,7 +112,7 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
       await exclusive(async () => {
         await sendBatch(batch, args, failures, summary, headersOf)
         failures.report(summary.itemsRead)
-        positions.handed(batch.position, args.files.takeReleased())
+        positions.handed(batch.position, args.files.takeReleased(), batch.generation)
       })
     }
     positions.handed(null, args.files.takeReleased())
@@ -123,7 +128,9 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
   await positions.close()
   failures.report(summary.itemsRead, true)
   const held = positions.heldFiles()
-  return held.length === 0 ? summary : { ...summary, heldFiles: held }
+  if (held.length > 0) return { ...summary, heldFiles: held }
+  // Every line whose records failed was read again and its records acknowledged: nothing is left undelivered.
+  return args.resend === true && args.transactional === undefined ? { ...summary, deliveryRecovered: true } : summary
 }
 
 type Mutex = <T>(run: () => Promise<T>) => Promise<T>
@@ -140,8 +147,11 @@ function mutex(): Mutex {
 
 /** What becomes of the positions of the lines handed on: saved as acknowledged, committed, or only metrics. */
 interface Positions {
-  /** `sent`: the position after the lines just sent (null for none); `released`: files read to their end. */
-  handed(sent: FilePosition | null, released: readonly FilePosition[]): void
+  /**
+   * `sent`: the position after the lines just sent (null for none), read in the file's `generation`; `released`:
+   * files read to their end.
+   */
+  handed(sent: FilePosition | null, released: readonly FilePosition[], generation?: number): void
   /** Files whose saved positions stay before lines that failed delivery (at least once only). */
   heldFiles(): readonly HeldFile[]
   /** Every checkpointMs. */
@@ -168,11 +178,20 @@ function positionsFor(args: ShipFilesArgs, exclusive: Mutex): Positions {
     }
   }
   const metrics = async (): Promise<void> => updateFileMetrics(args)
-  if (args.positions === null)
+  const resend = args.resend === true
+  if (args.positions === null && !resend)
     return { handed: () => undefined, heldFiles: () => [], checkpoint: metrics, close: metrics }
-  const acked = new AckedPositions({ ...args, sink: args.positions }, args.saved)
+  // Without a state file the positions are kept only to know where a held file's lines are read again from.
+  const sink = args.positions ?? { save: async () => undefined, ageSeconds: () => null }
+  const sourceMetrics = args.positions === null ? { ...args.metrics, positionAge: () => undefined } : args.metrics
+  const { producer, log } = args
+  const acked = new AckedPositions(
+    { producer, log, metrics: sourceMetrics, sink, ...(resend ? { resend: args.files } : {}) },
+    args.saved
+  )
+  if (resend) args.files.keepOpen((key) => acked.keeps(key))
   return {
-    handed: (sent, released) => acked.handed(sent, released),
+    handed: (sent, released, generation) => acked.handed(sent, released, generation),
     heldFiles: () => acked.heldFiles(),
     checkpoint: metrics,
     close: async () => {

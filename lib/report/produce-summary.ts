@@ -13,6 +13,8 @@ export interface ProduceRunCounts {
   readonly linesSplit: number
   /** A file set's files whose saved positions stay before lines that failed delivery. */
   readonly heldFiles?: ReadonlyArray<{ readonly path: string; readonly offset: number }>
+  /** Followed files: every line whose records failed delivery was read again and its records acknowledged. */
+  readonly deliveryRecovered?: boolean
 }
 
 /** The two lines `squeeze produce` ends with: what was sent and stored, then what was not and every record's outcome. */
@@ -25,8 +27,16 @@ export function produceSummary(stats: ProducerStats, run: ProduceRunCounts): str
     `lines not parsed: ${run.parseErrors} (${run.onParseError}), records too large: ${run.rejected}, ` +
     `lines split: ${run.linesSplit}, undelivered: ${stats.recordsFailed}; ` +
     deliveryOutcome(stats) +
-    heldNote(run.heldFiles ?? [])
+    heldNote(run.heldFiles ?? []) +
+    (run.deliveryRecovered === true && stats.recordsFailed > 0
+      ? '\nthe lines whose records failed delivery were read again and sent, and every one acknowledged'
+      : '')
   )
+}
+
+/** Whether records are left undelivered: failed, and not sent again and acknowledged in the same run. */
+export function undelivered(stats: ProducerStats, run: Pick<ProduceRunCounts, 'deliveryRecovered'>): boolean {
+  return stats.recordsFailed > 0 && run.deliveryRecovered !== true
 }
 
 /** Where the lines that failed delivery are sent again from: each held file's saved offset. */

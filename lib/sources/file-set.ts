@@ -44,6 +44,11 @@ export interface FileBatch {
   readonly headers: readonly RecordHeader[]
   /** The file's position once these lines are shipped. */
   readonly position: FilePosition
+  /**
+   * How often the file was rewound (FileSet.rewind) before these lines were read: acknowledgements of lines read
+   * before a rewind do not move its saved position past the lines read again after it.
+   */
+  readonly generation: number
 }
 
 export interface FileSetOptions {
@@ -126,12 +131,18 @@ class TrackedFile {
    * With kind `cri`: a line at a time, partial lines joined; their bytes stay before the shipped offset until
    * joined. Other kinds are read as whole lines in place (LineChunk), with no copy per line.
    */
-  private readonly cri: { readonly splitter: LineSplitter; readonly joiner: CriJoiner } | null
+  private cri: { readonly splitter: LineSplitter; readonly joiner: CriJoiner } | null
   /** The bytes after the last newline read (a copy): the start of a line, moved to the front of the next read. */
   private carry: Buffer = NO_BYTES
   /** Whether the line being read was already cut (longer than maxLineBytes): counted once. */
   private splitting = false
   private headers: readonly RecordHeader[]
+  /** The set's rewinds before this file's last one (or its start): each batch carries it. */
+  private generation: number
+  /** A rewind asked for, done before the file's next read. */
+  private rewindTo: { readonly offset: number; readonly generation: number } | null = null
+  /** Not read while its lines wait to be read again (FileSet.pause), nor released. */
+  paused = false
 
   constructor(
     private readonly handle: FileHandle,
@@ -140,30 +151,61 @@ class TrackedFile {
     readonly kind: string,
     offset: number,
     private readonly buffer: ReadBuffer,
+    generation: number,
     private readonly onLineSplit?: () => void
   ) {
     this.readOffset = offset
-    this.cri =
-      kind === CRI_KIND
-        ? {
-            splitter: new LineSplitter(buffer.maxLineBytes, onLineSplit),
-            joiner: new CriJoiner(buffer.maxLineBytes, onLineSplit)
-          }
-        : null
+    this.generation = generation
+    this.cri = this.newCri()
     this.headers = kind === CRI_KIND ? criHeaders(path) : []
   }
 
+  private newCri(): TrackedFile['cri'] {
+    const { maxLineBytes } = this.buffer
+    return this.kind === CRI_KIND
+      ? {
+          splitter: new LineSplitter(maxLineBytes, this.onLineSplit),
+          joiner: new CriJoiner(maxLineBytes, this.onLineSplit)
+        }
+      : null
+  }
+
   private batch(items: readonly SourceItem[], done = false): FileBatch {
-    return { path: this.path, kind: this.kind, items, headers: this.headers, position: this.position(done) }
+    const { path, kind, headers, generation } = this
+    return { path, kind, items, headers, position: this.position(done), generation }
+  }
+
+  /** Asks for the file to be read again from `offset` (a line's start) before its next read, in `generation`. */
+  rewind(offset: number, generation: number): void {
+    this.rewindTo = { offset, generation }
+    this.paused = false
+  }
+
+  /** Whether a rewind waits; then the bytes read so far are dropped and reading starts again at its offset. */
+  applyRewind(): boolean {
+    if (this.rewindTo === null) return false
+    this.readOffset = this.rewindTo.offset
+    this.generation = this.rewindTo.generation
+    this.rewindTo = null
+    this.carry = NO_BYTES
+    this.splitting = false
+    this.cri = this.newCri()
+    return true
+  }
+
+  /** Whether reading stops where it is: the file is paused, or a rewind waits. */
+  private get interrupted(): boolean {
+    return this.paused || this.rewindTo !== null
   }
 
   /** A batch of whole lines in place; its items are decoded only if asked for. */
   private chunkBatch(lines: LineChunk): FileBatch {
-    const { path, kind, headers } = this
+    const { path, kind, headers, generation } = this
     return {
       path,
       kind,
       headers,
+      generation,
       position: this.position(),
       lines,
       get items() {
@@ -295,6 +337,7 @@ class TrackedFile {
   async *drain(): AsyncGenerator<FileBatch> {
     if (this.cri !== null) {
       for (;;) {
+        if (this.interrupted) return
         const batch = await this.readBatch(this.handle)
         if (batch === undefined) return
         if (batch !== null) yield batch
@@ -304,9 +347,15 @@ class TrackedFile {
     let read: Read | null = this.startRead(this.handle, slot)
     try {
       for (;;) {
+        const { readOffset, carry, splitting } = this
         const batch = await this.finishRead(this.handle, read)
         read = null
         if (batch === undefined) return
+        if (this.interrupted) {
+          // Paused or rewound meanwhile: the read is dropped as if not made, its lines read again later.
+          Object.assign(this, { readOffset, carry, splitting })
+          return
+        }
         slot = slot === 0 ? 1 : 0
         read = this.startRead(this.handle, slot)
         if (batch !== null) yield batch
@@ -408,6 +457,12 @@ export class FileSet {
   /** Files done with (read to the end after rotation) since the caller last asked: their final positions. */
   private readonly released: FilePosition[] = []
   private stopped = false
+  /**
+   * Rewinds of any file so far: a rewound file's generation, and a newly opened file's first, so a file opened
+   * later under an inode a rewound file had is never taken for that file's reads from before its rewind.
+   */
+  private rewinds = 0
+  private kept: (key: string) => boolean = () => false
 
   constructor(private readonly options: FileSetOptions) {
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
@@ -483,7 +538,41 @@ export class FileSet {
     return this.stopped || this.options.signal?.aborted === true
   }
 
+  /**
+   * Stops reading the file of `key` (positionKey) until rewind(): its lines wait to be read again once the records
+   * that failed are sent again, instead of being sent now only to be sent again then. A paused file is not released.
+   */
+  pause(key: string): void {
+    const file = this.files.get(key)
+    if (file !== undefined) file.paused = true
+  }
+
+  /** Reads the file of `key` on from where pause() stopped it. */
+  resume(key: string): void {
+    const file = this.files.get(key)
+    if (file !== undefined) file.paused = false
+  }
+
+  /**
+   * Reads the file of `key` again from `offset` (the start of a line) at its next turn; returns the generation its
+   * batches carry from then, or null when the file is no longer open (released, or the set stopped).
+   */
+  rewind(key: string, offset: number): number | null {
+    const file = this.files.get(key)
+    if (file === undefined) return null
+    file.rewind(offset, ++this.rewinds)
+    return this.rewinds
+  }
+
+  /** `kept(key)`: whether a file rotated away stays open past rotateWaitMs (its lines may be read again). */
+  keepOpen(kept: (key: string) => boolean): void {
+    this.kept = kept
+  }
+
   private async *read(file: TrackedFile): AsyncGenerator<FileBatch> {
+    if (file.paused) return
+    if (file.applyRewind())
+      this.options.log.debug({ file: file.path }, 'reading the file again from its saved position')
     if (file.rotatedAt === null && (await file.truncated())) {
       // copytruncate: what was appended since the last read is only in the copy.
       const copy = await findCopy(await rotatedSiblings(file.path), file.position())
@@ -492,7 +581,8 @@ export class FileSet {
     }
     yield* file.drain()
     const waited = file.rotatedAt === null ? 0 : Date.now() - file.rotatedAt
-    if (file.rotatedAt !== null && waited >= (this.options.rotateWaitMs ?? 5000)) yield* this.release(file)
+    if (file.rotatedAt !== null && waited >= (this.options.rotateWaitMs ?? 5000) && !this.kept(file.key))
+      yield* this.release(file)
   }
 
   private async *release(file: TrackedFile): AsyncGenerator<FileBatch> {
@@ -560,7 +650,8 @@ export class FileSet {
     const handle = await open(path, 'r').catch(() => undefined)
     if (handle === undefined) return
     const identity = { dev: id.dev, ino: id.ino }
-    const file = new TrackedFile(handle, identity, path, kind, offset, this.buffer, this.options.onLineSplit)
+    const { buffer, rewinds } = this
+    const file = new TrackedFile(handle, identity, path, kind, offset, buffer, rewinds, this.options.onLineSplit)
     if (saved !== undefined) file.setFingerprint(saved)
     if (rotated) file.rotatedAt = Date.now()
     this.files.set(file.key, file)

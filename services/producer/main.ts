@@ -33,7 +33,7 @@ import { shipFileSet, type PositionsPlace } from '../../lib/pipeline/ship-file-s
 import { shutdownDeadlineMs } from '../../lib/producer/config.js'
 import { Producer } from '../../lib/producer/producer.js'
 import { Progress } from '../../lib/progress/progress.js'
-import { deliveryOutcome, produceSummary } from '../../lib/report/produce-summary.js'
+import { deliveryOutcome, produceSummary, undelivered } from '../../lib/report/produce-summary.js'
 import { terminalLayout, wrapLines } from '../../lib/report/terminal.js'
 import { watchDelivery, type DeliveryHealth } from '../../lib/service/delivery-health.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
@@ -231,7 +231,7 @@ async function produce(context: ServiceContext, settings: ProduceSettings): Prom
     const codec = formatCodecSpec(producerConfig.codec)
     const text = produceSummary(stats, { topic, codec, onParseError, linesSplit, ...summary })
     process.stdout.write(`${wrapLines(text, terminalLayout(process.stdout, false))}\n`)
-    return stats.recordsFailed > 0 ? 1 : 0
+    return undelivered(stats, summary) ? 1 : 0
   } finally {
     await producer.close().catch(() => undefined)
   }

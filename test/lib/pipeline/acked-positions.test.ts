@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createLogger } from '../../../lib/log/logger.js'
-import { AckedPositions, type AckedPositionsDeps } from '../../../lib/pipeline/acked-positions.js'
+import {
+  AckedPositions,
+  positionKey,
+  type AckedPositionsDeps,
+  type Resender
+} from '../../../lib/pipeline/acked-positions.js'
 import type { DeliveryFailure } from '../../../lib/producer/producer.js'
 import { ErrorCodes, SqueezeError } from '../../../lib/errors.js'
 import type { FilePosition } from '../../../lib/sources/file-set.js'
@@ -24,16 +29,21 @@ interface Harness {
   /** The producer accepts `records` more records for `partition`; returns the index of the first. */
   accept(records: number, partition?: number): number
   /** Reports `records` from `first` of `partition` as failed, as the producer does before they count as settled. */
-  fail(first: number, records: number, partition?: number): void
+  fail(first: number, records: number, partition?: number, error?: SqueezeError): void
   failedRecords: number
   heldFiles: number
+  resends: number
+  /** What the resender was asked, in order: `pause KEY`, `resume KEY`, `rewind KEY OFFSET`. */
+  calls: string[]
 }
+
+const TIMEOUT = new SqueezeError(ErrorCodes.TIMEOUT, 'not acknowledged within delivery.timeout.ms')
 
 /**
  * A producer whose records settle when the test says (each whenAcceptedSettled() waits for the next ack()) and
  * fail when it says, and a sink that notes what each save writes.
  */
-function harness(saveGapMs: number): Harness {
+function harness(saveGapMs: number, resend = false): Harness {
   const pending: Array<() => void> = []
   const accepted = new Map<number, number>()
   const failureHandlers: Array<(failure: DeliveryFailure) => void> = []
@@ -53,13 +63,14 @@ function harness(saveGapMs: number): Harness {
       accepted.set(partition, first + records)
       return first
     },
-    fail: (first, records, partition = 0) => {
-      const error = new SqueezeError(ErrorCodes.TIMEOUT, 'not acknowledged within delivery.timeout.ms')
+    fail: (first, records, partition = 0, error = TIMEOUT) => {
       for (const handler of failureHandlers)
         handler({ topic: TOPIC, partition, records, firstRecordIndex: first, sent: [], error })
     },
     failedRecords: 0,
-    heldFiles: 0
+    heldFiles: 0,
+    resends: 0,
+    calls: []
   }
   const sink = {
     async save(files: readonly FilePosition[]) {
@@ -71,9 +82,23 @@ function harness(saveGapMs: number): Harness {
   const metrics: AckedPositionsDeps['metrics'] = {
     positionAge: () => undefined,
     recordsFailed: (records) => (h.failedRecords += records),
-    heldFiles: (count) => (h.heldFiles = count)
+    heldFiles: (count) => (h.heldFiles = count),
+    fileResent: () => h.resends++
   }
-  h.positions = new AckedPositions({ sink, producer, log, metrics, saveGapMs }, [])
+  let generation = 0
+  const resender: Resender = {
+    pause: (key) => void h.calls.push(`pause ${key}`),
+    resume: (key) => void h.calls.push(`resume ${key}`),
+    rewind: (key, offset) => {
+      h.calls.push(`rewind ${key} ${offset}`)
+      return ++generation
+    }
+  }
+  const backoff = { resendBackoff: { firstMs: 5, maxMs: 40 } }
+  h.positions = new AckedPositions(
+    { sink, producer, log, metrics, saveGapMs, ...(resend ? { resend: resender, ...backoff } : {}) },
+    []
+  )
   return h
 }
 
@@ -81,6 +106,16 @@ const tick = (): Promise<void> => new Promise((done) => setImmediate(done))
 
 async function ticks(n = 5): Promise<void> {
   for (let i = 0; i < n; i++) await tick()
+}
+
+/** Longer than the harness's resend backoffs: timers, not just the event loop, get their turn. */
+const pass = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
+
+/** Hands the position after `records` more records of partition 0, read in `generation`; the first's index. */
+function read(h: Harness, p: FilePosition, generation = 0, records = 10): number {
+  const first = h.accept(records)
+  h.positions.handed(p, [], generation)
+  return first
 }
 
 describe('AckedPositions', () => {
@@ -179,5 +214,98 @@ describe('AckedPositions', () => {
     await ticks()
     await h.positions.close()
     assert.deepEqual(h.saves.at(-1), { [app]: 100 })
+  })
+
+  it('with resend: a file held by a timeout is paused, rewound to its held position once its reads in flight settled and the backoff passed; acknowledgements of reads from before the rewind never move it, the first one after does', async () => {
+    const h = harness(0, true)
+    const app = '/var/log/app.log'
+    const key = positionKey(position(0, app))
+    read(h, position(100, app))
+    h.ack()
+    await ticks()
+    const failed = read(h, position(200, app))
+    read(h, position(300, app))
+    h.fail(failed, 10)
+    h.ack()
+    await ticks()
+    assert.deepEqual(h.calls, [`pause ${key}`], 'paused at once')
+    assert.equal(h.heldFiles, 1)
+    await pass(30)
+    assert.deepEqual(h.calls, [`pause ${key}`], 'not rewound while a read of it is in flight')
+    // Acknowledged, but after the failed lines: the position stays before them, and the file is rewound now.
+    h.ack()
+    await ticks()
+    assert.deepEqual(h.calls, [`pause ${key}`, `rewind ${key} 100`])
+    assert.equal(h.resends, 1)
+    // A read from before the rewind, handed after it, then the lines read again from 100.
+    read(h, position(400, app), 0)
+    read(h, position(250, app), 1)
+    assert.ok(h.positions.keeps(key), 'kept open while held')
+    h.ack()
+    await ticks()
+    assert.equal(h.saves.at(-1)?.[app], 100, 'a read from before the rewind does not move the position')
+    assert.equal(h.heldFiles, 1)
+    h.ack()
+    await ticks()
+    assert.equal(h.saves.at(-1)?.[app], 250, 'the first lines read again acknowledged: the position moves on')
+    assert.equal(h.heldFiles, 0)
+    assert.deepEqual(h.positions.heldFiles(), [])
+    assert.ok(!h.positions.keeps(key), 'released once settled and not held')
+    assert.ok(
+      h.saves.every((s) => (s[app] ?? 0) <= 100 || s[app] === 250),
+      'no save covered lines not yet sent again'
+    )
+    read(h, position(350, app), 1)
+    h.ack()
+    await ticks()
+    await h.positions.close()
+    assert.equal(h.saves.at(-1)?.[app], 350)
+  })
+
+  it('with resend: lines read again that fail again are tried again after a longer backoff; a record the broker refuses is not read again, and the hold lasts for the run', async () => {
+    const h = harness(0, true)
+    const app = '/var/log/app.log'
+    const key = positionKey(position(0, app))
+    read(h, position(100, app))
+    h.ack()
+    await ticks()
+    h.fail(read(h, position(200, app)), 10)
+    h.ack()
+    await pass(20)
+    assert.deepEqual(h.calls, [`pause ${key}`, `rewind ${key} 100`])
+    h.fail(read(h, position(200, app), 1), 10)
+    h.ack()
+    await ticks()
+    assert.equal(h.calls[2], `pause ${key}`, 'paused again')
+    await pass(30)
+    assert.deepEqual(h.calls.slice(2), [`pause ${key}`, `rewind ${key} 100`], 'tried again from the same position')
+    const refused = new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, 'over max.message.bytes')
+    h.fail(read(h, position(200, app), 2), 10, 0, refused)
+    h.ack()
+    await pass(100)
+    assert.equal(h.calls.length, 4, 'not read again after a refusal')
+    assert.ok(!h.positions.keeps(key), 'released when rotated away: nothing more is read again')
+    read(h, position(300, app), 2)
+    h.ack()
+    await ticks()
+    await h.positions.close()
+    assert.equal(h.saves.at(-1)?.[app], 100)
+    assert.deepEqual(h.positions.heldFiles(), [{ path: app, offset: 100, records: 30 }])
+    assert.equal(h.failedRecords, 30)
+  })
+
+  it('with resend: a file first held by a refused record is neither paused nor rewound', async () => {
+    const h = harness(0, true)
+    const app = '/var/log/app.log'
+    read(h, position(100, app))
+    const refused = new SqueezeError(ErrorCodes.RECORD_TOO_LARGE, 'over max.message.bytes')
+    h.fail(read(h, position(200, app)), 1, 0, refused)
+    read(h, position(300, app))
+    for (let i = 0; i < 3; i++) h.ack()
+    await pass(30)
+    await h.positions.close()
+    assert.deepEqual(h.calls, [])
+    assert.equal(h.saves.at(-1)?.[app], 100)
+    assert.equal(h.heldFiles, 1)
   })
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { deliveryOutcome, produceSummary } from '../../../lib/report/produce-summary.js'
+import { deliveryOutcome, produceSummary, undelivered } from '../../../lib/report/produce-summary.js'
 
 const stats = {
   recordsAccepted: 1000,
@@ -56,5 +56,20 @@ describe("produce's closing summary", () => {
     ]
     assert.match(produceSummary(stats, { ...run, heldFiles: two }), /2 files keep their saved read position/)
     assert.ok(!produceSummary(stats, { ...run, heldFiles: [] }).includes('failed delivery'))
+  })
+
+  it('failed records whose lines were read again and acknowledged in the run leave nothing undelivered; held files do', () => {
+    const run = { topic: 'logs', codec: 'none', parseErrors: 0, onParseError: 'raw', rejected: 0, linesSplit: 0 }
+    assert.ok(undelivered(stats, {}), 'failed, not sent again')
+    assert.ok(!undelivered(stats, { deliveryRecovered: true }))
+    assert.ok(!undelivered({ ...stats, recordsFailed: 0 }, {}))
+    assert.match(
+      produceSummary(stats, { ...run, deliveryRecovered: true }),
+      /read again and sent, and every one acknowledged$/
+    )
+    assert.doesNotMatch(
+      produceSummary({ ...stats, recordsFailed: 0 }, { ...run, deliveryRecovered: true }),
+      /read again/
+    )
   })
 })

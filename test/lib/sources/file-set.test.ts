@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict'
-import { appendFileSync, copyFileSync, mkdtempSync, renameSync, truncateSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdtempSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -10,13 +19,17 @@ const log = createLogger({ level: 'silent', name: 'file-set-test' })
 
 /** Reads a followed file set in the background: its lines by file name, and the last position of each file. */
 function follow(options: { glob: string; exclude?: string[]; saved?: FilePosition[] }): {
+  files: FileSet
   lines: string[]
+  /** Per line read, the generation of the batch it came in. */
+  generations: number[]
   positions: Map<string, FilePosition>
   waitFor(n: number): Promise<void>
   stop(): Promise<void>
 } {
   const abort = new AbortController()
   const lines: string[] = []
+  const generations: number[] = []
   const positions = new Map<string, FilePosition>()
   const files = new FileSet({
     patterns: [{ glob: options.glob, kind: 'syslog' }],
@@ -30,12 +43,18 @@ function follow(options: { glob: string; exclude?: string[]; saved?: FilePositio
   })
   const reading = (async () => {
     for await (const batch of files.batches()) {
-      for (const item of batch.items) if (item.kind === 'line') lines.push(item.line)
+      for (const item of batch.items) {
+        if (item.kind !== 'line') continue
+        lines.push(item.line)
+        generations.push(batch.generation)
+      }
       positions.set(`${batch.position.dev}:${batch.position.ino}`, batch.position)
     }
   })()
   return {
+    files,
     lines,
+    generations,
     positions,
     async waitFor(n) {
       for (let i = 0; i < 500 && lines.length < n; i++) await new Promise((resolve) => setTimeout(resolve, 10))
@@ -118,5 +137,37 @@ describe('FileSet', () => {
     assert.equal(offsets.at(-1), Buffer.byteLength(text))
     // Before the last line was released (the file read once ends), the position stopped before it.
     assert.equal(offsets.at(-2), Buffer.byteLength(text) - 'half'.length)
+  })
+
+  it('a paused file is not read until rewound; then it is read again from the offset, a generation later, and a file kept open is not released when rotated away, even once deleted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-file-set-'))
+    const app = join(dir, 'app.log')
+    writeFileSync(app, 'one\ntwo\n')
+    const { dev, ino } = statSync(app)
+    const key = `${dev}:${ino}`
+    const set = follow({ glob: app })
+    let kept = true
+    set.files.keepOpen(() => kept)
+    await set.waitFor(2)
+    set.files.pause(key)
+    appendFileSync(app, 'three\n')
+    // Rotated away and deleted while paused: the open handle still reads it once rewound.
+    renameSync(app, `${app}.1`)
+    unlinkSync(`${app}.1`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.deepEqual(set.lines, ['one', 'two'], 'not read while paused')
+    assert.deepEqual(set.files.counts(), { reading: 0, rotated: 1 }, 'not released while paused')
+    assert.equal(set.files.rewind(key, 'one\n'.length), 1)
+    await set.waitFor(4)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.deepEqual(set.files.counts(), { reading: 0, rotated: 1 }, 'kept open past rotateWaitMs')
+    kept = false
+    for (let i = 0; i < 100 && set.files.counts().rotated > 0; i++) await new Promise((r) => setTimeout(r, 10))
+    assert.deepEqual(set.files.counts(), { reading: 0, rotated: 0 }, 'released once no longer kept')
+    assert.equal(set.files.rewind(key, 0), null, 'a released file cannot be rewound')
+    await set.stop()
+    assert.deepEqual(set.lines, ['one', 'two', 'two', 'three'])
+    assert.deepEqual(set.generations, [0, 0, 1, 1])
+    assert.equal(set.positions.get(key)?.offset, 'one\ntwo\nthree\n'.length)
   })
 })
