@@ -24,6 +24,8 @@ export interface ProduceLogsSummary {
   heldFiles?: ReadonlyArray<{ readonly path: string; readonly offset: number }>
   /** Followed files: every line whose records failed delivery was read again and its records acknowledged. */
   deliveryRecovered?: boolean
+  /** False where a file set saves no read positions (--no-state): heldFiles' offsets are this run's only. */
+  positionsSaved?: boolean
 }
 
 /** A run's counts before its first line, sharing the failure log's examples. */

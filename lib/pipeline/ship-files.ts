@@ -128,7 +128,8 @@ export async function shipFiles(args: ShipFilesArgs): Promise<ProduceLogsSummary
   await positions.close()
   failures.report(summary.itemsRead, true)
   const held = positions.heldFiles()
-  if (held.length > 0) return { ...summary, heldFiles: held }
+  if (held.length > 0)
+    return { ...summary, heldFiles: held, ...(args.positions === null ? { positionsSaved: false } : {}) }
   // Every line whose records failed was read again and its records acknowledged: nothing is left undelivered.
   return args.resend === true && args.transactional === undefined ? { ...summary, deliveryRecovered: true } : summary
 }

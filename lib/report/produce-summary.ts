@@ -15,6 +15,8 @@ export interface ProduceRunCounts {
   readonly heldFiles?: ReadonlyArray<{ readonly path: string; readonly offset: number }>
   /** Followed files: every line whose records failed delivery was read again and its records acknowledged. */
   readonly deliveryRecovered?: boolean
+  /** False where no read positions are saved (--no-state): the held offsets are this run's only. */
+  readonly positionsSaved?: boolean
 }
 
 /** The two lines `squeeze produce` ends with: what was sent and stored, then what was not and every record's outcome. */
@@ -27,7 +29,7 @@ export function produceSummary(stats: ProducerStats, run: ProduceRunCounts): str
     `lines not parsed: ${run.parseErrors} (${run.onParseError}), records too large: ${run.rejected}, ` +
     `lines split: ${run.linesSplit}, undelivered: ${stats.recordsFailed}; ` +
     deliveryOutcome(stats) +
-    heldNote(run.heldFiles ?? []) +
+    heldNote(run.heldFiles ?? [], run.positionsSaved !== false) +
     (run.deliveryRecovered === true && stats.recordsFailed > 0
       ? '\nthe lines whose records failed delivery were read again and sent, and every one acknowledged'
       : '')
@@ -39,15 +41,20 @@ export function undelivered(stats: ProducerStats, run: Pick<ProduceRunCounts, 'd
   return stats.recordsFailed > 0 && run.deliveryRecovered !== true
 }
 
-/** Where the lines that failed delivery are sent again from: each held file's saved offset. */
-function heldNote(held: ReadonlyArray<{ readonly path: string; readonly offset: number }>): string {
+/**
+ * Where the lines that failed delivery are sent again from: each held file's saved offset; without saved positions
+ * the next start reads every file from its start, so only where the failed lines begin is named.
+ */
+function heldNote(held: ReadonlyArray<{ readonly path: string; readonly offset: number }>, saved: boolean): string {
   const first = held[0]
   if (first === undefined) return ''
+  const where = `${first.path} from byte ${first.offset}${held.length > 1 ? ', ...' : ''}`
+  if (!saved) {
+    const files = held.length === 1 ? '1 file' : `${held.length} files`
+    return `\nlines failed delivery in ${files} (${where}); no read positions are saved (--no-state): the next start reads every file from its start`
+  }
   const files = held.length === 1 ? '1 file keeps its' : `${held.length} files keep their`
-  return (
-    `\nlines failed delivery: ${files} saved read position before them (${first.path} from byte ${first.offset}` +
-    `${held.length > 1 ? ', ...' : ''}); they and the lines after them are sent again on the next start`
-  )
+  return `\nlines failed delivery: ${files} saved read position before them (${where}); they and the lines after them are sent again on the next start`
 }
 
 /** Every accepted record is acknowledged or failed once the producer is closed; a gap says how many are not yet. */

@@ -58,6 +58,20 @@ describe("produce's closing summary", () => {
     assert.ok(!produceSummary(stats, { ...run, heldFiles: [] }).includes('failed delivery'))
   })
 
+  it('without saved positions (--no-state) the summary names where the failed lines begin, and promises no resend from there', () => {
+    const run = { topic: 'logs', codec: 'zstd:3', parseErrors: 0, onParseError: 'skip', rejected: 0, linesSplit: 0 }
+    const held = [{ path: '/var/log/app.log', offset: 39000 }]
+    const text = produceSummary(stats, { ...run, heldFiles: held, positionsSaved: false })
+    assert.ok(
+      text.endsWith(
+        '\nlines failed delivery in 1 file (/var/log/app.log from byte 39000); no read positions are saved ' +
+          '(--no-state): the next start reads every file from its start'
+      ),
+      text
+    )
+    assert.ok(!text.includes('saved read position before them'))
+  })
+
   it('failed records whose lines were read again and acknowledged in the run leave nothing undelivered; held files do', () => {
     const run = { topic: 'logs', codec: 'none', parseErrors: 0, onParseError: 'raw', rejected: 0, linesSplit: 0 }
     assert.ok(undelivered(stats, {}), 'failed, not sent again')
