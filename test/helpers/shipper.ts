@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isTransient } from '../../lib/errors.js'
+import { retry } from '../../lib/retry.js'
 import type { TestKafka } from './kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
@@ -54,9 +56,17 @@ export function startShipper(kafka: Pick<TestKafka, 'broker'>, topic: string, ar
   return { child, exited, output: () => output }
 }
 
-/** Records in the topic (all partitions), by high watermark: cheap enough to poll. */
+/**
+ * Records in the topic (all partitions), by high watermark: cheap enough to poll. A topic created a moment ago may
+ * answer NOT_LEADER until its leader is known everywhere: asked again.
+ */
 export async function recordCount(kafka: TestKafka, topic: string): Promise<number> {
-  const offsets = await kafka.admin.fetchTopicOffsets(topic)
+  const offsets = await retry(() => kafka.admin.fetchTopicOffsets(topic), {
+    retries: 10,
+    initialDelayMs: 50,
+    maxDelayMs: 500,
+    shouldRetry: isTransient
+  })
   return offsets.reduce((sum, o) => sum + Number(o.high), 0)
 }
 
