@@ -120,7 +120,7 @@ function parseTable(rates: ParseRates): string {
     ([kind, rate]) => `| ${kind} encodeLine | ${rate.toLocaleString('en-US')} |`
   )
   const inPlace = Object.entries(rates.inPlaceLinesPerSecond).map(
-    ([kind, rate]) => `| ${kind} writeLineBytes (read in place) | ${rate.toLocaleString('en-US')} |`
+    ([kind, rate]) => `| ${kind} lines read in place | ${rate.toLocaleString('en-US')} |`
   )
   return [
     '| lines or records per CPU second (best of 5 passes) | |',

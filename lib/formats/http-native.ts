@@ -1,70 +1,110 @@
 import { createRequire } from 'node:module'
 import { TEXT_OVERHEAD } from './capnp-wire.js'
 import { HTTP_REQUEST_DATA_BYTES, HTTP_REQUEST_POINTERS } from './http-request.generated.js'
+import type { LinePass, WrittenValueSink } from './log-format.js'
 
 /**
- * The native fast path for access-log lines (encodeHttpLine in native/squeeze-lz4, src/binding.c): a combined-log
- * line's bytes parsed and its HttpRequest message written in C, for the lines the TypeScript reads in place
- * (scanCombinedLine, CombinedTimeOfBytes, writeHttpRequestSpansAt), to the same bytes. It takes only plain ASCII
- * lines with the canonical timestamp; for any other it answers "not mine" and the TypeScript parses the line, so
- * the TypeScript stays the definition of the format and the reference the tests hold the C to.
+ * The native fast path for access-log lines (encodeHttpLines in native/squeeze-lz4, src/binding.c): the lines of a
+ * chunk parsed and their HttpRequest messages written in C, one call a chunk, for the lines the TypeScript reads in
+ * place (scanCombinedLine, CombinedTimeOfBytes, writeHttpRequestSpansAt), to the same bytes. It takes only plain
+ * ASCII lines with the canonical timestamp; any other it leaves to the TypeScript, which stays the definition of the
+ * format and the reference the tests hold the C to.
  *
- * One call a line writes the message into a scratch buffer and says its size, so a line that is not the C's is
- * known before room is reserved in a batch; sink.put then copies the message in. Writing straight into the batch
- * would take two calls a line (parse and size, then write, with the parsed fields kept in C between them), and a
- * call into the binding costs more than the copy.
+ * The messages land in a scratch buffer with their sizes, so a line that is not the C's is known before room is
+ * reserved in a batch; sink.put then copies each message in.
  */
-interface HttpLineBinding {
-  encodeHttpLine?: (src: Uint8Array, start: number, end: number, out: Uint8Array) => number
-}
+type EncodeHttpLines = (src: Uint8Array, start: number, end: number, out: Uint8Array, table: Int32Array) => number
 
-type EncodeHttpLine = (src: Uint8Array, start: number, end: number, out: Uint8Array) => number
+interface HttpLinesBinding {
+  encodeHttpLines?: EncodeHttpLines
+}
 
 /** Segment header and root pointer (two words), the data section and the pointer section. */
 const FIXED_BYTES = 16 + HTTP_REQUEST_DATA_BYTES + 8 * HTTP_REQUEST_POINTERS
 /** The most a line's message can take beyond the line's length: texts are parts of the line, each with its NUL and padding. */
-const OVERHEAD_BYTES = FIXED_BYTES + HTTP_REQUEST_POINTERS * TEXT_OVERHEAD
+const LINE_OVERHEAD_BYTES = FIXED_BYTES + HTTP_REQUEST_POINTERS * TEXT_OVERHEAD
+/** int32s a line takes in the table: its start, its text's end, its message's offset in the scratch, its size. */
+const ROW = 4
+/** Lines one call takes at most: a 96 KiB read of typical access-log lines is a few hundred. */
+const LINES_PER_CALL = 1024
 
 const require = createRequire(import.meta.url)
 
-function load(): EncodeHttpLine | null {
+function load(): EncodeHttpLines | null {
   // The function lives in squeeze's one native binding; a build from before it has none.
-  const encode = (require('squeeze-lz4') as HttpLineBinding).encodeHttpLine
-  return encode ?? null
+  return (require('squeeze-lz4') as HttpLinesBinding).encodeHttpLines ?? null
 }
 
-/** The native function, null for the TypeScript only; undefined until the first line. */
-let encode: EncodeHttpLine | null | undefined
-/** Where the message of the line encoded last is, until it is copied into its batch; grown for a longer line. */
-let scratch = Buffer.alloc(0)
-/** The scratch buffer's first size: a few lines of any common length. */
-const FIRST_SCRATCH_BYTES = 64 * 1024
+/** The lines of a chunk as one native call reads them; its table and scratch are reused from call to call. */
+class NativeLinePass implements LinePass {
+  count = 0
+  next = 0
+  private readonly table = new Int32Array(ROW * LINES_PER_CALL + 1)
+  /** The messages of the lines read last, until they are copied into their batches; grown for a longer chunk. */
+  private scratch = Buffer.alloc(0)
+  /** sink.put's writer: row `i`'s message copied in at `at`. Bound once, as put passes it for every line. */
+  private readonly copyRow = (buf: Buffer, _view: DataView, at: number, i: number): number => {
+    const from = this.table[ROW * i + 2] as number
+    return at + this.scratch.copy(buf, at, from, from + (this.table[ROW * i + 3] as number))
+  }
 
-function encoder(): EncodeHttpLine | null {
-  // Not ??=: null (no native path) is a choice made, not one to make again on every line.
+  constructor(
+    private readonly encode: EncodeHttpLines,
+    private readonly free: NativeLinePass[]
+  ) {}
+
+  read(src: Buffer, start: number, end: number): void {
+    // Room for the first line whatever its length, and for about all the chunk's messages (a message is about 1.6
+    // times its line), so one call usually takes a whole chunk.
+    const room = 2 * (end - start) + LINE_OVERHEAD_BYTES
+    if (this.scratch.length < room) this.scratch = Buffer.allocUnsafe(room)
+    this.count = this.encode(src, start, end, this.scratch, this.table)
+    this.next = this.table[ROW * this.count] as number
+  }
+
+  start(i: number): number {
+    return this.table[ROW * i] as number
+  }
+
+  end(i: number): number {
+    return this.table[ROW * i + 1] as number
+  }
+
+  taken(i: number): boolean {
+    return (this.table[ROW * i + 3] as number) >= 0
+  }
+
+  put(i: number, sink: WrittenValueSink): Promise<void> | undefined {
+    return sink.put(this.table[ROW * i + 3] as number, this.copyRow, i)
+  }
+
+  release(): void {
+    this.free.push(this)
+  }
+}
+
+/** The native function, null for the TypeScript only; undefined until asked for. */
+let encode: EncodeHttpLines | null | undefined
+/** Passes released, for the next caller: one per caller reading at the same time, each with its own scratch. */
+const free: NativeLinePass[] = []
+
+function encoder(): EncodeHttpLines | null {
+  // Not ??=: null (no native path) is a choice made, not one to make again for every chunk.
   if (encode === undefined) encode = process.env['SQUEEZE_HTTP_NATIVE'] === 'js' ? null : load()
   return encode
 }
 
 /**
- * Parses `src[start, end)` and writes its HttpRequest message in C; returns the message's size, or -1 where the
- * TypeScript is to read the line (it is not the C's, or the native function is missing or switched off with
- * SQUEEZE_HTTP_NATIVE=js). The message stays in a scratch buffer until copyEncodedLine, the next call's to make.
+ * A pass that reads the lines of a chunk in C, the caller's own until its release() (see LinePass); null where the
+ * TypeScript reads every line (the native function is missing, or switched off with SQUEEZE_HTTP_NATIVE=js).
  */
-export function encodeHttpLineNative(src: Buffer, start: number, end: number): number {
+export function httpLinePass(): LinePass | null {
   const native = encoder()
-  if (native === null) return -1
-  const room = end - start + OVERHEAD_BYTES
-  if (scratch.length < room) scratch = Buffer.allocUnsafe(Math.max(room, scratch.length * 2, FIRST_SCRATCH_BYTES))
-  return native(src, start, end, scratch)
+  if (native === null) return null
+  return free.pop() ?? new NativeLinePass(native, free)
 }
 
-/** A ValueWriter for sink.put: the message encodeHttpLineNative wrote last, of `bytes` bytes, copied in at `at`. */
-export function copyEncodedLine(buf: Buffer, _view: DataView, at: number, bytes: number): number {
-  return at + scratch.copy(buf, at, 0, bytes)
-}
-
-/** Which way httpFormat.writeLineBytes reads a line it can take in place: in C, or in TypeScript. */
+/** Which way httpFormat reads the lines of a chunk: in C, or in TypeScript. */
 export function httpLinesImplementation(): 'native' | 'js' {
   return encoder() === null ? 'js' : 'native'
 }

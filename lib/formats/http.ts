@@ -10,7 +10,7 @@ import {
   writeHttpRequestSpansAt
 } from './http-request-writer.js'
 import { checkHttpRequest, checkHttpRequestAt } from './http-request-reader.js'
-import { copyEncodedLine, encodeHttpLineNative } from './http-native.js'
+import { httpLinePass } from './http-native.js'
 import type { LogFormat, WrittenValueSink } from './log-format.js'
 
 function writeLine(line: string, sink: WrittenValueSink): Promise<void> | undefined {
@@ -26,8 +26,9 @@ const timeOfBytes = new CombinedTimeOfBytes()
 /**
  * Access logs become Cap'n Proto HttpRequest records. decode reads every field the zero-copy way
  * (checkHttpRequest): scalars read, text fields located and checked, no JS strings built; readHttpRequest
- * builds the plain object when the fields are wanted. A line read as bytes is parsed in place where it can be:
- * in C (http-native.ts) for the plain lines it takes, else in TypeScript (scanCombinedLine), else as text.
+ * builds the plain object when the fields are wanted. Lines read as bytes are parsed in place where they can be:
+ * a chunk's in C (linePass, http-native.ts) for the plain lines it takes, else each in TypeScript
+ * (writeLineBytes: scanCombinedLine), else as text.
  */
 export const httpFormat: LogFormat = {
   kind: 'http',
@@ -36,12 +37,11 @@ export const httpFormat: LogFormat = {
   },
   writeLine,
   writeLineBytes(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined {
-    const encoded = encodeHttpLineNative(bytes, start, end)
-    if (encoded >= 0) return sink.put(encoded, copyEncodedLine, encoded)
     if (!scanCombinedLine(bytes, start, end, spans, time)) return writeLine(bytes.toString('utf8', start, end), sink)
     timeOfBytes.set(bytes, time.start, time.end, spans.u64, TIMESTAMP_SLOT)
     return sink.put(maxHttpRequestSpansBytes(spans), writeHttpRequestSpansAt, spans)
   },
+  linePass: httpLinePass,
   decode(value: Uint8Array): number {
     // The text byte count keeps the reads observably used.
     return checkHttpRequest(value) >= 0 ? HTTP_REQUEST_FIELD_COUNT : 0

@@ -5,6 +5,25 @@ export interface WrittenValueSink {
   put<T>(maxValueBytes: number, write: ValueWriter<T>, arg: T): Promise<void> | undefined
 }
 
+/**
+ * A format's reader of many lines at once (LogFormat.linePass), the caller's own until release(). read() takes the
+ * lines of `bytes[start, end)` (split at each newline; the last ends at `end`) from the first, as many as one pass
+ * takes: line `i` of `count` is `bytes[start(i), end(i))` (no newline, no CR); where taken(i), the pass parsed it and
+ * put(i, sink) writes its record, as writeLine would; elsewhere the line is the format's writeLineBytes's to read.
+ * The next read starts at `next`, which is past `end` once the last line is read. A read's lines are valid until
+ * the next read.
+ */
+export interface LinePass {
+  readonly count: number
+  readonly next: number
+  read(bytes: Buffer, start: number, end: number): void
+  start(i: number): number
+  end(i: number): number
+  taken(i: number): boolean
+  put(i: number, sink: WrittenValueSink): Promise<void> | undefined
+  release(): void
+}
+
 /** The six log kinds squeeze knows how to turn into Kafka records and read back. */
 export type LogKind = 'http' | 'journald' | 'nginx-error' | 'dns-dnsmasq' | 'dns-zeek' | 'syslog'
 
@@ -28,6 +47,8 @@ export interface LogFormat {
    * line's text. The bytes are not kept after it returns.
    */
   writeLineBytes?(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined
+  /** A reader of many lines at once, for the caller alone until its release() (see LinePass); null where the format reads them one by one. */
+  linePass?(): LinePass | null
   /**
    * Decodes a record value reading EVERY field (so decode CPU is honest); returns the number of fields read.
    * Binary formats read zero-copy, as their own readers do (a text field is located and checked, not copied into

@@ -1,6 +1,6 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
 import type { LogFormat } from '../formats/index.js'
-import type { WrittenValueSink } from '../formats/log-format.js'
+import type { LinePass, WrittenValueSink } from '../formats/log-format.js'
 import type { ValueWriter } from '../protocol/record-batch-builder.js'
 import type { Logger } from '../log/logger.js'
 import type { Producer, ProducerRecord } from '../producer/producer.js'
@@ -206,10 +206,44 @@ function withHeaders(record: ProducerRecord, args: WriteArgs): ProducerRecord {
   return args.headers === undefined ? record : { ...record, headers: args.headers.list }
 }
 
+/** The lines of a chunk one at a time, for a format without a pass of its own (LogFormat.linePass). */
+class OneLinePass implements LinePass {
+  readonly count = 1
+  next = 0
+  private lineStart = 0
+  private textStop = 0
+
+  read(bytes: Buffer, start: number, end: number): void {
+    const newline = lineEnd(bytes, start, end)
+    this.lineStart = start
+    this.textStop = textEnd(bytes, start, newline)
+    this.next = newline + 1
+  }
+
+  start(): number {
+    return this.lineStart
+  }
+
+  end(): number {
+    return this.textStop
+  }
+
+  taken(): boolean {
+    return false
+  }
+
+  put(): undefined {
+    return undefined
+  }
+
+  release(): void {}
+}
+
 /**
- * The lines of a chunk, each read in place from its bytes and written straight into its batch
- * (LogFormat.writeLineBytes), in order: writeItems without a string per line. A line that does not parse is decoded
- * for the log and the raw policy, as writeItems has it.
+ * The lines of a chunk, each read in place from its bytes and written straight into its batch, in order: writeItems
+ * without a string per line. The format reads many lines at once where it can (LogFormat.linePass), and each line
+ * that pass does not take by itself (writeLineBytes). A line that does not parse is decoded for the log and the raw
+ * policy, as writeItems has it.
  */
 export async function writeLineChunk(
   chunk: LineChunk,
@@ -219,21 +253,38 @@ export async function writeLineChunk(
   summary: ProduceLogsSummary
 ): Promise<void> {
   const { bytes, end } = chunk
-  for (let start = 0; ;) {
-    const newline = lineEnd(bytes, start, end)
-    const stop = textEnd(bytes, start, newline)
-    summary.itemsRead++
-    let pending: Promise<void> | undefined | null
-    try {
-      pending = format.writeLineBytes(bytes, start, stop, sink)
-    } catch (err) {
-      const raw = parseFailed(bytes.toString('utf8', start, stop), err, args, summary)
-      pending = raw === undefined ? null : args.producer.send(withHeaders(raw, args))
+  const pass = format.linePass?.() ?? new OneLinePass()
+  try {
+    for (let start = 0; start <= end; start = pass.next) {
+      pass.read(bytes, start, end)
+      for (let i = 0; i < pass.count; i++) {
+        summary.itemsRead++
+        const pending = writeLineOfPass(pass, i, bytes, format, sink, args, summary)
+        // Awaited only where the producer returned a promise: no promise per line.
+        if (pending === undefined || (pending !== null && (await accepted(pending, args, summary))))
+          summary.recordsSent++
+      }
     }
-    // Awaited only where the producer returned a promise: no promise per line.
-    if (pending === undefined || (pending !== null && (await accepted(pending, args, summary)))) summary.recordsSent++
-    if (newline === end) return
-    start = newline + 1
+  } finally {
+    pass.release()
+  }
+}
+
+/** Line `i` of `pass` written into its batch: what sink.put returns, or null for a line the policy skips. */
+function writeLineOfPass(
+  pass: LinePass,
+  i: number,
+  bytes: Buffer,
+  format: BytesFormat,
+  sink: WrittenValueSink,
+  args: WriteArgs,
+  summary: ProduceLogsSummary
+): Promise<void> | undefined | null {
+  try {
+    return pass.taken(i) ? pass.put(i, sink) : format.writeLineBytes(bytes, pass.start(i), pass.end(i), sink)
+  } catch (err) {
+    const raw = parseFailed(bytes.toString('utf8', pass.start(i), pass.end(i)), err, args, summary)
+    return raw === undefined ? null : args.producer.send(withHeaders(raw, args))
   }
 }
 

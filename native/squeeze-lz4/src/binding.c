@@ -209,10 +209,10 @@ static napi_value js_thread_cpu_seconds(napi_env env, napi_callback_info info) {
  * line it cannot parse) is "not mine" and goes the TypeScript way, which accepts it or names the reason. Every read
  * is checked against the line's end and every write against the output's length.
  *
- * One call a line, encodeHttpLine: the line parsed and its message written into the caller's scratch buffer, its
- * size returned, so a line that is not ours is known before the caller reserves room in a batch, and the caller
- * copies the message in. Writing straight into the batch would take a second call (parse and size, then write),
- * which costs more than that copy, and the parsed fields kept between the calls.
+ * Messages go into the caller's scratch buffer, their sizes returned, so a line that is not ours is known before the
+ * caller reserves room in a batch, and the caller copies each message in. One call takes the lines of a chunk
+ * (encodeHttpLines): the newline search is memchr, and the cost of a call into the binding is paid per chunk, not
+ * per line.
  */
 
 /* The HttpRequest layout of http-request.generated.ts: segment header, root pointer, 6 data words, 14 pointers. */
@@ -221,6 +221,8 @@ static napi_value js_thread_cpu_seconds(napi_env env, napi_callback_info info) {
 #define HTTP_POINTERS_AT 64
 #define HTTP_POINTERS 14
 #define HTTP_FIXED_BYTES (HTTP_POINTERS_AT + 8 * HTTP_POINTERS)
+/* The most a line's message takes beyond the line's length: the struct, and each text's NUL and padding (at most 8). */
+#define HTTP_LINE_OVERHEAD (HTTP_FIXED_BYTES + 8 * HTTP_POINTERS)
 #define HTTP_ROOT_POINTER_HI ((uint32_t)HTTP_POINTERS << 16 | HTTP_DATA_BYTES / 8)
 /* Pointer indexes of the text fields the combined format fills. */
 enum { T_CLIENT_IP = 0, T_PATH = 2, T_QUERY = 3, T_PROTOCOL = 4, T_USER_AGENT = 5, T_REFERER = 6, T_REMOTE_USER = 12, T_IDENT = 13 };
@@ -470,29 +472,67 @@ static int index_arg(napi_env env, napi_value value, size_t *index) {
   return 1;
 }
 
+static int int32s_arg(napi_env env, napi_value value, int32_t **data, size_t *length) {
+  bool is;
+  napi_typedarray_type type;
+  size_t offset;
+  napi_value buffer;
+  void *base;
+  if (napi_is_typedarray(env, value, &is) != napi_ok || !is
+      || napi_get_typedarray_info(env, value, &type, length, &base, &buffer, &offset) != napi_ok || type != napi_int32_array)
+    return 0;
+  *data = base;
+  return 1;
+}
+
+/* A table row: the line's start, its text's end (before a CR that ends it), its message's offset in out, its size. */
+#define LINE_ROW 4
+
 /*
- * encodeHttpLine(src, start, end, out) -> the size of src[start, end)'s message, written at out[0], or -1 for a line
- * the TypeScript reads. Any message fits in end - start + 288 bytes (the 176 of the struct, and each of the 14 texts'
- * NUL and padding, at most 8); an out too short for this one is a TypeError, nothing written.
+ * encodeHttpLines(src, start, end, out, table) -> n: the lines of src[start, end), split at each newline (the last
+ * one ends at end), from the first on, each parsed and its message written as writeHttpRequestSpansAt writes it,
+ * one after another from out[0]. Row i of table (LINE_ROW int32s) is line i's start, its text's end, its message's
+ * offset and size, the size -1 for a line the TypeScript reads; table[LINE_ROW * n] is where the next call starts,
+ * end + 1 once the last line is done. A call stops early when out has no room for the next message or table no row
+ * for it; out must hold end - start + HTTP_LINE_OVERHEAD bytes, so the first line always fits.
  */
-static napi_value js_encode_http_line(napi_env env, napi_callback_info info) {
-  size_t argc = 4, start, end;
-  napi_value argv[4], result;
+static napi_value js_encode_http_lines(napi_env env, napi_callback_info info) {
+  size_t argc = 5, start, end, src_len, out_len, table_len;
+  napi_value argv[5], result;
   uint8_t *src, *out;
-  size_t src_len, out_len;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 || !bytes_arg(env, argv[0], &src, &src_len)
+  int32_t *table;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5 || !bytes_arg(env, argv[0], &src, &src_len)
       || !index_arg(env, argv[1], &start) || !index_arg(env, argv[2], &end) || start > end || end > src_len
-      || !bytes_arg(env, argv[3], &out, &out_len))
-    return fail(env, "encodeHttpLine(src: Uint8Array, start: number, end: number, out: Uint8Array)");
-  http_line l;
-  if (end - start > HTTP_MAX_LINE_BYTES || !scan_combined_line(&l, src, start, end)) {
-    napi_create_int32(env, -1, &result);
-    return result;
+      || src_len >= INT32_MAX || !bytes_arg(env, argv[3], &out, &out_len) || out_len > INT32_MAX
+      || !int32s_arg(env, argv[4], &table, &table_len) || table_len < LINE_ROW + 1)
+    return fail(env, "encodeHttpLines(src: Uint8Array, start: number, end: number, out: Uint8Array, table: Int32Array)");
+  if (out_len < end - start + HTTP_LINE_OVERHEAD) return fail(env, "encodeHttpLines: out is too short");
+  const size_t rows = (table_len - 1) / LINE_ROW;
+  size_t at = start, used = 0, n = 0;
+  while (n < rows) {
+    const uint8_t *newline = memchr(src + at, '\n', end - at);
+    const size_t stop = newline == NULL ? end : (size_t)(newline - src);
+    const size_t text_end = stop > at && src[stop - 1] == '\r' ? stop - 1 : stop;
+    int32_t size = -1;
+    http_line l;
+    if (text_end - at <= HTTP_MAX_LINE_BYTES && scan_combined_line(&l, src, at, text_end)) {
+      l.bytes = http_line_bytes(&l);
+      /* Only a later line can lack room: the first one's message is at most its length + HTTP_LINE_OVERHEAD. */
+      if (l.bytes > out_len - used) break;
+      write_http_line(&l, src, out + used);
+      size = (int32_t)l.bytes;
+    }
+    int32_t *row = table + LINE_ROW * n++;
+    row[0] = (int32_t)at;
+    row[1] = (int32_t)text_end;
+    row[2] = (int32_t)used;
+    row[3] = size;
+    if (size >= 0) used += (size_t)size;
+    at = stop + 1;
+    if (stop == end) break;
   }
-  l.bytes = http_line_bytes(&l);
-  if (l.bytes > out_len) return fail(env, "encodeHttpLine: out is too short");
-  write_http_line(&l, src, out);
-  napi_create_double(env, (double)l.bytes, &result);
+  table[LINE_ROW * n] = (int32_t)at;
+  napi_create_uint32(env, (uint32_t)n, &result);
   return result;
 }
 
@@ -503,7 +543,7 @@ NAPI_MODULE_INIT() {
     { "decompressBlock", NULL, js_decompress_block, NULL, NULL, NULL, napi_enumerable, NULL },
     { "trimHeap", NULL, js_trim_heap, NULL, NULL, NULL, napi_enumerable, NULL },
     { "threadCpuSeconds", NULL, js_thread_cpu_seconds, NULL, NULL, NULL, napi_enumerable, NULL },
-    { "encodeHttpLine", NULL, js_encode_http_line, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "encodeHttpLines", NULL, js_encode_http_lines, NULL, NULL, NULL, napi_enumerable, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

@@ -5,7 +5,8 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { parseCombinedLine } from '../../../lib/formats/combined-log.js'
 import { maxHttpRequestBytes, writeHttpRequestAt } from '../../../lib/formats/http-request-writer.js'
-import { copyEncodedLine, encodeHttpLineNative, httpLinesImplementation } from '../../../lib/formats/http-native.js'
+import { httpLinePass, httpLinesImplementation } from '../../../lib/formats/http-native.js'
+import type { WrittenValueSink } from '../../../lib/formats/log-format.js'
 import {
   combinedLine,
   generatedLine,
@@ -30,37 +31,78 @@ function viaText(line: string): Buffer | null {
 
 /** The binding itself: these tests hold it to the text parser whichever way SQUEEZE_HTTP_NATIVE points the format. */
 const binding = createRequire(import.meta.url)('squeeze-lz4') as {
-  encodeHttpLine: (src: Uint8Array, start: number, end: number, out: Uint8Array) => number
+  encodeHttpLines: (src: Uint8Array, start: number, end: number, out: Uint8Array, table: Int32Array) => number
 }
 /** Struct, and each text's NUL and padding: what a message can take beyond its line's bytes. */
 const OVERHEAD_BYTES = 176 + 14 * 8
+/** int32s a line takes in the table: start, text end, message offset, message size. */
+const ROW = 4
 
-/**
- * What the native path makes of `line`, placed between other bytes (a quote, a bracket, a space after it: a read
- * past the line's end would change the answer): the record's bytes, written into dirty memory only as long as the
- * bound, or null for "not mine".
- */
-function viaNative(line: string, after = '" ]"'): Buffer | null {
-  const bytes = Buffer.concat([Buffer.from('xx\n'), Buffer.from(line), Buffer.from(after)])
-  const end = bytes.length - Buffer.byteLength(after)
-  const out = Buffer.alloc(end - 3 + OVERHEAD_BYTES, 0xa5)
-  const size = binding.encodeHttpLine(bytes, 3, end, out)
-  if (size < 0) return null
-  assert.ok(size <= out.length && size % 8 === 0, `size ${size}`)
-  return Buffer.from(out.subarray(0, size))
+/** Lines as the producer splits a chunk: at each newline, a CR that ends a line dropped. */
+function splitLines(text: string): string[] {
+  return text.split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line))
 }
 
-/** Whether the native path took `line`; fails unless the text parser takes it too, to the same bytes. */
-function assertAgrees(line: string): boolean {
-  const native = viaNative(line)
-  if (native === null) return false
-  const text = viaText(line)
-  assert.ok(text !== null, `the native path took a line the text parser refuses: ${JSON.stringify(line)}`)
-  if (!native.equals(text))
-    assert.fail(
-      `bytes differ for ${JSON.stringify(line)}\n  native ${native.toString('hex')}\n  text   ${text.toString('hex')}`
-    )
-  return true
+/**
+ * What the native path makes of the lines of `text`, placed between other bytes (a quote, a bracket, a space after
+ * it: a read past the chunk's end would change the answer): per line, its record's bytes, or null for "not mine".
+ * The output is dirty memory only as long as a call requires, and the table has `rows` rows, so calls stop early
+ * and are resumed where they say; each row's bounds and offsets are checked against the bytes.
+ */
+function nativeLines(text: string, after = '" ]"', rows = 64): { records: (Buffer | null)[]; calls: number } {
+  const bytes = Buffer.concat([Buffer.from('xx\n'), Buffer.from(text), Buffer.from(after)])
+  const end = bytes.length - Buffer.byteLength(after)
+  const out = Buffer.alloc(end - 3 + OVERHEAD_BYTES, 0xa5)
+  const table = new Int32Array(ROW * rows + 1)
+  const records: (Buffer | null)[] = []
+  let calls = 0
+  for (let at = 3; at <= end; calls++) {
+    const n = binding.encodeHttpLines(bytes, at, end, out, table)
+    assert.ok(n >= 1 && n <= rows, `${n} lines of ${rows} rows`)
+    let used = 0
+    for (let i = 0; i < n; i++) {
+      const [start, textEnd, offset, size] = Array.from(table.subarray(ROW * i, ROW * i + ROW))
+      const newline = bytes.indexOf(10, at)
+      const stop = newline < 0 || newline > end ? end : newline
+      assert.deepEqual([start, textEnd], [at, stop > at && bytes[stop - 1] === 13 ? stop - 1 : stop])
+      if ((size as number) < 0) records.push(null)
+      else {
+        assert.ok(offset === used && (size as number) % 8 === 0, `offset ${offset}, size ${size}`)
+        records.push(Buffer.from(out.subarray(used, used + (size as number))))
+        used += size as number
+      }
+      at = stop + 1
+    }
+    assert.equal(table[ROW * n], at)
+  }
+  return { records, calls }
+}
+
+/** The native path's record of one line (no newline in it), or null for "not mine". */
+function viaNative(line: string, after?: string): Buffer | null {
+  const { records } = nativeLines(line, after)
+  assert.equal(records.length, 1)
+  return records[0] as Buffer | null
+}
+
+/** Whether the native path took every line of `text`; fails unless the text parser takes each too, to the same bytes. */
+function assertAgrees(text: string, after?: string): boolean {
+  const lines = splitLines(text)
+  const { records } = nativeLines(text, after)
+  assert.equal(records.length, lines.length)
+  let taken = true
+  records.forEach((native, i) => {
+    const line = lines[i] as string
+    if (native === null) return (taken = false)
+    const viaParser = viaText(line)
+    assert.ok(viaParser !== null, `the native path took a line the text parser refuses: ${JSON.stringify(line)}`)
+    if (!native.equals(viaParser))
+      assert.fail(
+        `bytes differ for ${JSON.stringify(line)}\n  native ${native.toString('hex')}\n  text   ${viaParser.toString('hex')}`
+      )
+    return true
+  })
+  return taken
 }
 
 /** A plain line to vary one field of. */
@@ -110,16 +152,58 @@ const anyTimestamp = fc
       `${day}/${month}/${String(year).padStart(4, '0')}:${hour}:${minute}:${second} ${sign}${offset}`
   )
 
-describe('encodeHttpLine: the native path takes only lines the text parser takes, to the same bytes', () => {
-  it('is the path this build takes, and the format copies its message as it wrote it', () => {
+/** A sink that writes each record into a buffer of its own, as Producer.sendWritten does where no batch has room. */
+function collectingSink(records: Buffer[]): WrittenValueSink {
+  return {
+    put(maxValueBytes, write, arg) {
+      const buf = Buffer.alloc(maxValueBytes + 16, 0xa5)
+      const end = write(buf, new DataView(buf.buffer, buf.byteOffset, buf.length), 8, arg)
+      records.push(buf.subarray(8, end))
+      return undefined
+    }
+  }
+}
+
+describe('encodeHttpLines: the native path takes only lines the text parser takes, to the same bytes', () => {
+  it("is the path this build takes; a pass puts the records it read, and is the caller's alone until released", () => {
     const native = process.env['SQUEEZE_HTTP_NATIVE'] !== 'js'
     assert.equal(httpLinesImplementation(), native ? 'native' : 'js')
-    const line = Buffer.from(`x\n${lineWith({})}\n`)
-    const size = encodeHttpLineNative(line, 2, line.length - 1)
-    if (!native) return assert.equal(size, -1)
-    const out = Buffer.alloc(size + 20, 0xa5)
-    assert.equal(copyEncodedLine(out, new DataView(out.buffer), 7, size), 7 + size)
-    assert.deepEqual(out.subarray(7, 7 + size), viaNative(lineWith({})))
+    const pass = httpLinePass()
+    if (!native) return assert.equal(pass, null)
+    assert.ok(pass !== null)
+    const lines = [lineWith({}), 'not an access line', lineWith({ status: '404' })]
+    const chunk = Buffer.from(`x\n${lines.join('\r\n')}\n`)
+    pass.read(chunk, 2, chunk.length - 1)
+    assert.deepEqual([pass.count, pass.next], [3, chunk.length])
+    assert.deepEqual(
+      lines.map((_, i) => [pass.taken(i), chunk.toString('utf8', pass.start(i), pass.end(i))]),
+      lines.map((line, i) => [i !== 1, line])
+    )
+    const records: Buffer[] = []
+    for (const i of [0, 2]) assert.equal(pass.put(i, collectingSink(records)), undefined)
+    assert.deepEqual(records, [viaNative(lines[0] as string), viaNative(lines[2] as string)])
+    const other = httpLinePass()
+    assert.ok(other !== null && other !== pass, 'a second caller gets a pass of its own')
+    pass.release()
+    other.release()
+    assert.equal(httpLinePass(), other, 'a released pass is handed out again')
+  })
+
+  it('a chunk of many lines: the same records whatever the table and scratch let one call take', () => {
+    const lines = [...kindLines('http').slice(0, 150), '', 'caf\u00e9 - - x', lineWith({ agent: 'a\r' })]
+    const text = lines.map((line, i) => (i % 3 === 0 ? `${line}\r` : line)).join('\n')
+    const all = nativeLines(text, '\n', 1024)
+    // A message is longer than its line, so a scratch of the chunk's length and a line's overhead is not enough.
+    assert.ok(all.calls > 1, `${all.calls} calls`)
+    for (const rows of [1, 2, 7]) {
+      const few = nativeLines(text, '\n', rows)
+      assert.deepEqual(few.records, all.records, `${rows} rows a call`)
+      assert.ok(few.calls >= Math.ceil(lines.length / rows))
+    }
+    assert.equal(all.records.length, lines.length)
+    assert.deepEqual(all.records.slice(150, 152), [null, null], 'the empty and the non-ASCII line')
+    assert.ok(all.records[152] !== null, 'a CR inside a field is part of it')
+    assertAgrees(text, '\n')
   })
 
   it('every line of every corpus file, and every access line the text parser takes is taken', () => {
@@ -239,15 +323,13 @@ describe('encodeHttpLine: the native path takes only lines the text parser takes
   it('any bytes: never more than the text parser takes, and after any tail', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), fc.string({ maxLength: 4 }), (raw, after) => {
-        const line = Buffer.from(raw).toString('latin1')
-        if (viaNative(line, after) !== null) assertAgrees(line)
+        assertAgrees(Buffer.from(raw).toString('latin1'), after)
       }),
       { numRuns: 3000 }
     )
     fc.assert(
       fc.property(mutatedLine(kindLines('http')), token('"] x', 0, 3), (line, after) => {
-        const native = viaNative(line, after)
-        assert.deepEqual(native, viaNative(line), JSON.stringify([line, after]))
+        assert.deepEqual(nativeLines(line, after).records, nativeLines(line).records, JSON.stringify([line, after]))
       }),
       { numRuns: 2000 }
     )
@@ -255,8 +337,10 @@ describe('encodeHttpLine: the native path takes only lines the text parser takes
 
   it('refuses arguments out of bounds instead of reading or writing past them', () => {
     const src = Buffer.from(lineWith({}))
-    const out = Buffer.alloc(4096)
-    assert.ok(binding.encodeHttpLine(src, 0, src.length, out) > 0)
+    const out = Buffer.alloc(src.length + OVERHEAD_BYTES)
+    const table = new Int32Array(ROW + 1)
+    assert.equal(binding.encodeHttpLines(src, 0, src.length, out, table), 1)
+    assert.ok((table[3] as number) > 0)
     for (const [start, end] of [
       [0, src.length + 1],
       [5, 4],
@@ -265,13 +349,16 @@ describe('encodeHttpLine: the native path takes only lines the text parser takes
       [Number.NaN, 3],
       [0, Infinity]
     ] as const)
-      assert.throws(() => binding.encodeHttpLine(src, start, end, out), TypeError, `${start}, ${end}`)
-    assert.throws(() => binding.encodeHttpLine(src, 0, src.length, Buffer.alloc(200)), TypeError)
-    assert.throws(
-      () => binding.encodeHttpLine(src, 0, src.length, new Uint16Array(4096) as unknown as Uint8Array),
-      TypeError
-    )
-    assert.equal(binding.encodeHttpLine(src, 0, 0, out), -1)
+      assert.throws(() => binding.encodeHttpLines(src, start, end, out, table), TypeError, `${start}, ${end}`)
+    const call = (o: unknown, t: unknown): number =>
+      binding.encodeHttpLines(src, 0, src.length, o as Uint8Array, t as Int32Array)
+    assert.throws(() => call(out.subarray(0, out.length - 1), table), TypeError, 'out one byte short of the bound')
+    assert.throws(() => call(new Uint16Array(4096), table), TypeError)
+    assert.throws(() => call(out, new Int32Array(ROW)), TypeError, 'a table without the row after the last')
+    assert.throws(() => call(out, new Uint32Array(ROW + 1)), TypeError)
+    assert.throws(() => call(out, [0, 0, 0, 0, 0]), TypeError)
+    assert.equal(binding.encodeHttpLines(src, 0, 0, out, table), 1, 'an empty line is a line')
+    assert.deepEqual(Array.from(table), [0, 0, 0, -1, 1])
   })
 
   it('SQUEEZE_HTTP_NATIVE=js: the TypeScript path alone', () => {
@@ -281,10 +368,10 @@ describe('encodeHttpLine: the native path takes only lines the text parser takes
       [
         '--input-type=module',
         '-e',
-        `import(${JSON.stringify(module)}).then((m) => { const b = Buffer.from('x'); console.log(m.httpLinesImplementation(), m.encodeHttpLineNative(b, 0, 1)) })`
+        `import(${JSON.stringify(module)}).then((m) => { console.log(m.httpLinesImplementation(), m.httpLinePass()) })`
       ],
       { env: { ...process.env, SQUEEZE_HTTP_NATIVE: 'js' }, encoding: 'utf8' }
     )
-    assert.equal(child.stdout.trim(), 'js -1', child.stderr)
+    assert.equal(child.stdout.trim(), 'js null', child.stderr)
   })
 })

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { formatFor } from '../../../lib/formats/index.js'
+import { formatFor, type LogFormat } from '../../../lib/formats/index.js'
 import { EARLY_RECORDS_BYTES, produceLogs } from '../../../lib/pipeline/produce-logs.js'
 import { readFileBatches, readFileChunks } from '../../../lib/sources/file-source.js'
 import type { LineChunk, SourceBatch } from '../../../lib/sources/source.js'
@@ -60,11 +60,11 @@ describe('produceLogs from a file read in batches', () => {
     t: TestContext,
     source: (path: string) => AsyncIterable<SourceBatch | LineChunk>,
     extra: readonly string[],
-    newline: string
+    newline: string,
+    format: LogFormat = formatFor('http')
   ): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-produce-logs-'))
     t.after(() => rmSync(dir, { recursive: true, force: true }))
-    const format = formatFor('http')
     const parses = (line: string): boolean => {
       try {
         format.encodeLine(line)
@@ -121,6 +121,12 @@ describe('produceLogs from a file read in batches', () => {
   it("http lines read in place from the file's bytes (readFileChunks): the same records, non-ASCII and CRLF lines included", async (t) => {
     const nonAscii = '10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /caf\u00e9 HTTP/1.1" 200 12 "-" "na\u00efve/1.0"'
     await produceAccessLog(t, (path) => readFileChunks(path, { readSizeBytes: 8192 }), [nonAscii, nonAscii], '\r\n')
+  })
+
+  it('read in place one line at a time where the format has no pass of its own: the same records', async (t) => {
+    const nonAscii = '10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /caf\u00e9 HTTP/1.1" 200 12 "-" "na\u00efve/1.0"'
+    const { linePass: _many, ...oneByOne } = formatFor('http')
+    await produceAccessLog(t, (path) => readFileChunks(path, { readSizeBytes: 8192 }), [nonAscii], '\r\n', oneByOne)
   })
 
   it('with a producer still connecting, lines are read and parsed meanwhile, and sent in order once it is ready; a failed connect is the error', async (t) => {
