@@ -68,8 +68,26 @@ function writeLineText(buf: Buffer, _view: DataView, at: number, line: string): 
   return at + buf.write(line, at)
 }
 
+/** A line's bytes, held for the one synchronous sink.put that copies them (see lineAsValue's writeLineBytes). */
+interface HeldLine {
+  bytes: Buffer
+  start: number
+  end: number
+}
+
+/** Copies the held line's bytes into a batch (a ValueWriter). */
+function copyHeldLine(buf: Buffer, _view: DataView, at: number, line: HeldLine): number {
+  return at + line.bytes.copy(buf, at, line.start, line.end)
+}
+
+const NO_BYTES = Buffer.alloc(0)
+
 /** The record half of a format whose value is the line's own UTF-8 text: the line checked, then sent as it is. */
-export function lineAsValue(check: (line: string) => void): Pick<LogFormat, 'checkLine' | 'encodeLine' | 'writeLine'> {
+export function lineAsValue(
+  check: (line: string) => void
+): Pick<LogFormat, 'checkLine' | 'encodeLine' | 'writeLine' | 'writeLineBytes'> {
+  // sink.put writes before it returns (into a batch, or a Buffer of the record's own), so one holder serves every line.
+  const held: HeldLine = { bytes: NO_BYTES, start: 0, end: 0 }
   return {
     checkLine: check,
     encodeLine(line: string): Buffer {
@@ -80,6 +98,19 @@ export function lineAsValue(check: (line: string) => void): Pick<LogFormat, 'che
     writeLine(line: string, sink: WrittenValueSink): Promise<void> | undefined {
       check(line)
       return sink.put(line.length * MAX_UTF8_BYTES_PER_UNIT, writeLineText, line)
+    },
+    // The line's text is checked and its bytes copied: encoding the text again into the batch cost more than the
+    // check. Bytes that are not valid UTF-8 go as they are, as a line that comes with its bytes does (writeItems).
+    writeLineBytes(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined {
+      check(bytes.toString('utf8', start, end))
+      held.bytes = bytes
+      held.start = start
+      held.end = end
+      try {
+        return sink.put(end - start, copyHeldLine, held)
+      } finally {
+        held.bytes = NO_BYTES
+      }
     }
   }
 }
