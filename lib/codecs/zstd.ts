@@ -28,8 +28,8 @@ interface ZstdBinding {
 const require = createRequire(import.meta.url)
 const binding = require('zstd-napi/binding') as ZstdBinding
 let dctx: ZstdDCtx | undefined
-// One context and output scratch per thread, as zstd-napi's compress() shares one context; its output is a
-// fresh buffer per call, which compressTransient saves.
+// One context and output scratch per thread, as zstd-napi's compress() shares one context: compress() copies its
+// output out at its size, as the library's does; compressTransient returns the scratch's view and saves the copy.
 let cctx: InstanceType<ZstdBinding['CCtx']> | undefined
 let scratch = Buffer.alloc(0)
 
