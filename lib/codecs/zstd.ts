@@ -1,10 +1,6 @@
 import { createRequire } from 'node:module'
 import { DEFAULT_MAX_DECOMPRESSED_BYTES, outputLimitError, type Codec } from './codec.js'
 
-interface ZstdNapi {
-  compress(input: Uint8Array, params?: { compressionLevel?: number }): Buffer
-}
-
 interface ZstdDCtx {
   decompress(dst: Uint8Array, src: Uint8Array): number
   decompressStream(dst: Uint8Array, src: Uint8Array): [remaining: number, produced: number, consumed: number]
@@ -27,17 +23,17 @@ interface ZstdBinding {
 }
 
 // zstd-napi rather than @kafkajs/zstd: the latter's cppzst does not build on every supported Node, and compresses
-// more slowly (docs/design.md, "Codec libraries").
+// more slowly (docs/design.md, "Codec libraries"). Only its native binding loads: the package's index pulls in its
+// streaming classes and node:assert, which every compression thread would load at boot and never use.
 const require = createRequire(import.meta.url)
-const zstd = require('zstd-napi') as ZstdNapi
 const binding = require('zstd-napi/binding') as ZstdBinding
 let dctx: ZstdDCtx | undefined
-// One context and output scratch per thread, as zstd-napi's compress() shares one context; its output is a
-// fresh buffer per call, which compressTransient saves.
+// One context and output scratch per thread, as zstd-napi's compress() shares one context: compress() copies its
+// output out at its size, as the library's does; compressTransient returns the scratch's view and saves the copy.
 let cctx: InstanceType<ZstdBinding['CCtx']> | undefined
 let scratch = Buffer.alloc(0)
 
-/** What zstd.compress(input, { compressionLevel }) writes, into this thread's reused scratch. */
+/** What zstd-napi's compress(input, { compressionLevel }) writes, into this thread's reused scratch. */
 function compressZstdTransient(input: Uint8Array, level: number): Uint8Array {
   cctx ??= new binding.CCtx()
   cctx.setParameter(binding.CParameter.compressionLevel, level)
@@ -116,12 +112,11 @@ function decodeStep(
 }
 
 export function createZstdCodec(level: number): Codec {
-  const params = { compressionLevel: level }
   return {
     name: 'zstd',
     id: 4,
     level,
-    compress: (input) => zstd.compress(input, params),
+    compress: (input) => Buffer.from(compressZstdTransient(input, level)),
     compressTransient: (input) => compressZstdTransient(input, level),
     decompress: decompressZstd,
     decompressInto: decompressZstdInto

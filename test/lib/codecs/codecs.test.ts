@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
@@ -60,6 +61,45 @@ describe('codecs', () => {
       assert.deepEqual(big.subarray(0, written), sample)
       assert.equal(into(compressed, Buffer.alloc(100)), -1, `${spec}: too small is -1, not an overflow`)
     }
+  })
+
+  it("zstd writes what zstd-napi's own compress() writes, byte for byte, at every level and size", () => {
+    const reference = createRequire(import.meta.url)('zstd-napi') as {
+      compress(input: Uint8Array, params: { compressionLevel: number }): Buffer
+    }
+    for (const level of [-5, 1, 3, 9, 19]) {
+      const codec = createCodec({ codec: 'zstd', level })
+      for (const input of [sample, sample.subarray(0, 100), Buffer.alloc(0)]) {
+        const expected = reference.compress(input, { compressionLevel: level })
+        assert.ok(codec.compress(input).equals(expected), `zstd:${level}, ${input.length} bytes`)
+      }
+    }
+  })
+
+  it("a thread that compresses with zstd loads zstd-napi's binding only, not the package's streaming API", async () => {
+    // What a compression thread pays at boot: the module itself and the zstd codec, used once.
+    const code = `
+      const { parentPort } = require('node:worker_threads')
+      import(process.env.CODECS).then(({ createCodec }) => {
+        createCodec({ codec: 'zstd', level: 3 }).compress(Buffer.from('x'.repeat(1000)))
+        parentPort.postMessage(Object.keys(require('node:module')._cache))
+      })`
+    const codecsUrl = new URL('../../../lib/codecs/index.js', import.meta.url).href
+    const worker = new Worker(code, { eval: true, env: { ...process.env, CODECS: codecsUrl } })
+    const loaded = await new Promise<string[]>((resolve, reject) => {
+      worker.once('message', resolve)
+      worker.once('error', reject)
+    })
+    await worker.terminate()
+    assert.ok(
+      loaded.some((file) => file.endsWith('/zstd-napi/binding.js')),
+      'the binding loads'
+    )
+    assert.deepEqual(
+      loaded.filter((file) => file.includes('/zstd-napi/dist/')),
+      [],
+      "zstd-napi's index and its streaming classes stay unloaded"
+    )
   })
 
   it('levels are per instance: zstd 1 and zstd 19 give different sizes side by side', () => {
