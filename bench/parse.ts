@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { formatFor, type LogKind } from '../lib/formats/index.js'
 import type { WrittenValueSink } from '../lib/formats/log-format.js'
 import { createGenerator } from '../lib/generators/index.js'
+import { linePassFor } from '../lib/pipeline/produce-logs.js'
 import { READ_ONCE_BYTES } from '../lib/sources/line-chunks.js'
 import type { ValueWriter } from '../lib/protocol/record-batch-builder.js'
 import { CORPUS_FIXTURES, corpusLines } from '../test/helpers/corpus.js'
@@ -59,10 +60,9 @@ export function linesPerSecond(kind: LogKind, file: string): number {
 
 /**
  * Lines/s of a format's lines read in place from their bytes and written into a batch, as `produce --source file`
- * runs them (writeLineChunk): READ_ONCE_BYTES chunks, each through the format's line pass where it has one
- * (LogFormat.linePass), and each line the pass leaves, or every line without one, through writeLineBytes. On the
- * corpus file's bytes replayed to a pass, into a reused buffer; best of 5 passes after a warm-up, like
- * linesPerSecond. Undefined for a format without writeLineBytes.
+ * runs them (writeLineChunk): READ_ONCE_BYTES chunks, each through the pass writeLineChunk uses (linePassFor), and
+ * each line the pass leaves through writeLineBytes. On the corpus file's bytes replayed to a pass, into a reused
+ * buffer; best of 5 passes after a warm-up, like linesPerSecond. Undefined for a format without writeLineBytes.
  */
 export function inPlaceLinesPerSecond(kind: LogKind, file: string): number | undefined {
   const format = formatFor(kind)
@@ -82,7 +82,7 @@ export function inPlaceLinesPerSecond(kind: LogKind, file: string): number | und
       return undefined
     }
   }
-  const pass = format.linePass?.() ?? null
+  const pass = linePassFor(format)
   const writeLine = (start: number, end: number): number => {
     try {
       write.call(format, bytes, start, end, sink)
@@ -94,15 +94,6 @@ export function inPlaceLinesPerSecond(kind: LogKind, file: string): number | und
   }
   const writeChunk = (from: number, end: number): number => {
     let written = 0
-    if (pass === null) {
-      for (let start = from; start <= end;) {
-        const newline = bytes.indexOf(0x0a, start)
-        const stop = newline < 0 || newline > end ? end : newline
-        written += writeLine(start, stop)
-        start = stop + 1
-      }
-      return written
-    }
     for (let start = from; start <= end; start = pass.next) {
       pass.read(bytes, start, end)
       for (let i = 0; i < pass.count; i++)

@@ -239,6 +239,11 @@ class OneLinePass implements LinePass {
   release(): void {}
 }
 
+/** The pass writeLineChunk reads a chunk's lines with: the format's own (LogFormat.linePass), else one line at a time. */
+export function linePassFor(format: Pick<LogFormat, 'linePass'>): LinePass {
+  return format.linePass?.() ?? new OneLinePass()
+}
+
 /**
  * The lines of a chunk, each read in place from its bytes and written straight into its batch, in order: writeItems
  * without a string per line. The format reads many lines at once where it can (LogFormat.linePass), and each line
@@ -253,7 +258,7 @@ export async function writeLineChunk(
   summary: ProduceLogsSummary
 ): Promise<void> {
   const { bytes, end } = chunk
-  const pass = format.linePass?.() ?? new OneLinePass()
+  const pass = linePassFor(format)
   try {
     for (let start = 0; start <= end; start = pass.next) {
       pass.read(bytes, start, end)
