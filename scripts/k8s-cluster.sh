@@ -100,7 +100,7 @@ DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$FIRST_SERVICE_IP"
 start() { # NAME COMMAND...
   local name="$1"
   shift
-  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
+  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null 9>&- &
   echo $! >"$PIDS/$name.pid"
 }
 

@@ -6,6 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# One test run per machine at a time: runs share the Docker engine (the run that started it stops it), the
+# Kubernetes cluster's state and fixed ports, so a second run waits for the first instead of failing in its middle.
+# Descriptor 9 holds the lock; the daemons the run starts close it, so one left running never holds it.
+if [ -z "${SQUEEZE_TEST_LOCK_HELD:-}" ]; then
+  lock="${SQUEEZE_TEST_LOCK:-/tmp/squeeze-test.lock}"
+  exec 9>>"$lock"
+  if ! flock -n 9; then
+    echo "test: another test run on this machine holds $lock; waiting up to 90 min for it to end" >&2
+    flock -w 5400 9 || { echo "test: $lock still held after 90 min; is a test run hung? (fuser -v $lock)" >&2; exit 1; }
+  fi
+  export SQUEEZE_TEST_LOCK_HELD=1
+fi
+
 if { [ "${CI:-}" = true ] || [ "${SQUEEZE_TEST_IN_CLEAN_CLONE:-}" = 1 ]; } && [ -z "${SQUEEZE_TEST_CLONE_OF:-}" ]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
