@@ -40,13 +40,13 @@ export interface LogFormat {
    * Parses or checks the line (throwing as encodeLine does) and has `sink` write its record straight into a batch,
    * the bytes encodeLine returns, without a Buffer of its own. Returns what `sink.put` does.
    */
-  writeLine?(line: string, sink: WrittenValueSink): Promise<void> | undefined
+  writeLine(line: string, sink: WrittenValueSink): Promise<void> | undefined
   /**
    * writeLine for a line given as its bytes, `bytes[start, end)` (no newline, no CR), which the format reads in place
    * where it can and decodes to text where it cannot: the same record, or the same error, as writeLine of the
    * line's text. The bytes are not kept after it returns.
    */
-  writeLineBytes?(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined
+  writeLineBytes(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined
   /** A reader of many lines at once, for the caller alone until its release() (see LinePass); null where the format reads them one by one. */
   linePass?(): LinePass | null
   /**

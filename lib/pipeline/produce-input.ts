@@ -85,9 +85,8 @@ export async function recordSource(
   if (input.source === 'stdin')
     return limit(stdin === undefined ? readStdinBatches(lines) : oneByOne(stdin.items), records)
   const file = input.file as string
-  // A format that reads a line's bytes in place gets the file as read, undecoded and unsplit.
-  if (!input.follow && records === undefined && formatFor(kind).writeLineBytes !== undefined)
-    return readFileChunks(file, lines)
+  // Every format reads a line's bytes in place: it gets the file as read, undecoded and unsplit.
+  if (!input.follow && records === undefined) return readFileChunks(file, lines)
   // A line's bytes serve a format whose record is the line itself (checkLine), not one that encodes it.
   const lineBytes = formatFor(kind).checkLine !== undefined
   return limit(readFileBatches(file, { ...lines, follow: input.follow, lineBytes }), records)

@@ -83,7 +83,7 @@ export async function produceLogs(given: ProduceLogsArgs): Promise<ProduceLogsSu
   const records: ProducerRecord[] = []
   /** The item number of each record, for the log line of one the producer refuses. */
   const itemOf: number[] = []
-  const sink = args.format?.writeLine === undefined ? null : sinkFor(args.producer, args.topic)
+  const sink = args.format === null ? null : sinkFor(args.producer, args.topic)
   let ready = args.ready === undefined
   /** Whether args.ready settled (resolved or rejected): then held records are sent, or its error thrown. */
   let settled = ready
@@ -92,17 +92,16 @@ export async function produceLogs(given: ProduceLogsArgs): Promise<ProduceLogsSu
     () => (settled = true)
   )
   let heldBytes = 0
-  const bytesFormat = args.format?.writeLineBytes === undefined ? null : (args.format as BytesFormat)
   for await (const read of args.source) {
     if (args.signal?.aborted === true) break
     const before = summary.itemsRead
-    if (isLineChunk(read) && sink !== null && bytesFormat !== null && ready) {
-      await writeLineChunk(read, bytesFormat, sink, args, summary)
+    if (isLineChunk(read) && sink !== null && args.format !== null && ready) {
+      await writeLineChunk(read, args.format, sink, args, summary)
     } else {
       const chunk = isLineChunk(read) ? chunkLines(read, args.format?.checkLine !== undefined) : read
       const items = isBatch(chunk) ? chunk : [chunk]
-      if (sink !== null && ready) {
-        await writeItems(items, sink, args, summary)
+      if (sink !== null && args.format !== null && ready) {
+        await writeItems(items, args.format, sink, args, summary)
       } else {
         // Until the producer is ready, lines are encoded into records of their own (parsed while it connects).
         for (const item of items) {
@@ -143,8 +142,6 @@ function isBatch(chunk: SourceItem | SourceBatch): chunk is SourceBatch {
 function isLineChunk(read: SourceItem | SourceBatch | LineChunk): read is LineChunk {
   return !Array.isArray(read) && !('kind' in read)
 }
-
-export type BytesFormat = LogFormat & Required<Pick<LogFormat, 'writeLine' | 'writeLineBytes'>>
 
 /** What encoding a line into its record needs. */
 export type RecordArgs = Pick<ProduceLogsArgs, 'topic' | 'format' | 'onParseError' | 'log'> & {
@@ -252,7 +249,7 @@ export function linePassFor(format: Pick<LogFormat, 'linePass'>): LinePass {
  */
 export async function writeLineChunk(
   chunk: LineChunk,
-  format: BytesFormat,
+  format: LogFormat,
   sink: WrittenValueSink,
   args: WriteArgs,
   summary: ProduceLogsSummary
@@ -280,7 +277,7 @@ function writeLineOfPass(
   pass: LinePass,
   i: number,
   bytes: Buffer,
-  format: BytesFormat,
+  format: LogFormat,
   sink: WrittenValueSink,
   args: WriteArgs,
   summary: ProduceLogsSummary
@@ -320,11 +317,11 @@ async function accepted(
  */
 export async function writeItems(
   items: SourceBatch,
+  format: LogFormat,
   sink: WrittenValueSink,
   args: WriteArgs,
   summary: ProduceLogsSummary
 ): Promise<void> {
-  const format = args.format as LogFormat & Required<Pick<LogFormat, 'writeLine'>>
   for (const item of items) {
     summary.itemsRead++
     let pending: Promise<void> | undefined

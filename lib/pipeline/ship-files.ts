@@ -6,7 +6,6 @@ import type { Producer, ProducerRecord } from '../producer/producer.js'
 import { encodeHeaders } from '../protocol/record-batch-builder.js'
 import type { RecordHeader, SharedHeaders } from '../protocol/record.js'
 import type { FileBatch, FilePosition, FileSet } from '../sources/file-set.js'
-import { chunkLines } from '../sources/line-chunks.js'
 import { AckedPositions, positionKey, type HeldFile, type PositionSink } from './acked-positions.js'
 import { ParseFailureLog } from './parse-failures.js'
 import {
@@ -14,9 +13,7 @@ import {
   sendAll,
   sinkFor,
   toRecord,
-  writeItems,
   writeLineChunk,
-  type BytesFormat,
   type ParseErrorPolicy,
   type ProduceLogsSummary
 } from './produce-logs.js'
@@ -232,12 +229,9 @@ async function sendBatch(
   const format = args.formatFor(batch.kind)
   const headers = headersOf(batch)
   const write = { topic, format, onParseError, log, failures, producer, ...(headers === undefined ? {} : { headers }) }
-  if (batch.lines !== undefined && format?.writeLine !== undefined) {
-    const sink = sinkFor(producer, topic, headers)
-    // The single-file path's own: lines read in place (writeLineBytes), or decoded once per read and written.
-    if (format.writeLineBytes !== undefined)
-      await writeLineChunk(batch.lines, format as BytesFormat, sink, write, summary)
-    else await writeItems(chunkLines(batch.lines, format.checkLine !== undefined), sink, write, summary)
+  if (batch.lines !== undefined && format !== null) {
+    // Lines read in place, as the single-file path reads them.
+    await writeLineChunk(batch.lines, format, sinkFor(producer, topic, headers), write, summary)
     return
   }
   const records: ProducerRecord[] = []
