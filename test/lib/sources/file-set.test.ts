@@ -170,4 +170,30 @@ describe('FileSet', () => {
     assert.deepEqual(set.generations, [0, 0, 1, 1])
     assert.equal(set.positions.get(key)?.offset, 'one\ntwo\nthree\n'.length)
   })
+
+  it('a file truncated in place (copytruncate) while paused is read again from its copy at the offset once rewound, then from its start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-file-set-'))
+    const app = join(dir, 'app.log')
+    writeFileSync(app, 'one\ntwo\n')
+    const { dev, ino } = statSync(app)
+    const key = `${dev}:${ino}`
+    const set = follow({ glob: join(dir, '*.log') })
+    await set.waitFor(2)
+    set.files.pause(key)
+    appendFileSync(app, 'three\n')
+    // logrotate's copytruncate while paused: the lines from the offset on are only in the copy now, and the file
+    // grows again past the offset, so only its first bytes tell it was truncated.
+    copyFileSync(app, `${app}.1`)
+    truncateSync(app, 0)
+    appendFileSync(app, 'four\nfive\n')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.deepEqual(set.lines, ['one', 'two'], 'not read while paused')
+    assert.equal(set.files.rewind(key, 'one\n'.length), 1)
+    await set.waitFor(6)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await set.stop()
+    assert.deepEqual(set.lines, ['one', 'two', 'two', 'three', 'four', 'five'])
+    assert.deepEqual(set.generations, [0, 0, 1, 1, 1, 1])
+    assert.equal(set.positions.get(key)?.offset, 'four\nfive\n'.length)
+  })
 })
