@@ -91,6 +91,8 @@ export class TopicMeasurements implements ReaderHandlers {
       const decodeAt =
         format.decodeAt?.bind(format) ??
         ((bytes: Buffer, start: number, end: number) => format.decode(bytes.subarray(start, end)))
+      // All at once where the format can: decodeAt then reads only the values that pass left (corrupt ones among them).
+      const done = format.decodeValues?.(batch.values) ?? undefined
       batch.forEachValue((bytes, start, end, offset) => {
         try {
           decodeAt(bytes, start, end)
@@ -113,7 +115,7 @@ export class TopicMeasurements implements ReaderHandlers {
               'record does not decode; counted and skipped'
             )
         }
-      })
+      }, done)
     }
     const decodeCpuSeconds = processCpuSeconds() - before + event.framingCpuSeconds
     const codec = codecNameForId(batch.codecId) ?? `id${batch.codecId}`

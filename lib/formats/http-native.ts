@@ -1,6 +1,12 @@
 import { createRequire } from 'node:module'
 import { TEXT_OVERHEAD } from './capnp-wire.js'
-import { HTTP_REQUEST_DATA_BYTES, HTTP_REQUEST_POINTERS } from './http-request.generated.js'
+import type { ValueTable } from '../protocol/record-batch-reader.js'
+import {
+  HTTP_REQUEST_DATA_BYTES,
+  HTTP_REQUEST_POINTERS,
+  HTTP_REQUEST_SCALARS_END,
+  HTTP_REQUEST_TEXT_POINTERS
+} from './http-request.generated.js'
 import type { LinePass, WrittenValueSink } from './log-format.js'
 
 /**
@@ -15,8 +21,25 @@ import type { LinePass, WrittenValueSink } from './log-format.js'
  */
 type EncodeHttpLines = (src: Uint8Array, start: number, end: number, out: Uint8Array, table: Int32Array) => number
 
+/**
+ * checkHttpValues in src/binding.c: checkHttpRequestAt's zero-copy check of every row of a value table in one call;
+ * `done[i]` becomes 1 for a message it read, 0 for one left to the TypeScript (a corrupt one, several segments, a
+ * far pointer, a null value). Returns how many non-null values it left.
+ */
+type CheckHttpValues = (
+  bytes: Uint8Array,
+  table: Int32Array,
+  count: number,
+  stride: number,
+  startColumn: number,
+  textMask: number,
+  scalarBytes: number,
+  done: Uint8Array
+) => number
+
 interface HttpLinesBinding {
   encodeHttpLines?: EncodeHttpLines
+  checkHttpValues?: CheckHttpValues
 }
 
 /** Segment header and root pointer (two words), the data section and the pointer section. */
@@ -30,9 +53,9 @@ const LINES_PER_CALL = 1024
 
 const require = createRequire(import.meta.url)
 
-function load(): EncodeHttpLines | null {
-  // The function lives in squeeze's one native binding; a build from before it has none.
-  return (require('squeeze-lz4') as HttpLinesBinding).encodeHttpLines ?? null
+function binding(): HttpLinesBinding {
+  // The functions live in squeeze's one native binding; a build from before them has none.
+  return require('squeeze-lz4') as HttpLinesBinding
 }
 
 /** The lines of a chunk as one native call reads them; its table and scratch are reused from call to call. */
@@ -90,7 +113,8 @@ const free: NativeLinePass[] = []
 
 function encoder(): EncodeHttpLines | null {
   // Not ??=: null (no native path) is a choice made, not one to make again for every chunk.
-  if (encode === undefined) encode = process.env['SQUEEZE_HTTP_NATIVE'] === 'js' ? null : load()
+  if (encode === undefined)
+    encode = process.env['SQUEEZE_HTTP_NATIVE'] === 'js' ? null : (binding().encodeHttpLines ?? null)
   return encode
 }
 
@@ -107,4 +131,29 @@ export function httpLinePass(): LinePass | null {
 /** Which way httpFormat reads the lines of a chunk: in C, or in TypeScript. */
 export function httpLinesImplementation(): 'native' | 'js' {
   return encoder() === null ? 'js' : 'native'
+}
+
+/** The text pointers of HttpRequest as a bit mask: the C checks these, as checkFast does. */
+const TEXT_MASK = HTTP_REQUEST_TEXT_POINTERS.reduce((mask, index) => (mask | (1 << index)) >>> 0, 0)
+/** Reading every pointer as text takes a mask of all of them: a schema past 32 pointers is read in TypeScript. */
+const MASK_FITS = HTTP_REQUEST_POINTERS <= 32
+
+/** The native check, null for the TypeScript only; undefined until asked for. */
+let check: CheckHttpValues | null | undefined
+/** The flags of the last call, reused: the caller reads them before the next one. */
+let done = new Uint8Array(0)
+
+/**
+ * LogFormat.decodeValues for HttpRequest records: every value of the table checked in C as checkHttpRequestAt
+ * checks it, the flags of the rows read (1) and left to checkHttpRequestAt (0); null where the TypeScript reads every
+ * value (no native function, or SQUEEZE_HTTP_NATIVE=js). The flags are valid until the next call.
+ */
+export function checkHttpValues(values: ValueTable): Uint8Array | null {
+  if (check === undefined)
+    check = process.env['SQUEEZE_HTTP_NATIVE'] === 'js' || !MASK_FITS ? null : (binding().checkHttpValues ?? null)
+  if (check === null) return null
+  if (done.length < values.count) done = new Uint8Array(Math.max(values.count, 2 * done.length))
+  const { bytes, table, count, stride, startColumn } = values
+  check(bytes, table, count, stride, startColumn, TEXT_MASK, HTTP_REQUEST_SCALARS_END, done)
+  return done
 }

@@ -10,7 +10,7 @@ import {
   writeHttpRequestSpansAt
 } from './http-request-writer.js'
 import { checkHttpRequest, checkHttpRequestAt } from './http-request-reader.js'
-import { httpLinePass } from './http-native.js'
+import { checkHttpValues, httpLinePass } from './http-native.js'
 import type { LogFormat, WrittenValueSink } from './log-format.js'
 
 function writeLine(line: string, sink: WrittenValueSink): Promise<void> | undefined {
@@ -48,5 +48,6 @@ export const httpFormat: LogFormat = {
   },
   decodeAt(bytes: Buffer, start: number, end: number): number {
     return checkHttpRequestAt(bytes, start, end) >= 0 ? HTTP_REQUEST_FIELD_COUNT : 0
-  }
+  },
+  decodeValues: checkHttpValues
 }

@@ -1,4 +1,5 @@
 import type { ValueWriter } from '../protocol/record-batch-builder.js'
+import type { ValueTable } from '../protocol/record-batch-reader.js'
 
 /** Where a binary format's writeLine puts its record: a batch, through Producer.sendWritten bound to a topic. */
 export interface WrittenValueSink {
@@ -58,6 +59,12 @@ export interface LogFormat {
   decode(value: Uint8Array): number
   /** decode() of `bytes[start, end)`, where a format can read in place without a view per record. */
   decodeAt?(bytes: Buffer, start: number, end: number): number
+  /**
+   * decodeAt of every value of a batch in one call, where the format can: a flag per row, 1 for a value read and well
+   * formed, 0 for one to read with decodeAt (for its error, or a form this pass leaves). Null where the format reads
+   * each value with decodeAt after all. The flags are the format's, valid until its next call.
+   */
+  decodeValues?(values: ValueTable): Uint8Array | null
 }
 
 /** UTF-8 of a JS string's text takes at most 3 bytes per UTF-16 code unit (a surrogate pair: 4 bytes for 2 units). */

@@ -30,7 +30,12 @@ export interface ReadBatch {
    * Each record's value as a range of `bytes` (null values skipped), in order, without building record
    * objects or views: the consumer's per-record path.
    */
-  forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void): void
+  forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void, done?: Uint8Array): void
+  /**
+   * Every record's value as a row of one table, records before `fromOffset` included: for a format that reads all
+   * of them in one call (LogFormat.decodeValues) and hands forEachValue the rows it has read as `done`.
+   */
+  readonly values: ValueTable
   /** The records as byte ranges of the batch, built on first use: the copier's path, which copies them undecoded. */
   readonly raw: RawRecords
   /**
@@ -182,8 +187,20 @@ export function readBatch(batch: Buffer, options: ReadOptions = {}): ReadBatch {
   )
 }
 
+/**
+ * A batch's record values as rows of `table`: row i's value is `bytes[table[i * stride + startColumn],
+ * table[i * stride + startColumn + 1])`, or null where that start is -1.
+ */
+export interface ValueTable {
+  readonly bytes: Buffer
+  readonly table: Int32Array
+  readonly count: number
+  readonly stride: number
+  readonly startColumn: number
+}
+
 /** A batch's header fields and read costs, without its records (or the memory they live in). */
-export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue' | 'raw' | 'whole'>
+export type BatchHeader = Omit<ReadBatch, 'records' | 'recordCount' | 'forEachValue' | 'values' | 'raw' | 'whole'>
 
 /** The header of `batch` as a plain object, for keeping after the batch itself is gone. */
 export function batchHeader(batch: ReadBatch): BatchHeader {
@@ -257,15 +274,22 @@ class DecodedBatch implements ReadBatch {
     return this.built
   }
 
-  forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void): void {
+  forEachValue(visit: (bytes: Buffer, start: number, end: number, offset: number) => void, done?: Uint8Array): void {
     const { table, count } = this.layout
     for (let i = 0; i < count; i++) {
+      if (done !== undefined && done[i] === 1) continue
       const row = i * COLUMNS
       const offset = this.baseOffset + (table[row + OFFSET_DELTA] as number)
       const start = table[row + VALUE_START] as number
       if (offset < this.fromOffset || start < 0) continue
       visit(this.body, start, table[row + VALUE_END] as number, offset)
     }
+  }
+
+  get values(): ValueTable {
+    const { table, count } = this.layout
+    // VALUE_END follows VALUE_START, as a ValueTable's row has it.
+    return { bytes: this.body, table, count, stride: COLUMNS, startColumn: VALUE_START }
   }
 
   get raw(): RawRecords {

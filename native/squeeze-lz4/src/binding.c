@@ -536,6 +536,77 @@ static napi_value js_encode_http_lines(napi_env env, napi_callback_info info) {
   return result;
 }
 
+static uint32_t read_le32(const uint8_t *at) {
+  return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+}
+
+/* What the zero-copy check (checkFast in lib/formats/http-request-reader.ts) makes of one message. */
+enum { VALUE_READ = 1, VALUE_FOR_JS = 0 };
+
+/* Scalar words read and summed, so the check reads every field as the TypeScript one does. */
+static volatile uint32_t values_seen;
+
+/* The message in buf[start, end): VALUE_READ when it is one segment of near pointers whose root struct and every text
+   pointer in text_mask are in bounds and each text is NUL-terminated; VALUE_FOR_JS for anything else (corrupt, several
+   segments, far pointers), which the TypeScript reads again for its error or its reference reader. */
+static int check_http_value(const uint8_t *buf, int64_t start, int64_t end, uint32_t text_mask, int64_t scalar_bytes, uint32_t *seen) {
+  if (end - start < 8 || read_le32(buf + start) != 0) return VALUE_FOR_JS;
+  const int64_t seg_len = (int64_t)read_le32(buf + start + 4) * 8;
+  if (seg_len > end - start - 8 || seg_len < 8) return VALUE_FOR_JS;
+  const int64_t seg = start + 8;
+  const uint32_t lo = read_le32(buf + seg), hi = read_le32(buf + seg + 4);
+  if (lo == 0 && hi == 0) return VALUE_READ;
+  if ((lo & 3) != 0) return VALUE_FOR_JS;
+  const int64_t start_word = 1 + (int64_t)((int32_t)lo >> 2);
+  const int64_t data_words = hi & 0xffff, ptr_count = hi >> 16;
+  if (start_word < 0 || (start_word + data_words + ptr_count) * 8 > seg_len) return VALUE_FOR_JS;
+  const int64_t data = seg + start_word * 8, data_bytes = data_words * 8, ptrs = data + data_bytes;
+  const int64_t scalars = data_bytes < scalar_bytes ? data_bytes : scalar_bytes;
+  for (int64_t at = 0; at + 4 <= scalars; at += 4) *seen += read_le32(buf + data + at);
+  for (int64_t i = 0; i < ptr_count && i < 32; i++) {
+    if ((text_mask >> i & 1) == 0) continue;
+    const int64_t at = ptrs + i * 8;
+    const uint32_t plo = read_le32(buf + at), phi = read_le32(buf + at + 4);
+    if (plo == 0 && phi == 0) continue;
+    if ((plo & 3) != 1 || (phi & 7) != 2) return VALUE_FOR_JS;
+    const int64_t count = phi >> 3;
+    if (count == 0) continue;
+    const int64_t text = at + 8 + (int64_t)((int32_t)plo >> 2) * 8;
+    if (text < seg || text + count > seg + seg_len || buf[text + count - 1] != 0) return VALUE_FOR_JS;
+    *seen += (uint32_t)(count - 1);
+  }
+  return VALUE_READ;
+}
+
+/* checkHttpValues(bytes, table, count, stride, startColumn, textMask, scalarBytes, done) -> the rows left to the
+   TypeScript: row i's value is bytes[table[i * stride + startColumn], table[i * stride + startColumn + 1]), a start of
+   -1 for a null value. done[i] becomes 1 for a value read here, 0 for one the TypeScript reads (a null one too). */
+static napi_value js_check_http_values(napi_env env, napi_callback_info info) {
+  size_t argc = 8, bytes_len, table_len, done_len, count, stride, column, mask, scalar_bytes;
+  napi_value argv[8], result;
+  uint8_t *bytes, *done;
+  int32_t *table;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 8 || !bytes_arg(env, argv[0], &bytes, &bytes_len)
+      || bytes_len >= INT32_MAX || !int32s_arg(env, argv[1], &table, &table_len) || !index_arg(env, argv[2], &count)
+      || !index_arg(env, argv[3], &stride) || !index_arg(env, argv[4], &column) || !index_arg(env, argv[5], &mask)
+      || mask > UINT32_MAX || !index_arg(env, argv[6], &scalar_bytes) || !bytes_arg(env, argv[7], &done, &done_len))
+    return fail(env, "checkHttpValues(bytes: Uint8Array, table: Int32Array, count: number, stride: number, startColumn: number, textMask: number, scalarBytes: number, done: Uint8Array)");
+  if (stride == 0 || column + 1 >= stride || count > table_len / stride || done_len < count)
+    return fail(env, "checkHttpValues: the table or done is too short for count rows");
+  uint32_t left = 0, seen = 0;
+  for (size_t i = 0; i < count; i++) {
+    const int32_t start = table[i * stride + column], end = table[i * stride + column + 1];
+    int read = VALUE_FOR_JS;
+    if (start >= 0 && end >= start && (size_t)end <= bytes_len)
+      read = check_http_value(bytes, start, end, (uint32_t)mask, (int64_t)scalar_bytes, &seen);
+    done[i] = (uint8_t)read;
+    if (read == VALUE_FOR_JS && start >= 0) left++;
+  }
+  values_seen += seen;
+  napi_create_uint32(env, left, &result);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
     { "frameBound", NULL, js_frame_bound, NULL, NULL, NULL, napi_enumerable, NULL },
@@ -544,6 +615,7 @@ NAPI_MODULE_INIT() {
     { "trimHeap", NULL, js_trim_heap, NULL, NULL, NULL, napi_enumerable, NULL },
     { "threadCpuSeconds", NULL, js_thread_cpu_seconds, NULL, NULL, NULL, napi_enumerable, NULL },
     { "encodeHttpLines", NULL, js_encode_http_lines, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "checkHttpValues", NULL, js_check_http_values, NULL, NULL, NULL, napi_enumerable, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
