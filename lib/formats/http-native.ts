@@ -26,7 +26,7 @@ type EncodeHttpLines = (src: Uint8Array, start: number, end: number, out: Uint8A
  * `done[i]` becomes 1 for a message it read, 0 for one left to the TypeScript (a corrupt one, several segments, a
  * far pointer, a null value). Returns how many non-null values it left.
  */
-type CheckHttpValues = (
+export type CheckHttpValues = (
   bytes: Uint8Array,
   table: Int32Array,
   count: number,

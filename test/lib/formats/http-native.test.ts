@@ -361,17 +361,17 @@ describe('encodeHttpLines: the native path takes only lines the text parser take
     assert.deepEqual(Array.from(table), [0, 0, 0, -1, 1])
   })
 
-  it('SQUEEZE_HTTP_NATIVE=js: the TypeScript path alone', () => {
+  it('SQUEEZE_HTTP_NATIVE=js: the TypeScript path alone, for lines and for record values', () => {
     const module = new URL('../../../lib/formats/http-native.js', import.meta.url).href
     const child = spawnSync(
       process.execPath,
       [
         '--input-type=module',
         '-e',
-        `import(${JSON.stringify(module)}).then((m) => { console.log(m.httpLinesImplementation(), m.httpLinePass()) })`
+        `import(${JSON.stringify(module)}).then((m) => { console.log(m.httpLinesImplementation(), m.httpLinePass(), m.checkHttpValues({ bytes: Buffer.alloc(0), table: new Int32Array(0), count: 0, stride: 4, startColumn: 2 })) })`
       ],
       { env: { ...process.env, SQUEEZE_HTTP_NATIVE: 'js' }, encoding: 'utf8' }
     )
-    assert.equal(child.stdout.trim(), 'js null', child.stderr)
+    assert.equal(child.stdout.trim(), 'js null null', child.stderr)
   })
 })
