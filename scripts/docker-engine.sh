@@ -27,7 +27,7 @@ start() {
   echo "docker-engine: starting dockerd (log $STATE/dockerd.log)" >&2
   # setsid: the test run's Ctrl-C goes to the tests; `stop` decides when the engine ends.
   setsid dockerd --host "unix://$SOCK" --ip 127.0.0.1 --ip-forward=false --ip-masq=false --iptables=false \
-    --storage-driver overlay2 --pidfile "$STATE/dockerd.pid" >"$STATE/dockerd.log" 2>&1 </dev/null 9>&- &
+    --storage-driver overlay2 --pidfile "$STATE/dockerd.pid" >"$STATE/dockerd.log" 2>&1 </dev/null &
   echo $! >"$STATE/started-by-squeeze"
   for _ in $(seq 1 120); do
     if answers; then

@@ -100,11 +100,30 @@ DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$FIRST_SERVICE_IP"
 start() { # NAME COMMAND...
   local name="$1"
   shift
-  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null 9>&- &
+  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
   echo $! >"$PIDS/$name.pid"
 }
 
 alive() { [ -s "$PIDS/$1.pid" ] && kill -0 "$(cat "$PIDS/$1.pid")" 2>/dev/null; }
+
+# Whether NAME's recorded process runs and is NAME's: a pid file a run killed outright left behind may name a pid the
+# system has since given to another program. (Not for a process just started: until its exec it is a shell.)
+ours() { # NAME
+  local pid command
+  alive "$1" || return 1
+  pid="$(cat "$PIDS/$1.pid")"
+  command="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" || return 1
+  [[ "$command" == *"$1"* ]]
+}
+
+# Drops the pid files whose process is gone or is another program's, so that `down` stops only this cluster's.
+forget_stale_pids() {
+  local file
+  for file in "$PIDS"/*.pid; do
+    [ -e "$file" ] || continue
+    ours "$(basename "$file" .pid)" || rm -f "$file"
+  done
+}
 
 wait_for() { # NAME SECONDS COMMAND...
   local name="$1" seconds="$2" i
@@ -367,7 +386,13 @@ import_images() { # TAR...
 # ---------------------------------------------------------------- verbs
 up() {
   [ "$(id -u)" -eq 0 ] || die "needs root (containerd, kubelet, iptables)"
-  [ ! -s "$PIDS/kube-apiserver.pid" ] || die "already up (state in $STATE); run '$0 down' first"
+  if [ -s "$PIDS/kube-apiserver.pid" ]; then
+    ! ours kube-apiserver || die "already up (state in $STATE); run '$0 down' first"
+    # A run killed outright (SIGKILL, a machine stopped under it) leaves its pid files, mounts, bridge and rules.
+    log "a cluster whose API server is gone left its state behind; clearing it first"
+    forget_stale_pids
+    down
+  fi
   bash "$ROOT/scripts/ensure-apt.sh" containerd runc containernetworking-plugins iptables conntrack etcd-server \
     curl openssl gcc libc6-dev
   binaries

@@ -5,7 +5,9 @@
 #      Security Standard, answers its readiness probe, and its Service's cluster IP answers through kube-proxy;
 #   2. every resource of k8s/strimzi passes `kubectl apply --dry-run=server` against Strimzi's own CRDs
 #      (scripts/strimzi-crds.sh) for each Strimzi version named in SQUEEZE_STRIMZI_VERSIONS;
-# and stops the cluster whatever happened. Exits non-zero on the first check that fails.
+# and stops the cluster whatever happened. Exits non-zero on the first check that fails. Before it starts the cluster,
+# it leaves pid files as a run killed outright does (0.): `up` clears them rather than refusing, and stops no program
+# whose pid they name.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CLUSTER="$ROOT/scripts/k8s-cluster.sh"
@@ -107,8 +109,41 @@ strimzi() {
   done
 }
 
-bash "$CLUSTER" up
-trap 'bash "$CLUSTER" down' EXIT
+# A run killed outright (SIGKILL, the machine stopped under it) leaves its pid files: plants such files, naming an
+# exited process and, for kube-proxy, a live program that is not kube-proxy (a pid given to another program since).
+plant_stale_pids() {
+  local pids="${SQUEEZE_K8S_RUN:-/run/squeeze-k8s}/pids" name gone
+  STALE_PLANTED=0
+  # Another cluster's state is left as it is: `up` says so and stops.
+  [ ! -e "$pids/kube-apiserver.pid" ] || return 0
+  mkdir -p "$pids"
+  sh -c 'exit 0' &
+  gone=$!
+  wait "$gone"
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet; do
+    echo "$gone" >"$pids/$name.pid"
+  done
+  sleep 900 &
+  REUSED=$!
+  echo "$REUSED" >"$pids/kube-proxy.pid"
+  STALE_PLANTED=1
+}
+
+REUSED=
+plant_stale_pids
+trap '[ -z "$REUSED" ] || kill "$REUSED" 2>/dev/null || true' EXIT
+up_log="$(mktemp)"
+bash "$CLUSTER" up 2>"$up_log" || { cat "$up_log" >&2; exit 1; }
+cat "$up_log" >&2
+trap '[ -z "$REUSED" ] || kill "$REUSED" 2>/dev/null || true; bash "$CLUSTER" down' EXIT
+if [ "$STALE_PLANTED" = 1 ]; then
+  grep -q "left its state behind; clearing it first" "$up_log" || { log "up did not clear the stale pid files"; exit 1; }
+  kill -0 "$REUSED" 2>/dev/null || { log "up stopped a program a stale pid file named"; exit 1; }
+  kill "$REUSED"
+  REUSED=
+  log "0. up cleared a killed run's pid files, and left alone the program a stale one named"
+fi
+rm -f "$up_log"
 eval "$(bash "$CLUSTER" env)"
 smoke
 strimzi

@@ -8,15 +8,15 @@ cd "$(dirname "$0")/.."
 
 # One test run per machine at a time: runs share the Docker engine (the run that started it stops it), the
 # Kubernetes cluster's state and fixed ports, so a second run waits for the first instead of failing in its middle.
-# Descriptor 9 holds the lock; the daemons the run starts close it, so one left running never holds it.
+# flock holds the lock and runs this script again under it; -o keeps the lock's descriptor from the run's processes,
+# so a daemon or broker left running never holds it.
 if [ -z "${SQUEEZE_TEST_LOCK_HELD:-}" ]; then
   lock="${SQUEEZE_TEST_LOCK:-/tmp/squeeze-test.lock}"
-  exec 9>>"$lock"
-  if ! flock -n 9; then
-    echo "test: another test run on this machine holds $lock; waiting up to 90 min for it to end" >&2
-    flock -w 5400 9 || { echo "test: $lock still held after 90 min; is a test run hung? (fuser -v $lock)" >&2; exit 1; }
-  fi
-  export SQUEEZE_TEST_LOCK_HELD=1
+  flock -n "$lock" true || echo "test: another test run on this machine holds $lock; waiting up to 90 min for it to end" >&2
+  rc=0
+  SQUEEZE_TEST_LOCK_HELD=1 flock -o -w 5400 -E 75 "$lock" bash "$PWD/scripts/test.sh" "$@" || rc=$?
+  [ "$rc" != 75 ] || echo "test: $lock still held after 90 min; is a test run hung? (fuser -v $lock)" >&2
+  exit "$rc"
 fi
 
 if { [ "${CI:-}" = true ] || [ "${SQUEEZE_TEST_IN_CLEAN_CLONE:-}" = 1 ]; } && [ -z "${SQUEEZE_TEST_CLONE_OF:-}" ]; then
