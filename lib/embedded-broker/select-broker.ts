@@ -48,6 +48,10 @@ export interface AcquireBrokerOptions {
 }
 
 const DOCKER_CONTAINER_PORT = 9092
+/** Containers started before the container path gives up: one that exits during its start is started again once. */
+const CONTAINER_START_ATTEMPTS = 2
+/** Lines of a container's own output kept for the error when it does not start. */
+const CONTAINER_TAIL_LINES = 15
 
 function logger(log: BrokerLog | undefined): { info(msg: string): void; warn(msg: string): void } {
   if (log === undefined) return { info: () => {}, warn: () => {} }
@@ -82,7 +86,7 @@ export async function waitForMetadata(brokers: string[], ms: number): Promise<vo
   }
 }
 
-type Testcontainers = typeof import('testcontainers')
+export type Testcontainers = typeof import('testcontainers')
 
 /**
  * The testcontainers module when a container runtime answers within `ms`, else why not (never throws).
@@ -152,12 +156,27 @@ async function startContainer(tc: Testcontainers, host: string): Promise<Acquire
     KAFKA_CONTROLLER_QUORUM_VOTERS: '1@localhost:9093',
     KAFKA_LOG_DIRS: '/tmp/kraft-combined-logs'
   })
-  const container = await new tc.GenericContainer(`apache/kafka:${kafkaVersion()}`)
-    .withEnvironment(env)
-    .withExposedPorts({ container: DOCKER_CONTAINER_PORT, host: hostPort })
-    .withWaitStrategy(tc.Wait.forLogMessage(/Kafka Server started/))
-    .withStartupTimeout(120_000)
-    .start()
+  // The container's last lines: when it exits during start, they say why, where testcontainers says only that its
+  // log ended.
+  const tail: string[] = []
+  let container
+  try {
+    container = await new tc.GenericContainer(`apache/kafka:${kafkaVersion()}`)
+      .withEnvironment(env)
+      .withExposedPorts({ container: DOCKER_CONTAINER_PORT, host: hostPort })
+      .withWaitStrategy(tc.Wait.forLogMessage(/Kafka Server started/))
+      .withStartupTimeout(120_000)
+      .withLogConsumer((stream) => {
+        stream.on('data', (chunk: unknown) => {
+          for (const line of String(chunk).split('\n')) if (line.trim() !== '') tail.push(line.trim())
+          if (tail.length > CONTAINER_TAIL_LINES) tail.splice(0, tail.length - CONTAINER_TAIL_LINES)
+        })
+      })
+      .start()
+  } catch (e) {
+    const lines = tail.length === 0 ? '' : `; its last lines: ${tail.join(' | ')}`
+    throw new SqueezeError(ErrorCodes.BROKER_START, `${errorMessage(e)}${lines}`, { cause: e })
+  }
   const brokers = [`${host}:${hostPort}`]
   let stopped: Promise<void> | undefined
   const stop = (): Promise<void> => {
@@ -171,6 +190,25 @@ async function startContainer(tc: Testcontainers, host: string): Promise<Acquire
     throw e
   }
   return { brokers, kind: 'testcontainers', stop }
+}
+
+/** startContainer, tried again once after a start that failed: a container that exits during start is rare, and one
+ * such exit should not cost a test file its broker. */
+export async function startContainerAgain(
+  tc: Testcontainers,
+  host: string,
+  out: { warn(msg: string): void }
+): Promise<AcquiredBroker> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startContainer(tc, host)
+    } catch (e) {
+      if (attempt >= CONTAINER_START_ATTEMPTS) throw e
+      out.warn(
+        `kafka: the apache/kafka:${kafkaVersion()} container did not start (${errorMessage(e)}); starting another`
+      )
+    }
+  }
 }
 
 function containerRequired(why: string, cause?: unknown): SqueezeError {
@@ -201,7 +239,7 @@ export async function acquireBroker(log?: BrokerLog, opts: AcquireBrokerOptions 
     if ('tc' in docker) {
       out.info(`kafka: Docker engine found; starting apache/kafka:${kafkaVersion()} with testcontainers`)
       try {
-        return await startContainer(docker.tc, docker.host)
+        return await startContainerAgain(docker.tc, docker.host, out)
       } catch (e) {
         if (required)
           throw containerRequired(`the apache/kafka:${kafkaVersion()} container did not start: ${errorMessage(e)}`, e)
