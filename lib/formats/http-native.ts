@@ -53,7 +53,9 @@ const LINES_PER_CALL = 1024
 
 const require = createRequire(import.meta.url)
 
+/** The native functions, or none where SQUEEZE_HTTP_NATIVE=js switches the C off (the TypeScript path alone). */
 function binding(): HttpLinesBinding {
+  if (process.env['SQUEEZE_HTTP_NATIVE'] === 'js') return {}
   // The functions live in squeeze's one native binding; a build from before them has none.
   return require('squeeze-lz4') as HttpLinesBinding
 }
@@ -113,8 +115,7 @@ const free: NativeLinePass[] = []
 
 function encoder(): EncodeHttpLines | null {
   // Not ??=: null (no native path) is a choice made, not one to make again for every chunk.
-  if (encode === undefined)
-    encode = process.env['SQUEEZE_HTTP_NATIVE'] === 'js' ? null : (binding().encodeHttpLines ?? null)
+  if (encode === undefined) encode = binding().encodeHttpLines ?? null
   return encode
 }
 
@@ -149,8 +150,7 @@ let done = new Uint8Array(0)
  * value (no native function, or SQUEEZE_HTTP_NATIVE=js). The flags are valid until the next call.
  */
 export function checkHttpValues(values: ValueTable): Uint8Array | null {
-  if (check === undefined)
-    check = process.env['SQUEEZE_HTTP_NATIVE'] === 'js' || !MASK_FITS ? null : (binding().checkHttpValues ?? null)
+  if (check === undefined) check = MASK_FITS ? (binding().checkHttpValues ?? null) : null
   if (check === null) return null
   if (done.length < values.count) done = new Uint8Array(Math.max(values.count, 2 * done.length))
   const { bytes, table, count, stride, startColumn } = values
