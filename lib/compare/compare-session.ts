@@ -1,9 +1,9 @@
 import type { Admin } from 'kafkajs'
-import { ErrorCodes, SqueezeError } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { readFirstLines, resolveKind, type KindChoice } from '../formats/detect-kind.js'
 import { formatFor, type LogKind } from '../formats/index.js'
 import { createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
-import { ensureTopic } from '../kafka/topics.js'
+import { deleteTopicsAndWait, ensureTopic } from '../kafka/topics.js'
 import type { Logger } from '../log/logger.js'
 import { Progress, type OnProgress, type ProgressStream } from '../progress/progress.js'
 import { clusterFor } from './compare-cluster.js'
@@ -85,7 +85,10 @@ export async function runCompareSession(
       progressLine.done()
       return await finish({ outcome, connection, filled })
     } finally {
-      if (filled && !compare.keepTopics) await admin.deleteTopics({ topics: [sourceTopic] }).catch(() => undefined)
+      if (filled && !compare.keepTopics)
+        await deleteTopicsAndWait(admin, [sourceTopic]).catch((err: unknown) =>
+          ctx.log.warn({ err: errorMessage(err), topic: sourceTopic }, 'could not delete the filled source topic')
+        )
       await admin.disconnect().catch(() => undefined)
     }
   } finally {

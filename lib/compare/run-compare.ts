@@ -10,6 +10,7 @@ import type { LogFormat } from '../formats/index.js'
 import { createCluster, createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
 import { bytesAllReplicas, bytesPerReplica, describeLogDirs } from '../kafka/describe-log-dirs.js'
 import { topicRecordCount } from '../kafka/record-count.js'
+import { deleteTopicsAndWait } from '../kafka/topics.js'
 import type { Logger } from '../log/logger.js'
 import type { OnProgress } from '../progress/progress.js'
 import { Producer, type AckedBatch, type ProducerConfig } from '../producer/producer.js'
@@ -260,10 +261,9 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareOut
   } finally {
     if (!options.keepTopics) {
       const topics = options.targets.map((t) => t.topic).filter((t) => created.includes(t))
-      if (topics.length > 0)
-        await admin
-          .deleteTopics({ topics })
-          .catch((err: unknown) => log.warn({ err: errorMessage(err), topics }, 'could not delete destination topics'))
+      await deleteTopicsAndWait(admin, topics).catch((err: unknown) =>
+        log.warn({ err: errorMessage(err), topics }, 'could not delete destination topics')
+      )
     }
     await admin.disconnect().catch(() => undefined)
   }

@@ -1,6 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs'
-import { ErrorCodes, SqueezeError } from '../errors.js'
-import { createTopicsAndWait, describeCreateTopicsError } from '../kafka/topics.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { createTopicsAndWait, deleteTopicsAndWait, describeCreateTopicsError } from '../kafka/topics.js'
 import type { CopyTarget } from './copier-config.js'
 
 /**
@@ -67,10 +67,14 @@ export async function prepareDestinations(
       ...deadLetters
     ])
   } catch (err) {
-    await admin.deleteTopics({ topics: [...missing, ...deadLetters.map((d) => d.topic)] }).catch(() => undefined)
+    // The topics this call did create are removed again; when that fails too, the error names them.
+    const leftOver = await deleteTopicsAndWait(admin, [...missing, ...deadLetters.map((d) => d.topic)]).then(
+      () => '',
+      (cleanup: unknown) => `; ${errorMessage(cleanup)}`
+    )
     throw new SqueezeError(
       ErrorCodes.PRODUCE_FAILED,
-      `cannot create destination topics: ${describeCreateTopicsError(err)}`,
+      `cannot create destination topics: ${describeCreateTopicsError(err)}${leftOver}`,
       { cause: err }
     )
   }

@@ -1,6 +1,6 @@
 import type { Admin, ITopicConfig } from 'kafkajs'
 import { retry } from '../retry.js'
-import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorCode, errorMessage, isTransient } from '../errors.js'
 
 /**
  * Replication factor -1 asks the broker for its default.replication.factor (KIP-464). The broker honours it on
@@ -109,4 +109,38 @@ export function missingTopicsError(existing: readonly string[], wanted: readonly
     ErrorCodes.SOURCE,
     `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`
   )
+}
+
+/**
+ * Deletes `topics` and waits until the cluster's metadata no longer lists them. Topic deletion is asynchronous:
+ * a DeleteTopics that timed out on a loaded controller may or may not have been applied, and a broker's metadata
+ * follows the controller's a moment later. So each try deletes only what is still listed, and the call returns
+ * once nothing is. A refusal (an ACL, deletion switched off) fails at once; the error names the topics left and
+ * has the code TOPIC_REFUSED, where tries that ran out have TIMEOUT.
+ */
+export async function deleteTopicsAndWait(admin: Admin, topics: readonly string[]): Promise<void> {
+  if (topics.length === 0) return
+  const wanted = new Set(topics)
+  let remaining: string[] = [...wanted]
+  try {
+    await retry(
+      async () => {
+        remaining = (await admin.listTopics()).filter((t) => wanted.has(t))
+        if (remaining.length === 0) return
+        await admin.deleteTopics({ topics: remaining, timeout: 15_000 })
+        remaining = (await admin.listTopics()).filter((t) => wanted.has(t))
+        if (remaining.length > 0)
+          throw new SqueezeError(ErrorCodes.TIMEOUT, `topics ${remaining.join(', ')} are still listed`, {
+            retriable: true
+          })
+      },
+      { retries: 20, deadlineMs: 30_000, initialDelayMs: 100, maxDelayMs: 2000, shouldRetry: isTransient }
+    )
+  } catch (err) {
+    throw new SqueezeError(
+      isTransient(err) ? ErrorCodes.TIMEOUT : ErrorCodes.TOPIC_REFUSED,
+      `could not delete topic${remaining.length > 1 ? 's' : ''} ${remaining.join(', ')}: ${errorCode(err)}: ${errorMessage(err)}; delete ${remaining.length > 1 ? 'them' : 'it'} with kafka-topics.sh --delete`,
+      { cause: err }
+    )
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * Topic creation against a broker whose default.replication.factor (2) differs from anything squeeze could
  * hard-code: on one node, a topic that takes the broker default cannot be created, one with an explicit 1 can.
- * Always the embedded JVM broker, since the test needs that broker setting.
+ * The broker also has topic deletion switched off, as some clusters do, so a deletion is refused.
+ * Always the embedded JVM broker, since the test needs those broker settings.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
@@ -10,7 +11,7 @@ import type { Admin } from 'kafkajs'
 import { prepareDestinations } from '../../../lib/copier/destinations.js'
 import { startKraftBroker, type EmbeddedBroker } from '../../../lib/embedded-broker/kraft-broker.js'
 import { createKafkaClient, DEFAULT_CONNECTION } from '../../../lib/kafka/connection.js'
-import { createTopicsAndWait, ensureTopic, missingTopicsError } from '../../../lib/kafka/topics.js'
+import { createTopicsAndWait, deleteTopicsAndWait, ensureTopic, missingTopicsError } from '../../../lib/kafka/topics.js'
 import { createLogger } from '../../../lib/log/logger.js'
 import { ErrorCodes } from '../../../lib/errors.js'
 import { spawn } from 'node:child_process'
@@ -21,7 +22,9 @@ import { runSqueeze } from '../../helpers/squeeze-cli.js'
 let broker: EmbeddedBroker
 let admin: Admin
 before(async () => {
-  broker = await startKraftBroker({ serverOverrides: { 'default.replication.factor': '2' } })
+  broker = await startKraftBroker({
+    serverOverrides: { 'default.replication.factor': '2', 'delete.topic.enable': 'false' }
+  })
   admin = createKafkaClient(
     { ...DEFAULT_CONNECTION, brokers: [broker.bootstrap] },
     createLogger({ level: 'silent', name: 'test' })
@@ -145,6 +148,31 @@ describe('topic creation', () => {
     ])
     assert.deepEqual(created, [`${source}.zstd`])
     assert.deepEqual(await replicas(`${source}.zstd`), [1, 1])
+  })
+})
+
+describe('topic deletion', () => {
+  it('a cluster that refuses it: fails at once, naming the topics still there and how to delete them', async () => {
+    const topic = `no-delete-${randomUUID().slice(0, 8)}`
+    await createTopicsAndWait(admin, [{ topic, numPartitions: 1, replicationFactor: 1 }])
+    const started = Date.now()
+    await assert.rejects(deleteTopicsAndWait(admin, [topic, 'never-created']), (err: unknown) => {
+      assert.equal((err as { code?: string }).code, ErrorCodes.TOPIC_REFUSED)
+      // Kafka answers a DeleteTopics older than v3 (kafkajs's) with INVALID_REQUEST when deletion is off.
+      assert.match(
+        String(err),
+        new RegExp(`could not delete topic ${topic}: INVALID_REQUEST: .*; delete it with kafka-topics.sh --delete$`)
+      )
+      return true
+    })
+    // A refusal is not retried: the retries would take many seconds.
+    assert.ok(Date.now() - started < 10_000, `refused after ${Date.now() - started} ms`)
+    assert.ok((await admin.listTopics()).includes(topic))
+  })
+
+  it('nothing to delete: topics that do not exist are already done', async () => {
+    await deleteTopicsAndWait(admin, [`never-${randomUUID().slice(0, 8)}`])
+    await deleteTopicsAndWait(admin, [])
   })
 })
 
