@@ -119,6 +119,33 @@ describe('sweepCodecs', () => {
     )
   })
 
+  it('times decompression into one reused buffer, as the readers decompress, and verifies that path too', () => {
+    const zstd = createCodec({ codec: 'zstd', level: 1 })
+    const into = zstd.decompressInto!
+    let wholeCalls = 0
+    const outputs = new Set<ArrayBufferLike>()
+    const watching = {
+      ...zstd,
+      decompress: (input: Uint8Array, max?: number): Buffer => (wholeCalls++, zstd.decompress(input, max)),
+      decompressInto: (input: Uint8Array, output: Buffer): number => (outputs.add(output.buffer), into(input, output))
+    }
+    sweepCodecs(batches, [{ codec: 'zstd', level: 1 }], { runs: 3, codecFor: () => watching })
+    assert.equal(wholeCalls, batches.sections.length, 'decompress() only verifies, once per batch')
+    assert.equal(outputs.size, 1, 'every timed pass writes into the same buffer')
+    const corruptingInto = {
+      ...zstd,
+      decompressInto: (input: Uint8Array, output: Buffer): number => {
+        const written = into(input, output)
+        output[7] = output[7]! ^ 0x01
+        return written
+      }
+    }
+    assert.throws(
+      () => sweepCodecs(batches, [{ codec: 'zstd', level: 1 }], { runs: 1, codecFor: () => corruptingInto }),
+      /zstd:1 round trip is not byte-exact in batch 0/
+    )
+  })
+
   it('keeps each compressed batch in memory of its own size, not in a worst-case output per batch', () => {
     for (const spec of [
       { codec: 'lz4', level: 1 },
