@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
+import { helpFor } from '../report/help-layout.js'
 import { securityFrom, tlsWarnings, type SecurityFlags } from './security.js'
 
 export type CliOptions = NonNullable<ParseArgsConfig['options']>
@@ -52,7 +53,8 @@ Security (flag, else environment, else --client-config):
   --ssl-endpoint-identification https|none
                               none skips only the check that a broker's certificate names the host connected
                               to; the certificate chain is still verified (default https)
-  --ssl-reject-unauthorized B true|false: false accepts any broker certificate, unverified (default true)
+  --ssl-reject-unauthorized true|false
+                              false accepts any broker certificate, unverified (default true)
   --client-config FILE        a Java or librdkafka client properties file: bootstrap.servers (metadata.broker.list),
                               client.id, security.protocol, sasl.mechanism(s), sasl.username, sasl.password,
                               sasl.jaas.config, ssl.ca.location, ssl.certificate.location, ssl.key.location,
@@ -96,7 +98,7 @@ export function parseCommandLine<T extends CliOptions & { help: { type: 'boolean
 ): ReturnType<typeof parseCli<T>> | undefined {
   const parsed = parseCli(argv, options)
   if ((parsed.values as { help?: boolean }).help !== true) return parsed
-  process.stdout.write(`${help}\n`)
+  process.stdout.write(`${helpFor(process.stdout, help)}\n`)
   return undefined
 }
 

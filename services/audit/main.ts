@@ -53,7 +53,7 @@ Selection and budget:
   -X NAME=VALUE              producer batching the targets are projected with (linger.ms, batch.size)
 Clients (docs/clients.md):
   --client LIST              per changed topic, the best target each client can set, by the verdict's rule (default
-                             all): ${CLIENT_NAMES.join(', ')}
+                             all): ${CLIENT_NAMES.join(', ')};
                              targets a client needs are added (zstd:12 beside zstd:19 for librdkafka)
   --show-settings            print the settings to paste for the top ${SETTINGS_TOPICS} changed topics
                              (every changed topic's are in --json applyAs and --markdown)

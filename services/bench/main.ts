@@ -42,7 +42,8 @@ import { runOneShot, type CommandContext } from '../../lib/service/run-service.j
 export const BENCH_HELP = `squeeze bench: an lzbench-style sweep of every codec and level over real Kafka record batches, in memory.
 
 Usage: squeeze bench (--file PATH --kind KIND | --generate KIND) [options]
-       squeeze bench --topic TOPIC --brokers HOST:PORT [--sample N|SIZE] [options]   (Read and Describe on TOPIC)
+       squeeze bench --topic TOPIC --brokers HOST:PORT [--sample N|SIZE] [options]
+         read-only: needs only Read and Describe on TOPIC
 
 Input:
   --file PATH            log file; lines are parsed by --kind (access logs become Cap'n Proto HTTP records)

@@ -8,6 +8,8 @@ import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
 import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
 import { createRegistry } from '../../lib/metrics/registry.js'
 import { createSourceMetrics } from '../../lib/metrics/source-metrics.js'
+import { fitHelp } from '../../lib/report/help-layout.js'
+import { DEFAULT_WIDTH } from '../../lib/report/terminal.js'
 import { AUDIT_HELP } from '../audit/main.js'
 import { BENCH_HELP } from '../bench/main.js'
 import { COMPARE_HELP } from '../compare/main.js'
@@ -32,13 +34,17 @@ const COMMANDS = [
 ] as const
 
 export function configurationDoc(): string {
-  const sections = COMMANDS.map(([name, help]) => `## squeeze ${name}\n\n\`\`\`text\n${help}\n\`\`\`\n`)
+  // As --help prints it where stdout is not a terminal.
+  const sections = COMMANDS.map(
+    ([name, help]) => `## squeeze ${name}\n\n\`\`\`text\n${fitHelp(help, DEFAULT_WIDTH)}\n\`\`\`\n`
+  )
   return [
     GENERATED,
     '',
     '# Configuration reference',
     '',
-    'Every flag and `-X` setting of each command, exactly as `squeeze <command> --help` prints it.',
+    'Every flag and `-X` setting of each command, exactly as `squeeze <command> --help` prints it where stdout is',
+    'not a terminal (100 columns; a terminal gets the help laid out at its own width, from 60 to 120 columns).',
     'Flags are validated once at start-up; an unknown flag or a bad value is a one-line error and exit code 2.',
     '',
     ...COMMANDS.map(([name]) => `- [squeeze ${name}](#squeeze-${name})`),

@@ -38,10 +38,12 @@ import { runOneShot } from '../../lib/service/run-service.js'
 export const COMPARE_HELP = `squeeze compare: copy one topic into a topic per codec/level, read every copy back, and report what each
 codec costs (CPU) and saves (bytes on the broker), with a recommendation.
 
-Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]     (an existing topic on your cluster)
-       squeeze compare --topic SOURCE --brokers HOST:PORT --mode projection  (read-only: Read+Describe on SOURCE)
-       squeeze compare --source generate|file [--kind KIND] [--file PATH] (fills a source topic first;
-                                                                        without --brokers a checkout starts its own broker)
+Usage: squeeze compare --topic SOURCE --brokers HOST:PORT [options]
+         an existing topic on your cluster
+       squeeze compare --topic SOURCE --brokers HOST:PORT --mode projection [options]
+         read-only: needs only Read and Describe on SOURCE
+       squeeze compare --source generate|file [--kind KIND] [--file PATH] [options]
+         fills a source topic first; without --brokers a checkout starts its own broker
 Input and budget:
   --topic SOURCE             existing source topic
   --source generate|file     or fill a new source topic from generated logs or a file
@@ -80,7 +82,7 @@ Targets and output:
                              128 MiB); a source batch over it, or corrupt, is left out and counted in the current row
 Clients (docs/clients.md):
   --client LIST              per client, the best target it can set, by the recommendation's rule (default all):
-                             ${CLIENT_NAMES.join(', ')}
+                             ${CLIENT_NAMES.join(', ')};
                              targets a client needs are added (zstd:12 beside zstd:19 for librdkafka)
   --show-settings            print each client's settings to paste (always in --json applyAs and --markdown)
   --topic-compression producer|codec   the topic side: keep compression.type=producer (default) or set the codec

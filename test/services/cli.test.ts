@@ -44,6 +44,15 @@ describe('squeeze CLI without a broker', () => {
     assert.match(produceHelp.stdout, /linger\.ms/)
   })
 
+  it('every --help fits 100 columns where stdout is not a terminal (a pipe, a CI log)', async () => {
+    for (const command of [[], ['produce'], ['consume'], ['copy'], ['compare'], ['audit'], ['bench']]) {
+      const help = await squeeze([...command, '--help'])
+      assert.equal(help.code, 0, help.stderr)
+      const long = help.stdout.split('\n').filter((line) => line.length > 100)
+      assert.deepEqual(long, [], `squeeze ${command.join(' ')} --help`)
+    }
+  })
+
   it("keeps V8's compiled code in the user's cache directory for the next run, and runs without it where nothing can be written", async () => {
     const home = mkdtempSync(join(tmpdir(), 'squeeze-cli-cache-'))
     const env = { XDG_CACHE_HOME: home, NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: undefined }
