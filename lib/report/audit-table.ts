@@ -130,10 +130,13 @@ export function notes(topics: readonly AuditTopic[]): string[] {
 
 const FORMAT_NAMES: Readonly<Record<FormatRow['format'], string>> = { text: 'as text lines', json: 'as JSON' }
 
-/** What the topic's HTTP records would store in the other forms, against the Cap'n Proto records' bytes. */
+/**
+ * What the topic's HTTP records would store in the other forms, against the Cap'n Proto records' bytes. The codec
+ * they were measured at comes last: first, beside a "keep" verdict, it read as the topic's own codec.
+ */
 function formatNote(topic: string, rows: readonly FormatRow[]): string {
   const forms = rows.map((r) => `${FORMAT_NAMES[r.format]} ${r.storedVsRecords.toFixed(2)}x`).join(', ')
-  return `  ${topic}: at ${rows[0]?.target ?? '-'}, ${forms} the Cap'n Proto records' bytes`
+  return `  ${topic}: ${forms} the Cap'n Proto records' bytes, each at ${rows[0]?.target ?? '-'}`
 }
 
 function totalsLines(report: AuditReport): string[] {
