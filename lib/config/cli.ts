@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../kafka/connection.js'
 import type { Logger } from '../log/logger.js'
-import { helpFor } from '../report/help-layout.js'
+import { helpFor } from '../terminal/help-layout.js'
 import { securityFrom, tlsWarnings, type SecurityFlags } from './security.js'
 
 export type CliOptions = NonNullable<ParseArgsConfig['options']>

@@ -136,7 +136,7 @@ const FORMAT_NAMES: Readonly<Record<FormatRow['format'], string>> = { text: 'as 
  */
 function formatNote(topic: string, rows: readonly FormatRow[]): string {
   const forms = rows.map((r) => `${FORMAT_NAMES[r.format]} ${r.storedVsRecords.toFixed(2)}x`).join(', ')
-  return `  ${topic}: ${forms} the Cap'n Proto records' bytes, each at ${rows[0]?.target ?? '-'}`
+  return `  ${topic}: ${forms} the Cap'n Proto records' bytes (at ${rows[0]?.target ?? '-'})`
 }
 
 function totalsLines(report: AuditReport): string[] {

@@ -1,13 +1,13 @@
+import { DEFAULT_WIDTH, streamWidth } from '../terminal/width.js'
 import { renderTable } from './table.js'
+
+export { DEFAULT_WIDTH }
 
 /** How wide a terminal report may be, and whether it shows every column (`--wide`). */
 export interface TerminalLayout {
   readonly width: number
   readonly wide: boolean
 }
-
-/** A report's width when stdout is not a terminal (a pipe, a file, a CI log). */
-export const DEFAULT_WIDTH = 100
 
 /** Every column, no wrapping: `--wide`, and what the renderers do when no layout is given. */
 export const WIDE: TerminalLayout = Object.freeze({ width: Number.POSITIVE_INFINITY, wide: true })
@@ -18,9 +18,7 @@ export function terminalLayout(
   wide: boolean
 ): TerminalLayout {
   if (wide) return WIDE
-  const columns =
-    stream.isTTY === true && stream.columns !== undefined && stream.columns > 0 ? stream.columns : DEFAULT_WIDTH
-  return { width: columns, wide: false }
+  return { width: streamWidth(stream), wide: false }
 }
 
 /**

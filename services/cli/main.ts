@@ -42,7 +42,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 await runCommand(async () => {
   const [command, ...rest] = process.argv.slice(2)
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    const { helpFor } = await import('../../lib/report/help-layout.js')
+    const { helpFor } = await import('../../lib/terminal/help-layout.js')
     process.stdout.write(`${helpFor(process.stdout, USAGE)}\n`)
     return command === undefined ? 2 : 0
   }

@@ -173,9 +173,9 @@ describe('audit table', () => {
       { ...topic('access', 1), formats: [row('text', 0.5427), row('json', 0.9674)] },
       topic('plain', 1)
     ])
-    const note = "  access: as text lines 0.54x, as JSON 0.97x the Cap'n Proto records' bytes, each at zstd:3"
+    const note = "  access: as text lines 0.54x, as JSON 0.97x the Cap'n Proto records' bytes (at zstd:3)"
     assert.ok(renderAuditTable(r).split('\n').includes(note), renderAuditTable(r))
-    assert.match(renderAuditMarkdown(r), /^- access: as text lines 0\.54x, as JSON 0\.97x .*, each at zstd:3$/m)
+    assert.match(renderAuditMarkdown(r), /^- access: as text lines 0\.54x, as JSON 0\.97x .* \(at zstd:3\)$/m)
     assert.doesNotMatch(renderAuditTable(r), /plain: as text/)
   })
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { fitHelp } from '../../../lib/report/help-layout.js'
+import { fitHelp } from '../../../lib/terminal/help-layout.js'
 import { AUDIT_HELP } from '../../../services/audit/main.js'
 import { BENCH_HELP } from '../../../services/bench/main.js'
 import { COMPARE_HELP } from '../../../services/compare/main.js'

@@ -6,7 +6,7 @@
  * `width` wraps with a hanging indent. Words are never dropped or reordered: only where lines break changes.
  */
 
-import { terminalLayout } from './terminal.js'
+import { streamWidth } from './width.js'
 
 /** The narrowest and widest help: below the first the columns do not fit, past the second lines read poorly. */
 export const HELP_MIN_WIDTH = 60
@@ -123,5 +123,5 @@ function fill(all: readonly string[], first: string, rest: string, width: number
 
 /** `help` laid out for `stream` (stdout): its own width when it is a terminal, else the reports' default width. */
 export function helpFor(stream: { readonly isTTY?: boolean; readonly columns?: number }, help: string): string {
-  return fitHelp(help, terminalLayout(stream, false).width)
+  return fitHelp(help, streamWidth(stream))
 }
