@@ -137,7 +137,7 @@ export function createCodec(spec: CodecSpec): Codec {
   const { codec, level } = resolveCodecSpec(spec.codec, spec.level)
   switch (codec) {
     case 'none':
-      return { name: 'none', id: 0, level: null, compress: copyOf, decompress: copyWithin }
+      return { name: 'none', id: 0, level: null, compress: copyOf, decompress: copyWithin, decompressInto: copyInto }
     case 'gzip':
       return gzip().createGzipCodec(level as number)
     case 'snappy':
@@ -151,6 +151,13 @@ export function createCodec(spec: CodecSpec): Codec {
 
 function copyOf(input: Uint8Array): Buffer {
   return Buffer.from(input)
+}
+
+/** decompressInto for none: the bytes copied into `output`, or -1 when they do not fit. */
+function copyInto(input: Uint8Array, output: Buffer): number {
+  if (input.length > output.length) return -1
+  output.set(input)
+  return input.length
 }
 
 function copyWithin(input: Uint8Array, maxOutputBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {

@@ -49,8 +49,8 @@ describe('codecs', () => {
     })
   }
 
-  it('lz4, zstd and snappy decompress into a given buffer exactly as into a new one, and answer -1 when it is too small', () => {
-    for (const spec of ['lz4:1', 'lz4:9', 'zstd:3', 'snappy']) {
+  it('none, lz4, zstd and snappy decompress into a given buffer exactly as into a new one, and answer -1 when it is too small', () => {
+    for (const spec of ['none', 'lz4:1', 'lz4:9', 'zstd:3', 'snappy']) {
       const codec = createCodec(parseCodecSpec(spec))
       const compressed = codec.compress(sample)
       const into = codec.decompressInto
