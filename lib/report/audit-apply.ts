@@ -1,6 +1,6 @@
 import type { AuditReport, AuditTopic } from '../audit/audit-report.js'
 import { renderApplyMarkdown, renderApplyText } from './compare-apply.js'
-import { DEFAULT_WIDTH } from './terminal.js'
+import { DEFAULT_WIDTH } from '../terminal/width.js'
 
 /**
  * The table's hint for a changed topic: the named clients that cannot set its target, each with the target it

@@ -1,7 +1,5 @@
-import { DEFAULT_WIDTH, streamWidth } from '../terminal/width.js'
+import { streamWidth } from '../terminal/width.js'
 import { renderTable } from './table.js'
-
-export { DEFAULT_WIDTH }
 
 /** How wide a terminal report may be, and whether it shows every column (`--wide`). */
 export interface TerminalLayout {

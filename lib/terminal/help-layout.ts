@@ -9,8 +9,8 @@
 import { streamWidth } from './width.js'
 
 /** The narrowest and widest help: below the first the columns do not fit, past the second lines read poorly. */
-export const HELP_MIN_WIDTH = 60
-export const HELP_MAX_WIDTH = 120
+const HELP_MIN_WIDTH = 60
+const HELP_MAX_WIDTH = 120
 
 interface Entry {
   readonly kind: 'entry'
