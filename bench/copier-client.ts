@@ -12,12 +12,15 @@ import { prepareDestinations } from '../lib/copier/destinations.js'
 import { createCluster, createKafkaClient, DEFAULT_CONNECTION } from '../lib/kafka/connection.js'
 import { createLogger } from '../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer } from '../lib/producer/producer.js'
+import { processCpuSeconds } from './lib/proc-usage.js'
 
 /**
  * squeeze's copier in its own process, wired as `squeeze copy --until-end` wires it:
- *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,... [--batching source|rebatch] [--compression-threads N]
+ *   node dist/bench/copier-client.js --brokers B --topic SRC --targets none,lz4,zstd:3,... [--batching source|rebatch]
+ *     [--compression-threads N] [--broker-pid PID]
  * The clock and the CPU meter start at the first source record (after the copier joined its group) and stop
- * when every target acknowledged the last one. Prints one JSON line.
+ * when every target acknowledged the last one; with --broker-pid, the broker's CPU is read over the same span.
+ * Prints one JSON line.
  */
 /** --compression-threads N: the producer's compression threads (-X squeeze.compression.threads), else the copier's default. */
 function threads(value: string | undefined): { compressionThreads?: number } {
@@ -34,7 +37,8 @@ async function main(): Promise<void> {
       group: { type: 'string' },
       prefix: { type: 'string' },
       batching: { type: 'string' },
-      'compression-threads': { type: 'string' }
+      'compression-threads': { type: 'string' },
+      'broker-pid': { type: 'string' }
     }
   })
   // An older build's client, run as a baseline, has no --batching: it re-batches.
@@ -64,6 +68,9 @@ async function main(): Promise<void> {
   await producer.start()
   let t0: bigint | undefined
   let cpu0: NodeJS.CpuUsage | undefined
+  const brokerPid = values['broker-pid'] === undefined ? undefined : Number(values['broker-pid'])
+  const brokerCpu = (): number => (brokerPid === undefined ? NaN : processCpuSeconds(brokerPid))
+  let brokerCpu0 = NaN
   const copier = new Copier(
     {
       sourceTopic: source,
@@ -83,6 +90,7 @@ async function main(): Promise<void> {
         if (t0 !== undefined) return
         t0 = process.hrtime.bigint()
         cpu0 = process.cpuUsage()
+        brokerCpu0 = brokerCpu()
       }
     }
   )
@@ -90,6 +98,7 @@ async function main(): Promise<void> {
   await producer.flush()
   const seconds = t0 === undefined ? NaN : Number(process.hrtime.bigint() - t0) / 1e9
   const cpu = process.cpuUsage(cpu0)
+  const brokerCpuSeconds = brokerCpu() - brokerCpu0
   await producer.close()
   await Promise.all([admin.disconnect(), cluster.disconnect()])
   const stats = copier.snapshot()
@@ -100,6 +109,7 @@ async function main(): Promise<void> {
       sourceBytes: stats.sourceBytes,
       seconds,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      ...(Number.isNaN(brokerCpuSeconds) ? {} : { brokerCpuSeconds }),
       targets: targets.length,
       producedBytes: produced.uncompressedBytes,
       compressCpuSeconds: produced.compressCpuSeconds,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { benchRuns, fmt, gb, mb, median, must, runNodeClient, table } from './lib/harness.js'
 import type { BenchKafka } from './lib/kafka-env.js'
@@ -28,6 +29,12 @@ export interface CopierRow {
   /** The source batches' decompression, once per batch, as a share of the copier's CPU. */
   readonly decompressShareOfCpu: number
   readonly maxRssMb: number
+  /** The broker's CPU over the same span, per source GB (NaN when this run did not start the broker). */
+  readonly brokerCpuSecondsPerGb: number
+  /** The copier's CPU per source GB, all targets: with the broker's, what one source GB costs the machine. */
+  readonly cpuSecondsPerGb: number
+  /** Copier plus broker CPU seconds per second of the copy: near the machine's cores, the copy is CPU-bound. */
+  readonly coresBusy: number
 }
 
 const CLIENT = fileURLToPath(new URL('./copier-client.js', import.meta.url))
@@ -47,6 +54,9 @@ interface CopierSample {
   decompressShare: number
   rss: number
   records: number
+  cpuPerGb: number
+  brokerCpuPerGb: number
+  coresBusy: number
 }
 
 async function copyOnce(
@@ -71,6 +81,7 @@ async function copyOnce(
     cpuSeconds: number
     compressCpuSeconds: number
     decompressCpuSeconds?: number
+    brokerCpuSeconds?: number
     recordsFailed: number
   }
   if (out.recordsFailed > 0) throw new Error(`copier: ${out.recordsFailed} records undelivered`)
@@ -82,21 +93,26 @@ async function copyOnce(
     decompressShare: (out.decompressCpuSeconds ?? NaN) / out.cpuSeconds,
     rss: r.maxRssMb,
     records: out.sourceRecords,
-    cpuSeconds: out.cpuSeconds
+    cpuSeconds: out.cpuSeconds,
+    cpuPerGb: out.cpuSeconds / gb(out.sourceBytes),
+    brokerCpuPerGb: (out.brokerCpuSeconds ?? NaN) / gb(out.sourceBytes),
+    coresBusy: (out.cpuSeconds + (out.brokerCpuSeconds ?? NaN)) / out.seconds
   }
 }
 
 /** This build's rows (source batching first, then rebatch, then source batching with a compression thread), then the baseline's. */
 export async function copierBench(kafka: BenchKafka, source: string, log: (s: string) => void): Promise<CopierRow[]> {
   const runs = benchRuns()
+  // The broker's CPU over each copy, when this run started the broker (a baseline build's client has no such flag).
+  const brokerPid = kafka.pid === undefined ? [] : ['--broker-pid', String(kafka.pid)]
   const builds = [
-    { build: 'source batching', client: CLIENT, args: ['--batching', 'source'] },
-    { build: 'rebatch', client: CLIENT, args: ['--batching', 'rebatch'] },
+    { build: 'source batching', client: CLIENT, args: ['--batching', 'source', ...brokerPid] },
+    { build: 'rebatch', client: CLIENT, args: ['--batching', 'rebatch', ...brokerPid] },
     // The second core: compression off the event loop, which source batching leaves as most of the copier's work.
     {
       build: 'source batching, 1 compression thread',
       client: CLIENT,
-      args: ['--batching', 'source', '--compression-threads', '1']
+      args: ['--batching', 'source', '--compression-threads', '1', ...brokerPid]
     },
     ...(BASELINE === undefined || BASELINE === '' ? [] : [{ build: 'baseline', client: BASELINE, args: [] }])
   ]
@@ -129,7 +145,10 @@ export async function copierBench(kafka: BenchKafka, source: string, log: (s: st
       cpuSecondsPerGbPerTarget: median(list.map((s) => s.cpuPerGbPerTarget)),
       compressShareOfCpu: median(list.map((s) => s.compressShare)),
       decompressShareOfCpu: median(list.map((s) => s.decompressShare)),
-      maxRssMb: Math.max(...list.map((s) => s.rss))
+      maxRssMb: Math.max(...list.map((s) => s.rss)),
+      brokerCpuSecondsPerGb: median(list.map((s) => s.brokerCpuPerGb)),
+      cpuSecondsPerGb: median(list.map((s) => s.cpuPerGb)),
+      coresBusy: median(list.map((s) => s.coresBusy))
     }
   })
 }
@@ -146,6 +165,8 @@ export function copierTable(rows: readonly CopierRow[]): string {
       'CPU s per GB per target',
       'compress share of CPU',
       'decompress share of CPU',
+      'broker CPU s per source GB',
+      'cores busy (copier + broker)',
       'peak RSS MB'
     ],
     rows.map((row) => [
@@ -158,6 +179,8 @@ export function copierTable(rows: readonly CopierRow[]): string {
       fmt(row.cpuSecondsPerGbPerTarget, 1),
       `${(row.compressShareOfCpu * 100).toFixed(0)}%`,
       `${(row.decompressShareOfCpu * 100).toFixed(0)}%`,
+      Number.isNaN(row.brokerCpuSecondsPerGb) ? '-' : fmt(row.brokerCpuSecondsPerGb, 1),
+      Number.isNaN(row.coresBusy) ? '-' : fmt(row.coresBusy, 2),
       fmt(row.maxRssMb)
     ])
   )
@@ -176,7 +199,23 @@ export function copierTable(rows: readonly CopierRow[]): string {
               `(${sorted.map((p) => p.toFixed(2)).join(', ')}); of the medians ${(row.sourceMbPerSecond / rebatch.sourceMbPerSecond).toFixed(2)}x`
             )
           })
-  return [body, ...ratios].join('\n\n')
+  return [body, ...ratios, ...cpuBound(rows)].join('\n\n')
+}
+
+/**
+ * What the machine's cores allow: copier plus broker CPU per source GB, measured, bounds the copy at
+ * cores / (CPU s per MB) whatever the pipeline does, with nothing else running.
+ */
+function cpuBound(rows: readonly CopierRow[]): string[] {
+  const source = rows.find((r) => r.build === 'source batching')
+  if (source === undefined || Number.isNaN(source.brokerCpuSecondsPerGb)) return []
+  const cores = availableParallelism()
+  const perGb = source.cpuSecondsPerGb + source.brokerCpuSecondsPerGb
+  return [
+    `CPU bound, source batching: one source GB costs ${fmt(source.cpuSecondsPerGb, 1)} CPU s in the copier (all targets) ` +
+      `and ${fmt(source.brokerCpuSecondsPerGb, 1)} in the broker; on ${cores} cores that allows at most ` +
+      `${fmt((cores * 1000) / perGb, 1)} source MB/s`
+  ]
 }
 
 /** Source batching's source MB/s over rebatch's, of the medians (NaN without both rows). */

@@ -1,14 +1,5 @@
 import { spawn, execFileSync } from 'node:child_process'
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync
-} from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -29,6 +20,7 @@ import {
   type ChildRun
 } from './lib/harness.js'
 import { PARTITIONS, runSectionAlone, type BenchKafka } from './lib/kafka-env.js'
+import { procUsage } from './lib/proc-usage.js'
 import { corpusLines } from '../test/helpers/corpus.js'
 import { FIXTURES } from './parse.js'
 import { BATCH_BYTES, LINGER_MS } from './producer.js'
@@ -81,6 +73,8 @@ interface Input {
 interface Sample {
   readonly linesPerSecond: number
   readonly cpuSecondsPerGb: number
+  /** The broker's CPU while the peer ran, per GB of the file: what taking in its batches cost (NaN: not measured). */
+  readonly brokerCpuSecondsPerGb: number
   readonly maxRssMb: number
   readonly storedRatio: number
 }
@@ -204,19 +198,6 @@ ruleset(name="ship") {
 `
 }
 
-let clockTicks: number | undefined
-
-/** User+system CPU seconds and peak RSS of a running process, from /proc (all its threads). */
-function procUsage(pid: number): { cpuSeconds: number; maxRssMb: number } {
-  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name, which is in parentheses: state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const ticks = Number(fields[14 - 3]) + Number(fields[15 - 3])
-  const hwmKb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
-  return { cpuSeconds: ticks / clockTicks, maxRssMb: hwmKb / 1024 }
-}
-
 /** A foreground rsyslogd with its own config, pid file and work directory, until every line is in the topic. */
 async function rsyslogRun(kafka: BenchKafka, input: Input, topic: string, dir: string): Promise<Measured> {
   const home = mkdtempSync(join(dir, 'rsyslog-'))
@@ -288,6 +269,7 @@ async function sample(
     `bench-e2e-${peer}-${input.kind}-${input.lines}-${round}-${Date.now()}`,
     PARTITIONS
   )
+  const broker0 = kafka.brokerCpuSeconds()
   const run: Measured =
     peer === 'squeeze' || peer === 'squeeze-base'
       ? must(
@@ -297,10 +279,12 @@ async function sample(
       : peer === 'kcat'
         ? must(await runChild('kcat', kcatArgs(kafka, topic, input), { timeoutMs: 600_000 }), `kcat -P ${input.kind}`)
         : await rsyslogRun(kafka, input, topic, dir)
+  const brokerCpuSeconds = kafka.brokerCpuSeconds() - broker0
   const stored = await kafka.storedBytes(topic)
   return {
     linesPerSecond: input.lines / run.wallSeconds,
     cpuSecondsPerGb: run.cpuSeconds / gb(input.bytes),
+    brokerCpuSecondsPerGb: brokerCpuSeconds / gb(input.bytes),
     maxRssMb: run.maxRssMb,
     storedRatio: ratio(input.bytes, stored)
   }
@@ -310,6 +294,7 @@ function row(input: Input, peer: EndToEndPeer, samples: readonly Sample[]): EndT
   const at = (how: (values: number[]) => number): Sample => ({
     linesPerSecond: how(samples.map((s) => s.linesPerSecond)),
     cpuSecondsPerGb: how(samples.map((s) => s.cpuSecondsPerGb)),
+    brokerCpuSecondsPerGb: how(samples.map((s) => s.brokerCpuSecondsPerGb)),
     maxRssMb: how(samples.map((s) => s.maxRssMb)),
     storedRatio: how(samples.map((s) => s.storedRatio))
   })
@@ -427,6 +412,7 @@ export function endToEndTable(result: EndToEndResult): string {
       'min-max',
       'CPU s/GB',
       'min-max',
+      'broker CPU s/GB',
       'peak RSS MB',
       'stored ratio',
       'vs rsyslog',
@@ -442,6 +428,7 @@ export function endToEndTable(result: EndToEndResult): string {
       spread(r),
       fmt(r.median.cpuSecondsPerGb, 1),
       `${fmt(r.min.cpuSecondsPerGb, 1)}-${fmt(r.max.cpuSecondsPerGb, 1)}`,
+      Number.isNaN(r.median.brokerCpuSecondsPerGb) ? '-' : fmt(r.median.brokerCpuSecondsPerGb, 1),
       fmt(r.median.maxRssMb),
       fmt(r.median.storedRatio, 2),
       r.peer.startsWith('squeeze') && r.lines === result.lines

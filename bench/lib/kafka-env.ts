@@ -17,11 +17,16 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runChild, writeJson, type ChildOptions, type ChildRun } from './harness.js'
+import { processCpuSeconds } from './proc-usage.js'
 
 /** One broker for the whole run, with the admin work every section needs (topics, stored bytes, batch shape). */
 export interface BenchKafka {
   readonly brokers: string
   readonly kind: string
+  /** The broker's process, when this run started it (the embedded JVM): its CPU is read from /proc. */
+  readonly pid: number | undefined
+  /** The broker's CPU seconds so far (user+system, all its threads); NaN without `pid`. */
+  brokerCpuSeconds(): number
   createTopic(name: string, partitions: number): Promise<string>
   /** Bytes of the topic's log on the broker's disk (DescribeLogDirs), all partitions. */
   storedBytes(topic: string): Promise<number>
@@ -62,6 +67,11 @@ export async function openBenchKafka(): Promise<BenchKafka> {
   return {
     brokers: brokers.join(','),
     kind: broker.kind,
+    pid: broker.embedded?.pid(),
+    brokerCpuSeconds() {
+      const pid = broker.embedded?.pid()
+      return pid === undefined ? NaN : processCpuSeconds(pid)
+    },
     async createTopic(name, partitions) {
       await ensureTopic(admin, name, partitions)
       created.push(name)
