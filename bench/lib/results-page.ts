@@ -14,7 +14,8 @@ export const METHOD = `## Method
   its marginal rate over the same records once and twice; Java its own tools' figures.
 - CPU s per GB: the child's user+system CPU less its start-up, over the value bytes. Stored bytes: DescribeLogDirs.
 - Broker CPU (end to end, copier): the embedded broker's user+system CPU from /proc over the same span; on 2 cores,
-  client plus broker CPU is what bounds a run.
+  client plus broker CPU is what bounds a run. The broker's G1 has 4 MiB regions: at the default 1 MiB, every
+  produce request near 1 MiB is a humongous allocation that starts a concurrent marking cycle.
 - Medians of \`BENCH_RUNS\` runs (default 3), peers interleaved and rotated per round after an untimed warm-up.
 - Targets: each section's goal, checked on this run's medians, listed last.`
 

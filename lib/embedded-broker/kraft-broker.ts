@@ -97,7 +97,13 @@ export interface EmbeddedBroker {
   resume(): Promise<void>
 }
 
-/** The JVM's options: heap, G1 with short pauses, log4j writing server.log, then the caller's, then the main class. */
+/**
+ * The JVM's options: heap, G1 with short pauses, log4j writing server.log, then the caller's, then the main class.
+ * Regions of 4 MiB: G1 allocates an object of half a region or more as humongous, straight into the old generation,
+ * and each such allocation can start a concurrent marking cycle. At this heap's default region (1 MiB) every
+ * produce request near max.request.size (1 MiB) is humongous, and the broker spends much of its CPU marking
+ * (docs/design.md, "Broker behaviour worth knowing").
+ */
 function jvmArguments(opts: KraftBrokerOptions, classpath: string, logFile: string, propsFile: string): string[] {
   const heapMb = opts.heapMb ?? 512
   return [
@@ -105,6 +111,7 @@ function jvmArguments(opts: KraftBrokerOptions, classpath: string, logFile: stri
     `-Xmx${heapMb}m`,
     '-XX:+UseG1GC',
     '-XX:MaxGCPauseMillis=20',
+    '-XX:G1HeapRegionSize=4m',
     '-XX:+ExitOnOutOfMemoryError',
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${kafkaLog4jConfig()}`,
