@@ -31,8 +31,6 @@ export interface CopierRow {
   readonly maxRssMb: number
   /** The broker's CPU over the same span, per source GB (NaN when this run did not start the broker). */
   readonly brokerCpuSecondsPerGb: number
-  /** The copier's CPU per source GB, all targets: with the broker's, what one source GB costs the machine. */
-  readonly cpuSecondsPerGb: number
   /** Copier plus broker CPU seconds per second of the copy: near the machine's cores, the copy is CPU-bound. */
   readonly coresBusy: number
 }
@@ -54,7 +52,6 @@ interface CopierSample {
   decompressShare: number
   rss: number
   records: number
-  cpuPerGb: number
   brokerCpuPerGb: number
   coresBusy: number
 }
@@ -94,7 +91,6 @@ async function copyOnce(
     rss: r.maxRssMb,
     records: out.sourceRecords,
     cpuSeconds: out.cpuSeconds,
-    cpuPerGb: out.cpuSeconds / gb(out.sourceBytes),
     brokerCpuPerGb: (out.brokerCpuSeconds ?? NaN) / gb(out.sourceBytes),
     coresBusy: (out.cpuSeconds + (out.brokerCpuSeconds ?? NaN)) / out.seconds
   }
@@ -147,7 +143,6 @@ export async function copierBench(kafka: BenchKafka, source: string, log: (s: st
       decompressShareOfCpu: median(list.map((s) => s.decompressShare)),
       maxRssMb: Math.max(...list.map((s) => s.rss)),
       brokerCpuSecondsPerGb: median(list.map((s) => s.brokerCpuPerGb)),
-      cpuSecondsPerGb: median(list.map((s) => s.cpuPerGb)),
       coresBusy: median(list.map((s) => s.coresBusy))
     }
   })
@@ -210,9 +205,11 @@ function cpuBound(rows: readonly CopierRow[]): string[] {
   const source = rows.find((r) => r.build === 'source batching')
   if (source === undefined || Number.isNaN(source.brokerCpuSecondsPerGb)) return []
   const cores = availableParallelism()
-  const perGb = source.cpuSecondsPerGb + source.brokerCpuSecondsPerGb
+  // The copier's CPU per source GB, all targets: with the broker's, what one source GB costs the machine.
+  const copierPerGb = source.cpuSecondsPerGbPerTarget * source.targets
+  const perGb = copierPerGb + source.brokerCpuSecondsPerGb
   return [
-    `CPU bound, source batching: one source GB costs ${fmt(source.cpuSecondsPerGb, 1)} CPU s in the copier (all targets) ` +
+    `CPU bound, source batching: one source GB costs ${fmt(copierPerGb, 1)} CPU s in the copier (all targets) ` +
       `and ${fmt(source.brokerCpuSecondsPerGb, 1)} in the broker; on ${cores} cores that allows at most ` +
       `${fmt((cores * 1000) / perGb, 1)} source MB/s`
   ]

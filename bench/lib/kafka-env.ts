@@ -67,7 +67,9 @@ export async function openBenchKafka(): Promise<BenchKafka> {
   return {
     brokers: brokers.join(','),
     kind: broker.kind,
-    pid: broker.embedded?.pid(),
+    get pid() {
+      return broker.embedded?.pid()
+    },
     brokerCpuSeconds() {
       const pid = broker.embedded?.pid()
       return pid === undefined ? NaN : processCpuSeconds(pid)
