@@ -11,6 +11,10 @@ export interface LoggerOptions {
 
 /** One root logger per process, built by the entry point; components take child loggers. */
 export function createLogger(options: LoggerOptions = {}): Logger {
+  const destination = pino.destination({ fd: options.fd ?? 2, sync: true })
+  // A write that fails (the log's reader gone, a full disk) is an 'error' event: with no listener it would kill the
+  // process mid-run, and a command's work matters more than its log lines.
+  destination.on('error', () => undefined)
   return pino(
     {
       name: options.name ?? 'squeeze',
@@ -22,6 +26,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         censor: '[redacted]'
       }
     },
-    pino.destination({ fd: options.fd ?? 2, sync: true })
+    destination
   )
 }

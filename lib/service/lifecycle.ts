@@ -1,5 +1,6 @@
 import { ErrorCodes, errorMessage, SqueezeError } from '../errors.js'
 import type { Logger } from '../log/logger.js'
+import { outliveClosedOutput } from './closed-output.js'
 
 /**
  * First SIGINT/SIGTERM: abort intake so the service can flush and close, then exit 0. A second signal or
@@ -56,7 +57,8 @@ export async function runCommand(main: () => Promise<number>): Promise<void> {
     const exitWhenIdle = (): void => {
       setTimeout(() => process.exit(), IDLE_BEFORE_EXIT_MS).unref()
     }
-    const pending = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0)
+    // A stream whose reader has gone never drains.
+    const pending = [process.stdout, process.stderr].filter((s) => s.writableLength > 0 && !s.destroyed)
     if (pending.length === 0) return exitWhenIdle()
     let left = pending.length
     for (const stream of pending) {
@@ -65,6 +67,7 @@ export async function runCommand(main: () => Promise<number>): Promise<void> {
       })
     }
   }
+  outliveClosedOutput()
   try {
     process.exitCode = await main()
   } catch (err) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -34,6 +34,18 @@ function oneLine(text: string): string {
 }
 
 describe('squeeze CLI without a broker', () => {
+  it("every command's --help into a reader that has gone (`| head -1`) exits 0 with nothing on stderr", async () => {
+    for (const command of ['produce', 'consume', 'copy', 'compare', 'audit', 'bench']) {
+      const child = spawn(process.execPath, [CLI, command, '--help'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      child.stdout.destroy()
+      let stderr = ''
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)))
+      assert.equal(code, 0, `${command}: ${stderr}`)
+      assert.equal(stderr, '', command)
+    }
+  })
+
   it('--help lists the commands and exits 0', async () => {
     const result = await squeeze(['--help'])
     assert.equal(result.code, 0)
