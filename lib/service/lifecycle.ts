@@ -3,8 +3,12 @@ import type { Logger } from '../log/logger.js'
 import { outliveClosedOutput } from './closed-output.js'
 
 /**
- * First SIGINT/SIGTERM: abort intake so the service can flush and close, then exit 0. A second signal or
+ * First SIGINT/SIGTERM/SIGHUP: abort intake so the service can flush and close, then exit 0. A second signal or
  * the shutdown deadline: exit 1 at once. Returns the signal every loop should watch.
+ *
+ * SIGHUP is what a closed terminal or ssh session sends: by default it kills Node at once, records accepted but not
+ * yet sent with it. Node resets the signal to its default at start-up, so `nohup` does not shield it either; a
+ * shipper meant to outlive its session runs under systemd, setsid or Kubernetes.
  */
 export function installShutdown(
   log: Logger,
@@ -26,8 +30,7 @@ export function installShutdown(
       process.exit(1)
     }, options.timeoutMs).unref()
   }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal)
   return controller.signal
 }
 

@@ -84,50 +84,54 @@ describe('sources', () => {
     ])
   })
 
-  it('Ctrl-C (SIGINT) on a producer flushes every accepted record before it exits 0', async (t) => {
-    const topic = await kafka.createTopic(t)
-    const metricsPort = await freePort()
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'produce',
-        '--brokers',
-        kafka.broker.brokers.join(','),
-        '--topic',
-        topic,
-        '--kind',
-        'nginx-error',
-        '--records',
-        '100000000',
-        '--rate',
-        '2000',
-        '--log-level',
-        'silent',
-        '-X',
-        'linger.ms=1000',
-        '--metrics-port',
-        String(metricsPort)
-      ],
-      { env: { ...process.env, KAFKA_BROKERS: '' } }
-    )
-    t.after(() => child.kill('SIGKILL'))
-    let stdout = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    // Interrupt once the broker has acknowledged a first batch: with linger.ms=1000 the next one is still buffered.
-    let acked = 0
-    for (let i = 0; i < 600 && acked === 0 && child.exitCode === null; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      acked = (await scrapeCounter(metricsPort, 'squeeze_records_produced_total')) ?? 0
-    }
-    assert.ok(acked > 0, 'the producer had records acknowledged before the interrupt')
-    child.kill('SIGINT')
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
-    assert.equal(code, 0)
-    const produced = Number(/produced (\d+) records/.exec(stdout)?.[1] ?? -1)
-    assert.ok(produced >= acked, stdout)
-    assert.equal((await values(topic)).length, produced, 'every record it reported as produced is in the topic')
-  })
+  for (const [signal, what] of [
+    ['SIGINT', 'Ctrl-C (SIGINT)'],
+    ['SIGHUP', 'a closed terminal (SIGHUP)']
+  ] as const)
+    it(`${what} on a producer flushes every accepted record before it exits 0`, async (t) => {
+      const topic = await kafka.createTopic(t)
+      const metricsPort = await freePort()
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'produce',
+          '--brokers',
+          kafka.broker.brokers.join(','),
+          '--topic',
+          topic,
+          '--kind',
+          'nginx-error',
+          '--records',
+          '100000000',
+          '--rate',
+          '2000',
+          '--log-level',
+          'silent',
+          '-X',
+          'linger.ms=1000',
+          '--metrics-port',
+          String(metricsPort)
+        ],
+        { env: { ...process.env, KAFKA_BROKERS: '' } }
+      )
+      t.after(() => child.kill('SIGKILL'))
+      let stdout = ''
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+      // Interrupt once the broker has acknowledged a first batch: with linger.ms=1000 the next one is still buffered.
+      let acked = 0
+      for (let i = 0; i < 600 && acked === 0 && child.exitCode === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        acked = (await scrapeCounter(metricsPort, 'squeeze_records_produced_total')) ?? 0
+      }
+      assert.ok(acked > 0, 'the producer had records acknowledged before the interrupt')
+      child.kill(signal)
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+      assert.equal(code, 0)
+      const produced = Number(/produced (\d+) records/.exec(stdout)?.[1] ?? -1)
+      assert.ok(produced >= acked, stdout)
+      assert.equal((await values(topic)).length, produced, 'every record it reported as produced is in the topic')
+    })
 
   it('Ctrl-C on compare ends the copy and still prints a (partial) report', async () => {
     const child = spawn(
