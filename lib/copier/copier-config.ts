@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { formatCodecSpec, type CodecSpec } from '../codecs/index.js'
 import type { GroupCoordinator } from '../group/coordinator.js'
 import type { GroupProtocol } from '../group/member.js'
@@ -99,12 +100,14 @@ export interface CopierDeps {
 }
 
 /**
- * Producer defaults the copier differs in. It compresses on the event loop: with one source fanned out to six
- * targets x 3 partitions, the compression thread's buffers crossing threads (each thread has its own malloc
- * arena) cost more peak RSS than the little speed they gain while a broker on the same cores is the limit.
- * -X squeeze.compression.threads=N turns threads back on.
+ * Producer defaults the copier differs in. With source batching the copier's work is mostly compressing each
+ * batch once per target, so one compression thread takes most of it off the event loop, which goes on fetching,
+ * decompressing and sending. One thread, not the producer's cores - 1: each thread holds its own copies of the
+ * batches it seals (and its own malloc arena) for every target, so peak RSS grows with threads, while one target
+ * set's codec work rarely fills more than one more core. On a single core it compresses inline.
+ * -X squeeze.compression.threads=N overrides both.
  */
-export const COPIER_PRODUCER_DEFAULTS = { compressionThreads: 0 } as const
+export const COPIER_PRODUCER_DEFAULTS = { compressionThreads: Math.min(1, availableParallelism() - 1) } as const
 
 export function defaultDestination(source: string, spec: CodecSpec): string {
   return `${source}.${formatCodecSpec(spec).replace(':', '-')}`

@@ -62,6 +62,7 @@ Usage: squeeze copy --topic SOURCE [options]
   --dead-letter-topic TOPIC refused records go there unchanged, with headers squeeze.error, squeeze.error.code,
                             squeeze.source.{topic,partition,offset}, squeeze.destination.topic (created if missing)
   -X NAME=VALUE             producer settings by Kafka name, for every target (linger.ms, batch.size, buffer.memory, ...);
+                            squeeze.compression.threads (1; 0 on one core: 0 compresses inline);
                             and group.protocol=consumer|classic, max.poll.interval.ms (the rebalance timeout);
                             squeeze.max.batch.uncompressed.bytes: the most one source batch may decompress to
                             (default 16 x max(256 KiB partition fetch, 1 MiB) = 16 MiB)
