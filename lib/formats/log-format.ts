@@ -89,9 +89,14 @@ function copyHeldLine(buf: Buffer, _view: DataView, at: number, line: HeldLine):
 
 const NO_BYTES = Buffer.alloc(0)
 
-/** The record half of a format whose value is the line's own UTF-8 text: the line checked, then sent as it is. */
+/**
+ * The record half of a format whose value is the line's own UTF-8 text: the line checked, then sent as it is.
+ * `accepts`, where a format has one, reads a line's bytes in place and returns true only for a line `check` takes;
+ * false means "ask check", which then reads the line's text, for its error or for a form the bytes pass leaves to it.
+ */
 export function lineAsValue(
-  check: (line: string) => void
+  check: (line: string) => void,
+  accepts?: (bytes: Buffer, start: number, end: number) => boolean
 ): Pick<LogFormat, 'checkLine' | 'encodeLine' | 'writeLine' | 'writeLineBytes'> {
   // sink.put writes before it returns (into a batch, or a Buffer of the record's own), so one holder serves every line.
   const held: HeldLine = { bytes: NO_BYTES, start: 0, end: 0 }
@@ -109,7 +114,7 @@ export function lineAsValue(
     // The line's text is checked and its bytes copied: encoding the text again into the batch cost more than the
     // check. Bytes that are not valid UTF-8 go as they are, as a line that comes with its bytes does (writeItems).
     writeLineBytes(bytes: Buffer, start: number, end: number, sink: WrittenValueSink): Promise<void> | undefined {
-      check(bytes.toString('utf8', start, end))
+      if (accepts?.(bytes, start, end) !== true) check(bytes.toString('utf8', start, end))
       held.bytes = bytes
       held.start = start
       held.end = end

@@ -77,9 +77,48 @@ function checkZeekLine(line: string): void {
     throw new SqueezeError(ErrorCodes.PARSE_LINE, `column ${ZEEK_DNS_FIELDS[notNumeric]} is not numeric`)
 }
 
+const TAB = 0x09
+const HASH = 0x23
+const DOT = 0x2e
+const DASH = 0x2d
+const DIGIT_0 = 0x30
+const DIGIT_9 = 0x39
+
+/**
+ * checkZeekLine on the line's bytes, without making its text: true for a line of COLUMNS columns whose numeric
+ * columns are each `-` or digits with at most one dot (values Number() reads, as numericOk asks); false for
+ * anything else, left to checkZeekLine. A tab byte is never part of a multi-byte UTF-8 sequence, so the columns are
+ * those of the text. One pass over the bytes: a non-numeric column is only skipped to its tab.
+ */
+function acceptsZeekLine(bytes: Buffer, start: number, end: number): boolean {
+  if (bytes[start] === HASH) return false
+  let column = 0
+  let i = start
+  for (;;) {
+    if (IS_NUMERIC[column] === true) {
+      const from = i
+      let digits = 0
+      let dots = 0
+      for (; i < end; i++) {
+        const b = bytes[i] as number
+        if (b === TAB) break
+        if (b >= DIGIT_0 && b <= DIGIT_9) digits++
+        else if (b === DOT && dots === 0) dots++
+        else if (b !== DASH || i !== from || (i + 1 < end && bytes[i + 1] !== TAB)) return false
+        else digits++ // a lone `-`: Zeek's unset field
+      }
+      if (digits === 0) return false
+    } else while (i < end && bytes[i] !== TAB) i++
+    column++
+    if (i >= end) return column === COLUMNS
+    if (column === COLUMNS) return false
+    i++
+  }
+}
+
 export const zeekDnsFormat: LogFormat = {
   kind: 'dns-zeek',
-  ...lineAsValue(checkZeekLine),
+  ...lineAsValue(checkZeekLine, acceptsZeekLine),
   decode(value: Uint8Array): number {
     const cols = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8').split('\t')
     if (cols.length !== COLUMNS)

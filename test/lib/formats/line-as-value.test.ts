@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import fc from 'fast-check'
 import { describe, it } from 'node:test'
 import { formatFor, type LogKind } from '../../../lib/formats/index.js'
 import type { WrittenValueSink } from '../../../lib/formats/log-format.js'
@@ -72,5 +73,41 @@ describe('lineAsValue.writeLineBytes: a checked line sent as its own bytes', () 
       }
     }
     assert.ok(sentRaw >= 3, `${sentRaw} kinds took the line`)
+  })
+})
+
+describe('dns-zeek: the bytes pass (acceptsZeekLine) takes only what the text check takes', () => {
+  it('writeLineBytes makes the record, or throws the error, writeLine does, for generated lines near the format', () => {
+    const format = formatFor('dns-zeek')
+    // Columns from the pieces a numeric column's check turns on: digits, dots, signs, exponents, blanks, non-ASCII.
+    const piece = fc.constantFrom('0', '7', '15', '.', '-', '+', 'e', 'x', ' ', '', 'é', '\ufffd', 'Infinity', '0x1f')
+    const column = fc.oneof(
+      { weight: 29, arbitrary: fc.constantFrom('0', '53', '1.5', '1331901000.000043', '-', 'example.com') },
+      { weight: 1, arbitrary: fc.array(piece, { maxLength: 4 }).map((p) => p.join('')) }
+    )
+    const line = fc
+      .tuple(
+        fc.oneof(
+          { weight: 4, arbitrary: fc.array(column, { minLength: 24, maxLength: 24 }) },
+          { weight: 1, arbitrary: fc.array(column, { minLength: 22, maxLength: 26 }) }
+        ),
+        fc.constantFrom('', '', '', '#')
+      )
+      .map(([columns, head]) => head + columns.join('\t'))
+    let records = 0
+    fc.assert(
+      fc.property(line, (text) => {
+        const { bytes, start, end } = inChunk(Buffer.from(text))
+        const expected = outcome((sink) => format.writeLine(text, sink))
+        if (!expected.startsWith('error')) records++
+        assert.equal(
+          outcome((sink) => format.writeLineBytes(bytes, start, end, sink)),
+          expected,
+          JSON.stringify(text)
+        )
+      }),
+      { numRuns: 5000, seed: 35 }
+    )
+    assert.ok(records > 0, 'some generated lines are records')
   })
 })
