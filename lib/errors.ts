@@ -106,3 +106,20 @@ export function cutError(signal: AbortSignal): SqueezeError {
 export function throwIfCut(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw cutError(signal)
 }
+
+/**
+ * A file squeeze was given and cannot read, said in the words an operator acts on: a directory wants a glob, a
+ * missing file its path checked, a refused one a user who may read it.
+ */
+export function unreadableFile(path: string, err: unknown): SqueezeError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  const why =
+    code === 'EISDIR'
+      ? `${path} is a directory: give a file, or a glob such as ${path.replace(/\/+$/, '')}/*.log`
+      : code === 'ENOENT'
+        ? `${path} does not exist`
+        : code === 'EACCES' || code === 'EPERM'
+          ? `this user (uid ${process.getuid?.() ?? '?'}) may not read ${path}`
+          : `cannot read ${path}: ${errorMessage(err)}`
+  return new SqueezeError(ErrorCodes.SOURCE, why, { cause: err })
+}

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises'
-import { ErrorCodes, SqueezeError } from '../errors.js'
+import { ErrorCodes, SqueezeError, unreadableFile } from '../errors.js'
 import { formatFor, LOG_KINDS } from './index.js'
 import type { LogKind } from './log-format.js'
 
@@ -86,11 +86,13 @@ export function wrongKindError(
 /** The first lines of a file (at most DETECT_LINES, from its first MiB), for detection and hints. */
 export async function readFirstLines(path: string): Promise<string[]> {
   const file = await open(path, 'r').catch((err: unknown) => {
-    throw new SqueezeError(ErrorCodes.SOURCE, `cannot read ${path}: ${(err as Error).message}`, { cause: err })
+    throw unreadableFile(path, err)
   })
   try {
     const buffer = Buffer.alloc(DETECT_BYTES)
-    const { bytesRead } = await file.read(buffer, 0, DETECT_BYTES, 0)
+    const { bytesRead } = await file.read(buffer, 0, DETECT_BYTES, 0).catch((err: unknown) => {
+      throw unreadableFile(path, err)
+    })
     const lines = buffer.toString('utf8', 0, bytesRead).split('\n')
     // The last piece may be a line cut by the read; it is kept only when the whole file was read.
     if (bytesRead === DETECT_BYTES) lines.pop()

@@ -1,10 +1,11 @@
 import { stat } from 'node:fs/promises'
+import { ErrorCodes, SqueezeError } from '../errors.js'
 import { DETECT_LINES, readFirstLines, resolveKind, type KindChoice } from '../formats/detect-kind.js'
 import { formatFor, type LogKind } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
 import type { FilePattern } from '../sources/file-set.js'
 import { readFileBatches, readFileChunks, readStdinBatches } from '../sources/file-source.js'
-import { matchPaths } from '../sources/match-files.js'
+import { isPattern, matchPaths } from '../sources/match-files.js'
 import type { RateStep } from '../sources/rate-schedule.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
 import { peekLines } from './peek-lines.js'
@@ -46,6 +47,13 @@ export async function detectInputKind(
       ? await peekLines(eachItem(readStdinBatches(input.lines)), DETECT_LINES)
       : undefined
   const resolvedPatterns = await resolvePatternKinds(patterns, log)
+  // Read once, a file set that matches no file would ship nothing and exit 0: a mistyped glob looks like success.
+  // Followed, it waits for its files, as a shipper does.
+  if (input.shipper && !input.follow && !(await anyFileMatches(patterns)))
+    throw new SqueezeError(
+      ErrorCodes.SOURCE,
+      `no file matches ${patterns.map((p) => p.glob).join(', ')}: check the path, or add --follow to wait for files`
+    )
   const file = input.file as string
   const sample = input.source === 'file' && !input.shipper ? await readFirstLines(file) : (stdin?.lines ?? [])
   const resolved =
@@ -105,11 +113,28 @@ async function resolvePatternKinds(patterns: readonly FilePattern[], log: Logger
         first = path
         break
       }
-      const resolved = resolveKind('auto', first === undefined ? [] : await readFirstLines(first), first ?? p.glob)
+      if (first === undefined)
+        throw new SqueezeError(
+          ErrorCodes.SOURCE,
+          isPattern(p.glob)
+            ? `--kind auto: no file matches ${p.glob} yet to read its kind from; give --kind (or KIND:${p.glob})`
+            : `${p.glob} does not exist`
+        )
+      const resolved = resolveKind('auto', await readFirstLines(first), first)
       if (resolved.note !== undefined) log.info({ kind: resolved.kind, glob: p.glob }, resolved.note)
       return { ...p, kind: resolved.kind }
     })
   )
+}
+
+/** Whether any pattern matches a regular file now (a file set reads nothing else). */
+async function anyFileMatches(patterns: readonly FilePattern[]): Promise<boolean> {
+  for (const p of patterns)
+    for await (const path of matchPaths(p.glob)) {
+      const s = await stat(path).catch(() => undefined)
+      if (s?.isFile() === true) return true
+    }
+  return false
 }
 
 async function* eachItem(batches: AsyncIterable<SourceBatch>): AsyncGenerator<SourceItem> {

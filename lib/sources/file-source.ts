@@ -1,5 +1,5 @@
 import { open, stat } from 'node:fs/promises'
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { unreadableFile } from '../errors.js'
 import { createLogger } from '../log/logger.js'
 import { FileSet } from './file-set.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
@@ -53,12 +53,13 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
   for await (const chunk of readFileChunks(path, options)) yield chunkLines(chunk, wantBytes)
 }
 
+/** Fails now, in one line, for a path that is not a file squeeze can open: missing, refused, or a directory. */
 async function statOrThrow(path: string): Promise<void> {
-  try {
-    await stat(path)
-  } catch (err) {
-    throw new SqueezeError(ErrorCodes.SOURCE, `cannot read ${path}: ${errorMessage(err)}`, { cause: err })
-  }
+  const s = await stat(path).catch((err: unknown) => {
+    throw unreadableFile(path, err)
+  })
+  // open() takes a directory; its first read would fail, mid-run.
+  if (s.isDirectory()) throw unreadableFile(path, { code: 'EISDIR' })
 }
 
 /**
@@ -71,7 +72,9 @@ export async function* readFileChunks(
   options: Pick<FileSourceOptions, 'readSizeBytes' | 'maxLineBytes' | 'onLineSplit' | 'signal'>
 ): AsyncGenerator<LineChunk> {
   await statOrThrow(path)
-  const handle = await open(path, 'r')
+  const handle = await open(path, 'r').catch((err: unknown) => {
+    throw unreadableFile(path, err)
+  })
   const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
   // A chunk never holds more than maxLine bytes, so no line in it is longer.
   let chunk: Buffer = Buffer.allocUnsafe(Math.min(options.readSizeBytes ?? READ_ONCE_BYTES, maxLine))
@@ -89,7 +92,9 @@ export async function* readFileChunks(
   let spare: Buffer | null = null
   try {
     for (;;) {
-      const { bytesRead } = await reading
+      const { bytesRead } = await reading.catch((err: unknown) => {
+        throw unreadableFile(path, err)
+      })
       if (options.signal?.aborted === true) return
       const end = carried + bytesRead
       if (bytesRead === 0) {

@@ -6,6 +6,11 @@ const MAGIC = /[*?[\]{}()!+@\\]/
 /** What the folder listing below matches by itself: `*` and `?`; any other magic goes to fs.glob. */
 const OTHER_MAGIC = /[[\]{}()!+@\\]/
 
+/** Whether `path` holds glob magic, rather than naming one file. */
+export function isPattern(path: string): boolean {
+  return MAGIC.test(path)
+}
+
 /**
  * The paths `pattern` matches now, as fs.glob lists them. A plain path and a pattern with `*` or `?` only in its
  * last segment (`/var/log/nginx/*.log`) are answered by a stat or one folder listing: Node's glob module, whose

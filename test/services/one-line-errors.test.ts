@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { useTestKafka } from '../helpers/kafka.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
@@ -25,6 +28,34 @@ describe('what a command prints on stderr', () => {
       }
     })
   }
+
+  it('produce --source file of a path it cannot read: one line saying what to fix, exit 1, before connecting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-unreadable-'))
+    for (const [file, kind, expected] of [
+      [dir, [], /^squeeze: .* is a directory: give a file, or a glob such as .*\/\*\.log \[SQUEEZE_ERR_SOURCE\]\n$/],
+      [dir, ['--kind', 'syslog'], /is a directory: give a file, or a glob/],
+      [join(dir, 'missing.log'), [], /^squeeze: .*missing\.log does not exist \[SQUEEZE_ERR_SOURCE\]\n$/],
+      [join(dir, 'missing.log'), ['--kind', 'syslog'], /missing\.log does not exist/],
+      [join(dir, '*.log'), ['--kind', 'syslog'], /no file matches .*\*\.log: check the path, or add --follow/],
+      [join(dir, '*.log'), [], /--kind auto: no file matches .*\*\.log yet to read its kind from; give --kind/]
+    ] as const) {
+      const result = await runSqueeze([
+        'produce',
+        '--topic',
+        'x',
+        '--source',
+        'file',
+        '--file',
+        file,
+        ...kind,
+        '--brokers',
+        NOWHERE
+      ])
+      assert.equal(result.code, 1, result.stderr)
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr)
+      assert.match(result.stderr, expected)
+    }
+  })
 
   it("at debug, kafkajs's own lines are there, under squeeze's logger", async () => {
     const result = await runSqueeze(['consume', '--topic', 'x', '--brokers', NOWHERE, '--log-level', 'debug'])
