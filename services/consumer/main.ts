@@ -56,7 +56,8 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
                                squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}; a batch
                                that does not read goes there as one record holding the stored batch (up to 512 KiB);
                                offsets are committed only once the copies before them are acknowledged
-  --on-dead-letter-failure stop|skip   a copy that cannot be written (after the producer's retries) stops the
+  --on-dead-letter-failure stop|skip
+                               a copy that cannot be written (after the producer's retries) stops the
                                consumer with one line, committing nothing past it (default stop), or is counted (skip)
 ${COMMON_HELP}
 

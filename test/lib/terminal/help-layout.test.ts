@@ -31,6 +31,22 @@ describe('fitHelp', () => {
     })
   }
 
+  it("every command's help text puts an entry's continuation lines at its description's column", () => {
+    // A line indented elsewhere is not read as the entry's: it wraps on its own, a word or two to a line.
+    const entry = /^( {2}\S(?:.*?\S)?)( {2,})\S/
+    for (const [command, help] of Object.entries(HELPS)) {
+      let column: number | undefined
+      for (const line of help.split('\n')) {
+        const lead = line.length - line.trimStart().length
+        const term = lead === 2 ? entry.exec(line) : null
+        if (term !== null) column = (term[1] ?? '').length + (term[2] ?? '').length
+        else if (lead <= 2 || line.trim() === '') column = /^ {2}-\S/.test(line) ? -1 : undefined
+        else if (column === -1) column = lead
+        else if (column !== undefined) assert.equal(lead, column, `${command}: ${JSON.stringify(line.trim())}`)
+      }
+    }
+  })
+
   it("an entry's description is joined and wrapped again at its own column", () => {
     const help = [
       'Options:',
