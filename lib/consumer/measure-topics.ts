@@ -6,6 +6,7 @@ import type { ConsumerMetricsSink } from '../metrics/consumer-metrics.js'
 import { processCpuSeconds } from '../metrics/thread-cpu.js'
 import type { PoisonRecord } from '../protocol/dead-letter.js'
 import type { IncomingRecord } from '../protocol/record.js'
+import type { ReadBatch } from '../protocol/record-batch-reader.js'
 import type { BatchEvent, CorruptBatchEvent, ReaderHandlers } from './partition-reader.js'
 
 /** Everything squeeze measured while reading one topic. Bytes are as stored (compressed) and as decompressed. */
@@ -24,6 +25,8 @@ export interface TopicMeasurement {
   lastReadAt: number
   /** Bytes the topic's replicas hold on broker disks (DescribeLogDirs), when asked for. */
   diskBytes?: number
+  /** The kind its values were decoded as, `none` when they were not; unset before any record was read. */
+  format?: string
 }
 
 /** The largest stored batch a dead letter carries: below the dead-letter producer's default max.request.size. */
@@ -47,7 +50,7 @@ export class TopicMeasurements implements ReaderHandlers {
   private readonly byTopic = new Map<string, TopicMeasurement>()
 
   constructor(
-    private readonly formatFor: (topic: string) => LogFormat | null,
+    private readonly formatFor: (topic: string, batch: ReadBatch) => LogFormat | null,
     private readonly log: Logger,
     private readonly metrics?: ConsumerMetricsSink,
     private readonly onPoison?: (poison: PoisonRecord) => void
@@ -83,7 +86,8 @@ export class TopicMeasurements implements ReaderHandlers {
     const { topic, partition, batch } = event
     if (batch.isControl) return
     const m = this.get(topic)
-    const format = this.formatFor(topic)
+    const format = this.formatFor(topic, batch)
+    if (batch.recordCount > 0) m.format = format?.kind ?? 'none'
     const before = processCpuSeconds()
     let corrupt = 0
     if (format !== null) {

@@ -28,6 +28,7 @@ export function renderConsumeReport(
     const vsBaseline = baseline === undefined || m.storedBytes === 0 ? Number.NaN : baseline.storedBytes / m.storedBytes
     return [
       m.topic,
+      m.format ?? '-',
       m.codecs.join(',') || '-',
       String(m.records),
       String(m.batches),
@@ -45,6 +46,7 @@ export function renderConsumeReport(
   })
   const headers = [
     'topic',
+    'read as',
     'codec',
     'records',
     'batches',

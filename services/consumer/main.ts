@@ -14,10 +14,11 @@ import { parseProperties } from '../../lib/config/producer-properties.js'
 import { splitReadSettings } from '../../lib/config/read-properties.js'
 import { DEAD_LETTER_FAILURE_POLICIES, DeadLetters } from '../../lib/consumer/dead-letters.js'
 import { addDiskBytes } from '../../lib/consumer/disk-sizes.js'
+import { TopicFormats, type FormatChoice } from '../../lib/consumer/format-choice.js'
 import { TopicMeasurements } from '../../lib/consumer/measure-topics.js'
 import { DEFAULT_READER_CONFIG, PartitionReader, type ReaderHandlers } from '../../lib/consumer/partition-reader.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
-import { formatFor, LOG_KINDS, type LogKind } from '../../lib/formats/index.js'
+import { LOG_KINDS } from '../../lib/formats/index.js'
 import { runGroupMember } from '../../lib/group/run-group-member.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import type { KafkajsCluster } from '../../lib/kafka/kafkajs-internals.js'
@@ -37,7 +38,8 @@ export const CONSUME_HELP = `squeeze consume: read topics, decompress and decode
 Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
 
   --topic LIST                 topics to read (comma-separated or repeated)
-  --format KIND|none           decode values as ${LOG_KINDS.join(', ')}, or none to skip decoding (default http)
+  --format KIND|none|auto      decode values as ${LOG_KINDS.join(', ')}, or none to skip decoding; auto (the
+                               default): each topic as the kind its first records decode as, else none
   --from earliest|latest       where to start (default earliest)
   --follow                     keep reading new records; otherwise stop at the end offsets seen at start
   --group ID                   join consumer group ID: read only the partitions it assigns, from its committed
@@ -117,7 +119,7 @@ function consumeSettings(
 ) {
   const { topics, read, consumerProperties } = parsed
   const connection = connectionFrom(values, env, log)
-  const formatName = oneOf(values.format, 'format', [...LOG_KINDS, 'none'] as const, 'http' as LogKind)
+  const format = oneOf(values.format, 'format', [...LOG_KINDS, 'none', 'auto'] as const, 'auto' as FormatChoice)
   const isolations = ['read_committed', 'read_uncommitted'] as const
   const readerConfig = {
     ...DEFAULT_READER_CONFIG,
@@ -132,7 +134,6 @@ function consumeSettings(
   }
   const policies = DEAD_LETTER_FAILURE_POLICIES
   const onDeadLetterFailure = oneOf(values['on-dead-letter-failure'], 'on-dead-letter-failure', policies, 'stop')
-  const format = formatName === 'none' ? null : formatFor(formatName)
   const deadLetterTopic = values['dead-letter-topic']
   // The dead-letter copies are flushed on shutdown: their producer's delivery and request timeouts bound that wait.
   const deadLetterFlushMs = deadLetterTopic === undefined ? 0 : shutdownDeadlineMs(DEAD_LETTER_PRODUCER)
@@ -154,8 +155,9 @@ async function consume(context: ServiceContext, settings: ConsumeSettings): Prom
   const consumerMetrics = createConsumerMetrics(registry)
   const dead = openDeadLetters(settings, log, stopped, consumerMetrics)
   const deadLetters = dead?.copies
+  const formats = new TopicFormats(format, log.child({ component: 'format' }))
   const measurements = new TopicMeasurements(
-    () => format,
+    (topic, batch) => formats.forBatch(topic, batch),
     log.child({ component: 'measure' }),
     consumerMetrics,
     deadLetters === undefined ? undefined : (poison) => deadLetters.add(poison)

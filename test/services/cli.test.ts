@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 import { createGenerator } from '../../lib/generators/index.js'
+import { kindLines } from '../helpers/corpus.js'
 import { useTestKafka } from '../helpers/kafka.js'
 
 const CLI = fileURLToPath(new URL('../../services/cli/main.js', import.meta.url))
@@ -265,6 +266,45 @@ describe('squeeze CLI against a broker', () => {
     assert.equal(measurement?.records, 5)
     assert.equal(measurement?.corruptRecords, 2)
     assert.ok((measurement?.diskBytes ?? 0) > 0)
+  })
+
+  it('consume without --format reads topics of JSON lines and of HTTP records each as its kind, none counted corrupt', async (t) => {
+    const journald = await kafka.createTopic(t)
+    const http = await kafka.createTopic(t)
+    const producer = await kafka.startProducer({ codec: { codec: 'lz4', level: 1 } })
+    // The journald fixture's lines as another producer writes them: the JSON text, one line per record.
+    for (const line of kindLines('journald').slice(0, 300))
+      await producer.send({ topic: journald, key: null, value: Buffer.from(line) })
+    const generator = createGenerator('http', { seed: 5 })
+    for (let i = 0; i < 300; i++) await producer.send({ topic: http, key: null, value: generator.next().value })
+    await producer.flush()
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-cli-'))
+    const result = await squeeze([
+      'consume',
+      '--brokers',
+      kafka.broker.brokers.join(','),
+      '--topic',
+      `${journald},${http}`,
+      '--json',
+      join(dir, 'm.json')
+    ])
+    assert.equal(result.code, 0, result.stderr)
+    const { readFileSync } = await import('node:fs')
+    const measured = JSON.parse(readFileSync(join(dir, 'm.json'), 'utf8')) as Array<{
+      topic: string
+      format: string
+      records: number
+      corruptRecords: number
+    }>
+    assert.deepEqual(
+      measured.map((m) => [m.topic, m.format, m.records, m.corruptRecords]),
+      [
+        [journald, 'journald', 300, 0],
+        [http, 'http', 300, 0]
+      ]
+    )
+    assert.match(result.stdout, /read as/)
+    assert.match(result.stderr, /--format auto: .* reads as journald/)
   })
 
   it("corrupt Cap'n Proto records in a topic are counted with their offsets, never a crash", async (t) => {

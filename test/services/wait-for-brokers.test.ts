@@ -89,6 +89,6 @@ it(
     proxy.setTarget(Number(broker.bootstrap.split(':').pop()))
 
     assert.equal(await exited, 0, stderr)
-    assert.match(stdout, /^late\s+zstd\s+100\s/m)
+    assert.match(stdout, /^late\s+none\s+zstd\s+100\s/m)
   }
 )

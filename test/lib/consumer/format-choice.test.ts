@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { FORMAT_SAMPLE_VALUES, guessFormat, TopicFormats } from '../../../lib/consumer/format-choice.js'
+import { formatFor, LOG_KINDS, type LogKind } from '../../../lib/formats/index.js'
+import { createLogger } from '../../../lib/log/logger.js'
+import type { ReadBatch } from '../../../lib/protocol/record-batch-reader.js'
+import { kindLines } from '../../helpers/corpus.js'
+
+/** The record values a topic of `kind` holds as squeeze writes them: Cap'n Proto for http, the line elsewhere. */
+function recordValues(kind: LogKind, count = FORMAT_SAMPLE_VALUES): Buffer[] {
+  const format = formatFor(kind)
+  const values: Buffer[] = []
+  for (const line of kindLines(kind)) {
+    if (values.length === count) break
+    try {
+      values.push(format.encodeLine(line))
+    } catch {
+      // A line of the fixture that is not a record (a zeek header, say) is not in the topic either.
+    }
+  }
+  return values
+}
+
+/** Values packed into one buffer, as a batch's decompressed records section holds them. */
+function packed(values: readonly Buffer[]): Array<readonly [Buffer, number, number]> {
+  const bytes = Buffer.concat([Buffer.from('head'), ...values])
+  let at = 4
+  return values.map((v) => {
+    const range = [bytes, at, at + v.length] as const
+    at += v.length
+    return range
+  })
+}
+
+/** A batch exposing only what TopicFormats reads: its values. */
+function batchOf(values: readonly Buffer[]): ReadBatch {
+  const ranges = packed(values)
+  const batch: Pick<ReadBatch, 'forEachValue'> = {
+    forEachValue(visit) {
+      ranges.forEach(([bytes, start, end], i) => visit(bytes, start, end, i))
+    }
+  }
+  return batch as ReadBatch
+}
+
+describe('guessFormat: the kind a topic is read as, from its first values', () => {
+  for (const kind of LOG_KINDS)
+    it(`${kind} records written as squeeze writes them read as ${kind}`, () => {
+      const values = recordValues(kind)
+      assert.ok(values.length > 20, `${kind}: ${values.length} sample values`)
+      const guess = guessFormat(packed(values))
+      assert.equal(guess.kind, kind)
+      assert.equal(guess.sampled, values.length)
+      assert.ok(guess.decoded * 2 >= guess.sampled, `${guess.decoded} of ${guess.sampled}`)
+    })
+
+  it('access-log lines as text (another producer) are none of the kinds: the http kind reads Cap’n Proto', () => {
+    const lines = kindLines('http')
+      .slice(0, 100)
+      .map((l) => Buffer.from(l))
+    assert.equal(guessFormat(packed(lines)).kind, 'none')
+  })
+
+  it('random bytes, and a topic where under half decode as any one kind, are none', () => {
+    let seed = 7
+    const random = Array.from({ length: 100 }, () =>
+      Buffer.from(Array.from({ length: 80 }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) & 0xff))
+    )
+    assert.equal(guessFormat(packed(random)).kind, 'none')
+    const mixed = [...recordValues('syslog', 40), ...recordValues('journald', 40), ...random.slice(0, 40)]
+    assert.equal(guessFormat(packed(mixed)).kind, 'none')
+    assert.equal(guessFormat([]).kind, 'none')
+  })
+})
+
+describe('TopicFormats', () => {
+  const log = createLogger({ level: 'silent' })
+
+  it('auto chooses per topic from its first batch of values and keeps the choice', () => {
+    const formats = new TopicFormats('auto', log)
+    assert.equal(formats.nameOf('a'), undefined)
+    assert.equal(formats.forBatch('a', batchOf(recordValues('journald')))?.kind, 'journald')
+    assert.equal(formats.forBatch('b', batchOf(recordValues('http')))?.kind, 'http')
+    // Later batches do not move it.
+    assert.equal(formats.forBatch('a', batchOf(recordValues('syslog')))?.kind, 'journald')
+    assert.equal(formats.nameOf('a'), 'journald')
+    assert.equal(formats.nameOf('b'), 'http')
+  })
+
+  it('auto leaves a batch of null values undecided, and reads an unknown topic without decoding', () => {
+    const formats = new TopicFormats('auto', log)
+    assert.equal(formats.forBatch('t', batchOf([])), null)
+    assert.equal(formats.nameOf('t'), undefined)
+    assert.equal(formats.forBatch('t', batchOf([Buffer.from([0xff, 0x00, 0x13])])), null)
+    assert.equal(formats.nameOf('t'), 'none')
+  })
+
+  it('a kind or none given is used for every topic, unread', () => {
+    const zeek = new TopicFormats('dns-zeek', log)
+    assert.equal(zeek.forBatch('x', batchOf(recordValues('http')))?.kind, 'dns-zeek')
+    assert.equal(zeek.nameOf('y'), 'dns-zeek')
+    const none = new TopicFormats('none', log)
+    assert.equal(none.forBatch('x', batchOf(recordValues('http'))), null)
+    assert.equal(none.nameOf('x'), 'none')
+  })
+})
