@@ -48,7 +48,7 @@ function decodes(format: LogFormat, bytes: Buffer, start: number, end: number): 
  * of the others corrupt.
  */
 export class TopicFormats {
-  private readonly chosen = new Map<string, { readonly format: LogFormat | null; readonly name: string }>()
+  private readonly chosen = new Map<string, LogFormat | null>()
 
   constructor(
     private readonly choice: FormatChoice,
@@ -59,7 +59,7 @@ export class TopicFormats {
   forBatch(topic: string, batch: ReadBatch): LogFormat | null {
     if (this.choice !== 'auto') return this.choice === 'none' ? null : formatFor(this.choice)
     const known = this.chosen.get(topic)
-    if (known !== undefined) return known.format
+    if (known !== undefined) return known
     const sample: Array<readonly [Buffer, number, number]> = []
     batch.forEachValue((bytes, start, end) => {
       if (sample.length < FORMAT_SAMPLE_VALUES) sample.push([bytes, start, end])
@@ -68,7 +68,7 @@ export class TopicFormats {
     if (sample.length === 0) return null
     const guess = guessFormat(sample)
     const format = guess.kind === 'none' ? null : formatFor(guess.kind)
-    this.chosen.set(topic, { format, name: guess.kind })
+    this.chosen.set(topic, format)
     const { decoded, sampled } = guess
     if (guess.kind === 'none')
       this.log.warn(
@@ -78,10 +78,5 @@ export class TopicFormats {
     else
       this.log.info({ topic, format: guess.kind, decoded, sampled }, `--format auto: ${topic} reads as ${guess.kind}`)
     return format
-  }
-
-  /** What `topic` was read as: the kind, `none`, or undefined for an auto topic no record of which was read. */
-  nameOf(topic: string): string | undefined {
-    return this.choice === 'auto' ? this.chosen.get(topic)?.name : this.choice
   }
 }
