@@ -1,4 +1,5 @@
 import { formatFor, LOG_KINDS, type LogFormat, type LogKind } from '../formats/index.js'
+import { rangeDecoder } from '../formats/log-format.js'
 import type { Logger } from '../log/logger.js'
 import type { ReadBatch } from '../protocol/record-batch-reader.js'
 
@@ -23,18 +24,17 @@ export interface FormatGuess {
 export function guessFormat(values: ReadonlyArray<readonly [Buffer, number, number]>): FormatGuess {
   let best: FormatGuess = { kind: 'none', decoded: 0, sampled: values.length }
   for (const kind of LOG_KINDS) {
-    const format = formatFor(kind)
+    const decode = rangeDecoder(formatFor(kind))
     let decoded = 0
-    for (const [bytes, start, end] of values) if (decodes(format, bytes, start, end)) decoded++
+    for (const [bytes, start, end] of values) if (decodes(decode, bytes, start, end)) decoded++
     if (decoded > best.decoded) best = { kind, decoded, sampled: values.length }
   }
   return best.decoded > 0 && best.decoded * 2 >= best.sampled ? best : { ...best, kind: 'none' }
 }
 
-function decodes(format: LogFormat, bytes: Buffer, start: number, end: number): boolean {
+function decodes(decode: ReturnType<typeof rangeDecoder>, bytes: Buffer, start: number, end: number): boolean {
   try {
-    if (format.decodeAt !== undefined) format.decodeAt(bytes, start, end)
-    else format.decode(bytes.subarray(start, end))
+    decode(bytes, start, end)
     return true
   } catch {
     return false

@@ -1,6 +1,6 @@
 import { codecNameForId } from '../codecs/index.js'
 import { errorCode, errorMessage } from '../errors.js'
-import type { LogFormat } from '../formats/index.js'
+import { rangeDecoder, type LogFormat } from '../formats/log-format.js'
 import type { Logger } from '../log/logger.js'
 import type { ConsumerMetricsSink } from '../metrics/consumer-metrics.js'
 import { processCpuSeconds } from '../metrics/thread-cpu.js'
@@ -92,9 +92,7 @@ export class TopicMeasurements implements ReaderHandlers {
     let corrupt = 0
     if (format !== null) {
       // In place where the format can (no record objects or views); a record that fails is built for the report.
-      const decodeAt =
-        format.decodeAt?.bind(format) ??
-        ((bytes: Buffer, start: number, end: number) => format.decode(bytes.subarray(start, end)))
+      const decodeAt = rangeDecoder(format)
       // All at once where the format can: decodeAt then reads only the values that pass left (corrupt ones among them).
       const done = format.decodeValues?.(batch.values) ?? undefined
       batch.forEachValue((bytes, start, end, offset) => {

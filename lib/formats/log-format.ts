@@ -67,6 +67,11 @@ export interface LogFormat {
   decodeValues?(values: ValueTable): Uint8Array | null
 }
 
+/** `format`'s decode of a value given as `bytes[start, end)`: decodeAt where it reads in place, else decode of a view. */
+export function rangeDecoder(format: LogFormat): (bytes: Buffer, start: number, end: number) => number {
+  return format.decodeAt?.bind(format) ?? ((bytes, start, end) => format.decode(bytes.subarray(start, end)))
+}
+
 /** UTF-8 of a JS string's text takes at most 3 bytes per UTF-16 code unit (a surrogate pair: 4 bytes for 2 units). */
 const MAX_UTF8_BYTES_PER_UNIT = 3
 

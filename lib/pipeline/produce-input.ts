@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises'
-import { ErrorCodes, SqueezeError } from '../errors.js'
+import { ErrorCodes, SqueezeError, unreadableFile } from '../errors.js'
 import { DETECT_LINES, readFirstLines, resolveKind, type KindChoice } from '../formats/detect-kind.js'
 import { formatFor, type LogKind } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
@@ -114,12 +114,12 @@ async function resolvePatternKinds(patterns: readonly FilePattern[], log: Logger
         break
       }
       if (first === undefined)
-        throw new SqueezeError(
-          ErrorCodes.SOURCE,
-          isPattern(p.glob)
-            ? `--kind auto: no file matches ${p.glob} yet to read its kind from; give --kind (or KIND:${p.glob})`
-            : `${p.glob} does not exist`
-        )
+        throw isPattern(p.glob)
+          ? new SqueezeError(
+              ErrorCodes.SOURCE,
+              `--kind auto: no file matches ${p.glob} yet to read its kind from; give --kind (or KIND:${p.glob})`
+            )
+          : unreadableFile(p.glob, { code: 'ENOENT' })
       const resolved = resolveKind('auto', await readFirstLines(first), first)
       if (resolved.note !== undefined) log.info({ kind: resolved.kind, glob: p.glob }, resolved.note)
       return { ...p, kind: resolved.kind }

@@ -11,6 +11,7 @@ import {
 } from '../../codecs/index.js'
 import { ErrorCodes, SqueezeError } from '../../errors.js'
 import { formatFor, type LogFormat, type LogKind } from '../../formats/index.js'
+import { rangeDecoder } from '../../formats/log-format.js'
 import { threadCpuSeconds } from '../../metrics/thread-cpu.js'
 import { BATCH } from '../../protocol/batch-layout.js'
 import { crc32c } from '../../protocol/crc32c.js'
@@ -284,11 +285,7 @@ function walkBatches(
   readable: readonly Buffer[],
   format: LogFormat | null
 ): { records: number; cpuSeconds: number; seconds: number } {
-  const decodeAt =
-    format === null
-      ? null
-      : (format.decodeAt?.bind(format) ??
-        ((b: Buffer, start: number, end: number) => format.decode(b.subarray(start, end))))
+  const decodeAt = format === null ? null : rangeDecoder(format)
   let records = 0
   const walkStartedAt = performance.now()
   const walkStart = threadCpuSeconds()
