@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises'
-import { ErrorCodes, SqueezeError, unreadableFile } from '../errors.js'
+import { ErrorCodes, SqueezeError } from '../errors.js'
 import { DETECT_LINES, readFirstLines, resolveKind, type KindChoice } from '../formats/detect-kind.js'
 import { formatFor, type LogKind } from '../formats/index.js'
 import type { Logger } from '../log/logger.js'
-import type { FilePattern } from '../sources/file-set.js'
-import { readFileBatches, readFileChunks, readStdinBatches } from '../sources/file-source.js'
-import { isPattern, matchPaths } from '../sources/match-files.js'
+import { firstFile, type FilePattern } from '../sources/file-set.js'
+import { readFileBatches, readFileChunks, readStdinBatches, requireFile } from '../sources/file-source.js'
+import { isPattern } from '../sources/match-files.js'
 import type { RateStep } from '../sources/rate-schedule.js'
 import type { LineChunk, SourceBatch, SourceItem } from '../sources/source.js'
 import { peekLines } from './peek-lines.js'
@@ -40,16 +40,17 @@ export interface DetectedInput {
 export async function detectInputKind(
   input: ProduceInput,
   patterns: readonly FilePattern[],
-  log: Logger
+  log: Logger,
+  exclude: readonly string[] = []
 ): Promise<DetectedInput> {
   const stdin =
     input.source === 'stdin' && input.kind === 'auto'
       ? await peekLines(eachItem(readStdinBatches(input.lines)), DETECT_LINES)
       : undefined
-  const resolvedPatterns = await resolvePatternKinds(patterns, log)
+  const resolvedPatterns = await resolvePatternKinds(patterns, exclude, log)
   // Read once, a file set that matches no file would ship nothing and exit 0: a mistyped glob looks like success.
   // Followed, it waits for its files, as a shipper does.
-  if (input.shipper && !input.follow && !(await anyFileMatches(patterns)))
+  if (input.shipper && !input.follow && !(await anyFileMatches(patterns, exclude)))
     throw new SqueezeError(
       ErrorCodes.SOURCE,
       `no file matches ${patterns.map((p) => p.glob).join(', ')}: check the path, or add --follow to wait for files`
@@ -104,22 +105,23 @@ export async function recordSource(
  * A file set's patterns with `auto` (no --kind, no KIND: prefix) replaced by the kind of the first file the pattern
  * matches now, detected from its first lines. The file set's id keeps `auto`, so it does not change with the data.
  */
-async function resolvePatternKinds(patterns: readonly FilePattern[], log: Logger): Promise<FilePattern[]> {
+async function resolvePatternKinds(
+  patterns: readonly FilePattern[],
+  exclude: readonly string[],
+  log: Logger
+): Promise<FilePattern[]> {
   return Promise.all(
     patterns.map(async (p) => {
       if (p.kind !== 'auto') return p
-      let first: string | undefined
-      for await (const path of matchPaths(p.glob)) {
-        first = path
-        break
+      const first = await firstFile(p.glob, exclude)
+      if (first === undefined) {
+        // A path naming one file: why it cannot be read (missing, refused, a directory).
+        if (!isPattern(p.glob)) await requireFile(p.glob)
+        throw new SqueezeError(
+          ErrorCodes.SOURCE,
+          `--kind auto: no file matches ${p.glob} yet to read its kind from; give --kind (or KIND:${p.glob})`
+        )
       }
-      if (first === undefined)
-        throw isPattern(p.glob)
-          ? new SqueezeError(
-              ErrorCodes.SOURCE,
-              `--kind auto: no file matches ${p.glob} yet to read its kind from; give --kind (or KIND:${p.glob})`
-            )
-          : unreadableFile(p.glob, { code: 'ENOENT' })
       const resolved = resolveKind('auto', await readFirstLines(first), first)
       if (resolved.note !== undefined) log.info({ kind: resolved.kind, glob: p.glob }, resolved.note)
       return { ...p, kind: resolved.kind }
@@ -127,13 +129,9 @@ async function resolvePatternKinds(patterns: readonly FilePattern[], log: Logger
   )
 }
 
-/** Whether any pattern matches a regular file now (a file set reads nothing else). */
-async function anyFileMatches(patterns: readonly FilePattern[]): Promise<boolean> {
-  for (const p of patterns)
-    for await (const path of matchPaths(p.glob)) {
-      const s = await stat(path).catch(() => undefined)
-      if (s?.isFile() === true) return true
-    }
+/** Whether any pattern matches a file the file set would read now. */
+async function anyFileMatches(patterns: readonly FilePattern[], exclude: readonly string[]): Promise<boolean> {
+  for (const p of patterns) if ((await firstFile(p.glob, exclude)) !== undefined) return true
   return false
 }
 

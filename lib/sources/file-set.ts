@@ -599,8 +599,7 @@ export class FileSet {
     for (const { glob: pattern, kind } of this.options.patterns) {
       for await (const path of matchPaths(pattern)) {
         const absolute = resolve(path)
-        const excluded = (this.options.exclude ?? []).some((ex) => matchesGlob(absolute, ex) || matchesGlob(path, ex))
-        if (found.has(absolute) || excluded) continue
+        if (found.has(absolute) || isExcluded(path, this.options.exclude ?? [])) continue
         found.set(absolute, kind)
       }
     }
@@ -737,6 +736,25 @@ export function parseFilePatterns(
 }
 
 /** Whether `--file` values name more than one plain path: a glob, a kind mapping, or several. */
+/** Whether an `--exclude` glob leaves out `path`, as given or made absolute. */
+export function isExcluded(path: string, exclude: readonly string[]): boolean {
+  const absolute = resolve(path)
+  return exclude.some((ex) => matchesGlob(absolute, ex) || matchesGlob(path, ex))
+}
+
+/**
+ * The first regular file `glob` matches now that no `exclude` glob leaves out: what a file set would read first.
+ * Directories, other non-files and excluded paths are passed over, as the file set passes them over.
+ */
+export async function firstFile(glob: string, exclude: readonly string[]): Promise<string | undefined> {
+  for await (const path of matchPaths(glob)) {
+    if (isExcluded(path, exclude)) continue
+    const s = await stat(path).catch(() => undefined)
+    if (s?.isFile() === true) return path
+  }
+  return undefined
+}
+
 export function isFileSet(values: readonly string[], kinds: readonly string[]): boolean {
   const mapped = (v: string): boolean => kinds.includes(v.slice(0, Math.max(0, v.indexOf(':'))))
   return values.length > 1 || values.some((v) => /[*?[{]/.test(v) || mapped(v))

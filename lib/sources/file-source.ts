@@ -45,7 +45,7 @@ export async function* readFileLines(path: string, options: FileSourceOptions): 
  */
 export async function* readFileBatches(path: string, options: FileSourceOptions): AsyncGenerator<SourceBatch> {
   if (options.follow) {
-    await statOrThrow(path)
+    await requireFile(path)
     yield* followFile(path, options)
     return
   }
@@ -54,7 +54,7 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
 }
 
 /** Fails now, in one line, for a path that is not a file squeeze can open: missing, refused, or a directory. */
-async function statOrThrow(path: string): Promise<void> {
+export async function requireFile(path: string): Promise<void> {
   const s = await stat(path).catch((err: unknown) => {
     throw unreadableFile(path, err)
   })
@@ -71,7 +71,7 @@ export async function* readFileChunks(
   path: string,
   options: Pick<FileSourceOptions, 'readSizeBytes' | 'maxLineBytes' | 'onLineSplit' | 'signal'>
 ): AsyncGenerator<LineChunk> {
-  await statOrThrow(path)
+  await requireFile(path)
   const handle = await open(path, 'r').catch((err: unknown) => {
     throw unreadableFile(path, err)
   })

@@ -208,7 +208,7 @@ async function produce(context: ServiceContext, settings: ProduceSettings): Prom
     sourceMetrics.lineSplit()
   }
   const input: ProduceInput = { ...settings.input, lines: { maxLineBytes: settings.maxLineBytes, onLineSplit, signal } }
-  const detected = await detectInputKind(input, settings.fileSet.patterns, log)
+  const detected = await detectInputKind(input, settings.fileSet.patterns, log, settings.fileSet.exclude)
   const producer = new Producer(producerConfig, {
     cluster: createCluster(settings.connection, log),
     log: log.child({ component: 'producer' }),

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -24,6 +24,26 @@ describe("produce's input: its kind and its records", () => {
     assert.equal(detected.stdin, undefined)
     const syslog = corpusPath('syslog_mtail_sftp_chroot.log')
     await assert.rejects(detectInputKind(fileInput(syslog, { kind: 'http' }), [], log), /syslog/)
+  })
+
+  it("a file set's kind comes from the first file it would read: directories and --exclude'd files passed over", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'produce-input-'))
+    try {
+      // In name order: a directory, an excluded nginx error log, then the syslog file the set reads first.
+      mkdirSync(join(dir, 'a.log'))
+      writeFileSync(join(dir, 'b.log'), `${corpusLines('nginx_error_chemfh_2023.log').slice(0, 50).join('\n')}\n`)
+      writeFileSync(join(dir, 'c.log'), `${corpusLines('syslog_mtail_sftp_chroot.log').slice(0, 50).join('\n')}\n`)
+      const glob = join(dir, '*.log')
+      const input = fileInput(glob, { shipper: true })
+      const exclude = [join(dir, 'b.log')]
+      const detected = await detectInputKind(input, [{ glob, kind: 'auto' }], log, exclude)
+      assert.deepEqual(detected.patterns, [{ glob, kind: 'syslog' }])
+      // Read once, a set whose every file is excluded matches no file.
+      const only = [{ glob: join(dir, 'b.*'), kind: 'nginx-error' }]
+      await assert.rejects(detectInputKind(input, only, log, exclude), /no file matches .*b\.\*/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('reads a file as lines up to --records, and says how large a file read once is', async () => {
