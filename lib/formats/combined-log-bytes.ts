@@ -1,6 +1,7 @@
 import { parseCombinedTime } from './combined-log.js'
 import { HTTP_METHODS } from './http-request.js'
 import { setU64, setU64FromBigInt, textSlot, u64Slot, type HttpRequestSpans } from './http-request-writer.js'
+import { DASH, DOT, isDigit, SPACE } from './ascii-bytes.js'
 
 /**
  * The combined-log parser (combined-log.ts) done over a line's bytes, for the lines it can take in place: plain
@@ -29,15 +30,12 @@ const RESPONSE_BYTES = u64Slot('responseBytes')
 /** Where the caller puts the timestamp (CombinedTimeOfBytes.set). */
 export const TIMESTAMP_SLOT = u64Slot('timestampNs')
 
-const SPACE = 0x20
 const QUOTE = 0x22
-const DASH = 0x2d
 const QUESTION = 0x3f
 const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
 /** `HTTP/` */
 const HTTP_SLASH = [0x48, 0x54, 0x54, 0x50, 0x2f]
-const DOT = 0x2e
 
 /** Method names as bytes, by ordinal; UNKNOWN and OTHER are never matched (methodFromString maps them to OTHER). */
 const METHOD_BYTES = HTTP_METHODS.map((name) => Buffer.from(name, 'latin1'))
@@ -51,10 +49,6 @@ export interface TimeSpan {
 
 function isSpace(c: number): boolean {
   return c === SPACE || (c >= 0x09 && c <= 0x0d)
-}
-
-function isDigit(c: number): boolean {
-  return c >= 0x30 && c <= 0x39
 }
 
 /** End of the run of non-space ASCII from `at` (\S+), or -1 at a byte above 0x7f. */

@@ -1,4 +1,5 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
+import { DASH, DOT, HASH, isDigit, TAB } from './ascii-bytes.js'
 import { lineAsValue, type LogFormat } from './log-format.js'
 
 /**
@@ -77,13 +78,6 @@ function checkZeekLine(line: string): void {
     throw new SqueezeError(ErrorCodes.PARSE_LINE, `column ${ZEEK_DNS_FIELDS[notNumeric]} is not numeric`)
 }
 
-const TAB = 0x09
-const HASH = 0x23
-const DOT = 0x2e
-const DASH = 0x2d
-const DIGIT_0 = 0x30
-const DIGIT_9 = 0x39
-
 /**
  * checkZeekLine on the line's bytes, without making its text: true for a line of COLUMNS columns whose numeric
  * columns are each `-` or digits with at most one dot (values Number() reads, as numericOk asks); false for
@@ -102,7 +96,7 @@ function acceptsZeekLine(bytes: Buffer, start: number, end: number): boolean {
       for (; i < end; i++) {
         const b = bytes[i] as number
         if (b === TAB) break
-        if (b >= DIGIT_0 && b <= DIGIT_9) digits++
+        if (isDigit(b)) digits++
         else if (b === DOT && dots === 0) dots++
         else if (b !== DASH || i !== from || (i + 1 < end && bytes[i + 1] !== TAB)) return false
         else digits++ // a lone `-`: Zeek's unset field
