@@ -15,6 +15,15 @@ const CONNECT_CODES: ReadonlySet<string> = new Set([
 const TLS_ERROR_CODES =
   /^(ERR_TLS_|ERR_SSL_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH|ERR_OSSL)/
 const TLS_MESSAGES = /certificate|TLS|SSL routines/i
+/** kafkajs's error for a connection the peer ended. */
+const CLOSED_BY_BROKER = 'KafkaJSConnectionClosedError'
+const KAFKAJS_CONNECTION_ERRORS: ReadonlySet<string> = new Set([
+  'KafkaJSConnectionError',
+  CLOSED_BY_BROKER,
+  'KafkaJSSASLAuthenticationError'
+])
+/** The words kafkajs puts before a socket error's message. */
+const KAFKAJS_PREFIX = /^Connection error: /
 
 /**
  * A connect failure told apart: wrong credentials (AUTH_FAILED), a TLS problem (TLS_HANDSHAKE), or no broker
@@ -25,7 +34,8 @@ const TLS_MESSAGES = /certificate|TLS|SSL routines/i
 export function connectionFailure(err: unknown, target?: ConnectTarget): SqueezeError {
   if (err instanceof SqueezeError && !CONNECT_CODES.has(err.code)) return err
   const chain = causeChain(err)
-  const at = target === undefined ? '' : ` at ${target.brokers.join(',')}`
+  const brokers = target?.brokers.join(',') ?? brokerOf(chain)
+  const at = brokers === undefined ? '' : ` at ${brokers}`
   const auth =
     chain.find((e) => nameOf(e) === 'KafkaJSSASLAuthenticationError') ??
     chain.find((e) => codeOf(e) === ErrorCodes.AUTH_FAILED)
@@ -41,6 +51,10 @@ export function connectionFailure(err: unknown, target?: ConnectTarget): Squeeze
       { cause: err }
     )
   }
+  // Before the TLS check: what answered may have been a TLS listener, and the message says so.
+  const notKafka = chain.find((e) => codeOf(e) === ErrorCodes.NOT_KAFKA)
+  if (notKafka !== undefined)
+    return new SqueezeError(ErrorCodes.NOT_KAFKA, rootMessage(notKafka).replace(KAFKAJS_PREFIX, ''), { cause: err })
   const tls =
     chain.find((e) => TLS_ERROR_CODES.test(codeOf(e))) ??
     chain.find((e) => !(e instanceof SqueezeError) && TLS_MESSAGES.test(errorMessage(e))) ??
@@ -53,11 +67,39 @@ export function connectionFailure(err: unknown, target?: ConnectTarget): Squeeze
       { cause: err }
     )
   }
+  if (chain.some((e) => nameOf(e) === CLOSED_BY_BROKER))
+    return new SqueezeError(
+      ErrorCodes.BROKER_UNREACHABLE,
+      `the Kafka listener${at} closed the connection: a listener closes it on a client whose security protocol is ` +
+        'not its own, so check --security-protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) and, for SASL, ' +
+        '--sasl-mechanism and the credentials; else check that the cluster is up',
+      { cause: err, retriable: true }
+    )
   return new SqueezeError(
     ErrorCodes.BROKER_UNREACHABLE,
     `cannot reach any Kafka broker${at}: ${rootMessage(err)}; check --brokers and that the cluster is up`,
     { cause: err, retriable: true }
   )
+}
+
+/**
+ * connectionFailure of an error no caller classified, when it is kafkajs's about a connection: a listener can take a
+ * client's first requests (ApiVersions is allowed before SASL) and close the connection at a later one, which no
+ * connect step awaited. Undefined for any other error.
+ */
+export function unclassifiedConnectionFailure(err: unknown): SqueezeError | undefined {
+  if (err instanceof SqueezeError) return undefined
+  return causeChain(err).some((e) => KAFKAJS_CONNECTION_ERRORS.has(nameOf(e))) ? connectionFailure(err) : undefined
+}
+
+/** The broker a kafkajs connection error names (`broker`, or `host` and `port`), outermost first. */
+function brokerOf(chain: readonly unknown[]): string | undefined {
+  for (const e of chain) {
+    const { broker, host, port } = e as { broker?: unknown; host?: unknown; port?: unknown }
+    if (typeof broker === 'string') return broker
+    if (typeof host === 'string' && port !== undefined) return `${host}:${String(port)}`
+  }
+  return undefined
 }
 
 function tlsHint(chain: readonly unknown[], message: string): string {
@@ -68,6 +110,13 @@ function tlsHint(chain: readonly unknown[], message: string): string {
     return (
       "the broker's certificate does not name the host connected to: use a name it holds, or turn off only the host-name check " +
       '(--ssl-endpoint-identification none, or ssl.endpoint.identification.algorithm= in --client-config)'
+    )
+  }
+  if (/disconnected before secure TLS connection was established/i.test(message)) {
+    return (
+      'the listener closed the connection in the TLS handshake: it may not be a TLS listener (PLAINTEXT or ' +
+      'SASL_PLAINTEXT: drop --security-protocol SSL, or give SASL_PLAINTEXT), or it requires a client certificate ' +
+      '(--ssl-cert-file, --ssl-key-file)'
     )
   }
   if (/certificate required|handshake failure|bad certificate|unknown ca/i.test(message)) {

@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from 'node:tls'
 import type { Kafka, SASLOptions } from 'kafkajs'
 import type { Logger } from '../log/logger.js'
+import { guardedSocketFactory } from './frame-guard.js'
 import {
   Cluster,
   createKafkajsLogger,
@@ -54,6 +55,7 @@ export function createKafkaClient(config: KafkaConnectionConfig, log: Logger): K
     requestTimeout: config.requestTimeoutMs,
     logLevel: KAFKAJS_LOG_LEVELS.WARN,
     logCreator: kafkajsLogCreator(log),
+    socketFactory: guardedSocketFactory(defaultSocketFactory()),
     retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 }
   })
 }
@@ -78,7 +80,7 @@ export function createCluster(config: KafkaConnectionConfig, log: Logger): Kafka
     allowAutoTopicCreation: false,
     maxInFlightRequests: null,
     retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 1000 },
-    socketFactory: defaultSocketFactory(),
+    socketFactory: guardedSocketFactory(defaultSocketFactory()),
     offsets: new Map()
   })
 }

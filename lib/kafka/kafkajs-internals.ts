@@ -4,7 +4,7 @@
 // package.json pins kafkajs exactly, and test/lib/kafka/kafkajs-internals.test.ts checks every function and
 // field used here: add to its lists whatever new internal this file starts to use.
 import { createRequire } from 'node:module'
-import type { Kafka } from 'kafkajs'
+import type { ISocketFactory, Kafka } from 'kafkajs'
 
 const require = createRequire(import.meta.url)
 
@@ -201,7 +201,7 @@ export const COORDINATOR_TYPES = { GROUP: 0, TRANSACTION: 1 } as const
 export const Encoder = require('kafkajs/src/protocol/encoder') as new (initialSize?: number) => KafkajsEncoder
 export const Decoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => KafkajsDecoder
 export const Cluster = require('kafkajs/src/cluster') as new (options: Record<string, unknown>) => KafkajsCluster
-export const defaultSocketFactory = require('kafkajs/src/network/socketFactory') as () => unknown
+export const defaultSocketFactory = require('kafkajs/src/network/socketFactory') as () => ISocketFactory
 const loggers = require('kafkajs/src/loggers') as {
   createLogger(args: { level: number; logCreator: KafkajsLogCreator }): unknown
   LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number }

@@ -1,4 +1,5 @@
 import { ErrorCodes, errorMessage, SqueezeError } from '../errors.js'
+import { unclassifiedConnectionFailure } from '../kafka/connect-failure.js'
 import type { Logger } from '../log/logger.js'
 import { outliveClosedOutput } from './closed-output.js'
 
@@ -73,7 +74,8 @@ export async function runCommand(main: () => Promise<number>): Promise<void> {
   outliveClosedOutput()
   try {
     process.exitCode = await main()
-  } catch (err) {
+  } catch (thrown) {
+    const err = unclassifiedConnectionFailure(thrown) ?? thrown
     if (err instanceof SqueezeError) {
       process.stderr.write(`squeeze: ${err.message} [${err.code}]\n`)
       process.exitCode = exitCodeFor(err)

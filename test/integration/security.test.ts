@@ -106,6 +106,26 @@ describe('connect failures and the metrics listener (no broker)', () => {
     assert.equal(refused.code, 'SQUEEZE_ERR_BROKER_UNREACHABLE')
     assert.match(refused.message, /^cannot reach any Kafka broker at h:1: .*check --brokers/)
     assert.equal(refused.retriable, true)
+    // What the frame guard destroyed a socket with reaches here as kafkajs's connection error, carrying its code.
+    const notKafka = connectionFailure(
+      Object.assign(new Error('retries exceeded'), {
+        originalError: Object.assign(new Error('Connection error: h:1 answered in TLS: it is a TLS listener'), {
+          name: 'KafkaJSConnectionError',
+          code: 'SQUEEZE_ERR_NOT_KAFKA'
+        })
+      }),
+      target
+    )
+    assert.equal(notKafka.code, 'SQUEEZE_ERR_NOT_KAFKA', 'not taken for a TLS handshake failure by its words')
+    assert.equal(notKafka.message, 'h:1 answered in TLS: it is a TLS listener')
+    assert.equal(notKafka.retriable, false)
+    const closed = connectionFailure(
+      Object.assign(new Error('Closed connection'), { name: 'KafkaJSConnectionClosedError' }),
+      target
+    )
+    assert.equal(closed.code, 'SQUEEZE_ERR_BROKER_UNREACHABLE')
+    assert.match(closed.message, /^the Kafka listener at h:1 closed the connection: .*--security-protocol/)
+    assert.equal(closed.retriable, true, 'a broker going down closes connections too')
     const other = new SqueezeError('SQUEEZE_ERR_SOURCE', 'topic t not found')
     assert.equal(connectionFailure(other, target), other, 'an error that is not about connecting is passed through')
   })
@@ -366,6 +386,33 @@ describe('TLS and SASL against a broker (SASL_SSL, and SSL requiring client cert
     assert.equal(lines.length, 1, result.stderr)
     assert.match(lines[0] as string, /^squeeze: .*(self[- ]signed certificate|unable to (get|verify)).*certificate/i)
     console.log(`# wrong CA: ${lines[0]}`)
+  })
+
+  it("a client whose security protocol is not the listener's is told which to give, in one line", async () => {
+    const cases = [
+      // Plaintext to the SSL and SASL_SSL listeners: Kafka answers with a TLS alert.
+      [broker.sslBootstrap, [], /^squeeze: .* answered in TLS: it is a TLS listener, .*add --security-protocol SSL/],
+      [broker.saslSslBootstrap, [], /^squeeze: .* answered in TLS: it is a TLS listener, .*\[SQUEEZE_ERR_NOT_KAFKA\]$/],
+      // TLS without SASL to the SASL_SSL listener: it closes the connection.
+      [
+        broker.saslSslBootstrap,
+        ['--security-protocol', 'SSL', '--ssl-ca-file', tls.caFile],
+        /^squeeze: the Kafka listener at .* closed the connection: .*check --security-protocol .*--sasl-mechanism/
+      ],
+      // TLS to the plaintext listener: it closes the connection in the handshake.
+      [
+        broker.bootstrap,
+        ['--security-protocol', 'SSL', '--ssl-ca-file', tls.caFile],
+        /^squeeze: TLS handshake at .* failed: .*it may not be a TLS listener \(PLAINTEXT or SASL_PLAINTEXT/
+      ]
+    ] as const
+    for (const [at, args, expected] of cases) {
+      const result = await squeeze(['consume', '--brokers', at as string, '--topic', 'any-topic', ...args])
+      const lines = humanLines(result.stderr)
+      assert.equal(lines.length, 1, result.stderr)
+      assert.match(lines[0] as string, expected)
+      console.log(`# ${at} ${args.join(' ')}: exit ${result.code}: ${lines[0]}`)
+    }
   })
 
   it('SASL_SSL with the wrong CA fails in TLS, before any credential is sent', async () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -28,6 +30,27 @@ describe('what a command prints on stderr', () => {
       }
     })
   }
+
+  it('a --brokers address that answers in HTTP: one line saying it is not a Kafka listener, exit 1', async () => {
+    const server = createServer((_req, res) => res.writeHead(404).end())
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const at = `127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      for (const command of ['produce', 'consume'] as const) {
+        const result = await runSqueeze([command, '--topic', 'x', '--brokers', at])
+        assert.equal(result.code, 1, result.stderr)
+        // produce logs its start at info, as JSON: the lines a person reads are the others.
+        const lines = result.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'))
+        assert.equal(lines.length, 1, result.stderr)
+        assert.match(
+          `${lines[0]}\n`,
+          /^squeeze: 127\.0\.0\.1:\d+ answered in HTTP \("HTTP\/1\.1 \d+ .*"\): it is not a Kafka listener; check the port in --brokers \[SQUEEZE_ERR_NOT_KAFKA\]\n$/
+        )
+      }
+    } finally {
+      server.close()
+    }
+  })
 
   it('produce --source file of a path it cannot read: one line saying what to fix, exit 1, before connecting', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-unreadable-'))
