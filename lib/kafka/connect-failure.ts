@@ -75,6 +75,13 @@ export function connectionFailure(err: unknown, target?: ConnectTarget): Squeeze
         '--sasl-mechanism and the credentials; else check that the cluster is up',
       { cause: err, retriable: true }
     )
+  if (chain.some(isNeverAnswered))
+    return new SqueezeError(
+      ErrorCodes.BROKER_UNREACHABLE,
+      `no Kafka broker answered${at}: the connection was taken, and no response came within the request timeout; ` +
+        'check --brokers (an address that takes connections and never answers) and that the brokers are not hung',
+      { cause: err, retriable: true }
+    )
   return new SqueezeError(
     ErrorCodes.BROKER_UNREACHABLE,
     `cannot reach any Kafka broker${at}: ${rootMessage(err)}; check --brokers and that the cluster is up`,
@@ -89,7 +96,17 @@ export function connectionFailure(err: unknown, target?: ConnectTarget): Squeeze
  */
 export function unclassifiedConnectionFailure(err: unknown): SqueezeError | undefined {
   if (err instanceof SqueezeError) return undefined
-  return causeChain(err).some((e) => KAFKAJS_CONNECTION_ERRORS.has(nameOf(e))) ? connectionFailure(err) : undefined
+  return causeChain(err).some((e) => KAFKAJS_CONNECTION_ERRORS.has(nameOf(e)) || isNeverAnswered(e))
+    ? connectionFailure(err)
+    : undefined
+}
+
+/**
+ * kafkajs's plain Error for a broker it holds no API versions of: a connection whose first request (ApiVersions)
+ * timed out, after which kafkajs's next request on it fails this way.
+ */
+function isNeverAnswered(e: unknown): boolean {
+  return e instanceof Error && e.message === 'Broker not connected'
 }
 
 /** The broker a kafkajs connection error names (`broker`, or `host` and `port`), outermost first. */

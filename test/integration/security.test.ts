@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { connectionFrom } from '../../lib/config/cli.js'
 import { saslOptions } from '../../lib/config/security.js'
-import { connectionFailure } from '../../lib/kafka/connect-failure.js'
+import { connectionFailure, unclassifiedConnectionFailure } from '../../lib/kafka/connect-failure.js'
 import { SqueezeError } from '../../lib/errors.js'
 import { startKraftBroker, type EmbeddedBroker } from '../../lib/embedded-broker/kraft-broker.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
@@ -126,6 +126,17 @@ describe('connect failures and the metrics listener (no broker)', () => {
     assert.equal(closed.code, 'SQUEEZE_ERR_BROKER_UNREACHABLE')
     assert.match(closed.message, /^the Kafka listener at h:1 closed the connection: .*--security-protocol/)
     assert.equal(closed.retriable, true, 'a broker going down closes connections too')
+    // A listener that takes the connection and never answers: kafkajs's plain error at its next request, which no
+    // connect step awaited, is classified where the command ends.
+    const silent = unclassifiedConnectionFailure(new Error('Broker not connected'))
+    assert.equal(silent?.code, 'SQUEEZE_ERR_BROKER_UNREACHABLE')
+    assert.match(silent?.message ?? '', /^no Kafka broker answered: .*within the request timeout/)
+    assert.match(
+      connectionFailure(new Error('Broker not connected'), target).message,
+      /^no Kafka broker answered at h:1:/
+    )
+    assert.equal(unclassifiedConnectionFailure(new Error('ENOENT: no such file')), undefined)
+    assert.equal(unclassifiedConnectionFailure(new SqueezeError('SQUEEZE_ERR_SOURCE', 'x')), undefined)
     const other = new SqueezeError('SQUEEZE_ERR_SOURCE', 'topic t not found')
     assert.equal(connectionFailure(other, target), other, 'an error that is not about connecting is passed through')
   })
