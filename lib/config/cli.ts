@@ -142,6 +142,13 @@ export function oneOf<T extends string>(
  * Brokers, client id, TLS and SASL from the parsed flags and the environment (validated, frozen). The
  * --client-config keys squeeze does not use are logged once to `log`.
  */
+/** `host:port` or `[IPv6 address]:port`, the port a TCP one. */
+function isBrokerAddress(broker: string): boolean {
+  const m = /^(?:[^\s:[\]]+|\[[0-9a-fA-F:.]+\]):(\d{1,5})$/.exec(broker)
+  const port = m === null ? 0 : Number(m[1])
+  return port >= 1 && port <= 65535
+}
+
 export function connectionFrom(
   values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags,
   env: NodeJS.ProcessEnv,
@@ -164,9 +171,12 @@ export function connectionFrom(
     .split(',')
     .map((b) => b.trim())
     .filter((b) => b !== '')
-  const bad = brokers.filter((b) => !/^[^\s:]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b))
+  const bad = brokers.filter((b) => !isBrokerAddress(b))
   if (bad.length > 0)
-    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `invalid broker address ${bad.join(', ')}: use host:port`)
+    throw new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `invalid broker address ${bad.join(', ')}: use host:port, or [IPv6 address]:port, with a port from 1 to 65535`
+    )
   return Object.freeze({
     ...DEFAULT_CONNECTION,
     brokers,

@@ -1,16 +1,15 @@
 import type { ConnectionOptions } from 'node:tls'
 import type { Kafka, SASLOptions } from 'kafkajs'
 import type { Logger } from '../log/logger.js'
-import { guardedSocketFactory } from './frame-guard.js'
 import {
   Cluster,
   createKafkajsLogger,
-  defaultSocketFactory,
   KAFKAJS_LOG_LEVELS,
   kafkajsClientClass,
   type KafkajsCluster,
   type KafkajsLogCreator
 } from './kafkajs-internals.js'
+import { seedBrokers } from './seed-brokers.js'
 
 /** How to reach a cluster; shared by every service. */
 export interface KafkaConnectionConfig {
@@ -46,8 +45,9 @@ export function kafkajsLogCreator(log: Logger): KafkajsLogCreator {
 /** A kafkajs client for admin and group-consumer work. */
 export function createKafkaClient(config: KafkaConnectionConfig, log: Logger): Kafka {
   const Kafka = kafkajsClientClass()
+  const { seeds, socketFactory } = seedBrokers(config.brokers)
   return new Kafka({
-    brokers: [...config.brokers],
+    brokers: seeds,
     clientId: config.clientId,
     ...(config.ssl !== undefined ? { ssl: config.ssl } : {}),
     ...(config.sasl !== undefined ? { sasl: config.sasl } : {}),
@@ -55,7 +55,7 @@ export function createKafkaClient(config: KafkaConnectionConfig, log: Logger): K
     requestTimeout: config.requestTimeoutMs,
     logLevel: KAFKAJS_LOG_LEVELS.WARN,
     logCreator: kafkajsLogCreator(log),
-    socketFactory: guardedSocketFactory(defaultSocketFactory()),
+    socketFactory,
     retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 }
   })
 }
@@ -67,9 +67,10 @@ export function createKafkaClient(config: KafkaConnectionConfig, log: Logger): K
  */
 export function createCluster(config: KafkaConnectionConfig, log: Logger): KafkajsCluster {
   const logger = createKafkajsLogger({ level: KAFKAJS_LOG_LEVELS.WARN, logCreator: kafkajsLogCreator(log) })
+  const { seeds, socketFactory } = seedBrokers(config.brokers)
   return new Cluster({
     logger,
-    brokers: [...config.brokers],
+    brokers: seeds,
     clientId: config.clientId,
     ssl: config.ssl,
     sasl: config.sasl,
@@ -80,7 +81,7 @@ export function createCluster(config: KafkaConnectionConfig, log: Logger): Kafka
     allowAutoTopicCreation: false,
     maxInFlightRequests: null,
     retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 1000 },
-    socketFactory: guardedSocketFactory(defaultSocketFactory()),
+    socketFactory,
     offsets: new Map()
   })
 }

@@ -27,7 +27,7 @@ const QUOTE_CHARS = 60
 export function guardedSocketFactory(base: ISocketFactory): ISocketFactory {
   return (options) => {
     const socket = base(options)
-    const at = `${options.host}:${options.port}`
+    const at = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`
     const header = Buffer.alloc(SIZE_BYTES)
     let headerBytes = 0
     /** Bytes of the current response's body still to come. */

@@ -44,7 +44,8 @@ function forwardResponses(from: Socket, to: Socket, rewriter: () => Rewriter | u
   })
 }
 
-export async function startTcpProxy(port = 0): Promise<TcpProxy> {
+/** A proxy on `host` (loopback; `::1` for an IPv6 one) and `port` (0: any free one) to the broker on 127.0.0.1. */
+export async function startTcpProxy(port = 0, host = '127.0.0.1'): Promise<TcpProxy> {
   let targetPort = 0
   let mode: 'pass' | 'stall' | 'cut' = 'pass'
   let rewrite: ((frame: Buffer) => void) | null = null
@@ -72,7 +73,7 @@ export async function startTcpProxy(port = 0): Promise<TcpProxy> {
     client.on('close', close).on('error', close)
     upstream.on('close', close).on('error', close)
   })
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(port, host, resolve))
   return {
     port: (server.address() as AddressInfo).port,
     setTarget: (p) => (targetPort = p),

@@ -11,16 +11,18 @@ import { createLogger } from '../../lib/log/logger.js'
 import { DEFAULT_PRODUCER_CONFIG, Producer, type DeliveryFailure } from '../../lib/producer/producer.js'
 import { PartitionReader, DEFAULT_READER_CONFIG } from '../../lib/consumer/partition-reader.js'
 import { poll } from '../helpers/poll.js'
-import { startBrokerBehindProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
+import { startBrokerBehindProxy, startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 
 const log = createLogger({ level: (process.env.SQUEEZE_TEST_LOG_LEVEL ?? 'silent') as 'silent' })
 let proxy: TcpProxy
+let brokerPort: number
 let stopBroker: (() => Promise<void>) | undefined
 let connection: KafkaConnectionConfig
 
 before(async () => {
   const started = await startBrokerBehindProxy()
   proxy = started.proxy
+  brokerPort = started.broker.brokerPort
   stopBroker = started.stop
   connection = {
     ...DEFAULT_CONNECTION,
@@ -38,6 +40,28 @@ before(async () => {
 })
 after(async () => {
   await stopBroker?.()
+})
+
+describe('seed brokers', () => {
+  it('a seed broker given as an IPv6 literal ([::1]:port) is reached, which kafkajs cannot parse', async () => {
+    const v6 = await startTcpProxy(0, '::1')
+    v6.setTarget(brokerPort)
+    try {
+      const seeded = { ...connection, brokers: [`[::1]:${v6.port}`] }
+      const admin = createKafkaClient(seeded, log).admin()
+      await admin.connect()
+      const topics = await admin.listTopics()
+      await admin.disconnect()
+      assert.ok(topics.includes('stall') && topics.includes('cut'), topics.join(','))
+      const cluster = createCluster(seeded, log)
+      await cluster.connect()
+      await cluster.refreshMetadata()
+      assert.ok(cluster.findTopicPartitionMetadata('cut').length === 1)
+      await cluster.disconnect()
+    } finally {
+      await v6.close()
+    }
+  })
 })
 
 /** Every value's count, and each partition's values in log order. */

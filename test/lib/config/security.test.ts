@@ -184,3 +184,17 @@ describe('TLS and SASL options built from flags, the environment and a client fi
     )
   })
 })
+
+describe('broker addresses', () => {
+  it('host:port and [IPv6]:port are taken; a missing port, a port out of range or a bare IPv6 address is refused', () => {
+    const c = connectionFrom({ brokers: 'kafka-0.kafka:9092, [::1]:9093,10.0.0.1:65535,' }, {})
+    assert.deepEqual(c.brokers, ['kafka-0.kafka:9092', '[::1]:9093', '10.0.0.1:65535'])
+    for (const bad of ['kafka', 'kafka:', 'kafka:abc', 'kafka:0', 'kafka:99999', '::1:9092', '[::1]', 'a b:1'])
+      assert.match(
+        configError(() => connectionFrom({ brokers: `ok:1,${bad}` }, {})),
+        new RegExp(
+          `^invalid broker address ${bad.replace(/[[\]]/g, '\\$&')}: use host:port, or \\[IPv6 address\\]:port`
+        )
+      )
+  })
+})
