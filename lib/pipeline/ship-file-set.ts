@@ -46,6 +46,7 @@ export async function shipFileSet(args: ShipFileSetArgs): Promise<ProduceLogsSum
   const kafkaPositions = positions.kind === 'topic' ? new KafkaPositions(positions.topic, args.fileSet) : null
   const store = positions.kind === 'state-dir' ? new PositionStore(positions.dir, args.fileSet) : null
   const saved = kafkaPositions !== null ? await loadFromTopic(args, kafkaPositions) : ((await store?.load()) ?? [])
+  await store?.saveLoaded(saved)
   const state = kafkaPositions?.topic ?? store?.path ?? null
   const transactionalId = positions.kind === 'topic' ? positions.transactionalId : null
   log.info({ files: args.patterns, state, transactionalId, positions: saved.length }, 'shipping a file set')

@@ -90,6 +90,22 @@ export class PositionStore {
     this.savedAtMs = Date.now()
   }
 
+  /**
+   * save() of the positions just loaded, before anything is shipped: a state directory that cannot be written fails
+   * the start with what to do, where it would otherwise fail the first save, after lines went whose positions a
+   * restart then does not know.
+   */
+  async saveLoaded(files: readonly FilePosition[]): Promise<void> {
+    try {
+      await this.save(files)
+    } catch (err) {
+      const message =
+        `cannot save read positions in ${this.dir}: ${errorMessage(err)}; give --state-dir a directory squeeze can ` +
+        'write, or --no-state to read every file from its start each time'
+      throw new SqueezeError(ErrorCodes.SOURCE, message, { cause: err })
+    }
+  }
+
   /** Seconds since the last save in this run, or null before the first. */
   ageSeconds(): number | null {
     return this.savedAtMs === null ? null : (Date.now() - this.savedAtMs) / 1000
