@@ -1,6 +1,6 @@
 import type { SweepSource } from '../sweep/sweep-input.js'
 import type { BatchSizeResult, LevelResult } from '../sweep/codec-sweep.js'
-import { formatBytes, formatNumber } from './table.js'
+import { formatBytes, formatNumber, formatRatio } from './table.js'
 import { fitTable, WIDE, wrapLines, type TerminalLayout } from './terminal.js'
 
 export interface BenchSettings {
@@ -33,7 +33,7 @@ export function renderBench(
     levels.map((l) => [
       l.target,
       formatBytes(l.compressedBytes),
-      `${formatNumber(l.ratio, 3)}x`,
+      formatRatio(l.ratio, 3),
       formatNumber(l.compressMBPerSecond, 1),
       formatNumber(l.decompressMBPerSecond, 1)
     ]),
@@ -47,7 +47,7 @@ export function renderBench(
       formatBytes(s.batchBytes),
       String(s.batches),
       formatNumber(s.meanRecordsPerBatch, 0),
-      ...targets.map((t) => `${formatNumber(s.ratios[t] ?? Number.NaN, 3)}x`)
+      ...targets.map((t) => formatRatio(s.ratios[t] ?? Number.NaN, 3))
     ]),
     layout,
     [1, 2]

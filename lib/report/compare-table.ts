@@ -10,7 +10,7 @@ import { againstCurrentLines, currentSummary } from './compare-current.js'
 import { formatRowCells } from './format-row-cells.js'
 import { projectionLines } from './projection-text.js'
 import { savingSplitText, savingsTable } from './savings-text.js'
-import { formatBytes, formatLargeBytes, formatNumber, renderTable } from './table.js'
+import { formatBytes, formatLargeBytes, formatNumber, formatRatio, renderTable } from './table.js'
 import { fitTable, WIDE, wrapLines, type TerminalLayout } from './terminal.js'
 
 export const COMPARE_HEADERS = [
@@ -55,8 +55,8 @@ function sizeCells(name: string, f: SizeFigures, storedAllReplicas: number): str
     formatBytes(f.uncompressedBytes),
     formatBytes(f.storedBytes),
     formatBytes(storedAllReplicas),
-    `${formatNumber(f.ratio)}x`,
-    f.ratioVsNone === null ? '-' : `${formatNumber(f.ratioVsNone)}x`
+    formatRatio(f.ratio),
+    f.ratioVsNone === null ? '-' : formatRatio(f.ratioVsNone)
   ]
 }
 
@@ -87,7 +87,7 @@ export function targetLabel(t: Pick<CompareTargetResult, 'target' | 'levelMix'>)
 export function compareRow(t: CompareTargetResult, storedVsCurrent: number | null = null): string[] {
   return [
     ...sizeCells(targetLabel(t), t, t.storedBytesAllReplicas),
-    storedVsCurrent === null ? '-' : `${formatNumber(storedVsCurrent)}x`,
+    storedVsCurrent === null ? '-' : formatRatio(storedVsCurrent),
     formatNumber(t.compressCpuSecondsPerGiB),
     // none does no compression work, so a throughput would be a division by (almost) zero.
     t.codec === 'none' ? '-' : formatNumber(t.compressMBPerSecondPerCore, 0),

@@ -1,5 +1,5 @@
 import type { TopicMeasurement } from '../consumer/measure-topics.js'
-import { formatBytes, formatNumber } from './table.js'
+import { formatBytes, formatNumber, formatRatio } from './table.js'
 import { fitTable, WIDE, type TerminalLayout } from './terminal.js'
 
 /** CPU seconds per GiB of uncompressed data: how a cost scales to a real topic's volume. */
@@ -36,8 +36,8 @@ export function renderConsumeReport(
       formatBytes(m.uncompressedBytes),
       formatBytes(m.storedBytes),
       m.diskBytes === undefined ? '-' : formatBytes(m.diskBytes),
-      `${formatNumber(ratio)}x`,
-      ...(baseline === undefined ? [] : [`${formatNumber(vsBaseline)}x`]),
+      formatRatio(ratio),
+      ...(baseline === undefined ? [] : [formatRatio(vsBaseline)]),
       formatNumber(secondsPerGiB(m.decompressCpuSeconds, m.uncompressedBytes)),
       formatNumber(secondsPerGiB(m.decodeCpuSeconds, m.uncompressedBytes)),
       formatNumber(m.records / seconds, 0),

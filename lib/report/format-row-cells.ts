@@ -1,5 +1,5 @@
 import type { FormatRow } from '../compare/format-rows.js'
-import { formatBytes, formatNumber } from './table.js'
+import { formatBytes, formatNumber, formatRatio } from './table.js'
 
 const LABELS: Readonly<Record<FormatRow['format'], string>> = { text: 'as text lines', json: 'as JSON' }
 
@@ -16,7 +16,7 @@ export function formatRowCells(f: FormatRow, replicationFactor: number): string[
     formatBytes(f.uncompressedBytes),
     formatBytes(f.storedBytes),
     formatBytes(f.storedBytes * replicationFactor),
-    `${formatNumber(f.ratio)}x`,
+    formatRatio(f.ratio),
     '-',
     '-',
     '-',

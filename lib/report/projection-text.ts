@@ -1,6 +1,6 @@
 import type { CompareReport } from '../compare/compare-report.js'
 import type { BatchingSweep, ProjectionDetails } from '../compare/projection/projection-details.js'
-import { formatBytes, formatNumber } from './table.js'
+import { formatBytes, formatNumber, formatRatio } from './table.js'
 import { fitTable, WIDE, type TerminalLayout } from './terminal.js'
 
 /** What a projection report says beside the copy mode's table: how it was made and the intervals (before), the what-if (after). */
@@ -27,7 +27,7 @@ export function sweepRows(sweep: BatchingSweep): string[][] {
     c.target,
     String(c.lingerMs),
     formatBytes(c.batchSizeBytes),
-    `${formatNumber(c.ratio)}x`,
+    formatRatio(c.ratio),
     formatNumber(c.meanRecordsPerBatch, 1),
     formatNumber(c.meanLingerUsedMs, 0)
   ])

@@ -20,6 +20,11 @@ export function formatNumber(value: number, digits = 2): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-'
 }
 
+/** A ratio as `N.NNx`, or `-` where there is none to give (nothing read, nothing stored). */
+export function formatRatio(value: number, digits = 2): string {
+  return Number.isFinite(value) ? `${value.toFixed(digits)}x` : '-'
+}
+
 /** Bytes in the largest binary unit that keeps the number readable; TiB for fleet-sized daily savings. */
 export function formatLargeBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '-'
