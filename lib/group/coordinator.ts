@@ -10,6 +10,7 @@ import {
   COORDINATOR_TYPES,
   type KafkajsBroker,
   type KafkajsClassicGroupCalls,
+  type KafkajsGroupDescriber,
   type KafkajsCluster,
   type ProtocolRequest,
   type ProtocolResponse
@@ -111,18 +112,25 @@ export class GroupCoordinator implements MembershipTransport, ClassicTransport {
     })
   }
 
+  /** The group's active classic members (DescribeGroups): none for an empty group, or a KIP-848 one. */
+  async classicMembers(): Promise<Array<{ clientId: string; clientHost: string }>> {
+    const broker = await this.broker()
+    const { groups } = await broker.describeGroups({ groupIds: [this.groupId] })
+    return groups.find((g) => g.groupId === this.groupId)?.members ?? []
+  }
+
   resetCoordinator(): void {
     this.found = null
   }
 
   /** The coordinator broker, for the classic protocol's kafkajs-encoded calls. */
-  async broker(): Promise<KafkajsBroker & KafkajsClassicGroupCalls> {
+  async broker(): Promise<KafkajsBroker & KafkajsClassicGroupCalls & KafkajsGroupDescriber> {
     this.found ??= await this.cluster.findGroupCoordinator({
       groupId: this.groupId,
       coordinatorType: COORDINATOR_TYPES.GROUP
     })
     // kafkajs's broker has these (test/lib/kafka/kafkajs-internals.test.ts checks); squeeze's fakes need not.
-    return this.found as KafkajsBroker & KafkajsClassicGroupCalls
+    return this.found as KafkajsBroker & KafkajsClassicGroupCalls & KafkajsGroupDescriber
   }
 
   private async send<T>(call: { request: ProtocolRequest; response: ProtocolResponse<T> }): Promise<T> {

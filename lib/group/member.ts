@@ -84,6 +84,29 @@ export async function chooseProtocol(
   return protocol
 }
 
+/**
+ * Refuses a group whose active members are other clients (a client id that is not `clientId`): joining would take
+ * partitions from them and commit offsets for them, which they then start from. Only classic members are seen
+ * (DescribeGroups does not describe a KIP-848 group), which is how most applications' groups run.
+ */
+export async function refuseForeignGroup(
+  coordinator: GroupCoordinator,
+  groupId: string,
+  clientId: string
+): Promise<void> {
+  const members = await retry(() => coordinator.classicMembers(), COORDINATOR_RETRY)
+  const foreign = [
+    ...new Set(members.filter((m) => m.clientId !== clientId).map((m) => `${m.clientId} at ${m.clientHost}`))
+  ]
+  if (foreign.length === 0) return
+  throw new SqueezeError(
+    ErrorCodes.GROUP,
+    `group ${groupId} has ${members.length} active member(s) of other clients (${foreign.slice(0, 3).join(', ')}` +
+      `${foreign.length > 3 ? ', ...' : ''}): joining would take partitions from them and commit offsets they then ` +
+      "start from; give a group of squeeze's own, or --join-foreign-group to join it anyway"
+  )
+}
+
 /** A KIP-848 member's offset fetch is checked against its epoch; a classic group's is an unchecked one. */
 export function fetchIdentity(
   protocol: GroupProtocol,

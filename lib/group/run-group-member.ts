@@ -5,7 +5,7 @@ import type { Logger } from '../log/logger.js'
 import { GroupCoordinator } from './coordinator.js'
 import type { GroupMetricsSink } from '../metrics/consumer-metrics.js'
 import { GroupReader } from './group-reader.js'
-import { chooseProtocol } from './member.js'
+import { chooseProtocol, refuseForeignGroup } from './member.js'
 
 /** The Java client's defaults: auto.commit.interval.ms, max.poll.interval.ms (the rebalance timeout), and the classic session and heartbeat. */
 const DEFAULT_COMMIT_INTERVAL_MS = 5000
@@ -19,7 +19,13 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 3000
  * default where the coordinator serves it, as the Java client does.
  */
 export async function runGroupMember(
-  config: { groupId: string; topics: readonly string[]; properties: ConsumerProperties },
+  config: {
+    groupId: string
+    topics: readonly string[]
+    properties: ConsumerProperties
+    /** Refuse the group if any active member has another client id (refuseForeignGroup); undefined: join any. */
+    ownClientId: string | undefined
+  },
   deps: {
     cluster: KafkajsCluster
     reader: PartitionReader
@@ -32,6 +38,7 @@ export async function runGroupMember(
   signal?: AbortSignal
 ): Promise<void> {
   const coordinator = new GroupCoordinator(deps.cluster, config.groupId)
+  if (config.ownClientId !== undefined) await refuseForeignGroup(coordinator, config.groupId, config.ownClientId)
   const protocol = await chooseProtocol(coordinator, config.properties['group.protocol'])
   deps.log.info({ groupId: config.groupId, protocol }, 'joining the group')
   const commitIntervalMs = config.properties['auto.commit.interval.ms'] ?? DEFAULT_COMMIT_INTERVAL_MS

@@ -175,6 +175,17 @@ export interface KafkajsClassicGroupCalls {
   leaveGroup(args: { groupId: string; memberId: string }): Promise<unknown>
 }
 
+/** DescribeGroups, kafkajs-encoded: a classic group's state and members; a KIP-848 group reads as Dead with none. */
+export interface KafkajsGroupDescriber {
+  describeGroups(args: { groupIds: string[] }): Promise<{
+    groups: Array<{
+      groupId: string
+      state: string
+      members: Array<{ memberId: string; clientId: string; clientHost: string }>
+    }>
+  }>
+}
+
 export interface PartitionMetadata {
   partitionId: number
   leader: number

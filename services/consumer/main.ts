@@ -45,6 +45,9 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
   --group ID                   join consumer group ID: read only the partitions it assigns, from its committed
                                offsets (earliest when none), commit as you go; N instances split the partitions.
                                Without --follow a member stops once its partitions are read to their end.
+                               A group with active members of other clients is refused: see --join-foreign-group
+  --join-foreign-group         with --group: join a group whose active members are other clients' (an application's
+                               group); squeeze then takes partitions from them and commits offsets they resume from
   -X NAME=VALUE                consumer setting by Java client name (with --group): group.protocol=consumer|classic
                                (default consumer, KIP-848, on brokers that serve it), auto.commit.interval.ms (5000),
                                max.poll.interval.ms (300000), session.timeout.ms and heartbeat.interval.ms (classic);
@@ -72,6 +75,7 @@ const OPTIONS = {
   from: { type: 'string' },
   follow: { type: 'boolean' },
   group: { type: 'string' },
+  'join-foreign-group': { type: 'boolean' },
   X: { type: 'string', short: 'X', multiple: true },
   isolation: { type: 'string' },
   json: { type: 'string' },
@@ -96,6 +100,8 @@ export async function consumeMain(argv: readonly string[], env: NodeJS.ProcessEn
   const service = serviceOptionsFrom(values)
   const { read, rest } = splitReadSettings(parseProperties(values.X ?? []))
   const consumerProperties = consumerPropertiesFrom(rest)
+  if (values.group === undefined && values['join-foreign-group'] === true)
+    throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '--join-foreign-group applies to a group member: add --group')
   if (values.group === undefined && Object.keys(consumerProperties).length > 0)
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, '-X consumer settings apply to a group member: add --group')
   return runService({
@@ -140,7 +146,15 @@ function consumeSettings(
   const shutdownTimeoutMs = 10_000 + deadLetterFlushMs
   const output = { json: values.json, wide: values.wide === true }
   const group =
-    values.group === undefined ? undefined : { groupId: values.group, topics, properties: consumerProperties }
+    values.group === undefined
+      ? undefined
+      : {
+          groupId: values.group,
+          topics,
+          properties: consumerProperties,
+          // A group of squeeze's own is told by its members' client id.
+          ownClientId: values['join-foreign-group'] === true ? undefined : connection.clientId
+        }
   const deadLetters = { topic: deadLetterTopic, onFailure: onDeadLetterFailure }
   return { connection, topics, format, readerConfig, group, deadLetters, shutdownTimeoutMs, output }
 }

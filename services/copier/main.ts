@@ -41,6 +41,8 @@ Usage: squeeze copy --topic SOURCE [options]
   --destination TEMPLATE    destination name; {source} and {target} are replaced (default {source}.{target}, e.g. logs.zstd-3)
   --group ID                consumer group of the source (default squeeze-copier.<source>); run more copies to scale out:
                             they split the source partitions (KIP-848 group protocol where the brokers have it, else classic)
+  --join-foreign-group      join a --group whose active members are other clients' (default: refuse, as the copier
+                            would take partitions from them and commit offsets they resume from)
   --exactly-once            Kafka transactions: each destination holds each source record once for read_committed readers;
                             the offsets in each transaction carry the copier's group member id and epoch (KIP-447)
   --transactional-id ID     with --exactly-once: this instance's id, unique among running copiers and stable across
@@ -76,6 +78,7 @@ const OPTIONS = {
   targets: { type: 'string' },
   destination: { type: 'string' },
   group: { type: 'string' },
+  'join-foreign-group': { type: 'boolean' },
   'exactly-once': { type: 'boolean' },
   'transactional-id': { type: 'string' },
   'commit-interval-ms': { type: 'string' },
@@ -133,6 +136,8 @@ function copySettings(values: CopyFlags, source: string, env: NodeJS.ProcessEnv,
   const copier: CopierConfig = {
     sourceTopic: source,
     groupId,
+    // A group of squeeze's own is told by its members' client id.
+    ownClientId: values['join-foreign-group'] === true ? undefined : connection.clientId,
     targets,
     exactlyOnce,
     batching,

@@ -39,6 +39,7 @@ const PROTOTYPES: Readonly<Record<string, readonly string[]>> = {
     'syncGroup',
     'heartbeat',
     'leaveGroup',
+    'describeGroups',
     'isConnected'
   ],
   'kafkajs/src/network/connectionPool': ['send'],
