@@ -10,7 +10,8 @@ export interface ConnectTarget {
 const CONNECT_CODES: ReadonlySet<string> = new Set([
   ErrorCodes.AUTH_FAILED,
   ErrorCodes.TLS_HANDSHAKE,
-  ErrorCodes.BROKER_UNREACHABLE
+  ErrorCodes.BROKER_UNREACHABLE,
+  ErrorCodes.NOT_KAFKA
 ])
 const TLS_ERROR_CODES =
   /^(ERR_TLS_|ERR_SSL_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH|ERR_OSSL)/
@@ -22,6 +23,8 @@ const KAFKAJS_CONNECTION_ERRORS: ReadonlySet<string> = new Set([
   CLOSED_BY_BROKER,
   'KafkaJSSASLAuthenticationError'
 ])
+/** What a listener without SASL answers a SaslHandshake with. */
+const NO_SASL_HERE = 'ILLEGAL_SASL_STATE'
 /** The words kafkajs puts before a socket error's message. */
 const KAFKAJS_PREFIX = /^Connection error: /
 
@@ -52,9 +55,17 @@ export function connectionFailure(err: unknown, target?: ConnectTarget): Squeeze
     )
   }
   // Before the TLS check: what answered may have been a TLS listener, and the message says so.
-  const notKafka = chain.find((e) => codeOf(e) === ErrorCodes.NOT_KAFKA)
+  // The frame guard's code, on the kafkajs error that carries it (not a NOT_KAFKA of squeeze's own, classified before).
+  const notKafka = chain.find((e) => !(e instanceof SqueezeError) && codeOf(e) === ErrorCodes.NOT_KAFKA)
   if (notKafka !== undefined)
     return new SqueezeError(ErrorCodes.NOT_KAFKA, rootMessage(notKafka).replace(KAFKAJS_PREFIX, ''), { cause: err })
+  if (chain.some((e) => typeOf(e) === NO_SASL_HERE))
+    return new SqueezeError(
+      ErrorCodes.NOT_KAFKA,
+      `the listener${at} does not take SASL (${NO_SASL_HERE}): it is a PLAINTEXT or SSL listener, so drop the SASL ` +
+        "settings (--security-protocol PLAINTEXT or SSL), or give the port of the cluster's SASL listener",
+      { cause: err }
+    )
   const tls =
     chain.find((e) => TLS_ERROR_CODES.test(codeOf(e))) ??
     chain.find((e) => !(e instanceof SqueezeError) && TLS_MESSAGES.test(errorMessage(e))) ??
@@ -159,6 +170,11 @@ function rootMessage(err: unknown): string {
   let e = err
   while (e instanceof SqueezeError && e.cause !== undefined) e = e.cause
   return errorMessage(e).replace(/\s+/g, ' ').trim()
+}
+
+/** kafkajs's name of a Kafka error code (KafkaJSProtocolError's `type`). */
+function typeOf(e: unknown): string {
+  return String((e as { type?: unknown }).type ?? '')
 }
 
 function nameOf(e: unknown): string {

@@ -126,6 +126,19 @@ describe('connect failures and the metrics listener (no broker)', () => {
     assert.equal(closed.code, 'SQUEEZE_ERR_BROKER_UNREACHABLE')
     assert.match(closed.message, /^the Kafka listener at h:1 closed the connection: .*--security-protocol/)
     assert.equal(closed.retriable, true, 'a broker going down closes connections too')
+    // SASL to a listener without it: the broker answers the SaslHandshake with ILLEGAL_SASL_STATE.
+    const noSasl = connectionFailure(
+      Object.assign(new Error('Request is not valid given the current SASL state'), {
+        name: 'KafkaJSProtocolError',
+        type: 'ILLEGAL_SASL_STATE'
+      }),
+      target
+    )
+    assert.equal(noSasl.code, 'SQUEEZE_ERR_NOT_KAFKA')
+    assert.match(
+      noSasl.message,
+      /^the listener at h:1 does not take SASL \(ILLEGAL_SASL_STATE\): .*drop the SASL settings/
+    )
     // A listener that takes the connection and never answers: kafkajs's plain error at its next request, which no
     // connect step awaited, is classified where the command ends.
     const silent = unclassifiedConnectionFailure(new Error('Broker not connected'))
