@@ -35,8 +35,6 @@ export type CopyBatching = (typeof COPY_BATCHING)[number]
 export interface CopierConfig {
   readonly sourceTopic: string
   readonly groupId: string
-  /** Refuse the group if any active member has another client id (refuseForeignGroup); undefined: join any. */
-  readonly ownClientId?: string
   readonly targets: readonly CopyTarget[]
   /** Transactions: each destination holds each source record exactly once for read_committed readers. */
   readonly exactlyOnce: boolean

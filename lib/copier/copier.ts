@@ -2,14 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { AbortedBatchEvent, BatchEvent, CorruptBatchEvent, PartitionReader } from '../consumer/partition-reader.js'
 import { ErrorCodes, SqueezeError, errorCode, errorMessage } from '../errors.js'
 import { GroupCoordinator } from '../group/coordinator.js'
-import {
-  chooseProtocol,
-  commitAsMember,
-  fetchIdentity,
-  refuseForeignGroup,
-  type GroupProtocol,
-  type Member
-} from '../group/member.js'
+import { chooseProtocol, commitAsMember, fetchIdentity, type GroupProtocol, type Member } from '../group/member.js'
 import type { TopicPartition } from '../group/membership.js'
 import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { OpenBatch } from '../protocol/record-batch-builder.js'
@@ -161,7 +154,6 @@ export class Copier {
     if (signal?.aborted === true) this.stop.abort()
     const coordinator = this.deps.coordinator ?? new GroupCoordinator(this.deps.cluster, groupId)
     this.coordinator = coordinator
-    if (this.config.ownClientId !== undefined) await refuseForeignGroup(coordinator, groupId, this.config.ownClientId)
     this.protocol = await chooseProtocol(coordinator, this.config.groupProtocol)
     this.deps.log.info({ groupId, protocol: this.protocol }, 'joining the group')
     const member = joinCopierGroup(this.config, this.deps, {

@@ -20,6 +20,7 @@ import type { CopierConfig } from '../../lib/copier/copier-config.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { refuseForeignGroup } from '../../lib/group/member.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
 import { createProducerMetrics } from '../../lib/metrics/producer-metrics.js'
@@ -136,8 +137,6 @@ function copySettings(values: CopyFlags, source: string, env: NodeJS.ProcessEnv,
   const copier: CopierConfig = {
     sourceTopic: source,
     groupId,
-    // A group of squeeze's own is told by its members' client id.
-    ownClientId: values['join-foreign-group'] === true ? undefined : connection.clientId,
     targets,
     exactlyOnce,
     batching,
@@ -154,7 +153,9 @@ function copySettings(values: CopyFlags, source: string, env: NodeJS.ProcessEnv,
   }
   // The flush, then the last offset commit (the coordinator's retries).
   const shutdownTimeoutMs = shutdownDeadlineMs(producerConfig) + 5000
-  return { connection, producerConfig, transactionalId, copier, shutdownTimeoutMs }
+  // A group of squeeze's own is told by its members' client id.
+  const ownClientId = values['join-foreign-group'] === true ? undefined : connection.clientId
+  return { connection, producerConfig, transactionalId, copier, ownClientId, shutdownTimeoutMs }
 }
 
 /** Connects, creates the destinations where missing, copies until done or stopped, and prints what was copied. */
@@ -176,6 +177,9 @@ async function copy(context: ServiceContext, settings: CopySettings): Promise<nu
   try {
     await waitForCluster(async () => {
       await connect(Promise.all([admin.connect(), sourceCluster.connect()]))
+      // Before any destination is created: a refused start leaves no topic behind.
+      if (settings.ownClientId !== undefined)
+        await refuseForeignGroup(sourceCluster, config.groupId, settings.ownClientId)
       const created = await prepareDestinations(admin, config.sourceTopic, targets, deadLetterTopic)
       if (created.length > 0) log.info({ topics: created }, 'created destination topics')
       await producer.start()

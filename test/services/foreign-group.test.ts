@@ -56,6 +56,7 @@ describe('a group whose active members are another application', () => {
       )
     }
     assert.deepEqual(assignments, [2], 'the application kept both partitions: no rebalance')
+    assert.ok(!(await kafka.admin.listTopics()).includes(`${topic}.lz4-1`), 'the refused copy created no destination')
     // Asked to, squeeze joins (KIP-848: the broker takes the classic group over): the application gives up a partition.
     const joined = await startSqueeze([
       'consume',
