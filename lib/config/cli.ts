@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
 import { DEFAULT_CONNECTION, type KafkaConnectionConfig } from '../kafka/connection.js'
+import { splitBrokerAddress } from '../kafka/seed-brokers.js'
 import type { Logger } from '../log/logger.js'
 import { helpFor } from '../terminal/help-layout.js'
 import { securityFrom, tlsWarnings, type SecurityFlags } from './security.js'
@@ -138,17 +139,16 @@ export function oneOf<T extends string>(
   return value as T
 }
 
+/** `host:port` or `[IPv6 address]:port`, the port a TCP one. */
+function isBrokerAddress(broker: string): boolean {
+  const port = splitBrokerAddress(broker)?.port ?? 0
+  return port >= 1 && port <= 65535
+}
+
 /**
  * Brokers, client id, TLS and SASL from the parsed flags and the environment (validated, frozen). The
  * --client-config keys squeeze does not use are logged once to `log`.
  */
-/** `host:port` or `[IPv6 address]:port`, the port a TCP one. */
-function isBrokerAddress(broker: string): boolean {
-  const m = /^(?:[^\s:[\]]+|\[[0-9a-fA-F:.]+\]):(\d{1,5})$/.exec(broker)
-  const port = m === null ? 0 : Number(m[1])
-  return port >= 1 && port <= 65535
-}
-
 export function connectionFrom(
   values: { brokers?: string | undefined; 'client-id'?: string | undefined } & SecurityFlags,
   env: NodeJS.ProcessEnv,

@@ -2,10 +2,16 @@ import type { ISocketFactory } from 'kafkajs'
 import { guardedSocketFactory } from './frame-guard.js'
 import { defaultSocketFactory } from './kafkajs-internals.js'
 
-/** A bracketed IPv6 literal with its port: `[::1]:9092`. */
-const IPV6_SEED = /^\[([0-9a-fA-F:.]+)\]:(\d+)$/
+/** `host:port`, or a bracketed IPv6 literal with its port (`[::1]:9092`). */
+const BROKER_ADDRESS = /^(?:([^\s:[\]]+)|\[([0-9a-fA-F:.]+)\]):(\d{1,5})$/
 /** The stand-ins' domain: `.invalid` never resolves, so a stand-in cannot reach another host by accident. */
 const STAND_IN_DOMAIN = 'ipv6.squeeze.invalid'
+
+/** A broker address's host (an IPv6 literal without its brackets) and port; undefined for any other form. */
+export function splitBrokerAddress(broker: string): { host: string; port: number } | undefined {
+  const m = BROKER_ADDRESS.exec(broker)
+  return m === null ? undefined : { host: m[1] ?? (m[2] as string), port: Number(m[3]) }
+}
 
 /** The seed brokers as kafkajs takes them, and the socket factory that reaches each one. */
 export interface SeedBrokers {
@@ -22,11 +28,11 @@ export interface SeedBrokers {
 export function seedBrokers(brokers: readonly string[]): SeedBrokers {
   const addresses = new Map<string, string>()
   const seeds = brokers.map((broker) => {
-    const literal = IPV6_SEED.exec(broker)
-    if (literal === null) return broker
+    const address = splitBrokerAddress(broker)
+    if (address === undefined || !address.host.includes(':')) return broker
     const standIn = `seed-${addresses.size}.${STAND_IN_DOMAIN}`
-    addresses.set(standIn, literal[1] as string)
-    return `${standIn}:${literal[2] as string}`
+    addresses.set(standIn, address.host)
+    return `${standIn}:${address.port}`
   })
   const guarded = guardedSocketFactory(defaultSocketFactory())
   return {
