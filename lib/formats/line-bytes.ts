@@ -1,4 +1,4 @@
-import { isDigit } from './ascii-bytes.js'
+import { CR, isDigit, LF } from './ascii-bytes.js'
 
 /**
  * Pieces of the byte passes the text formats run before their regex: each reads a line's bytes in place and
@@ -6,8 +6,6 @@ import { isDigit } from './ascii-bytes.js'
  * regex on the line's text. A position that does not fit is -1, and each piece given -1 returns -1, so they chain.
  */
 
-const CR = 0x0d
-const LF = 0x0a
 /** The first two bytes of U+2028 and U+2029 in UTF-8 (E2 80 A8, E2 80 A9): line terminators to a regex's `.`. */
 const E2 = 0xe2
 const X80 = 0x80

@@ -1,4 +1,4 @@
-import { SPACE } from './ascii-bytes.js'
+import { CLOSE_BRACKET, COLON, OPEN_BRACKET, SPACE } from './ascii-bytes.js'
 import { afterDigits, afterFixed, isRestOfLine, isVisibleAscii } from './line-bytes.js'
 import type { LogFormat } from './log-format.js'
 import { regexLineFormat } from './regex-line-format.js'
@@ -12,10 +12,6 @@ export const SYSLOG_LINE =
 
 /** RFC 3164's time and the space after it, as afterFixed reads it; dnsmasq lines start with it too. */
 export const RFC3164_TIME = 'Ull _d dd:dd:dd '
-
-const COLON = 0x3a
-const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
 
 /**
  * SYSLOG_LINE on a line's bytes, for its plain form: an ASCII host and tag, the tag up to a space, a colon or a
