@@ -5,7 +5,7 @@ import type { GroupMemberIdentity } from '../kafka/txn-offset-commit.js'
 import type { Logger } from '../log/logger.js'
 import { COORDINATOR_RETRY, retry, sleep } from '../retry.js'
 import { ClassicMembership } from './classic-membership.js'
-import { GroupCoordinator } from './coordinator.js'
+import type { GroupCoordinator } from './coordinator.js'
 import { GroupMembership, type MembershipListener, type TopicPartition } from './membership.js'
 
 export type GroupProtocol = 'consumer' | 'classic'
@@ -89,8 +89,11 @@ export async function chooseProtocol(
  * partitions from them and commit offsets for them, which they then start from. Only classic members are seen
  * (DescribeGroups does not describe a KIP-848 group), which is how most applications' groups run.
  */
-export async function refuseForeignGroup(cluster: KafkajsCluster, groupId: string, clientId: string): Promise<void> {
-  const coordinator = new GroupCoordinator(cluster, groupId)
+export async function refuseForeignGroup(
+  coordinator: GroupCoordinator,
+  groupId: string,
+  clientId: string
+): Promise<void> {
   const members = await retry(() => coordinator.classicMembers(), COORDINATOR_RETRY)
   const foreign = [
     ...new Set(members.filter((m) => m.clientId !== clientId).map((m) => `${m.clientId} at ${m.clientHost}`))

@@ -38,7 +38,7 @@ export async function runGroupMember(
   signal?: AbortSignal
 ): Promise<void> {
   const coordinator = new GroupCoordinator(deps.cluster, config.groupId)
-  if (config.ownClientId !== undefined) await refuseForeignGroup(deps.cluster, config.groupId, config.ownClientId)
+  if (config.ownClientId !== undefined) await refuseForeignGroup(coordinator, config.groupId, config.ownClientId)
   const protocol = await chooseProtocol(coordinator, config.properties['group.protocol'])
   deps.log.info({ groupId: config.groupId, protocol }, 'joining the group')
   const commitIntervalMs = config.properties['auto.commit.interval.ms'] ?? DEFAULT_COMMIT_INTERVAL_MS

@@ -20,6 +20,7 @@ import type { CopierConfig } from '../../lib/copier/copier-config.js'
 import { prepareDestinations } from '../../lib/copier/destinations.js'
 import { DEFAULT_TARGETS, parseTargets } from '../../lib/copier/targets.js'
 import { ErrorCodes, SqueezeError } from '../../lib/errors.js'
+import { GroupCoordinator } from '../../lib/group/coordinator.js'
 import { refuseForeignGroup } from '../../lib/group/member.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import { createCopierMetrics } from '../../lib/metrics/copier-metrics.js'
@@ -165,6 +166,8 @@ async function copy(context: ServiceContext, settings: CopySettings): Promise<nu
   const { targets, deadLetterTopic } = config
   const admin = createKafkaClient(connection, log).admin()
   const sourceCluster = createCluster(connection, log)
+  // One coordinator for the group check and the copier's membership: one FindCoordinator.
+  const coordinator = new GroupCoordinator(sourceCluster, config.groupId)
   const producer = new Producer(
     { ...settings.producerConfig, topicCodecs: Object.fromEntries(targets.map((t) => [t.topic, t.spec])) },
     {
@@ -179,13 +182,14 @@ async function copy(context: ServiceContext, settings: CopySettings): Promise<nu
       await connect(Promise.all([admin.connect(), sourceCluster.connect()]))
       // Before any destination is created: a refused start leaves no topic behind.
       if (settings.ownClientId !== undefined)
-        await refuseForeignGroup(sourceCluster, config.groupId, settings.ownClientId)
+        await refuseForeignGroup(coordinator, config.groupId, settings.ownClientId)
       const created = await prepareDestinations(admin, config.sourceTopic, targets, deadLetterTopic)
       if (created.length > 0) log.info({ topics: created }, 'created destination topics')
       await producer.start()
     })
     const copier = new Copier(config, {
       cluster: sourceCluster,
+      coordinator,
       admin,
       producer,
       log: log.child({ component: 'copier' }),
