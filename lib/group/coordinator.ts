@@ -5,6 +5,11 @@ import {
   type HeartbeatRequest,
   type HeartbeatResponse
 } from '../kafka/consumer-group-heartbeat.js'
+import {
+  CONSUMER_GROUP_DESCRIBE_API_KEY,
+  consumerGroupDescribeRequest,
+  type ConsumerGroupMember
+} from '../kafka/consumer-group-describe.js'
 import { describeKafkaError, KafkaErrorCode } from '../kafka/error-codes.js'
 import {
   COORDINATOR_TYPES,
@@ -112,11 +117,31 @@ export class GroupCoordinator implements MembershipTransport, ClassicTransport {
     })
   }
 
-  /** The group's active classic members (DescribeGroups): none for an empty group, or a KIP-848 one. */
-  async classicMembers(): Promise<Array<{ clientId: string; clientHost: string }>> {
+  /**
+   * The group's active members, of either protocol: DescribeGroups describes a classic group, and
+   * ConsumerGroupDescribe (where the coordinator serves it) a group of the new protocol, classic members of a
+   * group being upgraded included. None for a group that does not exist or is empty.
+   */
+  async activeMembers(): Promise<ConsumerGroupMember[]> {
     const broker = await this.broker()
     const { groups } = await broker.describeGroups({ groupIds: [this.groupId] })
-    return groups.find((g) => g.groupId === this.groupId)?.members ?? []
+    const members = new Map((groups.find((g) => g.groupId === this.groupId)?.members ?? []).map((m) => [m.memberId, m]))
+    if (broker.versions?.[CONSUMER_GROUP_DESCRIBE_API_KEY] !== undefined) {
+      const described = (await this.send(consumerGroupDescribeRequest([this.groupId]))).find(
+        (g) => g.groupId === this.groupId
+      )
+      const failed = described?.errorCode ?? KafkaErrorCode.NONE
+      if (failed !== KafkaErrorCode.NONE && failed !== KafkaErrorCode.GROUP_ID_NOT_FOUND) {
+        if (COORDINATOR_MOVED.has(failed)) this.resetCoordinator()
+        throw new SqueezeError(
+          ErrorCodes.GROUP,
+          `describing group ${this.groupId}: ${described?.errorMessage ?? describeKafkaError(failed)}`,
+          { retriable: COORDINATOR_MOVED.has(failed) }
+        )
+      }
+      for (const m of described?.members ?? []) members.set(m.memberId, m)
+    }
+    return [...members.values()]
   }
 
   resetCoordinator(): void {

@@ -86,15 +86,14 @@ export async function chooseProtocol(
 
 /**
  * Refuses a group whose active members are other clients (a client id that is not `clientId`): joining would take
- * partitions from them and commit offsets for them, which they then start from. Only classic members are seen
- * (DescribeGroups does not describe a KIP-848 group), which is how most applications' groups run.
+ * partitions from them and commit offsets for them, which they then start from. Members of both protocols count.
  */
 export async function refuseForeignGroup(
   coordinator: GroupCoordinator,
   groupId: string,
   clientId: string
 ): Promise<void> {
-  const members = await retry(() => coordinator.classicMembers(), COORDINATOR_RETRY)
+  const members = await retry(() => coordinator.activeMembers(), COORDINATOR_RETRY)
   const foreign = [
     ...new Set(members.filter((m) => m.clientId !== clientId).map((m) => `${m.clientId} at ${m.clientHost}`))
   ]

@@ -77,4 +77,36 @@ describe('a group whose active members are another application', () => {
     assert.equal(assignments.at(-1), 1, 'the application holds one partition of two')
     assert.equal(humanLines(joined.stderr()).length, 0, joined.stderr())
   })
+
+  it('an application on the new protocol (KIP-848), which DescribeGroups does not describe, is seen and refused too', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 2 })
+    const groupId = `app848-${topic}`
+    const brokers = ['--brokers', kafka.broker.brokers.join(',')]
+    // The application: a KIP-848 member under its own client id, holding the group's partitions.
+    const app = await startSqueeze([
+      'consume',
+      '--topic',
+      topic,
+      '--group',
+      groupId,
+      '--client-id',
+      'billing-app',
+      '--follow',
+      ...brokers
+    ])
+    t.after(() => app.kill('SIGKILL'))
+    await poll(
+      'the application holds the partitions',
+      async () => app.stderr(),
+      (stderr) => stderr.includes('group assignment changed')
+    )
+    const refused = await runSqueeze(['consume', '--topic', topic, '--group', groupId, ...brokers])
+    assert.equal(refused.code, 1, refused.stderr)
+    const lines = humanLines(refused.stderr)
+    assert.equal(lines.length, 1, refused.stderr)
+    assert.match(
+      lines[0] as string,
+      new RegExp(`^squeeze: group ${groupId} has 1 active member\\(s\\) of other clients \\(billing-app at `)
+    )
+  })
 })

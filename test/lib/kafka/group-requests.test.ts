@@ -3,6 +3,7 @@
 // values the test passes, so the encoders and decoders match what a broker writes and reads, byte for byte.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { consumerGroupDescribeBody, decodeConsumerGroupDescribe } from '../../../lib/kafka/consumer-group-describe.js'
 import { decodeHeartbeatResponse, heartbeatBody } from '../../../lib/kafka/consumer-group-heartbeat.js'
 import { FlexibleReader } from '../../../lib/kafka/flexible.js'
 import { decodeOffsetCommitResponse, offsetCommitBody } from '../../../lib/kafka/offset-commit.js'
@@ -154,5 +155,35 @@ describe('group request encoders (Kafka 4.1.1 golden bytes)', () => {
       )
     )
     assert.deepEqual(topics, [{ name: 'logs', topicId: TOPIC_ID, errorCode: 0, partitions: 2 }])
+  })
+
+  it('ConsumerGroupDescribe v0 request and response: members with assignments, and a group that is not of the new protocol', () => {
+    assert.equal(consumerGroupDescribeBody(['g1', 'app-é']).toString('hex'), '03036731076170702dc3a90000')
+    const groups = decodeConsumerGroupDescribe(
+      new FlexibleReader(
+        hex(
+          '000000000300000003673107537461626c65000000070000000708756e69666f726d03046d2d3100037231000000050c62696c6c696e672d6170700a2f31302e302e302e3702056c6f67730002000102030405060708090a0b0c0d0e0f056c6f67730300000000000000010000010000046d2d3204692d3200000000050873717565657a650a2f31302e302e302e3801056c6f2e2a010002000102030405060708090a0b0c0d0e0f056c6f6773030000000000000001000000800000000000452647726f7570206170702dc3a9206973206e6f74206120636f6e73756d65722067726f75702e076170702dc3a90100000000000000000101800000000000'
+        )
+      )
+    )
+    assert.deepEqual(groups, [
+      {
+        groupId: 'g1',
+        errorCode: 0,
+        errorMessage: null,
+        state: 'Stable',
+        members: [
+          { memberId: 'm-1', clientId: 'billing-app', clientHost: '/10.0.0.7' },
+          { memberId: 'm-2', clientId: 'squeeze', clientHost: '/10.0.0.8' }
+        ]
+      },
+      {
+        groupId: 'app-é',
+        errorCode: 69,
+        errorMessage: 'Group app-é is not a consumer group.',
+        state: '',
+        members: []
+      }
+    ])
   })
 })
