@@ -41,14 +41,28 @@ function decodes(decode: ReturnType<typeof rangeDecoder>, bytes: Buffer, start: 
   }
 }
 
+/** Sampled value bytes per topic at most, so a topic of large values decides on fewer of them. */
+export const FORMAT_SAMPLE_BYTES = 1 << 20
+
+/** A topic still choosing: copies of its first values (their batches' buffers are not kept alive) and the kind so far. */
+interface Sampling {
+  readonly values: Array<readonly [Buffer, number, number]>
+  bytes: number
+  kind: LogKind | 'none' | undefined
+}
+
 /**
- * The format each topic's records are read as: the one given, or with `auto` the one its first batch of records
- * decodes as (guessFormat), chosen once per topic and said once in the log. Topics written by other producers hold
- * JSON or text lines as often as squeeze's Cap'n Proto records; reading them all as one kind counted every record
- * of the others corrupt.
+ * The format each topic's records are read as: the one given, or with `auto` the one its first values decode as
+ * (guessFormat), chosen once per topic and said in the log. Topics written by other producers hold JSON or text
+ * lines as often as squeeze's Cap'n Proto records; reading them all as one kind counted every record of the others
+ * corrupt. The choice is final once FORMAT_SAMPLE_VALUES values (or FORMAT_SAMPLE_BYTES) are sampled, across as
+ * many batches as that takes; until then each batch is read as the kind its topic's values so far decode as. A
+ * topic's first records are often a few written by hand ("test") before its producer started, and a first batch
+ * of them alone would decide the whole topic.
  */
 export class TopicFormats {
   private readonly chosen = new Map<string, LogFormat | null>()
+  private readonly sampling = new Map<string, Sampling>()
 
   constructor(
     private readonly choice: FormatChoice,
@@ -60,23 +74,40 @@ export class TopicFormats {
     if (this.choice !== 'auto') return this.choice === 'none' ? null : formatFor(this.choice)
     const known = this.chosen.get(topic)
     if (known !== undefined) return known
-    const sample: Array<readonly [Buffer, number, number]> = []
+    const sampling = this.sampling.get(topic) ?? { values: [], bytes: 0, kind: undefined }
+    this.sampling.set(topic, sampling)
     batch.forEachValue((bytes, start, end) => {
-      if (sample.length < FORMAT_SAMPLE_VALUES) sample.push([bytes, start, end])
+      if (sampling.values.length >= FORMAT_SAMPLE_VALUES || sampling.bytes >= FORMAT_SAMPLE_BYTES) return
+      sampling.values.push([Buffer.from(bytes.subarray(start, end)), 0, end - start])
+      sampling.bytes += end - start
     })
-    // A batch of null values only (tombstones) says nothing: the next one decides.
-    if (sample.length === 0) return null
-    const guess = guessFormat(sample)
+    // Null values only (tombstones) say nothing: a later batch decides.
+    if (sampling.values.length === 0) return null
+    const guess = guessFormat(sampling.values)
     const format = guess.kind === 'none' ? null : formatFor(guess.kind)
-    this.chosen.set(topic, format)
+    const final = sampling.values.length >= FORMAT_SAMPLE_VALUES || sampling.bytes >= FORMAT_SAMPLE_BYTES
+    if (final) {
+      this.chosen.set(topic, format)
+      this.sampling.delete(topic)
+    }
+    if (guess.kind !== sampling.kind) this.say(topic, guess, final, sampling.kind !== undefined)
+    sampling.kind = guess.kind
+    return format
+  }
+
+  /** The choice in the log: when first made, and when more values change it. */
+  private say(topic: string, guess: FormatGuess, final: boolean, changed: boolean): void {
     const { decoded, sampled } = guess
+    const basis = final ? '' : ` (so far: ${sampled} values sampled)`
     if (guess.kind === 'none')
       this.log.warn(
-        { topic, decoded, sampled },
-        `--format auto: ${topic}'s records are none of the kinds squeeze decodes; measured without decoding (give --format to decode as one)`
+        { topic, decoded, sampled, final },
+        `--format auto: ${topic}'s records are none of the kinds squeeze decodes${basis}; measured without decoding (give --format to decode as one)`
       )
     else
-      this.log.info({ topic, format: guess.kind, decoded, sampled }, `--format auto: ${topic} reads as ${guess.kind}`)
-    return format
+      this.log.info(
+        { topic, format: guess.kind, decoded, sampled, final },
+        `--format auto: ${topic} reads as ${guess.kind}${changed ? ' now' : ''}${basis}`
+      )
   }
 }

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { FORMAT_SAMPLE_VALUES, guessFormat, TopicFormats } from '../../../lib/consumer/format-choice.js'
+import {
+  FORMAT_SAMPLE_BYTES,
+  FORMAT_SAMPLE_VALUES,
+  guessFormat,
+  TopicFormats
+} from '../../../lib/consumer/format-choice.js'
 import { formatFor, LOG_KINDS, type LogKind } from '../../../lib/formats/index.js'
 import { createLogger } from '../../../lib/log/logger.js'
 import type { ReadBatch } from '../../../lib/protocol/record-batch-reader.js'
@@ -90,9 +95,30 @@ describe('TopicFormats', () => {
     assert.equal(formats.forBatch('t', batchOf([])), null)
     // Undecided still: the next batch, of journald lines, decides.
     assert.equal(formats.forBatch('t', batchOf(recordValues('journald')))?.kind, 'journald')
-    assert.equal(formats.forBatch('u', batchOf([Buffer.from([0xff, 0x00, 0x13])])), null)
-    // Decided as none: later batches are not decoded either.
+    const random = Array.from({ length: FORMAT_SAMPLE_VALUES }, (_, i) => Buffer.from([0xff, 0x00, i & 0xff]))
+    assert.equal(formats.forBatch('u', batchOf(random)), null)
+    // Decided as none on a full sample: later batches are not decoded either.
     assert.equal(formats.forBatch('u', batchOf(recordValues('journald'))), null)
+  })
+
+  it('a few records written by hand before the producer started do not decide the topic: the sample spans batches', () => {
+    const formats = new TopicFormats('auto', log)
+    const handWritten = ['test', 'hello'].map((s) => Buffer.from(s))
+    // Read as none while those are all there is...
+    assert.equal(formats.forBatch('t', batchOf(handWritten)), null)
+    // ...then as the kind the topic's values decode as, once its producer's batches arrive, and kept.
+    const syslog = recordValues('syslog')
+    assert.equal(formats.forBatch('t', batchOf(syslog.slice(0, 50)))?.kind, 'syslog')
+    assert.equal(formats.forBatch('t', batchOf(syslog.slice(50)))?.kind, 'syslog')
+    assert.equal(formats.forBatch('t', batchOf(recordValues('journald')))?.kind, 'syslog')
+  })
+
+  it('the sample is capped in bytes as well as values: a topic of large values decides on fewer', () => {
+    const formats = new TopicFormats('auto', log)
+    const large = Array.from({ length: 3 }, () => Buffer.alloc(FORMAT_SAMPLE_BYTES / 2, 0xfe))
+    assert.equal(formats.forBatch('big', batchOf(large)), null)
+    // Final at two values (their bytes reach the cap): decodable values later do not move it.
+    assert.equal(formats.forBatch('big', batchOf(recordValues('journald'))), null)
   })
 
   it('a kind or none given is used for every topic, unread', () => {
