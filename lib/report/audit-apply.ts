@@ -1,5 +1,6 @@
 import type { AuditReport, AuditTopic } from '../audit/audit-report.js'
 import { renderApplyMarkdown, renderApplyText } from './compare-apply.js'
+import type { TerminalLayout } from './terminal.js'
 import { DEFAULT_WIDTH } from '../terminal/width.js'
 
 /**
@@ -22,13 +23,17 @@ export function clientHint(t: AuditTopic): string | null {
  * After the table: with `show`, each client's settings for the top `top` changed topics in rank order; without
  * it, one line saying where the settings are. Empty when no topic has settings.
  */
-export function renderAuditSettings(report: AuditReport, show: boolean, top: number): string {
+export function renderAuditSettings(
+  report: AuditReport,
+  show: boolean,
+  top: number,
+  layout: TerminalLayout = { width: DEFAULT_WIDTH, wide: false }
+): string {
   const withSettings = report.topics.filter((t) => t.applyAs !== null)
   if (withSettings.length === 0) return ''
   if (!show) {
     return `settings per client: --json, --markdown; --show-settings prints ${top} of ${withSettings.length} topics\n`
   }
-  const layout = { width: DEFAULT_WIDTH, wide: false }
   return withSettings
     .slice(0, top)
     .map(

@@ -2,9 +2,11 @@ import type { AuditReport, AuditTopic, MonthlyMoney } from '../audit/audit-repor
 import type { FormatRow } from '../compare/format-rows.js'
 import { clientHint } from './audit-apply.js'
 import { renderTable } from './table.js'
+import { cutMiddle, wrapLines, type TerminalLayout } from './terminal.js'
+import { DEFAULT_WIDTH } from '../terminal/width.js'
 
-/** The terminal is assumed this wide: the table and its notes never run past it. */
-export const AUDIT_WIDTH = 100
+/** A pipe's layout: what the audit prints when no terminal says otherwise. */
+const PIPE: TerminalLayout = { width: DEFAULT_WIDTH, wide: false }
 const GIB = 1024 ** 3
 
 const STATUS_LABEL: Readonly<Record<Exclude<AuditTopic['status'], 'audited'>, string>> = {
@@ -16,8 +18,11 @@ const STATUS_LABEL: Readonly<Record<Exclude<AuditTopic['status'], 'audited'>, st
   'not-reached': 'skipped'
 }
 
-/** The ranked table (at most AUDIT_WIDTH columns), each topic's notes, and the cluster's totals. */
-export function renderAuditTable(report: AuditReport): string {
+/**
+ * The ranked table, each topic's notes, and the cluster's totals, within `layout.width`: topic names are cut in the
+ * middle to fit and the other lines wrap. Wide, nothing is cut or wrapped.
+ */
+export function renderAuditTable(report: AuditReport, layout: TerminalLayout = PIPE): string {
   const priced = report.prices !== null
   const headers = [
     'topic',
@@ -36,22 +41,25 @@ export function renderAuditTable(report: AuditReport): string {
     ...(priced ? [t.status === 'audited' ? money(t.savings?.money?.net) : '-'] : [])
   ])
   const others = headers.slice(1).map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i + 1] ?? '').length)))
-  const topicWidth = Math.max(8, AUDIT_WIDTH - others.reduce((a, b) => a + b + 2, 0))
+  const topicWidth = layout.wide
+    ? Number.POSITIVE_INFINITY
+    : Math.max(12, layout.width - others.reduce((a, b) => a + b + 2, 0))
   const table = renderTable(
     headers,
-    rows.map(([topic, ...rest]) => [clip(topic ?? '', topicWidth), ...rest])
+    rows.map(([topic, ...rest]) => [cutMiddle(topic ?? '', topicWidth), ...rest])
   )
+  const text = (lines: readonly string[]): string => wrapLines(lines.join('\n'), layout)
   return [
-    clip(
+    text([
       `audit of ${report.brokers.join(',')}: ${report.totals.topics} topics, ` +
         `${(report.settings.sampleBytes / 1024 ** 2).toFixed(0)} MiB sampled each${overrides(report)}`,
-      AUDIT_WIDTH
-    ),
-    'stored: bytes per record vs today; GiB/day: saved on disk (all replicas) + in fetches (all groups)',
+      'stored: bytes per record vs today; GiB/day: saved on disk (all replicas) + in fetches (all groups)'
+    ]),
     table,
-    ...notes(report.topics).flatMap((n) => wrap(n, AUDIT_WIDTH)),
-    ...totalsLines(report)
-  ].join('\n')
+    text([...notes(report.topics), ...totalsLines(report)])
+  ]
+    .filter((part) => part !== '')
+    .join('\n')
 }
 
 /** --replication-factor and --consumers, when they replace what each topic's facts say. */
@@ -156,7 +164,7 @@ function totalsLines(report: AuditReport): string[] {
   }
   const partial = partialText(report)
   if (partial !== null) lines.push(`PARTIAL: ${partial}`)
-  return lines.flatMap((l) => wrap(l, AUDIT_WIDTH))
+  return lines
 }
 
 /**
@@ -172,30 +180,4 @@ export function partialText(report: AuditReport): string | null {
     parts.push(`${by} ended the pass: ${t.cut} cut while read or projected, ${t.notReached} skipped (not started)`)
   }
   return parts.join('; ')
-}
-
-/** Splits a line at spaces into lines of at most `width`, continuations indented; a longer word is cut. */
-export function wrap(text: string, width: number): string[] {
-  const indent = /^ */.exec(text)?.[0] ?? ''
-  const out: string[] = []
-  let line = indent
-  for (const word of text.slice(indent.length).split(' ')) {
-    const next = line.trim() === '' ? `${line}${word}` : `${line} ${word}`
-    if (next.length <= width || line.trim() === '') {
-      line = next
-      continue
-    }
-    out.push(line)
-    line = `    ${word}`
-  }
-  out.push(line)
-  return out.flatMap((l) =>
-    l.length <= width
-      ? [l]
-      : Array.from({ length: Math.ceil(l.length / width) }, (_, i) => l.slice(i * width, (i + 1) * width))
-  )
-}
-
-function clip(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, width - 1)}…`
 }

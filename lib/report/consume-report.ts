@@ -1,6 +1,6 @@
 import type { TopicMeasurement } from '../consumer/measure-topics.js'
 import { formatBytes, formatNumber, formatRatio } from './table.js'
-import { fitTable, WIDE, type TerminalLayout } from './terminal.js'
+import { fitTable, WIDE, wrapLines, type TerminalLayout } from './terminal.js'
 
 /** CPU seconds per GiB of uncompressed data: how a cost scales to a real topic's volume. */
 function secondsPerGiB(seconds: number, bytes: number): number {
@@ -14,7 +14,7 @@ const COMPACT_NAMES: Readonly<Record<string, string>> = {
   'decode cpu s/GiB': 'decode',
   uncompressed: 'raw'
 }
-const COMPACT_UNITS = 'on disk: all replicas; decompress, decode: CPU s/GiB uncompressed (--wide: all columns)'
+const COMPACT_UNITS = 'decompress, decode: CPU s/GiB raw; on disk: all replicas; --wide: all columns'
 
 export function renderConsumeReport(
   measurements: readonly TopicMeasurement[],
@@ -62,17 +62,17 @@ export function renderConsumeReport(
     'corrupt'
   ]
   if (layout.wide) return fitTable(headers, rows, layout)
-  // Dropped first when the terminal is narrow: batch shape, then the raw and on-disk sizes, then throughput.
-  const dropOrder = ['batches', 'rec/batch', 'uncompressed', 'on disk (all replicas)', 'records/s'].map((h) =>
-    headers.indexOf(h)
-  )
+  // Dropped first when the terminal is narrow: batch shape, then the raw and on-disk sizes, then throughput; then,
+  // rather than cut topic names short, what the topic was read as and the bytes fetched.
+  const indexes = (names: readonly string[]): number[] => names.map((h) => headers.indexOf(h))
   return [
-    COMPACT_UNITS,
+    wrapLines(COMPACT_UNITS, layout),
     fitTable(
       headers.map((h) => COMPACT_NAMES[h] ?? h),
       rows,
       layout,
-      dropOrder
+      indexes(['batches', 'rec/batch', 'uncompressed', 'on disk (all replicas)', 'records/s']),
+      indexes(['read as', 'fetched'])
     )
   ].join('\n')
 }

@@ -19,36 +19,57 @@ export function terminalLayout(
   return { width: streamWidth(stream), wide: false }
 }
 
+/** The first column is cut no shorter than this while `beforeCutting` still has columns to drop. */
+const FIRST_COLUMN_MIN = 20
+
 /**
  * A table within `layout.width`: columns are dropped from the end of `dropOrder` (indexes into headers) until it
- * fits, then the first column's cells are cut short. Wide, it is every column as given.
+ * fits; then, while the first column would be cut shorter than FIRST_COLUMN_MIN, those of `beforeCutting`; then
+ * the first column's cells are cut in the middle (cutMiddle), as topic names differ at either end. Wide, it is every
+ * column as given.
  */
 export function fitTable(
   headers: readonly string[],
   rows: ReadonlyArray<readonly string[]>,
   layout: TerminalLayout,
-  dropOrder: readonly number[] = []
+  dropOrder: readonly number[] = [],
+  beforeCutting: readonly number[] = []
 ): string {
   if (layout.wide) return renderTable(headers, rows)
   let keep = headers.map((_, i) => i)
   const pick = (cells: readonly string[]): string[] => keep.map((i) => cells[i] ?? '')
   const render = (): string => renderTable(pick(headers), rows.map(pick))
+  const first = Math.max(...[headers[0] ?? '', ...rows.map((r) => r[0] ?? '')].map((c) => c.length))
   let text = render()
   for (const drop of dropOrder) {
     if (widest(text) <= layout.width) return text
     keep = keep.filter((i) => i !== drop)
     text = render()
   }
+  for (const drop of beforeCutting) {
+    if (first - (widest(text) - layout.width) >= Math.min(first, FIRST_COLUMN_MIN)) break
+    keep = keep.filter((i) => i !== drop)
+    text = render()
+  }
   const over = widest(text) - layout.width
   if (over <= 0) return text
-  const first = Math.max(...[headers[0] ?? '', ...rows.map((r) => r[0] ?? '')].map((c) => c.length))
   const limit = Math.max(4, first - over)
-  const cut = (cells: readonly string[]): string[] =>
-    cells.map((c, i) => (i === 0 && c.length > limit ? `${c.slice(0, limit - 1)}~` : c))
+  const cut = (cells: readonly string[]): string[] => cells.map((c, i) => (i === 0 ? cutMiddle(c, limit) : c))
   return renderTable(
     cut(pick(headers)),
     rows.map((r) => cut(pick(r)))
   )
+}
+
+/**
+ * `text` in at most `width` characters: its start and end with `~` between, the end the longer half. Topic names
+ * share a prefix and differ at the end (a copier's destinations end in their codec) as often as the reverse.
+ */
+export function cutMiddle(text: string, width: number): string {
+  if (text.length <= width) return text
+  if (width <= 1) return text.slice(0, width)
+  const tail = Math.ceil((width - 1) / 2)
+  return `${text.slice(0, width - 1 - tail)}~${text.slice(text.length - tail)}`
 }
 
 function widest(text: string): number {

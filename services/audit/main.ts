@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { squeezeVersion } from '../../lib/service/version.js'
+import { writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { CLIENT_NAMES, parseClients, targetsNeededFor } from '../../lib/apply/client-limits.js'
@@ -25,6 +26,7 @@ import { renderAuditMarkdown } from '../../lib/report/audit-markdown.js'
 import { renderAuditSvg } from '../../lib/report/audit-svg.js'
 import { renderAuditSettings } from '../../lib/report/audit-apply.js'
 import { renderAuditTable } from '../../lib/report/audit-table.js'
+import { terminalLayout } from '../../lib/report/terminal.js'
 import { runCommand } from '../../lib/service/lifecycle.js'
 import { runOneShot } from '../../lib/service/run-service.js'
 
@@ -62,6 +64,8 @@ Money (optional; without prices, bytes and CPU-hours only):
   --prices FILE              JSON {storageGiBMonth, transferGiB, coreHour, currency, source, date}; flags override it
 Output:
   --json FILE  --markdown FILE  --chart FILE.svg (the top 20 savings)
+  --wide                     full topic names, no wrapping (default: fit the terminal, else COLUMNS, else 100
+                             columns)
   --quiet                    no progress on stderr
   --progress-every S         seconds between JSON progress lines when stderr is not a terminal (default 10)
 ${CONNECTION_HELP}
@@ -89,6 +93,7 @@ const OPTIONS = {
   markdown: { type: 'string' },
   chart: { type: 'string' },
   quiet: { type: 'boolean' },
+  wide: { type: 'boolean' },
   client: { type: 'string' },
   'show-settings': { type: 'boolean' },
   'progress-every': { type: 'string' }
@@ -128,11 +133,6 @@ function price(value: string | undefined, flag: string): number | undefined {
   if (value.trim() === '' || !Number.isFinite(n) || n < 0)
     throw new SqueezeError(ErrorCodes.CONFIG_INVALID, `--${flag} must be a number >= 0, got "${value}"`)
   return n
-}
-
-function squeezeVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string })
-    .version
 }
 
 export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -203,8 +203,9 @@ export async function auditMain(argv: readonly string[], env: NodeJS.ProcessEnv 
       progress?.end()
       if (settings.added.length > 0)
         process.stdout.write(`added for --client: ${settings.added.join(', ')} (the nearest level a client can set)\n`)
-      process.stdout.write(`${renderAuditTable(report)}\n`)
-      process.stdout.write(renderAuditSettings(report, values['show-settings'] === true, SETTINGS_TOPICS))
+      const layout = terminalLayout(process.stdout, values.wide === true)
+      process.stdout.write(`${renderAuditTable(report, layout)}\n`)
+      process.stdout.write(renderAuditSettings(report, values['show-settings'] === true, SETTINGS_TOPICS, layout))
       if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`)
       if (values.markdown !== undefined) writeFileSync(values.markdown, renderAuditMarkdown(report))
       if (values.chart !== undefined) writeFileSync(values.chart, renderAuditSvg(report))

@@ -69,7 +69,7 @@ Sweep:
   --json FILE            also write the results as JSON
   -X NAME=VALUE          with --topic: squeeze.max.batch.uncompressed.bytes, the most one batch read may decompress
                          to (default 128 MiB); a batch over it, or corrupt, is left out and counted in the input line
-  --wide                 no limit on the printed report's width (default: the terminal's, else 100 columns)
+  --wide                 no limit on the printed report's width (default: the terminal's, else COLUMNS, else 100)
   --quiet                no progress line on stderr
   -h, --help             this help
 

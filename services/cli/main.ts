@@ -16,7 +16,7 @@ const { runCommand } = await import('../../lib/service/lifecycle.js')
 
 const USAGE = `squeeze: measure what each Kafka compression codec and level costs and saves on your own logs.
 
-Usage: squeeze <command> [options]   (squeeze <command> --help for details)
+Usage: squeeze <command> [options]   (squeeze <command> --help for details; squeeze --version)
 
 Commands:
   produce   read or generate log records, batch per partition, compress with a codec and level, send to Kafka
@@ -45,6 +45,11 @@ await runCommand(async () => {
     const { helpFor } = await import('../../lib/terminal/help-layout.js')
     process.stdout.write(`${helpFor(process.stdout, USAGE)}\n`)
     return command === undefined ? 2 : 0
+  }
+  if (command === '--version' || command === '-V' || command === 'version') {
+    const { squeezeVersion } = await import('../../lib/service/version.js')
+    process.stdout.write(`squeeze ${squeezeVersion()} (Node ${process.version})\n`)
+    return 0
   }
   const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
   if (load === undefined) {

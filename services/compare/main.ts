@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { squeezeVersion } from '../../lib/service/version.js'
 import { availableParallelism } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { applyTopicConfig } from '../../lib/apply/apply-topic.js'
@@ -87,8 +87,8 @@ Clients (docs/clients.md):
   --show-settings            print each client's settings to paste (always in --json applyAs and --markdown)
   --topic-compression producer|codec   the topic side: keep compression.type=producer (default) or set the codec
   --apply-topic-config       with --topic: set those topic configs (IncrementalAlterConfigs, after a validated dry run)
-  --wide                     every column in the printed report (default: fit the terminal, 100 columns
-                             when stdout is not one); --json and --markdown always hold every field
+  --wide                     every column in the printed report (default: fit the terminal, else COLUMNS,
+                             else 100 columns); --json and --markdown always hold every field
   --quiet                    no progress line on stderr
 ${CONNECTION_HELP}
 
@@ -150,11 +150,6 @@ function positiveNumber(value: string | undefined, flag: string): number | undef
   const n = Number(value)
   if (!Number.isFinite(n) || n <= 0) throw invalid(`--${flag} must be a positive number, got "${value}"`)
   return n
-}
-
-function squeezeVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
-  return pkg.version
 }
 
 export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -56,7 +56,7 @@ Usage: squeeze consume --topic TOPIC[,TOPIC...] [options]
                                skipped as corrupt, see docs/reliability.md)
   --isolation read_committed|read_uncommitted   (default read_committed)
   --json FILE                  also write the measurements as JSON
-  --wide                       every column in the printed table (default: fit the terminal, else 100 columns)
+  --wide                       every column in the printed table (default: fit the terminal, else COLUMNS, else 100)
   --dead-letter-topic TOPIC    also send every record that does not decode there, unchanged, with headers
                                squeeze.error, squeeze.error.code, squeeze.source.{topic,partition,offset}; a batch
                                that does not read goes there as one record holding the stored batch (up to 512 KiB);

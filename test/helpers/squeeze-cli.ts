@@ -12,7 +12,8 @@ export interface SqueezeRun {
 
 /**
  * Runs the built `squeeze` CLI as a child process and resolves with its exit code and output (never rejects).
- * KAFKA_BROKERS is cleared so only the flags choose the cluster; `env` adds or overrides variables.
+ * KAFKA_BROKERS is cleared so only the flags choose the cluster, and COLUMNS so reports are the width of a pipe's;
+ * `env` adds or overrides variables.
  */
 export function runSqueeze(
   args: readonly string[],
@@ -23,7 +24,7 @@ export function runSqueeze(
       process.execPath,
       [CLI, ...args],
       {
-        env: { ...process.env, KAFKA_BROKERS: '', ...options.env },
+        env: { ...process.env, KAFKA_BROKERS: '', COLUMNS: '', ...options.env },
         timeout: options.timeoutMs ?? 240_000,
         maxBuffer: 64 * 1024 * 1024
       },
@@ -49,7 +50,7 @@ export async function startSqueeze(
 ): Promise<SqueezeProcess> {
   const metricsPort = await freePort()
   const child = spawn(process.execPath, [CLI, ...args, '--metrics-port', String(metricsPort)], {
-    env: { ...process.env, KAFKA_BROKERS: '', ...options.env },
+    env: { ...process.env, KAFKA_BROKERS: '', COLUMNS: '', ...options.env },
     stdio: ['ignore', 'ignore', 'pipe']
   })
   let stderr = ''

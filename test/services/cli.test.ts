@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -55,6 +55,17 @@ describe('squeeze CLI without a broker', () => {
     const produceHelp = await squeeze(['produce', '--help'])
     assert.equal(produceHelp.code, 0)
     assert.match(produceHelp.stdout, /linger\.ms/)
+  })
+
+  it('--version, -V and version print the version of package.json and the Node running it, and exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
+    for (const flag of ['--version', '-V', 'version']) {
+      const result = await squeeze([flag])
+      assert.equal(result.code, 0, result.stderr)
+      assert.equal(result.stdout, `squeeze ${version} (Node ${process.version})\n`)
+    }
   })
 
   it('every --help fits 100 columns where stdout is not a terminal (a pipe, a CI log)', async () => {

@@ -11,15 +11,19 @@ function widest(text: string): number {
   return Math.max(0, ...text.split('\n').map((line) => line.length))
 }
 
-function assertFits(label: string, result: { code: number; stdout: string; stderr: string }): void {
+function assertFits(
+  label: string,
+  result: { code: number; stdout: string; stderr: string },
+  width: number = WIDTH
+): void {
   assert.equal(result.code, 0, `${label}: ${result.stderr}`)
   assert.ok(result.stdout.trim() !== '', `${label}: a report`)
-  const long = result.stdout.split('\n').filter((line) => line.length > WIDTH)
-  assert.deepEqual(long, [], `${label}: lines over ${WIDTH} columns`)
+  const long = result.stdout.split('\n').filter((line) => line.length > width)
+  assert.deepEqual(long, [], `${label}: lines over ${width} columns`)
 }
 
-describe("every command's terminal report fits 100 columns without --wide", () => {
-  it('produce, copy, consume, compare (copy mode, against what the topic stores, and projection with a what-if), bench (file and topic)', async (t) => {
+describe("every command's terminal report fits 100 columns without --wide, and 80 with COLUMNS=80", () => {
+  it('produce, copy, consume, compare (copy mode, against what the topic stores, and projection with a what-if), bench (file and topic), audit', async (t) => {
     const brokers = kafka.broker.brokers.join(',')
     const topic = await kafka.createTopic(t, { partitions: 2 })
     const produced = await runSqueeze([
@@ -101,6 +105,22 @@ describe("every command's terminal report fits 100 columns without --wide", () =
     assertFits(
       'bench --topic',
       await runSqueeze(['bench', '--brokers', brokers, '--topic', topic, '--codecs', 'lz4:1,zstd', '--runs', '1'])
+    )
+    const audit = ['audit', '--brokers', brokers, '--topics', topic, '--quiet']
+    assertFits('audit', await runSqueeze(audit))
+    // COLUMNS, where stdout is not a terminal: 80 columns, the narrowest an operator's terminal is.
+    const columns80 = { env: { COLUMNS: '80' } }
+    assertFits('audit, 80 columns', await runSqueeze(audit, columns80), 80)
+    const consumed80 = await runSqueeze(
+      ['consume', '--brokers', brokers, '--topic', topic, '--log-level', 'warn'],
+      columns80
+    )
+    assertFits('consume, 80 columns', consumed80, 80)
+    assert.ok(consumed80.stdout.includes(`${topic} `), 'the whole topic name')
+    assertFits(
+      'compare, 80 columns',
+      await runSqueeze(['compare', '--brokers', brokers, '--topic', topic, '--targets', 'none,zstd:3'], columns80),
+      80
     )
     // --wide: every column, as before; the compare table is then wider than any terminal.
     const wide = await runSqueeze([

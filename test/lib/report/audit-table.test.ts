@@ -7,8 +7,9 @@ import { auditApplyAs } from '../../../lib/audit/audit-apply.js'
 import { renderAuditSettings } from '../../../lib/report/audit-apply.js'
 import { renderAuditMarkdown } from '../../../lib/report/audit-markdown.js'
 import { renderAuditSvg } from '../../../lib/report/audit-svg.js'
-import { AUDIT_WIDTH, renderAuditTable } from '../../../lib/report/audit-table.js'
-
+import { renderAuditTable } from '../../../lib/report/audit-table.js'
+import { WIDE } from '../../../lib/report/terminal.js'
+import { DEFAULT_WIDTH } from '../../../lib/terminal/width.js'
 import { sampleReportWithToday } from '../compare/sample-report.js'
 
 const GIB = 1024 ** 3
@@ -117,8 +118,16 @@ describe('audit table', () => {
       [long, 'small', 'broken']
     )
     const text = renderAuditTable(r)
-    for (const line of text.split('\n')) assert.ok(line.length <= AUDIT_WIDTH, `${line.length}: ${line}`)
-    assert.match(text, /payments\.very-long.*… +lz4 +zstd:3 +-34% +2\.00 +1\.99/)
+    for (const line of text.split('\n')) assert.ok(line.length <= DEFAULT_WIDTH, `${line.length}: ${line}`)
+    assert.match(text, /^payments\.very-long\S*~\S*-name\.events +lz4 +zstd:3 +-34% +2\.00 +1\.99/m)
+    // An 80-column terminal: every line fits, and names cut in the middle keep the end that tells them apart.
+    const copies = report([topic(`${long}.zstd-1`, 2), topic(`${long}.zstd-3`, 1)])
+    const narrow = renderAuditTable(copies, { width: 80, wide: false })
+    for (const line of narrow.split('\n')) assert.ok(line.length <= 80, `${line.length}: ${line}`)
+    assert.match(narrow, /^payments\.~nts\.zstd-1 /m)
+    assert.match(narrow, /^payments\.~nts\.zstd-3 /m)
+    // Wide: whole names.
+    assert.ok(renderAuditTable(copies, WIDE).includes(`${long}.zstd-3`))
     assert.match(text, /broken +lz4 +FAILED +- +- +-\n/)
     assert.match(text, /^PARTIAL/m)
     assert.match(renderAuditMarkdown(r), /\| small \| audited \| 6 \| 3 \|/)
@@ -141,7 +150,7 @@ describe('audit table', () => {
       totals: { ...r.totals, audited: 1, failed: 0, cut: 1, notReached: 1 }
     }
     const text = renderAuditTable(stopped)
-    for (const line of text.split('\n')) assert.ok(line.length <= AUDIT_WIDTH, `${line.length}: ${line}`)
+    for (const line of text.split('\n')) assert.ok(line.length <= DEFAULT_WIDTH, `${line.length}: ${line}`)
     assert.match(text, /^big +- +CUT +- +- +-$/m)
     assert.match(text, /^later +- +skipped +- +- +-$/m)
     assert.match(text, /^ {2}big: cut: --max-duration \(3 s\) ended the pass \(12\.0 MiB of its sample read\)$/m)
@@ -198,7 +207,7 @@ describe('audit table', () => {
       { ...topic(long, 2), applyAs: apply }
     ])
     const text = renderAuditTable(r)
-    for (const line of text.split('\n')) assert.ok(line.length <= AUDIT_WIDTH, `${line.length}: ${line}`)
+    for (const line of text.split('\n')) assert.ok(line.length <= DEFAULT_WIDTH, `${line.length}: ${line}`)
     assert.match(text, /^ {2}small: zstd:\d+ is beyond filebeat \(gzip:\d, \d+\.\d\dx\)$/m)
     assert.doesNotMatch(text, /java \(|librdkafka \(/, 'clients that can set the target are not named')
     const hint = renderAuditSettings(r, false, 1)

@@ -37,4 +37,26 @@ describe('renderConsumeReport', () => {
       ['8.00x', '1.235x', '-', '-']
     )
   })
+
+  it('fits an 80-column terminal with whole topic names: what the topic was read as and the bytes fetched go first', () => {
+    const topics = ['prod.payments.http-access.v2', 'prod.payments.http-access.v2.zstd-3']
+    const text = renderConsumeReport(
+      topics.map((t) => ({ ...measured(t, 10_000, 80_000), format: 'http' })),
+      undefined,
+      { width: 80, wide: false }
+    )
+    for (const line of text.split('\n')) assert.ok(line.length <= 80, `${line.length}: ${line}`)
+    assert.match(text, /^prod\.payments\.http-access\.v2 /m)
+    assert.match(text, /^prod\.payments\S*~\S*\.zstd-3 /m)
+    assert.match(text, /^topic +codec +records +ratio +decompress +decode +corrupt$/m)
+    // Narrower still: names are cut shorter, keeping the ends that tell them apart.
+    const narrow = renderConsumeReport(
+      topics.map((t) => measured(t, 10_000, 80_000)),
+      undefined,
+      { width: 64, wide: false }
+    )
+    for (const line of narrow.split('\n')) assert.ok(line.length <= 64, `${line.length}: ${line}`)
+    assert.match(narrow, /^prod\.\S*~\S*ss\.v2 /m)
+    assert.match(narrow, /^prod\.\S*~\S*zstd-3 /m)
+  })
 })
