@@ -12,6 +12,8 @@ export interface SourceMetrics {
   positionAge(seconds: number): void
   /** A file rotated away while the shipper was down and gone before it came back: its unread lines are lost. */
   lostFile(): void
+  /** A file the patterns match that is compressed (a rotated log's .gz): left unread. */
+  compressedFile(format: string): void
   /** Records of file lines that failed delivery: their file's saved position stays before them until they are sent again. */
   recordsFailed(records: number): void
   /** Files whose saved position stays before lines that failed delivery. */
@@ -48,6 +50,12 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
     help: 'Files rotated away while the shipper was down and gone before it came back: their unread lines are lost',
     registers: [registry]
   })
+  const compressed = new Counter({
+    name: 'squeeze_source_compressed_files_skipped_total',
+    help: 'Files a --file glob matches that are compressed (gzip, zstd, bzip2, xz, lz4: rotated logs), left unread, by format',
+    labelNames: ['format'],
+    registers: [registry]
+  })
   const failed = new Counter({
     name: 'squeeze_source_failed_records_total',
     help: "Records of file lines that failed delivery: their file's saved read position stays before them, so they (and the lines after them) are sent again, in the same run with --follow unless the broker refused them, else on the next start",
@@ -74,6 +82,7 @@ export function createSourceMetrics(registry: Registry): SourceMetrics {
     forgetFile: (file) => lag.remove({ file }),
     positionAge: (seconds) => age.set(seconds),
     lostFile: () => lost.inc(),
+    compressedFile: (format) => compressed.inc({ format }),
     recordsFailed: (records) => failed.inc(records),
     heldFiles: (count) => held.set(count),
     fileResent: () => resent.inc()

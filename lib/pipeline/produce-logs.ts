@@ -26,6 +26,8 @@ export interface ProduceLogsSummary {
   deliveryRecovered?: boolean
   /** False where a file set saves no read positions (--no-state): heldFiles' offsets are this run's only. */
   positionsSaved?: boolean
+  /** A file set's files left unread for being compressed (rotated logs' .gz). */
+  compressedFilesSkipped?: number
 }
 
 /** A run's counts before its first line, sharing the failure log's examples. */

@@ -50,6 +50,7 @@ export async function shipFileSet(args: ShipFileSetArgs): Promise<ProduceLogsSum
   const state = kafkaPositions?.topic ?? store?.path ?? null
   const transactionalId = positions.kind === 'topic' ? positions.transactionalId : null
   log.info({ files: args.patterns, state, transactionalId, positions: saved.length }, 'shipping a file set')
+  let compressedFiles = 0
   const files = new FileSet({
     patterns: args.patterns,
     exclude: args.exclude,
@@ -58,9 +59,13 @@ export async function shipFileSet(args: ShipFileSetArgs): Promise<ProduceLogsSum
     saved,
     log,
     signal: args.signal,
-    onLost: () => args.metrics.lostFile()
+    onLost: () => args.metrics.lostFile(),
+    onCompressedFile: (_path, format) => {
+      compressedFiles++
+      args.metrics.compressedFile(format)
+    }
   })
-  return shipFiles({
+  const summary = await shipFiles({
     files,
     topic: args.topic,
     producer: args.producer,
@@ -77,6 +82,7 @@ export async function shipFileSet(args: ShipFileSetArgs): Promise<ProduceLogsSum
     metrics: args.metrics,
     ready: args.ready
   })
+  return { ...summary, compressedFilesSkipped: compressedFiles }
 }
 
 /** The positions the topic holds for this file set, once the producer is ready (its InitProducerId fenced the last). */

@@ -17,6 +17,8 @@ export interface ProduceRunCounts {
   readonly deliveryRecovered?: boolean
   /** False where no read positions are saved (--no-state): the held offsets are this run's only. */
   readonly positionsSaved?: boolean
+  /** A file set's files left unread for being compressed. */
+  readonly compressedFilesSkipped?: number
 }
 
 /** The two lines `squeeze produce` ends with: what was sent and stored, then what was not and every record's outcome. */
@@ -29,6 +31,9 @@ export function produceSummary(stats: ProducerStats, run: ProduceRunCounts): str
     `lines not parsed: ${run.parseErrors} (${run.onParseError}), records too large: ${run.rejected}, ` +
     `lines split: ${run.linesSplit}, undelivered: ${stats.recordsFailed}; ` +
     deliveryOutcome(stats) +
+    ((run.compressedFilesSkipped ?? 0) > 0
+      ? `\ncompressed files left unread: ${run.compressedFilesSkipped} (the log names each; --exclude leaves them out)`
+      : '') +
     heldNote(run.heldFiles ?? [], run.positionsSaved !== false) +
     (run.deliveryRecovered === true && stats.recordsFailed > 0
       ? '\nthe lines whose records failed delivery were read again and sent, and every one acknowledged'

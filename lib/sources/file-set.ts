@@ -3,6 +3,7 @@ import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
 import type { Logger } from '../log/logger.js'
 import type { RecordHeader } from '../protocol/record.js'
+import { compressedFileFormat, compressedFileFormatAt, compressedFileReason } from './compressed-file.js'
 import { CriJoiner, criHeaders } from './cri.js'
 import { chunkLines, READ_ONCE_BYTES } from './line-chunks.js'
 import { matchPaths } from './match-files.js'
@@ -66,6 +67,8 @@ export interface FileSetOptions {
   readonly saved?: readonly FilePosition[]
   readonly log: Logger
   readonly onLost?: (position: FilePosition) => void
+  /** A file the patterns match that is compressed (gzip, zstd, ...): left unread, said once. */
+  readonly onCompressedFile?: (path: string, format: string) => void
   readonly signal?: AbortSignal
 }
 
@@ -82,6 +85,8 @@ const MIN_READ_BYTES = 16 * 1024
 interface Identity {
   readonly dev: number
   readonly ino: number
+  /** When the inode last changed (a stat's), where known: a number freed and used again gets a new one. */
+  readonly ctimeMs?: number
 }
 
 function keyOf(id: Identity): string {
@@ -463,6 +468,11 @@ export class FileSet {
    */
   private rewinds = 0
   private kept: (key: string) => boolean = () => false
+  /**
+   * Compressed files passed over, by identity, with their inode's change time: each is said once and not opened
+   * again at every scan, while an inode number freed and used again for a log file (new change time) is looked at anew.
+   */
+  private readonly compressed = new Map<string, number | undefined>()
 
   constructor(private readonly options: FileSetOptions) {
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
@@ -620,12 +630,18 @@ export class FileSet {
         known.rotatedAt = null
         continue
       }
-      if (await this.isCopyOfTracked(path)) continue
+      if (this.knownCompressed(s) || (await this.isCopyOfTracked(path))) continue
       await this.track(path, kind, s, 0)
     }
     for (const file of this.files.values()) {
       if (!seen.has(file.key) && file.rotatedAt === null) file.rotatedAt = Date.now()
     }
+  }
+
+  /** A compressed file passed over before, unchanged since. */
+  private knownCompressed(id: Identity): boolean {
+    const key = keyOf(id)
+    return this.compressed.has(key) && this.compressed.get(key) === id.ctimeMs
   }
 
   /** A new file whose first bytes are a followed file's: a copy (copytruncate), whose lines that file already has. */
@@ -646,9 +662,22 @@ export class FileSet {
     saved?: FilePosition,
     rotated = false
   ): Promise<void> {
+    const identity = { dev: id.dev, ino: id.ino }
+    const key = keyOf(identity)
+    const known = this.compressed.has(key)
+    if (this.knownCompressed(id)) return
     const handle = await open(path, 'r').catch(() => undefined)
     if (handle === undefined) return
-    const identity = { dev: id.dev, ino: id.ino }
+    const format = await compressedFileFormat(handle)
+    if (format !== null) {
+      await handle.close()
+      this.compressed.set(key, id.ctimeMs)
+      if (known) return
+      this.options.log.warn({ file: path, format }, `skipping ${path}: ${compressedFileReason(path, format)}`)
+      this.options.onCompressedFile?.(path, format)
+      return
+    }
+    this.compressed.delete(key)
     const { buffer, rewinds } = this
     const file = new TrackedFile(handle, identity, path, kind, offset, buffer, rewinds, this.options.onLineSplit)
     if (saved !== undefined) file.setFingerprint(saved)
@@ -744,13 +773,13 @@ export function isExcluded(path: string, exclude: readonly string[]): boolean {
 
 /**
  * The first regular file `glob` matches now that no `exclude` glob leaves out: what a file set would read first.
- * Directories, other non-files and excluded paths are passed over, as the file set passes them over.
+ * Directories, other non-files, compressed files and excluded paths are passed over, as the file set passes them over.
  */
 export async function firstFile(glob: string, exclude: readonly string[]): Promise<string | undefined> {
   for await (const path of matchPaths(glob)) {
     if (isExcluded(path, exclude)) continue
     const s = await stat(path).catch(() => undefined)
-    if (s?.isFile() === true) return path
+    if (s?.isFile() === true && (await compressedFileFormatAt(path)) === null) return path
   }
   return undefined
 }

@@ -1,5 +1,6 @@
 import { open, stat } from 'node:fs/promises'
-import { unreadableFile } from '../errors.js'
+import { ErrorCodes, SqueezeError, unreadableFile } from '../errors.js'
+import { compressedFileFormatAt, compressedFileReason } from './compressed-file.js'
 import { createLogger } from '../log/logger.js'
 import { FileSet } from './file-set.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
@@ -53,13 +54,15 @@ export async function* readFileBatches(path: string, options: FileSourceOptions)
   for await (const chunk of readFileChunks(path, options)) yield chunkLines(chunk, wantBytes)
 }
 
-/** Fails now, in one line, for a path that is not a file squeeze can open: missing, refused, or a directory. */
+/** Fails now, in one line, for a path that is not a file squeeze can read lines of: missing, refused, a directory, or compressed. */
 export async function requireFile(path: string): Promise<void> {
   const s = await stat(path).catch((err: unknown) => {
     throw unreadableFile(path, err)
   })
   // open() takes a directory; its first read would fail, mid-run.
   if (s.isDirectory()) throw unreadableFile(path, { code: 'EISDIR' })
+  const format = await compressedFileFormatAt(path)
+  if (format !== null) throw new SqueezeError(ErrorCodes.SOURCE, `${path} is ${compressedFileReason(path, format)}`)
 }
 
 /**

@@ -86,4 +86,13 @@ describe("produce's closing summary", () => {
       /read again/
     )
   })
+
+  it('counts the compressed files a file set left unread, and says nothing of them when there were none', () => {
+    const run = { topic: 'logs', codec: 'zstd:3', parseErrors: 0, onParseError: 'skip', rejected: 0, linesSplit: 0 }
+    assert.match(
+      produceSummary(stats, { ...run, compressedFilesSkipped: 2 }),
+      /\ncompressed files left unread: 2 \(the log names each; --exclude leaves them out\)/
+    )
+    assert.doesNotMatch(produceSummary(stats, { ...run, compressedFilesSkipped: 0 }), /compressed files/)
+  })
 })

@@ -12,13 +12,19 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { gzipSync, zstdCompressSync } from 'node:zlib'
 import { createLogger } from '../../../lib/log/logger.js'
 import { FileSet, type FilePosition } from '../../../lib/sources/file-set.js'
 
 const log = createLogger({ level: 'silent', name: 'file-set-test' })
 
 /** Reads a followed file set in the background: its lines by file name, and the last position of each file. */
-function follow(options: { glob: string; exclude?: string[]; saved?: FilePosition[] }): {
+function follow(options: {
+  glob: string
+  exclude?: string[]
+  saved?: FilePosition[]
+  onCompressedFile?: (path: string, format: string) => void
+}): {
   files: FileSet
   lines: string[]
   /** Per line read, the generation of the batch it came in. */
@@ -39,7 +45,8 @@ function follow(options: { glob: string; exclude?: string[]; saved?: FilePositio
     rotateWaitMs: 50,
     log,
     signal: abort.signal,
-    ...(options.saved === undefined ? {} : { saved: options.saved })
+    ...(options.saved === undefined ? {} : { saved: options.saved }),
+    ...(options.onCompressedFile === undefined ? {} : { onCompressedFile: options.onCompressedFile })
   })
   const reading = (async () => {
     for await (const batch of files.batches()) {
@@ -195,5 +202,29 @@ describe('FileSet', () => {
     assert.deepEqual(set.lines, ['one', 'two', 'two', 'three', 'four', 'five'])
     assert.deepEqual(set.generations, [0, 0, 1, 1, 1, 1])
     assert.equal(set.positions.get(key)?.offset, 'four\nfive\n'.length)
+  })
+
+  it("leaves compressed files a glob matches (a rotated log's .gz) unread, said once across scans; the same inode rewritten as text is read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'squeeze-file-set-'))
+    writeFileSync(join(dir, 'app.log'), 'one\n')
+    writeFileSync(join(dir, 'app.log.2.gz'), gzipSync('old line\n'))
+    writeFileSync(join(dir, 'app.log.3.zst'), zstdCompressSync('older line\n'))
+    const skipped: string[] = []
+    const set = follow({
+      glob: join(dir, 'app.log*'),
+      onCompressedFile: (path, format) => skipped.push(`${path} ${format}`)
+    })
+    await set.waitFor(1)
+    appendFileSync(join(dir, 'app.log'), 'two\n')
+    await set.waitFor(2)
+    // Many scans later, still said once each.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.deepEqual(skipped.sort(), [`${join(dir, 'app.log.2.gz')} gzip`, `${join(dir, 'app.log.3.zst')} zstd`])
+    // Rewritten in place as text (its inode's change time moves): read as any new file.
+    writeFileSync(join(dir, 'app.log.2.gz'), 'now text\n')
+    await set.waitFor(3)
+    await set.stop()
+    assert.deepEqual(set.lines, ['one', 'two', 'now text'])
+    assert.equal(skipped.length, 2)
   })
 })
