@@ -277,10 +277,9 @@ async function send(args: {
   const { topic, onParseError } = settings
   const shared = { connection: settings.connection, topic, producer, log, signal, onParseError, ready }
   const source = settings.input.shipper ? undefined : await recordSource(input, detected)
-  log.info(
-    { topic, codec: formatCodecSpec(settings.producerConfig.codec), source: input.source, kind: detected.kind },
-    'producing'
-  )
+  // A file set's kinds are per pattern, in its own line ('shipping a file set').
+  const kind = source === undefined ? {} : { kind: detected.kind }
+  log.info({ topic, codec: formatCodecSpec(settings.producerConfig.codec), source: input.source, ...kind }, 'producing')
   const progress = new Progress({ stream: process.stderr, log, quiet: settings.quiet })
   const summary =
     source === undefined
