@@ -39,10 +39,17 @@ export interface ApplyAs {
   readonly batchingAdvice: BatchingAdvice | null
   /** The topic's configs for the recommended target; null when nothing was recommended. */
   readonly topic: TopicConfigChoice | null
+  /**
+   * Today's codec (as the topic's batches hold it, or `mix`) when the verdict against it is to keep it: then no
+   * client has a target and nothing is to change. Null otherwise.
+   */
+  readonly keep: string | null
 }
 
 export interface ApplyOptions extends SettingsContext {
   readonly topicMode: TopicCompressionMode
+  /** Today's codec, when the verdict against it is to keep it (ApplyAs.keep). */
+  readonly keep?: string | null
   /**
    * Per target, each measured batch's compressed record bytes / uncompressed record bytes, in batch order (a
    * projection has them); without them a row's overall ratio stands for every batch.
@@ -97,7 +104,8 @@ export function applyAs(
     topic:
       recommended === undefined
         ? null
-        : topicConfigFor(options.topicMode, parseCodecSpec(recommended), options.topic, options.brokers)
+        : topicConfigFor(options.topicMode, parseCodecSpec(recommended), options.topic, options.brokers),
+    keep: options.keep ?? null
   }
 }
 

@@ -1,9 +1,7 @@
 import { applyAs, type ApplyAs } from '../apply/apply-as.js'
-import type { PickRule } from '../apply/best-target.js'
 import type { ClientName } from '../apply/client-limits.js'
-import { verdictOver } from '../compare/baseline.js'
+import { verdictRule } from '../apply/compare-verdicts.js'
 import type { CompareReport } from '../compare/compare-report.js'
-import { recommendFor } from '../compare/run-compare.js'
 import type { TopicFacts } from './audit-report.js'
 
 /**
@@ -25,16 +23,7 @@ export function auditApplyAs(
 ): ApplyAs | null {
   const baseline = report.current
   if (options.clients.length === 0 || !options.change || baseline === null || baseline === undefined) return null
-  const rule: PickRule = (rows) => {
-    const recommendation = recommendFor(
-      rows,
-      { consumers: report.settings.consumers },
-      report.source.ingestRate,
-      report.settings.replicationFactor
-    )
-    const verdict = verdictOver(baseline.savings, rows, recommendation)
-    return verdict.action === 'change' ? { target: verdict.target } : null
-  }
+  const rule = verdictRule(report, { consumers: report.settings.consumers })
   const recompresses = facts.compressionType !== null && facts.compressionType !== 'producer'
   return applyAs(report, options.clients, rule, {
     brokers: options.brokers,

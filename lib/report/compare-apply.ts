@@ -9,9 +9,10 @@ import { WIDE, wrapLines, type TerminalLayout } from './terminal.js'
  * paste as they are.
  */
 export function renderApplyText(apply: ApplyAs, showSettings: boolean, layout: TerminalLayout = WIDE): string {
+  if (apply.keep !== null) return `${wrapLines(keepLine(apply.keep), layout)}\n`
   const width = Math.max(...apply.clients.map((c) => c.client.length))
   const lines = [
-    'per client (same run, same rule as the recommendation):',
+    'per client (same run, same rule as the verdict):',
     ...apply.clients.map(
       (c) => `  ${c.client.padEnd(width)}  ${(c.target ?? '-').padEnd(8)} ${ratioText(c).padEnd(13)} ${c.text}`
     ),
@@ -42,8 +43,14 @@ function shellLines(command: string): string {
   return command.replace(/ (--alter|--add-config) /g, ' \\\n      $1 ')
 }
 
+/** Nothing to apply: the verdict against what the topic stores today is to keep it. */
+function keepLine(codec: string): string {
+  return `per client: nothing to change; keep ${codec}, which no target beats by the margin (see "against current")`
+}
+
 /** The same as a Markdown section: a table of clients, each client's settings in a code block, the topic side. */
 export function renderApplyMarkdown(apply: ApplyAs, heading = '## Apply: settings per client'): string {
+  if (apply.keep !== null) return [heading, '', `${keepLine(apply.keep)}.`, ''].join('\n')
   const rows = apply.clients.map(
     (c) => `| ${c.client} | ${c.target ?? '-'} | ${ratioText(c)} | ${cell(c.text)} | ${cell(c.source)} |`
   )
@@ -65,7 +72,7 @@ export function renderApplyMarkdown(apply: ApplyAs, heading = '## Apply: setting
   return [
     heading,
     '',
-    "Each client's best target among those it can set, by the recommendation's own rule, with figures from this run.",
+    "Each client's best target among those it can set, by the verdict's own rule, with figures from this run.",
     '',
     '| client | target | ratio | verdict | limit documented at |',
     '| :--- | :--- | ---: | :--- | :--- |',
