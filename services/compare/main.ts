@@ -4,7 +4,8 @@ import { pathToFileURL } from 'node:url'
 import { applyTopicConfig } from '../../lib/apply/apply-topic.js'
 import { CLIENT_NAMES, parseClients, targetsNeededFor } from '../../lib/apply/client-limits.js'
 import { compareVerdicts } from '../../lib/apply/compare-verdicts.js'
-import { parseTopicMode, type TopicConfigChoice } from '../../lib/apply/topic-config.js'
+import type { ApplyAs } from '../../lib/apply/apply-as.js'
+import { parseTopicMode } from '../../lib/apply/topic-config.js'
 import { formatCodecSpec } from '../../lib/codecs/index.js'
 import { installKafkajsDecoders } from '../../lib/codecs/kafkajs-plugin.js'
 import type { ProjectionModeOptions } from '../../lib/compare/compare-mode.js'
@@ -168,7 +169,7 @@ export async function compareMain(argv: readonly string[], env: NodeJS.ProcessEn
         const apply = compareVerdicts(outcome, settings, settings.compare, brokers)
         const stdio = { stdout: process.stdout, stderr: process.stderr }
         const code = writeCompareReports(outcome, apply, settings.added, outputOptions(values), stdio)
-        if (values['apply-topic-config'] === true) await applyRecommended(apply.topic, connection, log)
+        if (values['apply-topic-config'] === true) await applyRecommended(apply, connection, log)
         return code
       })
     }
@@ -325,14 +326,15 @@ function outputOptions(values: Values): CompareOutputOptions {
   }
 }
 
-/** --apply-topic-config: the recommended topic configs, set after a validated dry run. */
-async function applyRecommended(
-  topic: TopicConfigChoice | null,
-  connection: KafkaConnectionConfig,
-  log: Logger
-): Promise<void> {
+/** --apply-topic-config: the verdict's topic configs, set after a validated dry run. */
+async function applyRecommended(apply: ApplyAs, connection: KafkaConnectionConfig, log: Logger): Promise<void> {
+  const { topic } = apply
   if (topic === null) {
-    process.stderr.write('squeeze: --apply-topic-config: nothing was recommended, so no topic config was changed\n')
+    const why =
+      apply.keep === null
+        ? 'nothing was recommended'
+        : `the verdict is to keep ${apply.keep}, which no target beats by the margin`
+    process.stderr.write(`squeeze: --apply-topic-config: ${why}, so no topic config was changed\n`)
     return
   }
   const cluster = createCluster(connection, log)
