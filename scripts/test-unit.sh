@@ -8,7 +8,10 @@ cd "$(dirname "$0")/.."
 source scripts/node-lts.sh
 squeeze_use_node "$SQUEEZE_NODE_LTS"
 # The lz4 CLI is the reference decoder of the codec tests; without it they would fail on a missing program.
-command -v lz4 >/dev/null || { echo "test:unit: needs the lz4 CLI on PATH (apt-get install lz4, or npm test once)" >&2; exit 1; }
+# The compressors' own CLIs write the files the lz4 and compressed-file tests read.
+for tool in lz4 zstd bzip2 xz; do
+  command -v "$tool" >/dev/null || { echo "test:unit: needs the $tool CLI on PATH (apt-get install lz4 zstd bzip2 xz-utils, or npm test once)" >&2; exit 1; }
+done
 npm run --silent build
 mapfile -t files < <(bash scripts/unit-test-files.sh --fast)
 echo "test:unit: ${#files[@]} broker-free test files on Node $(node --version)" >&2

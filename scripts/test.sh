@@ -35,7 +35,7 @@ squeeze_use_node "$SQUEEZE_NODE_LTS"
 bash scripts/setup.sh
 # Peers the tests run against: kcat (librdkafka) writes foreign-client topics, the lz4 CLI is the reference decoder,
 # the capnp tool writes the reference packed encoding.
-bash scripts/ensure-apt.sh kcat lz4 capnproto
+bash scripts/ensure-apt.sh kcat lz4 capnproto zstd bzip2 xz-utils
 # Docker Compose v2, the docker CLI plugin the compose tests run docker-compose.yml with: built from its Go module
 # on first use and cached outside the checkout (scripts/compose-v2.sh), so a warm run builds nothing.
 bash scripts/compose-v2.sh >/dev/null
