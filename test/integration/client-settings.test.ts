@@ -286,6 +286,40 @@ describe('compare --apply-topic-config', () => {
     }
   )
 
+  it('changes nothing when the verdict is to keep what the topic stores, and says so', async (t) => {
+    const topic = await kafka.createTopic(t, { partitions: 1, configs: { 'compression.type': 'zstd' } })
+    const fixture = corpusPath('syslog_mtail_sftp_chroot.log')
+    const file = ['--source', 'file', '--file', fixture, '--kind', 'syslog', '--log-level', 'error']
+    const filled = await runSqueeze(['produce', '--brokers', brokers(), '--topic', topic, ...file])
+    assert.equal(filled.code, 0, filled.stderr)
+    const applied = await runSqueeze([
+      'compare',
+      '--topic',
+      topic,
+      '--brokers',
+      brokers(),
+      '--mode',
+      'projection',
+      '--targets',
+      'none,lz4,zstd:3',
+      '--client',
+      'squeeze',
+      '--topic-compression',
+      'codec',
+      '--apply-topic-config',
+      '--log-level',
+      'error'
+    ])
+    assert.equal(applied.code, 0, applied.stderr)
+    assert.match(applied.stdout, /^per client: nothing to change; keep zstd, which no target beats by the margin/m)
+    assert.doesNotMatch(applied.stdout, /kafka-configs\.sh/)
+    assert.match(
+      applied.stderr,
+      /^squeeze: --apply-topic-config: the verdict is to keep zstd, which no target beats by the margin, so no topic config was changed$/m
+    )
+    assert.equal((await topicConfigs(topic)).get('compression.type'), 'zstd')
+  })
+
   it('refuses --apply-topic-config without --topic, and an unknown --client, at start-up', async () => {
     const generated = await runSqueeze([
       'compare',
