@@ -1,5 +1,6 @@
 import type { Admin } from 'kafkajs'
-import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { errorMessage } from '../errors.js'
+import { missingTopicsError } from '../kafka/missing-topics.js'
 import { readFirstLines, resolveKind, type KindChoice } from '../formats/detect-kind.js'
 import { formatFor, type LogKind } from '../formats/index.js'
 import { createKafkaClient, type KafkaConnectionConfig } from '../kafka/connection.js'
@@ -119,11 +120,11 @@ async function sourceReady(
 ): Promise<RateEvidence> {
   const { sourceKind, sourceTopic, file } = settings
   if (sourceKind === 'topic') {
-    if (!(await admin.listTopics()).includes(sourceTopic))
-      throw new SqueezeError(
-        ErrorCodes.SOURCE,
-        `source topic ${sourceTopic} not found on ${ctx.connection.brokers.join(',')}`
-      )
+    const missing = missingTopicsError(await admin.listTopics(), [sourceTopic], {
+      where: ctx.connection.brokers.join(','),
+      role: 'source topic'
+    })
+    if (missing !== undefined) throw missing
     return { kind: 'topic', lookbackMs: settings.lookbackMs }
   }
   await ensureTopic(admin, sourceTopic, settings.partitions)

@@ -1,5 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { missingTopicsError } from '../kafka/missing-topics.js'
 import { createTopicsAndWait, deleteTopicsAndWait, describeCreateTopicsError } from '../kafka/topics.js'
 import type { CopyTarget } from './copier-config.js'
 
@@ -14,9 +15,10 @@ export async function prepareDestinations(
   targets: readonly CopyTarget[],
   deadLetterTopic?: string
 ): Promise<string[]> {
-  const existing = new Set(await admin.listTopics())
-  if (!existing.has(sourceTopic))
-    throw new SqueezeError(ErrorCodes.SOURCE, `source topic ${sourceTopic} does not exist`)
+  const listed = await admin.listTopics()
+  const absent = missingTopicsError(listed, [sourceTopic], { role: 'source topic' })
+  if (absent !== undefined) throw absent
+  const existing = new Set(listed)
   const [source] = (await admin.fetchTopicMetadata({ topics: [sourceTopic] })).topics
   const partitions = source?.partitions.length ?? 0
   const replicationFactor = source?.partitions[0]?.replicas.length ?? 1

@@ -101,16 +101,6 @@ export async function createTopicsAndWait(admin: Admin, topics: ITopicConfig[]):
   )
 }
 
-/** The topics the cluster does not have, as an error naming them all; none when every topic exists. */
-export function missingTopicsError(existing: readonly string[], wanted: readonly string[]): SqueezeError | undefined {
-  const missing = wanted.filter((t) => !existing.includes(t))
-  if (missing.length === 0) return undefined
-  return new SqueezeError(
-    ErrorCodes.SOURCE,
-    `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found on the cluster`
-  )
-}
-
 /**
  * Deletes `topics` and waits until the cluster's metadata no longer lists them. Topic deletion is asynchronous:
  * a DeleteTopics that timed out on a loaded controller may or may not have been applied, and a broker's metadata

@@ -5,7 +5,7 @@ import { rebatch } from '../compare/projection/rebatch.js'
 import { windowBatches } from '../compare/projection/run-projection.js'
 import { sampleWindows, type SamplingPlan } from '../compare/projection/sample-windows.js'
 import type { SampleBudget } from '../compare/projection/sweep-flags.js'
-import { ErrorCodes, SqueezeError } from '../errors.js'
+import { missingTopicsError } from '../kafka/missing-topics.js'
 import type { KafkajsCluster } from '../kafka/kafkajs-internals.js'
 import type { ReadSettings } from '../config/read-properties.js'
 import type { Logger } from '../log/logger.js'
@@ -37,8 +37,8 @@ export async function readTopicSweepSource(
   options: TopicSweepOptions
 ): Promise<SweepSource & { readonly sampling: SamplingPlan | null }> {
   const { topic, sample, lingerMs } = options
-  if (!(await deps.admin.listTopics()).includes(topic))
-    throw new SqueezeError(ErrorCodes.SOURCE, `topic ${topic} not found on ${options.brokers.join(',')}`)
+  const missing = missingTopicsError(await deps.admin.listTopics(), [topic], { where: options.brokers.join(',') })
+  if (missing !== undefined) throw missing
   const withSettings = { ...deps, ...(options.read === undefined ? {} : { read: options.read }) }
   const sampled = sample === undefined ? null : await sampleWindows(withSettings, topic, sample, sample.windows)
   const budget = options.maxRecords === undefined ? {} : { maxRecords: options.maxRecords }

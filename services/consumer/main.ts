@@ -22,7 +22,7 @@ import { LOG_KINDS } from '../../lib/formats/index.js'
 import { runGroupMember } from '../../lib/group/run-group-member.js'
 import { createCluster, createKafkaClient } from '../../lib/kafka/connection.js'
 import type { KafkajsCluster } from '../../lib/kafka/kafkajs-internals.js'
-import { missingTopicsError } from '../../lib/kafka/topics.js'
+import { missingTopicsError } from '../../lib/kafka/missing-topics.js'
 import type { Logger } from '../../lib/log/logger.js'
 import { createConsumerGroupMetrics, createConsumerMetrics } from '../../lib/metrics/consumer-metrics.js'
 import { createReaderMetrics } from '../../lib/metrics/reader-metrics.js'
@@ -181,7 +181,10 @@ async function consume(context: ServiceContext, settings: ConsumeSettings): Prom
   try {
     await waitForCluster(async () => {
       await connect(Promise.all([cluster.connect(), admin.connect()]))
-      const missing = missingTopicsError(await admin.listTopics(), topics)
+      const missing = missingTopicsError(await admin.listTopics(), topics, {
+        where: connection.brokers.join(','),
+        list: true
+      })
       if (missing !== undefined) throw missing
     })
     await dead?.producer.start()

@@ -11,7 +11,7 @@ import type { Admin } from 'kafkajs'
 import { prepareDestinations } from '../../../lib/copier/destinations.js'
 import { startKraftBroker, type EmbeddedBroker } from '../../../lib/embedded-broker/kraft-broker.js'
 import { createKafkaClient, DEFAULT_CONNECTION } from '../../../lib/kafka/connection.js'
-import { createTopicsAndWait, deleteTopicsAndWait, ensureTopic, missingTopicsError } from '../../../lib/kafka/topics.js'
+import { createTopicsAndWait, deleteTopicsAndWait, ensureTopic } from '../../../lib/kafka/topics.js'
 import { createLogger } from '../../../lib/log/logger.js'
 import { ErrorCodes } from '../../../lib/errors.js'
 import { spawn } from 'node:child_process'
@@ -173,15 +173,5 @@ describe('topic deletion', () => {
   it('nothing to delete: topics that do not exist are already done', async () => {
     await deleteTopicsAndWait(admin, [`never-${randomUUID().slice(0, 8)}`])
     await deleteTopicsAndWait(admin, [])
-  })
-})
-
-describe('topics a reader needs', () => {
-  it('names every topic the cluster lacks in one error, and none when all exist', () => {
-    assert.equal(missingTopicsError(['a', 'b'], ['a', 'b']), undefined)
-    const one = missingTopicsError(['a'], ['a', 'b'])
-    assert.equal(one?.code, ErrorCodes.SOURCE)
-    assert.equal(one?.message, 'topic b not found on the cluster')
-    assert.equal(missingTopicsError([], ['b', 'c'])?.message, 'topics b, c not found on the cluster')
   })
 })
