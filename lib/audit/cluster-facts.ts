@@ -1,5 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs'
-import { errorMessage } from '../errors.js'
+import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
+import { nearestTopics } from '../kafka/missing-topics.js'
 import type { TopicFacts } from './audit-report.js'
 import { mapConcurrently } from '../map-concurrently.js'
 
@@ -17,14 +18,52 @@ export interface TopicSelection {
  * --topics names them, matched whole against --topics and not against --exclude. Sorted, so runs compare.
  */
 export async function selectTopics(admin: Admin, selection: TopicSelection): Promise<string[]> {
-  const all = await admin.listTopics()
-  return all
-    .filter(
-      (t) =>
-        (selection.topics === null ? !t.startsWith('__') : selection.topics.test(t)) &&
-        !(selection.exclude?.test(t) ?? false)
+  return chooseTopics(await admin.listTopics(), selection)
+}
+
+/** selectTopics over the cluster's topic list `all`: the topics to audit, or an error saying why there are none. */
+export function chooseTopics(all: readonly string[], selection: TopicSelection): string[] {
+  const chosen = all.filter((t) => (selection.topics === null ? !t.startsWith('__') : selection.topics.test(t)))
+  const selected = chosen.filter((t) => !(selection.exclude?.test(t) ?? false)).sort()
+  if (selected.length === 0) throw nothingSelected(all, chosen, selection)
+  return selected
+}
+
+/**
+ * Why no topic is left to audit, in one line: an empty report would pass for a cluster with nothing to change. A
+ * pattern matches whole names, which is the usual surprise: one without regex characters is also checked as a
+ * misspelt name and as a part of names.
+ */
+function nothingSelected(all: readonly string[], chosen: readonly string[], selection: TopicSelection): SqueezeError {
+  const visible = all.filter((t) => !t.startsWith('__'))
+  if (selection.topics === null && selection.exclude === null)
+    return new SqueezeError(ErrorCodes.SOURCE, "the cluster has no topics to audit (Kafka's internal __ topics aside)")
+  if (chosen.length > 0)
+    return new SqueezeError(
+      ErrorCodes.CONFIG_INVALID,
+      `--exclude ${written(selection.exclude)} leaves out all ${chosen.length} topics selected: nothing to audit`
     )
-    .sort()
+  const pattern = written(selection.topics)
+  // Dots aside, which match themselves as well: a pattern of none of these characters reads as a name.
+  const plain = !/[*?[\]()|+^$\\{}]/.test(pattern)
+  const near = plain ? nearestTopics(pattern, visible) : []
+  const containing = plain ? visible.filter((t) => t.includes(pattern)).length : 0
+  const hint =
+    near.length > 0
+      ? `did you mean ${near.join(' or ')}?`
+      : containing > 0
+        ? `.*${pattern}.* matches the ${containing} whose names hold it`
+        : ''
+  return new SqueezeError(
+    ErrorCodes.CONFIG_INVALID,
+    `--topics ${pattern} matches none of the cluster's ${visible.length} topics (a pattern matches whole names)` +
+      (hint === '' ? '' : `; ${hint}`)
+  )
+}
+
+/** A pattern as the operator wrote it: the flag's value, without the anchors that make it match whole names. */
+function written(pattern: RegExp | null): string {
+  return pattern?.source.replace(/^\^\(\?:([\s\S]*)\)\$$/, '$1') ?? ''
 }
 
 /** Per topic: its facts, or why they could not be read (a refused DescribeConfigs names its ACL). */

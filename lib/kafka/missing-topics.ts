@@ -45,7 +45,7 @@ function hintFor(name: string, existing: readonly string[], list: boolean): stri
       (list ? '; list topics with commas' : '')
     )
   }
-  const near = nearest(name, existing)
+  const near = nearestTopics(name, existing)
   return near.length === 0 ? null : `did you mean ${near.join(' or ')}?`
 }
 
@@ -68,7 +68,7 @@ function listed(names: readonly string[]): string {
  * The existing names within a few edits of `name` (a typo, a dropped or doubled letter), nearest first: at most
  * SHOWN, and only near enough to be the same name misspelt (a third of its characters changed at most).
  */
-function nearest(name: string, existing: readonly string[]): string[] {
+export function nearestTopics(name: string, existing: readonly string[]): string[] {
   const limit = Math.max(2, Math.floor(name.length / 6))
   return existing
     .map((t) => ({ t, d: Math.abs(t.length - name.length) > limit ? limit + 1 : editDistance(name, t, limit) }))
