@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises'
 import { ErrorCodes, SqueezeError, unreadableFile } from '../errors.js'
+import { compressedFileError, compressedFormat } from '../sources/compressed-file.js'
 import { formatFor, LOG_KINDS } from './index.js'
 import type { LogKind } from './log-format.js'
 
@@ -93,6 +94,8 @@ export async function readFirstLines(path: string): Promise<string[]> {
     const { bytesRead } = await file.read(buffer, 0, DETECT_BYTES, 0).catch((err: unknown) => {
       throw unreadableFile(path, err)
     })
+    const compressed = compressedFormat(buffer.subarray(0, bytesRead))
+    if (compressed !== null) throw compressedFileError(path, compressed)
     const lines = buffer.toString('utf8', 0, bytesRead).split('\n')
     // The last piece may be a line cut by the read; it is kept only when the whole file was read.
     if (bytesRead === DETECT_BYTES) lines.pop()

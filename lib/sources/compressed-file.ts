@@ -1,3 +1,4 @@
+import { ErrorCodes, SqueezeError } from '../errors.js'
 import { open, type FileHandle } from 'node:fs/promises'
 
 /**
@@ -48,11 +49,25 @@ export async function compressedFileFormatAt(path: string): Promise<string | nul
   }
 }
 
-/** Why a compressed file is not read, and what to do instead: leave it out of a glob, or pipe its lines in. */
-export function compressedFileReason(path: string, format: string): string {
-  const tool = { gzip: 'zcat', zstd: 'zstdcat', bzip2: 'bzcat', xz: 'xzcat', lz4: 'lz4cat' }[format] ?? 'zcat'
-  return (
-    `${format}-compressed, not text lines (a rotated log?): leave it out with --exclude, ` +
-    `or send its lines with ${tool} ${path} | squeeze produce --source stdin`
+const CAT: Readonly<Record<string, string>> = {
+  gzip: 'zcat',
+  zstd: 'zstdcat',
+  bzip2: 'bzcat',
+  xz: 'xzcat',
+  lz4: 'lz4cat'
+}
+
+/** A compressed file a glob matched, left unread: what the warning says. */
+export function compressedSkipMessage(path: string, format: string): string {
+  return `skipping ${path}: ${format}-compressed, not text lines (a rotated log?); leave it out with --exclude`
+}
+
+/** A compressed file named alone: one error saying how to read its lines. */
+export function compressedFileError(path: string, format: string): SqueezeError {
+  const cat = CAT[format] ?? 'zcat'
+  return new SqueezeError(
+    ErrorCodes.SOURCE,
+    `${path} is ${format}-compressed, not text lines: decompress it first (${cat} ${path} > FILE), ` +
+      `or pipe it in (${cat} ${path} | squeeze produce --source stdin ...)`
   )
 }

@@ -3,7 +3,7 @@ import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join, matchesGlob, resolve } from 'node:path'
 import type { Logger } from '../log/logger.js'
 import type { RecordHeader } from '../protocol/record.js'
-import { compressedFileFormat, compressedFileFormatAt, compressedFileReason } from './compressed-file.js'
+import { compressedFileFormat, compressedFileFormatAt, compressedSkipMessage } from './compressed-file.js'
 import { CriJoiner, criHeaders } from './cri.js'
 import { chunkLines, READ_ONCE_BYTES } from './line-chunks.js'
 import { matchPaths } from './match-files.js'
@@ -673,7 +673,7 @@ export class FileSet {
       await handle.close()
       this.compressed.set(key, id.ctimeMs)
       if (known) return
-      this.options.log.warn({ file: path, format }, `skipping ${path}: ${compressedFileReason(path, format)}`)
+      this.options.log.warn({ file: path, format }, compressedSkipMessage(path, format))
       this.options.onCompressedFile?.(path, format)
       return
     }

@@ -1,6 +1,6 @@
 import { open, stat } from 'node:fs/promises'
-import { ErrorCodes, SqueezeError, unreadableFile } from '../errors.js'
-import { compressedFileFormatAt, compressedFileReason } from './compressed-file.js'
+import { unreadableFile } from '../errors.js'
+import { compressedFileError, compressedFileFormatAt } from './compressed-file.js'
 import { createLogger } from '../log/logger.js'
 import { FileSet } from './file-set.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
@@ -62,7 +62,7 @@ export async function requireFile(path: string): Promise<void> {
   // open() takes a directory; its first read would fail, mid-run.
   if (s.isDirectory()) throw unreadableFile(path, { code: 'EISDIR' })
   const format = await compressedFileFormatAt(path)
-  if (format !== null) throw new SqueezeError(ErrorCodes.SOURCE, `${path} is ${compressedFileReason(path, format)}`)
+  if (format !== null) throw compressedFileError(path, format)
 }
 
 /**

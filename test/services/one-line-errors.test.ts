@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { gzipSync } from 'node:zlib'
 import { useTestKafka } from '../helpers/kafka.js'
 import { runSqueeze } from '../helpers/squeeze-cli.js'
 
@@ -54,7 +55,14 @@ describe('what a command prints on stderr', () => {
 
   it('produce --source file of a path it cannot read: one line saying what to fix, exit 1, before connecting', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'squeeze-unreadable-'))
+    // A rotated log, compressed: its bytes are no text lines, whatever --kind says.
+    const gz = join(dir, 'app.log.2.gz')
+    writeFileSync(gz, gzipSync('Dec  4 02:11:09 host app[1]: a line\n'))
+    const compressed =
+      /^squeeze: .*app\.log\.2\.gz is gzip-compressed, not text lines: decompress it first \(zcat .*\n$/
     for (const [file, kind, expected] of [
+      [gz, [], compressed],
+      [gz, ['--kind', 'syslog'], compressed],
       [dir, [], /^squeeze: .* is a directory: give a file, or a glob such as .*\/\*\.log \[SQUEEZE_ERR_SOURCE\]\n$/],
       [dir, ['--kind', 'syslog'], /is a directory: give a file, or a glob/],
       [join(dir, 'missing.log'), [], /^squeeze: .*missing\.log does not exist \[SQUEEZE_ERR_SOURCE\]\n$/],
@@ -77,6 +85,15 @@ describe('what a command prints on stderr', () => {
       assert.equal(result.code, 1, result.stderr)
       assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr)
       assert.match(result.stderr, expected)
+    }
+    // The commands that read a file's records in memory say the same.
+    for (const args of [
+      ['bench', '--file', gz, '--runs', '1'],
+      ['compare', '--source', 'file', '--file', gz, '--brokers', NOWHERE]
+    ]) {
+      const result = await runSqueeze(args)
+      assert.equal(result.code, 1, result.stderr)
+      assert.match(result.stderr, compressed)
     }
   })
 
