@@ -50,6 +50,8 @@ if [ "${CI:-}" = true ]; then
 fi
 # Ryuk, testcontainers' reaper, is an image from Docker Hub; the tests stop their containers themselves and
 # docker-engine.sh stop removes what a killed test file left.
+# Reports take their width from COLUMNS where stdout is no terminal: the tests expect a pipe's default width.
+unset COLUMNS
 export TESTCONTAINERS_RYUK_DISABLED="${TESTCONTAINERS_RYUK_DISABLED:-true}"
 # A local engine publishes container ports on 127.0.0.1; testcontainers would pick the bridge gateway instead
 # when it finds /.dockerenv (as on these machines).
