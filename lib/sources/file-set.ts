@@ -636,6 +636,8 @@ export class FileSet {
     for (const file of this.files.values()) {
       if (!seen.has(file.key) && file.rotatedAt === null) file.rotatedAt = Date.now()
     }
+    // Compressed files gone from the patterns are forgotten: the set holds only what the globs match now.
+    for (const key of this.compressed.keys()) if (!seen.has(key)) this.compressed.delete(key)
   }
 
   /** A compressed file passed over before, unchanged since. */
