@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { freePort } from '../helpers/ports.js'
+import { freePort, freePortOutsideEphemeralRange } from '../helpers/ports.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -24,7 +24,8 @@ it(
   'a service started before its cluster waits with readyz 503 (--wait-for-brokers-s), then does its job once Kafka is up',
   { timeout: 180_000 },
   async (t) => {
-    const bootstrapPort = await freePort()
+    // Bound only once Kafka is up, seconds from now: a port no outgoing connection can take meanwhile.
+    const bootstrapPort = await freePortOutsideEphemeralRange()
     const metricsPort = await freePort()
     const child = spawn(
       process.execPath,
