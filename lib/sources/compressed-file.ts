@@ -62,12 +62,12 @@ export function compressedSkipMessage(path: string, format: string): string {
   return `skipping ${path}: ${format}-compressed, not text lines (a rotated log?); leave it out with --exclude`
 }
 
-/** A compressed file named alone: one error saying how to read its lines. */
+/** A compressed file named alone, or compressed bytes on stdin (`path` 'stdin'): one error saying how to read its lines. */
 export function compressedFileError(path: string, format: string): SqueezeError {
   const cat = CAT[format] ?? 'zcat'
-  return new SqueezeError(
-    ErrorCodes.SOURCE,
-    `${path} is ${format}-compressed, not text lines: decompress it first (${cat} ${path} > FILE), ` +
-      `or pipe it in (${cat} ${path} | squeeze produce --source stdin ...)`
-  )
+  const how =
+    path === 'stdin'
+      ? `pipe it through ${cat} (${cat} FILE | squeeze produce --source stdin ...)`
+      : `decompress it first (${cat} ${path} > FILE), or pipe it in (${cat} ${path} | squeeze produce --source stdin ...)`
+  return new SqueezeError(ErrorCodes.SOURCE, `${path} is ${format}-compressed, not text lines: ${how}`)
 }

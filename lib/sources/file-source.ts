@@ -1,6 +1,6 @@
 import { open, stat } from 'node:fs/promises'
 import { unreadableFile } from '../errors.js'
-import { compressedFileError, compressedFileFormatAt } from './compressed-file.js'
+import { compressedFileError, compressedFileFormatAt, compressedFormat } from './compressed-file.js'
 import { createLogger } from '../log/logger.js'
 import { FileSet } from './file-set.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'
@@ -164,8 +164,15 @@ export async function* readStdinBatches(
   options: LineOptions & Pick<FileSourceOptions, 'signal'> = {}
 ): AsyncGenerator<SourceBatch> {
   const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, options.onLineSplit)
+  let first = true
   for await (const bytes of process.stdin as AsyncIterable<Buffer>) {
     if (options.signal?.aborted === true) return
+    // `cat app.log.2.gz |` instead of `zcat`: compressed bytes are no lines, whatever --kind says.
+    if (first) {
+      const format = compressedFormat(bytes)
+      if (format !== null) throw compressedFileError('stdin', format)
+      first = false
+    }
     const lines = splitter.push(bytes)
     if (lines.length > 0) yield lines.map(lineItem)
   }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { gzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 import { corpusLines, corpusPath } from '../helpers/corpus.js'
@@ -57,5 +58,31 @@ describe('the kind of a file or stdin, given or detected', () => {
     assert.equal(code, 0, stderr)
     assert.match(stderr, /--kind auto: stdin reads as nginx-error/)
     assert.match(stdout, new RegExp(`produced ${lines.length} records`))
+  })
+
+  it('produce --source stdin of compressed bytes (cat, not zcat) is one line saying so, with or without --kind', async (t) => {
+    const topic = await kafka.createTopic(t)
+    for (const kind of [[], ['--kind', 'nginx-error']]) {
+      const child = spawn(
+        process.execPath,
+        [CLI, 'produce', '--brokers', kafka.broker.brokers.join(','), '--topic', topic, '--source', 'stdin', ...kind],
+        { env: { ...process.env, KAFKA_BROKERS: '' } }
+      )
+      let stderr = ''
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+      child.stdout.resume()
+      child.stdin.on('error', () => undefined)
+      child.stdin.end(gzipSync(`${corpusLines('nginx_error_chemfh_2023.log').slice(0, 300).join('\n')}\n`))
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+      assert.equal(code, 1, stderr)
+      // JSON log lines aside (with --kind, the start is logged): the one line a person reads.
+      const human = stderr
+        .trimEnd()
+        .split('\n')
+        .filter((l) => !l.startsWith('{'))
+      assert.deepEqual(human, [
+        'squeeze: stdin is gzip-compressed, not text lines: pipe it through zcat (zcat FILE | squeeze produce --source stdin ...) [SQUEEZE_ERR_SOURCE]'
+      ])
+    }
   })
 })
