@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import fc from 'fast-check'
+import { decodeConsumerGroupDescribe } from '../../lib/kafka/consumer-group-describe.js'
 import { decodeHeartbeatResponse } from '../../lib/kafka/consumer-group-heartbeat.js'
 import { describeLogDirsRequest } from '../../lib/kafka/describe-log-dirs.js'
 import { fetchRequest } from '../../lib/kafka/fetch-request.js'
@@ -70,6 +71,12 @@ function describeLogDirsResponse(partitions: number): Buffer {
 }
 
 const TOPIC_ID = 'AAECAwQFBgcICQoLDA0ODw'
+const CONSUMER_GROUP_DESCRIBE_RESPONSE =
+  '000000000300000003673107537461626c65000000070000000708756e69666f726d03046d2d3100037231000000050c62696c6c696e67' +
+  '2d6170700a2f31302e302e302e3702056c6f67730002000102030405060708090a0b0c0d0e0f056c6f677303000000000000000100000100' +
+  '00046d2d3204692d3200000000050873717565657a650a2f31302e302e302e3801056c6f2e2a010002000102030405060708090a0b0c0d0e' +
+  '0f056c6f6773030000000000000001000000800000000000452647726f7570206170702dc3a9206973206e6f74206120636f6e73756d6572' +
+  '2067726f75702e076170702dc3a90100000000000000000101800000000000'
 
 function metadataResponse(partitions: number): Buffer {
   const w = new FlexibleWriter()
@@ -206,6 +213,12 @@ const TARGETS: ReadonlyArray<{ name: string; seeds: Buffer[]; decode: (raw: Buff
     name: 'ConsumerGroupHeartbeat',
     seeds: [withHeader(heartbeatResponse(1)), withHeader(heartbeatResponse(4))],
     decode: flexible(decodeHeartbeatResponse)
+  },
+  {
+    name: 'ConsumerGroupDescribe v0',
+    // Kafka 4.1.1's own serialization (test/lib/kafka/group-requests.test.ts): a group of two members, one not found.
+    seeds: [withHeader(Buffer.from(CONSUMER_GROUP_DESCRIBE_RESPONSE, 'hex'))],
+    decode: flexible(decodeConsumerGroupDescribe)
   }
 ]
 
