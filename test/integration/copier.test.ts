@@ -300,7 +300,7 @@ describe('copier', () => {
     assert.equal((await kafka.admin.listTopics()).includes(good.topic), false, 'no destination was created')
     await assert.rejects(
       prepareDestinations(kafka.admin, 'no-such-source', [good]),
-      /source topic no-such-source does not exist/
+      /source topic no-such-source not found on the cluster/
     )
   })
 
