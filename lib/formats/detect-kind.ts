@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises'
 import { ErrorCodes, SqueezeError, unreadableFile } from '../errors.js'
-import { compressedFileError, compressedFormat } from '../sources/compressed-file.js'
+import { compressedFileError, compressedFormat } from './compressed-file.js'
 import { formatFor, LOG_KINDS } from './index.js'
 import type { LogKind } from './log-format.js'
 

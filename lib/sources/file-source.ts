@@ -1,6 +1,6 @@
 import { open, stat } from 'node:fs/promises'
 import { unreadableFile } from '../errors.js'
-import { compressedFileError, compressedFileFormatAt, compressedFormat } from './compressed-file.js'
+import { compressedFileError, compressedFileFormatAt, compressedFormat } from '../formats/compressed-file.js'
 import { createLogger } from '../log/logger.js'
 import { FileSet } from './file-set.js'
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, lineItem, utf8Boundary } from './line-splitter.js'

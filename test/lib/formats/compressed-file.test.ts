@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { compressedFileFormatAt, compressedFormat } from '../../../lib/sources/compressed-file.js'
+import { compressedFileFormatAt, compressedFormat } from '../../../lib/formats/compressed-file.js'
 import { LOG_KINDS } from '../../../lib/formats/index.js'
 import { kindLines } from '../../helpers/corpus.js'
 
