@@ -1,5 +1,5 @@
 import { verdictOver } from '../compare/baseline.js'
-import type { CompareReport } from '../compare/compare-report.js'
+import type { CompareReport, CompareTargetResult, Recommendation } from '../compare/compare-report.js'
 import { recommendFor, type CompareOutcome, type CompareRunOptions } from '../compare/run-compare.js'
 import { applyAs, type ApplyAs } from './apply-as.js'
 import type { PickRule } from './best-target.js'
@@ -15,16 +15,12 @@ type RecommendOptions = Pick<CompareRunOptions, 'consumers' | 'cpuBudgetSecondsP
  * apply what their verdict says, not a target that stores more than the topic does today.
  */
 export function verdictRule(report: CompareReport, options: RecommendOptions): PickRule {
-  const recommendation: PickRule = (rows) =>
+  const recommendation = (rows: readonly CompareTargetResult[]): Recommendation | null =>
     recommendFor(rows, options, report.source.ingestRate, report.settings.replicationFactor)
   const baseline = report.current
   if (baseline === null || baseline === undefined) return recommendation
   return (rows) => {
-    const verdict = verdictOver(
-      baseline.savings,
-      rows,
-      recommendFor(rows, options, report.source.ingestRate, report.settings.replicationFactor)
-    )
+    const verdict = verdictOver(baseline.savings, rows, recommendation(rows))
     return verdict.action === 'change' ? { target: verdict.target } : null
   }
 }

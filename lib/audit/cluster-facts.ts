@@ -1,6 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs'
 import { ErrorCodes, SqueezeError, errorMessage } from '../errors.js'
-import { nearestTopics } from '../kafka/missing-topics.js'
+import { didYouMean, isTopicPattern } from '../kafka/missing-topics.js'
 import type { TopicFacts } from './audit-report.js'
 import { mapConcurrently } from '../map-concurrently.js'
 
@@ -44,16 +44,12 @@ function nothingSelected(all: readonly string[], chosen: readonly string[], sele
       `--exclude ${written(selection.exclude)} leaves out all ${chosen.length} topics selected: nothing to audit`
     )
   const pattern = written(selection.topics)
-  // Dots aside, which match themselves as well: a pattern of none of these characters reads as a name.
-  const plain = !/[*?[\]()|+^$\\{}]/.test(pattern)
-  const near = plain ? nearestTopics(pattern, visible) : []
+  // A pattern of no regex characters reads as a name: misspelt, or meant as a part of names.
+  const plain = !isTopicPattern(pattern)
   const containing = plain ? visible.filter((t) => t.includes(pattern)).length : 0
   const hint =
-    near.length > 0
-      ? `did you mean ${near.join(' or ')}?`
-      : containing > 0
-        ? `.*${pattern}.* matches the ${containing} whose names hold it`
-        : ''
+    (plain ? didYouMean(pattern, visible) : null) ??
+    (containing > 0 ? `.*${pattern}.* matches the ${containing} whose names hold it` : '')
   return new SqueezeError(
     ErrorCodes.CONFIG_INVALID,
     `--topics ${pattern} matches none of the cluster's ${visible.length} topics (a pattern matches whole names)` +

@@ -51,6 +51,11 @@ interface Sampling {
   kind: LogKind | 'none' | undefined
 }
 
+/** Whether a topic's sample is whole: the choice made on it is final. */
+function sampleWhole(sampling: Sampling): boolean {
+  return sampling.values.length >= FORMAT_SAMPLE_VALUES || sampling.bytes >= FORMAT_SAMPLE_BYTES
+}
+
 /**
  * The format each topic's records are read as: the one given, or with `auto` the one its first values decode as
  * (guessFormat), chosen once per topic and said in the log. Topics written by other producers hold JSON or text
@@ -77,7 +82,7 @@ export class TopicFormats {
     const sampling = this.sampling.get(topic) ?? { values: [], bytes: 0, kind: undefined }
     this.sampling.set(topic, sampling)
     batch.forEachValue((bytes, start, end) => {
-      if (sampling.values.length >= FORMAT_SAMPLE_VALUES || sampling.bytes >= FORMAT_SAMPLE_BYTES) return
+      if (sampleWhole(sampling)) return
       sampling.values.push([Buffer.from(bytes.subarray(start, end)), 0, end - start])
       sampling.bytes += end - start
     })
@@ -85,7 +90,7 @@ export class TopicFormats {
     if (sampling.values.length === 0) return null
     const guess = guessFormat(sampling.values)
     const format = guess.kind === 'none' ? null : formatFor(guess.kind)
-    const final = sampling.values.length >= FORMAT_SAMPLE_VALUES || sampling.bytes >= FORMAT_SAMPLE_BYTES
+    const final = sampleWhole(sampling)
     if (final) {
       this.chosen.set(topic, format)
       this.sampling.delete(topic)

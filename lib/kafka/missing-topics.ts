@@ -1,7 +1,7 @@
 import { ErrorCodes, SqueezeError } from '../errors.js'
 
-/** Characters of a regex or glob: a --topic holding them was meant as a pattern, which it does not take. */
-const PATTERN = /[*?[\]()|+^$\\]/
+/** Characters of a regex or glob, which no topic name holds (dots aside, which match themselves too). */
+const PATTERN = /[*?[\]()|+^$\\{}]/
 const SHOWN = 3
 
 /** How the error names the topic and its cluster, and whether the command takes a list of topics. */
@@ -36,8 +36,19 @@ export function missingTopicsError(
   )
 }
 
+/** Whether `name` holds a regex's or a glob's characters: written as a pattern rather than a topic's name. */
+export function isTopicPattern(name: string): boolean {
+  return PATTERN.test(name)
+}
+
+/** `did you mean ...?` with the existing names nearest `name` (nearestTopics), or null when none is near. */
+export function didYouMean(name: string, existing: readonly string[]): string | null {
+  const near = nearestTopics(name, existing)
+  return near.length === 0 ? null : `did you mean ${near.join(' or ')}?`
+}
+
 function hintFor(name: string, existing: readonly string[], list: boolean): string | null {
-  if (PATTERN.test(name)) {
+  if (isTopicPattern(name)) {
     const matched = matchesOf(name, existing)
     const matches = matched.length === 0 ? 'none' : listed(matched)
     return (
@@ -45,8 +56,7 @@ function hintFor(name: string, existing: readonly string[], list: boolean): stri
       (list ? '; list topics with commas' : '')
     )
   }
-  const near = nearestTopics(name, existing)
-  return near.length === 0 ? null : `did you mean ${near.join(' or ')}?`
+  return didYouMean(name, existing)
 }
 
 function matchesOf(pattern: string, existing: readonly string[]): string[] {

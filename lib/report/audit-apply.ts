@@ -1,7 +1,6 @@
 import type { AuditReport, AuditTopic } from '../audit/audit-report.js'
 import { renderApplyMarkdown, renderApplyText } from './compare-apply.js'
-import type { TerminalLayout } from './terminal.js'
-import { DEFAULT_WIDTH } from '../terminal/width.js'
+import { PIPE, type TerminalLayout } from './terminal.js'
 
 /**
  * The table's hint for a changed topic: the named clients that cannot set its target, each with the target it
@@ -27,7 +26,7 @@ export function renderAuditSettings(
   report: AuditReport,
   show: boolean,
   top: number,
-  layout: TerminalLayout = { width: DEFAULT_WIDTH, wide: false }
+  layout: TerminalLayout = PIPE
 ): string {
   const withSettings = report.topics.filter((t) => t.applyAs !== null)
   if (withSettings.length === 0) return ''

@@ -2,11 +2,8 @@ import type { AuditReport, AuditTopic, MonthlyMoney } from '../audit/audit-repor
 import type { FormatRow } from '../compare/format-rows.js'
 import { clientHint } from './audit-apply.js'
 import { renderTable } from './table.js'
-import { cutMiddle, wrapLines, type TerminalLayout } from './terminal.js'
-import { DEFAULT_WIDTH } from '../terminal/width.js'
+import { cutMiddle, PIPE, wrapLines, type TerminalLayout } from './terminal.js'
 
-/** A pipe's layout: what the audit prints when no terminal says otherwise. */
-const PIPE: TerminalLayout = { width: DEFAULT_WIDTH, wide: false }
 const GIB = 1024 ** 3
 
 const STATUS_LABEL: Readonly<Record<Exclude<AuditTopic['status'], 'audited'>, string>> = {

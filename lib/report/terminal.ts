@@ -1,4 +1,4 @@
-import { streamWidth } from '../terminal/width.js'
+import { DEFAULT_WIDTH, streamWidth } from '../terminal/width.js'
 import { renderTable } from './table.js'
 
 /** How wide a terminal report may be, and whether it shows every column (`--wide`). */
@@ -9,6 +9,9 @@ export interface TerminalLayout {
 
 /** Every column, no wrapping: `--wide`, and what the renderers do when no layout is given. */
 export const WIDE: TerminalLayout = Object.freeze({ width: Number.POSITIVE_INFINITY, wide: true })
+
+/** A pipe's layout with COLUMNS unset: what a report renders at when no terminal says otherwise. */
+export const PIPE: TerminalLayout = Object.freeze({ width: DEFAULT_WIDTH, wide: false })
 
 /** The layout for `stream`: its own width when it is a terminal, else DEFAULT_WIDTH; `wide` drops the limit. */
 export function terminalLayout(
