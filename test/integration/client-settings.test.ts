@@ -203,6 +203,41 @@ describe('settings compare emits, pasted into the client, store what compare pro
 })
 
 describe('compare --apply-topic-config', () => {
+  /** A one-partition topic with `configs`, filled with the syslog fixture by squeeze's producer (`produce` flags). */
+  async function syslogTopic(
+    t: TestContext,
+    configs: Record<string, string>,
+    produce: readonly string[] = []
+  ): Promise<string> {
+    const topic = await kafka.createTopic(t, { partitions: 1, configs })
+    const fixture = corpusPath('syslog_mtail_sftp_chroot.log')
+    const file = ['--source', 'file', '--file', fixture, '--kind', 'syslog', '--log-level', 'error']
+    const filled = await runSqueeze(['produce', '--brokers', brokers(), '--topic', topic, ...file, ...produce])
+    assert.equal(filled.code, 0, filled.stderr)
+    return topic
+  }
+
+  /** compare's projection of `topic` for squeeze, with the topic side set by codec (what --apply-topic-config sets). */
+  function topicConfigCompare(topic: string, targets: string): string[] {
+    return [
+      'compare',
+      '--topic',
+      topic,
+      '--brokers',
+      brokers(),
+      '--mode',
+      'projection',
+      '--targets',
+      targets,
+      '--client',
+      'squeeze',
+      '--topic-compression',
+      'codec',
+      '--log-level',
+      'error'
+    ]
+  }
+
   async function topicConfigs(topic: string): Promise<Map<string, string>> {
     const { resources } = await kafka.admin.describeConfigs({
       resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic }],
@@ -214,45 +249,8 @@ describe('compare --apply-topic-config', () => {
   it(
     'changes nothing without the flag; with it, a validated dry run, then only the named configs ' + 'change',
     async (t) => {
-      const topic = await kafka.createTopic(t, {
-        partitions: 1,
-        configs: { 'compression.type': 'lz4', 'retention.ms': '7200000' }
-      })
-      const filled = await runSqueeze([
-        'produce',
-        '--brokers',
-        brokers(),
-        '--topic',
-        topic,
-        '--source',
-        'file',
-        '--file',
-        corpusPath('syslog_mtail_sftp_chroot.log'),
-        '--kind',
-        'syslog',
-        '--codec',
-        'lz4',
-        '--log-level',
-        'error'
-      ])
-      assert.equal(filled.code, 0, filled.stderr)
-      const args = [
-        'compare',
-        '--topic',
-        topic,
-        '--brokers',
-        brokers(),
-        '--mode',
-        'projection',
-        '--targets',
-        'none,zstd:3',
-        '--client',
-        'squeeze',
-        '--topic-compression',
-        'codec',
-        '--log-level',
-        'error'
-      ]
+      const topic = await syslogTopic(t, { 'compression.type': 'lz4', 'retention.ms': '7200000' }, ['--codec', 'lz4'])
+      const args = topicConfigCompare(topic, 'none,zstd:3')
       const printed = await runSqueeze(args)
       assert.equal(printed.code, 0, printed.stderr)
       // The command is printed over lines with shell continuations: joined as a shell joins them.
@@ -287,29 +285,8 @@ describe('compare --apply-topic-config', () => {
   )
 
   it('changes nothing when the verdict is to keep what the topic stores, and says so', async (t) => {
-    const topic = await kafka.createTopic(t, { partitions: 1, configs: { 'compression.type': 'zstd' } })
-    const fixture = corpusPath('syslog_mtail_sftp_chroot.log')
-    const file = ['--source', 'file', '--file', fixture, '--kind', 'syslog', '--log-level', 'error']
-    const filled = await runSqueeze(['produce', '--brokers', brokers(), '--topic', topic, ...file])
-    assert.equal(filled.code, 0, filled.stderr)
-    const applied = await runSqueeze([
-      'compare',
-      '--topic',
-      topic,
-      '--brokers',
-      brokers(),
-      '--mode',
-      'projection',
-      '--targets',
-      'none,lz4,zstd:3',
-      '--client',
-      'squeeze',
-      '--topic-compression',
-      'codec',
-      '--apply-topic-config',
-      '--log-level',
-      'error'
-    ])
+    const topic = await syslogTopic(t, { 'compression.type': 'zstd' })
+    const applied = await runSqueeze([...topicConfigCompare(topic, 'none,lz4,zstd:3'), '--apply-topic-config'])
     assert.equal(applied.code, 0, applied.stderr)
     assert.match(applied.stdout, /^per client: nothing to change; keep zstd, which no target beats by the margin/m)
     assert.doesNotMatch(applied.stdout, /kafka-configs\.sh/)
